@@ -1,0 +1,82 @@
+"""toolwire: LLM tool-calling loops in which a tool's result is typed.
+
+``ToolResult.content`` is the only part of a tool's output that can reach a model provider;
+``ToolResult.artifacts`` stay inside the run (trace, live inspector, audit store).
+"""
+
+from toolwire.bounding import (
+    ARTIFACT_BYTE_CAP,
+    ARTIFACT_MAX_DEPTH,
+    CONTENT_BYTE_CAP,
+    BoundedContent,
+    bound_artifacts,
+    bound_content,
+)
+from toolwire.errors import ToolArgumentError, ToolwireError
+from toolwire.loop import (
+    DEFAULT_MAX_ROUNDS,
+    MAX_ROUNDS,
+    LoopResult,
+    RunOptions,
+    TerminationReason,
+    ToolLoop,
+)
+from toolwire.messages import ChatMessage, ToolCall, ToolSpec
+from toolwire.providers import (
+    CompletionRequest,
+    CompletionResponse,
+    Provider,
+    ScriptedProvider,
+    Usage,
+)
+from toolwire.result import Artifact, ArtifactType, ToolResult
+from toolwire.tools import (
+    Grant,
+    Tool,
+    ToolContext,
+    ToolPolicy,
+    ToolRegistry,
+    TrustZone,
+    User,
+    tool,
+)
+from toolwire.trace import RunStep, RunTrace, ToolInvocation
+
+__all__ = [
+    "ARTIFACT_BYTE_CAP",
+    "ARTIFACT_MAX_DEPTH",
+    "CONTENT_BYTE_CAP",
+    "DEFAULT_MAX_ROUNDS",
+    "MAX_ROUNDS",
+    "Artifact",
+    "ArtifactType",
+    "BoundedContent",
+    "ChatMessage",
+    "CompletionRequest",
+    "CompletionResponse",
+    "Grant",
+    "LoopResult",
+    "Provider",
+    "RunOptions",
+    "RunStep",
+    "RunTrace",
+    "ScriptedProvider",
+    "TerminationReason",
+    "Tool",
+    "ToolArgumentError",
+    "ToolCall",
+    "ToolContext",
+    "ToolInvocation",
+    "ToolLoop",
+    "ToolPolicy",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolSpec",
+    "ToolwireError",
+    "TrustZone",
+    "Usage",
+    "User",
+    "bound_artifacts",
+    "bound_content",
+    "tool",
+]

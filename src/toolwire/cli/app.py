@@ -1,0 +1,22 @@
+"""The Typer application; command modules register themselves on ``app`` when imported."""
+
+from __future__ import annotations
+
+import logging
+
+import typer
+
+app = typer.Typer(
+    name="toolwire",
+    help="Run LLM tool loops whose tool results are typed: text to the model, artifacts to you.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from toolwire.cli import run  # noqa: F401  (registers commands)
+
+    app()

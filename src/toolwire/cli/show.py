@@ -1,0 +1,58 @@
+"""Terminal rendering of steps. Untrusted text is shown literally: no markup, no escapes."""
+
+from __future__ import annotations
+
+import re
+
+from rich.console import Console
+from rich.text import Text
+
+from toolwire.trace import RunStep
+
+# C0/C1 controls (but tab and newline) could move the cursor or recolour the terminal.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_PREVIEW_CHARS = 160
+
+
+def safe(text: str, limit: int | None = _PREVIEW_CHARS) -> str:
+    """Untrusted text made harmless for a terminal, optionally cut to one short line."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    if limit is not None:
+        text = " ".join(text.split())
+        if len(text) > limit:
+            text = text[:limit] + "…"
+    return text
+
+
+def step_line(step: RunStep) -> Text:
+    """One line per step, as it is recorded."""
+    head = Text(f"[round {step.round}] ", style="dim")
+    if step.kind == "request":
+        offered = len(step.tool_specs or ())
+        return head + Text(f"→ request: {len(step.messages_sent or ())} messages, {offered} tools")
+    if step.kind == "llm":
+        calls = step.requested_tool_calls or ()
+        what = "calls " + ", ".join(safe(c.name, 60) for c in calls) if calls else "answers"
+        return head + Text(f"← model {what} ({step.duration_ms:.0f} ms)", style="cyan")
+    status = Text("error", style="red") if step.tool_is_error else Text("ok", style="green")
+    count = len(step.tool_artifacts or ())
+    return (
+        head
+        + Text(f"  tool {safe(step.tool_name or '', 60)} ")
+        + status
+        + Text(f" ({step.duration_ms:.1f} ms, {count} artifacts): {safe(step.tool_result or '')}")
+    )
+
+
+def printer(console: Console) -> StepPrinter:
+    return StepPrinter(console)
+
+
+class StepPrinter:
+    """A trace observer printing one line per step."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def __call__(self, step: RunStep) -> None:
+        self.console.print(step_line(step), highlight=False)

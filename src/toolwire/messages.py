@@ -1,0 +1,118 @@
+"""The provider-neutral wire model: chat messages, tool calls and tool specs.
+
+``ChatMessage.tool_result`` is the single wire sink for tool output. It accepts only a plain
+``str``; the loop's invoke seam is its only caller and hands it ``ToolResult.content``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What the model is told about a tool: its name, description and JSON-schema parameters."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("a tool spec needs a non-empty name")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call the model asked for. ``arguments`` is the JSON text exactly as the model sent it.
+
+    Keeping the text (not a decoded map) means a malformed call can be reported precisely and
+    replayed to the provider unchanged.
+    """
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    @classmethod
+    def of(cls, id: str, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolCall:
+        """Build a call from a decoded map (as Anthropic and Gemini send) or raw JSON text."""
+        if arguments is None:
+            return cls(id, name, "{}")
+        if isinstance(arguments, str):
+            return cls(id, name, arguments)
+        return cls(id, name, json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
+
+    def decoded_arguments(self) -> dict[str, Any] | None:
+        """The arguments as a map, or ``None`` when the text is not a JSON object."""
+        try:
+            value = json.loads(self.arguments) if self.arguments.strip() else {}
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """One turn of a conversation. Build it with the factories below."""
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    is_error: bool = False
+
+    def __post_init__(self) -> None:
+        if self.role not in _ROLES:
+            raise ValueError(f"unknown message role {self.role!r}")
+        if type(self.content) is not str:
+            raise TypeError(f"message content must be str, not {type(self.content).__name__}")
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError("only an assistant message can carry tool calls")
+        if (self.tool_call_id is not None) != (self.role == "tool"):
+            raise ValueError("a tool message, and only a tool message, has a tool_call_id")
+        if self.tool_call_id == "":
+            raise ValueError("tool_call_id must not be empty")
+
+    @classmethod
+    def system(cls, content: str) -> ChatMessage:
+        return cls("system", content)
+
+    @classmethod
+    def user(cls, content: str) -> ChatMessage:
+        return cls("user", content)
+
+    @classmethod
+    def assistant(cls, content: str, tool_calls: Sequence[ToolCall] = ()) -> ChatMessage:
+        return cls("assistant", content, tuple(tool_calls))
+
+    @classmethod
+    def tool_result(cls, call_id: str, content: str, *, is_error: bool = False) -> ChatMessage:
+        """The only way tool output becomes a message. ``content`` must be a plain ``str``."""
+        if type(content) is not str:
+            raise TypeError(
+                f"tool_result takes the result's content string, not {type(content).__name__}"
+            )
+        return cls("tool", content, tool_call_id=call_id, is_error=is_error)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A provider-neutral plain form, used by the trace and the stores."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.is_error:
+            out["is_error"] = True
+        return out

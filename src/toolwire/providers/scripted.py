@@ -1,0 +1,143 @@
+"""The scripted provider: a model that replays a script, for tests and offline use.
+
+Which turn comes next is a function of the conversation, not of hidden state: turn ``n`` is
+played when the conversation already holds ``n`` assistant turns. One instance therefore serves
+any number of runs, concurrently, and a resumed run picks up where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from toolwire.errors import ConfigError, ScriptExhausted
+from toolwire.messages import ChatMessage, ToolCall
+from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
+
+MAX_SCRIPT_BYTES = 5_000_000  # a script is hand-written; anything larger is a mistake
+
+
+class ScriptedCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+    id: str | None = None
+
+
+class Turn(BaseModel):
+    """One model turn of a script."""
+
+    model_config = ConfigDict(extra="forbid")
+    content: str = ""
+    thinking: str | None = None
+    tool_calls: list[ScriptedCall] = Field(default_factory=list)
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    finish_reason: str | None = None
+    delay_ms: float = Field(default=0, ge=0, le=600_000)
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = "scripted"
+    turns: list[Turn]
+
+
+Responder = Callable[[Sequence[ChatMessage]], CompletionResponse | Turn]
+
+
+class ScriptedProvider:
+    """Replays ``turns`` in order, or asks ``respond(messages)`` for each turn."""
+
+    def __init__(self, turns: Sequence[Turn] | Responder, *, name: str = "scripted") -> None:
+        self._turns: tuple[Turn, ...] | None = None
+        self._respond: Responder | None = None
+        if callable(turns):
+            self._respond = turns
+        else:
+            self._turns = tuple(turns)
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @classmethod
+    def from_turns(
+        cls, turns: Sequence[Mapping[str, Any]], *, name: str = "scripted"
+    ) -> ScriptedProvider:
+        """Build from plain dicts, validated like a script file."""
+        return cls(_parse({"turns": list(turns), "name": name}).turns, name=name)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedProvider:
+        """Load a JSON or YAML script: ``{"name": ..., "turns": [...]}`` or a bare list."""
+        path = Path(path)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"cannot read script {path}: {exc.strerror}") from None
+        if len(raw) > MAX_SCRIPT_BYTES:
+            raise ConfigError(f"script {path} is larger than {MAX_SCRIPT_BYTES} bytes")
+        try:
+            data = yaml.safe_load(raw.decode("utf-8"))
+        except (UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise ConfigError(f"script {path} is not valid JSON or YAML: {exc}") from None
+        if isinstance(data, list):
+            data = {"turns": data}
+        script = _parse(data, str(path))
+        return cls(script.turns, name=script.name)
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        index = sum(1 for m in request.messages if m.role == "assistant")
+        turn = self._next(index, request.messages)
+        if isinstance(turn, CompletionResponse):
+            return turn
+        if turn.delay_ms:
+            await asyncio.sleep(turn.delay_ms / 1000)
+        return _response(turn, index, offered=bool(request.tools))
+
+    def _next(self, index: int, messages: Sequence[ChatMessage]) -> CompletionResponse | Turn:
+        if self._respond is not None:
+            return self._respond(messages)
+        assert self._turns is not None
+        if index >= len(self._turns):
+            raise ScriptExhausted(
+                f"the script has {len(self._turns)} turns; turn {index + 1} was asked for"
+            )
+        return self._turns[index]
+
+
+def _parse(data: object, source: str = "script") -> Script:
+    try:
+        return Script.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'script'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigError(f"{source} is not a valid script: {problems}") from None
+
+
+def _response(turn: Turn, index: int, *, offered: bool) -> CompletionResponse:
+    # A tool-less request (the synthesis after the round cap) gets the turn's text only.
+    calls = (
+        tuple(
+            ToolCall.of(c.id or f"call_{index + 1}_{n + 1}", c.name, c.arguments)
+            for n, c in enumerate(turn.tool_calls)
+        )
+        if offered
+        else ()
+    )
+    return CompletionResponse(
+        content=turn.content,
+        tool_calls=calls,
+        usage=Usage(turn.prompt_tokens, turn.completion_tokens),
+        finish_reason=turn.finish_reason or ("tool_calls" if calls else "stop"),
+        thinking=turn.thinking,
+        model="scripted",
+    )

@@ -1,0 +1,129 @@
+"""The typed tool result: one wire string, run-only artifacts.
+
+Invariant: ``ToolResult.content`` is the only member that can become provider wire bytes.
+Artifacts are structured data for the trace, the live inspector and the audit store; nothing in
+this module (or anywhere) turns them into text. ``ToolResult`` therefore has no string form,
+cannot be built directly, and an error result never carries artifacts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, NoReturn, final
+
+
+class ArtifactType(StrEnum):
+    """Rendering shapes. Each has a producer in toolwire and a renderer in the inspector."""
+
+    TABLE = "table"  # {"columns": [str], "rows": [[str]]}
+    TEXT = "text"  # {"text": str}
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """A structured, run-only piece of a tool result. ``data`` is plain JSON-shaped data."""
+
+    type: ArtifactType
+    label: str
+    data: Mapping[str, Any]
+
+    @classmethod
+    def table(
+        cls, label: str, columns: Iterable[str], rows: Iterable[Iterable[object]]
+    ) -> Artifact:
+        """A table; every cell is turned into a string."""
+        return cls(
+            ArtifactType.TABLE,
+            label,
+            {"columns": [str(c) for c in columns], "rows": [[str(c) for c in r] for r in rows]},
+        )
+
+    @classmethod
+    def text(cls, label: str, text: str) -> Artifact:
+        """A block of preformatted text."""
+        return cls(ArtifactType.TEXT, label, {"text": text})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plain form every sink serialises: ``{"type", "label", "data"}``."""
+        return {"type": str(self.type), "label": self.label, "data": self.data}
+
+
+def _refuse_text(_: object, *__: object) -> NoReturn:
+    raise TypeError(
+        "ToolResult has no string form: use result.content for the text the model may read"
+    )
+
+
+@final
+class ToolResult:
+    """What a tool returns: ``content`` (to the model), ``is_error``, ``artifacts`` (run-only).
+
+    Build one with :meth:`text` or :meth:`error`; direct construction raises ``TypeError``.
+    """
+
+    __slots__ = ("artifacts", "content", "is_error")
+    content: str
+    is_error: bool
+    artifacts: tuple[Artifact, ...]
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("build a ToolResult with ToolResult.text() or ToolResult.error()")
+
+    @classmethod
+    def text(cls, content: str, *artifacts: Artifact) -> ToolResult:
+        """A successful result: ``content`` for the model, ``artifacts`` for the run only."""
+        if not isinstance(content, str):
+            raise TypeError(f"ToolResult content must be str, not {type(content).__name__}")
+        for artifact in artifacts:
+            if not isinstance(artifact, Artifact):
+                raise TypeError(f"artifacts must be Artifact, not {type(artifact).__name__}")
+        return cls._build(content, False, artifacts)
+
+    @classmethod
+    def error(cls, content: str) -> ToolResult:
+        """A failed result. It carries no artifacts, ever."""
+        if not isinstance(content, str):
+            raise TypeError(f"ToolResult content must be str, not {type(content).__name__}")
+        return cls._build(content, True, ())
+
+    @classmethod
+    def _build(cls, content: str, is_error: bool, artifacts: tuple[Artifact, ...]) -> ToolResult:
+        result = object.__new__(cls)
+        object.__setattr__(result, "content", content)
+        object.__setattr__(result, "is_error", is_error)
+        object.__setattr__(result, "artifacts", tuple(artifacts))
+        return result
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("ToolResult is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("ToolResult is immutable")
+
+    __str__ = _refuse_text
+    __format__ = _refuse_text
+    __bytes__ = _refuse_text
+
+    def __repr__(self) -> str:
+        size = len(self.content.encode("utf-8", "replace"))
+        return (
+            f"<ToolResult is_error={self.is_error} content_bytes={size} "
+            f"artifacts={len(self.artifacts)}>"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolResult):
+            return NotImplemented
+        return (self.content, self.is_error, self.artifacts) == (
+            other.content,
+            other.is_error,
+            other.artifacts,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.content, self.is_error, len(self.artifacts)))
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("ToolResult is run-only and cannot be pickled")

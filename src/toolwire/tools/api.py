@@ -1,0 +1,186 @@
+"""The tool contract: the ``Tool`` protocol, the ``@tool`` decorator and ``ToolContext``.
+
+A tool's ``execute`` may be sync or async and returns a ``ToolResult``. Tools built with
+``@tool`` get their JSON schema and argument validation from the function's signature through
+pydantic; invalid model arguments raise ``ToolArgumentError``, whose message the model may read.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from toolwire.errors import ToolArgumentError
+from toolwire.messages import ToolSpec
+from toolwire.result import ToolResult
+
+DEFAULT_GROUP = "custom"
+DEFAULT_DATA_CLASS = "secret_adjacent"  # unknown means the strictest class
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    """The person a run acts for."""
+
+    name: str
+    is_admin: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolContext:
+    """What a tool may know about its call. No user means anonymous: not an admin."""
+
+    user: User | None = None
+    run_id: str | None = None
+    workspace: Any = None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.user is not None and self.user.is_admin
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """Anything the loop can offer to a model and execute."""
+
+    @property
+    def spec(self) -> ToolSpec: ...
+    @property
+    def group(self) -> str: ...
+    @property
+    def enabled_by_default(self) -> bool: ...
+    @property
+    def requires_admin(self) -> bool: ...
+    @property
+    def requires_approval(self) -> bool: ...
+    @property
+    def data_class(self) -> str: ...
+
+    def execute(
+        self, arguments: Mapping[str, Any], context: ToolContext
+    ) -> ToolResult | Awaitable[ToolResult]: ...
+
+
+ToolFunction = Callable[..., Any]
+
+
+class FunctionTool:
+    """A tool built from a typed function by :func:`tool`."""
+
+    def __init__(
+        self,
+        function: ToolFunction,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        group: str = DEFAULT_GROUP,
+        enabled_by_default: bool = True,
+        requires_admin: bool = False,
+        requires_approval: bool = False,
+        data_class: str = DEFAULT_DATA_CLASS,
+    ) -> None:
+        self.function = function
+        self.group = group
+        self.enabled_by_default = enabled_by_default
+        self.requires_admin = requires_admin
+        self.requires_approval = requires_approval
+        self.data_class = data_class
+        self._context_param, self._model = _arguments_model(function)
+        schema = self._model.model_json_schema()
+        schema.pop("title", None)
+        self.spec = ToolSpec(
+            name=name or function.__name__,
+            description=description or inspect.getdoc(function) or "",
+            parameters=schema,
+        )
+
+    def __repr__(self) -> str:
+        return f"<FunctionTool {self.spec.name!r} group={self.group!r}>"
+
+    def execute(
+        self, arguments: Mapping[str, Any], context: ToolContext
+    ) -> ToolResult | Awaitable[ToolResult]:
+        kwargs = self.validate(arguments)
+        if self._context_param:
+            kwargs[self._context_param] = context
+        if inspect.iscoroutinefunction(self.function):
+            return _await_result(self.function(**kwargs))
+        return as_result(self.function(**kwargs))
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate model arguments; raise ``ToolArgumentError`` naming every problem."""
+        try:
+            model = self._model.model_validate(dict(arguments))
+        except ValidationError as exc:
+            raise ToolArgumentError(_describe(self.spec.name, exc)) from None
+        return {k: getattr(model, k) for k in type(model).model_fields}
+
+
+async def _await_result(pending: Awaitable[Any]) -> ToolResult:
+    return as_result(await pending)
+
+
+def as_result(value: Any) -> ToolResult:
+    """What a tool function returned, as a ``ToolResult``: ``str`` or ``bytes`` become text."""
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, str):
+        return ToolResult.text(value)
+    if isinstance(value, bytes):  # raw output; the seam coerces invalid UTF-8
+        return ToolResult.text(value.decode("utf-8", "replace"))
+    raise TypeError(f"a tool must return ToolResult or str, not {type(value).__name__}")
+
+
+def _arguments_model(function: ToolFunction) -> tuple[str | None, type[BaseModel]]:
+    hints = get_type_hints(function, include_extras=True)
+    context_param: str | None = None
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(function).parameters.values():
+        annotation = hints.get(param.name, Any)
+        if annotation is ToolContext:
+            context_param = param.name
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"tool function {function.__name__} cannot take *args or **kwargs")
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, default)
+    model = create_model(
+        f"{function.__name__}_arguments",
+        __config__=ConfigDict(extra="forbid"),
+        **fields,
+    )
+    return context_param, model
+
+
+def _describe(name: str, exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in error["loc"]) or "arguments"
+        problems.append(f"{where}: {error['msg']}")
+    return f'Error: invalid arguments for tool "{name}": ' + "; ".join(problems)
+
+
+@overload
+def tool(function: ToolFunction, /) -> FunctionTool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    group: str = DEFAULT_GROUP,
+    enabled_by_default: bool = True,
+    requires_admin: bool = False,
+    requires_approval: bool = False,
+    data_class: str = DEFAULT_DATA_CLASS,
+) -> Callable[[ToolFunction], FunctionTool]: ...
+def tool(
+    function: ToolFunction | None = None, /, **options: Any
+) -> FunctionTool | Callable[[ToolFunction], FunctionTool]:
+    """Make a tool from a typed function: ``@tool`` or ``@tool(group="files", ...)``."""
+    if function is not None:
+        return FunctionTool(function)
+    return lambda f: FunctionTool(f, **options)

@@ -1,0 +1,160 @@
+"""The tool registry: names to tools, discovery, and enable/disable state with its cascade.
+
+Effective state is ``group enabled and tool enabled``. A tool's own state is its override if one
+is set, else its default; a group's is its override if set, else enabled. A tool override can
+never re-enable a tool inside a disabled group.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any
+
+from toolwire.errors import DuplicateToolError
+from toolwire.messages import ToolSpec
+from toolwire.tools.api import Tool
+
+ENTRY_POINT_GROUP = "toolwire.tools"
+log = logging.getLogger("toolwire.tools")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolState:
+    """One row of the tools listing: the effective state and why."""
+
+    name: str
+    description: str
+    group: str
+    enabled: bool
+    tool_enabled: bool
+    group_enabled: bool
+    default_enabled: bool
+    overridden: bool
+    requires_admin: bool
+
+
+@dataclass(slots=True)
+class Availability:
+    """Sparse enable/disable overrides for tools and groups."""
+
+    tools: dict[str, bool] = field(default_factory=dict)
+    groups: dict[str, bool] = field(default_factory=dict)
+
+    def set_tool(self, name: str, enabled: bool | None) -> None:
+        """Override a tool's state; ``None`` clears the override."""
+        _set(self.tools, name, enabled)
+
+    def set_group(self, name: str, enabled: bool | None) -> None:
+        _set(self.groups, name, enabled)
+
+
+def _set(overrides: dict[str, bool], name: str, enabled: bool | None) -> None:
+    if enabled is None:
+        overrides.pop(name, None)
+    else:
+        overrides[name] = enabled
+
+
+class ToolRegistry:
+    """Registered tools in registration order, with their availability."""
+
+    def __init__(self, tools: Iterable[Tool] = (), availability: Availability | None = None):
+        self._tools: dict[str, Tool] = {}
+        self.availability = availability or Availability()
+        for t in tools:
+            self.register(t)
+
+    def register(self, tool: Tool) -> Tool:
+        name = tool.spec.name
+        if name in self._tools:
+            raise DuplicateToolError(f'a tool named "{name}" is already registered')
+        self._tools[name] = tool
+        return tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def groups(self) -> list[str]:
+        return list(dict.fromkeys(t.group for t in self._tools.values()))
+
+    def specs(self, names: Iterable[str]) -> list[ToolSpec]:
+        """Specs for ``names``, in registry order."""
+        wanted = set(names)
+        return [t.spec for n, t in self._tools.items() if n in wanted]
+
+    def is_enabled(self, name: str) -> bool:
+        tool = self._tools.get(name)
+        return tool is not None and self._state(tool).enabled
+
+    def enabled_names(self) -> list[str]:
+        return [n for n, t in self._tools.items() if self._state(t).enabled]
+
+    def states(self) -> list[ToolState]:
+        return [self._state(t) for t in self._tools.values()]
+
+    def _state(self, tool: Tool) -> ToolState:
+        name, group = tool.spec.name, tool.group
+        override = self.availability.tools.get(name)
+        tool_enabled = tool.enabled_by_default if override is None else override
+        group_enabled = self.availability.groups.get(group, True)
+        return ToolState(
+            name=name,
+            description=tool.spec.description,
+            group=group,
+            enabled=group_enabled and tool_enabled,
+            tool_enabled=tool_enabled,
+            group_enabled=group_enabled,
+            default_enabled=tool.enabled_by_default,
+            overridden=override is not None,
+            requires_admin=tool.requires_admin,
+        )
+
+    def discover(self, group: str = ENTRY_POINT_GROUP) -> list[str]:
+        """Register third-party tools from an entry-point group; return the names added.
+
+        An entry point may name a tool, an iterable of tools, or a callable returning either.
+        One that fails to load is logged and skipped: a broken plugin must not stop the rest.
+        """
+        added: list[str] = []
+        for point in entry_points(group=group):
+            try:
+                loaded = point.load()
+                tools = list(
+                    _as_tools(loaded() if callable(loaded) and not _is_tool(loaded) else loaded)
+                )
+            except Exception:
+                log.exception("tool entry point %r failed to load", point.name)
+                continue
+            for t in tools:
+                self.register(t)
+                added.append(t.spec.name)
+        return added
+
+
+def _is_tool(value: Any) -> bool:
+    return isinstance(value, Tool)
+
+
+def _as_tools(value: Any) -> Sequence[Tool]:
+    if _is_tool(value):
+        return [value]
+    if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
+        items = list(value)
+        if all(_is_tool(v) for v in items):
+            return items
+    raise TypeError(f"entry point gave {type(value).__name__}, not a tool or tools")
