@@ -41,6 +41,7 @@ class TerminationReason(StrEnum):
 
     COMPLETED = "completed"
     MAX_ITERATIONS = "max_iterations"
+    DRY_RUN = "dry_run"
     CANCELLED = "cancelled"
     PROVIDER_FAILED = "provider_failed"
 
@@ -56,6 +57,7 @@ class RunOptions:
     temperature: float | None = None
     max_tokens: int | None = None
     capture_raw: bool = False
+    dry_run: bool = False  # record what would be sent, call no provider and no tool
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_rounds <= MAX_ROUNDS:
@@ -120,6 +122,9 @@ class ToolLoop:
         for decision in refused:
             log.info("tool %r not offered: %s", decision.name, decision.reason)
         state = _RunState(list(messages), trace, options, context, frozenset(offered))
+        if options.dry_run:
+            trace.record_request(1, state.messages, offered, refusals)
+            return state.result("", 0, False, TerminationReason.DRY_RUN)
         if not offered:
             return await self._plain(state, refusals)
         return await self._rounds(state, offered, refusals)
