@@ -133,3 +133,22 @@ def test_tool_result_message() -> None:
         "tool_call_id": "call_1",
         "is_error": True,
     }
+
+
+def test_richer_artifact_constructors() -> None:
+    tree = Artifact.tree("files", [{"label": "src", "children": [{"label": "a.py"}]}])
+    assert tree.to_dict() == {
+        "type": "tree",
+        "label": "files",
+        "data": {"nodes": [{"label": "src", "children": [{"label": "a.py", "children": []}]}]},
+    }
+    assert Artifact.key_value("env", [("A", 1)]).data == {"items": [["A", "1"]]}
+    assert Artifact.code("x.py", "print()", language="python", first_line=7).data == {
+        "code": "print()",
+        "language": "python",
+        "first_line": 7,
+    }
+    assert Artifact.link("docs", "https://example.com").data == {
+        "url": "https://example.com",
+        "text": "https://example.com",
+    }

@@ -19,6 +19,10 @@ class ArtifactType(StrEnum):
 
     TABLE = "table"  # {"columns": [str], "rows": [[str]]}
     TEXT = "text"  # {"text": str}
+    TREE = "tree"  # {"nodes": [{"label": str, "children": [node, ...]}]}: a forest
+    KEY_VALUE = "key_value"  # {"items": [[str, str], ...]}: ordered pairs
+    CODE = "code"  # {"code": str, "language": str, "first_line": int}
+    LINK = "link"  # {"url": str, "text": str}: shown as a link only for http(s) URLs
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,26 @@ class Artifact:
     def text(cls, label: str, text: str) -> Artifact:
         """A block of preformatted text."""
         return cls(ArtifactType.TEXT, label, {"text": text})
+
+    @classmethod
+    def tree(cls, label: str, nodes: Iterable[Mapping[str, Any]]) -> Artifact:
+        """A forest of ``{"label": str, "children": [...]}`` nodes (folders, relations)."""
+        return cls(ArtifactType.TREE, label, {"nodes": [_node(n) for n in nodes]})
+
+    @classmethod
+    def key_value(cls, label: str, items: Iterable[tuple[object, object]]) -> Artifact:
+        """Ordered key/value pairs; keys and values are turned into strings."""
+        return cls(ArtifactType.KEY_VALUE, label, {"items": [[str(k), str(v)] for k, v in items]})
+
+    @classmethod
+    def code(cls, label: str, code: str, *, language: str = "", first_line: int = 1) -> Artifact:
+        """Source text with its language and the number of its first line."""
+        data = {"code": code, "language": language, "first_line": first_line}
+        return cls(ArtifactType.CODE, label, data)
+
+    @classmethod
+    def link(cls, label: str, url: str, text: str = "") -> Artifact:
+        return cls(ArtifactType.LINK, label, {"url": url, "text": text or url})
 
     def to_dict(self) -> dict[str, Any]:
         """The plain form every sink serialises: ``{"type", "label", "data"}``."""
@@ -127,3 +151,10 @@ class ToolResult:
 
     def __reduce__(self) -> NoReturn:
         raise TypeError("ToolResult is run-only and cannot be pickled")
+
+
+def _node(node: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "label": str(node.get("label", "")),
+        "children": [_node(c) for c in node.get("children", ())],
+    }

@@ -67,6 +67,11 @@ class ScriptedProvider:
     def name(self) -> str:
         return self._name
 
+    @property
+    def trust_zone(self) -> str:
+        """A script runs in this process: nothing leaves the machine."""
+        return "local"
+
     @classmethod
     def from_turns(
         cls, turns: Sequence[Mapping[str, Any]], *, name: str = "scripted"
