@@ -438,3 +438,24 @@ def test_trust_zone_ceiling_gates_data_classes() -> None:
         refused = {r["tool"]: r["reason"] for r in trace.steps[0].refusals or ()}
         assert set(refused) == {"status", "search", "unclassified"} - set(offered)
         assert set(refused.values()) <= {"trust_zone"}
+
+
+def test_a_tool_that_needs_approval_is_refused_and_never_executed() -> None:
+    executed: list[int] = []
+
+    @tool(data_class="public", requires_approval=True)
+    def write_row(n: int) -> str:
+        executed.append(n)
+        return "written"
+
+    result, _, trace = run(
+        [{"tool_calls": [call("write_row", {"n": 1})]}, {"content": "ok"}],
+        reg=ToolRegistry([write_row]),
+    )
+    assert executed == []
+    assert result.trace[0].is_error
+    assert result.trace[0].result == (
+        'Error: tool "write_row" requires an operator\'s approval, which this run cannot ask '
+        "for; it was not executed."
+    )
+    assert trace.steps[2].tool_is_error is True

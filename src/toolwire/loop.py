@@ -78,6 +78,14 @@ def tool_failed(name: str) -> str:
     return f'Error: tool "{_clip(name)}" failed.'
 
 
+def approval_refused(name: str) -> str:
+    # Runs cannot be suspended for an operator's approval yet, so such a call is never executed.
+    return (
+        f'Error: tool "{_clip(name)}" requires an operator\'s approval, which this run cannot '
+        "ask for; it was not executed."
+    )
+
+
 def _clip(name: str) -> str:
     return name if len(name) <= _NAME_IN_ERROR_CHARS else name[:_NAME_IN_ERROR_CHARS] + "…"
 
@@ -199,6 +207,8 @@ class ToolLoop:
             return ToolResult.error(f'Error: unknown tool "{_clip(call.name)}"'), None
         if call.name not in offered:
             return ToolResult.error(f'Error: tool "{_clip(call.name)}" not permitted'), None
+        if tool.requires_approval:
+            return ToolResult.error(approval_refused(call.name)), None
         arguments = call.decoded_arguments()
         if arguments is None:
             return ToolResult.error(
