@@ -58,6 +58,12 @@ def _keep_prefix(match: re.Match[str]) -> str:
     return match.group("prefix") + MASK
 
 
+def _initials(names: str) -> str:
+    """The first letters of ``names`` in both cases: a cheap test before the alternation."""
+    letters = {name[0] for name in names.split("|")}
+    return "".join(sorted(letters | {c.upper() for c in letters}))
+
+
 def _pattern(name: str, regex: str, flags: int = 0) -> SecretPattern:
     """A pattern whose ``prefix`` group survives and whose remainder becomes the mask."""
     return SecretPattern(name=name, regex=re.compile(regex, flags), replacement=_keep_prefix)
@@ -72,12 +78,13 @@ PATTERNS: tuple[SecretPattern, ...] = (
     ),
     _pattern(
         "query_parameter",
-        rf"(?<![A-Za-z0-9_\-])(?P<prefix>(?:{_QUERY_NAMES})=)[^&\s#\"'<>]++",
+        rf"(?<![A-Za-z0-9_\-])(?=[{_initials(_QUERY_NAMES)}])(?P<prefix>(?:{_QUERY_NAMES})=)"
+        r"[^&\s#\"'<>]++",
         re.IGNORECASE,
     ),
     _pattern(
         "secret_assignment",
-        rf"(?<![A-Za-z0-9_])(?P<prefix>(?:{_ASSIGNED_NAMES})[\"']?\s*+[:=]\s*+[\"']?)"
+        rf"(?<![A-Za-z0-9_])(?=[{_initials(_ASSIGNED_NAMES)}])(?P<prefix>(?:{_ASSIGNED_NAMES})[\"']?\s*+[:=]\s*+[\"']?)"
         r"[^\s\"'&,;]++",
         re.IGNORECASE,
     ),
