@@ -29,7 +29,8 @@ CASES = {
         "use sk-*** or sk-proj-***",
     ),
     "stripe_key": (
-        "sk_live_4eC39HqLyjWDarjtT1zdp7dc rk_live_4eC39HqLyjWDarjtT1zdp7dc pk_test_4eC39HqLyjWDarjtT1",
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc rk_live_4eC39HqLyjWDarjtT1zdp7dc "
+        "pk_test_4eC39HqLyjWDarjtT1",
         "sk_live_*** rk_live_*** pk_test_***",
     ),
     "aws_access_key_id": (
@@ -54,7 +55,8 @@ CASES = {
         "maps AIza***!",
     ),
     "jwt": (
-        "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U;",
+        "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U;",
         "token eyJ***;",
     ),
     "authorization_header": (

@@ -85,9 +85,8 @@ def _sqlite_engine(url: URL) -> Engine:
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(
-                f"cannot create the store directory {directory}: {exc.strerror}"
-            ) from None
+            why = "a file is in the way" if directory.is_file() else exc.strerror
+            raise StoreError(f"cannot create the store directory {directory}: {why}") from None
     # Connections move between threads through the pool (the inspector records from workers).
     engine = create_engine(url, connect_args={"check_same_thread": False})
     event.listen(engine, "connect", _set_pragmas)

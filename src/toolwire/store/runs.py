@@ -72,9 +72,13 @@ class RunStore:
         self._owner = liveness.this_process()
         self._lock = threading.Lock()
         self._last_sequence: dict[str, int] = {}
-        with errors(f"open {shown(self.url)}"):
-            migrate(self._engine)
-        self.mark_interrupted()
+        try:
+            with errors(f"open {shown(self.url)}"):
+                migrate(self._engine)
+            self.mark_interrupted()
+        except BaseException:
+            self._engine.dispose()  # a store that failed to open keeps no connection
+            raise
 
     @classmethod
     def open(
@@ -227,12 +231,8 @@ class RunStore:
 
     def load_availability(self) -> Availability:
         with errors("read tool states"), self._engine.connect() as connection:
-            tools: dict[str, Any] = dict(
-                connection.execute(select(schema.tool_state)).tuples().all()
-            )
-            groups: dict[str, Any] = dict(
-                connection.execute(select(schema.tool_group_state)).tuples().all()
-            )
+            tools: dict[str, Any] = dict(connection.execute(select(schema.tool_state)).all())
+            groups: dict[str, Any] = dict(connection.execute(select(schema.tool_group_state)).all())
         return Availability(tools=_flags(tools), groups=_flags(groups))
 
     def set_tool_state(self, name: str, enabled: bool | None) -> None:
