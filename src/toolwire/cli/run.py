@@ -12,17 +12,21 @@ from rich.text import Text
 
 from toolwire.cli.app import app
 from toolwire.cli.show import StepPrinter, safe
-from toolwire.errors import ToolwireError
-from toolwire.loop import MAX_ROUNDS, RunOptions, ToolLoop
-from toolwire.messages import ChatMessage
+from toolwire.cli.store import DbOption, open_or_warn
+from toolwire.errors import StoreError, ToolwireError
+from toolwire.loop import MAX_ROUNDS, RunOptions
+from toolwire.privacy import PrivacyLevel
 from toolwire.providers.scripted import ScriptedProvider
+from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
+from toolwire.store import RunStore
 from toolwire.tools.defaults import default_registry
-from toolwire.trace import RunTrace
+from toolwire.tools.registry import ToolRegistry
 
 
 @app.command()
 def run(
     prompt: Annotated[str, typer.Argument(help="What to ask the model.")],
+    *,
     script: Annotated[
         Path, typer.Option("--script", help="A JSON or YAML script for the scripted model.")
     ],
@@ -31,32 +35,69 @@ def run(
     tool: Annotated[
         list[str] | None, typer.Option("--tool", help="Offer only these tools (repeatable).")
     ] = None,
+    db: DbOption = None,
+    privacy: Annotated[
+        str,
+        typer.Option("--privacy", help="What the store keeps: none, metadata, redacted or full."),
+    ] = PrivacyLevel.METADATA.value,
 ) -> None:
-    """Run one tool loop and show each step live, then the answer."""
+    """Run one tool loop, show each step live, then the answer; the run is recorded."""
     console = Console(highlight=False)
     try:
+        level = PrivacyLevel.parse(privacy)
         provider = ScriptedProvider.from_file(script)
-        loop = ToolLoop(provider, default_registry())
-        trace = RunTrace(observers=[StepPrinter(console)])
-        messages = ([ChatMessage.system(system)] if system else []) + [ChatMessage.user(prompt)]
         options = RunOptions(max_rounds=max_rounds, allowed_tools=tool)
-        result = loop.run_sync(messages, options=options, trace=trace)
     except ToolwireError as exc:
         console.print(Text(f"error: {safe(str(exc), None)}", style="red"))
         raise typer.Exit(1) from None
+    store = open_or_warn(console, db, level)
+    runtime = Runtime(registry_for(console, store), recorder=store)
+    request = RunRequest.of(prompt, system=system, provider=provider, options=options)
+    try:
+        outcome = runtime.run_sync(request, observers=[StepPrinter(console)])
+    finally:
+        if store is not None:
+            store.close()
+    _report(console, outcome, recorded=store is not None)
+
+
+def _report(console: Console, outcome: RunOutcome, *, recorded: bool) -> None:
+    if outcome.store_error:
+        console.print(Text(f"warning: {outcome.store_error}", style="yellow"))
+    elif recorded:
+        console.print(Text(f"\nrun {outcome.run_id} recorded", style="dim"))
+    result = outcome.result
+    if outcome.status is not RunStatus.COMPLETED or result is None:
+        console.print(Text(f"error: {outcome.error or outcome.status.value}", style="red"))
+        raise typer.Exit(1)
     status = f"{result.reason}" + (
         " (answer synthesised at the round cap)" if result.truncated else ""
     )
-    console.print(Text(f"\n{status}; {result.usage.total_tokens} tokens", style="dim"))
+    console.print(Text(f"{status}; {result.usage.total_tokens} tokens", style="dim"))
     console.print(Text(safe(result.final_content, None)))
 
 
+def registry_for(console: Console, store: RunStore | None) -> ToolRegistry:
+    """The default registry with the store's enable/disable overrides, when there is a store."""
+    registry = default_registry()
+    if store is not None:
+        try:
+            registry.availability = store.load_availability()
+        except StoreError as exc:
+            console.print(Text(f"warning: {safe(str(exc), None)}", style="yellow"))
+    return registry
+
+
 @app.command("tools")
-def list_tools() -> None:
-    """List the registered tools with their group and state."""
+def list_tools(db: DbOption = None) -> None:
+    """List the registered tools with their group and state (overrides from the store)."""
     console = Console(highlight=False)
+    store = open_or_warn(console, db, PrivacyLevel.METADATA)
+    registry = registry_for(console, store)
+    if store is not None:
+        store.close()
     table = Table("tool", "group", "state", "why")
-    for state in default_registry().states():
+    for state in registry.states():
         why = (
             "group disabled"
             if not state.group_enabled

@@ -1,0 +1,44 @@
+"""Opening the run store from the command line: one option, one clear message on failure."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from toolwire.cli.show import safe
+from toolwire.errors import StoreError
+from toolwire.privacy import PrivacyLevel
+from toolwire.store import RunStore
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="Run store: a SQLite file, sqlite:///PATH or postgresql+psycopg://... "
+        "(default: $TOOLWIRE_DB, else a file in the user data directory).",
+    ),
+]
+
+
+def open_or_exit(console: Console, db: str | None) -> RunStore:
+    """The store, or a one-line error and exit status 1."""
+    try:
+        return RunStore.open(db)
+    except StoreError as exc:
+        console.print(Text(f"error: {safe(str(exc), None)}", style="red"), soft_wrap=True)
+        raise typer.Exit(1) from None
+
+
+def open_or_warn(console: Console, db: str | None, privacy: PrivacyLevel) -> RunStore | None:
+    """The store, or a warning and None: a command that can work without it goes on."""
+    try:
+        return RunStore.open(db, privacy=privacy)
+    except StoreError as exc:
+        console.print(
+            Text(f"warning: {safe(str(exc), None)}; nothing is recorded", style="yellow"),
+            soft_wrap=True,
+        )
+        return None
