@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import toolwire
@@ -40,7 +42,7 @@ import json, resource, signal, sys
 from toolwire import RunStep, ScriptedProvider, ToolRegistry
 from toolwire.errors import StoreError
 from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import RunRequest, Runtime
+from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
 from toolwire.store import RunStore
 
 store = RunStore.open(sys.argv[1], privacy=PrivacyLevel.FULL)
@@ -48,13 +50,16 @@ provider = ScriptedProvider.from_turns([{"content": "x" * 3_000_000}])
 run_id = store.begin(RunRequest.of("hi", provider=provider))
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead
 resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))
-try:
-    store.record_step(run_id, 1, RunStep(kind="tool", round=1, tool_result="y" * 2_000_000))
+store.record_step(run_id, 1, RunStep(kind="tool", round=1, tool_result="y" * 2_000_000))
+try:  # steps are written behind the run: the failure is reported to the run's next call
+    store.settle(RunOutcome(run_id=run_id, status=RunStatus.COMPLETED, result=None, steps=(),
+                            wall_ms=0.0))
     error = None
 except StoreError as exc:
     error = str(exc)
 outcome = Runtime(ToolRegistry(), recorder=store).run_sync(RunRequest.of("hi", provider=provider))
 print(json.dumps({"run_id": run_id, "error": error, "status": outcome.status.value,
+                  "settled": store.get_run(run_id).status,
                   "store_error": outcome.store_error, "answer": len(outcome.result.final_content)}))
 """
 
@@ -67,17 +72,25 @@ def child(script: str, db: Path, **kwargs: object) -> subprocess.Popen[str]:
 
 
 def wait_for_steps(db: Path, count: int, proc: subprocess.Popen[str]) -> str:
+    """Poll the file with plain sqlite3 (the child may still be creating it), then the store."""
     deadline = time.monotonic() + WAIT_SECONDS
     while time.monotonic() < deadline:
         assert proc.poll() is None, "the child process ended early"
-        if db.exists():
+        if _step_count(db) >= count:
             with RunStore.open(str(db)) as store:
-                runs = store.list_runs()
-            if runs and runs[0].step_count >= count:
-                assert runs[0].status == "running"  # its owner is alive: not interrupted
-                return runs[0].id
+                (summary,) = store.list_runs()
+            assert summary.status == "running"  # its owner is alive: not interrupted
+            return summary.id
         time.sleep(0.05)
     raise AssertionError(f"the child did not record {count} steps in {WAIT_SECONDS} s")
+
+
+def _step_count(db: Path) -> int:
+    try:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+            return int(connection.execute("SELECT count(*) FROM steps").fetchone()[0])
+    except sqlite3.Error:
+        return 0  # not created yet
 
 
 def test_a_killed_run_is_marked_interrupted_and_keeps_its_steps(tmp_path: Path) -> None:
@@ -111,6 +124,7 @@ def test_a_full_disk_is_a_clear_store_error_and_the_run_goes_on(tmp_path: Path) 
     assert report["error"] == (
         f"the run store could not record step 1 of run {report['run_id']}: disk I/O error"
     )
+    assert report["settled"] == "completed"  # the run row itself still settled
     assert report["status"] == "completed"
     assert report["store_error"] == "the run store failed; this run is not fully recorded"
     assert report["answer"] == 3_000_000

@@ -13,6 +13,7 @@ from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
 from toolwire.store import RunStore
 from toolwire.store import schema as tables
 from toolwire.store.migrations import LATEST
+from toolwire.store.runs import CANCEL_POLL_SECONDS
 
 from .conftest import Backend
 from .helpers import lookup, run, two_round_script
@@ -108,18 +109,28 @@ def test_a_cancel_round_trips_and_wins_over_a_later_settle(store: RunStore) -> N
 def test_a_cancel_through_another_store_stops_the_run(backend: Backend) -> None:
     store, other = backend.open(), backend.open()
 
-    def respond(messages: object) -> dict[str, object]:
+    def respond(messages: object) -> Turn:
         (running,) = [r for r in other.list_runs() if r.status == "running"]
-        other.request_cancel(running.id)
-        return {"content": "", "tool_calls": [{"name": "lookup", "arguments": {"query": "q"}}]}
+        assert other.request_cancel(running.id)
+        # Another process's cancel is polled for: answer slower than one poll interval.
+        delay_ms = CANCEL_POLL_SECONDS * 1000 * 3
+        calls = [{"name": "lookup", "arguments": {"query": "q"}}]
+        return _turn({"content": "", "tool_calls": calls, "delay_ms": delay_ms})
 
-    outcome = run(store, ScriptedProvider(lambda m: _turn(respond(m))))
+    outcome = run(store, ScriptedProvider(respond))
     assert outcome.status is RunStatus.CANCELLED
     stored = store.get_run(outcome.run_id)
     assert stored is not None and stored.status == "cancelled"
     # The step that observed the cancel is not recorded, and no tool ran.
     assert [s["kind"] for s in stored.steps] == ["request"]
     assert [s.kind for s in outcome.steps] == ["request", "llm"]
+
+
+def test_a_cancel_through_the_same_store_is_seen_at_once(store: RunStore) -> None:
+    run_id = store.begin(RunRequest.of("x", provider=two_round_script()))
+    assert store.cancel_requested(run_id) is False
+    assert store.request_cancel(run_id) is True
+    assert store.cancel_requested(run_id) is True  # no waiting for the next poll
 
 
 def _turn(data: dict[str, object]) -> Turn:
@@ -138,16 +149,28 @@ def test_sequence_numbers_are_unique_and_increasing(backend: Backend) -> None:
         store.record_step(run_id, 2, step)
     with pytest.raises(StoreError, match="is not after the last one"):
         store.record_step(run_id, 1, step)
-    # Another store (another process) knows nothing in memory: the table key still refuses it.
-    with pytest.raises(StoreError, match=f"the run store could not record step 2 of run {run_id}"):
-        backend.open().record_step(run_id, 2, step)
+    # Another store (another process) knows nothing in memory: the table key still refuses
+    # it, and the failure of a step written behind the run is reported to its next call.
+    store.flush()
+    other = backend.open()
+    other.record_step(run_id, 2, step)
+    with pytest.raises(
+        StoreError, match=f"the run store could not record step 2 of run {run_id}: "
+    ):
+        other.settle(_outcome(run_id))
     stored = store.get_run(run_id)
     assert stored is not None and [s["sequence"] for s in stored.steps] == [1, 2]
 
 
 def test_a_step_for_an_unknown_run_is_refused(store: RunStore) -> None:
-    with pytest.raises(StoreError, match="the run store could not record step 1 of run nope"):
-        store.record_step("nope", 1, RunStep(kind="request", round=1))
+    store.record_step("nope", 1, RunStep(kind="request", round=1))
+    with pytest.raises(StoreError, match="the run store could not record step 1 of run nope: "):
+        store.settle(_outcome("nope"))
+    assert store.settle(_outcome("nope")) is False  # each failure is reported once
+
+
+def _outcome(run_id: str) -> RunOutcome:
+    return RunOutcome(run_id=run_id, status=RunStatus.COMPLETED, result=None, steps=(), wall_ms=0.0)
 
 
 def test_purge_deletes_old_finished_runs_and_their_steps(backend: Backend) -> None:

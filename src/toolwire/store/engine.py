@@ -24,7 +24,8 @@ from typing import Any
 import platformdirs
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.pool import NullPool
 
 from toolwire.errors import StoreError
 
@@ -68,17 +69,22 @@ def shown(url: URL) -> str:
     return url.render_as_string(hide_password=True)
 
 
-def make_engine(url: URL) -> Engine:
-    """An engine for ``url``; SQLite gets its directory created and its pragmas set."""
+def make_engine(url: URL, *, pooled: bool = True) -> Engine:
+    """An engine for ``url``; SQLite gets its directory created and its pragmas set.
+
+    ``pooled=False`` gives an engine that opens a new driver connection on every request,
+    for callers that keep their own connections.
+    """
+    extra: dict[str, Any] = {} if pooled else {"poolclass": NullPool}
     if url.get_backend_name() == "sqlite":
-        return _sqlite_engine(url)
+        return _sqlite_engine(url, extra)
     if url.drivername == "postgresql":
         url = url.set(drivername="postgresql+psycopg")  # the driver we ship
     with errors(f"connect to {shown(url)}"):
-        return create_engine(url, pool_pre_ping=True)
+        return create_engine(url, pool_pre_ping=pooled, **extra)
 
 
-def _sqlite_engine(url: URL) -> Engine:
+def _sqlite_engine(url: URL, extra: dict[str, Any]) -> Engine:
     database = url.database or ""
     if database and database != ":memory:":
         directory = Path(database).parent
@@ -88,7 +94,7 @@ def _sqlite_engine(url: URL) -> Engine:
             why = "a file is in the way" if directory.is_file() else exc.strerror
             raise StoreError(f"cannot create the store directory {directory}: {why}") from None
     # Connections move between threads through the pool (the inspector records from workers).
-    engine = create_engine(url, connect_args={"check_same_thread": False})
+    engine = create_engine(url, connect_args={"check_same_thread": False}, **extra)
     event.listen(engine, "connect", _set_pragmas)
     return engine
 
@@ -104,12 +110,15 @@ def _set_pragmas(connection: Any, _record: Any) -> None:
 
 @contextmanager
 def errors(action: str) -> Iterator[None]:
-    """Turn database and file-system failures into a ``StoreError`` naming ``action``."""
+    """Turn any failure (database, file system, encoding) into a ``StoreError`` naming ``action``.
+
+    The cause stays chained for the operator's log; the message carries only the reason.
+    """
     try:
         yield
     except StoreError:
         raise
-    except (SQLAlchemyError, OSError, ValueError, TypeError) as exc:
+    except Exception as exc:  # any driver's error class: SQLAlchemy's, sqlite3's, psycopg's
         raise StoreError(f"the run store could not {action}: {reason(exc)}") from exc
 
 

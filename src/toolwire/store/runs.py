@@ -11,21 +11,27 @@ Invariants:
   (``request_cancel`` on a running run) keeps the run ``cancelled`` whatever the settle says.
 - A run whose owning process died on this host is marked ``interrupted`` when a store opens
   (see :mod:`toolwire.store.liveness`).
+- Steps are written behind the run by one writer thread in batches (see
+  :mod:`toolwire.store.writer`); every read and every settle waits for them first.
+- A cancel is seen at once by the store that requested it, and by other processes' stores
+  within ``CANCEL_POLL_SECONDS`` (then at the run's next step boundary).
 - Every failure is a :class:`toolwire.errors.StoreError`; the runtime keeps a run going
   without its store when one is raised.
 """
 
 from __future__ import annotations
 
+import atexit
 import math
 import threading
+import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, case, delete, false, func, insert, select, update
+from sqlalchemy import Engine, bindparam, case, delete, false, func, insert, select, update
 
 from toolwire.errors import StoreError
 from toolwire.jsonenc import dumps
@@ -33,11 +39,17 @@ from toolwire.privacy import PrivacyLevel, filter_step, filter_text
 from toolwire.runtime import RunOutcome, RunRequest, RunStatus
 from toolwire.store import liveness, schema
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
+from toolwire.store.hotpath import Compiled, HotPath
 from toolwire.store.migrations import migrate
 from toolwire.store.records import RunSummary, StoredRun
+from toolwire.store.writer import StepWriter
 from toolwire.tools.registry import Availability
 from toolwire.trace import RunStep
 
+# A cancel requested by another process is read from the database at most this often per
+# run: reading the flag at every step cost a fast tool round more than the round itself, and
+# a real round (a provider call) takes far longer than this anyway.
+CANCEL_POLL_SECONDS = 0.02
 MAX_LIST_LIMIT = 1_000  # one page of a listing; more is a query, not a page
 INTERRUPTED_ERROR = "the process running this run stopped before the run finished"
 TERMINAL = (
@@ -47,6 +59,29 @@ TERMINAL = (
     RunStatus.INTERRUPTED,
 )
 _runs, _steps = schema.runs, schema.steps
+# Built once: the hot path (a step, a cancel check) then skips statement construction.
+_STEP_COLUMNS = ("run_id", "sequence", "kind", "round", "duration_ms", "payload")
+_INSERT_STEP = insert(_steps)
+_CANCEL_FLAG = select(_runs.c.cancel_requested).where(_runs.c.id == bindparam("run_id"))
+_INSERT_RUN = insert(_runs)
+_SETTLED_COLUMNS = (
+    "finished_at", "error", "final_answer_length", "termination_reason", "truncated", "rounds",
+    "prompt_tokens", "completion_tokens", "final_answer",
+)  # fmt: skip
+# The first settle wins (``settled``); a run whose cancel won stays cancelled.
+_SETTLE = (
+    update(_runs)
+    .where(_runs.c.id == bindparam("run_id"), _runs.c.settled == false())
+    .where(_runs.c.status.in_([RunStatus.RUNNING.value, RunStatus.CANCELLED.value]))
+    .values(
+        status=case(
+            (_runs.c.status == RunStatus.CANCELLED.value, RunStatus.CANCELLED.value),
+            else_=bindparam("new_status"),
+        ),
+        settled=True,
+        **{name: bindparam(name) for name in _SETTLED_COLUMNS},
+    )
+)
 _STEP_COUNT = (
     select(func.count()).where(_steps.c.run_id == _runs.c.id).scalar_subquery().label("step_count")
 )
@@ -69,15 +104,23 @@ class RunStore:
         self.url = resolve_url(url)
         self.privacy = privacy
         self._engine: Engine = make_engine(self.url)
+        self._hot = HotPath(make_engine(self.url, pooled=False))
+        dialect = self._engine.dialect
+        self._insert_step = Compiled(_INSERT_STEP, dialect, list(_STEP_COLUMNS))
+        self._cancel_flag = Compiled(_CANCEL_FLAG, dialect, [])
+        self._writer = StepWriter(self._encode_step, self._insert_steps)
+        atexit.register(self._writer.flush)  # a store never closed still writes its last steps
         self._owner = liveness.this_process()
         self._lock = threading.Lock()
         self._last_sequence: dict[str, int] = {}
+        self._cancelled: set[str] = set()  # runs cancelled through this store, or seen so
+        self._cancel_polled: dict[str, float] = {}  # run id -> when its flag was last read
         try:
             with errors(f"open {shown(self.url)}"):
                 migrate(self._engine)
             self.mark_interrupted()
         except BaseException:
-            self._engine.dispose()  # a store that failed to open keeps no connection
+            self.close()  # a store that failed to open keeps no connection
             raise
 
     @classmethod
@@ -103,53 +146,49 @@ class RunStore:
             "owner_started": self._owner.started,
         }
         with errors("begin a run"), self._engine.begin() as connection:
-            connection.execute(insert(_runs).values(values))
+            connection.execute(_INSERT_RUN, values)
         return run_id
 
     def record_step(self, run_id: str, sequence: int, step: RunStep) -> None:
+        """Queue ``step`` for the writer; an earlier failure of this run is raised here."""
         self._claim_sequence(run_id, sequence)
-        with errors(f"record step {sequence} of run {run_id}"):
-            payload = dumps(filter_step(step.to_dict(), self.privacy))
-            with self._engine.begin() as connection:
-                connection.execute(
-                    insert(_steps).values(
-                        run_id=run_id,
-                        sequence=sequence,
-                        kind=step.kind,
-                        round=step.round,
-                        duration_ms=round(step.duration_ms, 2),
-                        payload=payload,
-                    )
-                )
+        self._writer.put(run_id, sequence, step)
 
     def settle(self, outcome: RunOutcome) -> bool:
-        totals = self._totals(outcome)
-        keep_cancelled = case(
-            (_runs.c.status == RunStatus.CANCELLED.value, RunStatus.CANCELLED.value),
-            else_=outcome.status.value,
-        )
-        statement = (
-            update(_runs)
-            .where(_runs.c.id == outcome.run_id, _runs.c.settled == false())
-            .where(_runs.c.status.in_([RunStatus.RUNNING.value, RunStatus.CANCELLED.value]))
-            .values(
-                status=keep_cancelled,
-                settled=True,
-                finished_at=_now(),
-                error=outcome.error,
-                final_answer_length=_length(outcome),
-                **_values(totals),
-            )
-        )
+        """Write the outcome once; then raise if one of the run's steps could not be stored."""
+        self._writer.flush()
+        values = {
+            "run_id": outcome.run_id,
+            "new_status": outcome.status.value,
+            "finished_at": _now(),
+            "error": outcome.error,
+            "final_answer_length": _length(outcome),
+            **_values(self._totals(outcome)),
+        }
         with self._lock:
             self._last_sequence.pop(outcome.run_id, None)
+            self._cancel_polled.pop(outcome.run_id, None)
+            self._cancelled.discard(outcome.run_id)
         with errors(f"settle run {outcome.run_id}"), self._engine.begin() as connection:
-            return connection.execute(statement).rowcount == 1
+            settled = connection.execute(_SETTLE, values).rowcount == 1
+        self._writer.raise_failure(outcome.run_id)
+        return settled
 
     def cancel_requested(self, run_id: str) -> bool:
-        statement = select(_runs.c.cancel_requested).where(_runs.c.id == run_id)
-        with errors(f"read the cancel flag of run {run_id}"), self._engine.connect() as connection:
-            return bool(connection.execute(statement).scalar())
+        """True once the run was cancelled: at once through this store, else within a poll."""
+        now = time.monotonic()
+        with self._lock:
+            if run_id in self._cancelled:
+                return True
+            if now - self._cancel_polled.get(run_id, -math.inf) < CANCEL_POLL_SECONDS:
+                return False
+            self._cancel_polled[run_id] = now
+        with errors(f"read the cancel flag of run {run_id}"):
+            flagged = bool(self._hot.execute(self._cancel_flag, {"run_id": run_id}))
+        if flagged:
+            with self._lock:
+                self._cancelled.add(run_id)
+        return flagged
 
     # -- operating ----------------------------------------------------------------------------
 
@@ -161,7 +200,11 @@ class RunStore:
             .values(cancel_requested=True, status=RunStatus.CANCELLED.value, finished_at=_now())
         )
         with errors(f"cancel run {run_id}"), self._engine.begin() as connection:
-            return connection.execute(statement).rowcount == 1
+            cancelled = connection.execute(statement).rowcount == 1
+        if cancelled:
+            with self._lock:
+                self._cancelled.add(run_id)
+        return cancelled
 
     def list_runs(self, *, limit: int = 50, offset: int = 0) -> list[RunSummary]:
         """Runs, newest first."""
@@ -175,6 +218,7 @@ class RunStore:
             .limit(limit)
             .offset(offset)
         )
+        self._writer.flush()
         with errors("list runs"), self._engine.connect() as connection:
             return [RunSummary.from_row(r._mapping) for r in connection.execute(statement)]
 
@@ -186,6 +230,7 @@ class RunStore:
             .where(_steps.c.run_id == run_id)
             .order_by(_steps.c.sequence)
         )
+        self._writer.flush()
         with errors(f"read run {run_id}"), self._engine.connect() as connection:
             row = connection.execute(run_query).first()
             if row is None:
@@ -197,6 +242,7 @@ class RunStore:
         """Delete finished runs created more than ``older_than_days`` ago; return how many."""
         if not math.isfinite(older_than_days) or older_than_days < 0:
             raise ValueError(f"older_than_days must be 0 or more days, not {older_than_days}")
+        self._writer.flush()
         cutoff = _now() - timedelta(days=older_than_days)
         doomed = select(_runs.c.id).where(
             _runs.c.created_at < cutoff, _runs.c.status.in_([s.value for s in TERMINAL])
@@ -243,7 +289,14 @@ class RunStore:
         """Override a group's state; None removes the override."""
         self._set_state(schema.tool_group_state, "group", name, enabled)
 
+    def flush(self) -> None:
+        """Wait until every step recorded so far is written."""
+        self._writer.flush()
+
     def close(self) -> None:
+        atexit.unregister(self._writer.flush)
+        self._writer.close()
+        self._hot.close()
         self._engine.dispose()
 
     def __enter__(self) -> RunStore:
@@ -253,6 +306,20 @@ class RunStore:
         self.close()
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _encode_step(self, run_id: str, sequence: int, step: RunStep) -> dict[str, Any]:
+        """The row of one step: filtered at the store's level, then encoded (writer thread)."""
+        return {
+            "run_id": run_id,
+            "sequence": sequence,
+            "kind": step.kind,
+            "round": step.round,
+            "duration_ms": round(step.duration_ms, 2),
+            "payload": dumps(filter_step(step.to_dict(), self.privacy)),
+        }
+
+    def _insert_steps(self, rows: list[Mapping[str, Any]]) -> None:
+        self._hot.execute_many(self._insert_step, rows)
 
     def _claim_sequence(self, run_id: str, sequence: int) -> None:
         with self._lock:
