@@ -40,5 +40,3 @@ def run(
     )
     return Runtime(registry(), recorder=recorder).run_sync(request)
 
-
-RecorderLike = RunRecorder

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from datetime import UTC, datetime, timedelta
 
@@ -10,7 +12,7 @@ from toolwire import RunStep, ScriptedProvider, ToolRegistry
 from toolwire.errors import StoreError
 from toolwire.providers.scripted import Turn
 from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
-from toolwire.store import RunStore
+from toolwire.store import RunStore, liveness
 from toolwire.store import schema as tables
 from toolwire.store.migrations import LATEST
 from toolwire.store.runs import CANCEL_POLL_SECONDS
@@ -296,3 +298,34 @@ def test_a_store_failure_mid_run_leaves_the_run_going(tmp_path: object) -> None:
     )
     assert outcome.status is RunStatus.COMPLETED
     assert outcome.store_error == "the run store failed; this run is not fully recorded"
+
+
+def test_only_runs_of_dead_processes_on_this_host_are_interrupted(backend: Backend) -> None:
+    store = backend.open()
+    ids = [store.begin(RunRequest.of("x", provider=two_round_script())) for _ in range(4)]
+    host = liveness.host_identity()
+    me = liveness.this_process()
+    dead_pid = _a_dead_pid()
+    owners = {
+        ids[0]: {"owner_host": host, "owner_pid": dead_pid},  # gone: interrupted
+        ids[1]: {"owner_host": host, "owner_pid": me.pid, "owner_started": "1"},  # pid reused
+        ids[2]: {"owner_host": "elsewhere", "owner_pid": dead_pid},  # cannot tell: left alone
+        ids[3]: {},  # this very process: alive
+    }
+    engine = create_engine(store.url)
+    with engine.begin() as connection:
+        for run_id, values in owners.items():
+            if values:
+                connection.execute(
+                    update(tables.runs).where(tables.runs.c.id == run_id).values(**values)
+                )
+    engine.dispose()
+    reopened = backend.open()
+    statuses = {r.id: r.status for r in reopened.list_runs()}
+    assert [statuses[i] for i in ids] == ["interrupted", "interrupted", "running", "running"]
+
+
+def _a_dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
