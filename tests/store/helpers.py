@@ -33,10 +33,9 @@ def two_round_script(query: str = "orders", answer: str = "all done") -> Scripte
 
 
 def run(
-    recorder: RecorderLike, provider: Any = None, prompt: str = "what?", **options: Any
+    recorder: RunRecorder, provider: Any = None, prompt: str = "what?", **options: Any
 ) -> RunOutcome:
     request = RunRequest.of(
         prompt, provider=provider or two_round_script(), model="m-1", options=RunOptions(**options)
     )
     return Runtime(registry(), recorder=recorder).run_sync(request)
-
