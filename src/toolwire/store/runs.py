@@ -27,21 +27,29 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, bindparam, case, delete, false, func, insert, select, update
+from sqlalchemy import Engine, delete, insert, select, update
 
 from toolwire.errors import StoreError
 from toolwire.jsonenc import dumps
-from toolwire.privacy import PrivacyLevel, filter_step, filter_text
+from toolwire.privacy import PrivacyLevel, filter_step
 from toolwire.runtime import RunOutcome, RunRequest, RunStatus
 from toolwire.store import liveness, schema
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
 from toolwire.store.hotpath import Compiled, HotPath
 from toolwire.store.migrations import migrate
 from toolwire.store.records import RunSummary, StoredRun
+from toolwire.store.statements import (
+    CANCEL_FLAG,
+    INSERT_RUN,
+    INSERT_STEP,
+    SETTLE,
+    STEP_COLUMNS,
+    STEP_COUNT,
+    settle_values,
+)
 from toolwire.store.writer import StepWriter
 from toolwire.tools.registry import Availability
 from toolwire.trace import RunStep
@@ -59,42 +67,6 @@ TERMINAL = (
     RunStatus.INTERRUPTED,
 )
 _runs, _steps = schema.runs, schema.steps
-# Built once: the hot path (a step, a cancel check) then skips statement construction.
-_STEP_COLUMNS = ("run_id", "sequence", "kind", "round", "duration_ms", "payload")
-_INSERT_STEP = insert(_steps)
-_CANCEL_FLAG = select(_runs.c.cancel_requested).where(_runs.c.id == bindparam("run_id"))
-_INSERT_RUN = insert(_runs)
-_SETTLED_COLUMNS = (
-    "finished_at", "error", "final_answer_length", "termination_reason", "truncated", "rounds",
-    "prompt_tokens", "completion_tokens", "final_answer",
-)  # fmt: skip
-# The first settle wins (``settled``); a run whose cancel won stays cancelled.
-_SETTLE = (
-    update(_runs)
-    .where(_runs.c.id == bindparam("run_id"), _runs.c.settled == false())
-    .where(_runs.c.status.in_([RunStatus.RUNNING.value, RunStatus.CANCELLED.value]))
-    .values(
-        status=case(
-            (_runs.c.status == RunStatus.CANCELLED.value, RunStatus.CANCELLED.value),
-            else_=bindparam("new_status"),
-        ),
-        settled=True,
-        **{name: bindparam(name) for name in _SETTLED_COLUMNS},
-    )
-)
-_STEP_COUNT = (
-    select(func.count()).where(_steps.c.run_id == _runs.c.id).scalar_subquery().label("step_count")
-)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Totals:
-    termination_reason: str | None
-    truncated: bool
-    rounds: int
-    prompt_tokens: int
-    completion_tokens: int
-    final_answer: str | None
 
 
 class RunStore:
@@ -106,8 +78,8 @@ class RunStore:
         self._engine: Engine = make_engine(self.url)
         self._hot = HotPath(make_engine(self.url, pooled=False))
         dialect = self._engine.dialect
-        self._insert_step = Compiled(_INSERT_STEP, dialect, list(_STEP_COLUMNS))
-        self._cancel_flag = Compiled(_CANCEL_FLAG, dialect, [])
+        self._insert_step = Compiled(INSERT_STEP, dialect, list(STEP_COLUMNS))
+        self._cancel_flag = Compiled(CANCEL_FLAG, dialect, [])
         self._writer = StepWriter(self._encode_step, self._insert_steps)
         atexit.register(self._writer.flush)  # a store never closed still writes its last steps
         self._owner = liveness.this_process()
@@ -146,7 +118,7 @@ class RunStore:
             "owner_started": self._owner.started,
         }
         with errors("begin a run"), self._engine.begin() as connection:
-            connection.execute(_INSERT_RUN, values)
+            connection.execute(INSERT_RUN, values)
         return run_id
 
     def record_step(self, run_id: str, sequence: int, step: RunStep) -> None:
@@ -157,20 +129,13 @@ class RunStore:
     def settle(self, outcome: RunOutcome) -> bool:
         """Write the outcome once; then raise if one of the run's steps could not be stored."""
         self._writer.flush()
-        values = {
-            "run_id": outcome.run_id,
-            "new_status": outcome.status.value,
-            "finished_at": _now(),
-            "error": outcome.error,
-            "final_answer_length": _length(outcome),
-            **_values(self._totals(outcome)),
-        }
+        values = settle_values(outcome, self.privacy, finished_at=_now())
         with self._lock:
             self._last_sequence.pop(outcome.run_id, None)
             self._cancel_polled.pop(outcome.run_id, None)
             self._cancelled.discard(outcome.run_id)
         with errors(f"settle run {outcome.run_id}"), self._engine.begin() as connection:
-            settled = connection.execute(_SETTLE, values).rowcount == 1
+            settled = connection.execute(SETTLE, values).rowcount == 1
         self._writer.raise_failure(outcome.run_id)
         return settled
 
@@ -213,7 +178,7 @@ class RunStore:
         if offset < 0:
             raise ValueError(f"offset must be 0 or more, not {offset}")
         statement = (
-            select(_runs, _STEP_COUNT)
+            select(_runs, STEP_COUNT)
             .order_by(_runs.c.created_at.desc(), _runs.c.uid.desc())
             .limit(limit)
             .offset(offset)
@@ -224,7 +189,7 @@ class RunStore:
 
     def get_run(self, run_id: str) -> StoredRun | None:
         """One run with its stored steps, or None if there is no such run."""
-        run_query = select(_runs, _STEP_COUNT).where(_runs.c.id == run_id)
+        run_query = select(_runs, STEP_COUNT).where(_runs.c.id == run_id)
         step_query = (
             select(_steps.c.sequence, _steps.c.payload)
             .where(_steps.c.run_id == run_id)
@@ -330,27 +295,6 @@ class RunStore:
                 )
             self._last_sequence[run_id] = sequence
 
-    def _totals(self, outcome: RunOutcome) -> _Totals:
-        result = outcome.result
-        if result is None:
-            llm = [s for s in outcome.steps if s.kind == "llm"]
-            return _Totals(
-                termination_reason=_reason_without_result(outcome.status),
-                truncated=False,
-                rounds=max((s.round for s in llm), default=0),
-                prompt_tokens=sum(s.prompt_tokens or 0 for s in llm),
-                completion_tokens=sum(s.completion_tokens or 0 for s in llm),
-                final_answer=None,
-            )
-        return _Totals(
-            termination_reason=result.reason.value,
-            truncated=result.truncated,
-            rounds=result.iterations,
-            prompt_tokens=result.usage.prompt_tokens,
-            completion_tokens=result.usage.completion_tokens,
-            final_answer=filter_text(result.final_content, self.privacy),
-        )
-
     def _set_state(self, table: Any, what: str, name: str, enabled: bool | None) -> None:
         if not name or len(name) > schema.NAME_CHARS:
             raise ValueError(f"a {what} name must be 1 to {schema.NAME_CHARS} characters long")
@@ -372,18 +316,6 @@ def _label(value: object) -> str | None:
     if not isinstance(value, str) or not value:
         return None
     return value[: schema.NAME_CHARS]
-
-
-def _length(outcome: RunOutcome) -> int | None:
-    return None if outcome.result is None else len(outcome.result.final_content)
-
-
-def _values(totals: _Totals) -> dict[str, Any]:
-    return asdict(totals)
-
-
-def _reason_without_result(status: RunStatus) -> str | None:
-    return "cancelled" if status is RunStatus.CANCELLED else None
 
 
 def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:

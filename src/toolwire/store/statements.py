@@ -1,0 +1,77 @@
+"""The store's frequent statements, built once, and the row a settled run is written as.
+
+Building a SQLAlchemy statement (and its cache key) costs more than running it on SQLite, so
+the statements every run executes are module constants taking bound parameters.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, case, false, func, insert, select, update
+
+from toolwire.privacy import PrivacyLevel, filter_text
+from toolwire.runtime import RunOutcome, RunStatus
+from toolwire.store import schema
+
+_runs, _steps = schema.runs, schema.steps
+
+STEP_COLUMNS = ("run_id", "sequence", "kind", "round", "duration_ms", "payload")
+INSERT_STEP = insert(_steps)
+INSERT_RUN = insert(_runs)
+CANCEL_FLAG = select(_runs.c.cancel_requested).where(_runs.c.id == bindparam("run_id"))
+STEP_COUNT = (
+    select(func.count()).where(_steps.c.run_id == _runs.c.id).scalar_subquery().label("step_count")
+)
+SETTLED_COLUMNS = (
+    "finished_at", "error", "final_answer_length", "termination_reason", "truncated", "rounds",
+    "prompt_tokens", "completion_tokens", "final_answer",
+)  # fmt: skip
+# The first settle wins (``settled``); a run whose cancel won stays cancelled.
+SETTLE = (
+    update(_runs)
+    .where(_runs.c.id == bindparam("run_id"), _runs.c.settled == false())
+    .where(_runs.c.status.in_([RunStatus.RUNNING.value, RunStatus.CANCELLED.value]))
+    .values(
+        status=case(
+            (_runs.c.status == RunStatus.CANCELLED.value, RunStatus.CANCELLED.value),
+            else_=bindparam("new_status"),
+        ),
+        settled=True,
+        **{name: bindparam(name) for name in SETTLED_COLUMNS},
+    )
+)
+
+
+def settle_values(
+    outcome: RunOutcome, privacy: PrivacyLevel, *, finished_at: datetime
+) -> dict[str, Any]:
+    """The parameters of ``SETTLE`` for ``outcome``: totals, and the answer at ``privacy``."""
+    values: dict[str, Any] = {
+        "run_id": outcome.run_id,
+        "new_status": outcome.status.value,
+        "finished_at": finished_at,
+        "error": outcome.error,
+    }
+    result = outcome.result
+    if result is None:  # failed or cancelled: count what the recorded steps say
+        llm = [s for s in outcome.steps if s.kind == "llm"]
+        return values | {
+            "termination_reason": "cancelled" if outcome.status is RunStatus.CANCELLED else None,
+            "truncated": False,
+            "rounds": max((s.round for s in llm), default=0),
+            "prompt_tokens": sum(s.prompt_tokens or 0 for s in llm),
+            "completion_tokens": sum(s.completion_tokens or 0 for s in llm),
+            "final_answer": None,
+            "final_answer_length": None,
+        }
+    return values | {
+        "termination_reason": result.reason.value,
+        "truncated": result.truncated,
+        "rounds": result.iterations,
+        "prompt_tokens": result.usage.prompt_tokens,
+        "completion_tokens": result.usage.completion_tokens,
+        "final_answer": filter_text(result.final_content, privacy),
+        "final_answer_length": len(result.final_content),
+    }
