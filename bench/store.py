@@ -15,8 +15,13 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
 from toolwire import (
     Artifact,
@@ -36,7 +41,7 @@ from toolwire.store import RunStore
 
 STEPS = 3_000
 ROUNDS = 20  # tool rounds per run: the hard maximum, so per-run costs spread thin
-RUNS = 30
+RUNS = 100
 TARGET_US_PER_ROUND = 250
 ALONE = "the rate of filtering and encoding alone"
 
@@ -110,6 +115,22 @@ def loop_seconds(recorder: RunRecorder | None) -> float:
         loop.close()
 
 
+@contextmanager
+def scratch_schema(base: str) -> Iterator[str]:
+    """A PostgreSQL schema of its own for the benchmark, dropped afterwards."""
+    name = f"tw_bench_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f"CREATE SCHEMA {name}"))
+    try:
+        url = make_url(base).update_query_dict({"options": f"-csearch_path={name}"})
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f"DROP SCHEMA {name} CASCADE"))
+        admin.dispose()
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         sqlite = str(Path(folder) / "bench.db")
@@ -117,7 +138,8 @@ def main() -> int:
         print(f"SQLite     {persisted:9,.0f} steps/s  ({persisted / encoded:.2f}x {ALONE})")
         pg_url = os.environ.get("TOOLWIRE_TEST_PG_URL")
         if pg_url:
-            persisted, encoded = steps_per_second(pg_url)
+            with scratch_schema(pg_url) as url:
+                persisted, encoded = steps_per_second(url)
             print(f"PostgreSQL {persisted:9,.0f} steps/s  ({persisted / encoded:.2f}x {ALONE})")
         else:
             print("PostgreSQL skipped: set $TOOLWIRE_TEST_PG_URL")
