@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,3 +43,13 @@ def _loopback_only() -> Iterator[None]:
     yield
     socket.socket.connect = _real_connect  # type: ignore[method-assign]
     socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on sys.path, for installing a test plugin into."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    yield folder
+    sys.modules.pop("twplugin", None)
