@@ -99,23 +99,28 @@ class ScriptedProvider:
         return cls(script.turns, name=script.name)
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        index = sum(1 for m in request.messages if m.role == "assistant")
-        turn = self._next(index, request.messages)
-        if isinstance(turn, CompletionResponse):
-            return turn
-        if turn.delay_ms:
-            await asyncio.sleep(turn.delay_ms / 1000)
-        return _response(turn, index, offered=bool(request.tools))
-
-    def _next(self, index: int, messages: Sequence[ChatMessage]) -> CompletionResponse | Turn:
         if self._respond is not None:
-            return self._respond(messages)
+            answer = self._respond(request.messages)
+            if isinstance(answer, CompletionResponse):
+                return answer
+            return await _play(answer, _assistant_turns(request), bool(request.tools))
         assert self._turns is not None
+        index = _assistant_turns(request)
         if index >= len(self._turns):
             raise ScriptExhausted(
                 f"the script has {len(self._turns)} turns; turn {index + 1} was asked for"
             )
-        return self._turns[index]
+        return await _play(self._turns[index], index, bool(request.tools))
+
+
+def _assistant_turns(request: CompletionRequest) -> int:
+    return sum(1 for m in request.messages if m.role == "assistant")
+
+
+async def _play(turn: Turn, index: int, offered: bool) -> CompletionResponse:
+    if turn.delay_ms:
+        await asyncio.sleep(turn.delay_ms / 1000)
+    return _response(turn, index, offered=offered)
 
 
 def _parse(data: object, source: str = "script") -> Script:
