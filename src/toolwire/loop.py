@@ -21,7 +21,7 @@ from typing import Any
 
 from toolwire.bounding import bound_artifacts, bound_content
 from toolwire.errors import ToolArgumentError
-from toolwire.messages import ChatMessage, ToolCall
+from toolwire.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider, Usage
 from toolwire.result import ToolResult
 from toolwire.tools.api import ToolContext, as_result
@@ -161,7 +161,7 @@ class ToolLoop:
         return state.result(final.content, last, True, TerminationReason.MAX_ITERATIONS)
 
     async def _complete(
-        self, state: _RunState, round_: int, specs: tuple[Any, ...]
+        self, state: _RunState, round_: int, specs: tuple[ToolSpec, ...]
     ) -> CompletionResponse:
         request = CompletionRequest(
             messages=tuple(state.messages),
