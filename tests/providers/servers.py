@@ -32,7 +32,10 @@ def _played(turns: Sequence[Turn], done: int) -> Turn:
 def openai_reply(body: dict[str, Any], turns: Sequence[Turn]) -> dict[str, Any]:
     done = sum(1 for m in body["messages"] if m["role"] == "assistant")
     turn = _played(turns, done)
-    message: dict[str, Any] = {"role": "assistant", "content": turn if isinstance(turn, str) else None}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": turn if isinstance(turn, str) else None,
+    }
     if not isinstance(turn, str):
         message["tool_calls"] = [
             {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 
 from toolwire import Artifact, ChatMessage, ToolLoop, ToolRegistry, ToolResult, tool
@@ -95,7 +96,7 @@ def test_each_adapter_sends_its_credentials_the_documented_way(name: str) -> Non
 def test_malformed_tool_calls_do_not_stop_the_run(name: str) -> None:
     """Bad JSON, no id and no name: each becomes an error tool turn and the run goes on."""
     model = FakeModel(["(played by the first reply)", "It went wrong, sorry."])
-    bad = {
+    bads: dict[str, dict[str, Any]] = {
         "openai": {
             "choices": [
                 {
@@ -132,8 +133,8 @@ def test_malformed_tool_calls_do_not_stop_the_run(name: str) -> None:
                 }
             ]
         },
-    }[name]
-    provider = make_provider(name, transport=_first_then(bad, model))
+    }
+    provider = make_provider(name, transport=_first_then(bads[name], model))
     result = ToolLoop(provider, ToolRegistry([add])).run_sync([ChatMessage.user("add")])
     assert result.final_content == "It went wrong, sorry."
     assert [(i.name, i.is_error) for i in result.trace] == [
@@ -151,11 +152,10 @@ def test_malformed_tool_calls_do_not_stop_the_run(name: str) -> None:
     assert all(ids)
 
 
-def _first_then(first: dict[str, Any], model: FakeModel) -> Any:
-    import httpx
-
+def _first_then(first: dict[str, Any], model: FakeModel) -> httpx.MockTransport:
+    """Answers the first request with ``first``, then lets ``model`` play on."""
     inner = model.transport()
-    sent = []
+    sent: list[httpx.Request] = []
 
     async def handle(request: httpx.Request) -> httpx.Response:
         if not sent:
