@@ -84,7 +84,8 @@ class AnthropicProvider(HttpProvider):
         return body
 
     def decode(self, body: Any) -> CompletionResponse:
-        blocks = obj(body).get("content")
+        body = obj(body)
+        blocks = body.get("content")
         if not isinstance(blocks, list):
             raise malformed(self.name, "has no content blocks")
         blocks = [obj(b) for b in blocks]

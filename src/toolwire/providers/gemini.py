@@ -89,7 +89,8 @@ class GeminiProvider(HttpProvider):
         return body
 
     def decode(self, body: Any) -> CompletionResponse:
-        candidates = obj(body).get("candidates")
+        body = obj(body)
+        candidates = body.get("candidates")
         usage = obj(body.get("usageMetadata"))
         tokens = Usage(
             count(usage.get("promptTokenCount")), count(usage.get("candidatesTokenCount"))

@@ -80,7 +80,8 @@ class OpenAIProvider(HttpProvider):
         return body
 
     def decode(self, body: Any) -> CompletionResponse:
-        choices = obj(body).get("choices")
+        body = obj(body)
+        choices = body.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise malformed(self.name, "has no choices")
         message = choices[0].get("message")
