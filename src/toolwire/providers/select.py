@@ -56,16 +56,21 @@ def create_provider(
         raise ConfigError(f"provider {name} needs a model name (--model)")
     if not timeout > 0:
         raise ConfigError("the provider timeout must be a positive number of seconds")
-    key = api_key or (os.environ if environ is None else environ).get(KEY_VARIABLES[name], "")
-    if not key.strip():
-        raise ConfigError(f"provider {name} needs an API key: set {KEY_VARIABLES[name]}")
-    settings = HttpSettings(timeout=timeout)
-    zone = trust_zone or DEFAULT_TRUST_ZONE
-    if base_url is None:
-        return adapter(model=model, api_key=key.strip(), trust_zone=zone, http=settings)
+    where = {} if base_url is None else {"base_url": base_url}
     return adapter(
-        model=model, api_key=key.strip(), base_url=base_url, trust_zone=zone, http=settings
+        model=model.strip(),
+        api_key=_api_key(name, api_key, os.environ if environ is None else environ),
+        trust_zone=trust_zone or DEFAULT_TRUST_ZONE,
+        http=HttpSettings(timeout=timeout),
+        **where,
     )
+
+
+def _api_key(name: str, given: str | None, environ: Mapping[str, str]) -> str:
+    key = (given or environ.get(KEY_VARIABLES[name], "")).strip()
+    if not key:
+        raise ConfigError(f"provider {name} needs an API key: set {KEY_VARIABLES[name]}")
+    return key
 
 
 def _scripted(script: Path | None, trust_zone: str | None) -> Provider:
