@@ -342,3 +342,13 @@ def test_a_server_that_never_answers_times_out(
     error = fail(provider)
     assert (type(error), str(error)) == (ProviderTimeout, "openai: no answer within 0.3s")
     assert closed.wait(5)
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_every_adapter_masks_an_echoed_key(name: str) -> None:
+    transport, seen = scripted(httpx.Response(401, text=ECHOED_KEY))
+    error = fail(make_provider(name, transport=transport))
+    assert type(error) is AuthenticationError
+    assert str(error).startswith(f"{name}: HTTP 401 credentials refused: ")
+    assert "[redacted]" in str(error)
+    assert len(seen) == 1
