@@ -15,7 +15,7 @@ from toolwire.cli.show import StepPrinter, safe
 from toolwire.errors import ToolwireError
 from toolwire.loop import MAX_ROUNDS, RunOptions, ToolLoop
 from toolwire.messages import ChatMessage
-from toolwire.providers.scripted import ScriptedProvider
+from toolwire.providers.select import create_provider
 from toolwire.tools.defaults import default_registry
 from toolwire.trace import RunTrace
 
@@ -23,9 +23,22 @@ from toolwire.trace import RunTrace
 @app.command()
 def run(
     prompt: Annotated[str, typer.Argument(help="What to ask the model.")],
+    *,
     script: Annotated[
-        Path, typer.Option("--script", help="A JSON or YAML script for the scripted model.")
-    ],
+        Path | None,
+        typer.Option("--script", help="A JSON or YAML script (needed with --provider scripted)."),
+    ] = None,
+    provider_name: Annotated[
+        str, typer.Option("--provider", help="openai, anthropic, gemini or scripted.")
+    ] = "scripted",
+    model: Annotated[str | None, typer.Option(help="The model to ask (HTTP providers).")] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="Another server speaking the same API.")
+    ] = None,
+    trust_zone: Annotated[
+        str | None,
+        typer.Option("--trust-zone", help="Where the model runs; bounds which tools it gets."),
+    ] = None,
     system: Annotated[str | None, typer.Option(help="A system prompt.")] = None,
     max_rounds: Annotated[int, typer.Option(min=1, max=MAX_ROUNDS)] = 5,
     tool: Annotated[
@@ -35,7 +48,9 @@ def run(
     """Run one tool loop and show each step live, then the answer."""
     console = Console(highlight=False)
     try:
-        provider = ScriptedProvider.from_file(script)
+        provider = create_provider(
+            provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone
+        )
         loop = ToolLoop(provider, default_registry())
         trace = RunTrace(observers=[StepPrinter(console)])
         messages = ([ChatMessage.system(system)] if system else []) + [ChatMessage.user(prompt)]

@@ -54,7 +54,13 @@ Responder = Callable[[Sequence[ChatMessage]], CompletionResponse | Turn]
 class ScriptedProvider:
     """Replays ``turns`` in order, or asks ``respond(messages)`` for each turn."""
 
-    def __init__(self, turns: Sequence[Turn] | Responder, *, name: str = "scripted") -> None:
+    def __init__(
+        self,
+        turns: Sequence[Turn] | Responder,
+        *,
+        name: str = "scripted",
+        trust_zone: str = "local",
+    ) -> None:
         self._turns: tuple[Turn, ...] | None = None
         self._respond: Responder | None = None
         if callable(turns):
@@ -62,6 +68,7 @@ class ScriptedProvider:
         else:
             self._turns = tuple(turns)
         self._name = name
+        self._trust_zone = trust_zone
 
     @property
     def name(self) -> str:
@@ -69,8 +76,8 @@ class ScriptedProvider:
 
     @property
     def trust_zone(self) -> str:
-        """A script runs in this process: nothing leaves the machine."""
-        return "local"
+        """``local`` by default: a script runs in this process and nothing leaves the machine."""
+        return self._trust_zone
 
     @classmethod
     def from_turns(
@@ -80,7 +87,7 @@ class ScriptedProvider:
         return cls(_parse({"turns": list(turns), "name": name}).turns, name=name)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> ScriptedProvider:
+    def from_file(cls, path: str | Path, *, trust_zone: str = "local") -> ScriptedProvider:
         """Load a JSON or YAML script: ``{"name": ..., "turns": [...]}`` or a bare list."""
         path = Path(path)
         try:
@@ -96,7 +103,7 @@ class ScriptedProvider:
         if isinstance(data, list):
             data = {"turns": data}
         script = _parse(data, str(path))
-        return cls(script.turns, name=script.name)
+        return cls(script.turns, name=script.name, trust_zone=trust_zone)
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         if self._respond is not None:
