@@ -53,7 +53,7 @@ class RunOptions:
     max_rounds: int = DEFAULT_MAX_ROUNDS
     allowed_tools: Sequence[str] | None = None
     grant: Grant = field(default_factory=Grant)
-    trust_zone: str | None = None  # None: the provider's own zone, else the strictest
+    trust_zone: str | None = None  # None: the provider's own zone; unknown: the strictest
     temperature: float | None = None
     max_tokens: int | None = None
     capture_raw: bool = False
