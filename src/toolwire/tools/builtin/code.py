@@ -113,7 +113,8 @@ def _searchable(root: Path, glob: str) -> list[list[str]]:
     files = []
     for entry in walk_files(base, base):
         shown = display(root, entry)
-        if is_secret_file(entry.name) or not fnmatch.fnmatchcase(entry.name, glob):
+        secret = is_secret_file(entry.name) or is_secret_file(entry.resolve().name)
+        if secret or not fnmatch.fnmatchcase(entry.name, glob):
             continue
         files.append([shown, str(entry)])
         if len(files) >= MAX_FILES:
