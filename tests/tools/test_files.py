@@ -9,6 +9,7 @@ from toolwire.workspace import Workspace
 
 from .conftest import OUTSIDE_SECRET, invoke
 
+INSIDE = "give a path inside the files folder."
 HOSTILE_PATHS = [
     ("../outside/secret.txt", "Error: path '../outside/secret.txt' leaves the files folder."),
     ("src/../../outside", "Error: path 'src/../../outside' leaves the files folder."),
@@ -16,7 +17,7 @@ HOSTILE_PATHS = [
     ("/etc/passwd", "Error: path '/etc/passwd' is absolute; give a path inside the files folder."),
     ("C:/Windows", "Error: path 'C:/Windows' is absolute; give a path inside the files folder."),
     ("%2e%2e/outside", "Error: path '%2e%2e/outside' leaves the files folder."),
-    ("%2Fetc%2Fpasswd", "Error: path '%2Fetc%2Fpasswd' is absolute; give a path inside the files folder."),
+    ("%2Fetc%2Fpasswd", f"Error: path '%2Fetc%2Fpasswd' is absolute; {INSIDE}"),
     ("src%2fapp.py", "Error: path 'src%2fapp.py' is percent-encoded; give the plain path."),
     ("README.md\x00.txt", "Error: path contains a NUL byte."),
     ("README.md%00", "Error: path contains a NUL byte."),
