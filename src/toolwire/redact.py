@@ -30,7 +30,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(
             r"(?i)\b([a-z0-9_.-]{0,40}(?:token|secret|password|passwd|api[_-]?key|access[_-]?key"
             r"|private[_-]?key|signature|sig|auth)[a-z0-9_-]{0,20}[\"']?\s{0,3}[=:]\s{0,3}[\"']?)"
-            r"(?!\[redacted)[^\s\"'&,;]{1,1024}"
+            r"(?!\[redacted|bearer \[redacted)[^\s\"'&,;]{1,1024}"
         ),
         r"\1[redacted]",
     ),

@@ -60,7 +60,7 @@ class Workspace:
         base_urls: Sequence[str] = (),
     ) -> Workspace:
         """A workspace from command-line values, validated like a TOML file's."""
-        raw: dict[str, Any] = {"database_url": database, "files_root": files}
+        raw: dict[str, Any] = {"database_url": database, "files_root": str(files or "") or None}
         raw |= {"log_files": [str(p) for p in logs], "base_urls": list(base_urls)}
         return _build(raw, Path.cwd(), "the command line")
 
@@ -149,7 +149,7 @@ def _database_url(value: str | None, base: Path, source: str) -> str | None:
         return None
     try:
         url = make_url(value)
-    except ArgumentError:
+    except (ArgumentError, ValueError):
         # The value may hold a password: name the key, never echo it.
         raise ConfigError(f"{source}: database_url: not a valid SQLAlchemy URL") from None
     database = url.database
