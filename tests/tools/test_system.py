@@ -104,3 +104,17 @@ def test_log_tools_fail_closed_without_logs(tmp_path: Path) -> None:
     assert invoke(Workspace(), "get_last_exception").content == (
         "Error: the workspace has no readable log files."
     )
+
+
+def test_search_logs_searches_redacted_lines_only(workspace: Workspace) -> None:
+    result = invoke(workspace, "search_logs", {"text": "LOGIN ok"})
+    assert result.content == (
+        "app.log: 2026-03-09 10:01:12 INFO login ok for [redacted email]\n"
+        "app.log: 2026-03-09 10:02:40 INFO login ok for [redacted email]"
+    )
+    for secret in (CUSTOMERS[0][1], CUSTOMERS[0][4], LOG_JWT):
+        probe = invoke(workspace, "search_logs", {"text": secret})
+        assert probe.content == f"No log lines contain {secret!r}."
+    assert invoke(workspace, "search_logs", {"text": " "}).content == (
+        "Error: text must be 1 to 200 characters."
+    )

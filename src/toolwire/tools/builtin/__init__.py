@@ -21,6 +21,7 @@ from toolwire.tools.builtin.system import (
     get_last_exception,
     get_system_status,
     list_packages,
+    search_logs,
 )
 
 
@@ -31,7 +32,8 @@ def builtin_tools() -> list[Tool]:
         list_tables, get_table_schema, get_relations,
         browse_folder, find_files, file_info,
         read_source, search_code,
-        get_env, get_env_raw, get_system_status, list_packages, fetch_logs, get_last_exception,
+        get_env, get_env_raw, get_system_status, list_packages, fetch_logs, search_logs,
+        get_last_exception,
         probe_url,
         update_record,
     ]  # fmt: skip

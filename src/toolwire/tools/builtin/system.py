@@ -28,6 +28,7 @@ MAX_ENV_VARS = 300  # an environment larger than this is listed in part
 MAX_PACKAGES = 500  # installed distributions listed
 MAX_LOG_LINES = 200  # lines a model can read in one turn
 LOG_TAIL_BYTES = 256_000  # read from the end of each log: bounded even for huge logs
+MAX_SEARCH_CHARS = 200  # a phrase to look for, not a document
 TRACEBACK_START = "Traceback (most recent call last):"
 MAX_TRACEBACK_LINES = 80  # a deep stack, without a recursion error's thousand frames
 
@@ -103,6 +104,23 @@ def fetch_logs(context: ToolContext, lines: LogLines = 50) -> ToolResult:
     return ToolResult.text("\n\n".join(blocks))
 
 
+@builtin(group="system", data_class="system_diagnostics", requires_admin=True)
+def search_logs(context: ToolContext, text: str, lines: LogLines = 50) -> ToolResult:
+    """Log lines containing ``text`` (case-insensitive), newest last, redacted.
+
+    The search runs over the redacted lines, so it cannot be used to confirm a secret's value.
+    """
+    needle = text.strip().lower()
+    if not needle or len(needle) > MAX_SEARCH_CHARS:
+        raise Refused(f"text must be 1 to {MAX_SEARCH_CHARS} characters.")
+    hits = []
+    for path in _log_files(context):
+        hits += [f"{path.name}: {line}" for line in _redacted_tail(path) if needle in line.lower()]
+    if not hits:
+        return ToolResult.text(f"No log lines contain {text.strip()[:MAX_SEARCH_CHARS]!r}.")
+    return ToolResult.text("\n".join(hits[-lines:]))
+
+
 @builtin(group="system", data_class="secret_adjacent", requires_admin=True)
 def get_last_exception(context: ToolContext) -> ToolResult:
     """The most recent Python traceback in the configured log files, redacted.
@@ -131,6 +149,10 @@ def _log_files(context: ToolContext) -> list[Path]:
     if not files:
         raise Refused("the workspace has no readable log files.")
     return files
+
+
+def _redacted_tail(path: Path) -> list[str]:
+    return [redact(line) for line in _tail_lines(path)]
 
 
 def _tail_lines(path: Path) -> list[str]:
