@@ -36,7 +36,8 @@ def script(tmp_path: Path, text: str = SCRIPT) -> Path:
 
 def test_run_shows_each_step_then_the_answer(tmp_path: Path, on_path: Path) -> None:
     plugin(on_path, PLUGIN, "all = twplugin:all_tools")
-    result = runner.invoke(app, ["run", "--script", str(script(tmp_path)), "what happened?"])
+    only_plugin = ["--tool", "greet", "--tool", "wave"]
+    result = runner.invoke(app, ["run", "--script", str(script(tmp_path)), *only_plugin, "q"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == "[round 1] → request: 1 messages, 2 tools"
