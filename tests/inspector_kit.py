@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -15,6 +16,9 @@ from toolwire import Artifact, ScriptedProvider, ToolRegistry, ToolResult, tool
 from toolwire.errors import ConfigError
 from toolwire.inspector import InspectorSettings
 from toolwire.providers.base import Provider
+from toolwire.runtime import RunOutcome, RunRequest
+from toolwire.tools.registry import Availability
+from toolwire.trace import RunStep
 
 TOKEN = "test-token-" + "x" * 32
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -94,7 +98,7 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
     "looping": [{"tool_calls": [call("lookup", {"customer": "Ada"})]}] * 3
     + [{"content": "gave up"}],
     "exhausted": [{"tool_calls": [call("lookup", {"customer": "Ada"})]}],
-    "hang": [{"content": "never", "delay_ms": 60_000}],
+    "hang": [{"content": "never", "delay_ms": 20_000}],
 }  # fmt: skip
 
 
@@ -143,3 +147,61 @@ def live_server(app: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+class MemoryStore:
+    """An in-memory stand-in for the audit store, with the interface the inspector uses."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, dict[str, Any]] = {}
+        self.steps: dict[str, list[dict[str, Any]]] = {}
+        self.cancel_flags: set[str] = set()
+        self.availability = Availability()
+        self.settled = threading.Event()
+
+    def begin(self, request: RunRequest) -> str:
+        run_id = uuid.uuid4().hex
+        self.runs[run_id] = {"id": run_id, "status": "running", "provider": request.provider.name}
+        self.steps[run_id] = []
+        return run_id
+
+    def record_step(self, run_id: str, sequence: int, step: RunStep) -> None:
+        self.steps[run_id].append({"sequence": sequence, "kind": step.kind})
+
+    def settle(self, outcome: RunOutcome) -> bool:
+        self.runs[outcome.run_id]["status"] = str(outcome.status)
+        self.settled.set()
+        return True
+
+    def cancel_requested(self, run_id: str) -> bool:
+        return run_id in self.cancel_flags
+
+    def request_cancel(self, run_id: str) -> bool:
+        if self.runs.get(run_id, {}).get("status") != "running":
+            return False
+        self.cancel_flags.add(run_id)
+        return True
+
+    def list_runs(self, *, limit: int = 50, offset: int = 0) -> list[Any]:
+        return [Record(r) for r in list(self.runs.values())[offset : offset + limit]]
+
+    def get_run(self, run_id: str) -> Any | None:
+        run = self.runs.get(run_id)
+        return None if run is None else Record({**run, "steps": self.steps[run_id]})
+
+    def load_availability(self) -> Availability:
+        return self.availability
+
+    def set_tool_state(self, name: str, enabled: bool | None) -> None:
+        self.availability.set_tool(name, enabled)
+
+    def set_group_state(self, name: str, enabled: bool | None) -> None:
+        self.availability.set_group(name, enabled)
+
+
+class Record:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.data)
