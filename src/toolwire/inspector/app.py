@@ -41,7 +41,7 @@ STATIC = Path(__file__).parent / "static"
 MAX_RUNS_PAGE = 200  # one screen of the runs browser, with room to spare
 MAX_RUN_ID_CHARS = 100  # ids are uuid hex; anything longer is not an id
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (401, 403, 404, 413, 422)
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422)
 }
 RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS)]
 

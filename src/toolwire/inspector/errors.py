@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from toolwire.jsonenc import dumps_bytes
 
@@ -72,6 +73,17 @@ def describe_validation(errors: list[Any]) -> str:
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette names only the first route's)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "GET"})
+        route_methods = getattr(route, "methods", None)
+        if match is not Match.NONE and route_methods:
+            methods.update(route_methods)
+    return sorted(methods)
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that put every error into the one shape."""
 
@@ -79,10 +91,14 @@ def install(app: FastAPI) -> None:
         assert isinstance(exc, ApiError)
         return error_response(exc.status, exc.message, exc.code)
 
-    async def http_error(_: Request, exc: Exception) -> Response:
+    async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         message = exc.detail if isinstance(exc.detail, str) else "the request failed"
-        return error_response(exc.status_code, message, headers=exc.headers)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(allowed_methods(request))
+            message = f"{request.method} is not allowed here; use {headers['Allow']}"
+        return error_response(exc.status_code, message, headers=headers)
 
     async def validation_error(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)

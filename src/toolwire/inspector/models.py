@@ -1,6 +1,7 @@
 """The API's request and response models. Every request field has a limit.
 
-Request models forbid unknown fields, so a misspelt option is an error, not a silent default.
+Request models forbid unknown fields and coerce no types, so a misspelt option or a wrong
+type is an error, not a silent default.
 Response models document the shapes in the OpenAPI document; steps and artifacts are plain
 JSON (``RunStep.to_dict()``), described loosely because they are a tagged union of dicts.
 """
@@ -22,7 +23,8 @@ Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: ``0`` is not ``false`` and ``"5"`` is not ``5``; a wrong type is an error.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class RunBody(_Strict):
