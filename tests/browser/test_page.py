@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import pytest
 from playwright.sync_api import Browser, Page, Route
@@ -172,7 +172,7 @@ def test_unchecking_every_tool_sends_an_empty_list(watched: Watched) -> None:
     assert page.text_content("#detail .tab-panel pre") == ""
 
 
-def fake_stream(page: Page, *events: dict[str, object]) -> None:
+def fake_stream(page: Page, *events: Mapping[str, object]) -> None:
     body = "".join(dumps(e) + "\n" for e in events)
 
     def fulfil(route: Route) -> None:

@@ -25,5 +25,5 @@ schema.config.checks.positive_data_acceptance.expected_statuses = [
 
 @schema.parametrize()
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-def test_the_api_honours_its_schema(case: schemathesis.Case) -> None:
+def test_the_api_honours_its_schema(case: schemathesis.Case) -> None:  # type: ignore[type-arg]
     case.call_and_validate(headers=AUTH)

@@ -17,8 +17,10 @@ from rich.text import Text
 
 from toolwire.cli.app import app
 from toolwire.cli.show import safe
-from toolwire.errors import ConfigError, ToolwireError
+from toolwire.errors import ToolwireError
 from toolwire.inspector import InspectorSettings, create_app, new_token, scripted_factory
+from toolwire.privacy import PrivacyLevel
+from toolwire.store import RunStore
 from toolwire.tools.defaults import default_registry
 
 DEFAULT_PORT = 8765
@@ -38,22 +40,32 @@ def inspector_url(host: str, port: int, token: str) -> str:
     return f"http://{shown}:{port}/#token={token}"
 
 
-def build_settings(script: Path | None, db: str | None) -> InspectorSettings:
-    if db is not None:
-        raise ConfigError("--db needs the audit store, which this installation does not have")
+def build_settings(
+    script: Path | None, db: str | None, privacy: PrivacyLevel = PrivacyLevel.METADATA
+) -> InspectorSettings:
+    """Settings for a served inspector; with ``db``, runs and tool states go to the store."""
+    store = RunStore.open(db, privacy=privacy) if db is not None else None
     return InspectorSettings(
-        registry=default_registry(), provider_factory=scripted_factory(script), token=new_token()
+        registry=default_registry(),
+        provider_factory=scripted_factory(script),
+        token=new_token(),
+        store=store,
+        privacy_level=str(privacy) if store is not None else None,
     )
 
 
 @app.command()
 def serve(
+    *,
     db: Annotated[str | None, typer.Option("--db", help="Audit store URL (SQLAlchemy).")] = None,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = DEFAULT_PORT,
     script: Annotated[
         Path | None, typer.Option("--script", help="A script for the scripted model.")
     ] = None,
+    privacy: Annotated[
+        PrivacyLevel, typer.Option(help="How much run content the store keeps.")
+    ] = PrivacyLevel.METADATA,
     allow_remote: Annotated[
         bool, typer.Option("--allow-remote", help="Allow binding to a non-loopback address.")
     ] = False,
@@ -65,7 +77,7 @@ def serve(
                            "pass --allow-remote to serve the network", style="red"))  # fmt: skip
         raise typer.Exit(2)
     try:
-        settings = build_settings(script, db)
+        settings = build_settings(script, db, privacy)
     except ToolwireError as exc:
         console.print(Text(f"error: {safe(str(exc), None)}", style="red"))
         raise typer.Exit(1) from None
