@@ -82,7 +82,7 @@ def test_search_code_skips_secret_files_and_redacts(workspace: Workspace) -> Non
     assert root is not None
     (root / "settings.py").write_text('API_KEY = "sk_live_abcdefghijklmnopqrstu"\n')
     result = invoke(workspace, "search_code", {"pattern": "sk_live"})
-    assert result.content == "Matches for 'sk_live':\nsettings.py:1: API_KEY = \"[redacted key]\""
+    assert result.content == "Matches for 'sk_live':\nsettings.py:1: API_KEY = \"***\""
     assert invoke(workspace, "search_code", {"pattern": "Sup3rS3cret"}).content == (
         "No matches for 'Sup3rS3cret' in 3 files."
     )

@@ -159,4 +159,4 @@ def test_body_secrets_are_redacted() -> None:
 
     workspace, _, _ = site(handler=handler)
     result = invoke(workspace, "probe_url", {"url": "https://shop.example/"})
-    assert result.content.endswith("error for [redacted email] token=[redacted]")
+    assert result.content.endswith("error for ***@*** token=***")

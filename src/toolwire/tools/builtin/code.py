@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from toolwire.redact import redact
+from toolwire.redact import mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import Refused, builtin, echo, files_root
@@ -60,7 +60,7 @@ def read_source(
         raise Refused(f"{echo(path)} has {len(lines)} lines; start_line {start_line} is past it.")
     if last < start_line:
         raise Refused("end_line must not be before start_line.")
-    code = redact("\n".join(lines[start_line - 1 : last]))
+    code = mask_secrets("\n".join(lines[start_line - 1 : last]))
     shown = display(root, target)
     header = f"{shown} lines {start_line}-{last} of {len(lines)}:"
     language = LANGUAGES.get(target.suffix.lower(), "")
@@ -90,7 +90,7 @@ def search_code(
     root = files_root(context)
     files = _searchable(root, glob)
     result = _run_worker(source, ignore_case, files)
-    lines = [f"{p}:{n}: {redact(text)}" for p, n, text in result["matches"]]
+    lines = [f"{p}:{n}: {mask_secrets(text)}" for p, n, text in result["matches"]]
     if not lines:
         return ToolResult.text(f"No matches for {echo(pattern)} in {len(files)} files.")
     more = "\n(more matches not shown: narrow the pattern)" if result["truncated"] else ""

@@ -17,7 +17,7 @@ import ipaddress
 
 import httpx
 
-from toolwire.redact import redact
+from toolwire.redact import mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import Refused, builtin, echo, workspace_of
@@ -111,8 +111,8 @@ def _describe(url: httpx.URL, response: httpx.Response, body: bytes) -> str:
     lines = [f"GET {url}", f"status: {response.status_code} {response.reason_phrase}"]
     lines.append(f"content-type: {response.headers.get('content-type', 'unknown')}")
     if "location" in response.headers:
-        lines.append(f"location (not followed): {redact(response.headers['location'][:500])}")
-    excerpt = redact(body.decode("utf-8", "replace"))
+        lines.append(f"location (not followed): {mask_secrets(response.headers['location'][:500])}")
+    excerpt = mask_secrets(body.decode("utf-8", "replace"))
     lines.append(f"body (first {MAX_BODY_BYTES} bytes):\n{excerpt}")
     return "\n".join(lines)
 

@@ -17,7 +17,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from toolwire.redact import redact
+from toolwire.redact import mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import Refused, builtin, format_cell, workspace_of
@@ -100,7 +100,7 @@ def fetch_logs(context: ToolContext, lines: LogLines = 50) -> ToolResult:
     blocks = []
     for path in _log_files(context):
         tail = _tail_lines(path)[-lines:]
-        blocks.append(f"== {path.name} (last {len(tail)} lines)\n" + redact("\n".join(tail)))
+        blocks.append(f"== {path.name} (last {len(tail)} lines)\n" + mask_secrets("\n".join(tail)))
     return ToolResult.text("\n\n".join(blocks))
 
 
@@ -131,7 +131,7 @@ def get_last_exception(context: ToolContext) -> ToolResult:
         lines = _tail_lines(path)
         starts = [n for n, line in enumerate(lines) if TRACEBACK_START in line]
         if starts:
-            block = redact("\n".join(_traceback(lines, starts[-1])))
+            block = mask_secrets("\n".join(_traceback(lines, starts[-1])))
             artifact = Artifact.code(f"last exception in {path.name}", block, language="pytb")
             return ToolResult.text(f"Last exception in {path.name}:\n{block}", artifact)
     return ToolResult.text("No Python traceback in the configured logs.")
@@ -140,7 +140,7 @@ def get_last_exception(context: ToolContext) -> ToolResult:
 def _safe_env_value(name: str, value: str) -> str:
     if is_sensitive(name):
         return REDACTED
-    cleaned = redact(value)
+    cleaned = mask_secrets(value)
     return cleaned if cleaned == value else REDACTED
 
 
@@ -152,7 +152,7 @@ def _log_files(context: ToolContext) -> list[Path]:
 
 
 def _redacted_tail(path: Path) -> list[str]:
-    return [redact(line) for line in _tail_lines(path)]
+    return [mask_secrets(line) for line in _tail_lines(path)]
 
 
 def _tail_lines(path: Path) -> list[str]:

@@ -1,0 +1,187 @@
+"""Privacy levels and the step filter applied when a step is stored (never to the live view).
+
+``none < metadata < redacted < full``; ``metadata`` is the default. The content keys of a step
+are what the model and the tools said: messages sent, model content, thinking, requested tool
+calls, the raw response, tool arguments, the tool result and its artifacts.
+
+- ``none`` and ``metadata``: every content key is removed; everything else is kept, plus counts
+  and lengths that describe the content without revealing it, and ``content_withheld: true``.
+  Tool names (``tool_name``, ``requested_tool_names``) and policy refusals are metadata: they
+  name what ran, not what it said. They are clipped, since a model chooses the names.
+- ``redacted``: the step keeps its shape; every string leaf and every string key, at any depth,
+  goes through :func:`toolwire.redact.redact`. Keys are redacted too because tool arguments and
+  raw responses are model-shaped maps whose keys can carry data.
+- ``full``: verbatim.
+
+Invariant: :func:`filter_step` never raises. Whatever a step holds, the result at ``none`` and
+``metadata`` holds no content key, and a step it cannot filter becomes a bare marker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+
+from toolwire.errors import ConfigError
+from toolwire.redact import redact
+from toolwire.result import ArtifactType
+
+CONTENT_KEYS = frozenset(
+    {
+        "messages_sent",
+        "content",
+        "thinking",
+        "requested_tool_calls",
+        "raw",
+        "tool_arguments",
+        "tool_result",
+        "tool_artifacts",
+    }
+)
+# A model picks tool names; a stored name longer than any real tool name is noise or an attack.
+NAME_CHAR_CAP = 200
+# Deeper structures are cut rather than recursed into, so a hostile raw response cannot
+# exhaust the stack (artifacts are already capped at depth 64 by the bounder).
+REDACT_MAX_DEPTH = 100
+TOO_DEEP = "… [too deep]"
+_ARTIFACT_TYPES = frozenset(str(t) for t in ArtifactType)
+
+
+class PrivacyLevel(StrEnum):
+    """How much of a run's content the store keeps, least to most."""
+
+    NONE = "none"
+    METADATA = "metadata"
+    REDACTED = "redacted"
+    FULL = "full"
+
+    @property
+    def rank(self) -> int:
+        return _RANKS[self]
+
+    @property
+    def keeps_content(self) -> bool:
+        return self.rank >= _RANKS[PrivacyLevel.REDACTED]
+
+    @classmethod
+    def parse(cls, value: str) -> PrivacyLevel:
+        """The level named ``value`` (any case); a clear ``ConfigError`` for anything else."""
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            shown = value if len(value) <= 40 else value[:40] + "…"
+            choices = ", ".join(level.value for level in cls)
+            raise ConfigError(f"unknown privacy level {shown!r}: choose one of {choices}") from None
+
+    # A StrEnum would otherwise compare alphabetically ("full" < "metadata").
+    def __lt__(self, other: object) -> bool:
+        return self.rank < _rank_of(other)
+
+    def __le__(self, other: object) -> bool:
+        return self.rank <= _rank_of(other)
+
+    def __gt__(self, other: object) -> bool:
+        return self.rank > _rank_of(other)
+
+    def __ge__(self, other: object) -> bool:
+        return self.rank >= _rank_of(other)
+
+
+_RANKS = {
+    PrivacyLevel.NONE: 0,
+    PrivacyLevel.METADATA: 1,
+    PrivacyLevel.REDACTED: 2,
+    PrivacyLevel.FULL: 3,
+}
+
+
+def _rank_of(other: object) -> int:
+    if not isinstance(other, PrivacyLevel):
+        raise TypeError(f"cannot compare a privacy level with {type(other).__name__}")
+    return other.rank
+
+
+def filter_step(step: Mapping[str, Any], level: PrivacyLevel) -> dict[str, Any]:
+    """The copy of ``step`` the store may keep at ``level``. Never raises."""
+    try:
+        if level is PrivacyLevel.FULL:
+            return dict(step)
+        if level is PrivacyLevel.REDACTED:
+            return _redact_map(step, 0)
+        return _metadata(step)
+    except Exception:
+        return {"content_withheld": True, "filter_failed": True}
+
+
+def filter_text(text: str | None, level: PrivacyLevel) -> str | None:
+    """A single content string (a run's final answer) at ``level``: None when withheld."""
+    if text is None or not level.keeps_content:
+        return None
+    return redact(text) if level is PrivacyLevel.REDACTED else text
+
+
+def _metadata(step: Mapping[str, Any]) -> dict[str, Any]:
+    out = {key: value for key, value in step.items() if key not in CONTENT_KEYS}
+    if isinstance(out.get("tool_name"), str):
+        out["tool_name"] = _clip(out["tool_name"])
+    out.update(_summaries(step))
+    out["content_withheld"] = True
+    return out
+
+
+def _summaries(step: Mapping[str, Any]) -> dict[str, Any]:
+    """Counts and lengths of the content keys, each only when the value has the right type."""
+    out: dict[str, Any] = {}
+    for key in ("messages_sent", "tool_artifacts"):
+        if isinstance(step.get(key), list | tuple):
+            out[f"{key}_count"] = len(step[key])
+    for key in ("content", "thinking", "tool_result"):
+        if isinstance(step.get(key), str):
+            out[f"{key}_length"] = len(step[key])
+    if isinstance(step.get("tool_artifacts"), list | tuple):
+        out["tool_artifact_types"] = [_artifact_type(a) for a in step["tool_artifacts"]]
+    if isinstance(step.get("requested_tool_calls"), list | tuple):
+        out["requested_tool_names"] = _call_names(step["requested_tool_calls"])
+    if isinstance(step.get("tool_arguments"), Mapping):
+        out["tool_arguments_keys_count"] = len(step["tool_arguments"])
+    return out
+
+
+def _artifact_type(artifact: Any) -> str:
+    # Only the closed set of types is metadata; anything else could be data in disguise.
+    kind = artifact.get("type") if isinstance(artifact, Mapping) else None
+    return kind if isinstance(kind, str) and kind in _ARTIFACT_TYPES else "other"
+
+
+def _call_names(calls: Any) -> list[str]:
+    names = (c.get("name") for c in calls if isinstance(c, Mapping))
+    return [_clip(name) for name in names if isinstance(name, str)]
+
+
+def _clip(name: str) -> str:
+    return name if len(name) <= NAME_CHAR_CAP else name[:NAME_CHAR_CAP] + "…"
+
+
+def _redact_map(value: Mapping[Any, Any], depth: int) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key, item in value.items():
+        new_key = redact(key) if isinstance(key, str) else key
+        while new_key in out:  # two keys masked alike: keep both, do not merge them
+            new_key = f"{new_key}#"
+        out[new_key] = _redact_value(item, depth + 1)
+    return out
+
+
+def _redact_value(value: Any, depth: int) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if depth >= REDACT_MAX_DEPTH:
+        return TOO_DEEP
+    if isinstance(value, Mapping):
+        return _redact_map(value, depth)
+    if isinstance(value, list | tuple):
+        return [_redact_value(item, depth + 1) for item in value]
+    return redact(repr(value))

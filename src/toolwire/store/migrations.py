@@ -1,0 +1,71 @@
+"""Forward-only schema migrations, applied when a store opens.
+
+``schema_version`` holds the number of the last migration applied. Opening a store applies
+every later migration, in order, each in its own transaction together with the version bump,
+so a crash between two migrations leaves a database that the next open finishes. Migrating an
+up-to-date database does nothing, and a database newer than this code is refused rather than
+guessed at. Two processes opening a fresh database at once may race on the first migration;
+the loser re-reads the version and finds nothing left to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import Connection, Engine, func, insert, inspect, select, update
+from sqlalchemy.exc import SQLAlchemyError
+
+from toolwire.errors import StoreError
+from toolwire.store import schema
+
+Migration = Callable[[Connection], None]
+
+
+def _v1_initial(connection: Connection) -> None:
+    schema.metadata.create_all(
+        connection,
+        tables=[schema.runs, schema.steps, schema.tool_state, schema.tool_group_state],
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial,)
+LATEST = len(MIGRATIONS)
+
+
+def migrate(engine: Engine) -> int:
+    """Bring the schema to ``LATEST``; return the version found before migrating."""
+    try:
+        return _migrate_once(engine)
+    except SQLAlchemyError:
+        # Another process may have migrated between our read and our write: look again.
+        return _migrate_once(engine)
+
+
+def current_version(engine: Engine) -> int:
+    with engine.connect() as connection:
+        if not inspect(connection).has_table(schema.schema_version.name):
+            return 0
+        found = connection.execute(select(func.max(schema.schema_version.c.version))).scalar()
+        return int(found or 0)
+
+
+def _migrate_once(engine: Engine) -> int:
+    found = current_version(engine)
+    if found > LATEST:
+        raise StoreError(
+            f"the store's schema is version {found}, newer than this toolwire knows ({LATEST}); "
+            "upgrade toolwire"
+        )
+    for number in range(found + 1, LATEST + 1):
+        with engine.begin() as connection:
+            schema.schema_version.create(connection, checkfirst=True)
+            MIGRATIONS[number - 1](connection)
+            _set_version(connection, number)
+    return found
+
+
+def _set_version(connection: Connection, number: int) -> None:
+    table = schema.schema_version
+    changed = connection.execute(update(table).values(version=number)).rowcount
+    if not changed:
+        connection.execute(insert(table).values(version=number))

@@ -1,0 +1,99 @@
+"""What the store hands back: run summaries and stored runs, plain and read-only.
+
+Times are ISO 8601 strings in UTC. ``final_answer`` is what the run's privacy level let the
+store keep (None when withheld; ``final_answer_length`` still says how long it was). A stored
+run's steps are the privacy-filtered payloads, each with its ``sequence`` first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from typing import Any
+
+from toolwire.jsonenc import loads
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSummary:
+    """One run as listed: its state, totals and (filtered) answer, without its steps."""
+
+    id: str
+    status: str
+    created_at: str
+    finished_at: str | None
+    provider: str | None
+    model: str | None
+    privacy_level: str
+    termination_reason: str | None
+    truncated: bool
+    rounds: int
+    prompt_tokens: int
+    completion_tokens: int
+    final_answer: str | None
+    error: str | None
+    step_count: int
+    final_answer_length: int | None = None
+    cancel_requested: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(RunSummary)}
+
+    @classmethod
+    def from_row(cls, row: Mapping[Any, Any]) -> RunSummary:
+        return cls(**_summary_values(row))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredRun(RunSummary):
+    """A run with its stored steps, in sequence order."""
+
+    steps: list[dict[str, Any]]
+
+    @property
+    def summary(self) -> RunSummary:
+        return RunSummary(**{f.name: getattr(self, f.name) for f in fields(RunSummary)})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.summary.to_dict(), "steps": self.steps}
+
+    @classmethod
+    def from_rows(cls, row: Mapping[Any, Any], step_rows: Sequence[Mapping[Any, Any]]) -> StoredRun:
+        return cls(**_summary_values(row), steps=[step_dict(s) for s in step_rows])
+
+
+def step_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
+    payload = loads(row["payload"])
+    return {"sequence": row["sequence"], **(payload if isinstance(payload, dict) else {})}
+
+
+def iso(moment: datetime | None) -> str | None:
+    """UTC ISO 8601; SQLite hands back naive times, which the store always wrote in UTC."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat()
+
+
+def _summary_values(row: Mapping[Any, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "status": row["status"],
+        "created_at": iso(row["created_at"]) or "",
+        "finished_at": iso(row["finished_at"]),
+        "provider": row["provider"],
+        "model": row["model"],
+        "privacy_level": row["privacy_level"],
+        "termination_reason": row["termination_reason"],
+        "truncated": bool(row["truncated"]),
+        "rounds": int(row["rounds"]),
+        "prompt_tokens": int(row["prompt_tokens"]),
+        "completion_tokens": int(row["completion_tokens"]),
+        "final_answer": row["final_answer"],
+        "error": row["error"],
+        "step_count": int(row["step_count"]),
+        "final_answer_length": row["final_answer_length"],
+        "cancel_requested": bool(row["cancel_requested"]),
+    }

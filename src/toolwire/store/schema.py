@@ -1,0 +1,97 @@
+"""The store's tables, on SQLAlchemy Core, the same on SQLite and PostgreSQL.
+
+- ``runs``: one row per run. ``id`` is a UUID minted by the store; ``uid`` only orders rows.
+  ``final_answer`` holds the answer as the run's privacy level allows (NULL when withheld,
+  with its length in ``final_answer_length``). ``owner_host``/``owner_pid``/``owner_started``
+  name the process running it, so a later open can tell a dead run from a live one.
+  ``settled`` is set by the one settle that counts.
+- ``steps``: one row per recorded step; ``(run_id, sequence)`` is the key, so a sequence number
+  is unique within its run. ``payload`` is the privacy-filtered step as canonical JSON text.
+- ``tool_state`` and ``tool_group_state``: sparse enable/disable overrides (no row: default).
+- ``schema_version``: one row, the last migration applied.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+ID_CHARS = 36  # a UUID in its canonical text form
+NAME_CHARS = 255  # tool and group names, provider and model labels
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("uid", Integer, primary_key=True, autoincrement=True),
+    Column("id", String(ID_CHARS), nullable=False, unique=True),
+    Column("status", String(32), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("provider", String(NAME_CHARS)),
+    Column("model", String(NAME_CHARS)),
+    Column("privacy_level", String(16), nullable=False),
+    Column("termination_reason", String(32)),
+    Column("truncated", Boolean, nullable=False, default=False),
+    Column("rounds", Integer, nullable=False, default=0),
+    Column("prompt_tokens", Integer, nullable=False, default=0),
+    Column("completion_tokens", Integer, nullable=False, default=0),
+    Column("final_answer", Text),
+    Column("final_answer_length", Integer),
+    Column("error", Text),
+    Column("cancel_requested", Boolean, nullable=False, default=False),
+    Column("settled", Boolean, nullable=False, default=False),
+    Column("owner_host", String(NAME_CHARS)),
+    Column("owner_pid", Integer),
+    Column("owner_started", String(32)),
+    Index("ix_runs_created_at", "created_at"),
+    Index("ix_runs_status", "status"),
+)
+
+steps = Table(
+    "steps",
+    metadata,
+    Column(
+        "run_id",
+        String(ID_CHARS),
+        ForeignKey("runs.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("sequence", Integer, primary_key=True, autoincrement=False),
+    Column("kind", String(16), nullable=False),
+    Column("round", Integer, nullable=False),
+    Column("duration_ms", Float, nullable=False),
+    Column("payload", Text, nullable=False),
+)
+
+tool_state = Table(
+    "tool_state",
+    metadata,
+    Column("name", String(NAME_CHARS), primary_key=True),
+    Column("enabled", Boolean, nullable=False),
+)
+
+tool_group_state = Table(
+    "tool_group_state",
+    metadata,
+    Column("name", String(NAME_CHARS), primary_key=True),
+    Column("enabled", Boolean, nullable=False),
+)
+
+schema_version = Table(
+    "schema_version",
+    metadata,
+    Column("version", Integer, nullable=False),
+)

@@ -1,0 +1,112 @@
+"""Store fixtures: every store test runs on a real SQLite file and on a real PostgreSQL.
+
+PostgreSQL comes from ``$TOOLWIRE_TEST_PG_URL``; each test gets a schema of its own, dropped
+afterwards. Without the variable the PostgreSQL variants fail (they are never skipped):
+``scripts/test`` starts a throwaway server and sets it.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.engine import make_url
+
+from toolwire.privacy import PrivacyLevel
+from toolwire.store import RunStore
+
+PG_ENV = "TOOLWIRE_TEST_PG_URL"
+
+
+@dataclass
+class Backend:
+    """One database for one test: its URL and a way to read everything it holds as bytes."""
+
+    kind: str
+    url: str
+    path: Path | None = None
+    stores: list[RunStore] = field(default_factory=list)
+
+    def open(self, privacy: PrivacyLevel = PrivacyLevel.METADATA) -> RunStore:
+        store = RunStore.open(self.url, privacy=privacy)
+        self.stores.append(store)
+        return store
+
+    def raw_bytes(self) -> bytes:
+        """SQLite: the database file and its WAL; PostgreSQL: every column of every table."""
+        if self.path is not None:
+            files = [self.path, Path(f"{self.path}-wal")]
+            return b"".join(f.read_bytes() for f in files if f.exists())
+        return pg_dump(self.url)
+
+    def close(self) -> None:
+        for store in self.stores:
+            store.close()
+
+
+def pg_dump(url: str) -> bytes:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            names = inspect(connection).get_table_names()
+            rows = [
+                value
+                for name in names
+                for value in connection.execute(text(f'SELECT t::text FROM "{name}" t')).scalars()
+            ]
+    finally:
+        engine.dispose()
+    return "\n".join(rows).encode("utf-8")
+
+
+def pg_base_url() -> str:
+    url = os.environ.get(PG_ENV)
+    if not url:
+        pytest.fail(
+            f"${PG_ENV} is not set: run scripts/test, which starts a PostgreSQL server and sets it"
+        )
+    return url
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[str]:
+    """A fresh PostgreSQL schema; yields a URL whose connections use it."""
+    base = pg_base_url()
+    schema = f"tw_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f"CREATE SCHEMA {schema}"))
+    url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    if request.param == "sqlite":
+        path = tmp_path / "runs.db"
+        found = Backend(kind="sqlite", url=str(path), path=path)
+        yield found
+        found.close()
+        return
+    url = request.getfixturevalue("pg_schema")
+    found = Backend(kind="postgresql", url=url)
+    yield found
+    found.close()
+
+
+@pytest.fixture
+def store(backend: Backend) -> RunStore:
+    return backend.open()
+
+
+OpenStore = Callable[[PrivacyLevel], RunStore]

@@ -1,0 +1,248 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolwire import Artifact, ChatMessage, RunStep, ToolCall
+from toolwire.errors import ConfigError
+from toolwire.jsonenc import dumps
+from toolwire.privacy import CONTENT_KEYS, NAME_CHAR_CAP, PrivacyLevel, filter_step, filter_text
+
+LLM_STEP = RunStep(
+    kind="llm",
+    round=1,
+    duration_ms=12.3456,
+    content="Looking it up now",
+    thinking="the user wants page 7",
+    finish_reason="tool_calls",
+    prompt_tokens=40,
+    completion_tokens=9,
+    total_tokens=49,
+    requested_tool_calls=(ToolCall.of("c1", "get_page", {"id": 7}),),
+    raw={"id": "resp-1"},
+).to_dict()
+REQUEST_STEP = RunStep(
+    kind="request",
+    round=1,
+    messages_sent=(ChatMessage.user("hello there"),),
+    tool_specs=("get_page",),
+    refusals=({"name": "drop_db", "reason": "not enabled"},),
+).to_dict()
+TOOL_STEP = RunStep(
+    kind="tool",
+    round=1,
+    duration_ms=3.0,
+    tool_call_id="c1",
+    tool_name="get_page",
+    tool_arguments={"url": "https://api.example.org/p?token=supersecretvalue", "id": 7},
+    tool_result="key sk-AbCdEfGhIjKlMnOpQrStUvWx, owner ann@example.org",
+    tool_is_error=False,
+    tool_artifacts=(Artifact.table("rows", ["k", "v"], [["key", "sk-ZyXwVuTsRqPoNmLkJiHgFe"]]),),
+).to_dict()
+
+
+@pytest.mark.parametrize("level", [PrivacyLevel.METADATA, PrivacyLevel.NONE])
+def test_metadata_llm_step_keeps_facts_and_counts_content(level: PrivacyLevel) -> None:
+    assert filter_step(LLM_STEP, level) == {
+        "kind": "llm",
+        "round": 1,
+        "duration_ms": 12.35,
+        "finish_reason": "tool_calls",
+        "prompt_tokens": 40,
+        "completion_tokens": 9,
+        "total_tokens": 49,
+        "content_length": 17,
+        "thinking_length": 21,
+        "requested_tool_names": ["get_page"],
+        "content_withheld": True,
+    }
+
+
+def test_metadata_request_step_keeps_offered_tools_and_refusals() -> None:
+    assert filter_step(REQUEST_STEP, PrivacyLevel.METADATA) == {
+        "kind": "request",
+        "round": 1,
+        "duration_ms": 0.0,
+        "tool_specs": ["get_page"],
+        "refusals": [{"name": "drop_db", "reason": "not enabled"}],
+        "messages_sent_count": 1,
+        "content_withheld": True,
+    }
+
+
+def test_metadata_tool_step_with_artifacts() -> None:
+    filtered = filter_step(TOOL_STEP, PrivacyLevel.METADATA)
+    assert filtered == {
+        "kind": "tool",
+        "round": 1,
+        "duration_ms": 3.0,
+        "tool_call_id": "c1",
+        "tool_name": "get_page",
+        "tool_is_error": False,
+        "tool_result_length": 54,
+        "tool_artifacts_count": 1,
+        "tool_artifact_types": ["table"],
+        "tool_arguments_keys_count": 2,
+        "content_withheld": True,
+    }
+    assert "sk-" not in dumps(filtered)
+
+
+def test_redacted_keeps_the_shape_and_masks_secrets() -> None:
+    filtered = filter_step(TOOL_STEP, PrivacyLevel.REDACTED)
+    assert filtered == {
+        **TOOL_STEP,
+        "tool_arguments": {"url": "https://api.example.org/p?token=***", "id": 7},
+        "tool_result": "key sk-***, owner ***@***",
+        "tool_artifacts": [
+            {
+                "type": "table",
+                "label": "rows",
+                "data": {"columns": ["k", "v"], "rows": [["key", "sk-***"]]},
+            }
+        ],
+    }
+    assert "content_withheld" not in filtered
+
+
+def test_redacted_masks_keys_and_keeps_colliding_ones_apart() -> None:
+    step = {
+        "kind": "tool",
+        "round": 1,
+        "tool_arguments": {"sk-AAAAAAAAAAAAAAAAAAAA": 1, "sk-BBBBBBBBBBBBBBBBBBBB": 2},
+    }
+    assert filter_step(step, PrivacyLevel.REDACTED)["tool_arguments"] == {"sk-***": 1, "sk-***#": 2}
+
+
+def test_full_is_verbatim() -> None:
+    for step in (LLM_STEP, REQUEST_STEP, TOOL_STEP):
+        assert filter_step(step, PrivacyLevel.FULL) == step
+
+
+def test_unknown_artifact_types_and_long_names_do_not_carry_data() -> None:
+    step = {
+        "kind": "llm",
+        "round": 1,
+        "requested_tool_calls": [{"name": "n" * 5000}, {"name": 3}, "junk"],
+        "tool_artifacts": [{"type": "CANARY-in-type"}, 7],
+    }
+    filtered = filter_step(step, PrivacyLevel.METADATA)
+    assert filtered["requested_tool_names"] == ["n" * NAME_CHAR_CAP + "…"]
+    assert filtered["tool_artifact_types"] == ["other", "other"]
+    assert filtered["tool_artifacts_count"] == 2
+
+
+def test_final_answer_follows_the_level() -> None:
+    answer = "mail bob@example.com"
+    assert filter_text(answer, PrivacyLevel.NONE) is None
+    assert filter_text(answer, PrivacyLevel.METADATA) is None
+    assert filter_text(answer, PrivacyLevel.REDACTED) == "mail ***@***"
+    assert filter_text(answer, PrivacyLevel.FULL) == answer
+
+
+def test_levels_are_ordered_and_parsed() -> None:
+    assert PrivacyLevel.NONE < PrivacyLevel.METADATA < PrivacyLevel.REDACTED < PrivacyLevel.FULL
+    assert max(PrivacyLevel) is PrivacyLevel.FULL
+    assert PrivacyLevel.parse(" Redacted ") is PrivacyLevel.REDACTED
+    with pytest.raises(ConfigError) as caught:
+        PrivacyLevel.parse("verbose")
+    assert str(caught.value) == (
+        "unknown privacy level 'verbose': choose one of none, metadata, redacted, full"
+    )
+
+
+# -- properties -------------------------------------------------------------------------------
+
+CANARY = "CANARY-7f3a"
+json_leaves = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20)
+)
+json_values = st.recursive(
+    json_leaves,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def planted(value: Any) -> Any:
+    """``value`` with the canary inside every string, key and container."""
+    if isinstance(value, str):
+        return f"{value}{CANARY}"
+    if isinstance(value, list):
+        return [planted(v) for v in value] + [CANARY]
+    if isinstance(value, dict):
+        return {planted(k): planted(v) for k, v in value.items()} | {CANARY: CANARY}
+    return CANARY
+
+
+content_values = json_values.map(planted)
+# Tool names are metadata by design, so they carry no canary; everything else does.
+calls = st.lists(
+    st.fixed_dictionaries(
+        {"id": content_values, "name": st.text(max_size=10), "arguments": content_values}
+    ),
+    max_size=3,
+)
+steps = st.fixed_dictionaries(
+    {"kind": st.sampled_from(["request", "llm", "tool"]), "round": st.integers(0, 21)},
+    optional={
+        **{key: content_values for key in CONTENT_KEYS},
+        "requested_tool_calls": calls | content_values,
+        "tool_artifacts": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "type": st.sampled_from(["table", "text"]),
+                    "label": content_values,
+                    "data": content_values,
+                }
+            ),
+            max_size=3,
+        )
+        | content_values,
+        "tool_name": st.text(max_size=30),
+        "finish_reason": st.text(max_size=10),
+        "prompt_tokens": st.integers(),
+        "tool_specs": st.lists(st.text(max_size=10)),
+        "duration_ms": st.floats(allow_nan=False, allow_infinity=False),
+    },
+)
+
+
+@settings(max_examples=200)
+@given(steps, st.sampled_from([PrivacyLevel.NONE, PrivacyLevel.METADATA]))
+def test_metadata_never_lets_content_through(step: dict[str, Any], level: PrivacyLevel) -> None:
+    filtered = filter_step(step, level)
+    assert not CONTENT_KEYS & filtered.keys()
+    assert CANARY not in dumps(filtered)
+    assert filtered["content_withheld"] is True
+
+
+@settings(max_examples=150)
+@given(
+    st.dictionaries(st.text(max_size=10), json_values | st.builds(object), max_size=6),
+    st.sampled_from(PrivacyLevel),
+)
+def test_the_filter_never_raises(step: dict[str, Any], level: PrivacyLevel) -> None:
+    filtered = filter_step(step, level)
+    assert isinstance(filtered, dict)
+    if level < PrivacyLevel.REDACTED:
+        assert not CONTENT_KEYS & filtered.keys()
+
+
+@settings(max_examples=150)
+@given(steps)
+def test_redacted_keeps_every_key_of_the_step(step: dict[str, Any]) -> None:
+    assert filter_step(step, PrivacyLevel.REDACTED).keys() == step.keys()
+
+
+def test_a_deep_structure_is_cut_not_recursed_forever() -> None:
+    deep: Any = "leaf"
+    for _ in range(5000):
+        deep = [deep]
+    filtered = filter_step({"kind": "llm", "round": 1, "raw": {"x": deep}}, PrivacyLevel.REDACTED)
+    assert "… [too deep]" in dumps(filtered)

@@ -1,0 +1,116 @@
+"""Real processes against a real SQLite file: a run killed mid-flight, and a full disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import toolwire
+from toolwire.store import RunStore
+from toolwire.store.runs import INTERRUPTED_ERROR
+
+SRC = str(Path(toolwire.__file__).resolve().parents[1])
+WAIT_SECONDS = 30
+
+BLOCKING_RUN = """
+import sys, time
+from toolwire import RunOptions, ScriptedProvider, ToolRegistry, tool
+from toolwire.runtime import RunRequest, Runtime
+from toolwire.store import RunStore
+
+@tool(data_class="public")
+def work(n: int) -> str:
+    if n == 3:
+        time.sleep(600)  # blocks until the test kills this process
+    return f"worked {n}"
+
+turns = [{"tool_calls": [{"name": "work", "arguments": {"n": n}}]} for n in (1, 2, 3)]
+provider = ScriptedProvider.from_turns(turns + [{"content": "done"}])
+request = RunRequest.of("go", provider=provider, options=RunOptions(max_rounds=5))
+Runtime(ToolRegistry([work]), recorder=RunStore.open(sys.argv[1])).run_sync(request)
+"""
+
+FULL_DISK = """
+import json, resource, signal, sys
+from toolwire import RunStep, ScriptedProvider, ToolRegistry
+from toolwire.errors import StoreError
+from toolwire.privacy import PrivacyLevel
+from toolwire.runtime import RunRequest, Runtime
+from toolwire.store import RunStore
+
+store = RunStore.open(sys.argv[1], privacy=PrivacyLevel.FULL)
+provider = ScriptedProvider.from_turns([{"content": "x" * 3_000_000}])
+run_id = store.begin(RunRequest.of("hi", provider=provider))
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead
+resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))
+try:
+    store.record_step(run_id, 1, RunStep(kind="tool", round=1, tool_result="y" * 2_000_000))
+    error = None
+except StoreError as exc:
+    error = str(exc)
+outcome = Runtime(ToolRegistry(), recorder=store).run_sync(RunRequest.of("hi", provider=provider))
+print(json.dumps({"run_id": run_id, "error": error, "status": outcome.status.value,
+                  "store_error": outcome.store_error, "answer": len(outcome.result.final_content)}))
+"""
+
+
+def child(script: str, db: Path, **kwargs: object) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    command = [sys.executable, "-c", script, str(db)]
+    proc: subprocess.Popen[str] = subprocess.Popen(command, env=env, text=True, **kwargs)  # type: ignore[call-overload]
+    return proc
+
+
+def wait_for_steps(db: Path, count: int, proc: subprocess.Popen[str]) -> str:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the child process ended early"
+        if db.exists():
+            with RunStore.open(str(db)) as store:
+                runs = store.list_runs()
+            if runs and runs[0].step_count >= count:
+                assert runs[0].status == "running"  # its owner is alive: not interrupted
+                return runs[0].id
+        time.sleep(0.05)
+    raise AssertionError(f"the child did not record {count} steps in {WAIT_SECONDS} s")
+
+
+def test_a_killed_run_is_marked_interrupted_and_keeps_its_steps(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    proc = child(BLOCKING_RUN, db)
+    try:
+        run_id = wait_for_steps(db, 8, proc)  # rounds 1 and 2, then round 3's request and llm
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    with RunStore.open(str(db)) as store:
+        stored = store.get_run(run_id)
+    assert stored is not None
+    assert (stored.status, stored.error) == ("interrupted", INTERRUPTED_ERROR)
+    assert stored.finished_at is not None
+    assert [(s["sequence"], s["kind"], s["round"]) for s in stored.steps] == [
+        (1, "request", 1), (2, "llm", 1), (3, "tool", 1),
+        (4, "request", 2), (5, "llm", 2), (6, "tool", 2),
+        (7, "request", 3), (8, "llm", 3),
+    ]  # fmt: skip
+    assert stored.steps[5]["tool_result_length"] == len("worked 2")
+
+
+def test_a_full_disk_is_a_clear_store_error_and_the_run_goes_on(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    proc = child(FULL_DISK, db, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate(timeout=WAIT_SECONDS)
+    assert proc.returncode == 0, err
+    report = json.loads(out)
+    assert report["error"] == (
+        f"the run store could not record step 1 of run {report['run_id']}: disk I/O error"
+    )
+    assert report["status"] == "completed"
+    assert report["store_error"] == "the run store failed; this run is not fully recorded"
+    assert report["answer"] == 3_000_000

@@ -1,0 +1,275 @@
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import create_engine, select, update
+
+from toolwire import RunStep, ScriptedProvider, ToolRegistry
+from toolwire.errors import StoreError
+from toolwire.providers.scripted import Turn
+from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
+from toolwire.store import RunStore
+from toolwire.store import schema as tables
+from toolwire.store.migrations import LATEST
+
+from .conftest import Backend
+from .helpers import lookup, run, two_round_script
+
+
+def test_a_run_is_stored_with_its_steps_in_sequence(store: RunStore) -> None:
+    outcome = run(store)
+    assert outcome.status is RunStatus.COMPLETED and outcome.store_error is None
+    stored = store.get_run(outcome.run_id)
+    assert stored is not None
+    assert [(s["sequence"], s["kind"], s["round"]) for s in stored.steps] == [
+        (1, "request", 1),
+        (2, "llm", 1),
+        (3, "tool", 1),
+        (4, "request", 2),
+        (5, "llm", 2),
+    ]
+    summary = stored.summary.to_dict()
+    assert datetime.fromisoformat(summary.pop("created_at")).tzinfo == UTC
+    assert datetime.fromisoformat(summary.pop("finished_at")).tzinfo == UTC
+    assert summary == {
+        "id": outcome.run_id,
+        "status": "completed",
+        "provider": "scripted",
+        "model": "m-1",
+        "privacy_level": "metadata",
+        "termination_reason": "completed",
+        "truncated": False,
+        "rounds": 2,
+        "prompt_tokens": 11,
+        "completion_tokens": 5,
+        "final_answer": None,
+        "final_answer_length": 8,
+        "error": None,
+        "step_count": 5,
+        "cancel_requested": False,
+    }
+    assert stored.steps[2] == {
+        "sequence": 3,
+        "kind": "tool",
+        "round": 1,
+        "duration_ms": stored.steps[2]["duration_ms"],
+        "tool_call_id": "call_1_1",
+        "tool_name": "lookup",
+        "tool_is_error": False,
+        "tool_result_length": len("found orders"),
+        "tool_artifacts_count": 1,
+        "tool_artifact_types": ["table"],
+        "tool_arguments_keys_count": 1,
+        "content_withheld": True,
+    }
+
+
+def test_runs_are_listed_newest_first_with_paging(store: RunStore) -> None:
+    ids = [run(store).run_id for _ in range(3)]
+    assert [r.id for r in store.list_runs()] == ids[::-1]
+    assert [r.id for r in store.list_runs(limit=1, offset=1)] == [ids[1]]
+    assert store.list_runs(offset=3) == []
+    with pytest.raises(ValueError, match="limit must be between 1 and 1000, not 0"):
+        store.list_runs(limit=0)
+    assert store.get_run("no-such-run") is None
+
+
+def test_a_run_settles_once(store: RunStore) -> None:
+    outcome = run(store)
+    late = RunOutcome(
+        run_id=outcome.run_id,
+        status=RunStatus.FAILED,
+        result=None,
+        steps=(),
+        wall_ms=1.0,
+        error="late",
+    )
+    assert store.settle(late) is False
+    stored = store.get_run(outcome.run_id)
+    assert stored is not None and (stored.status, stored.error) == ("completed", None)
+
+
+def test_a_cancel_round_trips_and_wins_over_a_later_settle(store: RunStore) -> None:
+    run_id = store.begin(RunRequest.of("x", provider=two_round_script()))
+    assert store.cancel_requested(run_id) is False
+    assert store.request_cancel(run_id) is True
+    assert store.cancel_requested(run_id) is True
+    assert store.request_cancel(run_id) is False  # no longer running
+    assert store.request_cancel("no-such-run") is False
+    done = RunOutcome(run_id=run_id, status=RunStatus.COMPLETED, result=None, steps=(), wall_ms=1.0)
+    assert store.settle(done) is True
+    assert store.settle(done) is False
+    stored = store.get_run(run_id)
+    assert stored is not None and stored.status == "cancelled" and stored.cancel_requested
+
+
+def test_a_cancel_through_another_store_stops_the_run(backend: Backend) -> None:
+    store, other = backend.open(), backend.open()
+
+    def respond(messages: object) -> dict[str, object]:
+        (running,) = [r for r in other.list_runs() if r.status == "running"]
+        other.request_cancel(running.id)
+        return {"content": "", "tool_calls": [{"name": "lookup", "arguments": {"query": "q"}}]}
+
+    outcome = run(store, ScriptedProvider(lambda m: _turn(respond(m))))
+    assert outcome.status is RunStatus.CANCELLED
+    stored = store.get_run(outcome.run_id)
+    assert stored is not None and stored.status == "cancelled"
+    # The step that observed the cancel is not recorded, and no tool ran.
+    assert [s["kind"] for s in stored.steps] == ["request"]
+    assert [s.kind for s in outcome.steps] == ["request", "llm"]
+
+
+def _turn(data: dict[str, object]) -> Turn:
+    return Turn.model_validate(data)
+
+
+def test_sequence_numbers_are_unique_and_increasing(backend: Backend) -> None:
+    store = backend.open()
+    run_id = store.begin(RunRequest.of("x", provider=two_round_script()))
+    step = RunStep(kind="request", round=1, tool_specs=())
+    store.record_step(run_id, 1, step)
+    store.record_step(run_id, 2, step)
+    with pytest.raises(
+        StoreError, match=f"step sequence 2 of run {run_id} is not after the last one \\(2\\)"
+    ):
+        store.record_step(run_id, 2, step)
+    with pytest.raises(StoreError, match="is not after the last one"):
+        store.record_step(run_id, 1, step)
+    # Another store (another process) knows nothing in memory: the table key still refuses it.
+    with pytest.raises(StoreError, match=f"the run store could not record step 2 of run {run_id}"):
+        backend.open().record_step(run_id, 2, step)
+    stored = store.get_run(run_id)
+    assert stored is not None and [s["sequence"] for s in stored.steps] == [1, 2]
+
+
+def test_a_step_for_an_unknown_run_is_refused(store: RunStore) -> None:
+    with pytest.raises(StoreError, match="the run store could not record step 1 of run nope"):
+        store.record_step("nope", 1, RunStep(kind="request", round=1))
+
+
+def test_purge_deletes_old_finished_runs_and_their_steps(backend: Backend) -> None:
+    store = backend.open()
+    old, recent = run(store).run_id, run(store).run_id
+    running = store.begin(RunRequest.of("x", provider=two_round_script()))
+    engine = create_engine(backend.url if "://" in backend.url else f"sqlite:///{backend.url}")
+    with engine.begin() as connection:
+        ten_days_ago = datetime.now(UTC) - timedelta(days=10)
+        connection.execute(
+            update(tables.runs)
+            .where(tables.runs.c.id.in_([old, running]))
+            .values(created_at=ten_days_ago)
+        )
+    assert store.purge(older_than_days=5) == 1
+    assert store.get_run(old) is None
+    assert store.get_run(recent) is not None and store.get_run(running) is not None
+    with engine.connect() as connection:
+        left = connection.execute(select(tables.steps.c.run_id).distinct()).scalars().all()
+    engine.dispose()
+    assert left == [recent]
+    assert store.purge(older_than_days=0) == 1  # the recent one; never a running run
+    assert [r.id for r in store.list_runs()] == [running]
+    with pytest.raises(ValueError, match="older_than_days must be 0 or more days, not -1"):
+        store.purge(older_than_days=-1)
+
+
+def test_availability_overrides_round_trip_with_the_cascade(store: RunStore) -> None:
+    store.set_tool_state("lookup", False)
+    store.set_group_state("records", False)
+    store.set_tool_state("other", True)
+    availability = store.load_availability()
+    assert (availability.tools, availability.groups) == (
+        {"lookup": False, "other": True},
+        {"records": False},
+    )
+    store.set_tool_state("lookup", True)
+    registry = ToolRegistry([lookup], availability=store.load_availability())
+    assert registry.is_enabled("lookup") is False  # a tool override cannot beat its group
+    store.set_group_state("records", None)
+    registry = ToolRegistry([lookup], availability=store.load_availability())
+    assert registry.is_enabled("lookup") is True
+    store.set_tool_state("lookup", None)
+    store.set_tool_state("other", None)
+    availability = store.load_availability()
+    assert (availability.tools, availability.groups) == ({}, {})
+    with pytest.raises(ValueError, match="a tool name must be 1 to 255 characters long"):
+        store.set_tool_state("", True)
+
+
+def test_migrations_are_idempotent_on_reopen(backend: Backend) -> None:
+    first = backend.open()
+    run_id = run(first).run_id
+    first.close()
+    second = backend.open()
+    second.close()
+    third = backend.open()
+    assert third.get_run(run_id) is not None
+    engine = create_engine(third.url)
+    with engine.connect() as connection:
+        assert connection.execute(select(tables.schema_version.c.version)).scalars().all() == [
+            LATEST
+        ]
+    with engine.begin() as connection:
+        connection.execute(update(tables.schema_version).values(version=LATEST + 1))
+    engine.dispose()
+    with pytest.raises(
+        StoreError, match=f"schema is version {LATEST + 1}, newer than this toolwire knows"
+    ):
+        backend.open()
+
+
+def test_threads_record_runs_concurrently(store: RunStore) -> None:
+    outcomes: list[RunOutcome] = []
+    lock = threading.Lock()
+
+    def one(n: int) -> None:
+        outcome = run(store, two_round_script(query=f"q{n}"))
+        with lock:
+            outcomes.append(outcome)
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {o.store_error for o in outcomes} == {None}
+    assert sorted(r.step_count for r in store.list_runs()) == [5] * 6
+
+
+def test_an_unwritable_path_is_a_clear_error(tmp_path: object) -> None:
+    from pathlib import Path
+
+    blocker = Path(str(tmp_path)) / "not-a-dir"
+    blocker.write_text("a file where a directory should be")
+    with pytest.raises(StoreError) as caught:
+        RunStore.open(str(blocker / "runs.db"))
+    assert str(caught.value) == f"cannot create the store directory {blocker}: a file is in the way"
+
+
+def test_bad_urls_are_clear_errors_without_secrets() -> None:
+    with pytest.raises(StoreError, match="unsupported store URL scheme 'mysql'"):
+        RunStore.open("mysql://root@localhost/db")
+    with pytest.raises(StoreError) as caught:
+        RunStore.open("postgresql+psycopg://me:topsecret@127.0.0.1:1/nowhere")
+    assert str(caught.value).startswith(
+        "the run store could not open postgresql+psycopg://me:***@127.0.0.1:1/nowhere: "
+    )
+    assert "topsecret" not in str(caught.value)
+
+
+def test_a_store_failure_mid_run_leaves_the_run_going(tmp_path: object) -> None:
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "runs.db"
+    store = RunStore.open(str(path))
+    store.close()
+    path.unlink()
+    Path(f"{path}-wal").unlink(missing_ok=True)
+    path.mkdir()  # the database is now a directory: every write fails
+    outcome = Runtime(ToolRegistry([lookup]), recorder=store).run_sync(
+        RunRequest.of("x", provider=two_round_script())
+    )
+    assert outcome.status is RunStatus.COMPLETED
+    assert outcome.store_error == "the run store failed; this run is not fully recorded"
