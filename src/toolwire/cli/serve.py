@@ -18,10 +18,11 @@ from rich.text import Text
 from toolwire.cli.app import app
 from toolwire.cli.show import safe
 from toolwire.errors import ToolwireError
-from toolwire.inspector import InspectorSettings, create_app, new_token, scripted_factory
+from toolwire.inspector import InspectorSettings, create_app, new_token, provider_factory
 from toolwire.privacy import PrivacyLevel
 from toolwire.store import RunStore
 from toolwire.tools.defaults import default_registry
+from toolwire.workspace import load_workspace
 
 DEFAULT_PORT = 8765
 
@@ -41,23 +42,47 @@ def inspector_url(host: str, port: int, token: str) -> str:
 
 
 def build_settings(
-    script: Path | None, db: str | None, privacy: PrivacyLevel = PrivacyLevel.METADATA
+    script: Path | None,
+    db: str | None,
+    privacy: PrivacyLevel = PrivacyLevel.METADATA,
+    *,
+    workspace: Path | None = None,
 ) -> InspectorSettings:
     """Settings for a served inspector; with ``db``, runs and tool states go to the store."""
     store = RunStore.open(db, privacy=privacy) if db is not None else None
     return InspectorSettings(
         registry=default_registry(),
-        provider_factory=scripted_factory(script),
+        provider_factory=provider_factory(script),
         token=new_token(),
         store=store,
         privacy_level=str(privacy) if store is not None else None,
+        workspace=load_workspace(workspace) if workspace is not None else None,
     )
+
+
+def refuse_remote(host: str, allow_remote: bool, console: Console) -> None:
+    if not is_loopback(host) and not allow_remote:
+        console.print(Text(f"error: {safe(host, 80)} is not a loopback address; "
+                           "pass --allow-remote to serve the network", style="red"))  # fmt: skip
+        raise typer.Exit(2)
+
+
+def run_server(settings: InspectorSettings, host: str, port: int, console: Console) -> None:
+    """Print the URL with the token, then serve until interrupted."""
+    import uvicorn
+
+    console.print(Text("toolwire inspector: open this URL (it holds your admin token):"))
+    console.print(Text(inspector_url(host, port, settings.token), style="bold"), soft_wrap=True)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
 
 
 @app.command()
 def serve(
     *,
     db: Annotated[str | None, typer.Option("--db", help="Audit store URL (SQLAlchemy).")] = None,
+    workspace: Annotated[
+        Path | None, typer.Option("--workspace", help="A workspace TOML file for the tools.")
+    ] = None,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = DEFAULT_PORT,
     script: Annotated[
@@ -72,17 +97,10 @@ def serve(
 ) -> None:
     """Start the inspector and print its URL with a fresh admin token."""
     console = Console(highlight=False)
-    if not is_loopback(host) and not allow_remote:
-        console.print(Text(f"error: {safe(host, 80)} is not a loopback address; "
-                           "pass --allow-remote to serve the network", style="red"))  # fmt: skip
-        raise typer.Exit(2)
+    refuse_remote(host, allow_remote, console)
     try:
-        settings = build_settings(script, db, privacy)
+        settings = build_settings(script, db, privacy, workspace=workspace)
     except ToolwireError as exc:
         console.print(Text(f"error: {safe(str(exc), None)}", style="red"))
         raise typer.Exit(1) from None
-    import uvicorn
-
-    console.print(Text("toolwire inspector: open this URL (it holds your admin token):"))
-    console.print(Text(inspector_url(host, port, settings.token), style="bold"))
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+    run_server(settings, host, port, console)

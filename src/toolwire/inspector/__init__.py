@@ -4,6 +4,19 @@ Start it with ``toolwire serve``; build it in code with ``create_app(InspectorSe
 """
 
 from toolwire.inspector.app import create_app
-from toolwire.inspector.settings import InspectorSettings, new_token, scripted_factory
+from toolwire.inspector.settings import (
+    InspectorSettings,
+    RunDefaults,
+    new_token,
+    provider_factory,
+    scripted_factory,
+)
 
-__all__ = ["InspectorSettings", "create_app", "new_token", "scripted_factory"]
+__all__ = [
+    "InspectorSettings",
+    "RunDefaults",
+    "create_app",
+    "new_token",
+    "provider_factory",
+    "scripted_factory",
+]

@@ -22,6 +22,7 @@ from toolwire.inspector import errors, service
 from toolwire.inspector.errors import ApiError, ErrorBody
 from toolwire.inspector.models import (
     CancelResult,
+    Defaults,
     InvokeBody,
     InvokeResult,
     RunBody,
@@ -88,6 +89,11 @@ def _plain_record(record: Any) -> Any:
 
 def _api(settings: InspectorSettings, runtime: Runtime) -> APIRouter:
     api = APIRouter(prefix="/api", dependencies=[Depends(token_guard(settings.token))])
+
+    @api.get("/defaults", response_model=Defaults, responses=_ERRORS)
+    def defaults() -> Defaults:
+        d = settings.defaults
+        return Defaults(prompt=d.prompt, provider=d.provider, model=d.model)
 
     @api.get("/tools", response_model=ToolsList, responses=_ERRORS)
     def tools() -> ToolsList:

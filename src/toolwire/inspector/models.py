@@ -72,6 +72,12 @@ class GroupRow(BaseModel):
     overridden: bool
 
 
+class Defaults(BaseModel):
+    prompt: str
+    provider: str
+    model: str
+
+
 class ToolsList(BaseModel):
     tools: list[ToolRow]
     groups: list[GroupRow]

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from toolwire.errors import ConfigError
 from toolwire.providers.base import Provider
 from toolwire.providers.scripted import ScriptedProvider
+from toolwire.providers.select import create_provider
 from toolwire.runtime import RunRecorder
 from toolwire.tools.api import User
 from toolwire.tools.registry import Availability, ToolRegistry
@@ -36,6 +37,15 @@ class InspectorStore(RunRecorder, Protocol):
     def set_group_state(self, name: str, enabled: bool | None) -> None: ...
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunDefaults:
+    """What the run form starts with."""
+
+    prompt: str = ""
+    provider: str = "scripted"
+    model: str = ""
+
+
 def new_token() -> str:
     return secrets.token_urlsafe(TOKEN_BYTES)
 
@@ -52,6 +62,7 @@ class InspectorSettings:
     workspace: Any = None
     user: User = field(default_factory=lambda: User("admin", is_admin=True))
     replay_label: str = "Replay: scripted model, no provider is called"
+    defaults: RunDefaults = field(default_factory=RunDefaults)
 
     def __post_init__(self) -> None:
         if len(self.token) < 16:  # a short token could be guessed over loopback
@@ -68,5 +79,20 @@ def scripted_factory(script: Path | None) -> ProviderFactory:
         if provider is None:
             raise ConfigError("no script was given: start the server with --script FILE")
         return provider
+
+    return factory
+
+
+def provider_factory(
+    script: Path | None, *, base_url: str | None = None, trust_zone: str | None = None
+) -> ProviderFactory:
+    """``scripted`` replays ``script``; any other name is a real adapter, keyed from the
+    environment. A missing key or model is a ``ConfigError`` before any request."""
+    scripted = scripted_factory(script)
+
+    def factory(name: str, model: str | None) -> Provider:
+        if name == "scripted":
+            return scripted(name, model)
+        return create_provider(name, model=model, base_url=base_url, trust_zone=trust_zone)
 
     return factory

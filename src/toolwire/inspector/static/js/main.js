@@ -1,6 +1,6 @@
 // Start-up: adopt the token from the URL fragment, wire the three views, load the tools.
 
-import { adoptToken } from "./api.js";
+import { adoptToken, call } from "./api.js";
 import { RunView } from "./run.js";
 import { RunsView } from "./runs.js";
 import { ToolsView } from "./tools.js";
@@ -27,7 +27,10 @@ function main() {
     });
   }
   const ready = () => document.body.setAttribute("data-ready", "true");
-  if (token) tools.load().finally(ready);
+  if (token) {
+    const defaults = call("GET", "/defaults").then((d) => run.setDefaults(d), () => {});
+    Promise.allSettled([defaults, tools.load()]).finally(ready);
+  }
   else ready();
 }
 

@@ -68,6 +68,17 @@ export class RunView {
     this.status("idle");
   }
 
+  // Fills the form from the server's defaults; never overwrites what was typed already.
+  setDefaults(defaults) {
+    for (const [id, value] of [["prompt", defaults.prompt], ["provider", defaults.provider],
+      ["model", defaults.model]]) {
+      const field = this.$(id);
+      if (typeof value === "string" && value && (!field.value || field.value === field.defaultValue)) {
+        field.value = value;
+      }
+    }
+  }
+
   setTools(list) {
     const groups = new Map();
     for (const tool of list.tools) {
