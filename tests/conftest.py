@@ -1,10 +1,13 @@
-"""Test-wide guards: no network but loopback."""
+"""Test-wide guards: no network but loopback, and no run recorded outside the test's files."""
 
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,3 +44,25 @@ def _loopback_only() -> Iterator[None]:
     yield
     socket.socket.connect = _real_connect  # type: ignore[method-assign]
     socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on sys.path, for installing a test plugin into."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    yield folder
+    sys.modules.pop("twplugin", None)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _store_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Commands that record runs by default write to a scratch file, never the user's store."""
+    saved = os.environ.get("TOOLWIRE_DB")
+    os.environ["TOOLWIRE_DB"] = str(tmp_path_factory.mktemp("store") / "runs.db")
+    yield
+    if saved is None:
+        os.environ.pop("TOOLWIRE_DB", None)
+    else:
+        os.environ["TOOLWIRE_DB"] = saved

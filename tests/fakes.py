@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from toolwire import CompletionRequest, CompletionResponse, ScriptedProvider
@@ -35,3 +37,30 @@ def call(name: str, arguments: Any = None, id: str | None = None) -> dict[str, A
     if id is not None:
         out["id"] = id
     return out
+
+
+def plugin(folder: Path, body: str, entry: str) -> None:
+    """A real installed distribution in ``folder``, with a ``toolwire.tools`` entry point."""
+    (folder / "twplugin.py").write_text(textwrap.dedent(body))
+    dist = folder / "twplugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: twplugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(f"[toolwire.tools]\n{entry}\n")
+
+
+PLUGIN = """
+    from toolwire import tool
+
+    @tool(group="plugin", data_class="public")
+    def greet(name: str) -> str:
+        return f"hello {name}"
+
+    @tool(group="plugin", data_class="public")
+    def wave() -> str:
+        return "wave"
+
+    def all_tools():
+        return [greet, wave]
+
+    broken = 42
+"""

@@ -50,8 +50,12 @@ class BoundedContent:
 def bound_content(content: str | bytes) -> BoundedContent:
     """Coerce to UTF-8 and cap at ``CONTENT_BYTE_CAP`` bytes, marker included."""
     text = coerce_utf8(content)
-    if len(text) * 4 <= CONTENT_BYTE_CAP:  # cannot exceed the cap: skip encoding
-        return BoundedContent(text, len(text.encode("utf-8")) if not text.isascii() else len(text))
+    if text.isascii():  # one byte per character: no need to encode a large output
+        if len(text) <= CONTENT_BYTE_CAP:
+            return BoundedContent(text, len(text))
+        return BoundedContent(
+            text[: CONTENT_BYTE_CAP - _MARKER_BYTES] + TRUNCATION_MARKER, len(text)
+        )
     encoded = text.encode("utf-8")
     if len(encoded) <= CONTENT_BYTE_CAP:
         return BoundedContent(text, len(encoded))

@@ -21,7 +21,7 @@ from typing import Any
 
 from toolwire.bounding import bound_artifacts, bound_content
 from toolwire.errors import ToolArgumentError
-from toolwire.messages import ChatMessage, ToolCall
+from toolwire.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider, Usage
 from toolwire.result import ToolResult
 from toolwire.tools.api import ToolContext, as_result
@@ -53,7 +53,7 @@ class RunOptions:
     max_rounds: int = DEFAULT_MAX_ROUNDS
     allowed_tools: Sequence[str] | None = None
     grant: Grant = field(default_factory=Grant)
-    trust_zone: str | None = None  # None: the provider's own zone, else the strictest
+    trust_zone: str | None = None  # None: the provider's own zone; unknown: the strictest
     temperature: float | None = None
     max_tokens: int | None = None
     capture_raw: bool = False
@@ -161,7 +161,7 @@ class ToolLoop:
         return state.result(final.content, last, True, TerminationReason.MAX_ITERATIONS)
 
     async def _complete(
-        self, state: _RunState, round_: int, specs: tuple[Any, ...]
+        self, state: _RunState, round_: int, specs: tuple[ToolSpec, ...]
     ) -> CompletionResponse:
         request = CompletionRequest(
             messages=tuple(state.messages),
@@ -179,14 +179,17 @@ class ToolLoop:
     async def _dispatch(self, state: _RunState, round_: int, calls: Sequence[ToolCall]) -> None:
         for call in calls:
             started = time.perf_counter()
-            result, original_bytes = await self.invoke(call, state.offered, state.context)
+            arguments = call.decoded_arguments()
+            result, original_bytes = await self._invoke(
+                call, arguments, state.offered, state.context
+            )
             elapsed = (time.perf_counter() - started) * 1000
             state.messages.append(
                 ChatMessage.tool_result(call.id, result.content, is_error=result.is_error)
             )
             invocation = ToolInvocation(
                 name=call.name,
-                arguments=_trace_arguments(call),
+                arguments=call.arguments if arguments is None else arguments,
                 result=result.content,
                 is_error=result.is_error,
                 artifacts=result.artifacts,
@@ -202,6 +205,15 @@ class ToolLoop:
 
         Returns the result and, when it was cut, the byte size the tool actually returned.
         """
+        return await self._invoke(call, call.decoded_arguments(), offered, context)
+
+    async def _invoke(
+        self,
+        call: ToolCall,
+        arguments: dict[str, Any] | None,
+        offered: frozenset[str],
+        context: ToolContext,
+    ) -> tuple[ToolResult, int | None]:
         tool = self.registry.get(call.name)
         if tool is None:
             return ToolResult.error(f'Error: unknown tool "{_clip(call.name)}"'), None
@@ -209,7 +221,6 @@ class ToolLoop:
             return ToolResult.error(f'Error: tool "{_clip(call.name)}" not permitted'), None
         if tool.requires_approval:
             return ToolResult.error(approval_refused(call.name)), None
-        arguments = call.decoded_arguments()
         if arguments is None:
             return ToolResult.error(
                 f'Error: arguments for tool "{call.name}" must be a JSON object; '
@@ -228,11 +239,6 @@ class ToolLoop:
         if raw.is_error:
             return ToolResult.error(content.text), original
         return ToolResult.text(content.text, *bound_artifacts(raw.artifacts)), original
-
-
-def _trace_arguments(call: ToolCall) -> Any:
-    decoded = call.decoded_arguments()
-    return call.arguments if decoded is None else decoded
 
 
 @dataclass(slots=True)

@@ -54,9 +54,25 @@ class RunRequest:
     context: ToolContext = field(default_factory=ToolContext)
 
     @classmethod
-    def of(cls, prompt: str, *, system: str | None = None, **kwargs: object) -> RunRequest:
+    def of(
+        cls,
+        prompt: str,
+        *,
+        provider: Provider,
+        system: str | None = None,
+        model: str | None = None,
+        options: RunOptions | None = None,
+        context: ToolContext | None = None,
+    ) -> RunRequest:
+        """A request from a prompt and an optional system prompt."""
         messages = ([ChatMessage.system(system)] if system else []) + [ChatMessage.user(prompt)]
-        return cls(messages=tuple(messages), **kwargs)  # type: ignore[arg-type]
+        return cls(
+            messages=tuple(messages),
+            provider=provider,
+            model=model,
+            options=options or RunOptions(),
+            context=context or ToolContext(),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,6 +17,6 @@ app = typer.Typer(
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    from toolwire.cli import run, runs  # noqa: F401  (registers commands)
+    from toolwire.cli import demo, run, runs, serve  # noqa: F401  (registers commands)
 
     app()

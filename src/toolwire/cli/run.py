@@ -16,7 +16,7 @@ from toolwire.cli.store import DbOption, open_or_warn
 from toolwire.errors import StoreError, ToolwireError
 from toolwire.loop import MAX_ROUNDS, RunOptions
 from toolwire.privacy import PrivacyLevel
-from toolwire.providers.scripted import ScriptedProvider
+from toolwire.providers.select import create_provider
 from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
 from toolwire.store import RunStore
 from toolwire.tools.defaults import default_registry
@@ -28,8 +28,20 @@ def run(
     prompt: Annotated[str, typer.Argument(help="What to ask the model.")],
     *,
     script: Annotated[
-        Path, typer.Option("--script", help="A JSON or YAML script for the scripted model.")
-    ],
+        Path | None,
+        typer.Option("--script", help="A JSON or YAML script (needed with --provider scripted)."),
+    ] = None,
+    provider_name: Annotated[
+        str, typer.Option("--provider", help="openai, anthropic, gemini or scripted.")
+    ] = "scripted",
+    model: Annotated[str | None, typer.Option(help="The model to ask (HTTP providers).")] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="Another server speaking the same API.")
+    ] = None,
+    trust_zone: Annotated[
+        str | None,
+        typer.Option("--trust-zone", help="Where the model runs; bounds which tools it gets."),
+    ] = None,
     system: Annotated[str | None, typer.Option(help="A system prompt.")] = None,
     max_rounds: Annotated[int, typer.Option(min=1, max=MAX_ROUNDS)] = 5,
     tool: Annotated[
@@ -45,14 +57,16 @@ def run(
     console = Console(highlight=False)
     try:
         level = PrivacyLevel.parse(privacy)
-        provider = ScriptedProvider.from_file(script)
+        provider = create_provider(
+            provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone
+        )
         options = RunOptions(max_rounds=max_rounds, allowed_tools=tool)
     except ToolwireError as exc:
         console.print(Text(f"error: {safe(str(exc), None)}", style="red"))
         raise typer.Exit(1) from None
     store = open_or_warn(console, db, level)
     runtime = Runtime(registry_for(console, store), recorder=store)
-    request = RunRequest.of(prompt, system=system, provider=provider, options=options)
+    request = RunRequest.of(prompt, system=system, provider=provider, model=model, options=options)
     try:
         outcome = runtime.run_sync(request, observers=[StepPrinter(console)])
     finally:

@@ -54,7 +54,13 @@ Responder = Callable[[Sequence[ChatMessage]], CompletionResponse | Turn]
 class ScriptedProvider:
     """Replays ``turns`` in order, or asks ``respond(messages)`` for each turn."""
 
-    def __init__(self, turns: Sequence[Turn] | Responder, *, name: str = "scripted") -> None:
+    def __init__(
+        self,
+        turns: Sequence[Turn] | Responder,
+        *,
+        name: str = "scripted",
+        trust_zone: str = "local",
+    ) -> None:
         self._turns: tuple[Turn, ...] | None = None
         self._respond: Responder | None = None
         if callable(turns):
@@ -62,6 +68,7 @@ class ScriptedProvider:
         else:
             self._turns = tuple(turns)
         self._name = name
+        self._trust_zone = trust_zone
 
     @property
     def name(self) -> str:
@@ -69,8 +76,8 @@ class ScriptedProvider:
 
     @property
     def trust_zone(self) -> str:
-        """A script runs in this process: nothing leaves the machine."""
-        return "local"
+        """``local`` by default: a script runs in this process and nothing leaves the machine."""
+        return self._trust_zone
 
     @classmethod
     def from_turns(
@@ -80,7 +87,7 @@ class ScriptedProvider:
         return cls(_parse({"turns": list(turns), "name": name}).turns, name=name)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> ScriptedProvider:
+    def from_file(cls, path: str | Path, *, trust_zone: str = "local") -> ScriptedProvider:
         """Load a JSON or YAML script: ``{"name": ..., "turns": [...]}`` or a bare list."""
         path = Path(path)
         try:
@@ -96,26 +103,31 @@ class ScriptedProvider:
         if isinstance(data, list):
             data = {"turns": data}
         script = _parse(data, str(path))
-        return cls(script.turns, name=script.name)
+        return cls(script.turns, name=script.name, trust_zone=trust_zone)
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        index = sum(1 for m in request.messages if m.role == "assistant")
-        turn = self._next(index, request.messages)
-        if isinstance(turn, CompletionResponse):
-            return turn
-        if turn.delay_ms:
-            await asyncio.sleep(turn.delay_ms / 1000)
-        return _response(turn, index, offered=bool(request.tools))
-
-    def _next(self, index: int, messages: Sequence[ChatMessage]) -> CompletionResponse | Turn:
         if self._respond is not None:
-            return self._respond(messages)
+            answer = self._respond(request.messages)
+            if isinstance(answer, CompletionResponse):
+                return answer
+            return await _play(answer, _assistant_turns(request), bool(request.tools))
         assert self._turns is not None
+        index = _assistant_turns(request)
         if index >= len(self._turns):
             raise ScriptExhausted(
                 f"the script has {len(self._turns)} turns; turn {index + 1} was asked for"
             )
-        return self._turns[index]
+        return await _play(self._turns[index], index, bool(request.tools))
+
+
+def _assistant_turns(request: CompletionRequest) -> int:
+    return sum(1 for m in request.messages if m.role == "assistant")
+
+
+async def _play(turn: Turn, index: int, offered: bool) -> CompletionResponse:
+    if turn.delay_ms:
+        await asyncio.sleep(turn.delay_ms / 1000)
+    return _response(turn, index, offered=offered)
 
 
 def _parse(data: object, source: str = "script") -> Script:

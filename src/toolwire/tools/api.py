@@ -90,6 +90,7 @@ class FunctionTool:
         self.requires_approval = requires_approval
         self.data_class = data_class
         self._context_param, self._model = _arguments_model(function)
+        self._is_async = inspect.iscoroutinefunction(function)
         schema = self._model.model_json_schema()
         schema.pop("title", None)
         self.spec = ToolSpec(
@@ -107,17 +108,17 @@ class FunctionTool:
         kwargs = self.validate(arguments)
         if self._context_param:
             kwargs[self._context_param] = context
-        if inspect.iscoroutinefunction(self.function):
+        if self._is_async:
             return _await_result(self.function(**kwargs))
         return as_result(self.function(**kwargs))
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Validate model arguments; raise ``ToolArgumentError`` naming every problem."""
         try:
-            model = self._model.model_validate(dict(arguments))
+            model = self._model.model_validate(arguments)
         except ValidationError as exc:
             raise ToolArgumentError(_describe(self.spec.name, exc)) from None
-        return {k: getattr(model, k) for k in type(model).model_fields}
+        return dict(model.__dict__)
 
 
 async def _await_result(pending: Awaitable[Any]) -> ToolResult:

@@ -128,7 +128,8 @@ class ToolRegistry:
         """Register third-party tools from an entry-point group; return the names added.
 
         An entry point may name a tool, an iterable of tools, or a callable returning either.
-        One that fails to load is logged and skipped: a broken plugin must not stop the rest.
+        One that fails to load, or names a tool already registered, is logged and skipped: a
+        broken plugin must neither stop the rest nor shadow a built-in.
         """
         added: list[str] = []
         for point in entry_points(group=group):
@@ -141,6 +142,11 @@ class ToolRegistry:
                 log.exception("tool entry point %r failed to load", point.name)
                 continue
             for t in tools:
+                if t.spec.name in self._tools:  # never shadow a tool registered earlier
+                    log.error(
+                        "tool entry point %r: %r is already registered", point.name, t.spec.name
+                    )
+                    continue
                 self.register(t)
                 added.append(t.spec.name)
         return added

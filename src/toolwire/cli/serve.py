@@ -1,0 +1,106 @@
+"""``toolwire serve``: the inspector on a local port, opened with a fresh admin token.
+
+The token is printed once, in the URL's fragment (never sent to the server in a request
+line, never logged by it); the page moves it to session storage. Binding to anything but
+loopback exposes runs and tools to the network, so it needs ``--allow-remote``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from toolwire.cli.app import app
+from toolwire.cli.show import safe
+from toolwire.errors import ToolwireError
+from toolwire.inspector import InspectorSettings, create_app, new_token, provider_factory
+from toolwire.privacy import PrivacyLevel
+from toolwire.store import RunStore
+from toolwire.tools.defaults import default_registry
+from toolwire.workspace import load_workspace
+
+DEFAULT_PORT = 8765
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def inspector_url(host: str, port: int, token: str) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/#token={token}"
+
+
+def build_settings(
+    script: Path | None,
+    db: str | None,
+    privacy: PrivacyLevel = PrivacyLevel.METADATA,
+    *,
+    workspace: Path | None = None,
+) -> InspectorSettings:
+    """Settings for a served inspector; with ``db``, runs and tool states go to the store."""
+    store = RunStore.open(db, privacy=privacy) if db is not None else None
+    return InspectorSettings(
+        registry=default_registry(),
+        provider_factory=provider_factory(script),
+        token=new_token(),
+        store=store,
+        privacy_level=str(privacy) if store is not None else None,
+        workspace=load_workspace(workspace) if workspace is not None else None,
+    )
+
+
+def refuse_remote(host: str, allow_remote: bool, console: Console) -> None:
+    if not is_loopback(host) and not allow_remote:
+        console.print(Text(f"error: {safe(host, 80)} is not a loopback address; "
+                           "pass --allow-remote to serve the network", style="red"))  # fmt: skip
+        raise typer.Exit(2)
+
+
+def run_server(settings: InspectorSettings, host: str, port: int, console: Console) -> None:
+    """Print the URL with the token, then serve until interrupted."""
+    import uvicorn
+
+    console.print(Text("toolwire inspector: open this URL (it holds your admin token):"))
+    console.print(Text(inspector_url(host, port, settings.token), style="bold"), soft_wrap=True)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+
+
+@app.command()
+def serve(
+    *,
+    db: Annotated[str | None, typer.Option("--db", help="Audit store URL (SQLAlchemy).")] = None,
+    workspace: Annotated[
+        Path | None, typer.Option("--workspace", help="A workspace TOML file for the tools.")
+    ] = None,
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535)] = DEFAULT_PORT,
+    script: Annotated[
+        Path | None, typer.Option("--script", help="A script for the scripted model.")
+    ] = None,
+    privacy: Annotated[
+        PrivacyLevel, typer.Option(help="How much run content the store keeps.")
+    ] = PrivacyLevel.METADATA,
+    allow_remote: Annotated[
+        bool, typer.Option("--allow-remote", help="Allow binding to a non-loopback address.")
+    ] = False,
+) -> None:
+    """Start the inspector and print its URL with a fresh admin token."""
+    console = Console(highlight=False)
+    refuse_remote(host, allow_remote, console)
+    try:
+        settings = build_settings(script, db, privacy, workspace=workspace)
+    except ToolwireError as exc:
+        console.print(Text(f"error: {safe(str(exc), None)}", style="red"))
+        raise typer.Exit(1) from None
+    run_server(settings, host, port, console)

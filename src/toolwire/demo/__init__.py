@@ -1,0 +1,74 @@
+"""The demo workspace: a small shop with a database, source files, secrets and logs.
+
+``prepare_demo(data_dir)`` creates it under ``data_dir/demo`` once and reuses it afterwards
+(a ``.ready`` marker holding ``DEMO_VERSION`` says it is complete; a partial build is never
+reused, because it is built in a temporary folder and renamed into place). All secrets in it
+are fake, and they are there on purpose: the database's password hashes and API tokens, the
+``.env`` file and the tokens in the log exist so that one can watch the tools refuse or redact
+them. ``SCRIPT_PATH`` is the offline replay that drives the demo with the scripted provider.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolwire.demo._content import write_database, write_env, write_log
+from toolwire.workspace import Workspace, load_workspace
+
+DEMO_VERSION = "1"  # bump when the content changes, so existing copies are rebuilt
+SCRIPT_PATH = Path(__file__).with_name("script.yaml")
+PROMPT = "Give me an overview of the shop: customers, the code, and the server's health."
+_FILES = Path(__file__).with_name("files")
+_READY = ".ready"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Demo:
+    """A prepared demo: its folder, its workspace, the replay script and the prompt it answers."""
+
+    root: Path
+    workspace: Workspace
+    script_path: Path = SCRIPT_PATH
+    prompt: str = PROMPT
+
+
+def prepare_demo(data_dir: Path) -> Demo:
+    """Create the demo under ``data_dir/demo`` if it is missing or stale; return it."""
+    root = Path(data_dir) / "demo"
+    if not _is_ready(root):
+        _rebuild(root)
+    return Demo(root=root, workspace=load_workspace(root / "workspace.toml"))
+
+
+def _is_ready(root: Path) -> bool:
+    marker = root / _READY
+    return marker.is_file() and marker.read_text().strip() == DEMO_VERSION
+
+
+def _rebuild(root: Path) -> None:
+    root.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".demo-", dir=root.parent))
+    try:
+        _build(staging)
+        if root.exists():
+            shutil.rmtree(root)
+        staging.rename(root)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _build(folder: Path) -> None:
+    shutil.copytree(_FILES, folder / "files", ignore=shutil.ignore_patterns("__pycache__"))
+    write_env(folder / "files" / ".env")
+    write_database(folder / "shop.db")
+    write_log(folder / "logs" / "app.log")
+    (folder / "workspace.toml").write_text(
+        'database_url = "sqlite:///shop.db"\n'
+        'files_root = "files"\n'
+        'log_files = ["logs/app.log"]\n'
+        'base_urls = ["https://shop.example"]\n'
+    )
+    (folder / _READY).write_text(DEMO_VERSION)

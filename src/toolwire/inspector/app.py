@@ -1,0 +1,165 @@
+"""The inspector: a FastAPI app serving the playground page and its token-guarded API.
+
+``create_app(settings)`` builds everything from ``InspectorSettings``; nothing is global. The
+page (``static/``) is public, holds no data and needs no build step; all data comes from
+``/api``, which needs the admin token on every call (see ``security``). Runs stream as NDJSON
+(see ``stream``); errors share one shape (see ``errors``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Query
+from fastapi import Path as PathParam
+from fastapi.responses import FileResponse, Response, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+
+from toolwire.inspector import errors, service
+from toolwire.inspector.errors import ApiError, ErrorBody
+from toolwire.inspector.models import (
+    CancelResult,
+    Defaults,
+    InvokeBody,
+    InvokeResult,
+    RunBody,
+    RunResult,
+    RunsList,
+    ToggleBody,
+    ToolsList,
+)
+from toolwire.inspector.security import SecurityMiddleware, token_guard
+from toolwire.inspector.settings import InspectorSettings
+from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, ndjson, plain_json
+from toolwire.inspector.stream import start as start_run
+from toolwire.jsonenc import dumps_bytes
+from toolwire.runtime import Runtime
+
+STATIC = Path(__file__).parent / "static"
+MAX_RUNS_PAGE = 200  # one screen of the runs browser, with room to spare
+MAX_RUN_ID_CHARS = 100  # ids are uuid hex; anything longer is not an id
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422)
+}
+RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS)]
+
+
+def create_app(settings: InspectorSettings) -> FastAPI:
+    """The inspector app for ``settings``."""
+    if settings.store is not None:
+        settings.registry.availability = settings.store.load_availability()
+    runtime = Runtime(settings.registry, recorder=settings.store)
+    app = FastAPI(
+        title="toolwire inspector",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.settings = settings
+    app.state.runtime = runtime
+    errors.install(app)
+    app.add_middleware(SecurityMiddleware)
+    app.include_router(_api(settings, runtime))
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    return app
+
+
+def _json(value: Any, status: int = 200) -> Response:
+    try:
+        body = dumps_bytes(value)
+    except (TypeError, ValueError):
+        body = dumps_bytes(plain_json(value))
+    return Response(body, status, media_type="application/json")
+
+
+def _plain_record(record: Any) -> Any:
+    """A stored record as plain data: its ``to_dict()``, or its dataclass fields."""
+    if hasattr(record, "to_dict"):
+        return record.to_dict()
+    return dataclasses.asdict(record)
+
+
+def _api(settings: InspectorSettings, runtime: Runtime) -> APIRouter:
+    api = APIRouter(prefix="/api", dependencies=[Depends(token_guard(settings.token))])
+
+    @api.get("/defaults", response_model=Defaults, responses=_ERRORS)
+    def defaults() -> Defaults:
+        d = settings.defaults
+        return Defaults(prompt=d.prompt, provider=d.provider, model=d.model)
+
+    @api.get("/tools", response_model=ToolsList, responses=_ERRORS)
+    def tools() -> ToolsList:
+        return service.list_tools(settings)
+
+    @api.put("/tools/{name}", response_model=ToolsList, responses=_ERRORS)
+    def toggle_tool(name: str, body: ToggleBody) -> ToolsList:
+        service.set_tool(settings, name, body.enabled)
+        return service.list_tools(settings)
+
+    @api.put("/groups/{name}", response_model=ToolsList, responses=_ERRORS)
+    def toggle_group(name: str, body: ToggleBody) -> ToolsList:
+        service.set_group(settings, name, body.enabled)
+        return service.list_tools(settings)
+
+    @api.post("/tools/{name}/invoke", response_model=InvokeResult, responses=_ERRORS)
+    async def invoke(name: str, body: InvokeBody) -> Response:
+        if name not in settings.registry:
+            raise ApiError(404, f'no tool is named "{name}"')
+        return _json((await service.invoke_tool(settings, runtime, name, body)).model_dump())
+
+    @api.post("/runs", response_model=RunResult, responses=_ERRORS)
+    async def run_batch(body: RunBody) -> Response:
+        channel = RunChannel(asyncio.get_running_loop())
+        start_run(runtime, service.prepare_run(settings, runtime, body), channel)
+        events = [event async for event in channel.events()]
+        steps = [e["step"] for e in events if e["type"] == "step"]
+        return _json({"context": events[0], "steps": steps, "result": events[-1]})
+
+    @api.post(
+        "/runs/stream",
+        response_class=StreamingResponse,
+        responses={200: {"content": {"application/x-ndjson": {}}}, **_ERRORS},
+    )
+    async def run_stream(body: RunBody) -> StreamingResponse:
+        live = service.prepare_run(settings, runtime, body)
+        channel = RunChannel(asyncio.get_running_loop())
+        start_run(runtime, live, channel)
+        return StreamingResponse(ndjson(channel), media_type=NDJSON, headers=STREAM_HEADERS)
+
+    _stored_runs(api, settings, runtime)
+    return api
+
+
+def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) -> None:
+    @api.get("/runs", response_model=RunsList, responses=_ERRORS)
+    def runs(
+        limit: Annotated[int, Query(ge=1, le=MAX_RUNS_PAGE)] = 50,
+        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    ) -> Response:
+        if settings.store is None:
+            return _json({"runs": [], "stored": False})
+        found = settings.store.list_runs(limit=limit, offset=offset)
+        return _json({"runs": [_plain_record(r) for r in found], "stored": True})
+
+    @api.get("/runs/{run_id}", responses=_ERRORS)
+    def run(run_id: RunId) -> Response:
+        found = None if settings.store is None else settings.store.get_run(run_id)
+        if found is None:
+            raise ApiError(404, "no stored run has this id")
+        return _json(_plain_record(found))
+
+    @api.post("/runs/{run_id}/cancel", response_model=CancelResult, responses=_ERRORS)
+    def cancel(run_id: RunId) -> CancelResult:
+        if runtime.cancel(run_id):
+            return CancelResult(run_id=run_id, cancelling=True, where="this_process")
+        if settings.store is not None and settings.store.request_cancel(run_id):
+            return CancelResult(run_id=run_id, cancelling=True, where="store")
+        raise ApiError(404, "no running run has this id")

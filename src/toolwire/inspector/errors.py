@@ -1,0 +1,109 @@
+"""The one error shape of the inspector API: ``{"error": {"code": ..., "message": ...}}``.
+
+Every failure answers in this shape: our own refusals, FastAPI's validation errors, Starlette's
+404/405, and anything unexpected (500, with a fixed message; the exception goes to the log).
+Messages name the input that was wrong and why; they never carry exception text or secrets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+from starlette.routing import Match
+
+from toolwire.jsonenc import dumps_bytes
+
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_input",
+    500: "internal_error",
+}
+_PROBLEMS_SHOWN = 5  # enough to fix a request; a hostile body could produce thousands
+INTERNAL_MESSAGE = "the server failed; see its log"
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """The body of every error response."""
+
+    error: ErrorDetail
+
+
+class ApiError(Exception):
+    """A refusal with a status, a code and a safe message."""
+
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code or _CODES.get(status, "error")
+        self.message = message
+
+
+def error_response(
+    status: int, message: str, code: str | None = None, headers: Mapping[str, str] | None = None
+) -> Response:
+    body = {"error": {"code": code or _CODES.get(status, "error"), "message": message}}
+    return Response(dumps_bytes(body), status, headers, media_type="application/json")
+
+
+def describe_validation(errors: list[Any]) -> str:
+    """``body.prompt: String should have at most 100000 characters; ...``"""
+    parts = []
+    for error in errors[:_PROBLEMS_SHOWN]:
+        where = ".".join(str(p) for p in error.get("loc", ())) or "request"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    more = len(errors) - _PROBLEMS_SHOWN
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette names only the first route's)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "GET"})
+        route_methods = getattr(route, "methods", None)
+        if match is not Match.NONE and route_methods:
+            methods.update(route_methods)
+    return sorted(methods)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that put every error into the one shape."""
+
+    async def api_error(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return error_response(exc.status, exc.message, exc.code)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        message = exc.detail if isinstance(exc.detail, str) else "the request failed"
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(allowed_methods(request))
+            message = f"{request.method} is not allowed here; use {headers['Allow']}"
+        return error_response(exc.status_code, message, headers=headers)
+
+    async def validation_error(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        return error_response(422, describe_validation(list(exc.errors())))
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, validation_error)

@@ -1,0 +1,119 @@
+"""The API's request and response models. Every request field has a limit.
+
+Request models forbid unknown fields and coerce no types, so a misspelt option or a wrong
+type is an error, not a silent default.
+Response models document the shapes in the OpenAPI document; steps and artifacts are plain
+JSON (``RunStep.to_dict()``), described loosely because they are a tagged union of dicts.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolwire.loop import MAX_ROUNDS
+
+MAX_PROMPT_CHARS = 200_000  # a long document pasted as a prompt; the body cap is the real bound
+MAX_NAME_CHARS = 200  # tool, group, provider and model names are identifiers
+MAX_TOOLS_LISTED = 1_000  # far more tools than any model can be offered usefully
+MAX_ARGUMENT_KEYS = 200  # a tool's parameters, with room to spare
+
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+
+
+class _Strict(BaseModel):
+    # Strict: ``0`` is not ``false`` and ``"5"`` is not ``5``; a wrong type is an error.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class RunBody(_Strict):
+    """Start a run. ``allowed_tools`` absent: every enabled tool; ``[]``: no tools at all."""
+
+    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
+    system_prompt: str | None = Field(default=None, max_length=MAX_PROMPT_CHARS)
+    provider: Name = "scripted"
+    model: Name | None = None
+    allowed_tools: list[Name] | None = Field(default=None, max_length=MAX_TOOLS_LISTED)
+    max_rounds: int = Field(default=5, ge=1, le=MAX_ROUNDS)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    dry_run: bool = False
+    capture_raw: bool = False
+
+
+class ToggleBody(_Strict):
+    """Enable (true), disable (false) or reset to the default (null)."""
+
+    enabled: bool | None
+
+
+class InvokeBody(_Strict):
+    """Arguments for one direct tool call, as the model would send them."""
+
+    arguments: dict[str, Any] = Field(default_factory=dict, max_length=MAX_ARGUMENT_KEYS)
+
+
+class ToolRow(BaseModel):
+    name: str
+    description: str
+    group: str
+    enabled: bool
+    tool_enabled: bool
+    group_enabled: bool
+    default_enabled: bool
+    overridden: bool
+    requires_admin: bool
+    why: str
+
+
+class GroupRow(BaseModel):
+    name: str
+    enabled: bool
+    overridden: bool
+
+
+class Defaults(BaseModel):
+    prompt: str
+    provider: str
+    model: str
+
+
+class ToolsList(BaseModel):
+    tools: list[ToolRow]
+    groups: list[GroupRow]
+
+
+class Refused(BaseModel):
+    reason: str
+    detail: str = ""
+
+
+class InvokeResult(BaseModel):
+    """A direct call's outcome. ``refused`` is set (and nothing ran) when the gate said no."""
+
+    tool: str
+    content: str | None
+    is_error: bool
+    artifacts: list[dict[str, Any]]
+    refused: Refused | None = None
+    duration_ms: float
+    original_bytes: int | None = None
+
+
+class RunResult(BaseModel):
+    """A batch run: the context event, every step, and the terminal event."""
+
+    context: dict[str, Any]
+    steps: list[dict[str, Any]]
+    result: dict[str, Any]
+
+
+class RunsList(BaseModel):
+    runs: list[dict[str, Any]]
+    stored: bool
+
+
+class CancelResult(BaseModel):
+    run_id: str
+    cancelling: bool
+    where: Literal["this_process", "store", "none"]

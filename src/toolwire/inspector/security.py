@@ -1,0 +1,117 @@
+"""Transport security of the inspector: headers on every response, the token, the origin check.
+
+- Every response carries a strict Content-Security-Policy (no inline script or style, no
+  framing, no form posts, fetches only to this origin), ``nosniff`` and ``no-referrer``.
+- Every ``/api`` call needs ``Authorization: Bearer <token>``, compared in constant time.
+- A state-changing call is refused when its ``Origin`` (or, without one, ``Sec-Fetch-Site:
+  cross-site``) says it came from another site. No CORS headers are ever sent.
+- A request body larger than ``MAX_BODY_BYTES`` is refused before it is read.
+- An unexpected exception becomes a 500 in the API's error shape, with the same headers.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from toolwire.inspector.errors import INTERNAL_MESSAGE, ApiError, error_response
+
+log = logging.getLogger("toolwire.inspector")
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = (
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+)
+MAX_BODY_BYTES = 2_000_000  # a prompt plus arguments; more is a mistake or an attack
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class SecurityMiddleware:
+    """Pure ASGI (streaming stays unbuffered): headers, body cap, last-resort 500."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        if _declared_length(scope) > MAX_BODY_BYTES:
+            message = f"the request body is larger than {MAX_BODY_BYTES} bytes"
+            await error_response(413, message)(scope, receive, send_with_headers)
+            return
+        try:
+            await self.app(scope, _capped(receive), send_with_headers)
+        except Exception:
+            log.exception("inspector request failed: %s %s", scope["method"], scope["path"])
+            if not started:
+                await error_response(500, INTERNAL_MESSAGE)(scope, receive, send_with_headers)
+
+
+def _declared_length(scope: Scope) -> int:
+    for key, value in scope.get("headers", []):
+        if key == b"content-length":
+            return int(value) if value.isdigit() else MAX_BODY_BYTES + 1
+    return 0
+
+
+def _capped(receive: Receive) -> Receive:
+    """Refuse a chunked body that grows past the cap (no Content-Length to check up front)."""
+    seen = 0
+
+    async def wrapped() -> Message:
+        nonlocal seen
+        message = await receive()
+        seen += len(message.get("body", b""))
+        if seen > MAX_BODY_BYTES:
+            raise ApiError(413, f"the request body is larger than {MAX_BODY_BYTES} bytes")
+        return message
+
+    return wrapped
+
+
+def token_guard(token: str) -> Callable[[Request], None]:
+    """The dependency every ``/api`` route has: the admin token, then the origin check."""
+    expected = token.encode()
+
+    def guard(request: Request) -> None:
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not given:
+            raise ApiError(401, "this API needs the admin token: Authorization: Bearer <token>")
+        if not secrets.compare_digest(given.strip().encode(), expected):
+            raise ApiError(401, "the admin token is wrong")
+        if request.method not in SAFE_METHODS and _cross_site(request):
+            raise ApiError(403, "refused: this request came from another site")
+
+    return guard
+
+
+def _cross_site(request: Request) -> bool:
+    origin = request.headers.get("origin")
+    if origin is not None:
+        return origin != own_origin(request)
+    return request.headers.get("sec-fetch-site", "") == "cross-site"
+
+
+def own_origin(request: Request) -> str:
+    """The origin this server was reached at, as a browser would write it."""
+    return f"{request.url.scheme}://{request.url.netloc}"

@@ -1,0 +1,98 @@
+"""What an inspector app is built from: tools, an optional store, providers, the acting user.
+
+The app holds no global state: everything it touches comes in through ``InspectorSettings``.
+The token is the admin credential; whoever holds it acts as ``user`` (an admin by default).
+A provider is chosen per run through ``provider_factory``, which raises ``ConfigError`` for a
+choice it cannot serve; the API turns that into a 422 with the error's (safe) message.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from toolwire.errors import ConfigError
+from toolwire.providers.base import Provider
+from toolwire.providers.scripted import ScriptedProvider
+from toolwire.providers.select import create_provider
+from toolwire.runtime import RunRecorder
+from toolwire.tools.api import User
+from toolwire.tools.registry import Availability, ToolRegistry
+
+ProviderFactory = Callable[[str, "str | None"], Provider]
+TOKEN_BYTES = 32  # 256 bits from secrets: not guessable, short enough to paste
+
+
+class InspectorStore(RunRecorder, Protocol):
+    """The audit store as the inspector uses it (``toolwire.store.RunStore``)."""
+
+    def request_cancel(self, run_id: str) -> bool: ...
+    def list_runs(self, *, limit: int = 50, offset: int = 0) -> list[Any]: ...
+    def get_run(self, run_id: str) -> Any | None: ...
+    def load_availability(self) -> Availability: ...
+    def set_tool_state(self, name: str, enabled: bool | None) -> None: ...
+    def set_group_state(self, name: str, enabled: bool | None) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunDefaults:
+    """What the run form starts with."""
+
+    prompt: str = ""
+    provider: str = "scripted"
+    model: str = ""
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InspectorSettings:
+    """Everything ``create_app`` needs. ``privacy_level`` names how the store keeps steps."""
+
+    registry: ToolRegistry
+    provider_factory: ProviderFactory
+    token: str = field(default_factory=new_token)
+    store: InspectorStore | None = None
+    privacy_level: str | None = None
+    workspace: Any = None
+    user: User = field(default_factory=lambda: User("admin", is_admin=True))
+    replay_label: str = "Replay: scripted model, no provider is called"
+    defaults: RunDefaults = field(default_factory=RunDefaults)
+
+    def __post_init__(self) -> None:
+        if len(self.token) < 16:  # a short token could be guessed over loopback
+            raise ConfigError("the inspector token must be at least 16 characters")
+
+
+def scripted_factory(script: Path | None) -> ProviderFactory:
+    """A factory that knows only ``scripted``, replaying ``script`` (read once, up front)."""
+    provider = ScriptedProvider.from_file(script) if script is not None else None
+
+    def factory(name: str, model: str | None) -> Provider:
+        if name != "scripted":
+            raise ConfigError(f'unknown provider "{name}"; this server offers: scripted')
+        if provider is None:
+            raise ConfigError("no script was given: start the server with --script FILE")
+        return provider
+
+    return factory
+
+
+def provider_factory(
+    script: Path | None, *, base_url: str | None = None, trust_zone: str | None = None
+) -> ProviderFactory:
+    """``scripted`` replays ``script``; any other name is a real adapter, keyed from the
+    environment. A missing key or model is a ``ConfigError`` before any request."""
+    scripted = scripted_factory(script)
+
+    def factory(name: str, model: str | None) -> Provider:
+        if name == "scripted":
+            return scripted(name, model)
+        return create_provider(name, model=model, base_url=base_url, trust_zone=trust_zone)
+
+    return factory

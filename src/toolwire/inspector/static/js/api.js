@@ -1,0 +1,94 @@
+// The API client: the admin token (read once from the URL fragment, kept in sessionStorage,
+// then removed from the address bar), JSON calls, and the NDJSON run stream.
+
+const TOKEN_KEY = "toolwire.token";
+
+export function adoptToken() {
+  const match = /(?:^|[#&])token=([^&]+)/.exec(window.location.hash);
+  if (match) {
+    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+    history.replaceState(null, "", window.location.pathname + window.location.search);
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function headers(extra = {}) {
+  const token = sessionStorage.getItem(TOKEN_KEY) ?? "";
+  return { Authorization: `Bearer ${token}`, ...extra };
+}
+
+async function failure(response) {
+  let code = "http_error";
+  let message = `the server answered ${response.status}`;
+  try {
+    const body = await response.json();
+    if (body && body.error && typeof body.error.message === "string") {
+      code = String(body.error.code);
+      message = body.error.message;
+    }
+  } catch {
+    // not our error shape; keep the generic message
+  }
+  return new ApiError(response.status, code, message);
+}
+
+export async function call(method, path, body, signal) {
+  const init = { method, headers: headers(), signal };
+  if (body !== undefined) {
+    init.headers = headers({ "Content-Type": "application/json" });
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(`/api${path}`, init);
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
+// Start a streamed run; yields each parsed event. Lines that do not parse are skipped.
+export async function* streamRun(body, signal) {
+  const response = await fetch("/api/runs/stream", {
+    method: "POST",
+    headers: headers({ "Content-Type": "application/json", Accept: "application/x-ndjson" }),
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!response.ok) throw await failure(response);
+  yield* ndjson(response.body);
+}
+
+export async function* ndjson(stream) {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf("\n")) >= 0) {
+      const event = parse(buffer.slice(0, end));
+      buffer = buffer.slice(end + 1);
+      if (event !== undefined) yield event;
+    }
+  }
+  const last = parse(buffer + decoder.decode());
+  if (last !== undefined) yield last;
+}
+
+function parse(line) {
+  const text = line.trim();
+  if (!text) return undefined;
+  try {
+    const event = JSON.parse(text);
+    return event && typeof event === "object" ? event : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,87 @@
+// Artifacts, rendered by type. Every shape is checked before it is drawn; anything unknown or
+// malformed is shown whole as pretty JSON, so nothing is silently dropped.
+
+import { h, pretty, safeLink } from "./dom.js";
+
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const isText = (v) => typeof v === "string";
+
+export function renderArtifacts(list) {
+  return h("div", { class: "artifacts" }, list.map((artifact, i) => renderArtifact(artifact, i)));
+}
+
+export function renderArtifact(artifact, index = 0) {
+  const label = isObject(artifact) && isText(artifact.label) ? artifact.label : "Artifact";
+  const type = isObject(artifact) && isText(artifact.type) ? artifact.type : "unknown";
+  const data = isObject(artifact) && isObject(artifact.data) ? artifact.data : {};
+  const body = RENDERERS[type]?.(data) ?? fallback(artifact);
+  const kind = body.classList.contains("artifact-json") ? "json" : type;
+  return h("section", { class: "artifact", "data-type": kind, "data-index": index },
+    h("header", { class: "artifact-head" },
+      h("span", { class: "artifact-label" }, label),
+      h("span", { class: "artifact-type" }, kind === "json" ? `${type} · JSON` : type)),
+    body);
+}
+
+function fallback(artifact) {
+  return h("pre", { class: "artifact-json" }, pretty(artifact));
+}
+
+function table(data) {
+  if (!Array.isArray(data.columns) || !Array.isArray(data.rows)) return null;
+  const head = h("tr", {}, data.columns.map((c) => h("th", {}, String(c))));
+  const rows = data.rows.map((row) =>
+    h("tr", {}, Array.isArray(row) ? row.map((cell) => h("td", {}, String(cell))) : []));
+  return h("div", { class: "table-wrap" },
+    h("table", { class: "artifact-table" }, h("thead", {}, head), h("tbody", {}, rows)));
+}
+
+function text(data) {
+  if (!isText(data.text)) return null;
+  return h("pre", { class: "artifact-text" }, data.text);
+}
+
+function tree(data) {
+  if (!Array.isArray(data.nodes) || !data.nodes.every(validNode)) return null;
+  return h("div", { class: "artifact-tree" }, branch(data.nodes));
+}
+
+function validNode(node) {
+  return isObject(node) && isText(node.label) &&
+    (node.children === undefined || (Array.isArray(node.children) && node.children.every(validNode)));
+}
+
+function branch(nodes) {
+  return h("ul", {}, nodes.map((node) =>
+    h("li", {}, h("span", { class: "node" }, node.label),
+      node.children && node.children.length ? branch(node.children) : null)));
+}
+
+function keyValue(data) {
+  const pairs = data.items;
+  if (!Array.isArray(pairs) || !pairs.every((p) => Array.isArray(p) && p.length === 2)) return null;
+  return h("dl", { class: "artifact-kv" },
+    pairs.map(([k, v]) => [h("dt", {}, String(k)), h("dd", {}, String(v))]));
+}
+
+function code(data) {
+  if (!isText(data.code)) return null;
+  const first = Number.isSafeInteger(data.first_line) ? data.first_line : 1;
+  const lines = data.code.split("\n");
+  return h("div", { class: "artifact-code" },
+    isText(data.language) && data.language ? h("div", { class: "code-lang" }, data.language) : null,
+    h("pre", {}, h("code", {}, lines.map((line, i) =>
+      h("span", { class: "code-line" },
+        h("span", { class: "line-no" }, String(first + i)),
+        h("span", { class: "line-text" }, line))))));
+}
+
+function link(data) {
+  if (!isText(data.url)) return null;
+  const label = isText(data.text) ? data.text : data.url;
+  return h("p", { class: "artifact-link" }, safeLink(data.url, label));
+}
+
+const RENDERERS = {
+  table, text, tree, key_value: keyValue, code, link,
+};

@@ -1,0 +1,138 @@
+// The detail pane: one step, in tabs. Tab contents are built when a tab is opened.
+
+import { renderArtifacts } from "./artifacts.js";
+import { h, ms, pretty } from "./dom.js";
+import { stepTitle } from "./steps.js";
+
+export function renderDetail(container, step) {
+  container.replaceChildren();
+  if (!step) {
+    container.append(h("p", { class: "empty" }, "Select a step to see it here."));
+    return;
+  }
+  container.append(header(step), tabs(tabsFor(step)));
+}
+
+function header(step) {
+  const bits = [h("h3", { class: "detail-title" }, titleOf(step))];
+  if (step.kind !== "request") bits.push(h("span", { class: "step-time" }, ms(step.duration_ms)));
+  if (step.kind === "tool") {
+    const failed = step.tool_is_error === true;
+    bits.push(h("span", { class: failed ? "badge error" : "badge ok" }, failed ? "error" : "ok"));
+  }
+  if (step.content_redacted || step.content_withheld) {
+    bits.push(h("span", { class: "badge muted" }, "content not stored"));
+  }
+  return h("div", { class: "detail-head" }, bits);
+}
+
+function titleOf(step) {
+  if (step.kind === "tool") return `Tool · ${String(step.tool_name ?? "")}`;
+  if (step.kind === "llm") return "Model";
+  return stepTitle(step);
+}
+
+function tabsFor(step) {
+  switch (step.kind) {
+    case "tool":
+      return toolTabs(step);
+    case "llm":
+      return modelTabs(step);
+    case "request":
+      return requestTabs(step);
+    default:
+      return [["Step", () => pre(pretty(step))]];
+  }
+}
+
+function toolTabs(step) {
+  const list = [
+    ["Arguments", () => pre(typeof step.tool_arguments === "string"
+      ? step.tool_arguments : pretty(step.tool_arguments ?? {}))],
+    ["Result", () => pre(step.tool_result ?? "", step.tool_is_error ? "error-text" : "")],
+  ];
+  if (Array.isArray(step.tool_artifacts) && step.tool_artifacts.length > 0) {
+    list.push(["Artifacts", () => renderArtifacts(step.tool_artifacts)]);
+  }
+  return list.concat(metadataTab(step));
+}
+
+function modelTabs(step) {
+  const list = [["Content", () => modelContent(step)]];
+  if (typeof step.thinking === "string" && step.thinking) {
+    list.push(["Thinking", () => pre(step.thinking)]);
+  }
+  if (step.raw !== undefined) list.push(["Raw", () => pre(pretty(step.raw))]);
+  return list.concat(metadataTab(step));
+}
+
+function modelContent(step) {
+  const calls = Array.isArray(step.requested_tool_calls) ? step.requested_tool_calls : [];
+  return h("div", { class: "stack" },
+    h("h4", {}, "Content"),
+    pre(typeof step.content === "string" ? step.content : ""),
+    calls.length ? h("h4", {}, "Requested calls") : null,
+    calls.length ? h("ul", { class: "calls" }, calls.map((c) =>
+      h("li", {}, h("code", { class: "call-name" }, String(c && c.name)),
+        h("span", { class: "call-args" }, ` (${String(c && c.arguments)})`)))) : null,
+    h("p", { class: "muted" },
+      `finish: ${String(step.finish_reason ?? "—")} · tokens: ${String(step.total_tokens ?? "—")}`));
+}
+
+function requestTabs(step) {
+  const list = [
+    ["Messages sent", () => messages(step.messages_sent)],
+    ["Tools offered", () => pre((Array.isArray(step.tool_specs) ? step.tool_specs : []).join("\n"))],
+  ];
+  if (Array.isArray(step.refusals) && step.refusals.length) {
+    list.push(["Refusals", () => refusals(step.refusals)]);
+  }
+  return list.concat(metadataTab(step));
+}
+
+function messages(list) {
+  if (!Array.isArray(list)) return h("p", { class: "muted" }, "The messages were not stored.");
+  return h("div", { class: "messages" }, list.map((m) =>
+    h("div", { class: `message role-${safeRole(m && m.role)}` },
+      h("div", { class: "message-role" }, String(m && m.role),
+        m && m.tool_call_id ? ` · ${String(m.tool_call_id)}` : ""),
+      pre(typeof (m && m.content) === "string" ? m.content : pretty(m && m.content)),
+      Array.isArray(m && m.tool_calls) ? h("ul", { class: "calls" }, m.tool_calls.map((c) =>
+        h("li", {}, `${String(c && c.name)} (${String(c && c.arguments)})`))) : null)));
+}
+
+function safeRole(role) {
+  return ["system", "user", "assistant", "tool"].includes(role) ? role : "other";
+}
+
+function refusals(list) {
+  return h("ul", { class: "refusals" }, list.map((r) =>
+    h("li", {}, h("code", {}, String(r && r.tool)), ` — ${String(r && r.reason)}`,
+      r && r.detail ? `: ${String(r.detail)}` : "")));
+}
+
+// A stored step without its content keys still has counts and lengths: show them.
+function metadataTab(step) {
+  if (!step.content_redacted && !step.content_withheld) return [];
+  return [["Stored fields", () => pre(pretty(step))]];
+}
+
+function pre(text, extra = "") {
+  return h("pre", { class: `block ${extra}`.trim() }, String(text));
+}
+
+function tabs(list) {
+  const bar = h("div", { class: "tabs", role: "tablist" });
+  const panel = h("div", { class: "tab-panel", role: "tabpanel" });
+  const buttons = list.map(([name, build], i) => {
+    const button = h("button", { type: "button", class: "tab", role: "tab", "data-index": i }, name);
+    button.addEventListener("click", () => {
+      for (const b of buttons) b.setAttribute("aria-selected", String(b === button));
+      panel.replaceChildren(build());
+    });
+    return button;
+  });
+  bar.append(...buttons);
+  if (buttons.length) buttons[0].click();
+  return h("div", { class: "tabbox" }, bar, panel);
+}

@@ -1,0 +1,70 @@
+// Building DOM without parsing HTML. Every string becomes a text node or a checked attribute
+// value; there is no path from data to markup. `href` is not settable here: see safeLink.
+
+const SAFE_ATTRIBUTES = new Set([
+  "class", "id", "type", "name", "value", "for", "title", "role", "hidden", "disabled",
+  "checked", "colspan", "start", "tabindex", "placeholder", "min", "max", "step", "rows",
+  "aria-selected", "aria-label", "aria-live", "data-kind", "data-status", "data-view",
+  "data-type", "data-index", "data-testid",
+]);
+const WEB_PROTOCOLS = new Set(["http:", "https:"]);
+
+export function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (!SAFE_ATTRIBUTES.has(key)) throw new Error(`attribute ${key} is not allowed`);
+    element.setAttribute(key, value === true ? "" : String(value));
+  }
+  append(element, children);
+  return element;
+}
+
+export function append(element, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    element.append(child instanceof Node ? child : String(child));
+  }
+  return element;
+}
+
+export function clear(element) {
+  element.replaceChildren();
+  return element;
+}
+
+// A web URL as an anchor; anything else (javascript:, data:, relative, malformed) as text.
+export function safeLink(url, text) {
+  const label = text === "" || text === undefined || text === null ? url : text;
+  if (isWebUrl(url)) {
+    const anchor = h("a", { class: "link" }, label);
+    anchor.href = new URL(url).href;
+    anchor.rel = "noopener noreferrer";
+    anchor.target = "_blank";
+    return anchor;
+  }
+  return h("span", { class: "link-blocked", title: "not an http(s) link" }, label);
+}
+
+export function isWebUrl(url) {
+  if (typeof url !== "string") return false;
+  try {
+    return WEB_PROTOCOLS.has(new URL(url).protocol);
+  } catch {
+    return false;
+  }
+}
+
+export function pretty(value) {
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+export function ms(value) {
+  const n = Number(value);
+  if (!Number.isFinite(n)) return "—";
+  return n >= 1000 ? `${(n / 1000).toFixed(2)} s` : `${n.toFixed(n < 10 ? 1 : 0)} ms`;
+}

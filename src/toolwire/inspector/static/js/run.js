@@ -1,0 +1,211 @@
+// The Run view: the form, the live stream, the step list, the summary and the cancel button.
+// The status shown is the terminal event's, never a guess: a stream that ends without one
+// is an error.
+
+import { ApiError, call, streamRun } from "./api.js";
+import { h } from "./dom.js";
+import { renderDetail } from "./detail.js";
+import { stepRow, summarise, summaryStrip, waitingRow } from "./steps.js";
+
+const TERMINAL_STATUS = {
+  awaiting_approval: "awaiting_approval",
+  awaiting_input: "awaiting_input",
+  cancelled: "cancelled",
+  error: "error",
+};
+
+export class StepView {
+  constructor(list, detail) {
+    this.list = list;
+    this.detail = detail;
+    this.steps = [];
+    this.selected = -1;
+    this.follow = true;
+    this.waiting = false;
+    list.addEventListener("click", (e) => this.pick(e.target));
+    list.addEventListener("keydown", (e) => { if (e.key === "Enter") this.pick(e.target); });
+  }
+
+  reset(steps = []) {
+    this.steps = steps;
+    this.selected = steps.length - 1;
+    this.follow = true;
+    this.waiting = false;
+    this.draw();
+  }
+
+  add(step) {
+    this.steps.push(step);
+    if (this.follow) this.selected = this.steps.length - 1;
+    this.draw();
+  }
+
+  pick(target) {
+    const row = target.closest("li[data-index]");
+    if (!row) return;
+    this.selected = Number(row.getAttribute("data-index"));
+    this.follow = this.selected === this.steps.length - 1;
+    this.draw();
+  }
+
+  draw() {
+    const rows = this.steps.map((s, i) => stepRow(s, i, i === this.selected));
+    const last = this.steps[this.steps.length - 1];
+    if (this.waiting && last && last.kind === "request") rows.push(waitingRow());
+    this.list.replaceChildren(...rows);
+    renderDetail(this.detail, this.steps[this.selected]);
+  }
+}
+
+export class RunView {
+  constructor(root) {
+    this.$ = (id) => root.querySelector(`#${id}`);
+    this.view = new StepView(this.$("steps"), this.$("detail"));
+    this.runId = null;
+    this.controller = null;
+    this.$("run-form").addEventListener("submit", (e) => { e.preventDefault(); this.start(); });
+    this.$("cancel-button").addEventListener("click", () => this.cancel());
+    this.status("idle");
+  }
+
+  // Fills the form from the server's defaults; never overwrites what was typed already.
+  setDefaults(defaults) {
+    for (const [id, value] of [["prompt", defaults.prompt], ["provider", defaults.provider],
+      ["model", defaults.model]]) {
+      const field = this.$(id);
+      if (typeof value === "string" && value && (!field.value || field.value === field.defaultValue)) {
+        field.value = value;
+      }
+    }
+  }
+
+  setTools(list) {
+    const groups = new Map();
+    for (const tool of list.tools) {
+      if (!groups.has(tool.group)) groups.set(tool.group, []);
+      groups.get(tool.group).push(tool);
+    }
+    const boxes = [...groups].map(([group, tools]) => h("div", { class: "tool-group" },
+      h("div", { class: "tool-group-name" }, group),
+      tools.map((t) => h("label", { class: t.enabled ? "check" : "check disabled", title: t.why },
+        h("input", { type: "checkbox", name: "tool", value: t.name, checked: t.enabled,
+          disabled: !t.enabled }), t.name))));
+    this.$("tool-choices").replaceChildren(...(boxes.length ? boxes
+      : [h("p", { class: "muted" }, "No tools are registered.")]));
+  }
+
+  body() {
+    const value = (id) => this.$(id).value;
+    const checked = [...this.$("tool-choices").querySelectorAll("input[name=tool]:checked")];
+    const body = {
+      prompt: value("prompt"),
+      provider: value("provider") || "scripted",
+      max_rounds: Number(value("max-rounds")) || 5,
+      allowed_tools: checked.map((c) => c.value),  // none checked means no tools at all
+      dry_run: this.$("dry-run").checked,
+      capture_raw: this.$("capture-raw").checked,
+    };
+    if (value("system-prompt").trim()) body.system_prompt = value("system-prompt");
+    if (value("model").trim()) body.model = value("model").trim();
+    if (value("temperature") !== "") body.temperature = Number(value("temperature"));
+    return body;
+  }
+
+  async start() {
+    if (this.controller) return;
+    this.controller = new AbortController();
+    this.runId = null;
+    this.final = null;
+    this.started = performance.now();
+    this.message(null);
+    this.$("final").hidden = true;
+    this.$("replay-banner").hidden = true;
+    this.view.reset();
+    this.view.waiting = true;
+    this.running(true);
+    this.status("running");
+    try {
+      for await (const event of streamRun(this.body(), this.controller.signal)) this.on(event);
+      if (!this.final) this.finish({ type: "error", message: "The stream ended before the run did." });
+    } catch (err) {
+      const text = err instanceof ApiError ? err.message : "The server could not be reached.";
+      if (!this.final) this.finish({ type: "error", message: text });
+    } finally {
+      this.controller = null;
+      this.running(false);
+    }
+  }
+
+  on(event) {
+    switch (event.type) {
+      case "context":
+        this.runId = typeof event.run_id === "string" ? event.run_id : null;
+        if (typeof event.replay_label === "string" && event.replay_label) {
+          this.$("replay-banner").textContent = event.replay_label;
+          this.$("replay-banner").hidden = false;
+        }
+        break;
+      case "step":
+        if (event.step && typeof event.step === "object") this.view.add(event.step);
+        this.status("running");
+        break;
+      case "done":
+      case "awaiting_approval":
+      case "awaiting_input":
+      case "cancelled":
+      case "error":
+        this.finish(event);
+        break;
+      default:
+        break;  // an event this page does not know: ignore it, the terminal one still comes
+    }
+  }
+
+  finish(event) {
+    this.final = event;
+    this.view.waiting = false;
+    this.view.draw();
+    this.status(statusOf(event));
+    if (event.type === "done" && typeof event.final_content === "string") {
+      this.$("final").replaceChildren(h("h3", {}, "Answer"),
+        h("pre", { class: "block answer" }, event.final_content));
+      this.$("final").hidden = false;
+    }
+    if (typeof event.message === "string") this.message(event.message, event.type);
+  }
+
+  async cancel() {
+    if (!this.runId) return;
+    try {
+      await call("POST", `/runs/${encodeURIComponent(this.runId)}/cancel`);
+    } catch (err) {
+      this.message(err instanceof ApiError ? err.message : "Cancelling failed.", "error");
+    }
+  }
+
+  running(on) {
+    this.$("run-button").disabled = on;
+    this.$("cancel-button").hidden = !on;
+  }
+
+  status(status) {
+    const elapsed = this.started ? performance.now() - this.started : 0;
+    const counts = summarise(this.view.steps, this.final, elapsed);
+    this.$("summary").replaceChildren(...summaryStrip(counts, status));
+  }
+
+  message(text, kind = "info") {
+    const box = this.$("run-message");
+    box.hidden = !text;
+    box.className = `banner ${kind}`;
+    box.textContent = text ?? "";
+  }
+}
+
+export function statusOf(event) {
+  if (event.type === "done") {
+    if (event.truncated) return "truncated";
+    return event.reason === "dry_run" ? "dry_run" : "completed";
+  }
+  return TERMINAL_STATUS[event.type] ?? "error";
+}

@@ -1,0 +1,84 @@
+// The stored-runs browser: the store's list, and one run's stored (privacy-filtered) steps.
+
+import { ApiError, call } from "./api.js";
+import { h, ms } from "./dom.js";
+import { StepView } from "./run.js";
+import { summarise, summaryStrip } from "./steps.js";
+
+const COLUMNS = ["Run", "Status", "Started", "Provider", "Model", "Rounds", "Tokens", "Steps"];
+
+export class RunsView {
+  constructor(root) {
+    this.$ = (id) => root.querySelector(`#${id}`);
+    this.$("runs-refresh").addEventListener("click", () => this.load());
+  }
+
+  async load() {
+    try {
+      const page = await call("GET", "/runs?limit=50");
+      this.$("runs-note").textContent = page.stored ? ""
+        : "No store is configured, so runs are not kept. Start the server with --db URL.";
+      this.$("runs-table").replaceChildren(this.table(page.runs));
+    } catch (err) {
+      this.$("runs-note").textContent = err instanceof ApiError ? err.message : "Loading failed.";
+    }
+  }
+
+  table(runs) {
+    if (!runs.length) return h("p", { class: "muted" }, "No stored runs yet.");
+    const rows = runs.map((r) => {
+      const tokens = (Number(r.prompt_tokens) || 0) + (Number(r.completion_tokens) || 0);
+      const row = h("tr", { class: "run-row", tabindex: 0 },
+        h("td", {}, h("code", {}, String(r.id).slice(0, 12))),
+        h("td", {}, h("span", { class: `badge status-${String(r.status)}` }, String(r.status))),
+        h("td", {}, String(r.created_at ?? "")),
+        h("td", {}, String(r.provider ?? "")),
+        h("td", {}, String(r.model ?? "")),
+        h("td", {}, String(r.rounds ?? "")),
+        h("td", {}, String(tokens)),
+        h("td", {}, String(r.step_count ?? "")));
+      row.addEventListener("click", () => this.show(String(r.id)));
+      return row;
+    });
+    return h("div", { class: "table-wrap" }, h("table", { class: "data" },
+      h("thead", {}, h("tr", {}, COLUMNS.map((c) => h("th", {}, c)))), h("tbody", {}, rows)));
+  }
+
+  async show(id) {
+    const box = this.$("stored-run");
+    try {
+      const run = await call("GET", `/runs/${encodeURIComponent(id)}`);
+      const steps = Array.isArray(run.steps) ? run.steps : [];
+      const list = h("ol", { class: "steps" });
+      const detail = h("div", { class: "detail" });
+      const final = { wall_ms: wallOf(run), usage: { total_tokens:
+        (Number(run.prompt_tokens) || 0) + (Number(run.completion_tokens) || 0) } };
+      box.replaceChildren(
+        h("h3", {}, `Run ${id}`),
+        h("p", { class: "muted" }, `Stored at privacy level ${String(run.privacy_level ?? "?")}`,
+          run.termination_reason ? ` · ${String(run.termination_reason)}` : "",
+          run.error ? ` · ${String(run.error)}` : ""),
+        h("div", { class: "summary" }, summaryStrip(summarise(steps, final, 0), storedStatus(run))),
+        h("div", { class: "workbench" }, list, detail),
+        typeof run.final_answer === "string" && run.final_answer
+          ? h("pre", { class: "block answer" }, run.final_answer) : null);
+      new StepView(list, detail).reset(steps);
+    } catch (err) {
+      box.replaceChildren(h("p", { class: "banner error" },
+        err instanceof ApiError ? err.message : "Loading the run failed."));
+    }
+  }
+}
+
+function storedStatus(run) {
+  if (run.status === "completed" && run.truncated) return "truncated";
+  return String(run.status ?? "error");
+}
+
+function wallOf(run) {
+  const start = Date.parse(run.created_at);
+  const end = Date.parse(run.finished_at);
+  return Number.isFinite(start) && Number.isFinite(end) ? end - start : NaN;
+}
+
+export { ms };

@@ -1,0 +1,91 @@
+// The step list and the summary strip. A step list is a plain array of RunStep dicts; the
+// same code draws a live run and a stored (privacy-filtered) one, so every field is optional.
+
+import { h, ms } from "./dom.js";
+
+export const STATUS_TEXT = {
+  idle: "Ready",
+  running: "Running",
+  completed: "Completed",
+  truncated: "Truncated (round cap)",
+  dry_run: "Dry run",
+  cancelled: "Cancelled",
+  awaiting_approval: "Awaiting approval",
+  awaiting_input: "Awaiting input",
+  error: "Error",
+  failed: "Error",
+  interrupted: "Interrupted",
+};
+
+export function stepTitle(step) {
+  const round = Number.isInteger(step.round) ? ` · round ${step.round}` : "";
+  switch (step.kind) {
+    case "request":
+      return `⬆ Request${round}`;
+    case "llm": {
+      const calls = requestedNames(step);
+      return calls.length ? `⬇ Model requests ${calls.join(", ")}` : "✓ Model answer";
+    }
+    case "tool":
+      return `⚙ ${String(step.tool_name ?? "tool")}`;
+    default:
+      return `? ${String(step.kind ?? "step")}`;
+  }
+}
+
+export function requestedNames(step) {
+  if (Array.isArray(step.requested_tool_calls)) {
+    return step.requested_tool_calls.map((c) => String(c && c.name));
+  }
+  return Array.isArray(step.requested_tool_names) ? step.requested_tool_names.map(String) : [];
+}
+
+export function stepRow(step, index, selected) {
+  const parts = [h("span", { class: "step-title" }, stepTitle(step))];
+  if (step.kind === "tool") {
+    const failed = step.tool_is_error === true;
+    parts.push(h("span", { class: failed ? "badge error" : "badge ok" }, failed ? "error" : "ok"));
+  }
+  if (step.kind !== "request") parts.push(h("span", { class: "step-time" }, ms(step.duration_ms)));
+  return h("li", {
+    class: selected ? "step selected" : "step",
+    "data-kind": String(step.kind),
+    "data-index": index,
+    tabindex: 0,
+    role: "button",
+    "aria-selected": selected ? "true" : "false",
+  }, parts);
+}
+
+export function waitingRow() {
+  return h("li", { class: "step waiting", "data-kind": "waiting" },
+    h("span", { class: "spinner" }), "Waiting for model…");
+}
+
+// Counts for the summary strip; `final` is the terminal event (or a stored run) when known.
+export function summarise(steps, final, elapsedMs) {
+  const llm = steps.filter((s) => s.kind === "llm");
+  const streamedTokens = llm.reduce((sum, s) => sum + (Number(s.total_tokens) || 0), 0);
+  const usage = final && final.usage;
+  return {
+    rounds: llm.length,
+    toolCalls: steps.filter((s) => s.kind === "tool").length,
+    tokens: usage && Number.isFinite(usage.total_tokens) ? usage.total_tokens : streamedTokens,
+    wall: final && Number.isFinite(final.wall_ms) ? final.wall_ms : elapsedMs,
+  };
+}
+
+export function summaryStrip(counts, status) {
+  const cell = (label, value, id) =>
+    h("div", { class: "metric", id }, h("span", { class: "metric-label" }, label),
+      h("span", { class: "metric-value" }, String(value)));
+  return [
+    h("div", { class: `metric status status-${status}`, id: "run-status", "data-status": status },
+      h("span", { class: "metric-label" }, "Status"),
+      h("span", { class: "metric-value" }, STATUS_TEXT[status] ?? status)),
+    cell("Rounds", counts.rounds, "metric-rounds"),
+    cell("Tool calls", counts.toolCalls, "metric-tools"),
+    cell("Tokens", counts.tokens, "metric-tokens"),
+    cell("Wall time", ms(counts.wall), "metric-wall"),
+  ];
+}

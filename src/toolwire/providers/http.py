@@ -1,0 +1,215 @@
+"""The one HTTP layer every provider adapter uses: POST a JSON body, get a JSON object back.
+
+Invariants:
+- Every failure is a typed ``ProviderError`` (``toolwire.errors``); httpx exceptions never escape,
+  and neither does their chain (it holds the request, headers and key included).
+- An error message never contains the key: it names the provider, the status and at most a short,
+  redacted excerpt of the body (``redact.excerpt``).
+- Only retryable failures (429, 5xx, timeouts, connection failures) are retried, at most
+  ``MAX_ATTEMPTS`` times in all, with jittered exponential backoff capped at
+  ``MAX_BACKOFF_SECONDS``. A 429's ``Retry-After`` is honoured exactly when it is not longer than
+  ``MAX_RETRY_AFTER_SECONDS``; a longer one fails at once rather than stalling the run.
+- A response body larger than ``MAX_RESPONSE_BYTES`` is refused while it is read.
+- Cancelling the awaiting task aborts the in-flight request: the client is closed on the way out.
+
+A client is opened per call. A round is seconds of model time, so the handshake is noise, and a
+client is bound to the event loop that opened it while ``run_sync`` starts a fresh loop per run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import ssl
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from functools import cache
+from typing import Any, TypeVar
+
+import httpx
+
+from toolwire.errors import (
+    AuthenticationError,
+    MalformedResponse,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeout,
+    RateLimitError,
+    ServerError,
+)
+from toolwire.providers.redact import excerpt
+
+DEFAULT_TIMEOUT_SECONDS = 120.0  # a long tool-using answer can take a minute; two is generous
+MAX_ATTEMPTS = 4  # one call and three retries: rides out a blip, gives up on an outage
+BASE_BACKOFF_SECONDS = 0.5  # first retry waits about this long, doubling after
+MAX_BACKOFF_SECONDS = 20.0  # no single backoff sleeps longer than this
+MAX_RETRY_AFTER_SECONDS = 60.0  # a server asking for a longer pause is better reported than waited
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # a completion is kilobytes; megabytes mean a broken server
+
+Sleep = Callable[[float], Awaitable[None]]
+_E = TypeVar("_E", bound=ProviderError)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpSettings:
+    """How an adapter talks HTTP. ``transport`` replaces the network (tests, proxies)."""
+
+    timeout: float = DEFAULT_TIMEOUT_SECONDS
+    transport: httpx.AsyncBaseTransport | None = None
+    sleep: Sleep = asyncio.sleep
+    max_attempts: int = MAX_ATTEMPTS
+    jitter: Callable[[], float] = field(default=random.random)
+
+    def __post_init__(self) -> None:
+        if not self.timeout > 0:
+            raise ValueError("the provider timeout must be a positive number of seconds")
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+
+
+class JsonHttp:
+    """POSTs JSON to one provider and returns the decoded object, retrying what may be retried."""
+
+    def __init__(self, provider: str, secret: str | None, settings: HttpSettings) -> None:
+        self.provider = provider
+        self._secret = secret
+        self.settings = settings
+
+    async def post(self, url: str, headers: Mapping[str, str], body: Mapping[str, Any]) -> Any:
+        content = json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        headers = {**headers, "content-type": "application/json", "accept": "application/json"}
+        attempt = 1
+        while True:
+            try:
+                return await self._attempt(url, headers, content)
+            except ProviderError as exc:
+                delay = self._retry_delay(exc, attempt)
+                if delay is None:
+                    raise
+            await self.settings.sleep(delay)
+            attempt += 1
+
+    def _retry_delay(self, exc: ProviderError, attempt: int) -> float | None:
+        if not exc.retryable or attempt >= self.settings.max_attempts:
+            return None
+        if isinstance(exc, RateLimitError) and exc.retry_after is not None:
+            return exc.retry_after if exc.retry_after <= MAX_RETRY_AFTER_SECONDS else None
+        ceiling = min(MAX_BACKOFF_SECONDS, BASE_BACKOFF_SECONDS * 2.0 ** (attempt - 1))
+        return ceiling * (0.5 + self.settings.jitter() / 2)  # equal jitter: never a stampede
+
+    async def _attempt(self, url: str, headers: Mapping[str, str], content: bytes) -> Any:
+        try:
+            async with asyncio.timeout(self.settings.timeout), self._client() as client:
+                return await self._exchange(client, url, headers, content)
+        except TimeoutError:
+            raise self._timed_out() from None
+        except httpx.TimeoutException:
+            raise self._timed_out() from None
+        except httpx.TransportError as exc:
+            # ``from None``: the httpx chain holds the request, and so the key.
+            what = f"connection failed ({type(exc).__name__})"
+            raise self._fail(ProviderConnectionError, what) from None
+
+    def _timed_out(self) -> ProviderError:
+        return self._fail(ProviderTimeout, f"no answer within {self.settings.timeout:g}s")
+
+    def _client(self) -> httpx.AsyncClient:
+        transport = self.settings.transport
+        return httpx.AsyncClient(
+            transport=_Borrowed(transport) if transport is not None else None,
+            timeout=self.settings.timeout,
+            verify=_ssl_context(),
+            follow_redirects=False,
+            trust_env=False,
+        )
+
+    async def _exchange(
+        self, client: httpx.AsyncClient, url: str, headers: Mapping[str, str], content: bytes
+    ) -> Any:
+        async with client.stream("POST", url, headers=headers, content=content) as response:
+            raw = await self._read_capped(response)
+        text = raw.decode("utf-8", "replace")
+        if response.status_code >= 300:
+            raise self._status_error(response, text)
+        return self._decode(text)
+
+    async def _read_capped(self, response: httpx.Response) -> bytes:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
+            raise self._oversized()
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                raise self._oversized()
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _oversized(self) -> MalformedResponse:
+        return self._fail(MalformedResponse, f"response body over {MAX_RESPONSE_BYTES} bytes")
+
+    def _decode(self, text: str) -> Any:
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise self._fail(MalformedResponse, "response is not JSON", body=text) from None
+
+    def _status_error(self, response: httpx.Response, text: str) -> ProviderError:
+        status = response.status_code
+        if status in (401, 403):
+            return self._fail(AuthenticationError, "credentials refused", status, text)
+        if status == 429:
+            error = self._fail(RateLimitError, "rate limited", status, text)
+            error.retry_after = parse_retry_after(response.headers.get("retry-after"))
+            return error
+        if status >= 500:
+            return self._fail(ServerError, "server error", status, text)
+        return self._fail(ProviderError, "request refused", status, text)
+
+    def _fail(self, kind: type[_E], what: str, status: int | None = None, body: str = "") -> _E:
+        short = excerpt(body, self._secret)
+        where = f"HTTP {status} " if status is not None else ""
+        message = f"{self.provider}: {where}{what}" + (f": {short}" if short else "")
+        return kind(message, status=status, body=short)
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta seconds or an HTTP date."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:  # an HTTP date is GMT even when it does not say so
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+@cache
+def _ssl_context() -> ssl.SSLContext:
+    # Built once: loading the trust store is the costly part of opening a client.
+    return ssl.create_default_context()
+
+
+class _Borrowed(httpx.AsyncBaseTransport):
+    """An injected transport, lent to one client: closing the client must not close it."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,156 @@
+"""What every HTTP adapter shares: the adapter base class and tolerant readers of API bodies.
+
+An adapter is two pure functions around one POST: ``encode(request) -> body`` and
+``decode(body) -> CompletionResponse``. Keeping them pure lets tests compare wire shapes field by
+field and lets the benchmark time them without a network.
+
+Invariants:
+- The envelope of a response (where the answer lives) must have the documented shape, or the call
+  fails with ``MalformedResponse``.
+- A malformed *tool call* never fails the call: a missing id gets a synthesised unique one, a
+  missing name becomes ``""`` (the seam answers "unknown tool"), and arguments that are not JSON
+  stay as the raw text (the seam answers with an error the model can read). The run goes on.
+- The only tool output an adapter encodes is ``ChatMessage.content`` of tool turns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from toolwire.errors import ConfigError, MalformedResponse
+from toolwire.messages import ChatMessage, ToolCall
+from toolwire.providers.base import CompletionRequest, CompletionResponse
+from toolwire.providers.http import HttpSettings, JsonHttp
+from toolwire.tools.policy import TrustZone
+
+DEFAULT_TRUST_ZONE = "external_global"  # a hosted API is the least trusted place data can go
+_CALL_ID_BYTES = 12  # 96 random bits: ids never collide within a run, or across runs
+_THINK_BLOCK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
+
+
+class HttpProvider:
+    """Base of the HTTP adapters: subclasses supply ``encode``, ``decode``, ``url``, ``headers``."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        model: str,
+        api_key: str,
+        base_url: str,
+        trust_zone: str = DEFAULT_TRUST_ZONE,
+        http: HttpSettings | None = None,
+    ) -> None:
+        if not model.strip():
+            raise ConfigError(f"{name}: a model name is required")
+        self._name = name
+        self.model = model
+        self._api_key = api_key
+        self.base_url = checked_base_url(name, base_url)
+        self._trust_zone = checked_trust_zone(trust_zone)
+        self._http = JsonHttp(name, api_key, http or HttpSettings())
+
+    def __repr__(self) -> str:  # never the key
+        return f"<{type(self).__name__} model={self.model!r} base_url={self.base_url!r}>"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def trust_zone(self) -> str:
+        return self._trust_zone
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        body = await self._http.post(self.url(), self.headers(self._api_key), self.encode(request))
+        response = self.decode(body)
+        return dataclasses.replace(response, raw=body) if request.capture_raw else response
+
+    def url(self) -> str:
+        raise NotImplementedError
+
+    def headers(self, api_key: str) -> dict[str, str]:
+        raise NotImplementedError
+
+    def encode(self, request: CompletionRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def decode(self, body: Any) -> CompletionResponse:
+        raise NotImplementedError
+
+
+def checked_base_url(provider: str, base_url: str) -> str:
+    """``base_url`` without a trailing slash, or a ``ConfigError`` saying what is wrong."""
+    url = base_url.strip().rstrip("/")
+    scheme, _, rest = url.partition("://")
+    if scheme not in ("http", "https") or not rest or rest.startswith("/"):
+        raise ConfigError(f"{provider}: base URL must be an http:// or https:// URL with a host")
+    if "?" in rest or "#" in rest:
+        raise ConfigError(f"{provider}: base URL must not carry a query or fragment")
+    return url
+
+
+def checked_trust_zone(value: str) -> str:
+    zones = [z.value for z in TrustZone]
+    if value not in zones:
+        raise ConfigError(f"unknown trust zone {value!r}; choose one of {', '.join(zones)}")
+    return value
+
+
+def new_call_id() -> str:
+    return "call_" + secrets.token_hex(_CALL_ID_BYTES)
+
+
+def malformed(provider: str, what: str) -> MalformedResponse:
+    return MalformedResponse(f"{provider}: response {what}")
+
+
+def obj(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def count(value: Any) -> int:
+    # bool is an int in Python, but a token count of ``true`` is a broken body, not 1.
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def tool_call(call_id: Any, name: Any, arguments: Any) -> ToolCall:
+    """A call from possibly malformed parts; see the module invariants."""
+    ident = call_id if isinstance(call_id, str) and call_id else new_call_id()
+    if isinstance(arguments, str | dict):
+        return ToolCall.of(ident, text(name), arguments)
+    # Anything else (a list, a number) is kept as its JSON text; the seam refuses it readably.
+    return ToolCall.of(ident, text(name), None if arguments is None else json.dumps(arguments))
+
+
+def split_think(content: str) -> tuple[str, str | None]:
+    """Inline ``<think>...</think>`` blocks split off the answer: ``(answer, thinking)``."""
+    if "<think>" not in content:
+        return content, None
+    thoughts = [m.strip() for m in _THINK_BLOCK.findall(content)]
+    answer = _THINK_BLOCK.sub("", content).strip()
+    return answer, "\n\n".join(t for t in thoughts if t) or None
+
+
+def system_text(messages: tuple[ChatMessage, ...]) -> str:
+    """Every system message, in order, joined by blank lines: none is dropped."""
+    return "\n\n".join(m.content for m in messages if m.role == "system")
+
+
+def replay_arguments(call: ToolCall) -> str:
+    """The arguments text to send back: the model's own, ``{}`` for an empty one."""
+    return call.arguments if call.arguments.strip() else "{}"

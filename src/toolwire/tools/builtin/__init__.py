@@ -1,0 +1,42 @@
+"""The built-in tools, one module per family, over the run's ``Workspace``.
+
+Families and groups: records (``read_records``, ``search_records``, ``count_records``),
+structure, files, code, system (incl. ``probe_url``) and editing. Every built-in declares its
+group and data class explicitly; admin-only where it exposes diagnostics or secrets.
+"""
+
+from __future__ import annotations
+
+from toolwire.tools.api import Tool
+from toolwire.tools.builtin.code import read_source, search_code
+from toolwire.tools.builtin.editing import update_record
+from toolwire.tools.builtin.files import browse_folder, file_info, find_files
+from toolwire.tools.builtin.probe import probe_url
+from toolwire.tools.builtin.records import count_records, read_records, search_records
+from toolwire.tools.builtin.structure import get_relations, get_table_schema, list_tables
+from toolwire.tools.builtin.system import (
+    fetch_logs,
+    get_env,
+    get_env_raw,
+    get_last_exception,
+    get_system_status,
+    list_packages,
+    search_logs,
+)
+
+
+def builtin_tools() -> list[Tool]:
+    """Every built-in, in the order a tools listing shows them."""
+    return [
+        read_records, search_records, count_records,
+        list_tables, get_table_schema, get_relations,
+        browse_folder, find_files, file_info,
+        read_source, search_code,
+        get_env, get_env_raw, get_system_status, list_packages, fetch_logs, search_logs,
+        get_last_exception,
+        probe_url,
+        update_record,
+    ]  # fmt: skip
+
+
+__all__ = ["builtin_tools"]

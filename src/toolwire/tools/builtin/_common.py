@@ -1,0 +1,91 @@
+"""What every built-in tool shares: the refusal channel, workspace access, cell formatting.
+
+A built-in refuses by raising ``Refused(text)``; the ``builtin`` decorator turns it into an
+error result whose text the model may read. Refusal texts are fixed phrases plus the model's own
+(clipped) input, never data the model was not allowed to see, and never an exception message.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from toolwire.result import ToolResult
+from toolwire.tools.api import FunctionTool, ToolContext
+from toolwire.workspace import Workspace
+
+CELL_CHARS = 300  # one value in a listing; longer values are cut and marked with "…"
+ECHO_CHARS = 80  # model input quoted back in a refusal: enough to recognise, too short to abuse
+_WHITESPACE = re.compile(r"\s+")
+
+
+class Refused(Exception):
+    """A built-in's refusal. The message is written for the model to read."""
+
+
+def builtin(
+    *,
+    group: str,
+    data_class: str,
+    requires_admin: bool = False,
+    enabled_by_default: bool = True,
+    requires_approval: bool = False,
+) -> Callable[[Callable[..., ToolResult]], FunctionTool]:
+    """Make a built-in tool; ``Refused`` raised inside becomes an error result."""
+
+    def wrap(function: Callable[..., ToolResult]) -> FunctionTool:
+        @functools.wraps(function)
+        def guarded(*args: Any, **kwargs: Any) -> ToolResult:
+            try:
+                return function(*args, **kwargs)
+            except Refused as refusal:
+                return ToolResult.error(f"Error: {refusal}")
+
+        return FunctionTool(
+            guarded,
+            name=function.__name__,
+            group=group,
+            data_class=data_class,
+            requires_admin=requires_admin,
+            enabled_by_default=enabled_by_default,
+            requires_approval=requires_approval,
+        )
+
+    return wrap
+
+
+def workspace_of(context: ToolContext) -> Workspace:
+    workspace = context.workspace
+    if not isinstance(workspace, Workspace):
+        raise Refused("no workspace is configured for this run.")
+    return workspace
+
+
+def files_root(context: ToolContext) -> Path:
+    root = workspace_of(context).files_root
+    if root is None:
+        raise Refused("the workspace has no files folder.")
+    return root
+
+
+def echo(value: object) -> str:
+    """Model input quoted back, clipped and on one line."""
+    text = _WHITESPACE.sub(" ", str(value))
+    return repr(text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + "…")
+
+
+def format_cell(value: object) -> str:
+    """One value as listed in both text and artifacts: the same string in both, always."""
+    if value is None:
+        text = "null"
+    elif isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, bytes | bytearray | memoryview):
+        text = f"<binary, {len(bytes(value))} bytes>"
+    else:
+        text = str(value)
+    text = _WHITESPACE.sub(" ", text).strip()
+    return text if len(text) <= CELL_CHARS else text[:CELL_CHARS] + "…"

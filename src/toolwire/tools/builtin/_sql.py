@@ -1,0 +1,132 @@
+"""Safe access to the workspace database: which tables and columns a tool may touch, and how.
+
+Invariants:
+- Identifiers (tables, columns) are never built from model input. A name the model sends is
+  only ever compared, exactly, with the names SQLAlchemy reflected from the schema; the query is
+  then built from the reflected objects. Values are always bound parameters.
+- Sensitive tables and columns are never read, for any user, whatever is asked. A name is
+  sensitive when one of its parts (split on non-letters and camelCase, trailing digits and a
+  plural ``s`` ignored), case-insensitively, is in ``SENSITIVE_PARTS``, or when it contains one
+  of ``SENSITIVE_COMPOUNDS`` anywhere (``userPassword``, ``x_apitoken``). Internal tables
+  (``sqlite_*``, toolwire's own ``toolwire_*``) are sensitive too.
+- Refusals never confirm that a sensitive table exists: it reads "not found or not permitted".
+- Driver errors never reach the model: they are logged and become one generic refusal.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
+
+from sqlalchemy import Column, ColumnElement, Engine, MetaData, Table, inspect
+from sqlalchemy.exc import SQLAlchemyError
+
+from toolwire.tools.api import ToolContext
+from toolwire.tools.builtin._common import Refused, echo, workspace_of
+
+SENSITIVE_PARTS = frozenset(
+    {
+        "password", "passwd", "pwd", "passphrase", "secret", "token", "hash", "salt", "key",
+        "credential", "session", "otp", "mfa", "totp", "dsn", "auth", "authorization", "cookie",
+        "pin", "cvv", "iban", "ssn",
+    }
+)  # fmt: skip
+SENSITIVE_COMPOUNDS = (
+    "password", "passphrase", "apikey", "apitoken", "accesstoken", "authtoken", "refreshtoken",
+    "credential", "privatekey", "clientsecret", "secretkey",
+)  # fmt: skip
+INTERNAL_TABLE_PREFIXES = ("sqlite_", "toolwire_")  # engine internals and our own audit store
+MAX_FILTERS = 5  # enough to pin a record; more is a scan dressed up as a lookup
+
+INVALID_FILTER = (
+    f"invalid filter: at most {MAX_FILTERS} entries, each an existing, non-sensitive column "
+    "with a scalar value."
+)
+_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+Scalar = str | int | float | bool | None
+T = TypeVar("T")
+log = logging.getLogger("toolwire.tools.builtin")
+
+
+def is_sensitive(name: str) -> bool:
+    """True when a table or column name looks like it holds credentials or secrets."""
+    squashed = re.sub(r"[^a-z0-9]", "", name.lower())
+    if any(c in squashed for c in SENSITIVE_COMPOUNDS):
+        return True
+    return any(_sensitive_part(p.lower()) for p in _PARTS.findall(name))
+
+
+def _sensitive_part(part: str) -> bool:
+    return part in SENSITIVE_PARTS or (part.endswith("s") and part[:-1] in SENSITIVE_PARTS)
+
+
+def is_sensitive_table(name: str) -> bool:
+    return name.lower().startswith(INTERNAL_TABLE_PREFIXES) or is_sensitive(name)
+
+
+def table_names(engine: Engine) -> list[str]:
+    """Readable tables, sorted."""
+    names = guard(lambda: inspect(engine).get_table_names())
+    return sorted(n for n in names if not is_sensitive_table(n))
+
+
+def readable_table(engine: Engine, name: str) -> Table:
+    """The reflected table called exactly ``name``, if it exists and is not sensitive."""
+    if is_sensitive_table(name) or name not in table_names(engine):
+        raise Refused(f"table {echo(name)} not found or not permitted.")
+    return guard(lambda: Table(name, MetaData(), autoload_with=engine))
+
+
+def readable_columns(table: Table) -> list[Column[object]]:
+    return [c for c in table.columns if not is_sensitive(c.name)]
+
+
+def pick_columns(
+    table: Table, wanted: Iterable[str] | None
+) -> tuple[list[Column[object]], list[str]]:
+    """The readable columns named in ``wanted`` (all when None), and the names refused."""
+    readable = {c.name: c for c in readable_columns(table)}
+    if wanted is None:
+        return list(readable.values()), []
+    chosen: dict[str, Column[object]] = {}
+    refused: list[str] = []
+    for name in wanted:
+        if name in readable:
+            chosen.setdefault(name, readable[name])
+        else:
+            refused.append(name)
+    return list(chosen.values()), refused
+
+
+def equality_filters(table: Table, where: Mapping[str, Scalar] | None) -> list[ColumnElement[bool]]:
+    """``column = :value`` conditions; the whole call is refused on any bad entry."""
+    if not where:
+        return []
+    readable = {c.name: c for c in readable_columns(table)}
+    if len(where) > MAX_FILTERS or any(k not in readable for k in where):
+        raise Refused(INVALID_FILTER)
+    return [readable[k] == v for k, v in where.items()]
+
+
+def order_columns(table: Table) -> list[Column[object]]:
+    """Primary key columns, for a stable order; readable ones only."""
+    return [c for c in table.primary_key.columns if not is_sensitive(c.name)]
+
+
+def guard(action: Callable[[], T]) -> T:
+    """Run a database action; a driver failure becomes a generic refusal, details to the log."""
+    try:
+        return action()
+    except SQLAlchemyError:
+        log.exception("a built-in tool's database access failed")
+        raise Refused("the workspace database could not be read.") from None
+
+
+def engine_of(context: ToolContext) -> Engine:
+    workspace = workspace_of(context)
+    if not workspace.database_url:
+        raise Refused("the workspace has no database.")
+    return workspace.engine()

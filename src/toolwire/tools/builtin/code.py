@@ -1,0 +1,151 @@
+"""Code tools: ``read_source`` and ``search_code`` over the workspace's files root.
+
+Both refuse secret-looking files by name (``.env``, keys, credentials) and redact secret shapes
+in what they return. ``search_code`` bounds every dimension of a regex search: the pattern
+(``MAX_PATTERN_CHARS``), the files (``MAX_FILES`` of at most ``MAX_FILE_BYTES``), the line length
+searched (``MAX_LINE_CHARS``) and the time (``SEARCH_SECONDS``, enforced by running the search in
+a child process that is killed when the budget ends).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from toolwire.redact import mask_secrets
+from toolwire.result import Artifact, ToolResult
+from toolwire.tools.api import ToolContext
+from toolwire.tools.builtin._common import Refused, builtin, echo, files_root
+from toolwire.tools.builtin._paths import display, is_secret_file, regular_file, walk_files
+
+MAX_LINES = 400  # one screenful of a module; page with start_line for more
+MAX_FILE_BYTES = 2_000_000  # larger files are data or generated, not source to read
+MAX_PATTERN_CHARS = 200  # a search pattern, not a program
+MAX_FILES = 2_000  # files searched per call
+MAX_LINE_CHARS = 2_000  # minified lines are cut; bounds the work per regex match
+MAX_MATCHES = 100  # lines returned per search
+SEARCH_SECONDS = 3.0  # wall time for one search, including the worker's start-up
+_WORKER = Path(__file__).with_name("_regex_worker.py")
+LANGUAGES = {
+    ".py": "python", ".js": "javascript", ".ts": "typescript", ".html": "html", ".css": "css",
+    ".sql": "sql", ".sh": "bash", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
+    ".json": "json", ".md": "markdown", ".php": "php", ".go": "go", ".rs": "rust", ".txt": "",
+}  # fmt: skip
+
+Line = Annotated[int, Field(ge=1)]
+
+
+@builtin(group="code", data_class="source_code", requires_admin=True)
+def read_source(
+    context: ToolContext, path: str, start_line: Line = 1, end_line: Line | None = None
+) -> ToolResult:
+    """Read lines ``start_line``..``end_line`` (at most 400) of a source file, secrets redacted.
+
+    Artifact: ``code`` ``{code, language, first_line}``, the same lines as the text.
+    """
+    root = files_root(context)
+    target = regular_file(root, path)
+    if is_secret_file(target.name):
+        raise Refused(f"{echo(path)} looks like a secrets file and is never read.")
+    lines = _source_lines(target, path)
+    last = min(len(lines), end_line or start_line + MAX_LINES - 1, start_line + MAX_LINES - 1)
+    if start_line > len(lines):
+        raise Refused(f"{echo(path)} has {len(lines)} lines; start_line {start_line} is past it.")
+    if last < start_line:
+        raise Refused("end_line must not be before start_line.")
+    code = mask_secrets("\n".join(lines[start_line - 1 : last]))
+    shown = display(root, target)
+    header = f"{shown} lines {start_line}-{last} of {len(lines)}:"
+    language = LANGUAGES.get(target.suffix.lower(), "")
+    artifact = Artifact.code(shown, code, language=language, first_line=start_line)
+    return ToolResult.text(f"{header}\n{code}", artifact)
+
+
+@builtin(group="code", data_class="source_code", requires_admin=True)
+def search_code(
+    context: ToolContext,
+    pattern: str,
+    regex: bool = False,
+    ignore_case: bool = True,
+    glob: str = "*",
+) -> ToolResult:
+    """Search source files for a substring (or a regular expression when ``regex`` is true).
+
+    Bounded: 200-character patterns, lines cut at 2,000 characters, 100 matches, 3 seconds.
+    """
+    if not pattern or len(pattern) > MAX_PATTERN_CHARS:
+        raise Refused(f"pattern must be 1 to {MAX_PATTERN_CHARS} characters.")
+    source = pattern if regex else re.escape(pattern)
+    try:
+        re.compile(source)
+    except re.error as exc:
+        raise Refused(f"invalid regular expression: {exc.msg} at position {exc.pos}.") from None
+    root = files_root(context)
+    files = _searchable(root, glob)
+    result = _run_worker(source, ignore_case, files)
+    lines = [f"{p}:{n}: {mask_secrets(text)}" for p, n, text in result["matches"]]
+    if not lines:
+        return ToolResult.text(f"No matches for {echo(pattern)} in {len(files)} files.")
+    more = "\n(more matches not shown: narrow the pattern)" if result["truncated"] else ""
+    return ToolResult.text(f"Matches for {echo(pattern)}:\n" + "\n".join(lines) + more)
+
+
+def _source_lines(target: Path, path: str) -> list[str]:
+    if target.stat().st_size > MAX_FILE_BYTES:
+        raise Refused(f"{echo(path)} is larger than {MAX_FILE_BYTES} bytes.")
+    data = target.read_bytes()
+    if b"\x00" in data:
+        raise Refused(f"{echo(path)} is a binary file.")
+    return data.decode("utf-8", "replace").splitlines()
+
+
+def _searchable(root: Path, glob: str) -> list[list[str]]:
+    if not glob or len(glob) > MAX_PATTERN_CHARS:
+        raise Refused(f"glob must be 1 to {MAX_PATTERN_CHARS} characters.")
+    base = root.resolve()
+    files = []
+    for entry in walk_files(base, base):
+        shown = display(root, entry)
+        secret = is_secret_file(entry.name) or is_secret_file(entry.resolve().name)
+        if secret or not fnmatch.fnmatchcase(entry.name, glob):
+            continue
+        files.append([shown, str(entry)])
+        if len(files) >= MAX_FILES:
+            break
+    return files
+
+
+def _run_worker(source: str, ignore_case: bool, files: list[list[str]]) -> dict[str, Any]:
+    job = {
+        "pattern": source,
+        "ignore_case": ignore_case,
+        "files": files,
+        "max_file_bytes": MAX_FILE_BYTES,
+        "max_line_chars": MAX_LINE_CHARS,
+        "max_matches": MAX_MATCHES,
+    }
+    try:
+        done = subprocess.run(  # noqa: S603 - our interpreter, our script, no shell
+            [sys.executable, "-I", str(_WORKER)],
+            input=json.dumps(job),
+            capture_output=True,
+            text=True,
+            timeout=SEARCH_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise Refused(
+            f"the search took longer than {SEARCH_SECONDS:g} seconds and was stopped; "
+            "simplify the pattern (nested repetition such as (a+)+ backtracks badly)."
+        ) from None
+    if done.returncode != 0:
+        raise Refused("the search failed.")
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out

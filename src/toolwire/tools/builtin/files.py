@@ -1,0 +1,133 @@
+"""File tools over the workspace's files root: ``browse_folder``, ``find_files``, ``file_info``.
+
+Every path goes through ``_paths``: relative only, no ``..``, no encoded tricks, symlinks resolved
+and checked against the root. Listings never show what lies behind a symlink that leaves the
+root; such an entry is shown as ``name -> (outside)`` without its target.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import stat
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from toolwire.result import Artifact, ToolResult
+from toolwire.tools.api import ToolContext
+from toolwire.tools.builtin._common import Refused, builtin, echo, files_root
+from toolwire.tools.builtin._paths import (
+    check_relative,
+    contained,
+    display,
+    inside,
+    is_secret_file,
+    walk_files,
+)
+
+MAX_DEPTH = 3  # a folder outline, not a dump of the tree
+MAX_ENTRIES = 300  # entries per listing: enough to orient, bounded for the wire
+MAX_MATCHES = 200  # find_files results
+MAX_PATTERN_CHARS = 200
+
+Depth = Annotated[int, Field(ge=1, le=MAX_DEPTH)]
+
+
+@builtin(group="files", data_class="content")
+def browse_folder(context: ToolContext, path: str = ".", depth: Depth = 1) -> ToolResult:
+    """List a folder inside the workspace files, with sizes, to ``depth`` levels.
+
+    Artifact: ``tree`` ``{nodes: [{label: "name/" or "name (N bytes)", children: [...]}]}``.
+    """
+    root = files_root(context)
+    folder = inside(root, path)
+    if not folder.is_dir():
+        raise Refused(f"path {echo(path)} is not a folder.")
+    budget = [MAX_ENTRIES]
+    nodes = _children(root.resolve(), folder, depth, budget)
+    lines = [f"Folder {display(root, folder)}:"]
+    _outline(nodes, lines, 1)
+    if budget[0] <= 0:
+        lines.append(f"(listing stopped at {MAX_ENTRIES} entries)")
+    return ToolResult.text("\n".join(lines), Artifact.tree(display(root, folder), nodes))
+
+
+@builtin(group="files", data_class="content")
+def find_files(context: ToolContext, pattern: str, limit: int = 50) -> ToolResult:
+    """Find files whose path (relative to the files folder) matches a glob such as ``*.py``.
+
+    Artifact: ``table`` ``{columns: ["path", "bytes"], rows}``.
+    """
+    if not pattern.strip() or len(pattern) > MAX_PATTERN_CHARS:
+        raise Refused(f"pattern must be 1 to {MAX_PATTERN_CHARS} characters.")
+    check_relative(pattern)
+    root = files_root(context)
+    base = root.resolve()
+    cap = max(1, min(limit, MAX_MATCHES))
+    rows: list[list[str]] = []
+    for entry in walk_files(base, base):
+        relative = display(root, entry)
+        if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(entry.name, pattern):
+            rows.append([relative, str(entry.stat().st_size)])
+            if len(rows) >= cap:
+                break
+    if not rows:
+        return ToolResult.text(f"No files match {echo(pattern)}.")
+    text = f"Files matching {echo(pattern)} ({len(rows)}):\n"
+    text += "\n".join(f"- {p} ({size} bytes)" for p, size in rows)
+    return ToolResult.text(text, Artifact.table("files", ["path", "bytes"], rows))
+
+
+@builtin(group="files", data_class="content")
+def file_info(context: ToolContext, path: str) -> ToolResult:
+    """Size, kind, modification time and permissions of one file or folder.
+
+    Artifact: ``key_value`` ``{items: [["path", ...], ["kind", ...], ...]}``.
+    """
+    root = files_root(context)
+    target = inside(root, path)
+    info = target.stat()
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+        raise Refused(f"path {echo(path)} is a special file.")
+    modified = datetime.fromtimestamp(info.st_mtime, UTC).isoformat(timespec="seconds")
+    items = [
+        ("path", display(root, target)),
+        ("kind", "folder" if stat.S_ISDIR(info.st_mode) else "file"),
+        ("bytes", str(info.st_size)),
+        ("modified", modified),
+        ("mode", stat.filemode(info.st_mode)),
+        ("secret_like_name", "yes" if is_secret_file(target.name) else "no"),
+    ]
+    text = "\n".join(f"{key}: {value}" for key, value in items)
+    return ToolResult.text(text, Artifact.key_value(display(root, target), items))
+
+
+def _children(base: Path, folder: Path, depth: int, budget: list[int]) -> list[dict[str, Any]]:
+    nodes: list[dict[str, Any]] = []
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        if budget[0] <= 0:
+            break
+        budget[0] -= 1
+        nodes.append(_node(base, entry, depth, budget))
+    return nodes
+
+
+def _node(base: Path, entry: Path, depth: int, budget: list[int]) -> dict[str, Any]:
+    if not contained(base, entry):
+        return {"label": f"{entry.name} -> (outside)", "children": []}
+    if entry.is_symlink():
+        return {"label": f"{entry.name} -> (link)", "children": []}
+    if entry.is_dir():
+        children = _children(base, entry, depth - 1, budget) if depth > 1 else []
+        return {"label": f"{entry.name}/", "children": children}
+    mode = entry.stat().st_mode
+    size = f"{entry.stat().st_size} bytes" if stat.S_ISREG(mode) else "special"
+    return {"label": f"{entry.name} ({size})", "children": []}
+
+
+def _outline(nodes: list[dict[str, Any]], lines: list[str], level: int) -> None:
+    for node in nodes:
+        lines.append(f"{'  ' * level}- {node['label']}")
+        _outline(node["children"], lines, level + 1)

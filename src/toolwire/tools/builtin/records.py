@@ -1,0 +1,167 @@
+"""Record tools: ``read_records``, ``search_records``, ``count_records``.
+
+``read_records`` builds its text and its ``table`` artifact in one pass from the same formatted
+cells, and stops adding rows before the text would outgrow ``TEXT_BUDGET_BYTES``: the artifact
+can therefore never show a cell the text does not. Sensitive tables and columns are never
+selected (see ``_sql``); filters bind their values; the limit is clamped to ``MAX_LIMIT``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated
+
+from pydantic import Field
+from sqlalchemy import Column, ColumnElement, Engine, String, Text, func, or_, select
+from sqlalchemy.sql import Executable
+
+from toolwire.result import Artifact, ToolResult
+from toolwire.tools.api import ToolContext
+from toolwire.tools.builtin._common import Refused, builtin, echo, format_cell
+from toolwire.tools.builtin._sql import (
+    Scalar,
+    engine_of,
+    equality_filters,
+    guard,
+    order_columns,
+    pick_columns,
+    readable_columns,
+    readable_table,
+)
+
+DEFAULT_LIMIT = 20  # a screenful: enough to answer, cheap to send
+MAX_LIMIT = 50  # more rows than a model can use well in one turn
+MAX_OFFSET = 10_000  # paging deeper than this is a dump, not a lookup
+MAX_QUERY_CHARS = 200  # a search phrase, not a document
+# Below the seam's 50,000-byte cap, so the seam never cuts text the artifact would still show.
+TEXT_BUDGET_BYTES = 45_000
+
+Where = Annotated[dict[str, Scalar] | None, Field(description="column = value filters")]
+Limit = Annotated[int, Field(ge=1, description=f"rows to return (at most {MAX_LIMIT})")]
+Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET)]
+
+
+@builtin(group="records", data_class="content")
+def read_records(
+    *,
+    table: str,
+    context: ToolContext,
+    fields: list[str] | None = None,
+    where_equals: Where = None,
+    limit: Limit = DEFAULT_LIMIT,
+    offset: Offset = 0,
+) -> ToolResult:
+    """Read rows of one database table, optionally filtered by column equality.
+
+    Sensitive columns (passwords, hashes, tokens, keys, ...) are never returned. Artifact:
+    ``table`` ``{columns: [field, ...], rows: [[cell, ...], ...]}``, the same cells as the text.
+    """
+    engine = engine_of(context)
+    sql_table = readable_table(engine, table.strip())
+    columns, refused = pick_columns(sql_table, [f.strip() for f in fields] if fields else None)
+    if not columns:
+        raise Refused(f"no readable fields in table {echo(sql_table.name)}.")
+    query = (
+        select(*columns)
+        .where(*equality_filters(sql_table, where_equals))
+        .order_by(*order_columns(sql_table))
+        .limit(min(limit, MAX_LIMIT))
+        .offset(offset)
+    )
+    rows = guard(lambda: _fetch(engine, query))
+    notes = _notes(refused, limit)
+    return render_rows(sql_table.name, [c.name for c in columns], rows, offset, notes)
+
+
+@builtin(group="records", data_class="content")
+def search_records(
+    table: str, query: str, context: ToolContext, limit: Limit = DEFAULT_LIMIT
+) -> ToolResult:
+    """Find rows whose readable text columns contain ``query`` (case-insensitive).
+
+    Artifact: ``table`` ``{columns, rows}``, the same cells as the text.
+    """
+    phrase = query.strip()
+    if not phrase or len(phrase) > MAX_QUERY_CHARS:
+        raise Refused(f"query must be 1 to {MAX_QUERY_CHARS} characters.")
+    engine = engine_of(context)
+    sql_table = readable_table(engine, table.strip())
+    columns = readable_columns(sql_table)
+    texts = [c for c in columns if isinstance(c.type, String | Text)]
+    if not texts:
+        raise Refused(f"table {echo(sql_table.name)} has no readable text columns.")
+    statement = (
+        select(*columns)
+        .where(or_(*(_contains(c, phrase) for c in texts)))
+        .order_by(*order_columns(sql_table))
+        .limit(min(limit, MAX_LIMIT))
+    )
+    rows = guard(lambda: _fetch(engine, statement))
+    return render_rows(sql_table.name, [c.name for c in columns], rows, 0, _notes([], limit))
+
+
+@builtin(group="records", data_class="content")
+def count_records(table: str, context: ToolContext, where_equals: Where = None) -> ToolResult:
+    """Count the rows of one table, optionally filtered by column equality."""
+    engine = engine_of(context)
+    sql_table = readable_table(engine, table.strip())
+    statement = select(func.count()).select_from(sql_table)
+    statement = statement.where(*equality_filters(sql_table, where_equals))
+    total = guard(lambda: _scalar(engine, statement))
+    return ToolResult.text(f"{sql_table.name}: {total} rows match.")
+
+
+def _contains(column: Column[object], phrase: str) -> ColumnElement[bool]:
+    # The phrase is a bound parameter; escaping makes % and _ literal inside it.
+    escaped = phrase.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return column.ilike(f"%{escaped}%", escape="\\")
+
+
+def _fetch(engine: Engine, statement: Executable) -> list[Sequence[object]]:
+    with engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(statement)]
+
+
+def _scalar(engine: Engine, statement: Executable) -> int:
+    with engine.connect() as connection:
+        return int(connection.execute(statement).scalar_one())
+
+
+def _notes(refused: list[str], limit: int) -> list[str]:
+    notes = []
+    if refused:
+        shown = ", ".join(echo(name) for name in refused[:10])
+        notes.append(f"Fields not readable (unknown or sensitive): {shown}")
+    if limit > MAX_LIMIT:
+        notes.append(f"limit capped at {MAX_LIMIT}")
+    return notes
+
+
+def render_rows(
+    table: str,
+    fields: list[str],
+    rows: Sequence[Sequence[object]],
+    offset: int,
+    notes: Sequence[str] = (),
+) -> ToolResult:
+    """Text and table artifact in one pass, from the same cells, within the text budget."""
+    lines = [*notes]
+    if not rows:
+        lines.append(f"No records in {table} for the given filters.")
+        return ToolResult.text("\n".join(lines))
+    size = sum(len(line.encode()) + 1 for line in lines) + 100  # the header, written last
+    shown: list[list[str]] = []
+    for number, row in enumerate(rows, start=offset + 1):
+        cells = [format_cell(v) for v in row]
+        block = [f"- {table} row {number}"]
+        block += [f"  {f}: {c}" for f, c in zip(fields, cells, strict=True)]
+        cost = sum(len(line.encode()) + 1 for line in block)
+        if size + cost > TEXT_BUDGET_BYTES:
+            lines.append(f"({len(rows) - len(shown)} more rows not shown: narrow the query)")
+            break
+        size += cost
+        lines.extend(block)
+        shown.append(cells)
+    header = f"Records in {table} ({len(shown)}, offset {offset}):"
+    artifact = Artifact.table(f"{table} records", fields, shown)
+    return ToolResult.text("\n".join([header, *lines]), artifact)

@@ -1,0 +1,176 @@
+"""The workspace built-in tools work on: a SQL database, a folder of files, log files, web bases.
+
+A ``Workspace`` is configuration plus one lazily created SQLAlchemy engine. Every part is
+optional; a tool that needs a missing part fails closed with a clear error result. Paths are
+absolute once loaded (relative ones are taken from the TOML file's folder), and the hosts
+``probe_url`` may reach come only from here, never from the model.
+
+The DNS resolver and the HTTP transport are injectable so that ``probe_url`` can be tested, and
+pinned, without network.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, ValidationError
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from toolwire.errors import ConfigError
+
+Resolver = Callable[[str, int], list[str]]
+MAX_WORKSPACE_FILE_BYTES = 1_000_000  # a hand-written settings file; larger is a mistake
+
+
+def system_resolver(host: str, port: int) -> list[str]:
+    """Every address ``host`` resolves to, through the operating system."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workspace:
+    """What the built-in tools may read. ``None`` or empty means that part is not configured."""
+
+    database_url: str | None = None
+    files_root: Path | None = None
+    log_files: tuple[Path, ...] = ()
+    base_urls: tuple[str, ...] = ()
+    environ: Mapping[str, str] | None = None  # None: the process environment
+    resolver: Resolver = system_resolver
+    transport: httpx.BaseTransport | None = None  # None: a real network transport
+    _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_flags(
+        cls,
+        *,
+        database: str | None = None,
+        files: str | Path | None = None,
+        logs: Sequence[str | Path] = (),
+        base_urls: Sequence[str] = (),
+    ) -> Workspace:
+        """A workspace from command-line values, validated like a TOML file's."""
+        raw: dict[str, Any] = {"database_url": database, "files_root": str(files or "") or None}
+        raw |= {"log_files": [str(p) for p in logs], "base_urls": list(base_urls)}
+        return _build(raw, Path.cwd(), "the command line")
+
+    def engine(self) -> Engine:
+        """The database engine, created on first use. Raises ``ConfigError`` without one."""
+        if not self.database_url:
+            raise ConfigError("the workspace has no database")
+        engine = self._engines.get(self.database_url)
+        if engine is None:
+            engine = create_engine(self.database_url)
+            self._engines[self.database_url] = engine
+        return engine
+
+    def env(self) -> Mapping[str, str]:
+        return os.environ if self.environ is None else self.environ
+
+    def dispose(self) -> None:
+        """Close pooled database connections."""
+        for engine in self._engines.values():
+            engine.dispose()
+        self._engines.clear()
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    database_url: str | None = None
+    files_root: str | None = None
+    log_files: list[str] = []
+    base_urls: list[str] = []
+
+
+def load_workspace(path: str | Path) -> Workspace:
+    """Load a workspace from TOML; ``ConfigError`` names the file and the bad key."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read workspace file {path}: {exc.strerror}") from None
+    if len(raw) > MAX_WORKSPACE_FILE_BYTES:
+        raise ConfigError(f"workspace file {path} is larger than {MAX_WORKSPACE_FILE_BYTES} bytes")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"workspace file {path} is not valid TOML: {exc}") from None
+    return _build(data, path.resolve().parent, str(path))
+
+
+def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
+    try:
+        settings = _Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: {_problems(exc)}") from None
+    return Workspace(
+        database_url=_database_url(settings.database_url, base, source),
+        files_root=_folder(settings.files_root, base, source),
+        log_files=tuple(_absolute(p, base) for p in settings.log_files),
+        base_urls=tuple(_base_url(u, n, source) for n, u in enumerate(settings.base_urls)),
+    )
+
+
+def _problems(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors(include_url=False, include_input=False):
+        key = ".".join(str(p) for p in error["loc"]) or "workspace"
+        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        parts.append(f"{key}: {message}")
+    return "; ".join(parts)
+
+
+def _absolute(value: str, base: Path) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _folder(value: str | None, base: Path, source: str) -> Path | None:
+    if not value:
+        return None
+    folder = _absolute(value, base).resolve()
+    if not folder.is_dir():
+        raise ConfigError(f"{source}: files_root: {folder} is not a folder")
+    return folder
+
+
+def _database_url(value: str | None, base: Path, source: str) -> str | None:
+    if not value:
+        return None
+    try:
+        url = make_url(value)
+    except (ArgumentError, ValueError):
+        # The value may hold a password: name the key, never echo it.
+        raise ConfigError(f"{source}: database_url: not a valid SQLAlchemy URL") from None
+    database = url.database
+    if _relative_sqlite_file(url.get_backend_name(), database):
+        url = url.set(database=str(base / str(database)))
+    return url.render_as_string(hide_password=False)
+
+
+def _relative_sqlite_file(backend: str, database: str | None) -> bool:
+    if backend != "sqlite" or not database or database == ":memory:":
+        return False
+    return not database.startswith("file:") and not Path(database).is_absolute()
+
+
+def _base_url(value: str, index: int, source: str) -> str:
+    # Entries are named by position: a URL with user info would put a password in the error.
+    where = f"{source}: base_urls[{index}]"
+    try:
+        url = httpx.URL(value)
+    except httpx.InvalidURL:
+        raise ConfigError(f"{where}: not a URL") from None
+    if url.scheme not in ("http", "https") or not url.host or url.userinfo:
+        raise ConfigError(f"{where}: must be an http(s) URL with a host and no user info")
+    return str(url)

@@ -1,0 +1,134 @@
+"""Hostile bytes in every place a run can carry them: none may run, each must read literally."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page
+
+from toolwire import ToolRegistry
+from toolwire.inspector import InspectorSettings, create_app
+
+from ..inspector_kit import TOKEN, echo, factory, live_server
+from .harness import Watched, launch, open_inspector, open_step, start_run, wait_status
+from .payloads import PAYLOADS, hostile_artifacts, shown
+
+pytestmark = pytest.mark.browser
+SHOWN = ":is(#steps, #detail, #final, #summary, #run-message, #replay-banner)"
+FORBIDDEN = "script, img, svg, iframe, object, embed, style, link, meta, base, form, video, audio"
+
+
+def hostile_script() -> list[dict[str, Any]]:
+    p = PAYLOADS
+    calls = [{"name": p[2], "arguments": {}}]  # an unknown tool whose name is hostile
+    calls += [{"name": "echo", "arguments": {"text": x}} for x in p]
+    calls += [{"name": "hostile_artifacts", "arguments": {}}]
+    return [
+        {"content": p[0], "thinking": p[1], "tool_calls": calls},
+        {"content": p[13], "thinking": p[14]},
+    ]
+
+
+@pytest.fixture(scope="module")
+def page(browser: Browser) -> Iterator[Watched]:
+    settings = InspectorSettings(
+        registry=ToolRegistry([echo, hostile_artifacts]),
+        provider_factory=factory({"hostile": hostile_script()}),
+        token=TOKEN,
+    )
+    with live_server(create_app(settings)) as base:
+        watched = open_inspector(browser, base, TOKEN)
+        start_run(watched.page, "hostile", prompt=PAYLOADS[9])
+        wait_status(watched.page, "completed")
+        yield watched
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    yield from launch()
+
+
+def text(page: Page, selector: str) -> str | None:
+    return page.text_content(selector)
+
+
+def all_texts(page: Page, selector: str) -> list[str]:
+    result: list[str] = page.eval_on_selector_all(selector, "e => e.map(x => x.textContent)")
+    return result
+
+
+def assert_nothing_ran(watched: Watched) -> None:
+    page = watched.page
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert watched.dialogs == [] and watched.errors == [] and watched.console == []
+    assert page.eval_on_selector_all(f"{SHOWN} :is({FORBIDDEN})", "e => e.length") == 0
+    hrefs = page.eval_on_selector_all("main a", "e => e.map(a => a.href)")
+    assert all(h.startswith(("http://", "https://")) for h in hrefs)
+
+
+def test_there_are_at_least_fifty_payloads() -> None:
+    assert len(set(PAYLOADS)) >= 50
+
+
+def test_model_content_and_thinking_read_literally(page: Watched) -> None:
+    p = page.page
+    assert text(p, "#final pre") == shown(PAYLOADS[13])
+    open_step(p, 1, "Content")
+    assert text(p, "#detail .tab-panel pre") == shown(PAYLOADS[0])
+    open_step(p, 1, "Thinking")
+    assert text(p, "#detail .tab-panel pre") == shown(PAYLOADS[1])
+    open_step(p, 0, "Messages sent")
+    assert text(p, "#detail .message pre") == shown(PAYLOADS[9])
+    assert_nothing_ran(page)
+
+
+def test_a_hostile_tool_name_reads_literally_and_has_no_artifacts_tab(page: Watched) -> None:
+    p = page.page
+    open_step(p, 2, "Result")
+    assert text(p, "#detail .detail-title") == f"Tool · {PAYLOADS[2]}"
+    assert text(p, "#detail .tab-panel pre") == f'Error: unknown tool "{PAYLOADS[2]}"'
+    assert all_texts(p, "#detail .tab") == ["Arguments", "Result"]
+    assert_nothing_ran(page)
+
+
+def test_every_payload_reads_literally_as_argument_result_and_artifact(page: Watched) -> None:
+    p = page.page
+    for i, payload in enumerate(PAYLOADS):
+        index = 3 + i
+        open_step(p, index, "Arguments")
+        argument = p.evaluate(
+            "JSON.parse(document.querySelector('#detail .tab-panel pre').textContent)"
+        )
+        assert argument == {"text": shown(payload)}
+        open_step(p, index, "Result")
+        assert text(p, "#detail .tab-panel pre") == shown(payload)
+        open_step(p, index, "Artifacts")
+        assert text(p, "#detail .artifact-label") == shown(payload)
+        assert text(p, "#detail .artifact-text") == shown(payload)
+    assert_nothing_ran(page)
+
+
+def test_every_artifact_field_reads_literally(page: Watched) -> None:
+    p, s = page.page, [shown(x) for x in PAYLOADS]
+    open_step(p, 3 + len(PAYLOADS), "Artifacts")
+    labels = all_texts(p, "#detail .artifact-label")
+    assert labels[:6] == [s[1], s[2], s[3], s[4], s[5], s[0]]
+    cells = p.eval_on_selector(
+        "#detail table.artifact-table",
+        "t => [...t.rows].map(r => [...r.cells].map(c => c.textContent))",
+    )
+    assert cells == [s[:6], *[s[i : i + 6] for i in range(0, len(s) - 6, 6)]]
+    assert text(p, "#detail .artifact-text") == "\n".join(s)
+    tree = all_texts(p, "#detail .artifact-tree .node")
+    assert tree == [x for pair in itertools.pairwise(s) for x in pair]
+    pairs = all_texts(p, "#detail .artifact-kv > *")
+    assert pairs == [x for pair in zip(s, reversed(s), strict=True) for x in pair]
+    assert all_texts(p, "#detail .line-text") == "\n".join(s).split("\n")
+    assert text(p, "#detail .code-lang") == s[6]
+    links = all_texts(p, "#detail .artifact-link")
+    assert links == list(reversed(s))
+    assert p.eval_on_selector_all("#detail .artifact-link a", "e => e.length") == 0
+    assert_nothing_ran(page)

@@ -1,0 +1,207 @@
+"""Shared by the inspector's API and browser tests: tools, scripts and a live loopback server."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+
+from toolwire import Artifact, ScriptedProvider, ToolRegistry, ToolResult, tool
+from toolwire.errors import ConfigError
+from toolwire.inspector import InspectorSettings
+from toolwire.providers.base import Provider
+from toolwire.runtime import RunOutcome, RunRequest
+from toolwire.tools.registry import Availability
+from toolwire.trace import RunStep
+
+TOKEN = "test-token-" + "x" * 32
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+TABLE_COLUMNS = ["id", "customer", "total"]
+TABLE_ROWS = [["1001", "Ada", "49.90"], ["1002", "Grace", "12.00"]]
+
+
+@tool(group="records", data_class="public")
+def lookup(customer: str) -> ToolResult:
+    """Look up a customer's orders."""
+    return ToolResult.text(
+        f"2 orders for {customer}", Artifact.table("orders", TABLE_COLUMNS, TABLE_ROWS)
+    )
+
+
+@tool(group="records", data_class="public")
+def every_artifact() -> ToolResult:
+    """Return one artifact of each type."""
+    return ToolResult.text(
+        "six artifacts",
+        Artifact.table("a table", ["k", "v"], [["x", "1"]]),
+        Artifact.text("a text", "line one\nline two"),
+        Artifact.tree("a tree", [{"label": "root", "children": [{"label": "leaf"}]}]),
+        Artifact.key_value("some pairs", [("name", "Ada"), ("role", "admin")]),
+        Artifact.code("some code", "x = 1\ny = 2", language="python", first_line=10),
+        Artifact.link("a link", "https://example.com/docs", "the docs"),
+    )
+
+
+@tool(group="records", data_class="public")
+def odd_artifacts() -> ToolResult:
+    """Artifacts whose data does not fit their type, and a link that is not a web link."""
+    return ToolResult.text(
+        "odd",
+        Artifact(Artifact.table("x", [], []).type, "broken table", {"columns": "id", "rows": 3}),
+        Artifact.link("script link", "javascript:window.__pwned=1", "click me"),
+    )
+
+
+@tool(group="files", data_class="public")
+def echo(text: str) -> ToolResult:
+    """Return the text, as content and as a text artifact."""
+    return ToolResult.text(text, Artifact.text(text, text))
+
+
+@tool(group="files", data_class="public", enabled_by_default=False)
+def dormant() -> str:
+    """A tool that is off unless someone turns it on."""
+    return "awake"
+
+
+@tool(group="admin", data_class="public", requires_admin=True)
+def boom() -> str:
+    """Always fails."""
+    raise RuntimeError("secret-path /etc/shadow leaked in an exception")
+
+
+def registry() -> ToolRegistry:
+    return ToolRegistry([lookup, every_artifact, odd_artifacts, echo, dormant, boom])
+
+
+def call(name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    return {"name": name, "arguments": dict(arguments or {})}
+
+
+SCRIPTS: dict[str, list[dict[str, Any]]] = {
+    "scripted": [
+        {"tool_calls": [call("lookup", {"customer": "Ada"})], "prompt_tokens": 10,
+         "completion_tokens": 2},
+        {"content": "Ada has 2 orders.", "prompt_tokens": 20, "completion_tokens": 5},
+    ],
+    "slow": [
+        {"tool_calls": [call("lookup", {"customer": "Ada"})], "delay_ms": 50},
+        {"content": "slowly done", "delay_ms": 1500},
+    ],
+    "every": [{"tool_calls": [call("every_artifact"), call("odd_artifacts")]}, {"content": "ok"}],
+    "looping": [{"tool_calls": [call("lookup", {"customer": "Ada"})]}] * 3
+    + [{"content": "gave up"}],
+    "exhausted": [{"tool_calls": [call("lookup", {"customer": "Ada"})]}],
+    "hang": [{"content": "never", "delay_ms": 20_000}],
+}  # fmt: skip
+
+
+def factory(
+    extra: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+) -> Any:
+    scripts = {**SCRIPTS, **(extra or {})}
+
+    def provider_factory(name: str, model: str | None) -> Provider:
+        if name not in scripts:
+            raise ConfigError(f'unknown provider "{name}"')
+        return ScriptedProvider.from_turns(list(scripts[name]), name=name)
+
+    return provider_factory
+
+
+def settings(**extra: Any) -> InspectorSettings:
+    return InspectorSettings(
+        registry=registry(), provider_factory=factory(extra.pop("scripts", None)), token=TOKEN,
+        **extra,
+    )  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def live_server(app: Any) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a loopback port in a thread; yield its base URL."""
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+class MemoryStore:
+    """An in-memory stand-in for the audit store, with the interface the inspector uses."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, dict[str, Any]] = {}
+        self.steps: dict[str, list[dict[str, Any]]] = {}
+        self.cancel_flags: set[str] = set()
+        self.availability = Availability()
+        self.settled = threading.Event()
+
+    def begin(self, request: RunRequest) -> str:
+        run_id = uuid.uuid4().hex
+        self.runs[run_id] = {"id": run_id, "status": "running", "provider": request.provider.name}
+        self.steps[run_id] = []
+        return run_id
+
+    def record_step(self, run_id: str, sequence: int, step: RunStep) -> None:
+        self.steps[run_id].append({"sequence": sequence, "kind": step.kind})
+
+    def settle(self, outcome: RunOutcome) -> bool:
+        self.runs[outcome.run_id]["status"] = str(outcome.status)
+        self.settled.set()
+        return True
+
+    def cancel_requested(self, run_id: str) -> bool:
+        return run_id in self.cancel_flags
+
+    def request_cancel(self, run_id: str) -> bool:
+        if self.runs.get(run_id, {}).get("status") != "running":
+            return False
+        self.cancel_flags.add(run_id)
+        return True
+
+    def list_runs(self, *, limit: int = 50, offset: int = 0) -> list[Any]:
+        return [Record(r) for r in list(self.runs.values())[offset : offset + limit]]
+
+    def get_run(self, run_id: str) -> Any | None:
+        run = self.runs.get(run_id)
+        return None if run is None else Record({**run, "steps": self.steps[run_id]})
+
+    def load_availability(self) -> Availability:
+        return self.availability
+
+    def set_tool_state(self, name: str, enabled: bool | None) -> None:
+        self.availability.set_tool(name, enabled)
+
+    def set_group_state(self, name: str, enabled: bool | None) -> None:
+        self.availability.set_group(name, enabled)
+
+
+class Record:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.data)

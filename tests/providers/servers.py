@@ -1,0 +1,200 @@
+"""Fake model servers that speak each provider's protocol, as MockTransport handlers or over
+loopback HTTP. A script is a list of turns; turn ``n`` is played when the request already holds
+``n`` model turns, so one script drives a whole multi-round run. Every request body is kept."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+
+from toolwire.providers.anthropic import AnthropicProvider
+from toolwire.providers.gemini import GeminiProvider
+from toolwire.providers.http import HttpSettings
+from toolwire.providers.openai import OpenAIProvider
+from toolwire.providers.wire import HttpProvider
+
+# A turn: a final text, or a list of (name, arguments) calls.
+Turn = str | list[tuple[str, dict[str, Any]]]
+KEY = "sk-test-7f3a9c2e5b1d4f6a8e0c"  # never to appear in any error
+
+
+def _played(turns: Sequence[Turn], done: int) -> Turn:
+    return turns[done] if done < len(turns) else "script exhausted"
+
+
+def openai_reply(body: dict[str, Any], turns: Sequence[Turn]) -> dict[str, Any]:
+    done = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    turn = _played(turns, done)
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": turn if isinstance(turn, str) else None,
+    }
+    if not isinstance(turn, str):
+        message["tool_calls"] = [
+            {
+                "id": f"call_{done}_{n}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+            for n, (name, args) in enumerate(turn)
+        ]
+    return {
+        "id": f"chatcmpl-{done}",
+        "object": "chat.completion",
+        "model": body["model"],
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "stop" if isinstance(turn, str) else "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+    }
+
+
+def anthropic_reply(body: dict[str, Any], turns: Sequence[Turn]) -> dict[str, Any]:
+    done = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    turn = _played(turns, done)
+    content: list[dict[str, Any]] = (
+        [{"type": "text", "text": turn}]
+        if isinstance(turn, str)
+        else [
+            {"type": "tool_use", "id": f"toolu_{done}_{n}", "name": name, "input": args}
+            for n, (name, args) in enumerate(turn)
+        ]
+    )
+    return {
+        "id": f"msg_{done}",
+        "type": "message",
+        "role": "assistant",
+        "model": body["model"],
+        "content": content,
+        "stop_reason": "end_turn" if isinstance(turn, str) else "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 11, "output_tokens": 7},
+    }
+
+
+def gemini_reply(body: dict[str, Any], turns: Sequence[Turn]) -> dict[str, Any]:
+    done = sum(1 for c in body["contents"] if c["role"] == "model")
+    turn = _played(turns, done)
+    parts: list[dict[str, Any]] = (
+        [{"text": turn}]
+        if isinstance(turn, str)
+        else [{"functionCall": {"name": name, "args": args}} for name, args in turn]
+    )
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {"promptTokenCount": 11, "candidatesTokenCount": 7, "totalTokenCount": 18},
+        "modelVersion": "gemini-test-001",
+    }
+
+
+def reply_for(path: str) -> Callable[[dict[str, Any], Sequence[Turn]], dict[str, Any]]:
+    if path.endswith("/chat/completions"):
+        return openai_reply
+    if path.endswith("/v1/messages"):
+        return anthropic_reply
+    if path.endswith(":generateContent"):
+        return gemini_reply
+    raise AssertionError(f"no protocol at {path}")
+
+
+@dataclass(slots=True)
+class Captured:
+    """One request as it arrived: path, headers and the exact body bytes."""
+
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass(slots=True)
+class FakeModel:
+    """A scripted model: answers any of the three protocols and records every request."""
+
+    turns: Sequence[Turn] = ()
+    captured: list[Captured] = field(default_factory=list)
+
+    def answer(self, path: str, headers: dict[str, str], body: bytes) -> bytes:
+        self.captured.append(Captured(path, headers, body))
+        return json.dumps(reply_for(path)(json.loads(body), self.turns)).encode()
+
+    def transport(self) -> httpx.MockTransport:
+        def handle(request: httpx.Request) -> httpx.Response:
+            out = self.answer(request.url.path, dict(request.headers), request.content)
+            return httpx.Response(200, content=out, headers={"content-type": "application/json"})
+
+        return httpx.MockTransport(handle)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["content-length"]))
+        out = self.server.model.answer(self.path, dict(self.headers), body)
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    model: FakeModel
+
+
+@contextmanager
+def loopback(model: FakeModel) -> Iterator[str]:
+    """Serve ``model`` on 127.0.0.1 (a free port) in a thread; yields the base URL."""
+    server = _Server(("127.0.0.1", 0), _Handler)
+    server.model = model
+    # A short poll interval: shutdown() waits for the serving loop to notice it.
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+async def no_sleep(seconds: float) -> None:
+    return None
+
+
+def make_provider(
+    name: str, *, transport: httpx.AsyncBaseTransport | None = None, base: str | None = None
+) -> HttpProvider:
+    """One adapter, talking to ``transport`` or to the loopback server at ``base``."""
+    http = HttpSettings(transport=transport, sleep=no_sleep, timeout=10)
+    if name == "openai":
+        url = f"{base}/v1" if base else "https://api.openai.com/v1"
+        return OpenAIProvider(model="gpt-test", api_key=KEY, base_url=url, http=http)
+    if name == "anthropic":
+        url = base or "https://api.anthropic.com"
+        return AnthropicProvider(model="claude-test", api_key=KEY, base_url=url, http=http)
+    url = f"{base}/v1beta" if base else "https://generativelanguage.googleapis.com/v1beta"
+    return GeminiProvider(model="gemini-test", api_key=KEY, base_url=url, http=http)
+
+
+ADAPTERS = ("openai", "anthropic", "gemini")

@@ -1,0 +1,60 @@
+"""Error excerpts: short, one line, and no secret survives, whatever surrounds it."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolwire.providers.redact import EXCERPT_CHARS, MASK, excerpt, redact
+
+TEXT = st.text(st.characters(codec="utf-8"), max_size=300)
+KEYS = st.text("0123456789abcdef", min_size=16, max_size=48).map(lambda h: f"key-{h}")
+
+
+@settings(max_examples=200)
+@given(before=TEXT, after=TEXT, key=KEYS, repeat=st.integers(1, 40))
+def test_the_configured_key_never_survives_and_the_excerpt_is_bounded(
+    before: str, after: str, key: str, repeat: int
+) -> None:
+    body = (before + key + after) * repeat
+    short = excerpt(body, key)
+    assert key not in short
+    assert len(short) <= EXCERPT_CHARS
+    assert "\n" not in short
+
+
+@settings(max_examples=100)
+@given(start=st.integers(150, 220), after=TEXT)
+def test_no_fragment_of_the_key_survives_where_the_cut_falls(start: int, after: str) -> None:
+    key = "k3y-0123456789abcdef"
+    short = excerpt("x" * start + " " + key + after, key)
+    assert "k3y-01" not in short
+    assert len(short) <= EXCERPT_CHARS
+
+
+def test_key_shapes_are_masked_without_knowing_the_key() -> None:
+    body = (
+        "openai sk-proj-AbCdEf123456 anthropic sk-ant-api03-XyZ_987654 gemini "
+        "AIzaSyA1b2C3d4E5f6G7h8I9j0 Authorization: Bearer abc.def "
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig "
+        "url postgresql://admin:hunter2@db/prod "
+        "blob 0123456789abcdef0123456789abcdef0123"
+    )
+    assert redact(body) == (
+        f"openai {MASK} anthropic {MASK} gemini "
+        f"{MASK} Authorization: {MASK} "
+        f"jwt {MASK} "
+        f"url postgresql://{MASK}@db/prod "
+        f"blob {MASK}"
+    )
+
+
+def test_plain_error_text_is_kept_and_flattened() -> None:
+    body = '{\n  "error": {\n    "message": "model not found",\n    "type": "invalid"\n  }\n}'
+    assert excerpt(body) == '{ "error": { "message": "model not found", "type": "invalid" } }'
+
+
+def test_a_long_excerpt_is_clipped_with_an_ellipsis() -> None:
+    short = excerpt("word " * 100)
+    assert len(short) == EXCERPT_CHARS
+    assert short == ("word " * 40)[: EXCERPT_CHARS - 1] + "…"

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+import toolwire.cli.run  # noqa: F401  (registers the commands)
+from toolwire.cli.app import app
+from toolwire.cli.show import safe
+
+from .fakes import PLUGIN, plugin
+
+runner = CliRunner(env={"COLUMNS": "200"})
+
+SCRIPT = """
+name: cli test
+turns:
+  - content: "checking"
+    tool_calls:
+      - {name: greet, arguments: {name: "\\x1b[2J ann"}}
+      - {name: missing_tool, arguments: {q: 1}}
+  - content: "All done: \\x1b[31mred\\x1b[0m and [bold]markup[/bold]"
+    prompt_tokens: 5
+    completion_tokens: 3
+"""
+
+
+def script(tmp_path: Path, text: str = SCRIPT) -> Path:
+    path = tmp_path / "script.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_run_shows_each_step_then_the_answer(tmp_path: Path, on_path: Path) -> None:
+    plugin(on_path, PLUGIN, "all = twplugin:all_tools")
+    only_plugin = ["--tool", "greet", "--tool", "wave"]
+    result = runner.invoke(app, ["run", "--script", str(script(tmp_path)), *only_plugin, "q"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "[round 1] → request: 1 messages, 2 tools"
+    assert lines[1].startswith("[round 1] ← model calls greet, missing_tool (")
+    assert lines[2].startswith("[round 1]   tool greet ok (")
+    assert lines[2].endswith("0 artifacts): hello \\x1b[2J ann")
+    assert lines[3].startswith("[round 1]   tool missing_tool error (")
+    assert lines[3].endswith('0 artifacts): Error: unknown tool "missing_tool"')
+    assert lines[4] == "[round 2] → request: 4 messages, 2 tools"
+    assert "completed; 8 tokens" in result.output
+    assert lines[-1] == "All done: \\x1b[31mred\\x1b[0m and [bold]markup[/bold]"
+    assert "\x1b" not in result.output
+
+
+def test_a_bad_script_is_a_clear_error_without_traceback(tmp_path: Path) -> None:
+    path = script(tmp_path, "turns: [{contnt: x}]")
+    result = runner.invoke(app, ["run", "--script", str(path), "q"])
+    assert result.exit_code == 1
+    assert "turns.0.contnt: Extra inputs are not permitted" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_an_exhausted_script_is_a_clear_error(tmp_path: Path, on_path: Path) -> None:
+    plugin(on_path, PLUGIN, "wave = twplugin:wave")
+    path = script(tmp_path, "turns: [{tool_calls: [{name: wave}]}]")
+    result = runner.invoke(app, ["run", "--script", str(path), "q"])
+    assert result.exit_code == 1
+    # The run is settled as failed with a safe reason; the details go to the operator's log.
+    assert "error: the provider call failed: ScriptExhausted" in result.output
+
+
+def test_max_rounds_is_checked_at_the_edge(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["run", "--script", str(script(tmp_path)), "--max-rounds", "21", "q"]
+    )
+    assert result.exit_code == 2
+    assert "less than or equal to 20" in result.output
+
+
+def test_tools_lists_registered_tools(on_path: Path) -> None:
+    plugin(on_path, PLUGIN, "all = twplugin:all_tools")
+    result = runner.invoke(app, ["tools"])
+    assert result.exit_code == 0
+    rows = [" ".join(line.replace("│", " ").split()) for line in result.output.splitlines()]
+    assert "greet plugin enabled default" in rows
+    assert "wave plugin enabled default" in rows
+
+
+def test_safe_escapes_terminal_controls_and_folds_lines() -> None:
+    assert safe("a\x1b[2Jb\x07\nc\u009bd") == "a\\x1b[2Jb\\x07 c\\x9bd"
+    assert safe("x" * 200).endswith("…") and len(safe("x" * 200)) == 161
+    assert safe("keep\nlines", None) == "keep\nlines"
+
+
+def test_the_module_entry_point_runs_with_a_discovered_plugin(
+    tmp_path: Path, on_path: Path
+) -> None:
+    plugin(on_path, PLUGIN, "all = twplugin:all_tools")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(on_path), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-m", "toolwire", "run", "--script", str(script(tmp_path)), "q"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "tool greet ok" in done.stdout
+    assert "All done" in done.stdout

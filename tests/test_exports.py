@@ -1,0 +1,48 @@
+import toolwire
+
+
+def test_public_api_is_pinned() -> None:
+    assert toolwire.__all__ == sorted(toolwire.__all__, key=lambda n: (not n.isupper(), n))
+    assert toolwire.__all__ == [
+        "ARTIFACT_BYTE_CAP",
+        "ARTIFACT_MAX_DEPTH",
+        "CONTENT_BYTE_CAP",
+        "DEFAULT_MAX_ROUNDS",
+        "MAX_ROUNDS",
+        "Artifact",
+        "ArtifactType",
+        "BoundedContent",
+        "ChatMessage",
+        "CompletionRequest",
+        "CompletionResponse",
+        "Grant",
+        "LoopResult",
+        "Provider",
+        "RunOptions",
+        "RunStep",
+        "RunTrace",
+        "ScriptedProvider",
+        "TerminationReason",
+        "Tool",
+        "ToolArgumentError",
+        "ToolCall",
+        "ToolContext",
+        "ToolInvocation",
+        "ToolLoop",
+        "ToolPolicy",
+        "ToolRegistry",
+        "ToolResult",
+        "ToolSpec",
+        "ToolwireError",
+        "TrustZone",
+        "Usage",
+        "User",
+        "bound_artifacts",
+        "bound_content",
+        "tool",
+    ]
+
+
+def test_every_public_name_resolves() -> None:
+    for name in toolwire.__all__:
+        assert getattr(toolwire, name) is not None, name

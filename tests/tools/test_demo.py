@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from toolwire import ArtifactType, ScriptedProvider, ToolContext, User
+from toolwire.demo import prepare_demo
+from toolwire.demo._content import CUSTOMERS, ENV_SECRETS, LOG_JWT
+from toolwire.runtime import RunRequest, RunStatus, Runtime
+from toolwire.tools.defaults import default_registry
+
+
+def test_the_demo_replay_runs_and_leaks_no_secret(tmp_path: Path) -> None:
+    demo = prepare_demo(tmp_path)
+    provider = ScriptedProvider.from_file(demo.script_path)
+    assert provider.name == "demo replay"
+    context = ToolContext(user=User("admin", is_admin=True), workspace=demo.workspace)
+    outcome = Runtime(default_registry()).run_sync(
+        RunRequest.of(demo.prompt, provider=provider, context=context)
+    )
+    demo.workspace.dispose()
+    assert outcome.status is RunStatus.COMPLETED and outcome.result is not None
+    invocations = outcome.result.trace
+    assert [i.name for i in invocations] == [
+        "read_records", "browse_folder", "read_source", "get_system_status", "get_relations",
+    ]  # fmt: skip
+    assert not any(i.is_error for i in invocations)
+    types = {a.type for i in invocations for a in i.artifacts}
+    assert types == {
+        ArtifactType.TABLE,
+        ArtifactType.TREE,
+        ArtifactType.CODE,
+        ArtifactType.KEY_VALUE,
+    }
+    assert "Fields not readable (unknown or sensitive): 'password_hash'" in invocations[0].result
+    everything = json.dumps([s.to_dict() for s in outcome.steps], default=str)
+    secrets = [c[3] for c in CUSTOMERS] + [c[4] for c in CUSTOMERS] + list(ENV_SECRETS.values())
+    for secret in [*secrets, LOG_JWT]:
+        assert secret not in everything
+    assert outcome.result.final_content.startswith("The shop has four customers")
+
+
+def test_prepare_demo_is_idempotent_and_rebuilds_a_stale_copy(tmp_path: Path) -> None:
+    first = prepare_demo(tmp_path)
+    marker = first.root / "files" / "marker.txt"
+    marker.write_text("kept")
+    second = prepare_demo(tmp_path)
+    assert second.root == first.root and marker.read_text() == "kept"
+    (first.root / ".ready").write_text("0")
+    prepare_demo(tmp_path)
+    assert not marker.exists()
+    assert sorted(p.name for p in (tmp_path).iterdir()) == ["demo"]
