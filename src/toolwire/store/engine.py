@@ -52,6 +52,11 @@ def resolve_url(url: str | None) -> URL:
         parsed = make_url(text)
     except ArgumentError:
         raise StoreError("the store URL is not a valid database URL") from None
+    if parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:"):
+        raise StoreError(
+            "an in-memory SQLite store would be a different database on every connection: "
+            "give a file, e.g. sqlite:///runs.db"
+        )
     if parsed.get_backend_name() not in ("sqlite", "postgresql"):
         raise StoreError(
             f"unsupported store URL scheme {parsed.drivername!r}: use a file path, "
