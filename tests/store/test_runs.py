@@ -276,7 +276,7 @@ def test_an_unwritable_path_is_a_clear_error(tmp_path: object) -> None:
 def test_bad_urls_are_clear_errors_without_secrets() -> None:
     with pytest.raises(StoreError, match="unsupported store URL scheme 'mysql'"):
         RunStore.open("mysql://root@localhost/db")
-    with pytest.raises(StoreError, match="^an in-memory SQLite store would be a different"):
+    with pytest.raises(StoreError, match=r"^an in-memory SQLite store would be a different"):
         RunStore.open("sqlite://")
     with pytest.raises(StoreError) as caught:
         RunStore.open("postgresql+psycopg://me:topsecret@127.0.0.1:1/nowhere")
