@@ -73,6 +73,7 @@ def test_a_store_failure_never_breaks_the_run_but_is_reported() -> None:
     assert outcome.status is RunStatus.COMPLETED
     assert outcome.store_error == "the run store failed; this run is not fully recorded"
     assert [k for _, _, k in recorder.steps] == ["request", "llm"]
+    assert recorder.settled == [outcome]  # still settled, with the failure on it
 
 
 def test_a_failed_begin_still_runs_with_a_fresh_id() -> None:
@@ -115,6 +116,7 @@ def test_cancel_requested_through_the_store_stops_at_the_next_step() -> None:
     )
     assert outcome.status is RunStatus.CANCELLED
     assert recorder.settled[0].status is RunStatus.CANCELLED
+    assert recorder.steps == [("run-1", 1, "request")]  # the step that met the cancel is kept
 
 
 def test_provider_failure_is_a_failed_run_with_a_safe_error() -> None:

@@ -30,6 +30,7 @@ from toolwire.tools.registry import ToolRegistry
 from toolwire.trace import Observer, RunStep, RunTrace
 
 log = logging.getLogger("toolwire.runtime")
+STORE_FAILED = "the run store failed; this run is not fully recorded"
 T = TypeVar("T")
 
 
@@ -144,8 +145,8 @@ class Runtime:
         if on_start is not None:
             on_start(run.run_id)
         trace = RunTrace(capture_raw=request.options.capture_raw, observers=observers)
+        trace.subscribe(run.record_step)  # the step that meets a cancel is still recorded
         trace.subscribe(lambda step: self._check_cancel(run))
-        trace.subscribe(run.record_step)
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
         task = asyncio.ensure_future(
             loop.run(
@@ -243,38 +244,50 @@ class NullRecorder:
 
 
 class _Recording:
-    """One run's view of the recorder: fail-soft, counting sequence numbers, settling once."""
+    """One run's view of the recorder: fail-soft, counting sequence numbers, settling once.
+
+    After a failed ``begin`` the store has no row, so nothing more is sent. After a failed
+    step, later steps are skipped (the record is already incomplete) but the settle is still
+    attempted, so the run does not stay ``running`` in the store.
+    """
 
     def __init__(self, recorder: RunRecorder) -> None:
         self.recorder = recorder
         self.run_id = ""
         self.sequence = 0
+        self.begun = False
         self.store_error: str | None = None
 
     def begin(self, request: RunRequest) -> None:
-        self.run_id = self._guard(lambda: self.recorder.begin(request), "") or uuid.uuid4().hex
+        self.run_id = self._guard(lambda: self.recorder.begin(request), "")
+        self.begun = bool(self.run_id)
+        self.run_id = self.run_id or uuid.uuid4().hex
 
     def record_step(self, step: RunStep) -> None:
         self.sequence += 1
         sequence = self.sequence
-        self._guard(lambda: self.recorder.record_step(self.run_id, sequence, step), None)
+        if self.begun and self.store_error is None:
+            self._guard(lambda: self.recorder.record_step(self.run_id, sequence, step), None)
 
     def cancel_requested(self) -> bool:
+        if not self.begun or self.store_error is not None:
+            return False
         return self._guard(lambda: self.recorder.cancel_requested(self.run_id), False)
 
     def settle(self, outcome: RunOutcome) -> RunOutcome:
-        self._guard(lambda: self.recorder.settle(outcome), False)
-        if self.store_error is None:
-            return outcome
-        return dataclasses.replace(outcome, store_error=self.store_error)
+        if self.store_error is not None:
+            outcome = dataclasses.replace(outcome, store_error=self.store_error)
+        if self.begun:
+            self._guard(lambda: self.recorder.settle(outcome), False)
+        if self.store_error is not None and outcome.store_error is None:
+            outcome = dataclasses.replace(outcome, store_error=self.store_error)
+        return outcome
 
     def _guard(self, action: Callable[[], T], fallback: T) -> T:
-        """Run a store action; after the first failure, stop using the store for this run."""
-        if self.store_error is not None:
-            return fallback
+        """Run a store action; a failure is logged and remembered, never raised."""
         try:
             return action()
         except Exception:
             log.exception("the run store failed; run %s goes on without it", self.run_id)
-            self.store_error = "the run store failed; this run is not fully recorded"
+            self.store_error = STORE_FAILED
             return fallback

@@ -123,8 +123,8 @@ def test_a_cancel_through_another_store_stops_the_run(backend: Backend) -> None:
     assert outcome.status is RunStatus.CANCELLED
     stored = store.get_run(outcome.run_id)
     assert stored is not None and stored.status == "cancelled"
-    # The step that observed the cancel is not recorded, and no tool ran.
-    assert [s["kind"] for s in stored.steps] == ["request"]
+    # The step that observed the cancel is recorded too, and no tool ran.
+    assert [s["kind"] for s in stored.steps] == ["request", "llm"]
     assert [s.kind for s in outcome.steps] == ["request", "llm"]
 
 
