@@ -37,8 +37,8 @@ _QUERY_NAMES = (
     r"|client_secret|secret|password|passwd|pwd|signature|sig"
 )
 _ASSIGNED_NAMES = (
-    r"aws_secret_access_key|secret_access_key|aws_session_token|client_secret|api_key|apikey"
-    r"|access_token|auth_token|secret_key|private_key|password|passwd"
+    r"secret_access_key|session_token|client_secret|api[_\-]?key|access_token|auth_token"
+    r"|secret_key|private_key|password|passwd|passphrase|token|secret|credentials?"
 )
 
 
@@ -84,8 +84,11 @@ PATTERNS: tuple[SecretPattern, ...] = (
     ),
     _pattern(
         "secret_assignment",
-        rf"(?<![A-Za-z0-9_])(?=[{_initials(_ASSIGNED_NAMES)}])(?P<prefix>(?:{_ASSIGNED_NAMES})[\"']?\s*+[:=]\s*+[\"']?)"
-        r"[^\s\"'&,;]++",
+        # An optional identifier prefix (DB_PASSWORD, STRIPE_SECRET_KEY, app.api-key): each
+        # segment ends at a separator outside its class, so a split is found in one pass, and
+        # a match may only start where no identifier character precedes it.
+        rf"(?<![A-Za-z0-9_.\-])(?P<prefix>(?:[A-Za-z0-9]+[_.\-])*(?:{_ASSIGNED_NAMES})"
+        r"[\"']?\s*+[:=]\s*+[\"']?)[^\s\"'&,;]++",
         re.IGNORECASE,
     ),
     _pattern("anthropic_key", rf"{_NOT_AFTER_TOKEN}(?P<prefix>sk-ant-)[{_TOKEN}]{{16,}}"),

@@ -159,3 +159,23 @@ def _secret_bodies(original: str, expected: str) -> list[str]:
     """The words of ``original`` that its masked form dropped (the secrets themselves)."""
     kept = set(expected.split())
     return [w.strip(',.;!"') for w in original.split() if w not in kept and len(w) > 12]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DB_PASSWORD=hunter2", "DB_PASSWORD=***"),
+        ('export GITHUB_TOKEN="abc123"', 'export GITHUB_TOKEN="***"'),
+        ("STRIPE_SECRET_KEY=whatever", "STRIPE_SECRET_KEY=***"),
+        ("app.api-key: zzz", "app.api-key: ***"),
+        ("MY_SECRET: x", "MY_SECRET: ***"),
+        ("keyboard=1 tokens=5 passwordless=1", "keyboard=1 tokens=5 passwordless=1"),
+    ],
+)
+def test_assignments_with_prefixed_names(text: str, expected: str) -> None:
+    assert mask_secrets(text) == expected
+
+
+def test_prefixed_names_stay_linear_on_long_identifiers() -> None:
+    hostile = "a-" * 200_000 + "DB_" * 100_000 + "PASSWORD=x"
+    assert mask_secrets(hostile).endswith("PASSWORD=***")
