@@ -17,10 +17,15 @@ def test_public_api_is_pinned() -> None:
         "CompletionResponse",
         "Grant",
         "LoopResult",
+        "PrivacyLevel",
         "Provider",
         "RunOptions",
+        "RunOutcome",
+        "RunRequest",
+        "RunStatus",
         "RunStep",
         "RunTrace",
+        "Runtime",
         "ScriptedProvider",
         "TerminationReason",
         "Tool",
@@ -39,6 +44,7 @@ def test_public_api_is_pinned() -> None:
         "User",
         "bound_artifacts",
         "bound_content",
+        "create_provider",
         "tool",
     ]
 

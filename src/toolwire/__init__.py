@@ -22,6 +22,7 @@ from toolwire.loop import (
     ToolLoop,
 )
 from toolwire.messages import ChatMessage, ToolCall, ToolSpec
+from toolwire.privacy import PrivacyLevel
 from toolwire.providers import (
     CompletionRequest,
     CompletionResponse,
@@ -29,7 +30,9 @@ from toolwire.providers import (
     ScriptedProvider,
     Usage,
 )
+from toolwire.providers.select import create_provider
 from toolwire.result import Artifact, ArtifactType, ToolResult
+from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
 from toolwire.tools import (
     Grant,
     Tool,
@@ -56,10 +59,15 @@ __all__ = [
     "CompletionResponse",
     "Grant",
     "LoopResult",
+    "PrivacyLevel",
     "Provider",
     "RunOptions",
+    "RunOutcome",
+    "RunRequest",
+    "RunStatus",
     "RunStep",
     "RunTrace",
+    "Runtime",
     "ScriptedProvider",
     "TerminationReason",
     "Tool",
@@ -78,5 +86,6 @@ __all__ = [
     "User",
     "bound_artifacts",
     "bound_content",
+    "create_provider",
     "tool",
 ]
