@@ -108,3 +108,33 @@ def test_the_module_entry_point_runs_with_a_discovered_plugin(
     assert done.returncode == 0, done.stderr
     assert "tool greet ok" in done.stdout
     assert "All done" in done.stdout
+
+
+def test_run_over_a_workspace_with_the_example_script(tmp_path: Path) -> None:
+    from toolwire.demo import prepare_demo
+
+    shop = prepare_demo(tmp_path)
+    example = Path(__file__).parent.parent / "examples" / "shop.yaml"
+    workspace = str(shop.root / "workspace.toml")
+    result = runner.invoke(app, ["run", "--workspace", workspace, "--script", str(example), "q"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    records = next(line for line in lines if "tool read_records" in line)
+    assert " ok (" in records and "1 artifacts" in records
+    assert "tool count_records ok" in result.output
+    assert "$pbkdf2" not in result.output and "password_hash:" not in result.output
+    assert lines[-1] == "There are four customers; their password hashes are withheld by the tool."
+
+
+def test_a_missing_workspace_file_is_a_clear_error(tmp_path: Path) -> None:
+    args = [
+        "run",
+        "--workspace",
+        str(tmp_path / "none.toml"),
+        "--script",
+        str(script(tmp_path)),
+        "q",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert "none.toml" in result.output and "Traceback" not in result.output

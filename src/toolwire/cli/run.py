@@ -19,8 +19,10 @@ from toolwire.privacy import PrivacyLevel
 from toolwire.providers.select import create_provider
 from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
 from toolwire.store import RunStore
+from toolwire.tools.api import ToolContext, User
 from toolwire.tools.defaults import default_registry
 from toolwire.tools.registry import ToolRegistry
+from toolwire.workspace import load_workspace
 
 
 @app.command()
@@ -42,6 +44,12 @@ def run(
         str | None,
         typer.Option("--trust-zone", help="Where the model runs; bounds which tools it gets."),
     ] = None,
+    workspace: Annotated[
+        Path | None, typer.Option("--workspace", help="A workspace TOML file for the tools.")
+    ] = None,
+    admin: Annotated[
+        bool, typer.Option("--admin", help="Act as an admin: admin-only tools may be offered.")
+    ] = False,
     system: Annotated[str | None, typer.Option(help="A system prompt.")] = None,
     max_rounds: Annotated[int, typer.Option(min=1, max=MAX_ROUNDS)] = 5,
     tool: Annotated[
@@ -61,12 +69,18 @@ def run(
             provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone
         )
         options = RunOptions(max_rounds=max_rounds, allowed_tools=tool)
+        context = ToolContext(
+            user=User("cli", is_admin=True) if admin else None,
+            workspace=load_workspace(workspace) if workspace is not None else None,
+        )
     except ToolwireError as exc:
         console.print(Text(f"error: {safe(str(exc), None)}", style="red"))
         raise typer.Exit(1) from None
     store = open_or_warn(console, db, level)
     runtime = Runtime(registry_for(console, store), recorder=store)
-    request = RunRequest.of(prompt, system=system, provider=provider, model=model, options=options)
+    request = RunRequest.of(
+        prompt, system=system, provider=provider, model=model, options=options, context=context
+    )
     try:
         outcome = runtime.run_sync(request, observers=[StepPrinter(console)])
     finally:
