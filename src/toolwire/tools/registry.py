@@ -99,10 +99,17 @@ class ToolRegistry:
 
     def is_enabled(self, name: str) -> bool:
         tool = self._tools.get(name)
-        return tool is not None and self._state(tool).enabled
+        return tool is not None and self._enabled(tool)
 
     def enabled_names(self) -> list[str]:
-        return [n for n, t in self._tools.items() if self._state(t).enabled]
+        return [n for n, t in self._tools.items() if self._enabled(t)]
+
+    def _enabled(self, tool: Tool) -> bool:
+        """The cascade alone, without building a state row: this runs for every tool per run."""
+        if not self.availability.groups.get(tool.group, True):
+            return False
+        override = self.availability.tools.get(tool.spec.name)
+        return tool.enabled_by_default if override is None else override
 
     def states(self) -> list[ToolState]:
         return [self._state(t) for t in self._tools.values()]
