@@ -121,3 +121,16 @@ def test_var_args_are_refused() -> None:
         @tool
         def splat(*names: str) -> str:
             return ""
+
+
+def test_only_the_first_paragraph_of_the_docstring_is_sent() -> None:
+    @tool
+    def documented() -> str:
+        """Read the thing,
+        carefully.
+
+        Artifact: a table of internal shape the model never needs.
+        """
+        return ""
+
+    assert documented.spec.description == "Read the thing, carefully."

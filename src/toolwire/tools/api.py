@@ -95,7 +95,7 @@ class FunctionTool:
         schema.pop("title", None)
         self.spec = ToolSpec(
             name=name or function.__name__,
-            description=description or inspect.getdoc(function) or "",
+            description=description or summary(inspect.getdoc(function) or ""),
             parameters=schema,
         )
 
@@ -123,6 +123,14 @@ class FunctionTool:
 
 async def _await_result(pending: Awaitable[Any]) -> ToolResult:
     return as_result(await pending)
+
+
+def summary(docstring: str) -> str:
+    """A docstring's first paragraph, on one line: what the model is told about the tool.
+
+    Later paragraphs (artifact shapes, limits, notes for developers) stay out of every request.
+    """
+    return " ".join(docstring.split("\n\n", 1)[0].split())
 
 
 def as_result(value: Any) -> ToolResult:
