@@ -235,6 +235,7 @@ async def test_a_direct_call_of_a_disabled_tool_is_refused_by_the_gate(
 async def test_errors_share_one_shape(client: httpx.AsyncClient) -> None:
     cases = [
         (await client.get("/api/tools"), 401, "unauthorized"),
+        (await client.get("/api/openapi.json"), 401, "unauthorized"),
         (await client.get("/api/tools", headers={"Authorization": "Bearer wrong"}), 401,
          "unauthorized"),
         (await client.put("/api/tools/lookup", json={"enabled": False},
@@ -251,6 +252,11 @@ async def test_errors_share_one_shape(client: httpx.AsyncClient) -> None:
         assert list(body) == ["error"] and list(body["error"]) == ["code", "message"]
         assert body["error"]["code"] == code
         assert "Traceback" not in body["error"]["message"]
+
+
+async def test_the_api_document_is_served_to_token_holders(client: httpx.AsyncClient) -> None:
+    document = (await client.get("/api/openapi.json", headers=AUTH)).json()
+    assert "/api/runs/stream" in document["paths"]
 
 
 async def test_validation_errors_name_the_field_and_the_rule(client: httpx.AsyncClient) -> None:

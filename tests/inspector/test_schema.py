@@ -15,7 +15,9 @@ from toolwire.inspector import create_app
 from ..inspector_kit import AUTH
 from ..inspector_kit import settings as inspector_settings
 
-schema = schemathesis.openapi.from_asgi("/api/openapi.json", create_app(inspector_settings()))
+schema = schemathesis.openapi.from_asgi(
+    "/api/openapi.json", create_app(inspector_settings()), headers=AUTH
+)
 # A schema-valid provider name can still be one the server does not offer (the factory decides
 # at run time); that is a 422 naming it, so 422 counts as a correct answer to valid data too.
 schema.config.checks.positive_data_acceptance.expected_statuses = [

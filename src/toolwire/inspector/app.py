@@ -56,7 +56,7 @@ def create_app(settings: InspectorSettings) -> FastAPI:
         title="toolwire inspector",
         docs_url=None,
         redoc_url=None,
-        openapi_url="/api/openapi.json",
+        openapi_url=None,  # served below, behind the token like every other /api path
     )
     app.state.settings = settings
     app.state.runtime = runtime
@@ -64,6 +64,14 @@ def create_app(settings: InspectorSettings) -> FastAPI:
     app.add_middleware(SecurityMiddleware)
     app.include_router(_api(settings, runtime))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get(
+        "/api/openapi.json",
+        include_in_schema=False,
+        dependencies=[Depends(token_guard(settings.token))],
+    )
+    def openapi_document() -> dict[str, Any]:
+        return app.openapi()
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
