@@ -22,7 +22,13 @@ from typing import Any
 from toolwire.bounding import bound_artifacts, bound_content
 from toolwire.errors import ToolArgumentError
 from toolwire.messages import ChatMessage, ToolCall, ToolSpec
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider, Usage
+from toolwire.providers.base import (
+    CompletionRequest,
+    CompletionResponse,
+    Provider,
+    Usage,
+    session_of,
+)
 from toolwire.result import ToolResult
 from toolwire.tools.api import ToolContext, as_result
 from toolwire.tools.policy import Grant, ToolPolicy, TrustZone
@@ -133,9 +139,10 @@ class ToolLoop:
         if options.dry_run:
             trace.record_request(1, state.messages, offered, refusals)
             return state.result("", 0, False, TerminationReason.DRY_RUN)
-        if not offered:
-            return await self._plain(state, refusals)
-        return await self._rounds(state, offered, refusals)
+        async with session_of(self.provider):
+            if not offered:
+                return await self._plain(state, refusals)
+            return await self._rounds(state, offered, refusals)
 
     async def _plain(self, state: _RunState, refusals: list[dict[str, str]]) -> LoopResult:
         state.trace.record_request(1, state.messages, [], refusals)

@@ -128,6 +128,7 @@ class FakeModel:
 
     turns: Sequence[Turn] = ()
     captured: list[Captured] = field(default_factory=list)
+    connections: int = 0  # TCP connections the loopback server accepted
 
     def answer(self, path: str, headers: dict[str, str], body: bytes) -> bytes:
         self.captured.append(Captured(path, headers, body))
@@ -143,6 +144,11 @@ class FakeModel:
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    protocol_version = "HTTP/1.1"  # keep-alive, as real APIs do: a client may reuse connections
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.model.connections += 1
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["content-length"]))

@@ -74,6 +74,19 @@ def test_three_round_tool_run_over_loopback(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ADAPTERS)
+def test_a_run_reuses_one_connection_for_all_its_rounds(name: str) -> None:
+    model = FakeModel(SCRIPT)
+    with loopback(model) as base:
+        provider = make_provider(name, base=base)
+        loop = ToolLoop(provider, ToolRegistry([weather, add]))
+        loop.run_sync([ChatMessage.user("Weather?")])
+        assert len(model.captured) == 3
+        assert model.connections == 1
+        loop.run_sync([ChatMessage.user("Again?")])
+        assert model.connections == 2  # a run's connections end with the run
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
 def test_each_adapter_sends_its_credentials_the_documented_way(name: str) -> None:
     model = FakeModel(["hi"])
     with loopback(model) as base:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -53,9 +54,19 @@ class CompletionResponse:
 
 @runtime_checkable
 class Provider(Protocol):
-    """Anything that can complete a conversation. ``name`` labels runs and traces."""
+    """Anything that can complete a conversation. ``name`` labels runs and traces.
+
+    A provider may also offer ``session()``, an async context manager the loop enters for the
+    length of a run (the HTTP adapters keep one connection pool in it), and ``trust_zone``.
+    """
 
     @property
     def name(self) -> str: ...
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse: ...
+
+
+def session_of(provider: Provider) -> AbstractAsyncContextManager[object]:
+    """The provider's per-run session, or a no-op for providers without one."""
+    opener = getattr(provider, "session", None)
+    return opener() if callable(opener) else nullcontext()

@@ -12,8 +12,10 @@ Invariants:
 - A response body larger than ``MAX_RESPONSE_BYTES`` is refused while it is read.
 - Cancelling the awaiting task aborts the in-flight request: the client is closed on the way out.
 
-A client is opened per call. A round is seconds of model time, so the handshake is noise, and a
-client is bound to the event loop that opened it while ``run_sync`` starts a fresh loop per run.
+Connections: inside ``session()`` (the loop enters it for the length of a run) every round reuses
+one client and its kept-alive connections, so a run pays one TLS handshake, not one per round.
+Outside a session a client is opened per call. A client is never kept beyond its session: it is
+bound to the event loop that opened it, and ``run_sync`` starts a fresh loop per run.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import json
 import math
 import random
 import ssl
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -52,6 +56,10 @@ MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # a completion is kilobytes; megabytes mea
 
 Sleep = Callable[[float], Awaitable[None]]
 _E = TypeVar("_E", bound=ProviderError)
+# The client of the session the current task is in, with the JsonHttp that opened it.
+_SESSION: ContextVar[tuple[JsonHttp, httpx.AsyncClient] | None] = ContextVar(
+    "toolwire_http_session", default=None
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +87,16 @@ class JsonHttp:
         self._secret = secret
         self.settings = settings
 
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[None]:
+        """Share one client (and its connections) between the calls made inside this block."""
+        async with self._client() as client:
+            token = _SESSION.set((self, client))
+            try:
+                yield
+            finally:
+                _SESSION.reset(token)
+
     async def post(self, url: str, headers: Mapping[str, str], body: Mapping[str, Any]) -> Any:
         content = json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
         headers = {**headers, "content-type": "application/json", "accept": "application/json"}
@@ -103,8 +121,8 @@ class JsonHttp:
 
     async def _attempt(self, url: str, headers: Mapping[str, str], content: bytes) -> Any:
         try:
-            async with asyncio.timeout(self.settings.timeout), self._client() as client:
-                return await self._exchange(client, url, headers, content)
+            async with asyncio.timeout(self.settings.timeout):
+                return await self._exchange_in_session(url, headers, content)
         except TimeoutError:
             raise self._timed_out() from None
         except httpx.TimeoutException:
@@ -113,6 +131,15 @@ class JsonHttp:
             # ``from None``: the httpx chain holds the request, and so the key.
             what = f"connection failed ({type(exc).__name__})"
             raise self._fail(ProviderConnectionError, what) from None
+
+    async def _exchange_in_session(
+        self, url: str, headers: Mapping[str, str], content: bytes
+    ) -> Any:
+        current = _SESSION.get()
+        if current is not None and current[0] is self:
+            return await self._exchange(current[1], url, headers, content)
+        async with self._client() as client:
+            return await self._exchange(client, url, headers, content)
 
     def _timed_out(self) -> ProviderError:
         return self._fail(ProviderTimeout, f"no answer within {self.settings.timeout:g}s")

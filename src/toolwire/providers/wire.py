@@ -20,6 +20,7 @@ import json
 import re
 import secrets
 from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from toolwire.errors import ConfigError, MalformedResponse
@@ -65,6 +66,10 @@ class HttpProvider:
     @property
     def trust_zone(self) -> str:
         return self._trust_zone
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        """One connection pool for the calls of a run; the loop enters it around a run."""
+        return self._http.session()
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         body = await self._http.post(self.url(), self.headers(self._api_key), self.encode(request))
