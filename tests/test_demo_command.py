@@ -4,76 +4,23 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-START_TIMEOUT_S = 60
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+from .served import served
 
 
 @pytest.fixture
 def demo_server(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
-    """Start ``toolwire demo`` with a fresh user data directory; yield (base URL, token, home)."""
+    """``toolwire demo`` on a fresh user data directory: (base URL, token, data home)."""
     home = tmp_path / "data"
-    env = {**os.environ, "XDG_DATA_HOME": str(home)}
-    env.pop("TOOLWIRE_DB", None)
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "toolwire", "demo", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    try:
-        assert process.stdout is not None
-        printed = ""
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while "#token=" not in printed and time.monotonic() < deadline:
-            line = process.stdout.readline()
-            if not line:
-                break
-            printed += line
-        match = re.search(r"(http://127\.0\.0\.1:\d+)/#token=([\w-]+)", printed)
-        assert match, printed
-        base, token = match.groups()
-        _wait_until_up(base)
+    with served(["demo"], home) as (base, token):
         yield base, token, home
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
-
-
-def _wait_until_up(base: str) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(base + "/", timeout=2)
-            return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise AssertionError("the demo server did not start")
 
 
 def test_demo_serves_the_page_and_a_scripted_run_completes_with_artifacts(

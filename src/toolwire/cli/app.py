@@ -15,8 +15,12 @@ app = typer.Typer(
 )
 
 
+def load_commands() -> None:
+    """Import every command module; each registers its commands on ``app``."""
+    from toolwire.cli import demo, run, runs, serve  # noqa: F401
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    from toolwire.cli import demo, run, runs, serve  # noqa: F401  (registers commands)
-
+    load_commands()
     app()

@@ -1,0 +1,74 @@
+"""Start a ``toolwire`` server command as a real process and find its URL and token."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+START_TIMEOUT_S = 60
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextmanager
+def served(args: Sequence[str], data_home: Path) -> Iterator[tuple[str, str]]:
+    """Run ``python -m toolwire ARGS --port P`` with a fresh data home; yield (base URL, token)."""
+    env = {**os.environ, "XDG_DATA_HOME": str(data_home)}
+    env.pop("TOOLWIRE_DB", None)
+    command = [sys.executable, "-m", "toolwire", *args, "--port", str(free_port())]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    try:
+        base, token = _announced(process)
+        _wait_until_up(base)
+        yield base, token
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def _announced(process: subprocess.Popen[str]) -> tuple[str, str]:
+    assert process.stdout is not None
+    printed = ""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while "#token=" not in printed and time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        printed += line
+    match = re.search(r"(http://127\.0\.0\.1:\d+)/#token=([\w-]+)", printed)
+    assert match, printed
+    return match.group(1), match.group(2)
+
+
+def _wait_until_up(base: str) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(base + "/", timeout=2)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("the server did not start")

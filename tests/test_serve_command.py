@@ -1,0 +1,50 @@
+"""``toolwire serve``: refusals at the edge, and a real process serving a workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+from typer.testing import CliRunner
+
+from toolwire.cli.app import app, load_commands
+from toolwire.cli.serve import inspector_url
+from toolwire.demo import prepare_demo
+
+from .served import served
+
+load_commands()
+runner = CliRunner(env={"COLUMNS": "200"})
+
+
+def test_a_non_loopback_host_needs_allow_remote() -> None:
+    result = runner.invoke(app, ["serve", "--host", "0.0.0.0"])
+    assert result.exit_code == 2
+    assert "0.0.0.0 is not a loopback address; pass --allow-remote" in result.output
+
+
+def test_a_missing_workspace_or_script_is_a_clear_error(tmp_path: Path) -> None:
+    for option, name in (("--workspace", "ws.toml"), ("--script", "s.yaml")):
+        result = runner.invoke(app, ["serve", option, str(tmp_path / name)])
+        assert result.exit_code == 1
+        assert name in result.output and "Traceback" not in result.output
+
+
+def test_the_url_holds_the_token_in_its_fragment() -> None:
+    assert inspector_url("127.0.0.1", 8765, "t0k") == "http://127.0.0.1:8765/#token=t0k"
+    assert inspector_url("::1", 80, "t") == "http://[::1]:80/#token=t"
+
+
+def test_serve_gives_the_tools_its_workspace(tmp_path: Path) -> None:
+    shop = prepare_demo(tmp_path / "shop")
+    args = ["serve", "--workspace", str(shop.root / "workspace.toml")]
+    with served(args, tmp_path / "home") as (base, token):
+        headers = {"Authorization": f"Bearer {token}"}
+        assert httpx.get(base + "/api/tools", timeout=10).status_code == 401
+        response = httpx.post(
+            base + "/api/tools/list_tables/invoke", json={"arguments": {}}, headers=headers
+        )
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert data["is_error"] is False
+    assert "customers" in data["content"] and "orders" in data["content"]
