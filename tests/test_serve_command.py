@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import httpx
@@ -48,3 +49,16 @@ def test_serve_gives_the_tools_its_workspace(tmp_path: Path) -> None:
     data = response.json()
     assert data["is_error"] is False
     assert "customers" in data["content"] and "orders" in data["content"]
+
+
+def test_a_busy_port_is_a_clear_error_before_any_url(tmp_path: Path) -> None:
+    from .served import free_port
+
+    port = free_port()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen(1)
+        result = runner.invoke(app, ["serve", "--port", str(port)])
+    assert result.exit_code == 1
+    assert f"error: cannot listen on 127.0.0.1:{port}" in result.output
+    assert "#token=" not in result.output

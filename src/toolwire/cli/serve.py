@@ -8,6 +8,7 @@ loopback exposes runs and tools to the network, so it needs ``--allow-remote``.
 from __future__ import annotations
 
 import ipaddress
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -68,12 +69,34 @@ def refuse_remote(host: str, allow_remote: bool, console: Console) -> None:
 
 
 def run_server(settings: InspectorSettings, host: str, port: int, console: Console) -> None:
-    """Print the URL with the token, then serve until interrupted."""
+    """Bind first (so a busy port is an error, not a dead URL), print the URL, serve."""
     import uvicorn
 
+    try:
+        listener = bind(host, port)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        where = f"{safe(host, 80)}:{port}"
+        console.print(Text(f"error: cannot listen on {where}: {why}; choose another --port", "red"))
+        raise typer.Exit(1) from None
     console.print(Text("toolwire inspector: open this URL (it holds your admin token):"))
     console.print(Text(inspector_url(host, port, settings.token), style="bold"), soft_wrap=True)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+    config = uvicorn.Config(create_app(settings), log_level="warning")
+    uvicorn.Server(config).run(sockets=[listener])
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+        listener.listen(128)
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
 
 @app.command()
