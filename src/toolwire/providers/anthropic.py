@@ -17,9 +17,7 @@ from typing import Any
 
 from toolwire.messages import ChatMessage, ToolSpec
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
-from toolwire.providers.http import HttpSettings
 from toolwire.providers.wire import (
-    DEFAULT_TRUST_ZONE,
     HttpProvider,
     count,
     malformed,
@@ -43,24 +41,8 @@ STOP_REASONS = {
 class AnthropicProvider(HttpProvider):
     """Claude through the Messages API."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str = DEFAULT_BASE_URL,
-        trust_zone: str = DEFAULT_TRUST_ZONE,
-        http: HttpSettings | None = None,
-        name: str = "anthropic",
-    ) -> None:
-        super().__init__(
-            name=name,
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            trust_zone=trust_zone,
-            http=http,
-        )
+    default_name = "anthropic"
+    default_base_url = DEFAULT_BASE_URL
 
     def url(self) -> str:
         return f"{self.base_url}/v1/messages"

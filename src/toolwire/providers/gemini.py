@@ -22,9 +22,7 @@ from urllib.parse import quote
 
 from toolwire.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
-from toolwire.providers.http import HttpSettings
 from toolwire.providers.wire import (
-    DEFAULT_TRUST_ZONE,
     HttpProvider,
     count,
     items,
@@ -48,24 +46,11 @@ FINISH_REASONS = {
 class GeminiProvider(HttpProvider):
     """Gemini through the Generative Language API."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str = DEFAULT_BASE_URL,
-        trust_zone: str = DEFAULT_TRUST_ZONE,
-        http: HttpSettings | None = None,
-        name: str = "gemini",
-    ) -> None:
-        super().__init__(
-            name=name,
-            model=model.removeprefix("models/"),
-            api_key=api_key,
-            base_url=base_url,
-            trust_zone=trust_zone,
-            http=http,
-        )
+    default_name = "gemini"
+    default_base_url = DEFAULT_BASE_URL
+
+    def model_name(self, model: str) -> str:
+        return model.removeprefix("models/")  # the API's own listing names models so
 
     def url(self) -> str:
         return f"{self.base_url}/models/{quote(self.model, safe='')}:generateContent"

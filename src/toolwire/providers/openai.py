@@ -39,24 +39,27 @@ DEFAULT_MAX_TOKENS_FIELD = "max_completion_tokens"
 class OpenAIProvider(HttpProvider):
     """Chat Completions with tools."""
 
+    default_name = "openai"
+    default_base_url = DEFAULT_BASE_URL
+
     def __init__(
         self,
         *,
         model: str,
         api_key: str,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         trust_zone: str = DEFAULT_TRUST_ZONE,
         http: HttpSettings | None = None,
+        name: str | None = None,
         max_tokens_field: str = DEFAULT_MAX_TOKENS_FIELD,
-        name: str = "openai",
     ) -> None:
         super().__init__(
-            name=name,
             model=model,
             api_key=api_key,
             base_url=base_url,
             trust_zone=trust_zone,
             http=http,
+            name=name,
         )
         self.max_tokens_field = max_tokens_field
 

@@ -8,7 +8,7 @@ Messages name what is missing and where it may come from; they never echo a key.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from toolwire.errors import ConfigError
@@ -26,7 +26,7 @@ KEY_VARIABLES = {
     "gemini": "GEMINI_API_KEY",
 }
 PROVIDER_NAMES = (*KEY_VARIABLES, "scripted")
-_ADAPTERS: dict[str, Callable[..., HttpProvider]] = {
+_ADAPTERS: dict[str, type[HttpProvider]] = {
     "openai": OpenAIProvider,
     "anthropic": AnthropicProvider,
     "gemini": GeminiProvider,
@@ -56,13 +56,12 @@ def create_provider(
         raise ConfigError(f"provider {name} needs a model name (--model)")
     if not timeout > 0:
         raise ConfigError("the provider timeout must be a positive number of seconds")
-    where = {} if base_url is None else {"base_url": base_url}
     return adapter(
         model=model.strip(),
         api_key=_api_key(name, api_key, os.environ if environ is None else environ),
         trust_zone=trust_zone or DEFAULT_TRUST_ZONE,
         http=HttpSettings(timeout=timeout),
-        **where,
+        base_url=base_url,
     )
 
 

@@ -21,7 +21,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, ClassVar
 
 from toolwire.errors import ConfigError, MalformedResponse
 from toolwire.messages import ChatMessage, ToolCall
@@ -35,26 +35,35 @@ _THINK_BLOCK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
 
 
 class HttpProvider:
-    """Base of the HTTP adapters: subclasses supply ``encode``, ``decode``, ``url``, ``headers``."""
+    """Base of the HTTP adapters: subclasses supply ``encode``, ``decode``, ``url``, ``headers``,
+    and their ``default_name`` and ``default_base_url``."""
+
+    default_name: ClassVar[str]
+    default_base_url: ClassVar[str]
 
     def __init__(
         self,
         *,
-        name: str,
         model: str,
         api_key: str,
-        base_url: str,
+        base_url: str | None = None,
         trust_zone: str = DEFAULT_TRUST_ZONE,
         http: HttpSettings | None = None,
+        name: str | None = None,
     ) -> None:
+        name = name or self.default_name
         if not model.strip():
             raise ConfigError(f"{name}: a model name is required")
         self._name = name
-        self.model = model
+        self.model = self.model_name(model)
         self._api_key = api_key
-        self.base_url = checked_base_url(name, base_url)
+        self.base_url = checked_base_url(name, base_url or self.default_base_url)
         self._trust_zone = checked_trust_zone(trust_zone)
         self._http = JsonHttp(name, api_key, http or HttpSettings())
+
+    def model_name(self, model: str) -> str:
+        """The model as the API wants it named; adapters may normalise it."""
+        return model
 
     def __repr__(self) -> str:  # never the key
         return f"<{type(self).__name__} model={self.model!r} base_url={self.base_url!r}>"
