@@ -459,3 +459,13 @@ def test_a_tool_that_needs_approval_is_refused_and_never_executed() -> None:
         "for; it was not executed."
     )
     assert trace.steps[2].tool_is_error is True
+
+
+@pytest.mark.parametrize(
+    "text", ['{"n": NaN}', '{"n": Infinity}', '{"n": -Infinity}', '{"n":' * 100_000]
+)
+def test_arguments_that_are_not_strict_json_are_refused(text: str) -> None:
+    result, _, trace = run([{"tool_calls": [call("count", text)]}, {"content": "ok"}])
+    (inv,) = result.trace
+    assert inv.is_error and "must be a JSON object" in inv.result
+    assert trace.steps[2].tool_arguments == text

@@ -131,3 +131,13 @@ def test_canonical_encoder_substitutes_invalid_utf8_and_refuses_nan() -> None:
         pass
     else:
         raise AssertionError("NaN must not encode")
+
+
+def test_sinks_write_what_strict_json_refuses_as_strings() -> None:
+    from toolwire.jsonenc import sink_dumps
+
+    value = {"raw": {"score": float("nan"), "when": object, 3: "int key"}, "ok": [1.5, "\udc80"]}
+    text = sink_dumps(value)
+    assert text.startswith('{"raw":{"score":"nan","when":"<class \'object\'>","3":"int key"}')
+    assert text.endswith('"ok":[1.5,"\ufffd"]}')
+    assert sink_dumps({"plain": 1}) == '{"plain":1}'

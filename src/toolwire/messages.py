@@ -54,8 +54,12 @@ class ToolCall:
     def decoded_arguments(self) -> dict[str, Any] | None:
         """The arguments as a map, or ``None`` when the text is not a JSON object."""
         try:
-            value = json.loads(self.arguments) if self.arguments.strip() else {}
-        except ValueError:
+            value = (
+                json.loads(self.arguments, parse_constant=_refuse_constant)
+                if self.arguments.strip()
+                else {}
+            )
+        except (ValueError, RecursionError):
             return None
         return value if isinstance(value, dict) else None
 
@@ -116,3 +120,8 @@ class ChatMessage:
         if self.is_error:
             out["is_error"] = True
         return out
+
+
+def _refuse_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON; Python's decoder would accept them and hand a tool a NaN.
+    raise ValueError(f"{name} is not JSON")

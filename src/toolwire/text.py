@@ -28,3 +28,8 @@ def coerce_utf8(value: str | bytes) -> str:
     except UnicodeEncodeError:
         return _SURROGATE.sub(REPLACEMENT, value)
     return value
+
+
+def storable(value: str) -> str:
+    """``value`` fit for a database text column: valid UTF-8 and no NUL (PostgreSQL refuses it)."""
+    return coerce_utf8(value).replace("\x00", REPLACEMENT)

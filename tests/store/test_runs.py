@@ -8,8 +8,16 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import create_engine, select, update
 
-from toolwire import RunStep, ScriptedProvider, ToolRegistry
+from toolwire import (
+    CompletionResponse,
+    RunOptions,
+    RunStep,
+    ScriptedProvider,
+    ToolCall,
+    ToolRegistry,
+)
 from toolwire.errors import StoreError
+from toolwire.privacy import PrivacyLevel
 from toolwire.providers.scripted import Turn
 from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
 from toolwire.store import RunStore, liveness
@@ -331,3 +339,29 @@ def _a_dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+@pytest.mark.parametrize("level", [PrivacyLevel.FULL, PrivacyLevel.REDACTED])
+def test_hostile_model_output_is_stored_not_lost(backend: Backend, level: PrivacyLevel) -> None:
+    """Lone surrogates and NUL in the answer, NaN in a raw body: the run is kept whole."""
+    store = backend.open(level)
+    answer = "done \udc80 with a NUL \x00 inside"
+    calls = (ToolCall("c1", "lookup", '{"query": "q"}'),)
+    turns = iter(
+        [
+            CompletionResponse(tool_calls=calls, raw={"score": float("nan")}),
+            CompletionResponse(content=answer, raw={"inf": float("inf")}),
+        ]
+    )
+    provider = ScriptedProvider(lambda messages: next(turns))
+    request = RunRequest.of(
+        "q", provider=provider, options=RunOptions(capture_raw=True), model="m\x00\ud800"
+    )
+    outcome = Runtime(ToolRegistry([lookup]), recorder=store).run_sync(request)
+    assert outcome.status is RunStatus.COMPLETED and outcome.store_error is None
+    stored = store.get_run(outcome.run_id)
+    assert stored is not None and stored.status == "completed"
+    assert [s["kind"] for s in stored.steps] == ["request", "llm", "tool", "request", "llm"]
+    assert stored.steps[1]["raw"] == {"score": "nan"}
+    assert stored.final_answer == "done \ufffd with a NUL \ufffd inside"
+    assert stored.model == "m\ufffd\ufffd"

@@ -33,9 +33,9 @@ from toolwire.inspector.models import (
 )
 from toolwire.inspector.security import SecurityMiddleware, token_guard
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, ndjson, plain_json
+from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, ndjson
 from toolwire.inspector.stream import start as start_run
-from toolwire.jsonenc import dumps_bytes
+from toolwire.jsonenc import sink_dumps_bytes
 from toolwire.runtime import Runtime
 
 STATIC = Path(__file__).parent / "static"
@@ -81,11 +81,7 @@ def create_app(settings: InspectorSettings) -> FastAPI:
 
 
 def _json(value: Any, status: int = 200) -> Response:
-    try:
-        body = dumps_bytes(value)
-    except (TypeError, ValueError):
-        body = dumps_bytes(plain_json(value))
-    return Response(body, status, media_type="application/json")
+    return Response(sink_dumps_bytes(value), status, media_type="application/json")
 
 
 def _plain_record(record: Any) -> Any:

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from toolwire.jsonenc import dumps_bytes
+from toolwire.jsonenc import sink_dumps_bytes
 from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
 from toolwire.trace import RunStep
 
@@ -152,26 +151,10 @@ def _done(outcome: RunOutcome) -> Event:
 
 def encode_line(event: Event, *, pad: bool = True) -> bytes:
     """One NDJSON line: canonical JSON (valid UTF-8 always), padded, newline-terminated."""
-    try:
-        body = dumps_bytes(event)
-    except (TypeError, ValueError):  # NaN from a model's arguments, an odd raw value
-        body = dumps_bytes(plain_json(event))
+    body = sink_dumps_bytes(event)  # a NaN in a raw body must not cost the line
     if pad and len(body) < STREAM_LINE_MIN_BYTES:
         body += b" " * (STREAM_LINE_MIN_BYTES - len(body))
     return body + b"\n"
-
-
-def plain_json(value: Any) -> Any:
-    """``value`` with what canonical JSON refuses turned into strings (NaN, odd types)."""
-    if isinstance(value, Mapping):
-        return {str(k): plain_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain_json(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return repr(value)
 
 
 async def ndjson(channel: RunChannel) -> AsyncIterator[bytes]:

@@ -33,7 +33,7 @@ from typing import Any
 from sqlalchemy import Engine, delete, insert, select, update
 
 from toolwire.errors import StoreError
-from toolwire.jsonenc import dumps
+from toolwire.jsonenc import sink_dumps
 from toolwire.privacy import PrivacyLevel, filter_step
 from toolwire.runtime import RunOutcome, RunRequest, RunStatus
 from toolwire.store import liveness, schema
@@ -51,6 +51,7 @@ from toolwire.store.statements import (
     settle_values,
 )
 from toolwire.store.writer import StepWriter
+from toolwire.text import storable
 from toolwire.tools.registry import Availability
 from toolwire.trace import RunStep
 
@@ -280,7 +281,7 @@ class RunStore:
             "kind": step.kind,
             "round": step.round,
             "duration_ms": round(step.duration_ms, 2),
-            "payload": dumps(filter_step(step.to_dict(), self.privacy)),
+            "payload": sink_dumps(filter_step(step.to_dict(), self.privacy)),
         }
 
     def _insert_steps(self, rows: list[Mapping[str, Any]]) -> None:
@@ -315,7 +316,7 @@ def _label(value: object) -> str | None:
     """A provider or model label, cut to fit its column."""
     if not isinstance(value, str) or not value:
         return None
-    return value[: schema.NAME_CHARS]
+    return storable(value[: schema.NAME_CHARS])
 
 
 def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:

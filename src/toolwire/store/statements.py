@@ -14,6 +14,7 @@ from sqlalchemy import bindparam, case, false, func, insert, select, update
 from toolwire.privacy import PrivacyLevel, filter_text
 from toolwire.runtime import RunOutcome, RunStatus
 from toolwire.store import schema
+from toolwire.text import storable
 
 _runs, _steps = schema.runs, schema.steps
 
@@ -52,7 +53,7 @@ def settle_values(
         "run_id": outcome.run_id,
         "new_status": outcome.status.value,
         "finished_at": finished_at,
-        "error": outcome.error,
+        "error": None if outcome.error is None else storable(outcome.error),
     }
     result = outcome.result
     if result is None:  # failed or cancelled: count what the recorded steps say
@@ -72,6 +73,10 @@ def settle_values(
         "rounds": result.iterations,
         "prompt_tokens": result.usage.prompt_tokens,
         "completion_tokens": result.usage.completion_tokens,
-        "final_answer": filter_text(result.final_content, privacy),
+        "final_answer": _storable_or_none(filter_text(result.final_content, privacy)),
         "final_answer_length": len(result.final_content),
     }
+
+
+def _storable_or_none(text: str | None) -> str | None:
+    return None if text is None else storable(text)
