@@ -313,3 +313,12 @@ async def test_an_oversized_body_is_refused_with_413(client: httpx.AsyncClient) 
 
 async def test_stored_runs_without_a_store_are_an_empty_list(client: httpx.AsyncClient) -> None:
     assert (await client.get("/api/runs", headers=AUTH)).json() == {"runs": [], "stored": False}
+
+
+async def test_a_malformed_run_id_is_refused_at_the_edge(client: httpx.AsyncClient) -> None:
+    for path in ("/api/runs/%00", "/api/runs/a%20b", "/api/runs/%ED%A0%80"):
+        response = await client.get(path, headers=AUTH)
+        assert response.status_code == 422, path
+        assert response.json()["error"]["code"] == "invalid_input"
+    response = await client.post("/api/runs/%00/cancel", headers=AUTH)
+    assert response.status_code == 422

@@ -365,3 +365,9 @@ def test_hostile_model_output_is_stored_not_lost(backend: Backend, level: Privac
     assert stored.steps[1]["raw"] == {"score": "nan"}
     assert stored.final_answer == "done \ufffd with a NUL \ufffd inside"
     assert stored.model == "m\ufffd\ufffd"
+
+
+@pytest.mark.parametrize("run_id", ["\x00", "a\x00b", "\udc80", "x" * 65, "' OR 1=1 --", ""])
+def test_ids_that_cannot_name_a_run_are_not_found(store: RunStore, run_id: str) -> None:
+    assert store.get_run(run_id) is None
+    assert store.request_cancel(run_id) is False

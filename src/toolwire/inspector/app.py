@@ -44,7 +44,9 @@ MAX_RUN_ID_CHARS = 100  # ids are uuid hex; anything longer is not an id
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422)
 }
-RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS)]
+RunId = Annotated[
+    str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=r"^[0-9A-Za-z-]+$")
+]
 
 
 def create_app(settings: InspectorSettings) -> FastAPI:

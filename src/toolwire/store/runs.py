@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import math
+import re
 import threading
 import time
 import uuid
@@ -160,6 +161,8 @@ class RunStore:
 
     def request_cancel(self, run_id: str) -> bool:
         """Ask a running run to stop; True if it exists and was running. The cancel wins."""
+        if not is_run_id(run_id):
+            return False
         statement = (
             update(_runs)
             .where(_runs.c.id == run_id, _runs.c.status == RunStatus.RUNNING.value)
@@ -190,6 +193,8 @@ class RunStore:
 
     def get_run(self, run_id: str) -> StoredRun | None:
         """One run with its stored steps, or None if there is no such run."""
+        if not is_run_id(run_id):
+            return None
         run_query = select(_runs, STEP_COUNT).where(_runs.c.id == run_id)
         step_query = (
             select(_steps.c.sequence, _steps.c.payload)
@@ -305,11 +310,18 @@ class RunStore:
                 connection.execute(insert(table).values(name=name, enabled=enabled))
 
 
+RUN_ID = re.compile(r"[0-9A-Za-z-]{1,64}")
 PURGE_CHUNK = 500  # ids per DELETE: well under every driver's bound-parameter limit
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def is_run_id(value: str) -> bool:
+    """Whether ``value`` can name a run: ids are UUIDs, so anything else is simply not found
+    (and never reaches a driver, which may refuse it: PostgreSQL text cannot hold NUL)."""
+    return RUN_ID.fullmatch(value) is not None
 
 
 def _label(value: object) -> str | None:
