@@ -77,3 +77,18 @@ def test_demo_with_a_real_provider_and_no_key_fails_clearly(tmp_path: Path) -> N
     assert done.returncode == 1
     assert "OPENAI_API_KEY" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_an_unusable_data_dir_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolwire", "demo", "--data-dir", str(blocker / "x")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert f"error: cannot create the demo in {blocker / 'x' / 'demo'}" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from toolwire.cli.app import app
 from toolwire.cli.serve import DEFAULT_PORT, refuse_remote, run_server
-from toolwire.cli.show import safe
+from toolwire.cli.show import error, safe
 from toolwire.demo import prepare_demo
 from toolwire.errors import ToolwireError
 from toolwire.inspector import InspectorSettings, RunDefaults, provider_factory
@@ -57,7 +57,7 @@ def demo(
         factory(provider, model)  # a missing key or model fails now, not at the first run
         store = RunStore.open(db or str(folder / "runs.sqlite"), privacy=privacy)
     except ToolwireError as exc:
-        console.print(Text(f"error: {safe(str(exc), None)}", style="red"))
+        error(console, safe(str(exc), None))
         raise typer.Exit(1) from None
     settings = InspectorSettings(
         registry=default_registry(),

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from toolwire.cli.app import app
-from toolwire.cli.show import StepPrinter, safe
+from toolwire.cli.show import StepPrinter, error, safe
 from toolwire.cli.store import DbOption, open_or_warn
 from toolwire.errors import StoreError, ToolwireError
 from toolwire.loop import MAX_ROUNDS, RunOptions
@@ -74,7 +74,7 @@ def run(
             workspace=load_workspace(workspace) if workspace is not None else None,
         )
     except ToolwireError as exc:
-        console.print(Text(f"error: {safe(str(exc), None)}", style="red"))
+        error(console, safe(str(exc), None))
         raise typer.Exit(1) from None
     store = open_or_warn(console, db, level)
     runtime = Runtime(registry_for(console, store), recorder=store)
@@ -96,7 +96,7 @@ def _report(console: Console, outcome: RunOutcome, *, recorded: bool) -> None:
         console.print(Text(f"\nrun {outcome.run_id} recorded", style="dim"))
     result = outcome.result
     if outcome.status is not RunStatus.COMPLETED or result is None:
-        console.print(Text(f"error: {outcome.error or outcome.status.value}", style="red"))
+        error(console, outcome.error or outcome.status.value)
         raise typer.Exit(1)
     status = f"{result.reason}" + (
         " (answer synthesised at the round cap)" if result.truncated else ""

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.app import app
-from toolwire.cli.show import safe
+from toolwire.cli.show import error, safe
 from toolwire.cli.store import DbOption, open_or_exit
 from toolwire.errors import StoreError
 from toolwire.jsonenc import dumps
@@ -54,7 +54,7 @@ def show_run(
     with open_or_exit(console, db) as store:
         stored = _guard(console, lambda: store.get_run(run_id))
     if stored is None:
-        console.print(Text(f"error: no run with id {safe(run_id, 80)}", style="red"))
+        error(console, f"no run with id {safe(run_id, 80)}")
         raise typer.Exit(1)
     for line in _heading(stored):
         console.print(line)
@@ -81,7 +81,7 @@ def _guard(console: Console, action: Any) -> Any:
     try:
         return action()
     except StoreError as exc:
-        console.print(Text(f"error: {safe(str(exc), None)}", style="red"))
+        error(console, safe(str(exc), None))
         raise typer.Exit(1) from None
 
 

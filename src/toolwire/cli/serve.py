@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.app import app
-from toolwire.cli.show import safe
+from toolwire.cli.show import error, safe
 from toolwire.errors import ToolwireError
 from toolwire.inspector import InspectorSettings, create_app, new_token, provider_factory
 from toolwire.privacy import PrivacyLevel
@@ -63,8 +63,7 @@ def build_settings(
 
 def refuse_remote(host: str, allow_remote: bool, console: Console) -> None:
     if not is_loopback(host) and not allow_remote:
-        console.print(Text(f"error: {safe(host, 80)} is not a loopback address; "
-                           "pass --allow-remote to serve the network", style="red"))  # fmt: skip
+        error(console, f"{safe(host, 80)} is not a loopback address; pass --allow-remote")
         raise typer.Exit(2)
 
 
@@ -77,7 +76,7 @@ def run_server(settings: InspectorSettings, host: str, port: int, console: Conso
     except OSError as exc:
         why = exc.strerror or str(exc)
         where = f"{safe(host, 80)}:{port}"
-        console.print(Text(f"error: cannot listen on {where}: {why}; choose another --port", "red"))
+        error(console, f"cannot listen on {where}: {why}; choose another --port")
         raise typer.Exit(1) from None
     console.print(Text("toolwire inspector: open this URL (it holds your admin token):"))
     console.print(Text(inspector_url(host, port, settings.token), style="bold"), soft_wrap=True)
@@ -124,6 +123,6 @@ def serve(
     try:
         settings = build_settings(script, db, privacy, workspace=workspace)
     except ToolwireError as exc:
-        console.print(Text(f"error: {safe(str(exc), None)}", style="red"))
+        error(console, safe(str(exc), None))
         raise typer.Exit(1) from None
     run_server(settings, host, port, console)

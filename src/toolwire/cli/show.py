@@ -24,6 +24,11 @@ def safe(text: str, limit: int | None = _PREVIEW_CHARS) -> str:
     return text
 
 
+def error(console: Console, message: str) -> None:
+    """One error line, never hard-wrapped (paths and ids stay whole for copying)."""
+    console.print(Text(f"error: {message}", style="red"), soft_wrap=True)
+
+
 def step_line(step: RunStep) -> Text:
     """One line per step, as it is recorded."""
     head = Text(f"[round {step.round}] ", style="dim")

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolwire.cli.show import safe
+from toolwire.cli.show import error, safe
 from toolwire.errors import StoreError
 from toolwire.privacy import PrivacyLevel
 from toolwire.store import RunStore
@@ -28,7 +28,7 @@ def open_or_exit(console: Console, db: str | None) -> RunStore:
     try:
         return RunStore.open(db)
     except StoreError as exc:
-        console.print(Text(f"error: {safe(str(exc), None)}", style="red"), soft_wrap=True)
+        error(console, safe(str(exc), None))
         raise typer.Exit(1) from None
 
 

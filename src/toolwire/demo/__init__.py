@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolwire.demo._content import write_database, write_env, write_log
+from toolwire.errors import ConfigError
 from toolwire.workspace import Workspace, load_workspace
 
 DEMO_VERSION = "1"  # bump when the content changes, so existing copies are rebuilt
@@ -38,8 +39,11 @@ class Demo:
 def prepare_demo(data_dir: Path) -> Demo:
     """Create the demo under ``data_dir/demo`` if it is missing or stale; return it."""
     root = Path(data_dir) / "demo"
-    if not _is_ready(root):
-        _rebuild(root)
+    try:
+        if not _is_ready(root):
+            _rebuild(root)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the demo in {root}: {exc.strerror or exc}") from None
     return Demo(root=root, workspace=load_workspace(root / "workspace.toml"))
 
 
