@@ -68,3 +68,26 @@ async def test_tool_states_persist_across_a_restart(client: httpx.AsyncClient, u
     rows = {t["name"]: (t["tool_enabled"], t["enabled"]) for t in tools["tools"]}
     assert rows["dormant"] == (True, False)
     assert {g["name"]: g["enabled"] for g in tools["groups"]}["files"] is False
+
+
+async def test_direct_calls_are_audited_as_one_step_runs(client: httpx.AsyncClient) -> None:
+    done = (
+        await client.post("/api/tools/lookup/invoke", json={"arguments": {"customer": "Ada"}},
+                          headers=AUTH)
+    ).json()  # fmt: skip
+    refused = (await client.post("/api/tools/dormant/invoke", json={}, headers=AUTH)).json()
+    assert done["run_id"] and refused["run_id"] and refused["refused"]["reason"] == "disabled"
+    runs = {r["id"]: r for r in (await client.get("/api/runs", headers=AUTH)).json()["runs"]}
+    for result, is_error in ((done, False), (refused, True)):
+        run = runs[result["run_id"]]
+        assert (run["provider"], run["status"], run["step_count"]) == (
+            "direct call",
+            "completed",
+            1,
+        )
+        (step,) = (await client.get(f"/api/runs/{result['run_id']}", headers=AUTH)).json()["steps"]
+        assert (step["kind"], step["tool_is_error"], step["content_withheld"]) == (
+            "tool", is_error, True
+        )  # fmt: skip
+    stored = (await client.get(f"/api/runs/{done['run_id']}", headers=AUTH)).json()
+    assert "Ada" not in str(stored)  # metadata level: the call's content is withheld

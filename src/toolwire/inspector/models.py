@@ -98,6 +98,7 @@ class InvokeResult(BaseModel):
     refused: Refused | None = None
     duration_ms: float
     original_bytes: int | None = None
+    run_id: str | None = None  # the stored run that audits this call, when there is a store
 
 
 class RunResult(BaseModel):

@@ -4,13 +4,15 @@ A direct tool call goes through the same gate (``ToolPolicy.decide``) and the sa
 (``ToolLoop.invoke``: offered-set check, execution with every exception caught, both channels
 bounded) as a call a model makes; it only skips the model. It runs in a worker thread, so a
 blocking tool cannot stall the server. With no provider involved, nothing leaves the machine:
-the trust zone is ``local``.
+the trust zone is ``local``. Every direct call, refused or not, is kept in the audit store as
+a one-step run (provider ``direct call``), filtered by the store's privacy level.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import time
 import uuid
 from typing import Any
@@ -28,14 +30,19 @@ from toolwire.inspector.models import (
 )
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stream import LiveRun
-from toolwire.loop import RunOptions, ToolLoop
+from toolwire.loop import LoopResult, RunOptions, TerminationReason, ToolLoop
 from toolwire.messages import ChatMessage, ToolCall
-from toolwire.providers.base import CompletionRequest, CompletionResponse
+from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
 from toolwire.providers.scripted import ScriptedProvider
-from toolwire.runtime import RunRequest, Runtime
+from toolwire.result import ToolResult
+from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
 from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import Grant, TrustZone
 from toolwire.tools.registry import ToolState
+from toolwire.trace import RunTrace, ToolInvocation
+
+log = logging.getLogger("toolwire.inspector")
+DIRECT_CALL = "direct call"  # the provider label of a direct call's stored run
 
 
 def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) -> LiveRun:
@@ -122,7 +129,7 @@ def set_group(settings: InspectorSettings, name: str, enabled: bool | None) -> N
 class _NoModel:
     """The provider of a direct call: there is none, and asking for one is a bug."""
 
-    name = "none"
+    name = DIRECT_CALL
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         raise RuntimeError("a direct tool call has no model")
@@ -133,22 +140,75 @@ async def invoke_tool(
 ) -> InvokeResult:
     context = ToolContext(user=settings.user, workspace=settings.workspace)
     decision = runtime.policy.decide(name, context=context, grant=Grant(), zone=TrustZone.LOCAL)
+    call = ToolCall.of(f"direct_{uuid.uuid4().hex[:12]}", name, body.arguments)
     if not decision.allowed:
         refused = Refused(reason=str(decision.reason), detail=decision.detail)
+        text = f'Error: tool "{name}" not permitted ({decision.reason})'
+        run_id = _audit(settings, call, ToolResult.error(text), None, 0.0)
         return InvokeResult(
-            tool=name, content=None, is_error=True, artifacts=[], refused=refused, duration_ms=0
-        )
+            tool=name, content=None, is_error=True, artifacts=[], refused=refused, duration_ms=0,
+            run_id=run_id,
+        )  # fmt: skip
     loop = ToolLoop(_NoModel(), settings.registry, policy=runtime.policy)
-    call = ToolCall.of(f"direct_{uuid.uuid4().hex[:12]}", name, body.arguments)
     started = time.perf_counter()
     result, original = await asyncio.to_thread(
         asyncio.run, loop.invoke(call, frozenset({name}), context)
     )
+    elapsed = (time.perf_counter() - started) * 1000
     return InvokeResult(
         tool=name,
         content=result.content,
         is_error=result.is_error,
         artifacts=[a.to_dict() for a in result.artifacts],
-        duration_ms=round((time.perf_counter() - started) * 1000, 2),
+        duration_ms=round(elapsed, 2),
         original_bytes=original,
+        run_id=_audit(settings, call, result, original, elapsed),
     )
+
+
+def _audit(
+    settings: InspectorSettings,
+    call: ToolCall,
+    result: ToolResult,
+    original: int | None,
+    elapsed_ms: float,
+) -> str | None:
+    """Keep a direct call in the store as a one-step run, like any run (privacy-filtered).
+
+    An operator's call is as much an access to the data as a model's; it must not escape the
+    audit. A store failure is logged and leaves the call's answer as it is.
+    """
+    store = settings.store
+    if store is None:
+        return None
+    request = RunRequest(
+        messages=(ChatMessage.user(f"direct call of {call.name}"),),
+        provider=_NoModel(),
+        context=ToolContext(user=settings.user, workspace=settings.workspace),
+    )
+    invocation = ToolInvocation(
+        name=call.name,
+        arguments=call.decoded_arguments(),
+        result=result.content,
+        is_error=result.is_error,
+        artifacts=result.artifacts,
+        call_id=call.id,
+    )
+    trace = RunTrace()
+    step = trace.record_tool(0, elapsed_ms, invocation, original)
+    loop_result = LoopResult(
+        final_content=result.content, trace=(invocation,), iterations=0, truncated=False,
+        reason=TerminationReason.COMPLETED, usage=Usage(),
+    )  # fmt: skip
+    outcome = RunOutcome(
+        run_id="", status=RunStatus.COMPLETED, result=loop_result, steps=(step,),
+        wall_ms=elapsed_ms,
+    )  # fmt: skip
+    try:
+        run_id = store.begin(request)
+        store.record_step(run_id, 1, step)
+        store.settle(dataclasses.replace(outcome, run_id=run_id))
+    except Exception:
+        log.exception("a direct call of %r could not be stored", call.name)
+        return None
+    return run_id
