@@ -29,9 +29,9 @@ export class RunsView {
     const rows = runs.map((r) => {
       const tokens = (Number(r.prompt_tokens) || 0) + (Number(r.completion_tokens) || 0);
       const row = h("tr", { class: "run-row", tabindex: 0 },
-        h("td", {}, h("code", {}, String(r.id).slice(0, 12))),
+        h("td", { title: String(r.id) }, h("code", {}, String(r.id).slice(0, 12))),
         h("td", {}, h("span", { class: `badge status-${String(r.status)}` }, String(r.status))),
-        h("td", {}, String(r.created_at ?? "")),
+        h("td", { title: String(r.created_at ?? "") }, when(r.created_at)),
         h("td", {}, String(r.provider ?? "")),
         h("td", {}, String(r.model ?? "")),
         h("td", {}, String(r.rounds ?? "")),
@@ -73,6 +73,16 @@ export class RunsView {
 function storedStatus(run) {
   if (run.status === "completed" && run.truncated) return "truncated";
   return String(run.status ?? "error");
+}
+
+// A stored timestamp in the reader's local time, to the second; the exact value is the title.
+function when(value) {
+  const time = Date.parse(String(value ?? ""));
+  if (!Number.isFinite(time)) return String(value ?? "");
+  const d = new Date(time);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} `
+    + `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 function wallOf(run) {

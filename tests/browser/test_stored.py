@@ -1,0 +1,82 @@
+"""The stored-runs browser in Chromium, over a real SQLite store at the redacted level."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser
+
+from toolwire.inspector import create_app
+from toolwire.privacy import PrivacyLevel
+from toolwire.store import RunStore
+
+from ..inspector_kit import TOKEN, live_server, settings
+from .harness import Watched, launch, open_inspector, start_run, wait_status
+
+pytestmark = pytest.mark.browser
+
+HOSTILE = '<img src=x onerror="window.__pwned=1"> sk-proj-AbCdEfGhIjKlMnOpQrStUv'
+EXTRA = {"hostile": [{"content": HOSTILE}]}
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    path: Path = tmp_path_factory.mktemp("stored") / "runs.db"
+    store = RunStore.open(f"sqlite:///{path}", privacy=PrivacyLevel.REDACTED)
+    app = create_app(settings(store=store, privacy_level="redacted", scripts=EXTRA))
+    with live_server(app) as url:
+        yield url
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    yield from launch()
+
+
+@pytest.fixture
+def watched(browser: Browser, base: str) -> Iterator[Watched]:
+    watched = open_inspector(browser, base, TOKEN)
+    yield watched
+    assert watched.errors == [] and watched.dialogs == []
+    assert watched.page.evaluate("window.__pwned") is None
+    watched.page.close()
+
+
+def test_a_finished_run_is_listed_and_shows_its_stored_steps(watched: Watched) -> None:
+    page = watched.page
+    start_run(page, "scripted")
+    wait_status(page, "completed")
+    page.click(".nav-link[data-view=runs]")
+    row = page.locator("tr.run-row").first
+    row.wait_for()
+    cells = row.locator("td").all_text_contents()
+    run_id, status, started, *rest = cells
+    assert status == "completed"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", started)
+    assert rest == ["scripted", "", "2", "37", "5"]
+    full_id = row.locator("td").first.get_attribute("title") or ""
+    assert len(run_id) == 12 and full_id.startswith(run_id) and len(full_id) == 36
+    row.click()
+    page.wait_for_selector("#stored-run ol.steps li[data-kind=tool]")
+    kinds = page.locator("#stored-run ol.steps li").evaluate_all(
+        "items => items.map(i => i.getAttribute('data-kind'))"
+    )
+    assert kinds == ["request", "llm", "tool", "request", "llm"]
+    assert "privacy level redacted" in (page.text_content("#stored-run p.muted") or "")
+    assert page.text_content("#stored-run pre.answer") == "Ada has 2 orders."
+
+
+def test_a_stored_hostile_answer_is_redacted_and_shown_as_text(watched: Watched) -> None:
+    page = watched.page
+    start_run(page, "hostile")
+    wait_status(page, "completed")
+    page.click(".nav-link[data-view=runs]")
+    page.locator("tr.run-row", has_text="hostile").first.click()
+    answer = page.locator("#stored-run pre.answer")
+    answer.wait_for()
+    assert answer.text_content() == '<img src=x onerror="window.__pwned=1"> sk-proj-***'
+    assert page.locator("#stored-run img").count() == 0
