@@ -28,6 +28,15 @@ def free_port() -> int:
 @contextmanager
 def served(args: Sequence[str], data_home: Path) -> Iterator[tuple[str, str]]:
     """Run ``python -m toolwire ARGS --port P`` with a fresh data home; yield (base URL, token)."""
+    with served_process(args, data_home) as (base, token, _):
+        yield base, token
+
+
+@contextmanager
+def served_process(
+    args: Sequence[str], data_home: Path
+) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
+    """Like ``served``, also yielding the process (to signal it)."""
     env = {**os.environ, "XDG_DATA_HOME": str(data_home)}
     env.pop("TOOLWIRE_DB", None)
     command = [sys.executable, "-m", "toolwire", *args, "--port", str(free_port())]
@@ -37,7 +46,7 @@ def served(args: Sequence[str], data_home: Path) -> Iterator[tuple[str, str]]:
     try:
         base, token = _announced(process)
         _wait_until_up(base)
-        yield base, token
+        yield base, token, process
     finally:
         process.send_signal(signal.SIGINT)
         try:

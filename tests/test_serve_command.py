@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import signal
 import socket
+import time
 from pathlib import Path
 
 import httpx
@@ -11,8 +14,9 @@ from typer.testing import CliRunner
 from toolwire.cli.app import app, load_commands
 from toolwire.cli.serve import inspector_url
 from toolwire.demo import prepare_demo
+from toolwire.store import RunStore
 
-from .served import served
+from .served import served, served_process
 
 load_commands()
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -62,3 +66,27 @@ def test_a_busy_port_is_a_clear_error_before_any_url(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert f"error: cannot listen on 127.0.0.1:{port}" in result.output
     assert "#token=" not in result.output
+
+
+def test_stopping_the_server_settles_a_running_run_as_cancelled(tmp_path: Path) -> None:
+    script = tmp_path / "hang.yaml"
+    script.write_text("turns: [{content: never, delay_ms: 60000}]\n")
+    db = tmp_path / "runs.db"
+    args = ["serve", "--script", str(script), "--db", f"sqlite:///{db}"]
+    with served_process(args, tmp_path / "home") as (base, token, process):
+        headers = {"Authorization": f"Bearer {token}"}
+        body = {"prompt": "wait", "provider": "scripted"}
+        with httpx.stream("POST", base + "/api/runs/stream", json=body, headers=headers) as live:
+            lines = live.iter_lines()
+            context = json.loads(next(line for line in lines if line.strip()))
+            step = json.loads(next(line for line in lines if line.strip()))
+            assert (context["type"], step["step"]["kind"]) == ("context", "request")
+            started = time.monotonic()
+            process.send_signal(signal.SIGINT)
+            # uvicorn ends as Ctrl-C does: it re-raises the signal after shutting down (130).
+            assert process.wait(timeout=30) in (0, 130)
+    assert time.monotonic() - started < 20
+    store = RunStore.open(f"sqlite:///{db}")
+    stored = store.get_run(context["run_id"])
+    store.close()
+    assert stored is not None and stored.status == "cancelled"

@@ -26,6 +26,9 @@ from toolwire.tools.defaults import default_registry
 from toolwire.workspace import load_workspace
 
 DEFAULT_PORT = 8765
+# On Ctrl-C, open streams get this long to finish before the server stops them; then every
+# running run is cancelled and settled (see ``inspector.stream.RunThreads``).
+SHUTDOWN_SECONDS = 2
 
 
 def is_loopback(host: str) -> bool:
@@ -80,7 +83,9 @@ def run_server(settings: InspectorSettings, host: str, port: int, console: Conso
         raise typer.Exit(1) from None
     console.print(Text("toolwire inspector: open this URL (it holds your admin token):"))
     console.print(Text(inspector_url(host, port, settings.token), style="bold"), soft_wrap=True)
-    config = uvicorn.Config(create_app(settings), log_level="warning")
+    config = uvicorn.Config(
+        create_app(settings), log_level="warning", timeout_graceful_shutdown=SHUTDOWN_SECONDS
+    )
     uvicorn.Server(config).run(sockets=[listener])
 
 

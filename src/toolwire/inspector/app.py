@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,8 +35,7 @@ from toolwire.inspector.models import (
 )
 from toolwire.inspector.security import SecurityMiddleware, token_guard
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, ndjson
-from toolwire.inspector.stream import start as start_run
+from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, RunThreads, ndjson
 from toolwire.jsonenc import sink_dumps_bytes
 from toolwire.runtime import Runtime
 
@@ -54,7 +55,15 @@ def create_app(settings: InspectorSettings) -> FastAPI:
     if settings.store is not None:
         settings.registry.availability = settings.store.load_availability()
     runtime = Runtime(settings.registry, recorder=settings.store)
+    threads = RunThreads(runtime)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await asyncio.to_thread(threads.stop)  # runs settle as cancelled, not left running
+
     app = FastAPI(
+        lifespan=lifespan,
         title="toolwire inspector",
         docs_url=None,
         redoc_url=None,
@@ -64,7 +73,7 @@ def create_app(settings: InspectorSettings) -> FastAPI:
     app.state.runtime = runtime
     errors.install(app)
     app.add_middleware(SecurityMiddleware)
-    app.include_router(_api(settings, runtime))
+    app.include_router(_api(settings, runtime, threads))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get(
@@ -93,7 +102,7 @@ def _plain_record(record: Any) -> Any:
     return dataclasses.asdict(record)
 
 
-def _api(settings: InspectorSettings, runtime: Runtime) -> APIRouter:
+def _api(settings: InspectorSettings, runtime: Runtime, threads: RunThreads) -> APIRouter:
     api = APIRouter(prefix="/api", dependencies=[Depends(token_guard(settings.token))])
 
     @api.get("/defaults", response_model=Defaults, responses=_ERRORS)
@@ -124,7 +133,7 @@ def _api(settings: InspectorSettings, runtime: Runtime) -> APIRouter:
     @api.post("/runs", response_model=RunResult, responses=_ERRORS)
     async def run_batch(body: RunBody) -> Response:
         channel = RunChannel(asyncio.get_running_loop())
-        start_run(runtime, service.prepare_run(settings, runtime, body), channel)
+        threads.start(service.prepare_run(settings, runtime, body), channel)
         events = [event async for event in channel.events()]
         steps = [e["step"] for e in events if e["type"] == "step"]
         return _json({"context": events[0], "steps": steps, "result": events[-1]})
@@ -137,7 +146,7 @@ def _api(settings: InspectorSettings, runtime: Runtime) -> APIRouter:
     async def run_stream(body: RunBody) -> StreamingResponse:
         live = service.prepare_run(settings, runtime, body)
         channel = RunChannel(asyncio.get_running_loop())
-        start_run(runtime, live, channel)
+        threads.start(live, channel)
         return StreamingResponse(ndjson(channel), media_type=NDJSON, headers=STREAM_HEADERS)
 
     _stored_runs(api, settings, runtime)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, assert_never
@@ -33,6 +34,7 @@ TERMINAL_TYPES = frozenset({"done", "awaiting_approval", "awaiting_input", "canc
 # Some proxies hold back small chunks; a line of at least 4 KiB is passed on at once.
 STREAM_LINE_MIN_BYTES = 4096
 RUN_FAILED = "the run failed; see the server log"
+SHUTDOWN_GRACE_SECONDS = 5.0  # a cancelled run stops at its next step; a tool may take a while
 CANCELLED_MESSAGE = "The run was cancelled."
 NDJSON = "application/x-ndjson; charset=utf-8"
 STREAM_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
@@ -74,13 +76,44 @@ class LiveRun:
     context: Event
 
 
-def start(runtime: Runtime, run: LiveRun, channel: RunChannel) -> threading.Thread:
-    """Run ``run`` in a new worker thread, pushing its events to ``channel``."""
-    thread = threading.Thread(
-        target=_work, args=(runtime, run, channel), name="toolwire-run", daemon=True
-    )
-    thread.start()
-    return thread
+class RunThreads:
+    """The worker threads of live runs, so that a server shutting down can settle them.
+
+    On shutdown every running run is cancelled (it stops at its next step boundary, and an
+    in-flight provider call is aborted) and given ``SHUTDOWN_GRACE_SECONDS`` to settle in the
+    store as ``cancelled``; a run that overruns is marked ``interrupted`` at the next open.
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._threads: set[threading.Thread] = set()
+        self._lock = threading.Lock()
+
+    def start(self, run: LiveRun, channel: RunChannel) -> None:
+        """Run ``run`` in a new worker thread, pushing its events to ``channel``."""
+        thread = threading.Thread(
+            target=self._work, args=(run, channel), name="toolwire-run", daemon=True
+        )
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()
+
+    def _work(self, run: LiveRun, channel: RunChannel) -> None:
+        try:
+            _work(self.runtime, run, channel)
+        finally:
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+
+    def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
+        """Cancel every running run and wait, up to ``grace_seconds`` in all, for them to end."""
+        for run_id in self.runtime.running():
+            self.runtime.cancel(run_id)
+        with self._lock:
+            threads = list(self._threads)
+        deadline = time.monotonic() + grace_seconds
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _work(runtime: Runtime, run: LiveRun, channel: RunChannel) -> None:
