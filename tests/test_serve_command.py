@@ -12,7 +12,7 @@ import httpx
 from typer.testing import CliRunner
 
 from toolwire.cli.app import app, load_commands
-from toolwire.cli.serve import inspector_url
+from toolwire.cli.server import inspector_url
 from toolwire.demo import prepare_demo
 from toolwire.store import RunStore
 

@@ -17,7 +17,7 @@ app = typer.Typer(
 
 def load_commands() -> None:
     """Import every command module; each registers its commands on ``app``."""
-    from toolwire.cli import demo, run, runs, serve  # noqa: F401
+    from toolwire.cli import demo, run, runs, serve  # noqa: F401  (this order is --help's)
 
 
 def main() -> None:

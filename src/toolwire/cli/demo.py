@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.app import app
-from toolwire.cli.serve import DEFAULT_PORT, refuse_remote, run_server
+from toolwire.cli.server import DEFAULT_PORT, refuse_remote, run_server
 from toolwire.cli.show import error, safe
 from toolwire.demo import prepare_demo
 from toolwire.errors import ToolwireError

@@ -1,0 +1,77 @@
+"""Serving the inspector from the command line: bind, print the URL with its token, serve.
+
+The token is printed once, in the URL's fragment (never sent to the server in a request line,
+never logged by it); the page moves it to session storage. Binding to anything but loopback
+exposes runs and tools to the network, so it needs ``--allow-remote``. The socket is bound
+before the URL is printed, so a busy port is an error, never a dead link.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from toolwire.cli.show import error, safe
+from toolwire.inspector import InspectorSettings, create_app
+
+DEFAULT_PORT = 8765
+# On Ctrl-C, open streams get this long to finish before the server stops them; then every
+# running run is cancelled and settled (see ``inspector.stream.RunThreads``).
+SHUTDOWN_SECONDS = 2
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def inspector_url(host: str, port: int, token: str) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/#token={token}"
+
+
+def refuse_remote(host: str, allow_remote: bool, console: Console) -> None:
+    if not is_loopback(host) and not allow_remote:
+        error(console, f"{safe(host, 80)} is not a loopback address; pass --allow-remote")
+        raise typer.Exit(2)
+
+
+def run_server(settings: InspectorSettings, host: str, port: int, console: Console) -> None:
+    """Bind first (so a busy port is an error, not a dead URL), print the URL, serve."""
+    import uvicorn
+
+    try:
+        listener = bind(host, port)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        where = f"{safe(host, 80)}:{port}"
+        error(console, f"cannot listen on {where}: {why}; choose another --port")
+        raise typer.Exit(1) from None
+    console.print(Text("toolwire inspector: open this URL (it holds your admin token):"))
+    console.print(Text(inspector_url(host, port, settings.token), style="bold"), soft_wrap=True)
+    config = uvicorn.Config(
+        create_app(settings), log_level="warning", timeout_graceful_shutdown=SHUTDOWN_SECONDS
+    )
+    uvicorn.Server(config).run(sockets=[listener])
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+        listener.listen(128)
+    except OSError:
+        listener.close()
+        raise
+    return listener
