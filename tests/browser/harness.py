@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from playwright.sync_api import Browser, Page, sync_playwright
@@ -51,6 +52,15 @@ def open_inspector(browser: Browser, base: str, token: str) -> Watched:
     page.goto(f"{base}/#token={token}")
     page.wait_for_selector("body[data-ready=true]")
     return watched
+
+
+@contextmanager
+def watching(browser: Browser, base: str, token: str) -> Iterator[Watched]:
+    """The inspector in a new page; on leaving, no dialog and no page error may have happened."""
+    watched = open_inspector(browser, base, token)
+    yield watched
+    assert watched.errors == [] and watched.dialogs == []
+    watched.page.close()
 
 
 def start_run(page: Page, provider: str, prompt: str = "go", max_rounds: int = 5) -> None:

@@ -13,7 +13,7 @@ from toolwire import ToolRegistry
 from toolwire.inspector import InspectorSettings, create_app
 
 from ..inspector_kit import TOKEN, echo, factory, live_server
-from .harness import Watched, launch, open_inspector, open_step, start_run, wait_status
+from .harness import Watched, open_inspector, open_step, start_run, wait_status
 from .payloads import PAYLOADS, hostile_artifacts, shown
 
 pytestmark = pytest.mark.browser
@@ -44,11 +44,6 @@ def page(browser: Browser) -> Iterator[Watched]:
         start_run(watched.page, "hostile", prompt=PAYLOADS[9])
         wait_status(watched.page, "completed")
         yield watched
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    yield from launch()
 
 
 def text(page: Page, selector: str) -> str | None:

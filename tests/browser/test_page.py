@@ -12,7 +12,7 @@ from toolwire.inspector import create_app
 from toolwire.jsonenc import dumps
 
 from ..inspector_kit import TABLE_COLUMNS, TABLE_ROWS, TOKEN, live_server, settings
-from .harness import Watched, launch, open_inspector, open_step, start_run, wait_status
+from .harness import Watched, open_step, start_run, wait_status, watching
 
 pytestmark = pytest.mark.browser
 
@@ -23,17 +23,10 @@ def base() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    yield from launch()
-
-
 @pytest.fixture
 def watched(browser: Browser, base: str) -> Iterator[Watched]:
-    watched = open_inspector(browser, base, TOKEN)
-    yield watched
-    assert watched.errors == [] and watched.dialogs == []
-    watched.page.close()
+    with watching(browser, base, TOKEN) as watched:
+        yield watched
 
 
 def status_text(page: Page) -> str:

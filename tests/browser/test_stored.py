@@ -14,7 +14,7 @@ from toolwire.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 from ..inspector_kit import TOKEN, live_server, settings
-from .harness import Watched, launch, open_inspector, start_run, wait_status
+from .harness import Watched, start_run, wait_status, watching
 
 pytestmark = pytest.mark.browser
 
@@ -32,18 +32,11 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     store.close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    yield from launch()
-
-
 @pytest.fixture
 def watched(browser: Browser, base: str) -> Iterator[Watched]:
-    watched = open_inspector(browser, base, TOKEN)
-    yield watched
-    assert watched.errors == [] and watched.dialogs == []
-    assert watched.page.evaluate("window.__pwned") is None
-    watched.page.close()
+    with watching(browser, base, TOKEN) as watched:
+        yield watched
+        assert watched.page.evaluate("window.__pwned") is None
 
 
 def test_a_finished_run_is_listed_and_shows_its_stored_steps(watched: Watched) -> None:
