@@ -8,6 +8,9 @@ with U+FFFD, the Unicode replacement character, never dropped silently.
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+from toolwire.errors import ConfigError
 
 REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -33,3 +36,15 @@ def coerce_utf8(value: str | bytes) -> str:
 def storable(value: str) -> str:
     """``value`` fit for a database text column: valid UTF-8 and no NUL (PostgreSQL refuses it)."""
     return coerce_utf8(value).replace("\x00", REPLACEMENT)
+
+
+def read_capped(path: Path, cap: int, what: str) -> bytes:
+    """A small file's bytes; ``ConfigError`` names ``what`` and the file if it is unreadable
+    or larger than ``cap`` bytes (hand-written files are small; a big one is a mistake)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from None
+    if len(raw) > cap:
+        raise ConfigError(f"{what} {path} is larger than {cap} bytes")
+    return raw

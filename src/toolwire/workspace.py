@@ -26,6 +26,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from toolwire.errors import ConfigError
+from toolwire.text import read_capped
 
 Resolver = Callable[[str, int], list[str]]
 MAX_WORKSPACE_FILE_BYTES = 1_000_000  # a hand-written settings file; larger is a mistake
@@ -95,12 +96,7 @@ class _Settings(BaseModel):
 def load_workspace(path: str | Path) -> Workspace:
     """Load a workspace from TOML; ``ConfigError`` names the file and the bad key."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read workspace file {path}: {exc.strerror}") from None
-    if len(raw) > MAX_WORKSPACE_FILE_BYTES:
-        raise ConfigError(f"workspace file {path} is larger than {MAX_WORKSPACE_FILE_BYTES} bytes")
+    raw = read_capped(path, MAX_WORKSPACE_FILE_BYTES, "workspace file")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

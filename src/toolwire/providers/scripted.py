@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolwire.errors import ConfigError, ScriptExhausted
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
+from toolwire.text import read_capped
 
 MAX_SCRIPT_BYTES = 5_000_000  # a script is hand-written; anything larger is a mistake
 
@@ -90,12 +91,7 @@ class ScriptedProvider:
     def from_file(cls, path: str | Path, *, trust_zone: str = "local") -> ScriptedProvider:
         """Load a JSON or YAML script: ``{"name": ..., "turns": [...]}`` or a bare list."""
         path = Path(path)
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise ConfigError(f"cannot read script {path}: {exc.strerror}") from None
-        if len(raw) > MAX_SCRIPT_BYTES:
-            raise ConfigError(f"script {path} is larger than {MAX_SCRIPT_BYTES} bytes")
+        raw = read_capped(path, MAX_SCRIPT_BYTES, "script")
         try:
             data = yaml.safe_load(raw.decode("utf-8"))
         except (UnicodeDecodeError, yaml.YAMLError) as exc:
