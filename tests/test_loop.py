@@ -143,12 +143,12 @@ def test_unknown_tool_is_an_error_and_the_loop_goes_on() -> None:
 def test_a_failing_tool_gives_the_fixed_text_and_logs_the_exception(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with caplog.at_level(logging.ERROR, logger="toolwire.loop"):
+    with caplog.at_level(logging.ERROR, logger="toolwire.seam"):
         result, provider, _ = run([{"tool_calls": [call("boom_tool")]}, {"content": "ok"}])
     (inv,) = result.trace
     assert inv.result == 'Error: tool "boom_tool" failed.'
     assert "hunter2" not in repr([m.to_dict() for m in provider.requests[1].messages])
-    (record,) = [r for r in caplog.records if r.name == "toolwire.loop"]
+    (record,) = [r for r in caplog.records if r.name == "toolwire.seam"]
     assert "boom_tool" in record.getMessage()
     assert record.exc_info is not None and "hunter2" in str(record.exc_info[1])
 
@@ -440,7 +440,7 @@ def test_trust_zone_ceiling_gates_data_classes() -> None:
         assert set(refused.values()) <= {"trust_zone"}
 
 
-def test_a_tool_that_needs_approval_is_refused_and_never_executed() -> None:
+def test_a_turn_with_a_call_that_needs_approval_suspends_before_any_call_runs() -> None:
     executed: list[int] = []
 
     @tool(data_class="public", requires_approval=True)
@@ -448,17 +448,23 @@ def test_a_tool_that_needs_approval_is_refused_and_never_executed() -> None:
         executed.append(n)
         return "written"
 
-    result, _, trace = run(
-        [{"tool_calls": [call("write_row", {"n": 1})]}, {"content": "ok"}],
-        reg=ToolRegistry([write_row]),
+    @tool(data_class="public")
+    def read_row(n: int) -> str:
+        executed.append(-n)
+        return "read"
+
+    turn = [call("read_row", {"n": 1}), call("write_row", {"n": 2}), call("read_row", {"n": 3})]
+    result, provider, trace = run(
+        [{"tool_calls": turn}, {"content": "ok"}], reg=ToolRegistry([write_row, read_row])
     )
     assert executed == []
-    assert result.trace[0].is_error
-    assert result.trace[0].result == (
-        'Error: tool "write_row" requires an operator\'s approval, which this run cannot ask '
-        "for; it was not executed."
-    )
-    assert trace.steps[2].tool_is_error is True
+    assert result.reason == "suspended" and result.trace == ()
+    assert [s.kind for s in trace.steps] == ["request", "llm"]
+    state = result.suspended
+    assert state is not None and state.pause is not None
+    assert [c.name for c in state.pause.calls] == ["read_row", "write_row", "read_row"]
+    assert [m.role for m in state.messages] == ["user", "assistant"]
+    assert len(provider.requests) == 1
 
 
 @pytest.mark.parametrize(

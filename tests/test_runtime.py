@@ -5,15 +5,17 @@ import threading
 from typing import Any
 
 from toolwire import RunOptions, RunStep, ScriptedProvider, ToolRegistry, tool
-from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
+from toolwire.lifecycle import RunStatus
+from toolwire.runtime import MemoryRecorder, RunOutcome, RunRequest, Runtime
 
 from .fakes import call
 
 
-class ListRecorder:
+class ListRecorder(MemoryRecorder):
     """A recorder that keeps everything in lists; ``fail_on`` makes one action raise."""
 
     def __init__(self, fail_on: str = "") -> None:
+        super().__init__()
         self.fail_on = fail_on
         self.steps: list[tuple[str, int, str]] = []
         self.settled: list[RunOutcome] = []

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import Field
 
-from toolwire import Tool, ToolArgumentError, ToolContext, ToolResult, tool
+from toolwire import Tool, ToolContext, ToolRefusal, ToolResult, tool
 from toolwire.tools.api import FunctionTool
 
 
@@ -50,31 +50,30 @@ def test_a_str_return_is_wrapped_as_text() -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({}, 'Error: invalid arguments for tool "find": table: Field required'),
+        ({}, 'invalid arguments for tool "find": table: Field required'),
         (
             {"table": "t", "limit": 500},
-            'Error: invalid arguments for tool "find": limit: Input should be less than or '
-            "equal to 50",
+            'invalid arguments for tool "find": limit: Input should be less than or equal to 50',
         ),
         (
             {"table": "t", "order": "sideways"},
-            "Error: invalid arguments for tool \"find\": order: Input should be 'asc' or 'desc'",
+            "invalid arguments for tool \"find\": order: Input should be 'asc' or 'desc'",
         ),
         (
             {"table": ["x"], "surprise": 1},
-            'Error: invalid arguments for tool "find": table: Input should be a valid string; '
+            'invalid arguments for tool "find": table: Input should be a valid string; '
             "surprise: Extra inputs are not permitted",
         ),
     ],
 )
 def test_invalid_arguments_name_what_was_wrong(arguments: dict[str, Any], message: str) -> None:
-    with pytest.raises(ToolArgumentError) as caught:
+    with pytest.raises(ToolRefusal) as caught:
         find.execute(arguments, ToolContext())
     assert str(caught.value) == message
 
 
 def test_argument_errors_do_not_echo_the_input_values() -> None:
-    with pytest.raises(ToolArgumentError) as caught:
+    with pytest.raises(ToolRefusal) as caught:
         find.execute({"table": "t", "limit": "sk-live-SECRET"}, ToolContext())
     assert "sk-live-SECRET" not in str(caught.value)
 

@@ -12,7 +12,8 @@ from toolwire.bounding import (
     bound_artifacts,
     bound_content,
 )
-from toolwire.errors import ToolArgumentError, ToolwireError
+from toolwire.errors import ToolRefusal, ToolwireError
+from toolwire.lifecycle import RunStatus
 from toolwire.loop import (
     DEFAULT_MAX_ROUNDS,
     MAX_ROUNDS,
@@ -32,8 +33,11 @@ from toolwire.providers import (
 )
 from toolwire.providers.select import create_provider
 from toolwire.result import Artifact, ArtifactType, ToolResult
-from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
+from toolwire.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
+from toolwire.sealing import StateKey
+from toolwire.state import RunState
 from toolwire.tools import (
+    Effect,
     Grant,
     Tool,
     ToolContext,
@@ -57,26 +61,30 @@ __all__ = [
     "ChatMessage",
     "CompletionRequest",
     "CompletionResponse",
+    "Effect",
     "Grant",
     "LoopResult",
+    "OperatorDecision",
     "PrivacyLevel",
     "Provider",
     "RunOptions",
     "RunOutcome",
     "RunRequest",
+    "RunState",
     "RunStatus",
     "RunStep",
     "RunTrace",
     "Runtime",
     "ScriptedProvider",
+    "StateKey",
     "TerminationReason",
     "Tool",
-    "ToolArgumentError",
     "ToolCall",
     "ToolContext",
     "ToolInvocation",
     "ToolLoop",
     "ToolPolicy",
+    "ToolRefusal",
     "ToolRegistry",
     "ToolResult",
     "ToolSpec",

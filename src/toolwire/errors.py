@@ -7,8 +7,8 @@ never the model or the inspector's DOM.
     ToolwireError
     ├── ConfigError                 bad configuration or command-line input
     ├── ToolError
-    │   ├── DuplicateToolError      two tools registered under one name
-    │   └── ToolArgumentError       model arguments failed validation (message is model-readable)
+    │   └── DuplicateToolError      two tools registered under one name
+    ├── ToolRefusal                 a tool refuses a call; its message is written for the model
     ├── ProviderError               status and a short, redacted body excerpt
     │   ├── AuthenticationError     401/403: the key is missing or wrong
     │   ├── RateLimitError          429; carries retry_after seconds when given
@@ -18,6 +18,13 @@ never the model or the inspector's DOM.
     │   ├── MalformedResponse       the body is not what the API documents
     │   └── ScriptExhausted         the scripted provider has no turn left
     ├── RunCancelled                raised from an observer to stop a run at a step boundary
+    ├── StateError                  a suspended run's sealed state cannot be used
+    │   ├── StateKeyMissing         no key to seal or open it: the run cannot suspend or resume
+    │   └── StateUnreadable         tampered, foreign or sealed under another key
+    ├── DecisionError               an operator's decision on a waiting run cannot be taken
+    │   ├── RunNotWaiting           no such run, or it is not waiting for this decision
+    │   ├── StaleDecision           the decision was made on another turn (or lost a race)
+    │   └── InvalidInput            the input does not fit the tool's input schema
     └── StoreError                  the audit store failed
 """
 
@@ -40,11 +47,12 @@ class DuplicateToolError(ToolError):
     """Two tools were registered under the same name."""
 
 
-class ToolArgumentError(ToolError):
-    """Model-supplied arguments were invalid.
+class ToolRefusal(ToolwireError):
+    """Raised by a tool (built-in or third-party) to refuse a call with a readable reason.
 
-    Unlike every other exception, its message is written for the model to read: it names the
-    argument and the rule it broke, and never carries operator secrets.
+    Unlike every other exception, its message is written for the model to read: the seam hands
+    it on as ``Error: <message>``. It must name the rule the call broke and never carry data
+    the model may not see or an operator's secret.
     """
 
 
@@ -108,6 +116,34 @@ class ScriptExhausted(ProviderError):
 
 class RunCancelled(ToolwireError):
     """Raised from a trace observer to stop a run at the next step boundary."""
+
+
+class StateError(ToolwireError):
+    """A suspended run's sealed state cannot be sealed or opened."""
+
+
+class StateKeyMissing(StateError):
+    """No state key is configured, so nothing can be sealed or opened."""
+
+
+class StateUnreadable(StateError):
+    """The sealed state failed authentication: tampered, of another run, or another key."""
+
+
+class DecisionError(ToolwireError):
+    """An operator's decision on a waiting run cannot be taken. The message is safe to show."""
+
+
+class RunNotWaiting(DecisionError):
+    """The run does not exist, or is not waiting for this kind of decision."""
+
+
+class StaleDecision(DecisionError):
+    """The decision names a turn the run is no longer waiting on."""
+
+
+class InvalidInput(DecisionError):
+    """A person's input does not validate against the tool's input schema."""
 
 
 class StoreError(ToolwireError):

@@ -1,27 +1,31 @@
-"""The tool loop and the invoke seam.
+"""The tool loop: a resumable function over a frozen :class:`~toolwire.state.RunState`.
 
-Layers, each with one concern: ``run`` (offer tools, choose the path) -> ``_rounds`` (the round
-cap and synthesis) -> one provider call -> ``_dispatch`` (a turn's calls, in order) -> ``invoke``
-(THE seam: lookup, offered-set check, arguments, execute, catch, bound both channels).
+Layers, each with one concern: ``run`` (offer tools, build the first state) and ``resume``
+(apply a person's decision to a paused turn) -> ``advance`` (the round cap and synthesis) ->
+one provider call -> ``_turn`` (pause the whole turn, or dispatch its calls in order) -> the
+seam (:mod:`toolwire.seam`).
 
-Egress invariant: the only tool output appended to the conversation is the bounded
-``ToolResult.content``, through ``ChatMessage.tool_result``. Artifacts go to the trace only.
+Invariants:
+- The only tool output appended to the conversation is the bounded ``ToolResult.content``,
+  through ``ChatMessage.tool_result``. Artifacts go to the trace only.
+- A turn that needs a person pauses before any of its calls executes; the result then carries
+  the paused state, and nothing of that turn has run.
+- Resuming re-checks the gate for every pending call; the round cap counts over every segment.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
+import dataclasses
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from toolwire.bounding import bound_artifacts, bound_content
-from toolwire.errors import ToolArgumentError
 from toolwire.messages import ChatMessage, ToolCall, ToolSpec
+from toolwire.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
@@ -29,45 +33,27 @@ from toolwire.providers.base import (
     Usage,
     session_of,
 )
-from toolwire.result import ToolResult
-from toolwire.tools.api import ToolContext, as_result
-from toolwire.tools.policy import Grant, ToolPolicy, TrustZone
+from toolwire.seam import Invoked, Seam, refusal
+from toolwire.state import RunState
+from toolwire.suspension import Refuse, plan, scan
+from toolwire.tools.api import ToolContext
+from toolwire.tools.policy import ToolPolicy, TrustZone
 from toolwire.tools.registry import ToolRegistry
 from toolwire.trace import RunTrace, ToolInvocation
 
-log = logging.getLogger("toolwire.loop")
+__all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "LoopResult", "RunOptions", "TerminationReason",
+           "ToolLoop"]  # fmt: skip
 
-DEFAULT_MAX_ROUNDS = 5  # enough for look-up, refine, answer; each round is a paid provider call
-MAX_ROUNDS = 20  # hard cap: a model still calling tools after 20 rounds is looping
-_NAME_IN_ERROR_CHARS = 200  # a hostile model can send a megabyte "name"; echo a bounded one
+log = logging.getLogger("toolwire.loop")
 
 
 class TerminationReason(StrEnum):
-    """Why a run ended. ``truncated`` on the result says whether the answer is incomplete."""
+    """Why a run (or a segment of it) stopped. ``truncated`` says whether the answer is whole."""
 
     COMPLETED = "completed"
     MAX_ITERATIONS = "max_iterations"
     DRY_RUN = "dry_run"
-    CANCELLED = "cancelled"
-    PROVIDER_FAILED = "provider_failed"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunOptions:
-    """Per-run settings. ``allowed_tools`` is a request (None: every enabled tool; []: none)."""
-
-    max_rounds: int = DEFAULT_MAX_ROUNDS
-    allowed_tools: Sequence[str] | None = None
-    grant: Grant = field(default_factory=Grant)
-    trust_zone: str | None = None  # None: the provider's own zone; unknown: the strictest
-    temperature: float | None = None
-    max_tokens: int | None = None
-    capture_raw: bool = False
-    dry_run: bool = False  # record what would be sent, call no provider and no tool
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.max_rounds <= MAX_ROUNDS:
-            raise ValueError(f"max_rounds must be between 1 and {MAX_ROUNDS}")
+    SUSPENDED = "suspended"  # waiting for a person; ``LoopResult.suspended`` holds the state
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,22 +64,7 @@ class LoopResult:
     truncated: bool
     reason: TerminationReason
     usage: Usage
-
-
-def tool_failed(name: str) -> str:
-    return f'Error: tool "{_clip(name)}" failed.'
-
-
-def approval_refused(name: str) -> str:
-    # Runs cannot be suspended for an operator's approval yet, so such a call is never executed.
-    return (
-        f'Error: tool "{_clip(name)}" requires an operator\'s approval, which this run cannot '
-        "ask for; it was not executed."
-    )
-
-
-def _clip(name: str) -> str:
-    return name if len(name) <= _NAME_IN_ERROR_CHARS else name[:_NAME_IN_ERROR_CHARS] + "…"
+    suspended: RunState | None = None  # set exactly when ``reason`` is SUSPENDED
 
 
 class ToolLoop:
@@ -105,6 +76,7 @@ class ToolLoop:
         self.provider = provider
         self.registry = registry
         self.policy = policy or ToolPolicy(registry)
+        self.seam = Seam(registry)
 
     def run_sync(
         self,
@@ -124,148 +96,212 @@ class ToolLoop:
         context: ToolContext | None = None,
         options: RunOptions | None = None,
         trace: RunTrace | None = None,
+        run_id: str = "",
     ) -> LoopResult:
         context = context or ToolContext()
         options = options or RunOptions()
         trace = trace if trace is not None else RunTrace(capture_raw=options.capture_raw)
+        offered, refusals = self._offered(options, context)
+        state = RunState(
+            messages=tuple(messages), options=options, offered=offered, user=context.user
+        )
+        if options.dry_run:
+            trace.record_request(1, state.messages, self._names(offered), refusals)
+            return _result(state, "", False, TerminationReason.DRY_RUN, iterations=0)
+        return await self.advance(state, context=context, trace=trace, refusals=refusals,
+                                  run_id=run_id)  # fmt: skip
+
+    async def resume(
+        self,
+        state: RunState,
+        *,
+        approved: bool = False,
+        values: Mapping[str, Any] | None = None,
+        context: ToolContext | None = None,
+        trace: RunTrace | None = None,
+        run_id: str = "",
+    ) -> LoopResult:
+        """Apply a decision to ``state``'s paused turn under the live gate, then go on."""
+        pause = state.pause
+        if pause is None:
+            raise ValueError("this run state is not paused")
+        context = context or ToolContext(user=state.user)
+        trace = trace if trace is not None else RunTrace(capture_raw=state.options.capture_raw)
+        offered, _ = self._offered(state.options, context)
+        answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
+                       approved=approved, values=values)  # fmt: skip
+        state = dataclasses.replace(state, pause=None, offered=offered, invocations=())
+        messages = list(state.messages)
+        invocations: list[ToolInvocation] = []
+        for call, answer in answers:
+            started = time.perf_counter()
+            if isinstance(answer, Refuse):
+                invoked = refusal(answer.text)
+            else:
+                invoked = await self.seam.invoke(call, offered, context, answer.arguments)
+            elapsed = 0.0 if isinstance(answer, Refuse) else (time.perf_counter() - started) * 1e3
+            arguments = call.decoded_arguments() if isinstance(answer, Refuse) else answer.arguments
+            self._record(trace, state.rounds, elapsed, call, invoked, arguments=arguments,
+                         messages=messages, invocations=invocations)  # fmt: skip
+        state = dataclasses.replace(state, messages=tuple(messages), invocations=tuple(invocations))
+        return await self.advance(state, context=context, trace=trace, run_id=run_id)
+
+    async def call(
+        self, call: ToolCall, *, offered: frozenset[str], context: ToolContext, trace: RunTrace
+    ) -> LoopResult:
+        """One call through the seam with no model: a direct call, recorded as round 0."""
+        started = time.perf_counter()
+        invoked = await self.seam.invoke(call, offered, context)
+        messages: list[ChatMessage] = []
+        invocations: list[ToolInvocation] = []
+        self._record(trace, 0, (time.perf_counter() - started) * 1000, call, invoked,
+                     arguments=None, messages=messages, invocations=invocations)  # fmt: skip
+        state = RunState(messages=(), offered=offered, invocations=tuple(invocations))
+        return _result(state, invoked.result.content, False, TerminationReason.COMPLETED)
+
+    async def advance(
+        self,
+        state: RunState,
+        *,
+        context: ToolContext,
+        trace: RunTrace,
+        refusals: Sequence[Mapping[str, str]] = (),
+        run_id: str = "",
+    ) -> LoopResult:
+        """Take rounds from ``state`` until an answer, a pause or the round cap."""
+        async with session_of(self.provider):
+            if not state.offered:
+                return await self._plain(state, trace, refusals)
+            specs = tuple(self.registry.specs(state.offered))
+            names = tuple(s.name for s in specs)
+            while state.rounds < state.options.max_rounds:
+                round_ = state.rounds + 1
+                trace.record_request(round_, state.messages, names,
+                                     refusals if round_ == 1 else ())  # fmt: skip
+                state, response = await self._complete(state, trace, round_, specs)
+                if not response.tool_calls:
+                    return _result(state, response.content, False, TerminationReason.COMPLETED)
+                assistant = ChatMessage.assistant(response.content, response.tool_calls)
+                state = dataclasses.replace(state, messages=(*state.messages, assistant))
+                pause = await scan(self.registry, response.tool_calls, state.offered, context,
+                                   run_id=run_id, rounds=round_)  # fmt: skip
+                if pause is not None:
+                    paused = dataclasses.replace(state, pause=pause)
+                    return _result(paused, "", False, TerminationReason.SUSPENDED, paused)
+                state = await self._dispatch(state, trace, round_, response.tool_calls, context)
+            last = state.rounds
+            trace.record_request(last + 1, state.messages, ())
+            state, final = await self._complete(state, trace, last + 1, (), count=False)
+            return _result(state, final.content, True, TerminationReason.MAX_ITERATIONS)
+
+    async def _plain(
+        self, state: RunState, trace: RunTrace, refusals: Sequence[Mapping[str, str]]
+    ) -> LoopResult:
+        round_ = state.rounds + 1
+        trace.record_request(round_, state.messages, (), refusals)
+        state, response = await self._complete(state, trace, round_, ())
+        return _result(state, response.content, False, TerminationReason.COMPLETED)
+
+    async def _complete(
+        self,
+        state: RunState,
+        trace: RunTrace,
+        round_: int,
+        specs: tuple[ToolSpec, ...],
+        *,
+        count: bool = True,
+    ) -> tuple[RunState, CompletionResponse]:
+        options = state.options
+        request = CompletionRequest(
+            messages=state.messages,
+            tools=specs,
+            temperature=options.temperature,
+            max_tokens=options.max_tokens,
+            capture_raw=options.capture_raw,
+        )
+        started = time.perf_counter()
+        response = await self.provider.complete(request)
+        trace.record_llm(round_, (time.perf_counter() - started) * 1000, response)
+        state = dataclasses.replace(
+            state, usage=state.usage + response.usage, rounds=round_ if count else state.rounds
+        )
+        return state, response
+
+    async def _dispatch(
+        self,
+        state: RunState,
+        trace: RunTrace,
+        round_: int,
+        calls: Sequence[ToolCall],
+        context: ToolContext,
+    ) -> RunState:
+        messages = list(state.messages)
+        invocations = list(state.invocations)
+        for call in calls:
+            started = time.perf_counter()
+            invoked = await self.seam.invoke(call, state.offered, context)
+            elapsed = (time.perf_counter() - started) * 1000
+            self._record(trace, round_, elapsed, call, invoked, arguments=None,
+                         messages=messages, invocations=invocations)  # fmt: skip
+        return dataclasses.replace(state, messages=tuple(messages), invocations=tuple(invocations))
+
+    @staticmethod
+    def _record(
+        trace: RunTrace,
+        round_: int,
+        elapsed_ms: float,
+        call: ToolCall,
+        invoked: Invoked,
+        *,
+        arguments: dict[str, Any] | None,
+        messages: list[ChatMessage],
+        invocations: list[ToolInvocation],
+    ) -> None:
+        result = invoked.result
+        messages.append(ChatMessage.tool_result(call.id, result.content, is_error=result.is_error))
+        if arguments is None:
+            arguments = call.decoded_arguments()
+        invocation = ToolInvocation(
+            name=call.name,
+            arguments=call.arguments if arguments is None else arguments,
+            result=result.content,
+            is_error=result.is_error,
+            artifacts=result.artifacts,
+            call_id=call.id,
+        )
+        invocations.append(invocation)
+        trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes)
+
+    def _offered(
+        self, options: RunOptions, context: ToolContext
+    ) -> tuple[frozenset[str], list[dict[str, str]]]:
         zone = TrustZone.parse(options.trust_zone or getattr(self.provider, "trust_zone", None))
         offered, refused = self.policy.offered(
             options.allowed_tools, context=context, grant=options.grant, zone=zone
         )
-        refusals = [d.to_dict() for d in refused]
         for decision in refused:
             log.info("tool %r not offered: %s", decision.name, decision.reason)
-        state = _RunState(list(messages), trace, options, context, frozenset(offered))
-        if options.dry_run:
-            trace.record_request(1, state.messages, offered, refusals)
-            return state.result("", 0, False, TerminationReason.DRY_RUN)
-        async with session_of(self.provider):
-            if not offered:
-                return await self._plain(state, refusals)
-            return await self._rounds(state, offered, refusals)
+        return frozenset(offered), [d.to_dict() for d in refused]
 
-    async def _plain(self, state: _RunState, refusals: list[dict[str, str]]) -> LoopResult:
-        state.trace.record_request(1, state.messages, [], refusals)
-        response = await self._complete(state, 1, ())
-        return state.result(response.content, 1, False, TerminationReason.COMPLETED)
-
-    async def _rounds(
-        self, state: _RunState, offered: list[str], refusals: list[dict[str, str]]
-    ) -> LoopResult:
-        specs = tuple(self.registry.specs(offered))
-        for round_ in range(1, state.options.max_rounds + 1):
-            state.trace.record_request(
-                round_, state.messages, offered, refusals if round_ == 1 else ()
-            )
-            response = await self._complete(state, round_, specs)
-            if not response.tool_calls:
-                return state.result(response.content, round_, False, TerminationReason.COMPLETED)
-            state.messages.append(ChatMessage.assistant(response.content, response.tool_calls))
-            await self._dispatch(state, round_, response.tool_calls)
-        last = state.options.max_rounds
-        state.trace.record_request(last + 1, state.messages, [])
-        final = await self._complete(state, last + 1, ())
-        return state.result(final.content, last, True, TerminationReason.MAX_ITERATIONS)
-
-    async def _complete(
-        self, state: _RunState, round_: int, specs: tuple[ToolSpec, ...]
-    ) -> CompletionResponse:
-        request = CompletionRequest(
-            messages=tuple(state.messages),
-            tools=specs,
-            temperature=state.options.temperature,
-            max_tokens=state.options.max_tokens,
-            capture_raw=state.options.capture_raw,
-        )
-        started = time.perf_counter()
-        response = await self.provider.complete(request)
-        state.trace.record_llm(round_, (time.perf_counter() - started) * 1000, response)
-        state.usage += response.usage
-        return response
-
-    async def _dispatch(self, state: _RunState, round_: int, calls: Sequence[ToolCall]) -> None:
-        for call in calls:
-            started = time.perf_counter()
-            arguments = call.decoded_arguments()
-            result, original_bytes = await self._invoke(
-                call, arguments, state.offered, state.context
-            )
-            elapsed = (time.perf_counter() - started) * 1000
-            state.messages.append(
-                ChatMessage.tool_result(call.id, result.content, is_error=result.is_error)
-            )
-            invocation = ToolInvocation(
-                name=call.name,
-                arguments=call.arguments if arguments is None else arguments,
-                result=result.content,
-                is_error=result.is_error,
-                artifacts=result.artifacts,
-                call_id=call.id,
-            )
-            state.invocations.append(invocation)
-            state.trace.record_tool(round_, elapsed, invocation, original_bytes)
-
-    async def invoke(
-        self, call: ToolCall, offered: frozenset[str], context: ToolContext
-    ) -> tuple[ToolResult, int | None]:
-        """THE seam. Every executed call passes here; both channels leave it bounded.
-
-        Returns the result and, when it was cut, the byte size the tool actually returned.
-        """
-        return await self._invoke(call, call.decoded_arguments(), offered, context)
-
-    async def _invoke(
-        self,
-        call: ToolCall,
-        arguments: dict[str, Any] | None,
-        offered: frozenset[str],
-        context: ToolContext,
-    ) -> tuple[ToolResult, int | None]:
-        tool = self.registry.get(call.name)
-        if tool is None:
-            return ToolResult.error(f'Error: unknown tool "{_clip(call.name)}"'), None
-        if call.name not in offered:
-            return ToolResult.error(f'Error: tool "{_clip(call.name)}" not permitted'), None
-        if tool.requires_approval:
-            return ToolResult.error(approval_refused(call.name)), None
-        if arguments is None:
-            return ToolResult.error(
-                f'Error: arguments for tool "{call.name}" must be a JSON object; '
-                "the text sent was not one."
-            ), None
-        try:
-            outcome = tool.execute(arguments, context)
-            raw = as_result(await outcome if inspect.isawaitable(outcome) else outcome)
-        except ToolArgumentError as exc:
-            raw = ToolResult.error(str(exc))
-        except Exception:
-            log.exception('Tool "%s" failed.', call.name)
-            return ToolResult.error(tool_failed(call.name)), None
-        content = bound_content(raw.content)
-        original = content.original_bytes if content.truncated else None
-        if raw.is_error:
-            return ToolResult.error(content.text), original
-        return ToolResult.text(content.text, *bound_artifacts(raw.artifacts)), original
+    def _names(self, offered: frozenset[str]) -> tuple[str, ...]:
+        return tuple(n for n in self.registry.names() if n in offered)
 
 
-@dataclass(slots=True)
-class _RunState:
-    messages: list[ChatMessage]
-    trace: RunTrace
-    options: RunOptions
-    context: ToolContext
-    offered: frozenset[str]
-    usage: Usage = field(default_factory=Usage)
-    invocations: list[ToolInvocation] = field(default_factory=list)
-
-    def result(
-        self, content: str, iterations: int, truncated: bool, reason: TerminationReason
-    ) -> LoopResult:
-        return LoopResult(
-            final_content=content,
-            trace=tuple(self.invocations),
-            iterations=iterations,
-            truncated=truncated,
-            reason=reason,
-            usage=self.usage,
-        )
+def _result(
+    state: RunState,
+    content: str,
+    truncated: bool,
+    reason: TerminationReason,
+    suspended: RunState | None = None,
+    *,
+    iterations: int | None = None,
+) -> LoopResult:
+    return LoopResult(
+        final_content=content,
+        trace=state.invocations,
+        iterations=state.rounds if iterations is None else iterations,
+        truncated=truncated,
+        reason=reason,
+        usage=state.usage,
+        suspended=suspended,
+    )

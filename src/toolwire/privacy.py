@@ -37,6 +37,7 @@ CONTENT_KEYS = frozenset(
         "tool_arguments",
         "tool_result",
         "tool_artifacts",
+        "decision_reason",
     }
 )
 # A model picks tool names; a stored name longer than any real tool name is noise or an attack.
@@ -136,7 +137,7 @@ def _summaries(step: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("messages_sent", "tool_artifacts"):
         if isinstance(step.get(key), list | tuple):
             out[f"{key}_count"] = len(step[key])
-    for key in ("content", "thinking", "tool_result"):
+    for key in ("content", "thinking", "tool_result", "decision_reason"):
         if isinstance(step.get(key), str):
             out[f"{key}_length"] = len(step[key])
     if isinstance(step.get("tool_artifacts"), list | tuple):

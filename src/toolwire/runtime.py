@@ -1,10 +1,22 @@
-"""The run lifecycle around the loop: record, cancel, settle.
+"""The run lifecycle around the loop: record, cancel, suspend, resume, settle.
 
-For every run: the recorder (the audit store) begins a row before the first step; each step
-goes first to the live observers, then to the recorder; the run is settled exactly once, with a
-status that says what really happened. A recorder failure never breaks the run: it is logged
-and reported on the outcome. Cancellation takes effect at the next step boundary (an observer
-raises ``RunCancelled``) and also aborts an in-flight provider call by cancelling the task.
+For every run (and every resumed segment of one): the recorder (the audit store) holds a row;
+each step goes first to the live observers, then to the recorder; a segment ends by settling
+the run exactly once, or by suspending it. Statuses and their rules live in
+:mod:`toolwire.lifecycle`; this module decides which one applies.
+
+- A recorder failure never breaks a run: it is logged and reported on the outcome. But a
+  suspension that cannot be stored (no state key, a store error, a cancel that won) fails the
+  run: a resume that can never happen is not promised.
+- Cancellation takes effect at the next step boundary (an observer raises ``RunCancelled``)
+  and also aborts an in-flight provider call by cancelling the task. A waiting run is
+  cancelled in the store.
+- A resume checks the decision (its turn digest, its kind, a person's input against the
+  tool's schema) before anything changes, then claims the run atomically: of two racing
+  resumes, in one process or two, one runs the pending turn and the other gets
+  ``StaleDecision``.
+- No database call blocks the event loop: the recorder's blocking calls run in a thread;
+  ``record_step`` only queues.
 """
 
 from __future__ import annotations
@@ -15,15 +27,25 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
-from toolwire.errors import ProviderError, RunCancelled
-from toolwire.loop import LoopResult, RunOptions, ToolLoop
-from toolwire.messages import ChatMessage
-from toolwire.providers.base import Provider
+from toolwire.errors import (
+    ProviderError,
+    RunCancelled,
+    RunNotWaiting,
+    StaleDecision,
+    StateError,
+)
+from toolwire.lifecycle import RUN_FAILED, RunStatus
+from toolwire.loop import LoopResult, ToolLoop
+from toolwire.messages import ChatMessage, ToolCall
+from toolwire.options import RunOptions
+from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider
+from toolwire.sealing import StateKey, require
+from toolwire.state import Pause, RunState
+from toolwire.suspension import validate_input
 from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
@@ -31,17 +53,29 @@ from toolwire.trace import Observer, RunStep, RunTrace
 
 log = logging.getLogger("toolwire.runtime")
 STORE_FAILED = "the run store failed; this run is not fully recorded"
+DIRECT_CALL = "direct call"  # the provider label of a direct tool call's run
 T = TypeVar("T")
 
 
-class RunStatus(StrEnum):
-    RUNNING = "running"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    INTERRUPTED = "interrupted"  # the process died while the run was running
-    AWAITING_APPROVAL = "awaiting_approval"
-    AWAITING_INPUT = "awaiting_input"
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderRef:
+    """How to reach a run's provider again, in another process. Never a key."""
+
+    name: str
+    model: str | None = None
+    base_url: str | None = None
+    trust_zone: str | None = None
+    script: str | None = None
+
+    @classmethod
+    def of(cls, provider: Provider, model: str | None, options: RunOptions) -> ProviderRef:
+        return cls(
+            name=provider.name,
+            model=model or getattr(provider, "model", None),
+            base_url=getattr(provider, "base_url", None),
+            trust_zone=options.trust_zone or getattr(provider, "trust_zone", None),
+            script=getattr(provider, "script_path", None),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,10 +109,25 @@ class RunRequest:
             context=context or ToolContext(),
         )
 
+    @property
+    def provider_ref(self) -> ProviderRef:
+        return ProviderRef.of(self.provider, self.model, self.options)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperatorDecision:
+    """A person's answer to a waiting run. ``digest`` names the turn it was made on."""
+
+    action: Literal["approve", "deny", "input"]
+    digest: str
+    actor: str
+    reason: str | None = None
+    values: Mapping[str, Any] | None = None  # the input, for ``input``; never recorded
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunOutcome:
-    """How a run ended. ``error`` is a short, safe text; details went to the log."""
+    """How a run (or a segment of it) ended. ``error`` is a short, safe text."""
 
     run_id: str
     status: RunStatus
@@ -92,6 +141,24 @@ class RunOutcome:
     def truncated(self) -> bool:
         return self.result is not None and self.result.truncated
 
+    @property
+    def pause(self) -> Pause | None:
+        """What a waiting run waits on (its calls, previews and digest)."""
+        state = None if self.result is None else self.result.suspended
+        return None if state is None or not self.status.waiting else state.pause
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Waiting:
+    """A waiting run as the recorder keeps it: the sealed state and how to resume it."""
+
+    run_id: str
+    status: RunStatus
+    sealed: str
+    digest: str
+    provider: ProviderRef
+    next_sequence: int
+
 
 class RunRecorder(Protocol):
     """Where runs are kept: the audit store implements this."""
@@ -103,16 +170,59 @@ class RunRecorder(Protocol):
     def record_step(self, run_id: str, sequence: int, step: RunStep) -> None: ...
 
     def settle(self, outcome: RunOutcome) -> bool:
-        """Set the terminal state once; a second settle is ignored and returns False."""
+        """Set the terminal state once, erasing any sealed state; a second settle is ignored."""
         ...
 
     def cancel_requested(self, run_id: str) -> bool:
         """True when someone (maybe another process) asked to cancel this run."""
         ...
 
+    def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
+        """Move a running run to ``status`` with its sealed state; False if a cancel won."""
+        ...
+
+    def waiting(self, run_id: str) -> Waiting | None:
+        """The run if it is waiting, else None."""
+        ...
+
+    def claim(self, run_id: str, status: RunStatus, digest: str) -> bool:
+        """Atomically move the run from ``status`` (with ``digest``) back to running."""
+        ...
+
+    def request_cancel(self, run_id: str) -> bool:
+        """Cancel a running or waiting run; True if it was one."""
+        ...
+
+
+ProviderFactory = Callable[[ProviderRef], Provider]
+ContextFactory = Callable[[RunState], ToolContext]
+
+
+def provider_from_ref(ref: ProviderRef) -> Provider:
+    """The provider ``ref`` names, keyed from the environment (never from the store)."""
+    from pathlib import Path
+
+    from toolwire.providers.select import create_provider
+
+    return create_provider(
+        ref.name,
+        model=ref.model,
+        base_url=ref.base_url,
+        trust_zone=ref.trust_zone,
+        script=Path(ref.script) if ref.script else None,
+    )
+
+
+def context_from_state(state: RunState) -> ToolContext:
+    """The run's user again, and its workspace read from the file it came from."""
+    from toolwire.workspace import load_workspace
+
+    workspace = load_workspace(state.workspace) if state.workspace else None
+    return ToolContext(user=state.user, workspace=workspace)
+
 
 class Runtime:
-    """Runs requests through the loop, with recording, cancellation and settling."""
+    """Runs requests through the loop, with recording, cancellation, suspension and settling."""
 
     def __init__(
         self,
@@ -120,13 +230,17 @@ class Runtime:
         *,
         recorder: RunRecorder | None = None,
         policy: ToolPolicy | None = None,
+        state_key: StateKey | None = None,
+        provider_factory: ProviderFactory = provider_from_ref,
     ) -> None:
         self.registry = registry
-        self.recorder: RunRecorder = recorder or NullRecorder()
+        self.recorder: RunRecorder = recorder or MemoryRecorder()
         self.policy = policy or ToolPolicy(registry)
+        self.state_key = state_key
+        self.provider_factory = provider_factory
         self._lock = threading.Lock()
         self._cancelled: set[str] = set()
-        self._tasks: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[object]]] = {}
+        self._tasks: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[LoopResult]]] = {}
 
     def run_sync(self, request: RunRequest, *, observers: Sequence[Observer] = ()) -> RunOutcome:
         return asyncio.run(self.run(request, observers=observers))
@@ -141,46 +255,103 @@ class Runtime:
         """Run one request. ``on_start`` gets the run id before the first step."""
         started = time.perf_counter()
         run = _Recording(self.recorder)
-        run.begin(request)
+        await asyncio.to_thread(run.begin, request)
         if on_start is not None:
             on_start(run.run_id)
-        trace = RunTrace(capture_raw=request.options.capture_raw, observers=observers)
-        trace.subscribe(run.record_step)  # the step that meets a cancel is still recorded
-        trace.subscribe(lambda step: self._check_cancel(run))
+        trace = self._trace(run, request.options, observers)
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
-        task = asyncio.ensure_future(
-            loop.run(
-                request.messages, context=request.context, options=request.options, trace=trace
-            )
+        segment = loop.run(request.messages, context=request.context, options=request.options,
+                           trace=trace, run_id=run.run_id)  # fmt: skip
+        return await self._drive(run, trace, segment, request.context, started)
+
+    def resume_sync(
+        self,
+        run_id: str,
+        decision: OperatorDecision,
+        *,
+        observers: Sequence[Observer] = (),
+        provider: Provider | None = None,
+        context: ToolContext | None = None,
+    ) -> RunOutcome:
+        return asyncio.run(
+            self.resume(run_id, decision, observers=observers, provider=provider, context=context)
         )
-        self._track(run.run_id, task)
-        try:
-            result = await task
-            status, error = RunStatus.COMPLETED, None
-        except (RunCancelled, asyncio.CancelledError):
-            if not self._forget_cancel(run.run_id) and _outer_cancelled():
-                raise
-            result, status, error = None, RunStatus.CANCELLED, None
-        except ProviderError as exc:
-            log.warning("run %s: provider failed: %s", run.run_id, exc)
-            result, status, error = None, RunStatus.FAILED, _provider_error_text(exc)
-        except Exception:
-            log.exception("run %s failed", run.run_id)
-            result, status, error = None, RunStatus.FAILED, "the run failed; see the server log"
-        finally:
-            self._untrack(run.run_id)
-        outcome = RunOutcome(
-            run_id=run.run_id,
-            status=status,
-            result=result,
-            steps=tuple(trace.steps),
-            wall_ms=(time.perf_counter() - started) * 1000,
-            error=error,
+
+    async def resume(
+        self,
+        run_id: str,
+        decision: OperatorDecision,
+        *,
+        observers: Sequence[Observer] = (),
+        provider: Provider | None = None,
+        context: ToolContext | None = None,
+        on_start: Callable[[str], None] | None = None,
+    ) -> RunOutcome:
+        """Apply ``decision`` to the waiting run ``run_id`` and carry the run on.
+
+        ``on_start`` is called once the run is claimed, before its first step; an error
+        raised before that left the run as it was.
+
+        Raises ``DecisionError`` (nothing changed, nothing ran) for a run that is not waiting
+        for this decision, a stale digest, a lost race or input that does not fit; and
+        ``StateError`` when the sealed state cannot be opened.
+        """
+        started = time.perf_counter()
+        waiting, state, values = await asyncio.to_thread(self._check, run_id, decision)
+        provider = provider or self.provider_factory(waiting.provider)
+        context = context or context_from_state(state)
+        claimed = await asyncio.to_thread(
+            self.recorder.claim, run_id, waiting.status, waiting.digest
         )
-        return run.settle(outcome)
+        if not claimed:
+            raise StaleDecision("another decision on this turn was taken first")
+        if on_start is not None:
+            on_start(run_id)
+        run = _Recording(self.recorder, run_id=run_id, sequence=waiting.next_sequence - 1)
+        trace = self._trace(run, state.options, observers)
+        trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
+                              decision.digest)  # fmt: skip
+        loop = ToolLoop(provider, self.registry, policy=self.policy)
+        segment = loop.resume(state, approved=decision.action == "approve", values=values,
+                              context=context, trace=trace, run_id=run_id)  # fmt: skip
+        return await self._drive(run, trace, segment, context, started)
+
+    async def call(
+        self,
+        call: ToolCall,
+        *,
+        context: ToolContext,
+        offered: frozenset[str],
+        observers: Sequence[Observer] = (),
+    ) -> RunOutcome:
+        """One tool call without a model, as a one-step run (provider ``direct call``).
+
+        An operator's call reads the same data a model's would: it is recorded like any run.
+        """
+        started = time.perf_counter()
+        request = RunRequest(
+            messages=(ChatMessage.user(f"direct call of {call.name}"),),
+            provider=DirectCall(),
+            context=context,
+        )
+        run = _Recording(self.recorder)
+        await asyncio.to_thread(run.begin, request)
+        trace = self._trace(run, request.options, observers)
+        loop = ToolLoop(request.provider, self.registry, policy=self.policy)
+        segment = loop.call(call, offered=offered, context=context, trace=trace)
+        return await self._drive(run, trace, segment, context, started)
+
+    def pending(self, run_id: str) -> Pause:
+        """What the waiting run ``run_id`` waits on; ``RunNotWaiting`` or ``StateError``."""
+        waiting = self.recorder.waiting(run_id)
+        if waiting is None:
+            raise RunNotWaiting("no waiting run has this id")
+        pause = self._open(waiting).pause
+        assert pause is not None
+        return pause
 
     def cancel(self, run_id: str) -> bool:
-        """Ask a running run to stop; True if it is running in this process."""
+        """Ask a running run of this process to stop; True if there was one."""
         with self._lock:
             entry = self._tasks.get(run_id)
             if entry is None:
@@ -190,9 +361,114 @@ class Runtime:
         loop.call_soon_threadsafe(task.cancel)
         return True
 
+    def cancel_anywhere(self, run_id: str) -> bool:
+        """Cancel a run running here, or a running or waiting run in the store."""
+        return self.cancel(run_id) or self.recorder.request_cancel(run_id)
+
     def running(self) -> list[str]:
         with self._lock:
             return list(self._tasks)
+
+    # -- one segment ---------------------------------------------------------------------------
+
+    def _trace(
+        self, run: _Recording, options: RunOptions, observers: Sequence[Observer]
+    ) -> RunTrace:
+        trace = RunTrace(capture_raw=options.capture_raw, observers=observers)
+        trace.subscribe(run.record_step)  # the step that meets a cancel is still recorded
+        trace.subscribe(lambda step: self._check_cancel(run))
+        return trace
+
+    async def _drive(
+        self,
+        run: _Recording,
+        trace: RunTrace,
+        segment: Coroutine[Any, Any, LoopResult],
+        context: ToolContext,
+        started: float,
+    ) -> RunOutcome:
+        task = asyncio.ensure_future(segment)
+        self._track(run.run_id, task)
+        result: LoopResult | None = None
+        error: str | None = None
+        try:
+            result = await task
+            status = RunStatus.COMPLETED
+        except (RunCancelled, asyncio.CancelledError):
+            if not self._forget_cancel(run.run_id) and _outer_cancelled():
+                raise
+            status = RunStatus.CANCELLED
+        except ProviderError as exc:
+            log.warning("run %s: provider failed: %s", run.run_id, exc)
+            status, error = RunStatus.FAILED, _provider_error_text(exc)
+        except Exception:
+            log.exception("run %s failed", run.run_id)
+            status, error = RunStatus.FAILED, RUN_FAILED
+        finally:
+            self._untrack(run.run_id)
+        if result is not None and result.suspended is not None:
+            status, error = await asyncio.to_thread(self._suspend, run, result.suspended, context)
+        outcome = RunOutcome(
+            run_id=run.run_id,
+            status=status,
+            result=result,
+            steps=tuple(trace.steps),
+            wall_ms=(time.perf_counter() - started) * 1000,
+            error=error,
+        )
+        if status.waiting:
+            return run.report(outcome)
+        return await asyncio.to_thread(run.settle, outcome)
+
+    def _suspend(
+        self, run: _Recording, state: RunState, context: ToolContext
+    ) -> tuple[RunStatus, str | None]:
+        """Seal and store the paused state; a run that cannot wait fails instead."""
+        pause = state.pause
+        assert pause is not None
+        source = getattr(context.workspace, "source", None)
+        state = dataclasses.replace(state, workspace=None if source is None else str(source))
+        try:
+            sealed = require(self.state_key).seal(run.run_id, state.to_json())
+        except StateError as exc:
+            return RunStatus.FAILED, f"the run could not be suspended: {exc}"
+        if not run.begun:
+            return RunStatus.FAILED, f"the run could not be suspended: {STORE_FAILED}"
+        stored = run.guard(lambda: self.recorder.suspend(run.run_id, pause.status, sealed,
+                                                         pause.digest), None)  # fmt: skip
+        if stored is None:
+            return RunStatus.FAILED, f"the run could not be suspended: {STORE_FAILED}"
+        if not stored:
+            return RunStatus.CANCELLED, None
+        return pause.status, None
+
+    def _check(
+        self, run_id: str, decision: OperatorDecision
+    ) -> tuple[Waiting, RunState, Mapping[str, Any] | None]:
+        """Everything about a decision that can be checked before the run changes."""
+        waiting = self.recorder.waiting(run_id)
+        if waiting is None:
+            raise RunNotWaiting("no waiting run has this id")
+        state = self._open(waiting)
+        pause = state.pause
+        assert pause is not None
+        if decision.digest != pause.digest:
+            raise StaleDecision("the decision was made on another turn than the one pending")
+        wants_input = pause.status is RunStatus.AWAITING_INPUT
+        if (decision.action == "input") != wants_input:
+            needed = "input" if wants_input else "approve or deny"
+            raise RunNotWaiting(f"this run waits for {needed}, not {decision.action}")
+        values = None
+        if wants_input:
+            tool = self.registry.get(pause.input_tool or "")
+            values = validate_input(tool, decision.values or {})
+        return waiting, state, values
+
+    def _open(self, waiting: Waiting) -> RunState:
+        state = RunState.from_json(require(self.state_key).open(waiting.run_id, waiting.sealed))
+        if state.pause is None or state.pause.digest != waiting.digest:
+            raise RunNotWaiting("the run's stored state does not match its pending turn")
+        return state
 
     def _check_cancel(self, run: _Recording) -> None:
         with self._lock:
@@ -202,7 +478,7 @@ class Runtime:
                 self._cancelled.add(run.run_id)
             raise RunCancelled(f"run {run.run_id} was cancelled")
 
-    def _track(self, run_id: str, task: asyncio.Task[object]) -> None:
+    def _track(self, run_id: str, task: asyncio.Task[LoopResult]) -> None:
         with self._lock:
             self._tasks[run_id] = (asyncio.get_running_loop(), task)
 
@@ -227,39 +503,96 @@ def _provider_error_text(exc: ProviderError) -> str:
     return f"the provider call failed: {type(exc).__name__}{status}"
 
 
-class NullRecorder:
-    """Keeps nothing; mints ids. The recorder of a runtime without a store."""
+class DirectCall:
+    """The provider of a direct tool call: there is none, and asking for one is a bug."""
+
+    name = DIRECT_CALL
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        raise RuntimeError("a direct tool call has no model")
+
+
+class MemoryRecorder:
+    """Keeps waiting runs in memory and nothing else; mints ids. For runtimes without a store.
+
+    A run suspended here can be resumed by the same process only.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._refs: dict[str, ProviderRef] = {}
+        self._sequences: dict[str, int] = {}
+        self._waiting: dict[str, Waiting] = {}
+        self._cancelled: set[str] = set()
 
     def begin(self, request: RunRequest) -> str:
-        return uuid.uuid4().hex
+        run_id = uuid.uuid4().hex
+        with self._lock:
+            self._refs[run_id] = request.provider_ref
+        return run_id
 
     def record_step(self, run_id: str, sequence: int, step: RunStep) -> None:
-        return None
+        with self._lock:
+            self._sequences[run_id] = sequence
 
     def settle(self, outcome: RunOutcome) -> bool:
-        return True
+        with self._lock:
+            self._waiting.pop(outcome.run_id, None)
+            self._sequences.pop(outcome.run_id, None)
+            return self._refs.pop(outcome.run_id, None) is not None
 
     def cancel_requested(self, run_id: str) -> bool:
-        return False
+        return run_id in self._cancelled
+
+    def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
+        with self._lock:
+            if run_id in self._cancelled or run_id not in self._refs:
+                return False
+            self._waiting[run_id] = Waiting(
+                run_id=run_id, status=status, sealed=sealed, digest=digest,
+                provider=self._refs[run_id], next_sequence=self._sequences.get(run_id, 0) + 1,
+            )  # fmt: skip
+            return True
+
+    def waiting(self, run_id: str) -> Waiting | None:
+        with self._lock:
+            return self._waiting.get(run_id)
+
+    def claim(self, run_id: str, status: RunStatus, digest: str) -> bool:
+        with self._lock:
+            found = self._waiting.get(run_id)
+            if found is None or found.status is not status or found.digest != digest:
+                return False
+            del self._waiting[run_id]
+            return True
+
+    def request_cancel(self, run_id: str) -> bool:
+        with self._lock:
+            if run_id not in self._refs:
+                return False
+            self._cancelled.add(run_id)
+            if self._waiting.pop(run_id, None) is not None:
+                self._refs.pop(run_id, None)
+            return True
 
 
 class _Recording:
-    """One run's view of the recorder: fail-soft, counting sequence numbers, settling once.
+    """One segment's view of the recorder: fail-soft, counting sequence numbers.
 
     After a failed ``begin`` the store has no row, so nothing more is sent. After a failed
     step, later steps are skipped (the record is already incomplete) but the settle is still
     attempted, so the run does not stay ``running`` in the store.
     """
 
-    def __init__(self, recorder: RunRecorder) -> None:
+    def __init__(self, recorder: RunRecorder, *, run_id: str = "", sequence: int = 0) -> None:
         self.recorder = recorder
-        self.run_id = ""
-        self.sequence = 0
-        self.begun = False
+        self.run_id = run_id
+        self.sequence = sequence
+        self.begun = bool(run_id)
         self.store_error: str | None = None
 
     def begin(self, request: RunRequest) -> None:
-        self.run_id = self._guard(lambda: self.recorder.begin(request), "")
+        self.run_id = self.guard(lambda: self.recorder.begin(request), "")
         self.begun = bool(self.run_id)
         self.run_id = self.run_id or uuid.uuid4().hex
 
@@ -267,23 +600,25 @@ class _Recording:
         self.sequence += 1
         sequence = self.sequence
         if self.begun and self.store_error is None:
-            self._guard(lambda: self.recorder.record_step(self.run_id, sequence, step), None)
+            self.guard(lambda: self.recorder.record_step(self.run_id, sequence, step), None)
 
     def cancel_requested(self) -> bool:
         if not self.begun or self.store_error is not None:
             return False
-        return self._guard(lambda: self.recorder.cancel_requested(self.run_id), False)
+        return self.guard(lambda: self.recorder.cancel_requested(self.run_id), False)
 
-    def settle(self, outcome: RunOutcome) -> RunOutcome:
+    def report(self, outcome: RunOutcome) -> RunOutcome:
         if self.store_error is not None:
-            outcome = dataclasses.replace(outcome, store_error=self.store_error)
-        if self.begun:
-            self._guard(lambda: self.recorder.settle(outcome), False)
-        if self.store_error is not None and outcome.store_error is None:
             outcome = dataclasses.replace(outcome, store_error=self.store_error)
         return outcome
 
-    def _guard(self, action: Callable[[], T], fallback: T) -> T:
+    def settle(self, outcome: RunOutcome) -> RunOutcome:
+        outcome = self.report(outcome)
+        if self.begun:
+            self.guard(lambda: self.recorder.settle(outcome), False)
+        return self.report(outcome)
+
+    def guard(self, action: Callable[[], T], fallback: T) -> T:
         """Run a store action; a failure is logged and remembered, never raised."""
         try:
             return action()

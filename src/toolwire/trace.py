@@ -18,7 +18,7 @@ from toolwire.messages import ChatMessage, ToolCall
 from toolwire.providers.base import CompletionResponse
 from toolwire.result import Artifact
 
-StepKind = Literal["request", "llm", "tool"]
+StepKind = Literal["request", "llm", "tool", "decision"]
 Observer = Callable[["RunStep"], None]
 
 # Output key order, so that stored and streamed steps read the same way everywhere.
@@ -26,7 +26,8 @@ _FIELDS = (
     "kind", "round", "duration_ms", "messages_sent", "tool_specs", "content", "thinking",
     "finish_reason", "prompt_tokens", "completion_tokens", "total_tokens", "requested_tool_calls",
     "raw", "tool_call_id", "tool_name", "tool_arguments", "tool_result", "tool_result_bytes",
-    "tool_is_error", "tool_artifacts", "refusals",
+    "tool_is_error", "tool_artifacts", "refusals", "decision", "decided_by", "decision_reason",
+    "turn_digest",
 )  # fmt: skip
 
 
@@ -62,6 +63,11 @@ class RunStep(NamedTuple):
     tool_result_bytes: int | None = None  # what the tool returned, before the cap
     tool_is_error: bool | None = None
     tool_artifacts: tuple[Artifact, ...] | None = None
+    # decision: a person approved, denied or answered a paused turn (never the input itself)
+    decision: str | None = None
+    decided_by: str | None = None
+    decision_reason: str | None = None
+    turn_digest: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data: absent fields dropped, 0 and false kept, duration to 2 decimals."""
@@ -148,6 +154,20 @@ class RunTrace:
                 total_tokens=usage.total_tokens,
                 requested_tool_calls=response.tool_calls or None,
                 raw=response.raw if self.capture_raw else None,
+            )
+        )
+
+    def record_decision(
+        self, round: int, decision: str, decided_by: str, reason: str | None, digest: str
+    ) -> RunStep:
+        return self.record(
+            RunStep(
+                kind="decision",
+                round=round,
+                decision=decision,
+                decided_by=decided_by,
+                decision_reason=reason,
+                turn_digest=digest,
             )
         )
 

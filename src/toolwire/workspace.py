@@ -11,6 +11,7 @@ pinned, without network.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import tomllib
@@ -49,6 +50,7 @@ class Workspace:
     environ: Mapping[str, str] | None = None  # None: the process environment
     resolver: Resolver = system_resolver
     transport: httpx.BaseTransport | None = None  # None: a real network transport
+    source: Path | None = None  # the TOML file it was read from, so a resumed run finds it again
     _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -101,7 +103,9 @@ def load_workspace(path: str | Path) -> Workspace:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"workspace file {path} is not valid TOML: {exc}") from None
-    return _build(data, path.resolve().parent, str(path))
+    return dataclasses.replace(
+        _build(data, path.resolve().parent, str(path)), source=path.resolve()
+    )
 
 
 def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:

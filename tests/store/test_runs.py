@@ -17,9 +17,10 @@ from toolwire import (
     ToolRegistry,
 )
 from toolwire.errors import StoreError
+from toolwire.lifecycle import RunStatus
 from toolwire.privacy import PrivacyLevel
 from toolwire.providers.scripted import Turn
-from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
+from toolwire.runtime import RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore, liveness
 from toolwire.store import schema as tables
 from toolwire.store.migrations import LATEST

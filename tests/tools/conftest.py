@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from toolwire import ScriptedProvider, ToolCall, ToolContext, ToolLoop, ToolResult, User
+from toolwire import ToolCall, ToolContext, ToolResult, User
 from toolwire.demo._content import write_database, write_env, write_log
+from toolwire.seam import Seam
 from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.registry import ToolRegistry
 from toolwire.workspace import Workspace
@@ -69,9 +70,7 @@ def invoke(
     user: User | None = ADMIN,
 ) -> ToolResult:
     """One call through the real invoke seam, with the tool offered."""
-    registry = ToolRegistry(builtin_tools())
-    loop = ToolLoop(ScriptedProvider([]), registry)
+    seam = Seam(ToolRegistry(builtin_tools()))
     context = ToolContext(user=user, workspace=workspace)
     call = ToolCall.of("call_1", name, arguments)
-    result, _ = asyncio.run(loop.invoke(call, frozenset({name}), context))
-    return result
+    return asyncio.run(seam.invoke(call, frozenset({name}), context)).result

@@ -6,7 +6,8 @@ from pathlib import Path
 from toolwire import ArtifactType, ScriptedProvider, ToolContext, User
 from toolwire.demo import prepare_demo
 from toolwire.demo._content import CUSTOMERS, ENV_SECRETS, LOG_JWT
-from toolwire.runtime import RunRequest, RunStatus, Runtime
+from toolwire.lifecycle import RunStatus
+from toolwire.runtime import RunRequest, Runtime
 from toolwire.tools.defaults import default_registry
 
 

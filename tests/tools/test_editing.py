@@ -27,7 +27,7 @@ def test_update_record_ships_disabled_and_needs_approval() -> None:
     assert "update_record" not in registry.enabled_names()
 
 
-def test_enabled_and_offered_it_is_refused_and_never_executed(workspace: Workspace) -> None:
+def test_enabled_and_offered_it_suspends_the_run_before_executing(workspace: Workspace) -> None:
     registry = ToolRegistry(builtin_tools())
     registry.availability.set_tool("update_record", True)
     provider = RecordingProvider.of(
@@ -49,10 +49,5 @@ def test_enabled_and_offered_it_is_refused_and_never_executed(workspace: Workspa
         options=RunOptions(allowed_tools=["update_record"]),
     )
     assert provider.requests[0].tools[0].name == "update_record"
-    (invocation,) = result.trace
-    assert invocation.is_error
-    assert invocation.result == (
-        'Error: tool "update_record" requires an operator\'s approval, which this run cannot '
-        "ask for; it was not executed."
-    )
+    assert result.trace == () and result.suspended is not None
     assert city_of_ada(workspace) == "London"

@@ -14,10 +14,11 @@ from toolwire.cli.app import app
 from toolwire.cli.show import StepPrinter, error, safe
 from toolwire.cli.store import DbOption, open_or_warn
 from toolwire.errors import StoreError, ToolwireError
+from toolwire.lifecycle import RunStatus
 from toolwire.loop import MAX_ROUNDS, RunOptions
 from toolwire.privacy import PrivacyLevel
 from toolwire.providers.select import create_provider
-from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
+from toolwire.runtime import RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.tools.api import ToolContext, User
 from toolwire.tools.defaults import default_registry

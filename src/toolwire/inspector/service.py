@@ -10,10 +10,8 @@ a one-step run (provider ``direct call``), filtered by the store's privacy level
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
-import time
 import uuid
 from typing import Any
 
@@ -30,16 +28,13 @@ from toolwire.inspector.models import (
 )
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stream import LiveRun
-from toolwire.loop import LoopResult, RunOptions, TerminationReason, ToolLoop
+from toolwire.loop import RunOptions
 from toolwire.messages import ChatMessage, ToolCall
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
 from toolwire.providers.scripted import ScriptedProvider
-from toolwire.result import ToolResult
-from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
-from toolwire.tools.api import ToolContext
+from toolwire.runtime import RunOutcome, RunRequest, Runtime
+from toolwire.tools.api import ToolContext, needs_approval
 from toolwire.tools.policy import Grant, TrustZone
 from toolwire.tools.registry import ToolState
-from toolwire.trace import RunTrace, ToolInvocation
 
 log = logging.getLogger("toolwire.inspector")
 DIRECT_CALL = "direct call"  # the provider label of a direct call's stored run
@@ -126,89 +121,42 @@ def set_group(settings: InspectorSettings, name: str, enabled: bool | None) -> N
     settings.registry.availability.set_group(name, enabled)
 
 
-class _NoModel:
-    """The provider of a direct call: there is none, and asking for one is a bug."""
-
-    name = DIRECT_CALL
-
-    async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        raise RuntimeError("a direct tool call has no model")
-
-
 async def invoke_tool(
     settings: InspectorSettings, runtime: Runtime, name: str, body: InvokeBody
 ) -> InvokeResult:
+    """One call through the gate and the seam, recorded as a one-step run."""
     context = ToolContext(user=settings.user, workspace=settings.workspace)
     decision = runtime.policy.decide(name, context=context, grant=Grant(), zone=TrustZone.LOCAL)
-    call = ToolCall.of(f"direct_{uuid.uuid4().hex[:12]}", name, body.arguments)
+    tool = settings.registry.get(name)
+    refused: Refused | None = None
     if not decision.allowed:
         refused = Refused(reason=str(decision.reason), detail=decision.detail)
-        text = f'Error: tool "{name}" not permitted ({decision.reason})'
-        run_id = _audit(settings, call, ToolResult.error(text), None, 0.0)
+    elif tool is not None and needs_approval(tool):
+        # A direct call has nobody to ask: a write goes through a run, where it is approved.
+        refused = Refused(reason="requires_approval", detail="approve it in a run")
+    call = ToolCall.of(f"direct_{uuid.uuid4().hex[:12]}", name, body.arguments)
+    offered = frozenset() if refused else frozenset({name})
+    outcome = await runtime.call(call, context=context, offered=offered)
+    step = next((s for s in outcome.steps if s.kind == "tool"), None)
+    result = outcome.result
+    if refused is not None or step is None or result is None:
         return InvokeResult(
             tool=name, content=None, is_error=True, artifacts=[], refused=refused, duration_ms=0,
-            run_id=run_id,
+            run_id=_stored_id(settings, outcome),
         )  # fmt: skip
-    loop = ToolLoop(_NoModel(), settings.registry, policy=runtime.policy)
-    started = time.perf_counter()
-    result, original = await asyncio.to_thread(
-        asyncio.run, loop.invoke(call, frozenset({name}), context)
-    )
-    elapsed = (time.perf_counter() - started) * 1000
     return InvokeResult(
         tool=name,
-        content=result.content,
-        is_error=result.is_error,
-        artifacts=[a.to_dict() for a in result.artifacts],
-        duration_ms=round(elapsed, 2),
-        original_bytes=original,
-        run_id=_audit(settings, call, result, original, elapsed),
+        content=step.tool_result,
+        is_error=bool(step.tool_is_error),
+        artifacts=[a.to_dict() for a in step.tool_artifacts or ()],
+        duration_ms=round(step.duration_ms, 2),
+        original_bytes=step.tool_result_bytes,
+        run_id=_stored_id(settings, outcome),
     )
 
 
-def _audit(
-    settings: InspectorSettings,
-    call: ToolCall,
-    result: ToolResult,
-    original: int | None,
-    elapsed_ms: float,
-) -> str | None:
-    """Keep a direct call in the store as a one-step run, like any run (privacy-filtered).
-
-    An operator's call is as much an access to the data as a model's; it must not escape the
-    audit. A store failure is logged and leaves the call's answer as it is.
-    """
-    store = settings.store
-    if store is None:
+def _stored_id(settings: InspectorSettings, outcome: RunOutcome) -> str | None:
+    """The run that audits the call, when a store kept it."""
+    if settings.store is None or outcome.store_error is not None:
         return None
-    request = RunRequest(
-        messages=(ChatMessage.user(f"direct call of {call.name}"),),
-        provider=_NoModel(),
-        context=ToolContext(user=settings.user, workspace=settings.workspace),
-    )
-    invocation = ToolInvocation(
-        name=call.name,
-        arguments=call.decoded_arguments(),
-        result=result.content,
-        is_error=result.is_error,
-        artifacts=result.artifacts,
-        call_id=call.id,
-    )
-    trace = RunTrace()
-    step = trace.record_tool(0, elapsed_ms, invocation, original)
-    loop_result = LoopResult(
-        final_content=result.content, trace=(invocation,), iterations=0, truncated=False,
-        reason=TerminationReason.COMPLETED, usage=Usage(),
-    )  # fmt: skip
-    outcome = RunOutcome(
-        run_id="", status=RunStatus.COMPLETED, result=loop_result, steps=(step,),
-        wall_ms=elapsed_ms,
-    )  # fmt: skip
-    try:
-        run_id = store.begin(request)
-        store.record_step(run_id, 1, step)
-        store.settle(dataclasses.replace(outcome, run_id=run_id))
-    except Exception:
-        log.exception("a direct call of %r could not be stored", call.name)
-        return None
-    return run_id
+    return outcome.run_id

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any, assert_never
 
 from toolwire.jsonenc import sink_dumps_bytes
-from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
+from toolwire.lifecycle import RunStatus
+from toolwire.runtime import RunOutcome, RunRequest, Runtime
 from toolwire.trace import RunStep
 
 log = logging.getLogger("toolwire.inspector")

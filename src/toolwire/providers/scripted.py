@@ -61,6 +61,7 @@ class ScriptedProvider:
         *,
         name: str = "scripted",
         trust_zone: str = "local",
+        script_path: str | None = None,
     ) -> None:
         self._turns: tuple[Turn, ...] | None = None
         self._respond: Responder | None = None
@@ -70,6 +71,7 @@ class ScriptedProvider:
             self._turns = tuple(turns)
         self._name = name
         self._trust_zone = trust_zone
+        self.script_path = script_path  # where the turns came from, so another process can resume
 
     @property
     def name(self) -> str:
@@ -99,7 +101,9 @@ class ScriptedProvider:
         if isinstance(data, list):
             data = {"turns": data}
         script = _parse(data, str(path))
-        return cls(script.turns, name=script.name, trust_zone=trust_zone)
+        return cls(
+            script.turns, name=script.name, trust_zone=trust_zone, script_path=str(path.resolve())
+        )
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         if self._respond is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import Connection, Engine, func, insert, inspect, select, update
+from sqlalchemy import Connection, Engine, func, insert, inspect, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from toolwire.errors import StoreError
@@ -28,7 +28,20 @@ def _v1_initial(connection: Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial,)
+def _v2_suspension(connection: Connection) -> None:
+    """Columns for resumable runs: the provider's address and the sealed suspended state.
+
+    A database created by this code's v1 step already has them (it builds today's tables).
+    """
+    present = {c["name"] for c in inspect(connection).get_columns(schema.runs.name)}
+    for name in schema.ADDED_RUN_COLUMNS:
+        if name not in present:
+            column = schema.runs.c[name]
+            kind = column.type.compile(dialect=connection.dialect)
+            connection.execute(text(f"ALTER TABLE {schema.runs.name} ADD COLUMN {name} {kind}"))
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_suspension)
 LATEST = len(MIGRATIONS)
 
 

@@ -31,12 +31,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import Engine, case, delete, false, func, insert, select, true, update
 
 from toolwire.errors import StoreError
 from toolwire.jsonenc import sink_dumps
+from toolwire.lifecycle import CANCELLABLE, TERMINAL, WAITING, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_step
-from toolwire.runtime import RunOutcome, RunRequest, RunStatus
+from toolwire.runtime import ProviderRef, RunOutcome, RunRequest, Waiting
 from toolwire.store import liveness, schema
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
 from toolwire.store.hotpath import Compiled, HotPath
@@ -62,13 +63,13 @@ from toolwire.trace import RunStep
 CANCEL_POLL_SECONDS = 0.02
 MAX_LIST_LIMIT = 1_000  # one page of a listing; more is a query, not a page
 INTERRUPTED_ERROR = "the process running this run stopped before the run finished"
-TERMINAL = (
-    RunStatus.COMPLETED,
-    RunStatus.FAILED,
-    RunStatus.CANCELLED,
-    RunStatus.INTERRUPTED,
-)
 _runs, _steps = schema.runs, schema.steps
+_MAX_SEQUENCE = (
+    select(func.max(_steps.c.sequence))
+    .where(_steps.c.run_id == _runs.c.id)
+    .scalar_subquery()
+    .label("max_sequence")
+)
 
 
 class RunStore:
@@ -108,19 +109,23 @@ class RunStore:
 
     def begin(self, request: RunRequest) -> str:
         run_id = str(uuid.uuid4())
-        values = {
+        ref = request.provider_ref
+        row = {
             "id": run_id,
             "status": RunStatus.RUNNING.value,
             "created_at": _now(),
-            "provider": _label(getattr(request.provider, "name", None)),
+            "provider": _label(ref.name),
             "model": _label(request.model),
+            "base_url": _text(ref.base_url),
+            "trust_zone": _label(ref.trust_zone, 32),
+            "script": _text(ref.script),
             "privacy_level": self.privacy.value,
             "owner_host": self._owner.host,
             "owner_pid": self._owner.pid,
             "owner_started": self._owner.started,
         }
         with errors("begin a run"), self._engine.begin() as connection:
-            connection.execute(INSERT_RUN, values)
+            connection.execute(INSERT_RUN, row)
         return run_id
 
     def record_step(self, run_id: str, sequence: int, step: RunStep) -> None:
@@ -157,16 +162,93 @@ class RunStore:
                 self._cancelled.add(run_id)
         return flagged
 
-    # -- operating ----------------------------------------------------------------------------
-
-    def request_cancel(self, run_id: str) -> bool:
-        """Ask a running run to stop; True if it exists and was running. The cancel wins."""
-        if not is_run_id(run_id):
-            return False
+    def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
+        """Move a running run to waiting with its sealed state; False if a cancel won."""
+        self._writer.flush()
         statement = (
             update(_runs)
             .where(_runs.c.id == run_id, _runs.c.status == RunStatus.RUNNING.value)
-            .values(cancel_requested=True, status=RunStatus.CANCELLED.value, finished_at=_now())
+            .values(status=status.value, suspended_state=sealed, pending_digest=digest)
+        )
+        with errors(f"suspend run {run_id}"), self._engine.begin() as connection:
+            moved = connection.execute(statement).rowcount == 1
+        with self._lock:
+            self._last_sequence.pop(run_id, None)
+            self._cancel_polled.pop(run_id, None)
+        self._writer.raise_failure(run_id)
+        return moved
+
+    def waiting(self, run_id: str) -> Waiting | None:
+        """The run, with its sealed state, if it is waiting for a decision."""
+        if not is_run_id(run_id):
+            return None
+        self._writer.flush()
+        query = select(_runs, _MAX_SEQUENCE).where(
+            _runs.c.id == run_id, _runs.c.status.in_(as_strings(WAITING))
+        )
+        with errors(f"read run {run_id}"), self._engine.connect() as connection:
+            row = connection.execute(query).first()
+        if row is None or row.suspended_state is None or row.pending_digest is None:
+            return None
+        return Waiting(
+            run_id=run_id,
+            status=RunStatus(row.status),
+            sealed=row.suspended_state,
+            digest=row.pending_digest,
+            provider=ProviderRef(
+                name=row.provider or "",
+                model=row.model,
+                base_url=row.base_url,
+                trust_zone=row.trust_zone,
+                script=row.script,
+            ),
+            next_sequence=int(row.max_sequence or 0) + 1,
+        )
+
+    def claim(self, run_id: str, status: RunStatus, digest: str) -> bool:
+        """Atomically take a waiting run back to running: of racing claims, one wins."""
+        statement = (
+            update(_runs)
+            .where(
+                _runs.c.id == run_id,
+                _runs.c.status == status.value,
+                _runs.c.pending_digest == digest,
+            )
+            .values(
+                status=RunStatus.RUNNING.value,
+                suspended_state=None,
+                pending_digest=None,
+                owner_host=self._owner.host,
+                owner_pid=self._owner.pid,
+                owner_started=self._owner.started,
+            )
+        )
+        with errors(f"claim run {run_id}"), self._engine.begin() as connection:
+            return connection.execute(statement).rowcount == 1
+
+    # -- operating ----------------------------------------------------------------------------
+
+    def request_cancel(self, run_id: str) -> bool:
+        """Cancel a running or waiting run; True if it was one. The cancel wins.
+
+        A running run stops at its next step boundary and its runtime settles the totals; a
+        waiting run is settled here, and its sealed state is erased.
+        """
+        if not is_run_id(run_id):
+            return False
+        running = _runs.c.status == RunStatus.RUNNING.value
+        statement = (
+            update(_runs)
+            .where(_runs.c.id == run_id, _runs.c.status.in_(as_strings(CANCELLABLE)))
+            .values(
+                cancel_requested=True,
+                status=RunStatus.CANCELLED.value,
+                finished_at=_now(),
+                settled=case((running, false()), else_=true()),
+                termination_reason=case((running, None), else_="cancelled"),
+                suspended_state=None,
+                pending_digest=None,
+            )
         )
         with errors(f"cancel run {run_id}"), self._engine.begin() as connection:
             cancelled = connection.execute(statement).rowcount == 1
@@ -175,8 +257,10 @@ class RunStore:
                 self._cancelled.add(run_id)
         return cancelled
 
-    def list_runs(self, *, limit: int = 50, offset: int = 0) -> list[RunSummary]:
-        """Runs, newest first."""
+    def list_runs(
+        self, *, limit: int = 50, offset: int = 0, waiting: bool = False
+    ) -> list[RunSummary]:
+        """Runs, newest first; only those waiting for a person when ``waiting``."""
         if not 1 <= limit <= MAX_LIST_LIMIT:
             raise ValueError(f"limit must be between 1 and {MAX_LIST_LIMIT}, not {limit}")
         if offset < 0:
@@ -187,6 +271,8 @@ class RunStore:
             .limit(limit)
             .offset(offset)
         )
+        if waiting:
+            statement = statement.where(_runs.c.status.in_(as_strings(WAITING)))
         self._writer.flush()
         with errors("list runs"), self._engine.connect() as connection:
             return [RunSummary.from_row(r._mapping) for r in connection.execute(statement)]
@@ -216,7 +302,7 @@ class RunStore:
         self._writer.flush()
         cutoff = _now() - timedelta(days=older_than_days)
         doomed = select(_runs.c.id).where(
-            _runs.c.created_at < cutoff, _runs.c.status.in_([s.value for s in TERMINAL])
+            _runs.c.created_at < cutoff, _runs.c.status.in_(as_strings(TERMINAL))
         )
         with errors("purge old runs"), self._engine.begin() as connection:
             ids = list(connection.execute(doomed).scalars())
@@ -240,6 +326,8 @@ class RunStore:
                         status=RunStatus.INTERRUPTED.value,
                         finished_at=_now(),
                         error=INTERRUPTED_ERROR,
+                        suspended_state=None,
+                        pending_digest=None,
                     )
                 )
         return len(dead)
@@ -324,11 +412,15 @@ def is_run_id(value: str) -> bool:
     return RUN_ID.fullmatch(value) is not None
 
 
-def _label(value: object) -> str | None:
+def _label(value: object, chars: int = schema.NAME_CHARS) -> str | None:
     """A provider or model label, cut to fit its column."""
     if not isinstance(value, str) or not value:
         return None
-    return storable(value[: schema.NAME_CHARS])
+    return storable(value[:chars])
+
+
+def _text(value: object) -> str | None:
+    return storable(value) if isinstance(value, str) and value else None
 
 
 def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:

@@ -4,7 +4,11 @@
   ``final_answer`` holds the answer as the run's privacy level allows (NULL when withheld,
   with its length in ``final_answer_length``). ``owner_host``/``owner_pid``/``owner_started``
   name the process running it, so a later open can tell a dead run from a live one.
-  ``settled`` is set by the one settle that counts.
+  ``settled`` is set by the one settle that counts. ``provider``, ``model``, ``base_url``,
+  ``trust_zone`` and ``script`` say how to reach the run's provider again (never a key).
+  ``suspended_state`` holds a waiting run's sealed state (AES-GCM, see ``toolwire.sealing``;
+  never plaintext) and ``pending_digest`` names its pending turn; both are erased when the run
+  is claimed for a resume or ends.
 - ``steps``: one row per recorded step; ``(run_id, sequence)`` is the key, so a sequence number
   is unique within its run. ``payload`` is the privacy-filtered step as canonical JSON text.
 - ``tool_state`` and ``tool_group_state``: sparse enable/disable overrides (no row: default).
@@ -31,6 +35,9 @@ metadata = MetaData()
 
 ID_CHARS = 36  # a UUID in its canonical text form
 NAME_CHARS = 255  # tool and group names, provider and model labels
+DIGEST_CHARS = 64  # a pending turn's digest (32 hex characters today)
+# Columns added after the first schema, in the order migrations added them.
+ADDED_RUN_COLUMNS = ("base_url", "trust_zone", "script", "suspended_state", "pending_digest")
 
 runs = Table(
     "runs",
@@ -56,6 +63,11 @@ runs = Table(
     Column("owner_host", String(NAME_CHARS)),
     Column("owner_pid", Integer),
     Column("owner_started", String(32)),
+    Column("base_url", Text),
+    Column("trust_zone", String(32)),
+    Column("script", Text),
+    Column("suspended_state", Text),
+    Column("pending_digest", String(DIGEST_CHARS)),
     Index("ix_runs_created_at", "created_at"),
     Index("ix_runs_status", "status"),
 )

@@ -11,8 +11,9 @@ from typing import Any
 
 from sqlalchemy import bindparam, case, false, func, insert, select, update
 
+from toolwire.lifecycle import SETTLEABLE, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_text
-from toolwire.runtime import RunOutcome, RunStatus
+from toolwire.runtime import RunOutcome
 from toolwire.store import schema
 from toolwire.text import storable
 
@@ -33,13 +34,15 @@ SETTLED_COLUMNS = (
 SETTLE = (
     update(_runs)
     .where(_runs.c.id == bindparam("run_id"), _runs.c.settled == false())
-    .where(_runs.c.status.in_([RunStatus.RUNNING.value, RunStatus.CANCELLED.value]))
+    .where(_runs.c.status.in_(as_strings(SETTLEABLE)))
     .values(
         status=case(
             (_runs.c.status == RunStatus.CANCELLED.value, RunStatus.CANCELLED.value),
             else_=bindparam("new_status"),
         ),
         settled=True,
+        suspended_state=None,
+        pending_digest=None,
         **{name: bindparam(name) for name in SETTLED_COLUMNS},
     )
 )

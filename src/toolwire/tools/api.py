@@ -2,24 +2,43 @@
 
 A tool's ``execute`` may be sync or async and returns a ``ToolResult``. Tools built with
 ``@tool`` get their JSON schema and argument validation from the function's signature through
-pydantic; invalid model arguments raise ``ToolArgumentError``, whose message the model may read.
+pydantic; invalid model arguments raise ``ToolRefusal``, whose message the model may read.
+
+Three optional traits make a run pause for a person (the protocol does not require them; read
+them through :func:`needs_approval`, :func:`input_model_of` and :func:`preview_of`):
+- ``requires_approval`` or a write ``effect``: the run suspends before the call's turn executes;
+- ``input_model`` (a pydantic model): the run suspends for a person's input, validated by it;
+- ``preview(arguments, context)``: lines an approver reads (a diff, the row before and after).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from toolwire.errors import ToolArgumentError
+from toolwire.errors import ConfigError, ToolRefusal
 from toolwire.messages import ToolSpec
 from toolwire.result import ToolResult
 
 DEFAULT_GROUP = "custom"
 DEFAULT_DATA_CLASS = "secret_adjacent"  # unknown means the strictest class
+
+
+class Effect(StrEnum):
+    """What a call does to the world. A write effect needs an operator's approval."""
+
+    READ_ONLY = "read_only"
+    IDEMPOTENT_WRITE = "idempotent_write"
+    NON_IDEMPOTENT_WRITE = "non_idempotent_write"
+
+    @property
+    def writes(self) -> bool:
+        return self is not Effect.READ_ONLY
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +85,30 @@ class Tool(Protocol):
 
 
 ToolFunction = Callable[..., Any]
+Previewer = Callable[..., Sequence[str]]
+
+
+def needs_approval(tool: Tool) -> bool:
+    """Whether a call of ``tool`` waits for an operator: marked so, or declaring a write."""
+    if getattr(tool, "requires_approval", False) is True:
+        return True
+    effect = getattr(tool, "effect", Effect.READ_ONLY)
+    try:
+        return Effect(effect).writes
+    except ValueError:
+        return True  # an effect we cannot read is treated as the riskiest one
+
+
+def input_model_of(tool: Tool) -> type[BaseModel] | None:
+    """The pydantic model a person's input for ``tool`` must fit, if the tool asks for input."""
+    model = getattr(tool, "input_model", None)
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def preview_of(tool: Tool) -> Callable[[Mapping[str, Any], ToolContext], Sequence[str]] | None:
+    """The tool's own preview of a call, if it has one."""
+    preview = getattr(tool, "preview", None)
+    return preview if callable(preview) else None
 
 
 class FunctionTool:
@@ -82,6 +125,8 @@ class FunctionTool:
         requires_admin: bool = False,
         requires_approval: bool = False,
         data_class: str = DEFAULT_DATA_CLASS,
+        effect: Effect | str = Effect.READ_ONLY,
+        input_model: type[BaseModel] | None = None,
     ) -> None:
         self.function = function
         self.group = group
@@ -89,6 +134,9 @@ class FunctionTool:
         self.requires_admin = requires_admin
         self.requires_approval = requires_approval
         self.data_class = data_class
+        self.effect = Effect(effect)
+        self.input_model = input_model
+        self._previewer: Previewer | None = None
         self._context_param, self._model = _arguments_model(function)
         self._is_async = inspect.iscoroutinefunction(function)
         schema = self._model.model_json_schema()
@@ -98,6 +146,11 @@ class FunctionTool:
             description=description or summary(inspect.getdoc(function) or ""),
             parameters=schema,
         )
+        if input_model is not None and needs_approval(self):
+            # Which would come first is not obvious to anyone; refuse the combination.
+            raise ConfigError(
+                f'tool "{self.spec.name}" cannot both need approval and ask for input'
+            )
 
     def __repr__(self) -> str:
         return f"<FunctionTool {self.spec.name!r} group={self.group!r}>"
@@ -113,12 +166,28 @@ class FunctionTool:
         return as_result(self.function(**kwargs))
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate model arguments; raise ``ToolArgumentError`` naming every problem."""
+        """Validate model arguments; raise ``ToolRefusal`` naming every problem."""
         try:
             model = self._model.model_validate(arguments)
         except ValidationError as exc:
-            raise ToolArgumentError(_describe(self.spec.name, exc)) from None
+            raise ToolRefusal(_describe(self.spec.name, exc)) from None
         return dict(model.__dict__)
+
+    def previewer(self, function: Previewer) -> Previewer:
+        """Decorate the function that previews a call: same parameters, returns lines."""
+        self._previewer = function
+        return function
+
+    @property
+    def preview(self) -> Callable[[Mapping[str, Any], ToolContext], Sequence[str]] | None:
+        return None if self._previewer is None else self._preview
+
+    def _preview(self, arguments: Mapping[str, Any], context: ToolContext) -> Sequence[str]:
+        assert self._previewer is not None
+        kwargs = self.validate(arguments)
+        if self._context_param:
+            kwargs[self._context_param] = context
+        return self._previewer(**kwargs)
 
 
 async def _await_result(pending: Awaitable[Any]) -> ToolResult:
@@ -170,7 +239,7 @@ def _describe(name: str, exc: ValidationError) -> str:
     for error in exc.errors(include_url=False, include_input=False):
         where = ".".join(str(p) for p in error["loc"]) or "arguments"
         problems.append(f"{where}: {error['msg']}")
-    return f'Error: invalid arguments for tool "{name}": ' + "; ".join(problems)
+    return f'invalid arguments for tool "{name}": ' + "; ".join(problems)
 
 
 @overload
@@ -185,6 +254,8 @@ def tool(
     requires_admin: bool = False,
     requires_approval: bool = False,
     data_class: str = DEFAULT_DATA_CLASS,
+    effect: Effect | str = Effect.READ_ONLY,
+    input_model: type[BaseModel] | None = None,
 ) -> Callable[[ToolFunction], FunctionTool]: ...
 def tool(
     function: ToolFunction | None = None, /, **options: Any

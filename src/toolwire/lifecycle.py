@@ -1,0 +1,73 @@
+"""The run lifecycle: statuses, the transitions between them, and which ones end a run.
+
+This module is the one owner of the vocabulary. The store records transitions (its guarded
+UPDATEs are built from the sets below), the runtime decides them, and the NDJSON stream, the
+API and the page speak the same status names: a stream's last line is ``{"type": "end",
+"status": <status>}``.
+
+    running ──> completed | failed | cancelled | interrupted
+       │  ^
+       v  │ (resume: an atomic claim, so two racing resumes execute a turn at most once)
+    awaiting_approval | awaiting_input ──> cancelled
+
+Rules:
+- A terminal status is final. The first settle wins; a later one changes nothing.
+- A cancel wins over a settle that comes after it: a cancelled run stays cancelled.
+- A cancel applies to a running run (it stops at its next step boundary) and to a waiting
+  run (it never resumes); both settle ``cancelled`` and the sealed state is erased.
+- Only a waiting run can be resumed, and only by the decision its pause asks for.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    AWAITING_INPUT = "awaiting_input"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # the process died while the run was running
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL
+
+    @property
+    def waiting(self) -> bool:
+        return self in WAITING
+
+
+TERMINAL = frozenset(
+    {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.INTERRUPTED}
+)
+WAITING = frozenset({RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_INPUT})
+CANCELLABLE = frozenset({RunStatus.RUNNING}) | WAITING
+# What settling may move a run from: a running run, or one whose cancel already won (which
+# then stays cancelled; see the store's SETTLE statement).
+SETTLEABLE = frozenset({RunStatus.RUNNING, RunStatus.CANCELLED})
+
+TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
+    RunStatus.RUNNING: WAITING | TERMINAL,
+    RunStatus.AWAITING_APPROVAL: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
+    RunStatus.AWAITING_INPUT: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
+    **{status: frozenset() for status in TERMINAL},
+}
+
+
+def can_move(source: RunStatus, target: RunStatus) -> bool:
+    """Whether a run may go from ``source`` to ``target``."""
+    return target in TRANSITIONS[source]
+
+
+def as_strings(statuses: frozenset[RunStatus]) -> list[str]:
+    """The statuses as stored strings, in a stable order (for SQL ``IN`` lists)."""
+    return sorted(status.value for status in statuses)
+
+
+# Short, safe texts for how a run ended, shared by the stream, the API and the CLI.
+CANCELLED_MESSAGE = "The run was cancelled."
+RUN_FAILED = "the run failed; see the server log"

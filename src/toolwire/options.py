@@ -1,0 +1,56 @@
+"""Per-run settings, and the round limits they are checked against."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolwire.tools.policy import Grant
+
+DEFAULT_MAX_ROUNDS = 5  # enough for look-up, refine, answer; each round is a paid provider call
+MAX_ROUNDS = 20  # hard cap: a model still calling tools after 20 rounds is looping
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """Per-run settings. ``allowed_tools`` is a request (None: every enabled tool; []: none)."""
+
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    allowed_tools: Sequence[str] | None = None
+    grant: Grant = field(default_factory=Grant)
+    trust_zone: str | None = None  # None: the provider's own zone; unknown: the strictest
+    temperature: float | None = None
+    max_tokens: int | None = None
+    capture_raw: bool = False
+    dry_run: bool = False  # record what would be sent, call no provider and no tool
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_rounds <= MAX_ROUNDS:
+            raise ValueError(f"max_rounds must be between 1 and {MAX_ROUNDS}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, for a suspended run's state."""
+        grant = self.grant
+        return {
+            "max_rounds": self.max_rounds,
+            "allowed_tools": None if self.allowed_tools is None else list(self.allowed_tools),
+            "grant_tools": None if grant.tools is None else sorted(grant.tools),
+            "grant_groups": None if grant.groups is None else sorted(grant.groups),
+            "trust_zone": self.trust_zone,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "capture_raw": self.capture_raw,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunOptions:
+        return cls(
+            max_rounds=data["max_rounds"],
+            allowed_tools=data["allowed_tools"],
+            grant=Grant.of(data["grant_tools"], data["grant_groups"]),
+            trust_zone=data["trust_zone"],
+            temperature=data["temperature"],
+            max_tokens=data["max_tokens"],
+            capture_raw=data["capture_raw"],
+        )

@@ -1,0 +1,143 @@
+"""Sealing a suspended run's state at rest: AES-256-GCM, bound to its run.
+
+The key comes from ``TOOLWIRE_STATE_KEY`` (32 bytes, base64url or hex) or from a key file;
+``toolwire demo`` and ``toolwire serve`` create the file (mode 0600) in their data directory
+when there is none. A sealed value is ``tw1:`` + base64url(nonce ‖ ciphertext ‖ tag), with a
+fresh 96-bit nonce per seal and the run id bound as associated data.
+
+Invariants:
+- No key, no state: sealing without a key raises ``StateKeyMissing``; nothing is ever stored
+  in clear as a fallback, and nothing unmarked is read as a plaintext.
+- A value that fails authentication (tampered, sealed for another run, or under another key)
+  raises ``StateUnreadable``; it is never treated as a forged plaintext.
+- Error messages never carry the key, the ciphertext or the plaintext.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from toolwire.errors import ConfigError, StateKeyMissing, StateUnreadable
+
+KEY_VARIABLE = "TOOLWIRE_STATE_KEY"
+KEY_FILE_NAME = "state.key"
+KEY_BYTES = 32  # AES-256
+_NONCE_BYTES = 12  # GCM's native nonce size; random per seal, so no counter to keep
+_MARKER = "tw1:"
+_AAD_PREFIX = b"toolwire:suspended-state:"
+_MAX_KEY_FILE_BYTES = 1024
+
+
+class StateKey:
+    """A 256-bit key that seals and opens suspended states. Its repr hides the key."""
+
+    __slots__ = ("_aead",)
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) != KEY_BYTES:
+            raise ConfigError(f"a state key must be {KEY_BYTES} bytes, not {len(key)}")
+        self._aead = AESGCM(key)
+
+    def __repr__(self) -> str:
+        return "<StateKey>"
+
+    @classmethod
+    def generate(cls) -> StateKey:
+        return cls(secrets.token_bytes(KEY_BYTES))
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> StateKey:
+        """A key written as 64 hex digits or 43-44 base64url characters."""
+        return cls(_decode_key(text.strip(), where))
+
+    def seal(self, run_id: str, plaintext: str) -> str:
+        nonce = secrets.token_bytes(_NONCE_BYTES)
+        sealed = self._aead.encrypt(nonce, plaintext.encode(), _aad(run_id))
+        return _MARKER + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
+
+    def open(self, run_id: str, sealed: str) -> str:
+        if not sealed.startswith(_MARKER):
+            raise StateUnreadable("the suspended state is not sealed by toolwire")
+        try:
+            raw = base64.urlsafe_b64decode(sealed[len(_MARKER) :].encode("ascii"))
+            nonce, body = raw[:_NONCE_BYTES], raw[_NONCE_BYTES:]
+            return self._aead.decrypt(nonce, body, _aad(run_id)).decode()
+        except (InvalidTag, ValueError, UnicodeError, binascii.Error):
+            raise StateUnreadable(
+                "the suspended state cannot be opened: it was changed, belongs to another "
+                "run, or was sealed under another key"
+            ) from None
+
+
+def _aad(run_id: str) -> bytes:
+    return _AAD_PREFIX + run_id.encode()
+
+
+def _decode_key(text: str, where: str) -> bytes:
+    try:
+        if len(text) == KEY_BYTES * 2:
+            return bytes.fromhex(text)
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except ValueError:
+        raise ConfigError(f"{where}: not a {KEY_BYTES}-byte key in hex or base64url") from None
+
+
+def load_key(
+    key_file: Path | None = None, *, environ: Mapping[str, str] | None = None
+) -> StateKey | None:
+    """The key from ``TOOLWIRE_STATE_KEY``, else from ``key_file`` if it exists, else None."""
+    env = os.environ if environ is None else environ
+    text = env.get(KEY_VARIABLE, "").strip()
+    if text:
+        return StateKey.parse(text, KEY_VARIABLE)
+    if key_file is not None and key_file.is_file():
+        return _read_key_file(key_file)
+    return None
+
+
+def ensure_key(key_file: Path, *, environ: Mapping[str, str] | None = None) -> StateKey:
+    """The configured key, or a new one written to ``key_file`` (mode 0600) when none exists."""
+    found = load_key(key_file, environ=environ)
+    if found is not None:
+        return found
+    key = secrets.token_bytes(KEY_BYTES)
+    text = base64.urlsafe_b64encode(key).decode("ascii").rstrip("=")
+    try:
+        key_file.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _read_key_file(key_file)  # another process wrote it first: use theirs
+    except OSError as exc:
+        raise ConfigError(f"cannot create the state key file {key_file}: {exc.strerror}") from None
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(text + "\n")
+    return StateKey(key)
+
+
+def require(key: StateKey | None) -> StateKey:
+    """``key``, or the error that says a run cannot suspend without one."""
+    if key is None:
+        raise StateKeyMissing(
+            f"no state key: set {KEY_VARIABLE} (32 bytes, hex or base64url) or start "
+            "toolwire serve or demo, which create one; without it a run cannot be suspended"
+        )
+    return key
+
+
+def _read_key_file(path: Path) -> StateKey:
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(_MAX_KEY_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the state key file {path}: {exc.strerror}") from None
+    if len(raw) > _MAX_KEY_FILE_BYTES:
+        raise ConfigError(f"the state key file {path} is too large to be a key")
+    return StateKey.parse(raw.decode("ascii", "replace"), str(path))

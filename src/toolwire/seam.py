@@ -1,0 +1,134 @@
+"""THE invoke seam, and every text a model reads when a call fails or is refused.
+
+Every executed call passes through :meth:`Seam.invoke`, in this order: registry lookup ->
+offered-set check -> arguments must be a JSON object -> execute (a synchronous tool in a worker
+thread, so a blocking tool cannot stall the event loop) with every exception caught -> both
+channels bounded. A tool refuses a call by raising :class:`toolwire.errors.ToolRefusal`; its
+message reaches the model as ``Error: <message>``. Any other exception goes to the operator's
+log only; the model reads ``Error: tool "<name>" failed.``
+
+The texts below are the only ones the runtime itself writes into a tool turn. They are short,
+fixed, and echo at most a clipped tool name chosen by the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolwire.bounding import bound_artifacts, bound_content
+from toolwire.errors import ToolRefusal
+from toolwire.messages import ToolCall
+from toolwire.result import ToolResult
+from toolwire.tools.api import Tool, ToolContext, as_result
+from toolwire.tools.registry import ToolRegistry
+
+log = logging.getLogger("toolwire.seam")
+
+_NAME_IN_ERROR_CHARS = 200  # a hostile model can send a megabyte "name"; echo a bounded one
+
+
+def _clip(name: str) -> str:
+    return name if len(name) <= _NAME_IN_ERROR_CHARS else name[:_NAME_IN_ERROR_CHARS] + "…"
+
+
+def unknown_tool(name: str) -> str:
+    return f'Error: unknown tool "{_clip(name)}"'
+
+
+def not_permitted(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" not permitted'
+
+
+def not_an_object(name: str) -> str:
+    return (
+        f'Error: arguments for tool "{_clip(name)}" must be a JSON object; '
+        "the text sent was not one."
+    )
+
+
+def tool_failed(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" failed.'
+
+
+def refused(message: str) -> str:
+    return f"Error: {message}"
+
+
+def denied(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" was denied by the operator.'
+
+
+def no_longer_permitted(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" is no longer permitted and was not executed.'
+
+
+def input_missing(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" requires user input that was not provided.'
+
+
+def approval_missing(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" requires approval that was not given.'
+
+
+@dataclass(frozen=True, slots=True)
+class Invoked:
+    """A call's bounded result; ``original_bytes`` is the content's size when it was cut."""
+
+    result: ToolResult
+    original_bytes: int | None = None
+
+
+def refusal(text: str) -> Invoked:
+    """A call answered with one of the fixed texts above, without executing anything."""
+    return Invoked(ToolResult.error(text))
+
+
+class Seam:
+    """Executes calls for one registry. Stateless apart from the registry."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self.registry = registry
+
+    async def invoke(
+        self,
+        call: ToolCall,
+        offered: frozenset[str],
+        context: ToolContext,
+        arguments: dict[str, Any] | None = None,
+    ) -> Invoked:
+        """Execute ``call`` if it may run; ``arguments`` replaces its decoded arguments."""
+        tool = self.registry.get(call.name)
+        if tool is None:
+            return refusal(unknown_tool(call.name))
+        if call.name not in offered:
+            return refusal(not_permitted(call.name))
+        if arguments is None:
+            arguments = call.decoded_arguments()
+        if arguments is None:
+            return refusal(not_an_object(call.name))
+        try:
+            raw = await _execute(tool, arguments, context)
+        except ToolRefusal as exc:
+            raw = ToolResult.error(refused(str(exc)))
+        except Exception:
+            log.exception('Tool "%s" failed.', call.name)
+            return refusal(tool_failed(call.name))
+        content = bound_content(raw.content)
+        original = content.original_bytes if content.truncated else None
+        if raw.is_error:
+            return Invoked(ToolResult.error(content.text), original)
+        return Invoked(ToolResult.text(content.text, *bound_artifacts(raw.artifacts)), original)
+
+
+async def _execute(tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+    """Run the tool: a coroutine on this loop, anything synchronous in a worker thread."""
+    if getattr(tool, "is_async", False) or inspect.iscoroutinefunction(tool.execute):
+        outcome = tool.execute(arguments, context)
+    else:
+        outcome = await asyncio.to_thread(tool.execute, arguments, context)
+    return as_result(await outcome if inspect.isawaitable(outcome) else outcome)

@@ -1,0 +1,198 @@
+"""A run's state between rounds, as one frozen value, and its sealed-at-rest form.
+
+The loop advances a :class:`RunState` round by round; when a turn needs a person, the state
+carries a :class:`Pause` and the runtime seals it (see :mod:`toolwire.sealing`). Any process
+can open it again and resume.
+
+Invariants:
+- The serialised state never holds artifacts: ``invocations`` (which do) stay in memory, so a
+  resumed run's result lists the calls of its own segment only.
+- ``from_json`` validates everything it reads; a state that does not fit is ``StateUnreadable``.
+- A pause's ``digest`` names exactly one pending turn: a decision must quote it, so a decision
+  made on a page showing an older turn is refused as stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from toolwire.errors import StateUnreadable
+from toolwire.jsonenc import dumps
+from toolwire.lifecycle import RunStatus
+from toolwire.messages import ChatMessage, ToolCall
+from toolwire.options import RunOptions
+from toolwire.providers.base import Usage
+from toolwire.tools.api import User
+from toolwire.trace import ToolInvocation
+
+STATE_VERSION = 1
+_SALT_BYTES = 16  # makes a digest unguessable even when the calls' arguments are guessable
+_DIGEST_CHARS = 32
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallPreview:
+    """What an approver reads about the call at ``index`` of the pending turn."""
+
+    index: int
+    tool: str
+    lines: tuple[str, ...]
+    failed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "tool": self.tool, "lines": list(self.lines),
+                "failed": self.failed}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pause:
+    """Why a run waits: the whole pending turn, its previews, and what it waits for."""
+
+    status: Literal[RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_INPUT]
+    calls: tuple[ToolCall, ...]
+    previews: tuple[CallPreview, ...]
+    digest: str
+    input_tool: str | None = None
+    input_schema: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The pending turn as the inspector and the CLI show it."""
+        return {
+            "status": self.status.value,
+            "digest": self.digest,
+            "calls": [c.to_dict() for c in self.calls],
+            "previews": [p.to_dict() for p in self.previews],
+            "input_tool": self.input_tool,
+            "input_schema": None if self.input_schema is None else dict(self.input_schema),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunState:
+    """Everything a run needs to take its next round, in any process."""
+
+    messages: tuple[ChatMessage, ...]
+    rounds: int = 0  # provider rounds taken so far, over every segment
+    usage: Usage = field(default_factory=Usage)
+    options: RunOptions = field(default_factory=RunOptions)
+    offered: frozenset[str] = frozenset()
+    invocations: tuple[ToolInvocation, ...] = ()  # this segment's calls; never serialised
+    pause: Pause | None = None
+    user: User | None = None
+    workspace: str | None = None  # the workspace file the run's tools were given, if any
+
+    def to_json(self) -> str:
+        """Plain JSON of everything but ``invocations``; sealed before it is stored."""
+        return dumps(
+            {
+                "version": STATE_VERSION,
+                "messages": [m.to_dict() for m in self.messages],
+                "rounds": self.rounds,
+                "usage": [self.usage.prompt_tokens, self.usage.completion_tokens],
+                "options": self.options.to_dict(),
+                "offered": sorted(self.offered),
+                "pause": None if self.pause is None else _pause_dict(self.pause),
+                "user": None if self.user is None else [self.user.name, self.user.is_admin],
+                "workspace": self.workspace,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> RunState:
+        """The state ``to_json`` wrote; ``StateUnreadable`` for anything else."""
+        try:
+            model = _State.model_validate_json(text)
+            return model.build()
+        except (ValidationError, ValueError, TypeError, KeyError):
+            raise StateUnreadable("the suspended state does not have the expected shape") from None
+
+
+def turn_digest(run_id: str, rounds: int, calls: Sequence[ToolCall]) -> str:
+    """A fresh digest for a pending turn: its calls, its place in the run, and a random salt."""
+    salt = secrets.token_hex(_SALT_BYTES)
+    body = dumps([salt, run_id, rounds, [c.to_dict() for c in calls]])
+    return hashlib.sha256(body.encode()).hexdigest()[:_DIGEST_CHARS]
+
+
+def _pause_dict(pause: Pause) -> dict[str, Any]:
+    return pause.to_dict()
+
+
+# -- reading a state back: every field checked --------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _Message(_Strict):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+    tool_calls: list[dict[str, str]] = []
+    tool_call_id: str | None = None
+    is_error: bool = False
+
+    def build(self) -> ChatMessage:
+        calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in self.tool_calls)
+        return ChatMessage(self.role, self.content, calls, self.tool_call_id, self.is_error)
+
+
+class _Preview(_Strict):
+    index: int
+    tool: str
+    lines: list[str]
+    failed: bool
+
+    def build(self) -> CallPreview:
+        return CallPreview(
+            index=self.index, tool=self.tool, lines=tuple(self.lines), failed=self.failed
+        )
+
+
+class _Pause(_Strict):
+    status: Literal["awaiting_approval", "awaiting_input"]
+    digest: str
+    calls: list[dict[str, str]]
+    previews: list[_Preview]
+    input_tool: str | None
+    input_schema: dict[str, Any] | None
+
+    def build(self) -> Pause:
+        return Pause(
+            status=RunStatus(self.status),  # type: ignore[arg-type]  # the Literal above
+            calls=tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in self.calls),
+            previews=tuple(p.build() for p in self.previews),
+            digest=self.digest,
+            input_tool=self.input_tool,
+            input_schema=self.input_schema,
+        )
+
+
+class _State(_Strict):
+    version: Literal[1]
+    messages: list[_Message]
+    rounds: int
+    usage: tuple[int, int]
+    options: dict[str, Any]
+    offered: list[str]
+    pause: _Pause | None
+    user: tuple[str, bool] | None
+    workspace: str | None
+
+    def build(self) -> RunState:
+        return RunState(
+            messages=tuple(m.build() for m in self.messages),
+            rounds=self.rounds,
+            usage=Usage(*self.usage),
+            options=RunOptions.from_dict(self.options),
+            offered=frozenset(self.offered),
+            pause=None if self.pause is None else self.pause.build(),
+            user=None if self.user is None else User(*self.user),
+            workspace=self.workspace,
+        )
