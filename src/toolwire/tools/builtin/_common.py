@@ -1,29 +1,24 @@
-"""What every built-in tool shares: the refusal channel, workspace access, cell formatting.
+"""What every built-in tool shares: the decorator, workspace access, cell formatting.
 
-A built-in refuses by raising ``Refused(text)``; the ``builtin`` decorator turns it into an
-error result whose text the model may read. Refusal texts are fixed phrases plus the model's own
-(clipped) input, never data the model was not allowed to see, and never an exception message.
+A built-in refuses by raising :class:`toolwire.errors.ToolRefusal`; the seam hands its text to
+the model as ``Error: <text>``. Refusal texts are fixed phrases plus the model's own (clipped)
+input, never data the model was not allowed to see, and never an exception message.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from toolwire.errors import ToolRefusal
 from toolwire.result import ToolResult
-from toolwire.tools.api import FunctionTool, ToolContext
+from toolwire.tools.api import Effect, FunctionTool, ToolContext
 from toolwire.workspace import Workspace
 
 CELL_CHARS = 300  # one value in a listing; longer values are cut and marked with "…"
 ECHO_CHARS = 80  # model input quoted back in a refusal: enough to recognise, too short to abuse
 _WHITESPACE = re.compile(r"\s+")
-
-
-class Refused(Exception):
-    """A built-in's refusal. The message is written for the model to read."""
 
 
 def builtin(
@@ -33,25 +28,19 @@ def builtin(
     requires_admin: bool = False,
     enabled_by_default: bool = True,
     requires_approval: bool = False,
+    effect: Effect = Effect.READ_ONLY,
 ) -> Callable[[Callable[..., ToolResult]], FunctionTool]:
-    """Make a built-in tool; ``Refused`` raised inside becomes an error result."""
+    """Make a built-in tool: every trait named explicitly, none left to a default."""
 
     def wrap(function: Callable[..., ToolResult]) -> FunctionTool:
-        @functools.wraps(function)
-        def guarded(*args: Any, **kwargs: Any) -> ToolResult:
-            try:
-                return function(*args, **kwargs)
-            except Refused as refusal:
-                return ToolResult.error(f"Error: {refusal}")
-
         return FunctionTool(
-            guarded,
-            name=function.__name__,
+            function,
             group=group,
             data_class=data_class,
             requires_admin=requires_admin,
             enabled_by_default=enabled_by_default,
             requires_approval=requires_approval,
+            effect=effect,
         )
 
     return wrap
@@ -60,14 +49,14 @@ def builtin(
 def workspace_of(context: ToolContext) -> Workspace:
     workspace = context.workspace
     if not isinstance(workspace, Workspace):
-        raise Refused("no workspace is configured for this run.")
+        raise ToolRefusal("no workspace is configured for this run.")
     return workspace
 
 
 def files_root(context: ToolContext) -> Path:
     root = workspace_of(context).files_root
     if root is None:
-        raise Refused("the workspace has no files folder.")
+        raise ToolRefusal("the workspace has no files folder.")
     return root
 
 

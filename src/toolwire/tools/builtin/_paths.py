@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
-from toolwire.tools.builtin._common import Refused, echo
+from toolwire.errors import ToolRefusal
+from toolwire.tools.builtin._common import echo
 
 MAX_PATH_CHARS = 1024  # longer than any real relative path in a project
 SECRET_FILE_PATTERNS = (
@@ -35,18 +36,18 @@ def is_secret_file(name: str) -> bool:
 def check_relative(raw: str) -> PurePosixPath:
     """The model's path as a clean relative path, or a refusal saying what was wrong."""
     if len(raw) > MAX_PATH_CHARS:
-        raise Refused(f"path is longer than {MAX_PATH_CHARS} characters.")
+        raise ToolRefusal(f"path is longer than {MAX_PATH_CHARS} characters.")
     decoded = unquote(raw)
     for candidate in (raw, decoded):
         if "\x00" in candidate:
-            raise Refused("path contains a NUL byte.")
+            raise ToolRefusal("path contains a NUL byte.")
         normal = candidate.replace("\\", "/")
         if normal.startswith("/") or (len(normal) > 1 and normal[1] == ":"):
-            raise Refused(f"path {echo(raw)} is absolute; give a path inside the files folder.")
+            raise ToolRefusal(f"path {echo(raw)} is absolute; give a path inside the files folder.")
         if ".." in normal.split("/"):
-            raise Refused(f"path {echo(raw)} leaves the files folder.")
+            raise ToolRefusal(f"path {echo(raw)} leaves the files folder.")
     if decoded != raw:
-        raise Refused(f"path {echo(raw)} is percent-encoded; give the plain path.")
+        raise ToolRefusal(f"path {echo(raw)} is percent-encoded; give the plain path.")
     return PurePosixPath(raw.strip() or ".")
 
 
@@ -56,16 +57,16 @@ def inside(root: Path, raw: str) -> Path:
     base = root.resolve()
     target = (base / relative).resolve()
     if not target.is_relative_to(base):
-        raise Refused(f"path {echo(raw)} leaves the files folder.")
+        raise ToolRefusal(f"path {echo(raw)} leaves the files folder.")
     if not target.exists():
-        raise Refused(f"path {echo(raw)} does not exist.")
+        raise ToolRefusal(f"path {echo(raw)} does not exist.")
     return target
 
 
 def regular_file(root: Path, raw: str) -> Path:
     target = inside(root, raw)
     if not stat.S_ISREG(target.stat().st_mode):
-        raise Refused(f"path {echo(raw)} is not a regular file.")
+        raise ToolRefusal(f"path {echo(raw)} is not a regular file.")
     return target
 
 

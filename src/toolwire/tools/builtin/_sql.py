@@ -23,8 +23,9 @@ from typing import TypeVar
 from sqlalchemy import Column, ColumnElement, Engine, MetaData, Table, inspect
 from sqlalchemy.exc import SQLAlchemyError
 
+from toolwire.errors import ToolRefusal
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import Refused, echo, workspace_of
+from toolwire.tools.builtin._common import echo, workspace_of
 
 SENSITIVE_PARTS = frozenset(
     {
@@ -76,7 +77,7 @@ def table_names(engine: Engine) -> list[str]:
 def readable_table(engine: Engine, name: str) -> Table:
     """The reflected table called exactly ``name``, if it exists and is not sensitive."""
     if is_sensitive_table(name) or name not in table_names(engine):
-        raise Refused(f"table {echo(name)} not found or not permitted.")
+        raise ToolRefusal(f"table {echo(name)} not found or not permitted.")
     return guard(lambda: Table(name, MetaData(), autoload_with=engine))
 
 
@@ -107,7 +108,7 @@ def equality_filters(table: Table, where: Mapping[str, Scalar] | None) -> list[C
         return []
     readable = {c.name: c for c in readable_columns(table)}
     if len(where) > MAX_FILTERS or any(k not in readable for k in where):
-        raise Refused(INVALID_FILTER)
+        raise ToolRefusal(INVALID_FILTER)
     return [readable[k] == v for k, v in where.items()]
 
 
@@ -122,11 +123,11 @@ def guard(action: Callable[[], T]) -> T:
         return action()
     except SQLAlchemyError:
         log.exception("a built-in tool's database access failed")
-        raise Refused("the workspace database could not be read.") from None
+        raise ToolRefusal("the workspace database could not be read.") from None
 
 
 def engine_of(context: ToolContext) -> Engine:
     workspace = workspace_of(context)
     if not workspace.database_url:
-        raise Refused("the workspace has no database.")
+        raise ToolRefusal("the workspace has no database.")
     return workspace.engine()

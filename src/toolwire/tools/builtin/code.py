@@ -19,10 +19,11 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from toolwire.errors import ToolRefusal
 from toolwire.redact import mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import Refused, builtin, echo, files_root
+from toolwire.tools.builtin._common import builtin, echo, files_root
 from toolwire.tools.builtin._paths import display, is_secret_file, regular_file, walk_files
 
 MAX_LINES = 400  # one screenful of a module; page with start_line for more
@@ -53,13 +54,15 @@ def read_source(
     root = files_root(context)
     target = regular_file(root, path)
     if is_secret_file(target.name):
-        raise Refused(f"{echo(path)} looks like a secrets file and is never read.")
+        raise ToolRefusal(f"{echo(path)} looks like a secrets file and is never read.")
     lines = _source_lines(target, path)
     last = min(len(lines), end_line or start_line + MAX_LINES - 1, start_line + MAX_LINES - 1)
     if start_line > len(lines):
-        raise Refused(f"{echo(path)} has {len(lines)} lines; start_line {start_line} is past it.")
+        raise ToolRefusal(
+            f"{echo(path)} has {len(lines)} lines; start_line {start_line} is past it."
+        )
     if last < start_line:
-        raise Refused("end_line must not be before start_line.")
+        raise ToolRefusal("end_line must not be before start_line.")
     code = mask_secrets("\n".join(lines[start_line - 1 : last]))
     shown = display(root, target)
     header = f"{shown} lines {start_line}-{last} of {len(lines)}:"
@@ -81,12 +84,12 @@ def search_code(
     Bounded: 200-character patterns, lines cut at 2,000 characters, 100 matches, 3 seconds.
     """
     if not pattern or len(pattern) > MAX_PATTERN_CHARS:
-        raise Refused(f"pattern must be 1 to {MAX_PATTERN_CHARS} characters.")
+        raise ToolRefusal(f"pattern must be 1 to {MAX_PATTERN_CHARS} characters.")
     source = pattern if regex else re.escape(pattern)
     try:
         re.compile(source)
     except re.error as exc:
-        raise Refused(f"invalid regular expression: {exc.msg} at position {exc.pos}.") from None
+        raise ToolRefusal(f"invalid regular expression: {exc.msg} at position {exc.pos}.") from None
     root = files_root(context)
     files = _searchable(root, glob)
     result = _run_worker(source, ignore_case, files)
@@ -99,16 +102,16 @@ def search_code(
 
 def _source_lines(target: Path, path: str) -> list[str]:
     if target.stat().st_size > MAX_FILE_BYTES:
-        raise Refused(f"{echo(path)} is larger than {MAX_FILE_BYTES} bytes.")
+        raise ToolRefusal(f"{echo(path)} is larger than {MAX_FILE_BYTES} bytes.")
     data = target.read_bytes()
     if b"\x00" in data:
-        raise Refused(f"{echo(path)} is a binary file.")
+        raise ToolRefusal(f"{echo(path)} is a binary file.")
     return data.decode("utf-8", "replace").splitlines()
 
 
 def _searchable(root: Path, glob: str) -> list[list[str]]:
     if not glob or len(glob) > MAX_PATTERN_CHARS:
-        raise Refused(f"glob must be 1 to {MAX_PATTERN_CHARS} characters.")
+        raise ToolRefusal(f"glob must be 1 to {MAX_PATTERN_CHARS} characters.")
     base = root.resolve()
     files = []
     for entry in walk_files(base, base):
@@ -141,11 +144,11 @@ def _run_worker(source: str, ignore_case: bool, files: list[list[str]]) -> dict[
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise Refused(
+        raise ToolRefusal(
             f"the search took longer than {SEARCH_SECONDS:g} seconds and was stopped; "
             "simplify the pattern (nested repetition such as (a+)+ backtracks badly)."
         ) from None
     if done.returncode != 0:
-        raise Refused("the search failed.")
+        raise ToolRefusal("the search failed.")
     out: dict[str, Any] = json.loads(done.stdout)
     return out

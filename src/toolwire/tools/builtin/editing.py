@@ -13,9 +13,10 @@ from typing import Annotated
 from pydantic import Field
 from sqlalchemy import update
 
+from toolwire.errors import ToolRefusal
 from toolwire.result import ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import Refused, builtin, echo
+from toolwire.tools.builtin._common import builtin, echo
 from toolwire.tools.builtin._sql import (
     MAX_FILTERS,
     Scalar,
@@ -40,10 +41,10 @@ def update_record(table: str, id: int, values: Values, context: ToolContext) -> 
     sql_table = readable_table(engine, table.strip())
     keys = list(sql_table.primary_key.columns)
     if len(keys) != 1:
-        raise Refused(f"table {echo(sql_table.name)} has no single-column primary key.")
+        raise ToolRefusal(f"table {echo(sql_table.name)} has no single-column primary key.")
     writable = {c.name for c in readable_columns(sql_table)} - {keys[0].name}
     if any(name not in writable for name in values):
-        raise Refused("values may only name existing, non-sensitive, non-key columns.")
+        raise ToolRefusal("values may only name existing, non-sensitive, non-key columns.")
     statement = update(sql_table).where(keys[0] == id).values(**values)
 
     def write() -> int:

@@ -15,9 +15,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from toolwire.errors import ToolRefusal
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import Refused, builtin, echo, files_root
+from toolwire.tools.builtin._common import builtin, echo, files_root
 from toolwire.tools.builtin._paths import (
     check_relative,
     contained,
@@ -44,7 +45,7 @@ def browse_folder(context: ToolContext, path: str = ".", depth: Depth = 1) -> To
     root = files_root(context)
     folder = inside(root, path)
     if not folder.is_dir():
-        raise Refused(f"path {echo(path)} is not a folder.")
+        raise ToolRefusal(f"path {echo(path)} is not a folder.")
     budget = [MAX_ENTRIES]
     nodes = _children(root.resolve(), folder, depth, budget)
     lines = [f"Folder {display(root, folder)}:"]
@@ -61,7 +62,7 @@ def find_files(context: ToolContext, pattern: str, limit: int = 50) -> ToolResul
     Artifact: ``table`` ``{columns: ["path", "bytes"], rows}``.
     """
     if not pattern.strip() or len(pattern) > MAX_PATTERN_CHARS:
-        raise Refused(f"pattern must be 1 to {MAX_PATTERN_CHARS} characters.")
+        raise ToolRefusal(f"pattern must be 1 to {MAX_PATTERN_CHARS} characters.")
     check_relative(pattern)
     root = files_root(context)
     base = root.resolve()
@@ -90,7 +91,7 @@ def file_info(context: ToolContext, path: str) -> ToolResult:
     target = inside(root, path)
     info = target.stat()
     if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-        raise Refused(f"path {echo(path)} is a special file.")
+        raise ToolRefusal(f"path {echo(path)} is a special file.")
     modified = datetime.fromtimestamp(info.st_mtime, UTC).isoformat(timespec="seconds")
     items = [
         ("path", display(root, target)),

@@ -17,10 +17,11 @@ import ipaddress
 
 import httpx
 
+from toolwire.errors import ToolRefusal
 from toolwire.redact import mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import Refused, builtin, echo, workspace_of
+from toolwire.tools.builtin._common import builtin, echo, workspace_of
 from toolwire.workspace import Workspace
 
 PROBE_TIMEOUT_SECONDS = 5.0  # a health check, not a download
@@ -45,20 +46,20 @@ def probe_url(context: ToolContext, url: str) -> ToolResult:
 def allowed_url(workspace: Workspace, raw: str) -> httpx.URL:
     """The URL to probe, if it belongs to a configured base; otherwise a refusal."""
     if not workspace.base_urls:
-        raise Refused("the workspace has no base URLs configured.")
+        raise ToolRefusal("the workspace has no base URLs configured.")
     if len(raw) > MAX_URL_CHARS or any(c in raw for c in "\x00\r\n\t "):
-        raise Refused("url is too long or contains control characters or spaces.")
+        raise ToolRefusal("url is too long or contains control characters or spaces.")
     try:
         if raw.startswith("/") and not raw.startswith("//"):
             url = httpx.URL(workspace.base_urls[0]).join(raw)
         else:
             url = httpx.URL(raw)
     except httpx.InvalidURL:
-        raise Refused(f"url {echo(raw)} is not a valid URL.") from None
+        raise ToolRefusal(f"url {echo(raw)} is not a valid URL.") from None
     if url.scheme not in _DEFAULT_PORTS or url.userinfo:
-        raise Refused("url must be http(s) and carry no user name or password.")
+        raise ToolRefusal("url must be http(s) and carry no user name or password.")
     if _origin(url) not in {_origin(httpx.URL(b)) for b in workspace.base_urls}:
-        raise Refused(f"url {echo(raw)} is not on a configured base URL.")
+        raise ToolRefusal(f"url {echo(raw)} is not on a configured base URL.")
     return url
 
 
@@ -67,13 +68,13 @@ def public_address(workspace: Workspace, url: httpx.URL) -> str:
     try:
         addresses = workspace.resolver(url.host, _port(url))
     except OSError:
-        raise Refused(f"host {echo(url.host)} could not be resolved.") from None
+        raise ToolRefusal(f"host {echo(url.host)} could not be resolved.") from None
     if not addresses:
-        raise Refused(f"host {echo(url.host)} could not be resolved.")
+        raise ToolRefusal(f"host {echo(url.host)} could not be resolved.")
     for address in addresses:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
         if not ip.is_global or ip.is_multicast:
-            raise Refused(f"host {echo(url.host)} resolves to a non-public address.")
+            raise ToolRefusal(f"host {echo(url.host)} resolves to a non-public address.")
     return addresses[0]
 
 
@@ -93,9 +94,11 @@ def _get(workspace: Workspace, url: httpx.URL, address: str) -> str:
             finally:
                 response.close()
     except httpx.TimeoutException:
-        raise Refused(f"{url} did not answer within {PROBE_TIMEOUT_SECONDS:g} seconds.") from None
+        raise ToolRefusal(
+            f"{url} did not answer within {PROBE_TIMEOUT_SECONDS:g} seconds."
+        ) from None
     except httpx.HTTPError:
-        raise Refused(f"{url} could not be reached.") from None
+        raise ToolRefusal(f"{url} could not be reached.") from None
 
 
 def _read_bounded(response: httpx.Response) -> bytes:

@@ -15,9 +15,10 @@ from pydantic import Field
 from sqlalchemy import Column, ColumnElement, Engine, String, Text, func, or_, select
 from sqlalchemy.sql import Executable
 
+from toolwire.errors import ToolRefusal
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import Refused, builtin, echo, format_cell
+from toolwire.tools.builtin._common import builtin, echo, format_cell
 from toolwire.tools.builtin._sql import (
     Scalar,
     engine_of,
@@ -60,7 +61,7 @@ def read_records(
     sql_table = readable_table(engine, table.strip())
     columns, refused = pick_columns(sql_table, [f.strip() for f in fields] if fields else None)
     if not columns:
-        raise Refused(f"no readable fields in table {echo(sql_table.name)}.")
+        raise ToolRefusal(f"no readable fields in table {echo(sql_table.name)}.")
     query = (
         select(*columns)
         .where(*equality_filters(sql_table, where_equals))
@@ -83,13 +84,13 @@ def search_records(
     """
     phrase = query.strip()
     if not phrase or len(phrase) > MAX_QUERY_CHARS:
-        raise Refused(f"query must be 1 to {MAX_QUERY_CHARS} characters.")
+        raise ToolRefusal(f"query must be 1 to {MAX_QUERY_CHARS} characters.")
     engine = engine_of(context)
     sql_table = readable_table(engine, table.strip())
     columns = readable_columns(sql_table)
     texts = [c for c in columns if isinstance(c.type, String | Text)]
     if not texts:
-        raise Refused(f"table {echo(sql_table.name)} has no readable text columns.")
+        raise ToolRefusal(f"table {echo(sql_table.name)} has no readable text columns.")
     statement = (
         select(*columns)
         .where(or_(*(_contains(c, phrase) for c in texts)))

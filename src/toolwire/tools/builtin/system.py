@@ -17,10 +17,11 @@ from typing import Annotated
 
 from pydantic import Field
 
+from toolwire.errors import ToolRefusal
 from toolwire.redact import mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import Refused, builtin, format_cell, workspace_of
+from toolwire.tools.builtin._common import builtin, format_cell, workspace_of
 from toolwire.tools.builtin._sql import is_sensitive
 
 REDACTED = "[redacted]"
@@ -112,7 +113,7 @@ def search_logs(context: ToolContext, text: str, lines: LogLines = 50) -> ToolRe
     """
     needle = text.strip().lower()
     if not needle or len(needle) > MAX_SEARCH_CHARS:
-        raise Refused(f"text must be 1 to {MAX_SEARCH_CHARS} characters.")
+        raise ToolRefusal(f"text must be 1 to {MAX_SEARCH_CHARS} characters.")
     hits = []
     for path in _log_files(context):
         hits += [f"{path.name}: {line}" for line in _redacted_tail(path) if needle in line.lower()]
@@ -147,7 +148,7 @@ def _safe_env_value(name: str, value: str) -> str:
 def _log_files(context: ToolContext) -> list[Path]:
     files = [p for p in workspace_of(context).log_files if p.is_file()]
     if not files:
-        raise Refused("the workspace has no readable log files.")
+        raise ToolRefusal("the workspace has no readable log files.")
     return files
 
 
