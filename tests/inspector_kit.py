@@ -182,8 +182,9 @@ class MemoryStore:
         self.cancel_flags.add(run_id)
         return True
 
-    def list_runs(self, *, limit: int = 50, offset: int = 0) -> list[Any]:
-        return [Record(r) for r in list(self.runs.values())[offset : offset + limit]]
+    def list_runs(self, *, limit: int = 50, offset: int = 0, waiting: bool = False) -> list[Any]:
+        runs = [r for r in self.runs.values() if not waiting or r["status"].startswith("awaiting")]
+        return [Record(r) for r in runs[offset : offset + limit]]
 
     def get_run(self, run_id: str) -> Any | None:
         run = self.runs.get(run_id)

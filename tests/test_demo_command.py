@@ -45,7 +45,7 @@ def test_demo_serves_the_page_and_a_scripted_run_completes_with_artifacts(
 
     assert events[0]["type"] == "context"
     assert events[0]["replay_label"].startswith("Demo replay")
-    assert events[-1]["type"] == "done"
+    assert events[-1]["type"] == "end"
     assert events[-1]["status"] == "completed"
     steps = [e["step"] for e in events if e["type"] == "step"]
     tool_steps = [s for s in steps if s["kind"] == "tool"]

@@ -50,7 +50,7 @@ async def test_the_stream_sends_context_steps_then_done_in_order(
         "step",
         "step",
         "step",
-        "done",
+        "end",
     ]
     assert [e["step"]["kind"] for e in events[1:-1]] == ["request", "llm", "tool", "request", "llm"]
     context, done = events[0], events[-1]
@@ -97,7 +97,7 @@ async def test_a_batch_run_returns_context_steps_and_result(client: httpx.AsyncC
         {"role": "system", "content": "be brief"},
         {"role": "user", "content": "orders?"},
     ]
-    assert data["result"]["type"] == "done"
+    assert (data["result"]["type"], data["result"]["status"]) == ("end", "completed")
 
 
 async def test_no_allowed_tools_means_a_plain_completion_with_no_tools(
@@ -113,8 +113,8 @@ async def test_no_allowed_tools_means_a_plain_completion_with_no_tools(
 async def test_the_round_cap_is_reported_as_truncated(client: httpx.AsyncClient) -> None:
     body = {"prompt": "x", "provider": "looping", "max_rounds": 2}
     result = (await client.post("/api/runs", json=body, headers=AUTH)).json()["result"]
-    assert (result["type"], result["truncated"], result["reason"]) == (
-        "done",
+    assert (result["status"], result["truncated"], result["reason"]) == (
+        "completed",
         True,
         "max_iterations",
     )
@@ -125,7 +125,7 @@ async def test_a_failed_run_ends_in_a_short_safe_error(client: httpx.AsyncClient
     response = await client.post("/api/runs/stream", json=body, headers=AUTH)
     last = lines(response.content)[-1]
     assert {k: last[k] for k in ("type", "status", "message")} == {
-        "type": "error",
+        "type": "end",
         "status": "failed",
         "message": "the provider call failed: ScriptExhausted",
     }
@@ -135,14 +135,14 @@ async def test_a_dry_run_records_the_request_only(client: httpx.AsyncClient) -> 
     body = {"prompt": "x", "dry_run": True}
     data = (await client.post("/api/runs", json=body, headers=AUTH)).json()
     assert [s["kind"] for s in data["steps"]] == ["request"]
-    assert (data["result"]["type"], data["result"]["reason"]) == ("done", "dry_run")
+    assert (data["result"]["status"], data["result"]["reason"]) == ("completed", "dry_run")
 
 
 async def test_cancelling_an_unknown_run_is_a_404(client: httpx.AsyncClient) -> None:
     response = await client.post("/api/runs/nope/cancel", headers=AUTH)
     assert response.status_code == 404
     assert response.json() == {
-        "error": {"code": "not_found", "message": "no running run has this id"}
+        "error": {"code": "not_found", "message": "no running or waiting run has this id"}
     }
 
 

@@ -36,7 +36,7 @@ def test_the_first_step_arrives_while_the_model_is_still_slow(base: str) -> None
                 kind = event["step"]["kind"] if event["type"] == "step" else event["type"]
                 arrivals.append((kind, time.monotonic() - started))
     kinds = [k for k, _ in arrivals]
-    assert kinds == ["context", "request", "llm", "tool", "request", "llm", "done"]
+    assert kinds == ["context", "request", "llm", "tool", "request", "llm", "end"]
     # The last model turn sleeps 1.5 s; everything before it must have arrived well before.
     assert arrivals[4][1] < arrivals[-1][1] - 1.0
 
@@ -53,7 +53,7 @@ def test_a_streamed_run_can_be_cancelled_from_another_request(base: str) -> None
         cancel = httpx.post(f"{base}/api/runs/{run_id}/cancel", headers=headers)
         assert cancel.json() == {"run_id": run_id, "cancelling": True, "where": "this_process"}
         rest = [loads(line) for line in lines if line.strip()]
-    assert [e["type"] for e in rest] == ["cancelled"]
+    assert [(e["type"], e["status"]) for e in rest] == [("end", "cancelled")]
     assert rest[0]["message"] == "The run was cancelled."
 
 

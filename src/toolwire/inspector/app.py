@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Query
 from fastapi import Path as PathParam
@@ -24,9 +24,11 @@ from toolwire.inspector import errors, service
 from toolwire.inspector.errors import ApiError, ErrorBody
 from toolwire.inspector.models import (
     CancelResult,
+    DecisionBody,
     Defaults,
     InvokeBody,
     InvokeResult,
+    PendingResult,
     RunBody,
     RunResult,
     RunsList,
@@ -35,15 +37,17 @@ from toolwire.inspector.models import (
 )
 from toolwire.inspector.security import SecurityMiddleware, token_guard
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, RunThreads, ndjson
+from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, RunTasks, ndjson
 from toolwire.jsonenc import sink_dumps_bytes
-from toolwire.runtime import Runtime
+from toolwire.runtime import ProviderRef, Runtime
+from toolwire.tools.api import ToolContext
+from toolwire.trace import Observer
 
 STATIC = Path(__file__).parent / "static"
 MAX_RUNS_PAGE = 200  # one screen of the runs browser, with room to spare
 MAX_RUN_ID_CHARS = 100  # ids are uuid hex; anything longer is not an id
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422)
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422)
 }
 RunId = Annotated[
     str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=r"^[0-9A-Za-z-]+$")
@@ -54,13 +58,18 @@ def create_app(settings: InspectorSettings) -> FastAPI:
     """The inspector app for ``settings``."""
     if settings.store is not None:
         settings.registry.availability = settings.store.load_availability()
-    runtime = Runtime(settings.registry, recorder=settings.store)
-    threads = RunThreads(runtime)
+    runtime = Runtime(
+        settings.registry,
+        recorder=settings.store,
+        state_key=settings.state_key,
+        provider_factory=lambda ref: _provider_of(settings, ref),
+    )
+    tasks = RunTasks(runtime.cancel, runtime.running)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
-        await asyncio.to_thread(threads.stop)  # runs settle as cancelled, not left running
+        await tasks.stop()  # running runs settle as cancelled, not left running
 
     app = FastAPI(
         lifespan=lifespan,
@@ -73,7 +82,7 @@ def create_app(settings: InspectorSettings) -> FastAPI:
     app.state.runtime = runtime
     errors.install(app)
     app.add_middleware(SecurityMiddleware)
-    app.include_router(_api(settings, runtime, threads))
+    app.include_router(_api(settings, runtime, tasks))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get(
@@ -91,6 +100,11 @@ def create_app(settings: InspectorSettings) -> FastAPI:
     return app
 
 
+def _provider_of(settings: InspectorSettings, ref: ProviderRef) -> Any:
+    """A resumed run's provider: the one this server offers under the stored name."""
+    return settings.provider_factory(ref.name, ref.model)
+
+
 def _json(value: Any, status: int = 200) -> Response:
     return Response(sink_dumps_bytes(value), status, media_type="application/json")
 
@@ -102,7 +116,7 @@ def _plain_record(record: Any) -> Any:
     return dataclasses.asdict(record)
 
 
-def _api(settings: InspectorSettings, runtime: Runtime, threads: RunThreads) -> APIRouter:
+def _api(settings: InspectorSettings, runtime: Runtime, tasks: RunTasks) -> APIRouter:
     api = APIRouter(prefix="/api", dependencies=[Depends(token_guard(settings.token))])
 
     @api.get("/defaults", response_model=Defaults, responses=_ERRORS)
@@ -132,8 +146,8 @@ def _api(settings: InspectorSettings, runtime: Runtime, threads: RunThreads) -> 
 
     @api.post("/runs", response_model=RunResult, responses=_ERRORS)
     async def run_batch(body: RunBody) -> Response:
-        channel = RunChannel(asyncio.get_running_loop())
-        threads.start(service.prepare_run(settings, runtime, body), channel)
+        channel = RunChannel()
+        _start(service.prepare_run(settings, runtime, body), channel)
         events = [event async for event in channel.events()]
         steps = [e["step"] for e in events if e["type"] == "step"]
         return _json({"context": events[0], "steps": steps, "result": events[-1]})
@@ -144,10 +158,47 @@ def _api(settings: InspectorSettings, runtime: Runtime, threads: RunThreads) -> 
         responses={200: {"content": {"application/x-ndjson": {}}}, **_ERRORS},
     )
     async def run_stream(body: RunBody) -> StreamingResponse:
-        live = service.prepare_run(settings, runtime, body)
-        channel = RunChannel(asyncio.get_running_loop())
-        threads.start(live, channel)
+        channel = RunChannel()
+        _start(service.prepare_run(settings, runtime, body), channel)
         return StreamingResponse(ndjson(channel), media_type=NDJSON, headers=STREAM_HEADERS)
+
+    def _start(live: service.LiveRun, channel: RunChannel) -> None:
+        def segment(on_step: Observer, on_start: Any) -> Any:
+            return runtime.run(live.request, observers=[on_step], on_start=on_start)
+
+        tasks.start(segment, live.context, channel)
+
+    @api.post(
+        "/runs/{run_id}/decision",
+        response_class=StreamingResponse,
+        responses={200: {"content": {"application/x-ndjson": {}}}, **_ERRORS},
+    )
+    async def decide(run_id: RunId, body: DecisionBody) -> StreamingResponse:
+        """Approve, deny or answer a waiting run; stream its resumed segment.
+
+        Every refusal (not waiting, a stale digest, input that does not fit, a state that
+        cannot be opened) is answered before the stream starts, and nothing ran."""
+        context = await asyncio.to_thread(service.resume_context, settings, runtime, run_id)
+        decision = service.decision_of(settings, body)
+        workspace = settings.workspace
+
+        def segment(on_step: Observer, on_start: Any) -> Any:
+            tool_context = ToolContext(user=settings.user, workspace=workspace)
+            return runtime.resume(run_id, decision, observers=[on_step], context=tool_context,
+                                  on_start=on_start)  # fmt: skip
+
+        channel = RunChannel()
+        started = tasks.start(segment, context, channel, refusable=True)
+        try:
+            await started
+        except Exception as exc:
+            raise service.refusal(exc) from None
+        return StreamingResponse(ndjson(channel), media_type=NDJSON, headers=STREAM_HEADERS)
+
+    @api.get("/runs/{run_id}/pending", response_model=PendingResult, responses=_ERRORS)
+    async def pending(run_id: RunId) -> Response:
+        pause = await asyncio.to_thread(service.pending, runtime, run_id)
+        return _json(pause.to_dict())
 
     _stored_runs(api, settings, runtime)
     return api
@@ -158,10 +209,11 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
     def runs(
         limit: Annotated[int, Query(ge=1, le=MAX_RUNS_PAGE)] = 50,
         offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+        waiting: bool = False,
     ) -> Response:
         if settings.store is None:
             return _json({"runs": [], "stored": False})
-        found = settings.store.list_runs(limit=limit, offset=offset)
+        found = settings.store.list_runs(limit=limit, offset=offset, waiting=waiting)
         return _json({"runs": [_plain_record(r) for r in found], "stored": True})
 
     @api.get("/runs/{run_id}", responses=_ERRORS)
@@ -175,6 +227,9 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
     def cancel(run_id: RunId) -> CancelResult:
         if runtime.cancel(run_id):
             return CancelResult(run_id=run_id, cancelling=True, where="this_process")
-        if settings.store is not None and settings.store.request_cancel(run_id):
-            return CancelResult(run_id=run_id, cancelling=True, where="store")
-        raise ApiError(404, "no running run has this id")
+        if runtime.cancel_anywhere(run_id):
+            where: Literal["store", "this_process"] = (
+                "store" if settings.store is not None else "this_process"
+            )
+            return CancelResult(run_id=run_id, cancelling=True, where=where)
+        raise ApiError(404, "no running or waiting run has this id")

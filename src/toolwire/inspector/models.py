@@ -18,6 +18,8 @@ MAX_PROMPT_CHARS = 200_000  # a long document pasted as a prompt; the body cap i
 MAX_NAME_CHARS = 200  # tool, group, provider and model names are identifiers
 MAX_TOOLS_LISTED = 1_000  # far more tools than any model can be offered usefully
 MAX_ARGUMENT_KEYS = 200  # a tool's parameters, with room to spare
+MAX_DIGEST_CHARS = 64  # a turn digest is 32 hex characters
+MAX_REASON_CHARS = 2_000  # a sentence or two on why a call was approved or denied
 
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 
@@ -51,6 +53,17 @@ class InvokeBody(_Strict):
     """Arguments for one direct tool call, as the model would send them."""
 
     arguments: dict[str, Any] = Field(default_factory=dict, max_length=MAX_ARGUMENT_KEYS)
+
+
+class DecisionBody(_Strict):
+    """An operator's answer to a waiting run, quoting the digest of the turn it was made on.
+
+    ``values`` is the person's input (``input`` only), checked against the tool's schema."""
+
+    action: Literal["approve", "deny", "input"]
+    digest: str = Field(min_length=1, max_length=MAX_DIGEST_CHARS, pattern=r"^[0-9a-f]+$")
+    reason: str | None = Field(default=None, max_length=MAX_REASON_CHARS)
+    values: dict[str, Any] | None = Field(default=None, max_length=MAX_ARGUMENT_KEYS)
 
 
 class ToolRow(BaseModel):
@@ -112,6 +125,17 @@ class RunResult(BaseModel):
 class RunsList(BaseModel):
     runs: list[dict[str, Any]]
     stored: bool
+
+
+class PendingResult(BaseModel):
+    """What a waiting run waits on: its pending calls, their previews and the turn digest."""
+
+    status: Literal["awaiting_approval", "awaiting_input"]
+    digest: str
+    calls: list[dict[str, Any]]
+    previews: list[dict[str, Any]]
+    input_tool: str | None
+    input_schema: dict[str, Any] | None
 
 
 class CancelResult(BaseModel):

@@ -13,11 +13,20 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
-from toolwire.errors import ConfigError
+from toolwire.errors import (
+    ConfigError,
+    InvalidInput,
+    RunNotWaiting,
+    StaleDecision,
+    StateError,
+    StateKeyMissing,
+)
 from toolwire.inspector.errors import ApiError
 from toolwire.inspector.models import (
+    DecisionBody,
     GroupRow,
     InvokeBody,
     InvokeResult,
@@ -27,17 +36,26 @@ from toolwire.inspector.models import (
     ToolsList,
 )
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.inspector.stream import LiveRun
 from toolwire.loop import RunOptions
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.providers.scripted import ScriptedProvider
-from toolwire.runtime import RunOutcome, RunRequest, Runtime
+from toolwire.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
+from toolwire.state import Pause
 from toolwire.tools.api import ToolContext, needs_approval
 from toolwire.tools.policy import Grant, TrustZone
 from toolwire.tools.registry import ToolState
 
 log = logging.getLogger("toolwire.inspector")
 DIRECT_CALL = "direct call"  # the provider label of a direct call's stored run
+Event = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiveRun:
+    """A request ready to run, with its context event (the run id is filled in at start)."""
+
+    request: RunRequest
+    context: Event
 
 
 def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) -> LiveRun:
@@ -160,3 +178,54 @@ def _stored_id(settings: InspectorSettings, outcome: RunOutcome) -> str | None:
     if settings.store is None or outcome.store_error is not None:
         return None
     return outcome.run_id
+
+
+def decision_of(settings: InspectorSettings, body: DecisionBody) -> OperatorDecision:
+    """The operator's decision as the runtime takes it; the acting user is the server's."""
+    return OperatorDecision(
+        action=body.action, digest=body.digest, actor=settings.user.name, reason=body.reason,
+        values=body.values,
+    )  # fmt: skip
+
+
+def resume_context(settings: InspectorSettings, runtime: Runtime, run_id: str) -> Event:
+    """The context line of a resumed segment (404 when the run is not waiting)."""
+    waiting = runtime.recorder.waiting(run_id)
+    if waiting is None:
+        raise ApiError(404, "no waiting run has this id")
+    scripted = waiting.provider.name == "scripted"
+    return {
+        "type": "context",
+        "provider": waiting.provider.name,
+        "model": waiting.provider.model,
+        "replay_label": settings.replay_label if scripted else None,
+        "privacy_level": settings.privacy_level,
+        "stored": settings.store is not None,
+        "resumed": True,
+    }
+
+
+def pending(runtime: Runtime, run_id: str) -> Pause:
+    """What a waiting run waits on, or the refusal for it."""
+    try:
+        return runtime.pending(run_id)
+    except (RunNotWaiting, StateError) as exc:
+        raise refusal(exc) from None
+
+
+def refusal(exc: Exception) -> ApiError:
+    """The API error for a decision the runtime refused before anything ran."""
+    if isinstance(exc, RunNotWaiting):
+        return ApiError(404, str(exc))
+    if isinstance(exc, StaleDecision):
+        return ApiError(409, str(exc), code="stale_decision")
+    if isinstance(exc, InvalidInput):
+        return ApiError(422, str(exc))
+    if isinstance(exc, StateKeyMissing):
+        return ApiError(409, f"this server cannot open suspended runs: {exc}", code="state_key")
+    if isinstance(exc, StateError):
+        return ApiError(409, f"the run's suspended state cannot be read: {exc}", code="state")
+    if isinstance(exc, ConfigError):
+        return ApiError(422, str(exc))
+    log.error("a decision failed before the run resumed", exc_info=exc)
+    return ApiError(500, "the decision could not be applied; see the server log")

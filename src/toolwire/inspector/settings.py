@@ -19,6 +19,7 @@ from toolwire.providers.base import Provider
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.providers.select import create_provider
 from toolwire.runtime import RunRecorder
+from toolwire.sealing import StateKey
 from toolwire.tools.api import User
 from toolwire.tools.registry import Availability, ToolRegistry
 
@@ -30,7 +31,9 @@ class InspectorStore(RunRecorder, Protocol):
     """The audit store as the inspector uses it (``toolwire.store.RunStore``)."""
 
     def request_cancel(self, run_id: str) -> bool: ...
-    def list_runs(self, *, limit: int = 50, offset: int = 0) -> list[Any]: ...
+    def list_runs(
+        self, *, limit: int = 50, offset: int = 0, waiting: bool = False
+    ) -> list[Any]: ...
     def get_run(self, run_id: str) -> Any | None: ...
     def load_availability(self) -> Availability: ...
     def set_tool_state(self, name: str, enabled: bool | None) -> None: ...
@@ -52,7 +55,10 @@ def new_token() -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InspectorSettings:
-    """Everything ``create_app`` needs. ``privacy_level`` names how the store keeps steps."""
+    """Everything ``create_app`` needs. ``privacy_level`` names how the store keeps steps.
+
+    ``state_key`` seals the state of a run that waits for approval or input; the same key must
+    be given to any process that resumes it."""
 
     registry: ToolRegistry
     provider_factory: ProviderFactory
@@ -63,6 +69,7 @@ class InspectorSettings:
     user: User = field(default_factory=lambda: User("admin", is_admin=True))
     replay_label: str = "Replay: scripted model, no provider is called"
     defaults: RunDefaults = field(default_factory=RunDefaults)
+    state_key: StateKey | None = None  # seals suspended runs; without it no run can wait
 
     def __post_init__(self) -> None:
         if len(self.token) < 16:  # a short token could be guessed over loopback

@@ -1,176 +1,165 @@
-"""A live run as a sequence of events, carried from its worker thread to an HTTP response.
+"""A live run as a sequence of events, carried from its asyncio task to an HTTP response.
 
-Each run executes in a worker thread with its own event loop, so a tool that blocks never
-stalls the server. Events cross to the server's loop through ``RunChannel`` (thread-safe:
-``call_soon_threadsafe`` onto an ``asyncio.Queue``). The order is fixed:
+Each run (or resumed segment of one) executes as an asyncio task on the server's own event
+loop: the seam runs synchronous tools in a worker thread and the runtime runs its blocking
+store calls through ``asyncio.to_thread``, so nothing stalls the server. Events reach the
+response through a ``RunChannel``. The order is fixed:
 
-1. exactly one ``context`` event (run id, provider, model, replay label, offered tools,
-   privacy level), before any step;
-2. one ``step`` event per recorded step, pushed the moment the trace records it;
-3. exactly one terminal event: ``done``, ``awaiting_approval``, ``awaiting_input``,
-   ``cancelled`` or ``error`` (a short, safe message; never exception text).
+1. exactly one ``{"type": "context", ...}`` line (run id, provider, model, replay label,
+   offered tools, privacy level), before any step;
+2. one ``{"type": "step", "step": {...}}`` line per recorded step, pushed the moment the trace
+   records it;
+3. exactly one ``{"type": "end", "status": <RunStatus>, ...}`` line. ``completed`` carries the
+   answer, usage, iterations, truncated and reason; ``failed`` and ``cancelled`` a short, safe
+   ``message``; ``awaiting_approval`` and ``awaiting_input`` carry ``pending`` (the pause).
 
-A reader that goes away does not stop the run: pushes to a closed channel are dropped, the
-run goes on in its thread and settles in the store as usual.
+A reader that goes away does not stop the run: the task goes on and settles in the store.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, assert_never
 
 from toolwire.jsonenc import sink_dumps_bytes
-from toolwire.lifecycle import RunStatus
-from toolwire.runtime import RunOutcome, RunRequest, Runtime
-from toolwire.trace import RunStep
+from toolwire.lifecycle import CANCELLED_MESSAGE, RUN_FAILED, RunStatus
+from toolwire.runtime import RunOutcome
+from toolwire.trace import Observer, RunStep
 
 log = logging.getLogger("toolwire.inspector")
 
-TERMINAL_TYPES = frozenset({"done", "awaiting_approval", "awaiting_input", "cancelled", "error"})
 # Some proxies hold back small chunks; a line of at least 4 KiB is passed on at once.
 STREAM_LINE_MIN_BYTES = 4096
-RUN_FAILED = "the run failed; see the server log"
 SHUTDOWN_GRACE_SECONDS = 5.0  # a cancelled run stops at its next step; a tool may take a while
-CANCELLED_MESSAGE = "The run was cancelled."
 NDJSON = "application/x-ndjson; charset=utf-8"
 STREAM_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
 
 Event = dict[str, Any]
+# A segment: given the step observer and the start callback, run and return the outcome.
+Segment = Callable[[Observer, Callable[[str], None]], Awaitable[RunOutcome]]
 
 
 class RunChannel:
-    """Events of one run: pushed from any thread, read in order on the server's loop."""
+    """Events of one run, in order. Pushing never blocks and never fails."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._queue: asyncio.Queue[Event] = asyncio.Queue()
-        self._open = True
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
 
     def push(self, event: Event) -> None:
-        """Never raises: a run must not fail because nobody is listening any more."""
-        if not self._open:
-            return
-        try:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
-        except RuntimeError:  # the server's loop has closed
-            self._open = False
+        self._queue.put_nowait(event)
+
+    def close(self) -> None:
+        """End the events without a terminal line (a segment refused before it started)."""
+        self._queue.put_nowait(None)
 
     async def events(self) -> AsyncIterator[Event]:
         """Every event up to and including the terminal one."""
         while True:
             event = await self._queue.get()
+            if event is None:
+                return
             yield event
-            if event["type"] in TERMINAL_TYPES:
+            if event["type"] == "end":
                 return
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LiveRun:
-    """A request ready to run, with its context event (the run id is filled in at start)."""
-
-    request: RunRequest
-    context: Event
-
-
-class RunThreads:
-    """The worker threads of live runs, so that a server shutting down can settle them.
+class RunTasks:
+    """The tasks of live runs, so that a server shutting down can settle them.
 
     On shutdown every running run is cancelled (it stops at its next step boundary, and an
     in-flight provider call is aborted) and given ``SHUTDOWN_GRACE_SECONDS`` to settle in the
     store as ``cancelled``; a run that overruns is marked ``interrupted`` at the next open.
+    A waiting run is not running: it stays waiting, to be resumed later.
     """
 
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-        self._threads: set[threading.Thread] = set()
-        self._lock = threading.Lock()
+    def __init__(self, cancel: Callable[[str], bool], running: Callable[[], list[str]]) -> None:
+        self._cancel = cancel
+        self._running = running
+        self._tasks: set[asyncio.Task[None]] = set()
 
-    def start(self, run: LiveRun, channel: RunChannel) -> None:
-        """Run ``run`` in a new worker thread, pushing its events to ``channel``."""
-        thread = threading.Thread(
-            target=self._work, args=(run, channel), name="toolwire-run", daemon=True
-        )
-        with self._lock:
-            self._threads.add(thread)
-        thread.start()
+    def start(
+        self, segment: Segment, context: Event, channel: RunChannel, *, refusable: bool = False
+    ) -> asyncio.Future[str]:
+        """Run ``segment`` as a task, pushing its events to ``channel``.
 
-    def _work(self, run: LiveRun, channel: RunChannel) -> None:
+        The returned future gets the run id once the segment has started. With ``refusable``,
+        an exception raised before the start is set on the future instead (nothing is
+        streamed: the caller answers with an error); otherwise it becomes a ``failed`` end.
+        """
+        started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(self._work(segment, context, channel, started, refusable))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return started
+
+    async def _work(
+        self,
+        segment: Segment,
+        context: Event,
+        channel: RunChannel,
+        started: asyncio.Future[str],
+        refusable: bool,
+    ) -> None:
+        def on_start(run_id: str) -> None:
+            channel.push({**context, "run_id": run_id})
+            if not started.done():
+                started.set_result(run_id)
+
+        def on_step(step: RunStep) -> None:
+            channel.push({"type": "step", "step": step.to_dict()})
+
         try:
-            _work(self.runtime, run, channel)
-        finally:
-            with self._lock:
-                self._threads.discard(threading.current_thread())
+            event = end_event(await segment(on_step, on_start))
+        except Exception as exc:
+            if not started.done() and refusable:
+                started.set_exception(exc)
+                channel.close()
+                return
+            log.exception("the run failed outside the runtime")
+            event = {"type": "end", "status": str(RunStatus.FAILED), "message": RUN_FAILED}
+        if not started.done():
+            channel.push({**context, "run_id": None})
+            started.set_result("")
+        channel.push(event)
 
-    def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
+    async def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
         """Cancel every running run and wait, up to ``grace_seconds`` in all, for them to end."""
-        for run_id in self.runtime.running():
-            self.runtime.cancel(run_id)
-        with self._lock:
-            threads = list(self._threads)
-        deadline = time.monotonic() + grace_seconds
-        for thread in threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
+        for run_id in self._running():
+            self._cancel(run_id)
+        tasks = list(self._tasks)
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace_seconds)
 
 
-def _work(runtime: Runtime, run: LiveRun, channel: RunChannel) -> None:
-    sent_context = False
-
-    def on_start(run_id: str) -> None:
-        nonlocal sent_context
-        sent_context = True
-        channel.push({**run.context, "run_id": run_id})
-
-    def on_step(step: RunStep) -> None:
-        channel.push({"type": "step", "step": step.to_dict()})
-
-    try:
-        outcome = asyncio.run(runtime.run(run.request, observers=[on_step], on_start=on_start))
-        event = terminal_event(outcome)
-    except Exception:
-        log.exception("the run's worker failed")
-        event = {"type": "error", "status": "failed", "message": RUN_FAILED}
-    if not sent_context:
-        channel.push({**run.context, "run_id": None})
-    channel.push(event)
-
-
-def terminal_event(outcome: RunOutcome) -> Event:
-    """The one terminal event for how ``outcome`` ended; ``type`` comes first."""
-    event = _terminal(outcome)
-    return {"type": event["type"], **event}
-
-
-def _terminal(outcome: RunOutcome) -> Event:
-    base: Event = {"run_id": outcome.run_id, "wall_ms": round(outcome.wall_ms, 2)}
+def end_event(outcome: RunOutcome) -> Event:
+    """The one terminal line for how ``outcome`` ended."""
+    base: Event = {"type": "end", "status": str(outcome.status), "run_id": outcome.run_id,
+                   "wall_ms": round(outcome.wall_ms, 2)}  # fmt: skip
     if outcome.store_error:
         base["store_error"] = outcome.store_error
     status = outcome.status
     if status is RunStatus.COMPLETED:
-        return {**base, **_done(outcome)}
+        return {**base, **_completed(outcome)}
     if status is RunStatus.AWAITING_APPROVAL or status is RunStatus.AWAITING_INPUT:
-        return {**base, "type": str(status), "status": str(status)}
+        pause = outcome.pause
+        return {**base, "pending": None if pause is None else pause.to_dict()}
     if status is RunStatus.CANCELLED:
-        return {**base, "type": "cancelled", "status": "cancelled", "message": CANCELLED_MESSAGE}
+        return {**base, "message": CANCELLED_MESSAGE}
     if status is RunStatus.FAILED or status is RunStatus.INTERRUPTED:
-        return {**base, "type": "error", "status": "failed", "message": outcome.error or RUN_FAILED}
+        return {**base, "message": outcome.error or RUN_FAILED}
     if status is RunStatus.RUNNING:  # a settled outcome is never running; say so safely
-        return {**base, "type": "error", "status": "failed", "message": RUN_FAILED}
+        return {**base, "status": str(RunStatus.FAILED), "message": RUN_FAILED}
     assert_never(status)
 
 
-def _done(outcome: RunOutcome) -> Event:
+def _completed(outcome: RunOutcome) -> Event:
     result = outcome.result
     if result is None:
-        return {"type": "error", "status": "failed", "message": RUN_FAILED}
+        return {"status": str(RunStatus.FAILED), "message": RUN_FAILED}
     usage = result.usage
     return {
-        "type": "done",
-        "status": "completed",
         "final_content": result.final_content,
         "usage": {
             "prompt_tokens": usage.prompt_tokens,
