@@ -99,11 +99,13 @@ async def _preview(index: int, call: ToolCall, tool: Tool, context: ToolContext)
             lines: Sequence[Any] = _argument_lines(call, arguments)
         else:
             lines = await asyncio.to_thread(own, arguments, context)
+        # a preview that returns one string, or something that is not lines at all (None),
+        # must not crash the run: a string is split, anything else fails inside this try
+        bounded = bound_preview(lines.splitlines() if isinstance(lines, str) else lines)
     except Exception as exc:
         log.warning("the preview of %r failed", call.name, exc_info=exc)
         return CallPreview(index=index, tool=call.name, lines=(preview_failed(exc),), failed=True)
-    bounded = bound_preview(lines)
-    if not bounded:
+    if not any(bounded):  # nothing, or only blank lines: the approver would read nothing
         return CallPreview(index=index, tool=call.name, lines=(NO_PREVIEW,), failed=True)
     return CallPreview(index=index, tool=call.name, lines=bounded)
 
