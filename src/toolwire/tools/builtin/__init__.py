@@ -1,15 +1,16 @@
 """The built-in tools, one module per family, over the run's ``Workspace``.
 
 Families and groups: records (``read_records``, ``search_records``, ``count_records``),
-structure, files, code, system (incl. ``probe_url``) and editing. Every built-in declares its
-group and data class explicitly; admin-only where it exposes diagnostics or secrets.
+structure, files, code, system (incl. ``probe_url``) and editing (``update_record``,
+``insert_record``, ``write_file``: every call waits for an operator's approval). Every built-in
+declares its group and data class explicitly; admin-only where it exposes diagnostics or secrets.
 """
 
 from __future__ import annotations
 
 from toolwire.tools.api import Tool
 from toolwire.tools.builtin.code import read_source, search_code
-from toolwire.tools.builtin.editing import update_record
+from toolwire.tools.builtin.editing import insert_record, update_record
 from toolwire.tools.builtin.files import browse_folder, file_info, find_files
 from toolwire.tools.builtin.probe import probe_url
 from toolwire.tools.builtin.records import count_records, read_records, search_records
@@ -23,6 +24,7 @@ from toolwire.tools.builtin.system import (
     list_packages,
     search_logs,
 )
+from toolwire.tools.builtin.writing import write_file
 
 
 def builtin_tools() -> list[Tool]:
@@ -35,7 +37,7 @@ def builtin_tools() -> list[Tool]:
         get_env, get_env_raw, get_system_status, list_packages, fetch_logs, search_logs,
         get_last_exception,
         probe_url,
-        update_record,
+        update_record, insert_record, write_file,
     ]  # fmt: skip
 
 

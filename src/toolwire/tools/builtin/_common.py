@@ -7,9 +7,11 @@ input, never data the model was not allowed to see, and never an exception messa
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from toolwire.errors import ToolRefusal
 from toolwire.result import ToolResult
@@ -44,6 +46,22 @@ def builtin(
         )
 
     return wrap
+
+
+def refusal_shown(previewer: Callable[..., list[str]]) -> Callable[..., list[str]]:
+    """A previewer whose refusal becomes its one line: the approver reads why the call will fail.
+
+    The refusal text is the one the model would read, so it shows nothing the tool would not.
+    """
+
+    @functools.wraps(previewer)
+    def previewing(*args: Any, **kwargs: Any) -> list[str]:
+        try:
+            return previewer(*args, **kwargs)
+        except ToolRefusal as refusal:
+            return [f"The call will be refused: {refusal}"]
+
+    return previewing
 
 
 def workspace_of(context: ToolContext) -> Workspace:

@@ -93,3 +93,20 @@ def walk_files(base: Path, folder: Path) -> Iterator[Path]:
             entry = here / name
             if contained(base, entry) and entry.is_file():
                 yield entry
+
+
+def writable_file(root: Path, raw: str) -> Path:
+    """Where a write of ``raw`` lands, symlinks resolved: inside ``root``, not a secret file,
+    and a regular file if it exists already. It need not exist, nor its folders."""
+    relative = check_relative(raw)
+    base = root.resolve()
+    target = (base / relative).resolve()
+    if not target.is_relative_to(base):
+        raise ToolRefusal(f"path {echo(raw)} leaves the files folder.")
+    if target == base or target.is_dir():
+        raise ToolRefusal(f"path {echo(raw)} is a folder; give a file's path.")
+    if is_secret_file(relative.name) or is_secret_file(target.name):
+        raise ToolRefusal(f"{echo(raw)} looks like a secrets file and is never written.")
+    if target.exists() and not stat.S_ISREG(target.stat().st_mode):
+        raise ToolRefusal(f"path {echo(raw)} is not a regular file.")
+    return target

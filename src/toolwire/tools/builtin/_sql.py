@@ -45,6 +45,9 @@ INVALID_FILTER = (
     f"invalid filter: at most {MAX_FILTERS} entries, each an existing, non-sensitive column "
     "with a scalar value."
 )
+READ_FAILED = "the workspace database could not be read."
+# A constraint (NOT NULL, UNIQUE, a foreign key) or a lock; its details stay in the log.
+WRITE_FAILED = "the workspace database refused the write."
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 Scalar = str | int | float | bool | None
@@ -117,13 +120,13 @@ def order_columns(table: Table) -> list[Column[object]]:
     return [c for c in table.primary_key.columns if not is_sensitive(c.name)]
 
 
-def guard(action: Callable[[], T]) -> T:
+def guard(action: Callable[[], T], failure: str = READ_FAILED) -> T:
     """Run a database action; a driver failure becomes a generic refusal, details to the log."""
     try:
         return action()
     except SQLAlchemyError:
         log.exception("a built-in tool's database access failed")
-        raise ToolRefusal("the workspace database could not be read.") from None
+        raise ToolRefusal(failure) from None
 
 
 def engine_of(context: ToolContext) -> Engine:

@@ -1,24 +1,28 @@
-"""Editing tools: ``update_record``, the one built-in that writes.
+"""Record-editing tools: ``update_record`` and ``insert_record``. Both wait for an operator.
 
-It needs an operator's approval and ships disabled. Until runs can be suspended for approval,
-the invoke seam refuses it before ``execute`` is ever reached; the implementation below is what
-will run once approval exists, and it keeps the read tools' rules: reflected identifiers only,
-no sensitive table or column, bound values, exactly one row addressed by its primary key.
+Every call pauses the run for a person, who reads the tool's preview first: the row before and
+after for an update, the row to be inserted for an insert. Both ship disabled. They keep the
+read tools' rules, in the tool and in its preview alike: reflected identifiers only, no
+sensitive table or column (a sensitive value is never shown, not even to the approver), values
+always bound, and an update addresses exactly one row by its single-column primary key.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from pydantic import Field
-from sqlalchemy import update
+from sqlalchemy import Column, Engine, Table, insert, select, update
 
 from toolwire.errors import ToolRefusal
 from toolwire.result import ToolResult
-from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, echo
+from toolwire.tools.api import Effect, ToolContext
+from toolwire.tools.builtin._common import builtin, echo, format_cell, refusal_shown
 from toolwire.tools.builtin._sql import (
     MAX_FILTERS,
+    WRITE_FAILED,
     Scalar,
     engine_of,
     guard,
@@ -26,7 +30,53 @@ from toolwire.tools.builtin._sql import (
     readable_table,
 )
 
+MAX_INSERT_COLUMNS = 50  # a row of a real table, not a payload smuggled in as columns
+
 Values = Annotated[dict[str, Scalar], Field(min_length=1, max_length=MAX_FILTERS)]
+InsertValues = Annotated[dict[str, Scalar], Field(min_length=1, max_length=MAX_INSERT_COLUMNS)]
+
+UPDATE_COLUMNS = "values may only name existing, non-sensitive, non-key columns."
+INSERT_COLUMNS = "values may only name existing, non-sensitive columns."
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A write's reflected table and the columns it may set, checked before anything runs."""
+
+    engine: Engine
+    table: Table
+    columns: dict[str, Column[Any]]
+
+
+def _target(context: ToolContext, table: str) -> tuple[Engine, Table]:
+    engine = engine_of(context)
+    return engine, readable_table(engine, table.strip())
+
+
+def _insert_target(context: ToolContext, table: str, values: Mapping[str, Scalar]) -> Target:
+    engine, sql_table = _target(context, table)
+    return _checked(engine, sql_table, values, INSERT_COLUMNS, frozenset())
+
+
+def _update_target(context: ToolContext, table: str, values: Mapping[str, Scalar]) -> Target:
+    engine, sql_table = _target(context, table)
+    keys = list(sql_table.primary_key.columns)
+    if len(keys) != 1:
+        raise ToolRefusal(f"table {echo(sql_table.name)} has no single-column primary key.")
+    return _checked(engine, sql_table, values, UPDATE_COLUMNS, frozenset({keys[0].name}))
+
+
+def _checked(
+    engine: Engine, table: Table, values: Mapping[str, Scalar], rule: str, keys: frozenset[str]
+) -> Target:
+    columns = {c.name: c for c in readable_columns(table) if c.name not in keys}
+    if any(name not in columns for name in values):
+        raise ToolRefusal(rule)
+    return Target(engine, table, columns)
+
+
+def _key(target: Target) -> Column[Any]:
+    return next(iter(target.table.primary_key.columns))
 
 
 @builtin(
@@ -34,22 +84,77 @@ Values = Annotated[dict[str, Scalar], Field(min_length=1, max_length=MAX_FILTERS
     data_class="content",
     enabled_by_default=False,
     requires_approval=True,
+    effect=Effect.IDEMPOTENT_WRITE,
 )
 def update_record(table: str, id: int, values: Values, context: ToolContext) -> ToolResult:
     """Set columns of one row, found by its single-column primary key ``id``. Needs approval."""
-    engine = engine_of(context)
-    sql_table = readable_table(engine, table.strip())
-    keys = list(sql_table.primary_key.columns)
-    if len(keys) != 1:
-        raise ToolRefusal(f"table {echo(sql_table.name)} has no single-column primary key.")
-    writable = {c.name for c in readable_columns(sql_table)} - {keys[0].name}
-    if any(name not in writable for name in values):
-        raise ToolRefusal("values may only name existing, non-sensitive, non-key columns.")
-    statement = update(sql_table).where(keys[0] == id).values(**values)
+    target = _update_target(context, table, values)
+    statement = update(target.table).where(_key(target) == id).values(**values)
 
     def write() -> int:
-        with engine.begin() as connection:
+        with target.engine.begin() as connection:
             return connection.execute(statement).rowcount
 
     changed = guard(write)
-    return ToolResult.text(f"{sql_table.name} row {id}: {changed} row updated.")
+    return ToolResult.text(f"{target.table.name} row {id}: {changed} row updated.")
+
+
+@update_record.previewer
+@refusal_shown
+def _preview_update(table: str, id: int, values: Values, context: ToolContext) -> list[str]:
+    target = _update_target(context, table, values)
+    before = _current(target, id, list(values))
+    heading = f"update {target.table.name} row {id}:"
+    if before is None:
+        return [heading, f"no row of {target.table.name} has id {id}; nothing would change."]
+    return [heading, *(_change(name, before[name], new) for name, new in values.items())]
+
+
+def _change(name: str, before: object, after: object) -> str:
+    return f"{name}: {format_cell(before)} → {format_cell(after)}"
+
+
+def _current(target: Target, id: int, names: list[str]) -> Mapping[str, Any] | None:
+    query = select(*(target.columns[n] for n in names)).where(_key(target) == id)
+
+    def read() -> Mapping[str, Any] | None:
+        with target.engine.connect() as connection:
+            row = connection.execute(query).first()
+        return None if row is None else dict(zip(names, row, strict=True))
+
+    return guard(read)
+
+
+@builtin(
+    group="editing",
+    data_class="content",
+    enabled_by_default=False,
+    requires_approval=True,
+    effect=Effect.NON_IDEMPOTENT_WRITE,
+)
+def insert_record(table: str, values: InsertValues, context: ToolContext) -> ToolResult:
+    """Insert one row into a table; answers with the new row's primary key. Needs approval."""
+    target = _insert_target(context, table, values)
+    statement = insert(target.table).values(**values)
+
+    def write() -> tuple[Any, ...]:
+        with target.engine.begin() as connection:
+            return tuple(connection.execute(statement).inserted_primary_key or ())
+
+    key = guard(write, WRITE_FAILED)
+    return ToolResult.text(f"{target.table.name}: 1 row inserted{_key_text(target, key)}.")
+
+
+def _key_text(target: Target, key: tuple[Any, ...]) -> str:
+    pairs = zip(target.table.primary_key.columns, key, strict=False)
+    shown = [f"{c.name} = {format_cell(v)}" for c, v in pairs if c.name in target.columns]
+    return f", {', '.join(shown)}" if shown else ""
+
+
+@insert_record.previewer
+@refusal_shown
+def _preview_insert(table: str, values: InsertValues, context: ToolContext) -> list[str]:
+    target = _insert_target(context, table, values)
+    ordered = [name for name in target.columns if name in values]
+    lines = [f"{name}: {format_cell(values[name])}" for name in ordered]
+    return [f"insert into {target.table.name}:", *lines]

@@ -1,0 +1,97 @@
+"""File writing: ``write_file``, which waits for an operator on every call.
+
+The path is confined exactly as the read tools confine theirs (``_paths``): relative, no NUL,
+no ``..``, no symlink out of the files root, never a secrets file. The text is capped at
+``MAX_WRITE_BYTES``. A write replaces the file atomically (a temporary file beside it, then a
+rename), so a reader never sees half a file; missing parent folders are created inside the root.
+
+The approver's preview is a unified diff of the file as it is against the new text, or, for a
+new file, its size and first lines. It is built from the same checks, so a path the tool would
+refuse is never read for a preview either.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from toolwire.errors import ToolRefusal
+from toolwire.result import ToolResult
+from toolwire.tools.api import Effect, ToolContext
+from toolwire.tools.builtin._common import builtin, echo, files_root, refusal_shown
+from toolwire.tools.builtin._paths import writable_file
+
+MAX_WRITE_BYTES = 200_000  # a source file or a document; anything larger is data, not an edit
+MAX_DIFF_BYTES = 1_000_000  # an existing file larger than this is not diffed line by line
+NEW_FILE_LINES = 19  # with the heading, one screenful of the approver's preview
+NEW_FILE_MODE = 0o644  # what a text file in a project usually is; an existing file keeps its own
+
+
+def _encoded(text: str) -> bytes:
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON can carry one, UTF-8 cannot
+        raise ToolRefusal("text is not valid Unicode; nothing was written.") from None
+    if len(data) > MAX_WRITE_BYTES:
+        raise ToolRefusal(f"text is {len(data)} bytes; write_file takes at most {MAX_WRITE_BYTES}.")
+    return data
+
+
+def _shown(path: str) -> str:
+    return PurePosixPath(path.strip()).as_posix()
+
+
+# Data class "content": the provider only ever reads back a byte and line count of text the
+# model wrote itself; the file as it was reaches the approver's preview alone, never a model.
+@builtin(
+    group="editing",
+    data_class="content",
+    enabled_by_default=True,
+    requires_approval=True,
+    effect=Effect.IDEMPOTENT_WRITE,
+)
+def write_file(path: str, text: str, context: ToolContext) -> ToolResult:
+    """Write text to a file in the workspace's files folder, replacing it. Needs approval."""
+    target = writable_file(files_root(context), path)
+    data = _encoded(text)
+    try:
+        _replace(target, data)
+    except OSError:
+        raise ToolRefusal(f"path {echo(path)} could not be written.") from None
+    lines = len(text.splitlines())
+    return ToolResult.text(f"wrote {_shown(path)}: {len(data)} bytes, {lines} lines.")
+
+
+def _replace(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    mode = target.stat().st_mode & 0o777 if target.exists() else NEW_FILE_MODE
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".toolwire-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@write_file.previewer
+@refusal_shown
+def _preview_write(path: str, text: str, context: ToolContext) -> list[str]:
+    target = writable_file(files_root(context), path)
+    _encoded(text)
+    shown = _shown(path)
+    new = text.splitlines()
+    if not target.exists():
+        return [f"new file {shown}, {len(new)} lines", *new[:NEW_FILE_LINES]]
+    size = target.stat().st_size
+    if size > MAX_DIFF_BYTES:
+        return [f"replace {shown} ({size} bytes, too large to compare) with {len(new)} lines"]
+    old = target.read_bytes().decode("utf-8", "replace").splitlines()
+    diff = difflib.unified_diff(old, new, f"a/{shown}", f"b/{shown}", lineterm="")
+    return list(diff) or [f"{shown} already holds this text; nothing would change."]
