@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire import Artifact, ScriptedProvider, ToolRegistry, ToolResult, tool
 from toolwire.errors import ConfigError
@@ -76,8 +77,44 @@ def boom() -> str:
     raise RuntimeError("secret-path /etc/shadow leaked in an exception")
 
 
+WRITES: list[str] = []  # what write_note wrote, in order, across every test of a process
+
+
+@tool(group="files", data_class="public", requires_approval=True)
+def write_note(path: str, text: str) -> str:
+    """Write a note; every call waits for an operator's approval."""
+    WRITES.append(f"{path}: {text}")
+    return f"wrote {len(text)} characters to {path}"
+
+
+@write_note.previewer
+def _preview_note(path: str, text: str) -> list[str]:
+    return [f"write {path}", *(f"+ {line}" for line in text.splitlines())]
+
+
+class TripInput(BaseModel):
+    """What a person fills in before a trip is booked."""
+
+    model_config = ConfigDict(extra="forbid")
+    city: str = Field(min_length=2, max_length=40, title="City", description="Where to go")
+    nights: int = Field(ge=1, le=30, title="Nights")
+    window: bool = Field(default=False, title="Window seat")
+
+
+@tool(group="files", data_class="public", input_model=TripInput)
+def book_trip(city: str = "", nights: int = 1, window: bool = False) -> str:
+    """Book a trip; a person gives the city and the nights."""
+    seat = "window" if window else "aisle"
+    return f"booked {nights} nights in {city}, {seat} seat"
+
+
 def registry() -> ToolRegistry:
     return ToolRegistry([lookup, every_artifact, odd_artifacts, echo, dormant, boom])
+
+
+def waiting_registry() -> ToolRegistry:
+    """The usual tools and two that make a run wait: one for approval, one for input."""
+    return ToolRegistry([lookup, echo, write_note, book_trip])
 
 
 def call(name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -99,6 +136,11 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
     + [{"content": "gave up"}],
     "exhausted": [{"tool_calls": [call("lookup", {"customer": "Ada"})]}],
     "hang": [{"content": "never", "delay_ms": 20_000}],
+    "approve": [
+        {"tool_calls": [call("write_note", {"path": "notes/a.md", "text": "one\ntwo"})]},
+        {"content": "The note is written."},
+    ],
+    "ask": [{"tool_calls": [call("book_trip", {})]}, {"content": "The trip is booked."}],
 }  # fmt: skip
 
 
@@ -116,8 +158,9 @@ def factory(
 
 
 def settings(**extra: Any) -> InspectorSettings:
+    tools = extra.pop("registry", None) or registry()
     return InspectorSettings(
-        registry=registry(), provider_factory=factory(extra.pop("scripts", None)), token=TOKEN,
+        registry=tools, provider_factory=factory(extra.pop("scripts", None)), token=TOKEN,
         **extra,
     )  # fmt: skip
 
