@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from importlib import import_module
 
 import typer
 
@@ -18,6 +19,8 @@ app = typer.Typer(
 def load_commands() -> None:
     """Import every command module; each registers its commands on ``app``."""
     from toolwire.cli import demo, run, runs, serve  # noqa: F401  (this order is --help's)
+
+    import_module("toolwire.cli.decisions")  # the ``runs`` decision commands
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.app import app
+from toolwire.cli.keys import make_key
 from toolwire.cli.server import DEFAULT_PORT, refuse_remote, run_server
 from toolwire.cli.show import error, safe
 from toolwire.demo import prepare_demo
@@ -56,6 +57,7 @@ def demo(
         factory = provider_factory(shop.script_path, base_url=base_url, trust_zone=trust_zone)
         factory(provider, model)  # a missing key or model fails now, not at the first run
         store = RunStore.open(db or str(folder / "runs.sqlite"), privacy=privacy)
+        key = make_key(folder)
     except ToolwireError as exc:
         error(console, safe(str(exc), None))
         raise typer.Exit(1) from None
@@ -66,6 +68,7 @@ def demo(
         privacy_level=str(privacy),
         workspace=shop.workspace,
         replay_label=REPLAY_LABEL,
+        state_key=key,
         defaults=RunDefaults(prompt=shop.prompt, provider=provider, model=model or ""),
     )
     console.print(Text(f"Demo workspace: {shop.root}"))

@@ -1,4 +1,9 @@
-"""``toolwire run`` and ``toolwire tools``."""
+"""``toolwire run`` and ``toolwire tools``.
+
+A run that waits for a person asks inline when a person is at the terminal; otherwise it
+stays waiting in the store, and the command prints how to resume it and exits with
+``WAITING_EXIT_CODE``.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +16,16 @@ from rich.table import Table
 from rich.text import Text
 
 from toolwire.cli.app import app
+from toolwire.cli.ask import carry_on, decision_errors, interactive
+from toolwire.cli.keys import read_key
+from toolwire.cli.outcome import report
 from toolwire.cli.show import StepPrinter, error, safe
 from toolwire.cli.store import DbOption, open_or_warn
 from toolwire.errors import StoreError, ToolwireError
-from toolwire.lifecycle import RunStatus
 from toolwire.loop import MAX_ROUNDS, RunOptions
 from toolwire.privacy import PrivacyLevel
 from toolwire.providers.select import create_provider
-from toolwire.runtime import RunOutcome, RunRequest, Runtime
+from toolwire.runtime import RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.tools.api import ToolContext, User
 from toolwire.tools.defaults import default_registry
@@ -77,33 +84,22 @@ def run(
     except ToolwireError as exc:
         error(console, safe(str(exc), None))
         raise typer.Exit(1) from None
+    key = read_key(console)
     store = open_or_warn(console, db, level)
-    runtime = Runtime(registry_for(console, store), recorder=store)
+    runtime = Runtime(registry_for(console, store), recorder=store, state_key=key)
     request = RunRequest.of(
         prompt, system=system, provider=provider, model=model, options=options, context=context
     )
+    observers = [StepPrinter(console)]
     try:
-        outcome = runtime.run_sync(request, observers=[StepPrinter(console)])
+        outcome = runtime.run_sync(request, observers=observers)
+        if outcome.status.waiting and interactive():
+            with decision_errors(console):
+                outcome = carry_on(console, runtime, outcome, observers)
     finally:
         if store is not None:
             store.close()
-    _report(console, outcome, recorded=store is not None)
-
-
-def _report(console: Console, outcome: RunOutcome, *, recorded: bool) -> None:
-    if outcome.store_error:
-        console.print(Text(f"warning: {outcome.store_error}", style="yellow"))
-    elif recorded:
-        console.print(Text(f"\nrun {outcome.run_id} recorded", style="dim"))
-    result = outcome.result
-    if outcome.status is not RunStatus.COMPLETED or result is None:
-        error(console, outcome.error or outcome.status.value)
-        raise typer.Exit(1)
-    status = f"{result.reason}" + (
-        " (answer synthesised at the round cap)" if result.truncated else ""
-    )
-    console.print(Text(f"{status}; {result.usage.total_tokens} tokens", style="dim"))
-    console.print(Text(safe(result.final_content, None)))
+    report(console, outcome, recorded=store is not None, db=db)
 
 
 def registry_for(console: Console, store: RunStore | None) -> ToolRegistry:

@@ -19,7 +19,9 @@ from toolwire.errors import StoreError
 from toolwire.jsonenc import dumps
 from toolwire.store import RunSummary, StoredRun
 
-runs_app = typer.Typer(help="Recorded runs: list, show, purge.", no_args_is_help=True)
+runs_app = typer.Typer(
+    help="Recorded runs: list, show, purge; decide on waiting runs.", no_args_is_help=True
+)
 app.add_typer(runs_app, name="runs")
 
 # A value longer than this is cut in `runs show`; the store keeps it whole.
@@ -37,7 +39,7 @@ def list_runs(
     """The newest runs first."""
     console = Console(highlight=False, soft_wrap=True)
     with open_or_exit(console, db) as store:
-        found = _guard(console, lambda: store.list_runs(limit=limit, offset=offset))
+        found = guard(console, lambda: store.list_runs(limit=limit, offset=offset))
     if not found:
         console.print(Text("no runs recorded"))
         return
@@ -52,7 +54,7 @@ def show_run(
     """One run with its stored steps."""
     console = Console(highlight=False, soft_wrap=True)
     with open_or_exit(console, db) as store:
-        stored = _guard(console, lambda: store.get_run(run_id))
+        stored = guard(console, lambda: store.get_run(run_id))
     if stored is None:
         error(console, f"no run with id {safe(run_id, 80)}")
         raise typer.Exit(1)
@@ -73,11 +75,11 @@ def purge(
     """Delete finished runs (and their steps) created more than DAYS days ago."""
     console = Console(highlight=False, soft_wrap=True)
     with open_or_exit(console, db) as store:
-        count = _guard(console, lambda: store.purge(older_than_days=older_than))
+        count = guard(console, lambda: store.purge(older_than_days=older_than))
     console.print(Text(f"purged {count} run{'s' if count != 1 else ''}"))
 
 
-def _guard(console: Console, action: Any) -> Any:
+def guard(console: Console, action: Any) -> Any:
     try:
         return action()
     except StoreError as exc:

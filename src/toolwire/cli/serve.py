@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from toolwire.cli.app import app
+from toolwire.cli.keys import make_key
 from toolwire.cli.server import DEFAULT_PORT, refuse_remote, run_server
 from toolwire.cli.show import error, safe
 from toolwire.errors import ToolwireError
@@ -25,8 +26,14 @@ def build_settings(
     privacy: PrivacyLevel = PrivacyLevel.METADATA,
     *,
     workspace: Path | None = None,
+    key_folder: Path | None = None,
 ) -> InspectorSettings:
-    """Settings for a served inspector; with ``db``, runs and tool states go to the store."""
+    """Settings for a served inspector; with ``db``, runs and tool states go to the store.
+
+    The state key comes from the environment or ``state.key`` in ``key_folder`` (default: the
+    user data directory), and is created there when there is none.
+    """
+    key = make_key(key_folder)
     store = RunStore.open(db, privacy=privacy) if db is not None else None
     return InspectorSettings(
         registry=default_registry(),
@@ -35,6 +42,7 @@ def build_settings(
         store=store,
         privacy_level=str(privacy) if store is not None else None,
         workspace=load_workspace(workspace) if workspace is not None else None,
+        state_key=key,
     )
 
 

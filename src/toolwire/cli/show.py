@@ -7,11 +7,15 @@ import re
 from rich.console import Console
 from rich.text import Text
 
+from toolwire.jsonenc import dumps
+from toolwire.lifecycle import RunStatus
+from toolwire.state import Pause
 from toolwire.trace import RunStep
 
 # C0/C1 controls (but tab and newline) could move the cursor or recolour the terminal.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _PREVIEW_CHARS = 160
+_DECIDED = {"approve": "approved", "deny": "denied", "input": "answered"}
 
 
 def safe(text: str, limit: int | None = _PREVIEW_CHARS) -> str:
@@ -39,6 +43,8 @@ def step_line(step: RunStep) -> Text:
         calls = step.requested_tool_calls or ()
         what = "calls " + ", ".join(safe(c.name, 60) for c in calls) if calls else "answers"
         return head + Text(f"← model {what} ({step.duration_ms:.0f} ms)", style="cyan")
+    if step.kind == "decision":
+        return head + Text(decision_text(step), style="magenta")
     status = Text("error", style="red") if step.tool_is_error else Text("ok", style="green")
     count = len(step.tool_artifacts or ())
     return (
@@ -49,8 +55,26 @@ def step_line(step: RunStep) -> Text:
     )
 
 
-def printer(console: Console) -> StepPrinter:
-    return StepPrinter(console)
+def decision_text(step: RunStep) -> str:
+    """A person's decision: who and which, with the reason; never the input's values."""
+    verb = _DECIDED.get(step.decision or "", safe(step.decision or "?", 20))
+    text = f"  {verb} by {safe(step.decided_by or '?', 60)}"
+    if step.decision_reason:
+        text += f": {safe(step.decision_reason)}"
+    return text
+
+
+def pause_lines(pause: Pause) -> list[Text]:
+    """A waiting run's pending turn: each call with its preview, and the input it asks for."""
+    what = "approval" if pause.status is RunStatus.AWAITING_APPROVAL else "input"
+    lines = [Text(f"waiting for {what} · turn {pause.digest}")]
+    for preview in pause.previews:
+        lines.append(Text(f"  call {preview.index + 1}: {safe(preview.tool, 60)}", style="bold"))
+        lines += [Text(f"    {safe(line, None)}") for line in preview.lines]
+    if pause.input_tool is not None:
+        schema = dumps(dict(pause.input_schema or {}))
+        lines.append(Text(f"  input for {safe(pause.input_tool, 60)}: {safe(schema, None)}"))
+    return lines
 
 
 class StepPrinter:

@@ -1,0 +1,123 @@
+"""``toolwire runs pending|approve|deny|input|cancel``: deciding on waiting runs.
+
+A decision quotes the pending turn's digest (``--turn``, else the turn pending right now), is
+taken by the operating system's user, and resumes the run in this process: its provider is
+rebuilt from the stored reference (keys from the environment), its tools' context from the
+sealed state. The steps print live, as in ``toolwire run``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from toolwire.cli.ask import (
+    NOT_AN_OBJECT,
+    actor,
+    carry_on,
+    decision_errors,
+    interactive,
+    json_object,
+)
+from toolwire.cli.keys import read_key
+from toolwire.cli.outcome import report
+from toolwire.cli.run import registry_for
+from toolwire.cli.runs import guard, runs_app
+from toolwire.cli.show import StepPrinter, error, pause_lines, safe
+from toolwire.cli.store import DbOption, open_or_exit
+from toolwire.errors import DecisionError, StateError
+from toolwire.runtime import OperatorDecision, Runtime
+
+RunId = Annotated[str, typer.Argument(help="The waiting run's id.")]
+Turn = Annotated[
+    str | None,
+    typer.Option("--turn", help="The pending turn's digest (default: the turn pending now)."),
+]
+Reason = Annotated[str | None, typer.Option("--reason", help="Why; kept with the decision.")]
+
+
+@runs_app.command("pending")
+def pending(db: DbOption = None) -> None:
+    """The runs waiting for a person, each with its pending calls and their previews."""
+    console = Console(highlight=False, soft_wrap=True)
+    with open_or_exit(console, db) as store:
+        found = guard(console, lambda: store.list_runs(waiting=True, limit=1000))
+        runtime = Runtime(registry_for(console, store), recorder=store,
+                          state_key=read_key(console))  # fmt: skip
+        if not found:
+            console.print(Text("no run is waiting"))
+        for summary in found:
+            created = summary.created_at[:19].replace("T", " ")
+            console.print(Text(f"\nrun {summary.id}  {summary.status}  {created}", style="bold"))
+            try:
+                lines = pause_lines(runtime.pending(summary.id))
+            except (StateError, DecisionError) as exc:
+                lines = [Text(f"  cannot show its pending turn: {safe(str(exc), None)}")]
+            for line in lines:
+                console.print(line)
+
+
+@runs_app.command("approve")
+def approve(run_id: RunId, reason: Reason = None, turn: Turn = None, db: DbOption = None) -> None:
+    """Approve the pending calls of a waiting run and carry the run on."""
+    _decide(run_id, "approve", db, turn=turn, reason=reason)
+
+
+@runs_app.command("deny")
+def deny(run_id: RunId, reason: Reason = None, turn: Turn = None, db: DbOption = None) -> None:
+    """Deny the pending calls (the model reads that they were denied) and carry the run on."""
+    _decide(run_id, "deny", db, turn=turn, reason=reason)
+
+
+@runs_app.command("input")
+def give_input(
+    run_id: RunId,
+    values: Annotated[str, typer.Option("--json", help="The input, as a JSON object.")],
+    turn: Turn = None,
+    db: DbOption = None,
+) -> None:
+    """Answer a run waiting for input; the input is checked against the tool's schema."""
+    parsed = json_object(values)
+    if parsed is None:
+        error(Console(highlight=False, soft_wrap=True), NOT_AN_OBJECT)
+        raise typer.Exit(1)
+    _decide(run_id, "input", db, turn=turn, values=parsed)
+
+
+@runs_app.command("cancel")
+def cancel(run_id: RunId, db: DbOption = None) -> None:
+    """Cancel a running or waiting run; a waiting run never resumes."""
+    console = Console(highlight=False, soft_wrap=True)
+    with open_or_exit(console, db) as store:
+        cancelled = guard(console, lambda: store.request_cancel(run_id))
+    if not cancelled:
+        error(console, f"no running or waiting run has the id {safe(run_id, 80)}")
+        raise typer.Exit(1)
+    console.print(Text(f"run {run_id} cancelled"))
+
+
+def _decide(
+    run_id: str,
+    action: Literal["approve", "deny", "input"],
+    db: str | None,
+    *,
+    turn: str | None,
+    reason: str | None = None,
+    values: dict[str, Any] | None = None,
+) -> None:
+    console = Console(highlight=False, soft_wrap=True)
+    key = read_key(console)
+    with open_or_exit(console, db) as store:
+        runtime = Runtime(registry_for(console, store), recorder=store, state_key=key)
+        observers = [StepPrinter(console)]
+        with decision_errors(console):
+            digest = turn or runtime.pending(run_id).digest
+            decision = OperatorDecision(action=action, digest=digest, actor=actor(),
+                                        reason=reason, values=values)  # fmt: skip
+            outcome = runtime.resume_sync(run_id, decision, observers=observers)
+            if outcome.status.waiting and interactive():
+                outcome = carry_on(console, runtime, outcome, observers)
+    report(console, outcome, recorded=True, db=db)
