@@ -1,0 +1,163 @@
+"""Suspended runs in a real store: killed between suspend and resume, racing resumes from two
+processes, no plaintext of the state at rest, and cancel of a waiting run."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from toolwire import ScriptedProvider
+from toolwire.errors import RunNotWaiting
+from toolwire.lifecycle import RunStatus
+from toolwire.privacy import PrivacyLevel
+from toolwire.runtime import OperatorDecision, RunRequest, Runtime
+from toolwire.sealing import StateKey
+from toolwire.store import RunStore
+
+from . import resume_kit
+from .conftest import Backend
+from .resume_kit import Kit, answer, run_columns, step_payloads
+
+CANARY = "canary-7f3e9a1d"
+EXECUTED = ["note 0", "mark 1", "note 2"]
+
+
+def kill(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGKILL)  # no atexit, no flush, no settle: only the store survives
+    proc.communicate(timeout=resume_kit.WAIT_SECONDS)  # reaps it and closes its pipe
+
+
+def test_a_run_killed_while_waiting_is_resumed_by_a_new_process(tmp_path: Path) -> None:
+    kit = Kit.make(tmp_path)
+    url = str(tmp_path / "runs.db")
+    proc, suspended = kit.suspend(url)
+    assert suspended["status"] == "awaiting_approval"
+    assert kit.marks() == ["note 0"]  # round 1 ran; the paused turn did not
+    kill(proc)
+    assert proc.returncode == -signal.SIGKILL
+    row = run_columns(url, suspended["run_id"])
+    assert row["status"] == "awaiting_approval" and row["script"] == str(tmp_path / "script.json")
+
+    (resumer,) = kit.resume(url, suspended["run_id"], suspended["digest"])
+    assert answer(resumer) == {"status": "completed", "answer": "finished", "iterations": 3}
+    assert kit.marks() == EXECUTED
+    first, *rest = kit.marker.read_text().splitlines()
+    assert first.endswith(str(proc.pid)) and all(line.endswith(str(resumer.pid)) for line in rest)
+    with RunStore.open(url) as store:
+        run = store.get_run(suspended["run_id"])
+        assert run is not None
+        assert (run.status, run.rounds, run.prompt_tokens, run.completion_tokens) == (
+            "completed", 3, 13, 7
+        )  # fmt: skip
+        assert [(s["kind"], s["round"]) for s in run.steps] == [
+            ("request", 1), ("llm", 1), ("tool", 1), ("request", 2), ("llm", 2),
+            ("decision", 2), ("tool", 2), ("tool", 2), ("request", 3), ("llm", 3),
+        ]  # fmt: skip
+        assert [s["sequence"] for s in run.steps] == list(range(1, 11))
+    row = run_columns(url, suspended["run_id"])
+    assert row["suspended_state"] is None and row["pending_digest"] is None
+
+
+def test_two_racing_resumes_execute_the_pending_turn_once(tmp_path: Path, backend: Backend) -> None:
+    kit = Kit.make(tmp_path)
+    proc, suspended = kit.suspend(backend.url)
+    kill(proc)
+    racers = kit.resume(backend.url, suspended["run_id"], suspended["digest"], parties=2)
+    results = [(p, answer(p)) for p in racers]
+    winners = [p for p, found in results if "status" in found]
+    assert len(winners) == 1
+    assert sorted(str(found) for _, found in results) == sorted(
+        [
+            str({"status": "completed", "answer": "finished", "iterations": 3}),
+            str({"error": "StaleDecision",
+                 "message": "another decision on this turn was taken first"}),
+        ]
+    )  # fmt: skip
+    assert kit.marks() == EXECUTED
+    resumed = kit.marker.read_text().splitlines()[1:]
+    assert {line.split()[-1] for line in resumed} == {str(winners[0].pid)}
+    assert run_columns(backend.url, suspended["run_id"])["status"] == "completed"
+
+
+# -- no plaintext at rest ----------------------------------------------------------------------
+
+
+def start_waiting(store: RunStore, key: StateKey, prompt: str) -> tuple[Runtime, str, str]:
+    turns = [
+        {"tool_calls": [{"name": "note", "arguments": {"n": 0}}]},
+        {"tool_calls": [{"name": "mark", "arguments": {"n": 1, "text": CANARY}}]},
+        {"content": "finished"},
+    ]
+    runtime = Runtime(marking_registry(), recorder=store, state_key=key)
+    request = RunRequest.of(prompt, provider=ScriptedProvider.from_turns(turns))
+    outcome = runtime.run_sync(request)
+    assert outcome.status is RunStatus.AWAITING_APPROVAL and outcome.pause is not None
+    return runtime, outcome.run_id, outcome.pause.digest
+
+
+def marking_registry() -> object:
+    from toolwire import ToolRegistry, tool
+
+    @tool(name="mark", data_class="public", requires_approval=True)
+    def mark(n: int, text: str = "") -> str:
+        return f"marked {n}"
+
+    @tool(name="note", data_class="public")
+    def note(n: int) -> str:
+        return f"noted {n}"
+
+    return ToolRegistry([mark, note])
+
+
+def test_at_full_the_suspended_state_holds_no_plaintext(backend: Backend) -> None:
+    store = backend.open(PrivacyLevel.FULL)
+    runtime, run_id, digest = start_waiting(store, StateKey.generate(), f"prompt {CANARY}")
+    sealed = run_columns(backend.url, run_id)["suspended_state"]
+    assert isinstance(sealed, str) and sealed.startswith("tw1:")
+    assert CANARY not in sealed and "prompt" not in sealed and "mark" not in sealed
+    assert any(CANARY in payload for payload in step_payloads(backend.url, run_id))
+    decision = OperatorDecision(action="approve", digest=digest, actor="ops")
+    provider = ScriptedProvider.from_turns([{}, {}, {"content": "finished"}])
+    done = runtime.resume_sync(run_id, decision, provider=provider)
+    assert done.status is RunStatus.COMPLETED
+    row = run_columns(backend.url, run_id)
+    assert row["suspended_state"] is None and row["pending_digest"] is None
+
+
+def test_at_metadata_the_canary_is_nowhere_in_the_database(backend: Backend) -> None:
+    store = backend.open(PrivacyLevel.METADATA)
+    runtime, run_id, digest = start_waiting(store, StateKey.generate(), f"prompt {CANARY}")
+    store.flush()
+    assert CANARY.encode() not in backend.raw_bytes()
+    decision = OperatorDecision(action="approve", digest=digest, actor="ops")
+    provider = ScriptedProvider.from_turns([{}, {}, {"content": f"answer {CANARY}"}])
+    assert runtime.resume_sync(run_id, decision, provider=provider).status is RunStatus.COMPLETED
+    store.flush()
+    assert CANARY.encode() not in backend.raw_bytes()
+    row = run_columns(backend.url, run_id)
+    assert row["suspended_state"] is None and row["pending_digest"] is None
+
+
+# -- cancel ----------------------------------------------------------------------------------
+
+
+def test_a_cancelled_waiting_run_settles_cancelled_and_cannot_resume(backend: Backend) -> None:
+    store = backend.open()
+    runtime, run_id, digest = start_waiting(store, StateKey.generate(), "go")
+    assert [r.id for r in store.list_runs(waiting=True)] == [run_id]
+    assert store.request_cancel(run_id)
+    assert not store.request_cancel(run_id)
+    row = run_columns(backend.url, run_id)
+    assert (row["status"], row["suspended_state"], row["pending_digest"]) == (
+        "cancelled", None, None
+    )  # fmt: skip
+    assert row["settled"] and row["termination_reason"] == "cancelled"
+    assert store.list_runs(waiting=True) == []
+    decision = OperatorDecision(action="approve", digest=digest, actor="ops")
+    with pytest.raises(RunNotWaiting):
+        runtime.resume_sync(run_id, decision, provider=ScriptedProvider.from_turns([]))
+    with pytest.raises(RunNotWaiting):
+        runtime.pending(run_id)
