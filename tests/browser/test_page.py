@@ -110,7 +110,7 @@ def test_each_artifact_type_renders_and_malformed_ones_fall_back_to_json(
 def test_the_tabs_follow_the_step_kind(watched: Watched) -> None:
     page = watched.page
     start_run(page, "exhausted")
-    wait_status(page, "error")
+    wait_status(page, "failed")
     open_step(page, 2)
     tabs = page.eval_on_selector_all("#detail .tab", "t => t.map(x => x.textContent)")
     assert tabs == ["Arguments", "Result", "Artifacts"]
@@ -123,8 +123,8 @@ def test_the_tabs_follow_the_step_kind(watched: Watched) -> None:
 def test_a_failed_run_shows_error_with_its_safe_message(watched: Watched) -> None:
     page = watched.page
     start_run(page, "exhausted")
-    wait_status(page, "error")
-    assert status_text(page) == "Error"
+    wait_status(page, "failed")
+    assert status_text(page) == "Failed"
     assert page.text_content("#run-message") == "the provider call failed: ScriptExhausted"
 
 
@@ -181,12 +181,17 @@ REQUEST = {"type": "step", "step": {"kind": "request", "round": 1, "messages_sen
 @pytest.mark.parametrize(
     ("terminal", "status", "text"),
     [
-        ({"type": "awaiting_approval", "run_id": "r1"}, "awaiting_approval", "Awaiting approval"),
-        ({"type": "awaiting_input", "run_id": "r1"}, "awaiting_input", "Awaiting input"),
-        ({"type": "cancelled", "message": "The run was cancelled."}, "cancelled", "Cancelled"),
-        ({"type": "error", "message": "nope"}, "error", "Error"),
-        ({"type": "done", "final_content": "x", "truncated": True}, "truncated",
-         "Truncated (round cap)"),
+        ({"type": "end", "status": "awaiting_approval", "run_id": "r1"}, "awaiting_approval",
+         "Awaiting approval"),
+        ({"type": "end", "status": "awaiting_input", "run_id": "r1"}, "awaiting_input",
+         "Awaiting input"),
+        ({"type": "end", "status": "cancelled", "message": "The run was cancelled."},
+         "cancelled", "Cancelled"),
+        ({"type": "end", "status": "failed", "message": "nope"}, "failed", "Failed"),
+        ({"type": "end", "status": "interrupted", "message": "gone"}, "interrupted",
+         "Interrupted"),
+        ({"type": "end", "status": "completed", "final_content": "x", "truncated": True},
+         "truncated", "Truncated (round cap)"),
     ],
 )  # fmt: skip
 def test_every_terminal_event_sets_its_own_status(
@@ -204,7 +209,7 @@ def test_a_stream_that_stops_without_a_terminal_event_is_an_error(watched: Watch
     page = watched.page
     fake_stream(page, CONTEXT, REQUEST, {"type": "step", "step": "not an object"}, {"x": 1})
     start_run(page, "scripted")
-    wait_status(page, "error")
+    wait_status(page, "failed")
     assert page.text_content("#run-message") == "The stream ended before the run did."
 
 

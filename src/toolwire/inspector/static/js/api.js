@@ -51,19 +51,20 @@ export async function call(method, path, body, signal) {
   return response.json();
 }
 
-// Start a streamed run; yields each parsed event. Lines that do not parse are skipped.
-export async function* streamRun(body, signal) {
-  const response = await fetch("/api/runs/stream", {
+// POST a body to a streaming endpoint. A refusal (an error status) throws ApiError before any
+// event; otherwise resolves to the parsed events. Lines that do not parse are skipped.
+export async function openStream(path, body, signal) {
+  const response = await fetch(`/api${path}`, {
     method: "POST",
     headers: headers({ "Content-Type": "application/json", Accept: "application/x-ndjson" }),
     body: JSON.stringify(body),
     signal,
   });
   if (!response.ok) throw await failure(response);
-  yield* ndjson(response.body);
+  return ndjson(response.body);
 }
 
-export async function* ndjson(stream) {
+async function* ndjson(stream) {
   const reader = stream.getReader();
   const decoder = new TextDecoder();
   let buffer = "";

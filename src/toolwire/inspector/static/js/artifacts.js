@@ -10,7 +10,7 @@ export function renderArtifacts(list) {
   return h("div", { class: "artifacts" }, list.map((artifact, i) => renderArtifact(artifact, i)));
 }
 
-export function renderArtifact(artifact, index = 0) {
+function renderArtifact(artifact, index = 0) {
   const label = isObject(artifact) && isText(artifact.label) ? artifact.label : "Artifact";
   const type = isObject(artifact) && isText(artifact.type) ? artifact.type : "unknown";
   const data = isObject(artifact) && isObject(artifact.data) ? artifact.data : {};

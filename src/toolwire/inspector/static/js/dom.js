@@ -20,16 +20,11 @@ export function h(tag, attributes = {}, ...children) {
   return element;
 }
 
-export function append(element, children) {
+function append(element, children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     element.append(child instanceof Node ? child : String(child));
   }
-  return element;
-}
-
-export function clear(element) {
-  element.replaceChildren();
   return element;
 }
 
@@ -46,7 +41,7 @@ export function safeLink(url, text) {
   return h("span", { class: "link-blocked", title: "not an http(s) link" }, label);
 }
 
-export function isWebUrl(url) {
+function isWebUrl(url) {
   if (typeof url !== "string") return false;
   try {
     return WEB_PROTOCOLS.has(new URL(url).protocol);

@@ -11,20 +11,26 @@ function main() {
   auth.textContent = token ? "admin" : "no token: open the URL the server printed";
   auth.className = token ? "auth-state ok" : "auth-state error";
   const run = new RunView(document.getElementById("view-run"));
-  const runs = new RunsView(document.getElementById("view-runs"));
+  // A decision taken on a stored run continues live in the Run view.
+  const decide = async (runId, body, steps) => {
+    const refused = await run.decide(runId, body, steps);
+    if (refused === null) show("run");
+    return refused;
+  };
+  const runs = new RunsView(document.getElementById("view-runs"), decide);
   const tools = new ToolsView(document.getElementById("view-tools"), (list) => run.setTools(list));
   const views = { run: null, runs: () => runs.load(), tools: () => tools.load() };
+  const show = (name) => {
+    for (const link of document.querySelectorAll(".nav-link")) {
+      link.setAttribute("aria-selected", String(link.getAttribute("data-view") === name));
+    }
+    for (const key of Object.keys(views)) {
+      document.getElementById(`view-${key}`).hidden = key !== name;
+    }
+    views[name]?.();
+  };
   for (const link of document.querySelectorAll(".nav-link")) {
-    link.addEventListener("click", () => {
-      const name = link.getAttribute("data-view");
-      for (const other of document.querySelectorAll(".nav-link")) {
-        other.setAttribute("aria-selected", String(other === link));
-      }
-      for (const key of Object.keys(views)) {
-        document.getElementById(`view-${key}`).hidden = key !== name;
-      }
-      views[name]?.();
-    });
+    link.addEventListener("click", () => show(link.getAttribute("data-view")));
   }
   const ready = () => document.body.setAttribute("data-ready", "true");
   if (token) {

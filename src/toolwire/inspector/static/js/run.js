@@ -1,18 +1,15 @@
-// The Run view: the form, the live stream, the step list, the summary and the cancel button.
-// The status shown is the terminal event's, never a guess: a stream that ends without one
-// is an error.
+// The Run view: the form, the live stream, the step list, the summary, the cancel button and,
+// when the run waits for a person, the pending panel. The status shown is the `end` line's,
+// never a guess: a stream that ends without one has failed. A decision streams the resumed
+// segment into the same step list.
 
-import { ApiError, call, streamRun } from "./api.js";
+import { ApiError, call, openStream } from "./api.js";
 import { h } from "./dom.js";
 import { renderDetail } from "./detail.js";
+import { pendingPanel } from "./pending.js";
 import { stepRow, summarise, summaryStrip, waitingRow } from "./steps.js";
 
-const TERMINAL_STATUS = {
-  awaiting_approval: "awaiting_approval",
-  awaiting_input: "awaiting_input",
-  cancelled: "cancelled",
-  error: "error",
-};
+const WAITING = new Set(["awaiting_approval", "awaiting_input"]);
 
 export class StepView {
   constructor(list, detail) {
@@ -113,27 +110,65 @@ export class RunView {
 
   async start() {
     if (this.controller) return;
-    this.controller = new AbortController();
     this.runId = null;
+    this.$("replay-banner").hidden = true;
+    this.view.reset();
+    this.begin();
+    try {
+      await this.consume(await openStream("/runs/stream", this.body(), this.controller.signal));
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
+  // Answer the waiting run `runId`; `steps` (a stored run's) start the list when given.
+  // Resolves to null once the resumed segment streams, or to the refusal's message.
+  async decide(runId, body, steps) {
+    if (this.controller) return "A run is already streaming here.";
+    this.controller = new AbortController();
+    let events;
+    try {
+      events = await openStream(`/runs/${encodeURIComponent(runId)}/decision`, body,
+        this.controller.signal);
+    } catch (err) {
+      this.controller = null;
+      return err instanceof ApiError ? err.message : "The server could not be reached.";
+    }
+    if (steps) this.view.reset(steps);
+    this.runId = runId;
+    this.begin();
+    this.consume(events).catch((err) => this.failed(err));
+    return null;
+  }
+
+  begin() {
+    this.controller = this.controller ?? new AbortController();
     this.final = null;
     this.started = performance.now();
     this.message(null);
     this.$("final").hidden = true;
-    this.$("replay-banner").hidden = true;
-    this.view.reset();
+    this.$("pending").hidden = true;
+    this.$("pending").replaceChildren();
     this.view.waiting = true;
     this.running(true);
     this.status("running");
+  }
+
+  async consume(events) {
     try {
-      for await (const event of streamRun(this.body(), this.controller.signal)) this.on(event);
-      if (!this.final) this.finish({ type: "error", message: "The stream ended before the run did." });
-    } catch (err) {
-      const text = err instanceof ApiError ? err.message : "The server could not be reached.";
-      if (!this.final) this.finish({ type: "error", message: text });
+      for await (const event of events) this.on(event);
+      if (!this.final) this.finish(failure("The stream ended before the run did."));
     } finally {
       this.controller = null;
       this.running(false);
     }
+  }
+
+  failed(err) {
+    const text = err instanceof ApiError ? err.message : "The server could not be reached.";
+    if (!this.final) this.finish(failure(text));
+    this.controller = null;
+    this.running(false);
   }
 
   on(event) {
@@ -149,11 +184,7 @@ export class RunView {
         if (event.step && typeof event.step === "object") this.view.add(event.step);
         this.status("running");
         break;
-      case "done":
-      case "awaiting_approval":
-      case "awaiting_input":
-      case "cancelled":
-      case "error":
+      case "end":
         this.finish(event);
         break;
       default:
@@ -166,12 +197,20 @@ export class RunView {
     this.view.waiting = false;
     this.view.draw();
     this.status(statusOf(event));
-    if (event.type === "done" && typeof event.final_content === "string") {
+    if (event.status === "completed" && typeof event.final_content === "string") {
       this.$("final").replaceChildren(h("h3", {}, "Answer"),
         h("pre", { class: "block answer" }, event.final_content));
       this.$("final").hidden = false;
     }
-    if (typeof event.message === "string") this.message(event.message, event.type);
+    if (WAITING.has(event.status) && event.pending && typeof event.pending === "object") {
+      const runId = this.runId;
+      this.$("pending").replaceChildren(pendingPanel(event.pending,
+        (body) => this.decide(runId, body)));
+      this.$("pending").hidden = false;
+    }
+    if (typeof event.message === "string") {
+      this.message(event.message, event.status === "cancelled" ? "cancelled" : "error");
+    }
   }
 
   async cancel() {
@@ -202,10 +241,16 @@ export class RunView {
   }
 }
 
-export function statusOf(event) {
-  if (event.type === "done") {
+function failure(message) {
+  return { type: "end", status: "failed", message };
+}
+
+// The status an `end` line shows: its own, with a completed run told apart when it hit the
+// round cap or was a dry run.
+function statusOf(event) {
+  if (event.status === "completed") {
     if (event.truncated) return "truncated";
     return event.reason === "dry_run" ? "dry_run" : "completed";
   }
-  return TERMINAL_STATUS[event.type] ?? "error";
+  return typeof event.status === "string" ? event.status : "failed";
 }

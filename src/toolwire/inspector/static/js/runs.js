@@ -1,21 +1,27 @@
-// The stored-runs browser: the store's list, and one run's stored (privacy-filtered) steps.
+// The stored-runs browser: the store's list (all runs, or only those waiting for a person),
+// and one run's stored (privacy-filtered) steps; a waiting run shows its pending panel.
 
 import { ApiError, call } from "./api.js";
-import { h, ms } from "./dom.js";
+import { h } from "./dom.js";
+import { pendingPanel } from "./pending.js";
 import { StepView } from "./run.js";
 import { summarise, summaryStrip } from "./steps.js";
 
 const COLUMNS = ["Run", "Status", "Started", "Provider", "Model", "Rounds", "Tokens", "Steps"];
 
 export class RunsView {
-  constructor(root) {
+  // `decide(runId, body, steps)` answers a waiting run (see RunView.decide).
+  constructor(root, decide) {
     this.$ = (id) => root.querySelector(`#${id}`);
+    this.decide = decide;
     this.$("runs-refresh").addEventListener("click", () => this.load());
+    this.$("runs-waiting").addEventListener("change", () => this.load());
   }
 
   async load() {
     try {
-      const page = await call("GET", "/runs?limit=50");
+      const waiting = this.$("runs-waiting").checked ? "&waiting=true" : "";
+      const page = await call("GET", `/runs?limit=50${waiting}`);
       this.$("runs-note").textContent = page.stored ? ""
         : "No store is configured, so runs are not kept. Start the server with --db URL.";
       this.$("runs-table").replaceChildren(this.table(page.runs));
@@ -25,7 +31,10 @@ export class RunsView {
   }
 
   table(runs) {
-    if (!runs.length) return h("p", { class: "muted" }, "No stored runs yet.");
+    if (!runs.length) {
+      return h("p", { class: "muted" }, this.$("runs-waiting").checked
+        ? "No run is waiting for a person." : "No stored runs yet.");
+    }
     const rows = runs.map((r) => {
       const tokens = (Number(r.prompt_tokens) || 0) + (Number(r.completion_tokens) || 0);
       const row = h("tr", { class: "run-row", tabindex: 0 },
@@ -49,6 +58,7 @@ export class RunsView {
     try {
       const run = await call("GET", `/runs/${encodeURIComponent(id)}`);
       const steps = Array.isArray(run.steps) ? run.steps : [];
+      const pending = await pendingOf(id, run, (body) => this.decide(id, body, steps));
       const list = h("ol", { class: "steps" });
       const detail = h("div", { class: "detail" });
       const final = { wall_ms: wallOf(run), usage: { total_tokens:
@@ -59,6 +69,7 @@ export class RunsView {
           run.termination_reason ? ` · ${String(run.termination_reason)}` : "",
           run.error ? ` · ${String(run.error)}` : ""),
         h("div", { class: "summary" }, summaryStrip(summarise(steps, final, 0), storedStatus(run))),
+        pending,
         h("div", { class: "workbench" }, list, detail),
         typeof run.final_answer === "string" && run.final_answer
           ? h("pre", { class: "block answer" }, run.final_answer) : null);
@@ -70,9 +81,20 @@ export class RunsView {
   }
 }
 
+// The pending panel of a waiting run, or nothing; a turn that cannot be read says why.
+async function pendingOf(id, run, decide) {
+  if (run.status !== "awaiting_approval" && run.status !== "awaiting_input") return null;
+  try {
+    return pendingPanel(await call("GET", `/runs/${encodeURIComponent(id)}/pending`), decide);
+  } catch (err) {
+    return h("p", { class: "banner error" },
+      err instanceof ApiError ? err.message : "Loading the pending turn failed.");
+  }
+}
+
 function storedStatus(run) {
   if (run.status === "completed" && run.truncated) return "truncated";
-  return String(run.status ?? "error");
+  return String(run.status ?? "failed");
 }
 
 // A stored timestamp in the reader's local time, to the second; the exact value is the title.
@@ -90,5 +112,3 @@ function wallOf(run) {
   const end = Date.parse(run.finished_at);
   return Number.isFinite(start) && Number.isFinite(end) ? end - start : NaN;
 }
-
-export { ms };

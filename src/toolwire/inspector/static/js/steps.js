@@ -3,7 +3,7 @@
 
 import { h, ms } from "./dom.js";
 
-export const STATUS_TEXT = {
+const STATUS_TEXT = {
   idle: "Ready",
   running: "Running",
   completed: "Completed",
@@ -12,10 +12,11 @@ export const STATUS_TEXT = {
   cancelled: "Cancelled",
   awaiting_approval: "Awaiting approval",
   awaiting_input: "Awaiting input",
-  error: "Error",
-  failed: "Error",
+  failed: "Failed",
   interrupted: "Interrupted",
 };
+
+const DECISION_TEXT = { approve: "approved", deny: "denied", input: "input given" };
 
 export function stepTitle(step) {
   const round = Number.isInteger(step.round) ? ` · round ${step.round}` : "";
@@ -28,12 +29,16 @@ export function stepTitle(step) {
     }
     case "tool":
       return `⚙ ${String(step.tool_name ?? "tool")}`;
+    case "decision": {
+      const what = DECISION_TEXT[step.decision] ?? String(step.decision ?? "decided");
+      return `✋ ${what} by ${String(step.decided_by ?? "someone")}`;
+    }
     default:
       return `? ${String(step.kind ?? "step")}`;
   }
 }
 
-export function requestedNames(step) {
+function requestedNames(step) {
   if (Array.isArray(step.requested_tool_calls)) {
     return step.requested_tool_calls.map((c) => String(c && c.name));
   }

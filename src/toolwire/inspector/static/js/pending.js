@@ -1,0 +1,138 @@
+// The pending panel: what a waiting run waits on (its calls and their previews, or the input a
+// tool asks for) and the operator's answer. Every string from the server is text, never markup.
+//
+// `decide(body)` sends the decision and resolves to null once the resumed run streams, or to a
+// message when it was refused before anything ran; the panel then shows it and stays usable.
+
+import { h } from "./dom.js";
+
+const FIELD_TYPES = new Set(["string", "number", "integer", "boolean"]);
+
+export function pendingPanel(pause, decide) {
+  const message = h("p", { class: "banner error pending-error", hidden: true });
+  const body = pause.status === "awaiting_input"
+    ? inputForm(pause, decide, message)
+    : approvalForm(pause, decide, message);
+  return h("section", { class: "pending-panel", "data-status": String(pause.status) },
+    h("h3", {}, pause.status === "awaiting_input" ? "Input needed" : "Approval needed"),
+    body, message);
+}
+
+function show(message, text) {
+  message.hidden = !text;
+  message.textContent = text ?? "";
+}
+
+async function send(decide, body, buttons, message) {
+  for (const button of buttons) button.disabled = true;
+  show(message, null);
+  let refused;
+  try {
+    refused = await decide(body);
+  } catch {
+    refused = "The decision could not be sent.";
+  }
+  for (const button of buttons) button.disabled = false;
+  show(message, refused);
+}
+
+function callsList(pause) {
+  const calls = Array.isArray(pause.calls) ? pause.calls : [];
+  const previews = Array.isArray(pause.previews) ? pause.previews : [];
+  return h("ol", { class: "pending-calls" }, calls.map((call, index) => {
+    const preview = previews.find((p) => p && p.index === index);
+    const lines = preview && Array.isArray(preview.lines) ? preview.lines
+      : [String(call && call.arguments)];
+    return h("li", { class: "pending-call", "data-index": index },
+      h("code", { class: "call-name" }, String(call && call.name)),
+      preview && preview.failed ? h("span", { class: "badge error" }, "no preview") : null,
+      h("pre", { class: "block preview" },
+        lines.map((line) => h("span", { class: "preview-line" }, String(line)))));
+  }));
+}
+
+function approvalForm(pause, decide, message) {
+  const reason = h("input", { class: "decision-reason", name: "reason",
+    placeholder: "optional", "aria-label": "Reason" });
+  const approve = h("button", { type: "button", class: "primary approve" }, "Approve");
+  const deny = h("button", { type: "button", class: "danger deny" }, "Deny");
+  const answer = (action) => {
+    const body = { action, digest: String(pause.digest) };
+    if (reason.value.trim()) body.reason = reason.value.trim();
+    send(decide, body, [approve, deny], message);
+  };
+  approve.addEventListener("click", () => answer("approve"));
+  deny.addEventListener("click", () => answer("deny"));
+  return h("div", { class: "stack" }, callsList(pause),
+    h("div", { class: "row actions" }, h("label", { class: "field" }, "Reason", reason),
+      approve, deny));
+}
+
+function inputForm(pause, decide, message) {
+  const schema = pause.input_schema && typeof pause.input_schema === "object"
+    ? pause.input_schema : {};
+  const properties = schema.properties && typeof schema.properties === "object"
+    ? schema.properties : {};
+  const required = new Set(Array.isArray(schema.required) ? schema.required.map(String) : []);
+  const fields = Object.entries(properties).map(([name, spec]) => field(name, spec || {},
+    required.has(name)));
+  const submit = h("button", { type: "submit", class: "primary" }, "Send");
+  const form = h("form", { class: "input-form" },
+    h("p", { class: "muted" }, "Tool ", h("code", {}, String(pause.input_tool ?? "")),
+      " asks for:"),
+    fields.map((f) => f.element), h("div", { class: "row actions" }, submit));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const values = {};
+    for (const f of fields) {
+      const read = f.read();
+      if (read.error) return show(message, read.error);
+      if (read.value !== undefined) values[f.name] = read.value;
+    }
+    send(decide, { action: "input", digest: String(pause.digest), values }, [submit], message);
+  });
+  return h("div", { class: "stack" }, form);
+}
+
+function field(name, spec, required) {
+  const type = FIELD_TYPES.has(spec.type) ? spec.type : "json";
+  const label = typeof spec.title === "string" && spec.title ? spec.title : name;
+  const hint = typeof spec.description === "string" && spec.description
+    ? h("span", { class: "hint" }, spec.description) : null;
+  let input;
+  if (type === "boolean") {
+    input = h("input", { type: "checkbox", name, checked: spec.default === true });
+    return {
+      name,
+      element: h("label", { class: "check", "data-kind": "input-field" }, input, label, hint),
+      read: () => ({ value: input.checked }),
+    };
+  }
+  if (type === "json") {
+    input = h("textarea", { name, rows: 3, placeholder: "JSON" });
+  } else {
+    const numeric = type === "number" || type === "integer";
+    input = h("input", { name, type: numeric ? "number" : "text",
+      step: type === "integer" ? "1" : numeric ? "any" : null });
+    if (spec.default !== undefined && spec.default !== null) input.value = String(spec.default);
+  }
+  const read = () => {
+    const text = input.value;
+    if (text === "" && !required) return { value: undefined };
+    if (type === "string") return { value: text };
+    if (type === "number" || type === "integer") {
+      return text === "" ? { value: undefined } : { value: Number(text) };
+    }
+    try {
+      return { value: JSON.parse(text) };
+    } catch {
+      return { error: `${label}: not valid JSON` };
+    }
+  };
+  return {
+    name,
+    element: h("label", { class: "field", "data-kind": "input-field" }, label,
+      required ? h("span", { class: "hint" }, "required") : null, hint, input),
+    read,
+  };
+}
