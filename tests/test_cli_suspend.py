@@ -10,15 +10,12 @@ import os
 import sqlite3
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from toolwire.demo._content import write_database
 from toolwire.store import RunStore
-
-from .fakes import plugin
 
 KEY = "ab" * 32
 UPDATE_SCRIPT = """
