@@ -6,17 +6,23 @@ import asyncio
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
-from toolwire import ToolCall, ToolContext, ToolResult, User
+from toolwire import ChatMessage, RunOptions, ToolCall, ToolContext, ToolResult, User
 from toolwire.demo._content import write_database, write_env, write_log
+from toolwire.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
+from toolwire.sealing import StateKey
 from toolwire.seam import Seam
+from toolwire.tools.api import preview_of
 from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.registry import ToolRegistry
 from toolwire.workspace import Workspace
+
+from ..fakes import RecordingProvider, call
 
 OUTSIDE_SECRET = "outside-canary-5b1f"
 NOTES = 60  # more rows than read_records' cap of 50
@@ -74,3 +80,48 @@ def invoke(
     context = ToolContext(user=user, workspace=workspace)
     call = ToolCall.of("call_1", name, arguments)
     return asyncio.run(seam.invoke(call, frozenset({name}), context)).result
+
+
+def preview(workspace: Workspace, name: str, arguments: Mapping[str, Any]) -> list[str]:
+    """The lines an approver reads for this call, straight from the tool's previewer."""
+    tool = ToolRegistry(builtin_tools()).get(name)
+    assert tool is not None
+    show = preview_of(tool)
+    assert show is not None
+    return list(show(arguments, ToolContext(user=ADMIN, workspace=workspace)))
+
+
+@dataclass(frozen=True, slots=True)
+class Gated:
+    """A real run through ``Runtime`` that paused before one call, and what resumes it."""
+
+    runtime: Runtime
+    provider: RecordingProvider
+    context: ToolContext
+    outcome: RunOutcome
+
+    def decide(self, action: Literal["approve", "deny"]) -> RunOutcome:
+        pause = self.outcome.pause
+        assert pause is not None
+        decision = OperatorDecision(action=action, digest=pause.digest, actor="tester")
+        return self.runtime.resume_sync(
+            self.outcome.run_id, decision, provider=self.provider, context=self.context
+        )
+
+    def tool_message(self) -> ChatMessage:
+        """The tool turn the model read after the decision."""
+        message = self.provider.requests[-1].messages[-1]
+        assert message.role == "tool"
+        return message
+
+
+def gated_run(workspace: Workspace, name: str, arguments: Mapping[str, Any]) -> Gated:
+    """Run a model that calls ``name`` once (enabled and granted), then says "done"."""
+    registry = ToolRegistry(builtin_tools())
+    registry.availability.set_tool(name, True)
+    runtime = Runtime(registry, state_key=StateKey.generate())
+    provider = RecordingProvider.of([{"tool_calls": [call(name, arguments)]}, {"content": "done"}])
+    context = ToolContext(user=ADMIN, workspace=workspace)
+    options = RunOptions(allowed_tools=[name])
+    request = RunRequest.of("go", provider=provider, context=context, options=options)
+    return Gated(runtime, provider, context, runtime.run_sync(request))
