@@ -61,8 +61,15 @@ def _store_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Commands that record runs by default write to a scratch file, never the user's store."""
     saved = os.environ.get("TOOLWIRE_DB")
     os.environ["TOOLWIRE_DB"] = str(tmp_path_factory.mktemp("store") / "runs.db")
+    # ...and a state key that serve or demo creates goes to a scratch data directory.
+    saved_data = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("data"))
     yield
     if saved is None:
         os.environ.pop("TOOLWIRE_DB", None)
     else:
         os.environ["TOOLWIRE_DB"] = saved
+    if saved_data is None:
+        os.environ.pop("XDG_DATA_HOME", None)
+    else:
+        os.environ["XDG_DATA_HOME"] = saved_data
