@@ -475,3 +475,40 @@ def test_arguments_that_are_not_strict_json_are_refused(text: str) -> None:
     (inv,) = result.trace
     assert inv.is_error and "must be a JSON object" in inv.result
     assert trace.steps[2].tool_arguments == text
+
+
+def test_a_sync_tool_runs_in_a_worker_thread_and_an_async_one_on_the_loop() -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    class CountingExecutor(ThreadPoolExecutor):
+        submitted = 0
+
+        def submit(self, *args: Any, **kwargs: Any) -> Any:
+            CountingExecutor.submitted += 1
+            return super().submit(*args, **kwargs)
+
+    seen: dict[str, int] = {}
+
+    @tool(data_class="public")
+    def blocking() -> str:
+        seen["sync"] = threading.get_ident()
+        return "sync"
+
+    @tool(data_class="public")
+    async def awaiting() -> str:
+        seen["async"] = threading.get_ident()
+        return "async"
+
+    async def go(turn: list[dict[str, Any]]) -> Any:
+        asyncio.get_running_loop().set_default_executor(CountingExecutor(max_workers=1))
+        loop = ToolLoop(RecordingProvider.of([{"tool_calls": turn}, {"content": "ok"}]),
+                        ToolRegistry([blocking, awaiting]))  # fmt: skip
+        return await loop.run([ChatMessage.user("hi")])
+
+    result = asyncio.run(go([call("awaiting"), call("awaiting")]))
+    assert [i.result for i in result.trace] == ["async", "async"]
+    assert CountingExecutor.submitted == 0 and seen["async"] == threading.get_ident()
+    result = asyncio.run(go([call("blocking")]))
+    assert result.trace[0].result == "sync"
+    assert CountingExecutor.submitted == 1 and seen["sync"] != threading.get_ident()

@@ -152,6 +152,11 @@ class FunctionTool:
                 f'tool "{self.spec.name}" cannot both need approval and ask for input'
             )
 
+    @property
+    def is_async(self) -> bool:
+        """A coroutine function: the seam awaits it on the loop instead of a worker thread."""
+        return self._is_async
+
     def __repr__(self) -> str:
         return f"<FunctionTool {self.spec.name!r} group={self.group!r}>"
 
