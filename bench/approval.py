@@ -1,0 +1,142 @@
+"""What an approval costs: one suspend plus resume against one plain tool round, and what
+running a synchronous tool in a worker thread costs a call.
+
+    python bench/approval.py
+
+Both runs take the same path through the same runtime, SQLite store file and event loop: a
+scripted model asks for one call, then answers. In the plain run the tool just runs; in the
+approval run the tool needs approval, so the run seals its state and stores it (suspend), then
+a resume reads it back, opens it, re-checks the gate, claims the run and carries on. The
+difference per run is what one approval adds. Target: at most 2 ms.
+
+Every figure is the best of interleaved batches (plain, approval, plain, ...), so a slow moment
+of the machine hits both sides alike; nothing here is a timed assertion.
+
+The second table calls the seam directly with the same tool written synchronously (run in a
+worker thread by ``asyncio.to_thread``) and as a coroutine (run on the loop): the difference is
+the worker thread's cost per call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from toolwire import ScriptedProvider, ToolCall, ToolContext, ToolRegistry, tool
+from toolwire.lifecycle import RunStatus
+from toolwire.runtime import OperatorDecision, RunRequest, Runtime
+from toolwire.sealing import StateKey
+from toolwire.seam import Seam
+from toolwire.store import RunStore
+
+BATCHES = 15
+RUNS_PER_BATCH = 20
+CALLS_PER_BATCH = 500
+TARGET_MS = 2.0
+
+
+@tool(data_class="public")
+def plain(n: int) -> str:
+    return f"row {n}"
+
+
+@tool(data_class="public", requires_approval=True)
+def gated(n: int) -> str:
+    return f"row {n}"
+
+
+async def plain_async(n: int) -> str:
+    return f"row {n}"
+
+
+def script(name: str) -> ScriptedProvider:
+    turn = {"tool_calls": [{"name": name, "arguments": {"n": 1}}]}
+    return ScriptedProvider.from_turns([turn, {"content": "done"}])
+
+
+def best_of(
+    loop: asyncio.AbstractEventLoop, sides: dict[str, Callable[[], Awaitable[object]]], count: int
+) -> dict[str, float]:
+    """Seconds per action for each side: the best batch, batches interleaved."""
+    best = dict.fromkeys(sides, float("inf"))
+    for _ in range(BATCHES):
+        for name, action in sides.items():
+            started = time.perf_counter()
+            for _ in range(count):
+                loop.run_until_complete(action())
+            best[name] = min(best[name], (time.perf_counter() - started) / count)
+    return best
+
+
+def approval_sides(runtime: Runtime) -> dict[str, Callable[[], Awaitable[object]]]:
+    plain_provider, gated_provider = script("plain"), script("gated")
+
+    async def plain_run() -> None:
+        outcome = await runtime.run(RunRequest.of("go", provider=plain_provider))
+        assert outcome.status is RunStatus.COMPLETED
+
+    async def approved_run() -> None:
+        outcome = await runtime.run(RunRequest.of("go", provider=gated_provider))
+        assert outcome.status is RunStatus.AWAITING_APPROVAL and outcome.pause is not None
+        decision = OperatorDecision(action="approve", digest=outcome.pause.digest, actor="bench")
+        done = await runtime.resume(outcome.run_id, decision, provider=gated_provider)
+        assert done.status is RunStatus.COMPLETED
+
+    return {"plain": plain_run, "approval": approved_run}
+
+
+def thread_sides() -> dict[str, Callable[[], Awaitable[object]]]:
+    """Each side awaits ``CALLS_PER_BATCH`` calls in one coroutine: no per-call loop entry."""
+    seam = Seam(ToolRegistry([plain, tool(name="plain_async", data_class="public")(plain_async)]))
+    context = ToolContext()
+    offered = frozenset({"plain", "plain_async"})
+
+    def calls(call: ToolCall) -> Callable[[], Awaitable[object]]:
+        async def many() -> None:
+            for _ in range(CALLS_PER_BATCH):
+                await seam.invoke(call, offered, context)
+
+        return many
+
+    return {
+        "sync (worker thread)": calls(ToolCall("c1", "plain", '{"n":1}')),
+        "async (on the loop)": calls(ToolCall("c2", "plain_async", '{"n":1}')),
+    }
+
+
+def main() -> int:
+    loop = asyncio.new_event_loop()  # one loop for everything: asyncio.run() costs milliseconds
+    try:
+        with (
+            tempfile.TemporaryDirectory() as folder,
+            RunStore.open(str(Path(folder) / "bench.db")) as store,
+        ):
+            runtime = Runtime(ToolRegistry([plain, gated]), recorder=store,
+                              state_key=StateKey.generate())  # fmt: skip
+            sides = approval_sides(runtime)
+            best_of(loop, sides, 3)  # warm up imports, statements and caches
+            runs = best_of(loop, sides, RUNS_PER_BATCH)
+        batches = best_of(loop, thread_sides(), 1)
+        calls = {name: seconds / CALLS_PER_BATCH for name, seconds in batches.items()}
+    finally:
+        loop.close()
+    added_ms = (runs["approval"] - runs["plain"]) * 1e3
+    print(f"one tool round, SQLite store:  {runs['plain'] * 1e3:7.3f} ms per run")
+    print(f"same run with one approval:    {runs['approval'] * 1e3:7.3f} ms per run "
+          f"(suspend + resume; {runs['approval'] / runs['plain']:.2f}x)")  # fmt: skip
+    print(f"added per approval:            {added_ms:7.3f} ms (target ≤ {TARGET_MS} ms)")
+    sync_us = calls["sync (worker thread)"] * 1e6
+    async_us = calls["async (on the loop)"] * 1e6
+    print(f"seam call, sync tool:          {sync_us:7.1f} µs (in a worker thread)")
+    print(f"seam call, async tool:         {async_us:7.1f} µs (on the loop)")
+    print(f"worker thread per call:        {sync_us - async_us:7.1f} µs "
+          f"({sync_us / async_us:.2f}x)")  # fmt: skip
+    return 0 if added_ms <= TARGET_MS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
