@@ -19,6 +19,7 @@ from toolwire.store import RunStore
 
 KEY = "ab" * 32
 UPDATE_SCRIPT = """
+name: restock  # a script's own name labels the run; the resume still finds the script
 turns:
   - content: "restocking"
     tool_calls:
