@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from pydantic import Field, create_model
+
 from toolwire import Artifact, ToolResult, tool
 from toolwire.text import coerce_utf8
 
@@ -92,3 +94,32 @@ def hostile_artifacts() -> ToolResult:
         Artifact.code(p[5], "\n".join(p), language=p[6], first_line=1),
         *(Artifact.link(x, x, y) for x, y in zip(p, reversed(p), strict=True)),
     )
+
+
+PREVIEW_CHUNK = 20  # the most lines a preview shows
+
+
+@tool(group="hostile", data_class="public", requires_approval=True)
+def hostile_write(part: int) -> str:
+    """A write whose preview lines are payloads, ``PREVIEW_CHUNK`` at a time."""
+    return f"part {part}"
+
+
+@hostile_write.previewer
+def _hostile_preview(part: int) -> list[str]:
+    return PAYLOADS[part * PREVIEW_CHUNK : (part + 1) * PREVIEW_CHUNK]
+
+
+HostileInput = create_model(
+    "HostileInput",
+    **{
+        f"f{i}": (str, Field(default="", title=p, description=PAYLOADS[-1 - i]))
+        for i, p in enumerate(PAYLOADS)
+    },
+)  # type: ignore[call-overload]
+
+
+@tool(group="hostile", data_class="public", input_model=HostileInput)
+def hostile_input(f0: str = "") -> str:
+    """Asks for input through a schema whose titles and descriptions are payloads."""
+    return "thanks"

@@ -11,13 +11,23 @@ from playwright.sync_api import Browser, Page
 
 from toolwire import ToolRegistry
 from toolwire.inspector import InspectorSettings, create_app
+from toolwire.sealing import StateKey
 
 from ..inspector_kit import TOKEN, echo, factory, live_server
 from .harness import Watched, open_inspector, open_step, start_run, wait_status
-from .payloads import PAYLOADS, hostile_artifacts, shown
+from .payloads import (
+    PAYLOADS,
+    PREVIEW_CHUNK,
+    hostile_artifacts,
+    hostile_input,
+    hostile_write,
+    shown,
+)
 
 pytestmark = pytest.mark.browser
-SHOWN = ":is(#steps, #detail, #final, #summary, #run-message, #replay-banner)"
+SHOWN = ":is(#steps, #detail, #final, #summary, #run-message, #replay-banner, #pending)"
+PANEL = "#view-run .pending-panel"
+PARTS = range((len(PAYLOADS) + PREVIEW_CHUNK - 1) // PREVIEW_CHUNK)
 FORBIDDEN = "script, img, svg, iframe, object, embed, style, link, meta, base, form, video, audio"
 
 
@@ -59,7 +69,9 @@ def assert_nothing_ran(watched: Watched) -> None:
     page = watched.page
     assert page.evaluate("typeof window.__pwned") == "undefined"
     assert watched.dialogs == [] and watched.errors == [] and watched.console == []
-    assert page.eval_on_selector_all(f"{SHOWN} :is({FORBIDDEN})", "e => e.length") == 0
+    # the input form of a pending panel is the page's own; any other form came from data
+    found = f"{SHOWN} :is({FORBIDDEN}):not(.pending-panel form.input-form)"
+    assert page.eval_on_selector_all(found, "e => e.length") == 0
     hrefs = page.eval_on_selector_all("main a", "e => e.map(a => a.href)")
     assert all(h.startswith(("http://", "https://")) for h in hrefs)
 
@@ -127,3 +139,68 @@ def test_every_artifact_field_reads_literally(page: Watched) -> None:
     assert links == list(reversed(s))
     assert p.eval_on_selector_all("#detail .artifact-link a", "e => e.length") == 0
     assert_nothing_ran(page)
+
+
+def pending_scripts() -> dict[str, list[dict[str, Any]]]:
+    writes = [{"name": "hostile_write", "arguments": {"part": n}} for n in PARTS]
+    return {
+        "writes": [{"tool_calls": [{"name": PAYLOADS[2], "arguments": {}}, *writes]},
+                   {"content": "done"}],
+        "ask": [{"tool_calls": [{"name": "hostile_input", "arguments": {}}]}, {"content": "ok"}],
+    }  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def pending_base() -> Iterator[str]:
+    settings = InspectorSettings(
+        registry=ToolRegistry([hostile_write, hostile_input]),
+        provider_factory=factory(pending_scripts()),
+        token=TOKEN,
+        state_key=StateKey.generate(),
+    )
+    with live_server(create_app(settings)) as base:
+        yield base
+
+
+def flat(payload: str) -> str:
+    """A payload as a preview line: whitespace collapsed, as every preview line is."""
+    return " ".join(shown(payload).split())
+
+
+def test_preview_lines_tool_names_and_reasons_read_literally(
+    browser: Browser, pending_base: str
+) -> None:
+    watched = open_inspector(browser, pending_base, TOKEN)
+    p = watched.page
+    start_run(p, "writes")
+    wait_status(p, "awaiting_approval")
+    names = all_texts(p, f"{PANEL} .call-name")
+    assert names == [shown(PAYLOADS[2]), *["hostile_write"] * len(PARTS)]
+    for n in PARTS:
+        lines = all_texts(p, f"{PANEL} .pending-call[data-index='{n + 1}'] .preview-line")
+        assert lines == [flat(x) for x in PAYLOADS[n * PREVIEW_CHUNK : (n + 1) * PREVIEW_CHUNK]]
+    assert_nothing_ran(watched)
+    p.fill(f"{PANEL} .decision-reason", PAYLOADS[0])
+    p.click(f"{PANEL} button.deny")
+    wait_status(p, "completed")
+    open_step(p, 2)
+    decision = p.evaluate("JSON.parse(document.querySelector('#detail pre').textContent)")
+    assert decision["decision_reason"] == PAYLOADS[0]
+    assert_nothing_ran(watched)
+    p.close()
+
+
+def test_input_schema_titles_and_descriptions_read_literally(
+    browser: Browser, pending_base: str
+) -> None:
+    watched = open_inspector(browser, pending_base, TOKEN)
+    p = watched.page
+    start_run(p, "ask")
+    wait_status(p, "awaiting_input")
+    labels = all_texts(p, f"{PANEL} [data-kind=input-field]")
+    hints = all_texts(p, f"{PANEL} [data-kind=input-field] .hint")
+    expected = [shown(x) for x in PAYLOADS]
+    assert hints == list(reversed(expected))
+    assert labels == [t + d for t, d in zip(expected, reversed(expected), strict=True)]
+    assert_nothing_ran(watched)
+    p.close()
