@@ -8,6 +8,7 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, select, update
@@ -37,7 +38,10 @@ def write_row(n: int) -> str:
     return f"wrote {n}"
 
 
-TURNS = [{"tool_calls": [{"name": "write_row", "arguments": {"n": 1}}]}, {"content": "done"}]
+TURNS: list[dict[str, Any]] = [
+    {"tool_calls": [{"name": "write_row", "arguments": {"n": 1}}]},
+    {"content": "done"},
+]
 
 
 class Rows:

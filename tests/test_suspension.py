@@ -339,12 +339,12 @@ def previews_for(lines: Any) -> tuple[Any, ...]:
         return "edited"
 
     @edit.previewer
-    def _(path: str) -> Sequence[str]:
+    def show(path: str) -> Sequence[str]:
         if isinstance(lines, Exception):
             raise lines
         return lines  # type: ignore[no-any-return]
 
-    _, result, _ = start(turns_with([call("edit", {"path": "a.txt"})]), ToolRegistry([edit]))
+    _, result, _trace = start(turns_with([call("edit", {"path": "a.txt"})]), ToolRegistry([edit]))
     pause = paused(result).pause
     assert pause is not None
     return pause.previews

@@ -6,10 +6,11 @@ from __future__ import annotations
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from toolwire import ScriptedProvider
+from toolwire import ScriptedProvider, ToolRegistry, tool
 from toolwire.errors import RunNotWaiting
 from toolwire.lifecycle import RunStatus
 from toolwire.privacy import PrivacyLevel
@@ -86,7 +87,7 @@ def test_two_racing_resumes_execute_the_pending_turn_once(tmp_path: Path, backen
 
 
 def start_waiting(store: RunStore, key: StateKey, prompt: str) -> tuple[Runtime, str, str]:
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "note", "arguments": {"n": 0}}]},
         {"tool_calls": [{"name": "mark", "arguments": {"n": 1, "text": CANARY}}]},
         {"content": "finished"},
@@ -98,9 +99,7 @@ def start_waiting(store: RunStore, key: StateKey, prompt: str) -> tuple[Runtime,
     return runtime, outcome.run_id, outcome.pause.digest
 
 
-def marking_registry() -> object:
-    from toolwire import ToolRegistry, tool
-
+def marking_registry() -> ToolRegistry:
     @tool(name="mark", data_class="public", requires_approval=True)
     def mark(n: int, text: str = "") -> str:
         return f"marked {n}"
