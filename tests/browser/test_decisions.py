@@ -39,7 +39,10 @@ def watched(browser: Browser, base: str) -> Iterator[Watched]:
 
 
 def titles(page: Page) -> list[str]:
-    return page.eval_on_selector_all("#steps li .step-title", "e => e.map(x => x.textContent)")
+    found: list[str] = page.eval_on_selector_all(
+        "#steps li .step-title", "e => e.map(x => x.textContent)"
+    )
+    return found
 
 
 def result_of(page: Page, title: str) -> str:
