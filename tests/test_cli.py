@@ -138,3 +138,40 @@ def test_a_missing_workspace_file_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 1
     assert "none.toml" in result.output and "Traceback" not in result.output
+
+
+def test_a_decision_step_names_who_and_why_never_the_input() -> None:
+    from toolwire.cli.show import step_line
+    from toolwire.trace import RunStep
+
+    def line(decision: str, reason: str | None) -> str:
+        step = RunStep(kind="decision", round=2, decision=decision, decided_by="ann\x1b[2J",
+                       decision_reason=reason, turn_digest="d" * 32)  # fmt: skip
+        return step_line(step).plain
+
+    assert line("approve", "looks right") == "[round 2]   approved by ann\\x1b[2J: looks right"
+    assert line("deny", None) == "[round 2]   denied by ann\\x1b[2J"
+    assert line("input", None) == "[round 2]   answered by ann\\x1b[2J"
+
+
+def test_a_pause_shows_every_previewed_call_and_the_input_it_asks_for() -> None:
+    from toolwire.cli.show import pause_lines
+    from toolwire.lifecycle import RunStatus
+    from toolwire.messages import ToolCall
+    from toolwire.state import CallPreview, Pause
+
+    pause = Pause(
+        status=RunStatus.AWAITING_INPUT,
+        calls=(ToolCall("c1", "paint", "{}"),),
+        previews=(CallPreview(index=0, tool="paint", lines=("paint:", "  colour: \x1b[31m")),),
+        digest="f" * 32,
+        input_tool="paint",
+        input_schema={"type": "object"},
+    )
+    assert [t.plain for t in pause_lines(pause)] == [
+        f"waiting for input · turn {'f' * 32}",
+        "  call 1: paint",
+        "    paint:",
+        "      colour: \\x1b[31m",
+        '  input for paint: {"type":"object"}',
+    ]

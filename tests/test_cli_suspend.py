@@ -208,3 +208,28 @@ def _user() -> str:
     import getpass
 
     return getpass.getuser()
+
+
+def test_write_file_waits_shows_its_diff_and_writes_once_approved(shop: Shop) -> None:
+    files = shop.tmp / "files"
+    files.mkdir()
+    (files / "notes.txt").write_text("old line\n")
+    shop.workspace.write_text(f'files_root = "{files}"\n')
+    shop.script(
+        "turns:\n"
+        '  - tool_calls: [{name: write_file, arguments: {path: notes.txt, text: "new line\\n"}}]\n'
+        "  - content: Written.\n"
+    )
+    workspace = ["--workspace", str(shop.workspace)]
+    done = shop.tw(
+        "run", "--script", str(shop.tmp / "script.yaml"), *workspace, "--db", shop.db, "q"
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "  call 1: write_file" in lines
+    assert "    -old line" in lines and "    +new line" in lines
+    assert (files / "notes.txt").read_text() == "old line\n"
+    approved = shop.tw("runs", "approve", run_id_of(done.stdout), "--db", shop.db)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    assert approved.stdout.splitlines()[-1] == "Written."
+    assert (files / "notes.txt").read_text() == "new line\n"
