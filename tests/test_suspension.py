@@ -279,6 +279,17 @@ def test_a_second_input_tool_in_the_turn_is_refused() -> None:
     )
 
 
+def test_a_second_call_of_the_asking_tool_is_not_answered_by_the_same_input() -> None:
+    turn = [call("ask_city", {"city": "Paris"}), call("ask_city", {"city": "Rome"})]
+    loop, result, _ = start(turns_with(turn))
+    resumed, _ = resume(loop, paused(result), values={"city": "Berlin"})
+    assert LOG == ["city Berlin "]
+    assert outputs(resumed) == [
+        ("ask_city", "weather in Berlin", False),
+        ("ask_city", 'Error: tool "ask_city" requires user input that was not provided.', True),
+    ]
+
+
 def test_an_approval_tool_in_an_input_resume_is_refused_as_missing_its_approval() -> None:
     @tool(name="flip", data_class="public")
     def flip_then() -> str:

@@ -153,7 +153,12 @@ def plan(
     approved: bool,
     values: Mapping[str, Any] | None,
 ) -> list[tuple[ToolCall, Answer]]:
-    """For each pending call, in order, what the decision lets happen under the live gate."""
+    """For each pending call, in order, what the decision lets happen under the live gate.
+
+    The input answers one call: the first call of the tool that asked. A later call of that
+    tool in the same turn was never answered, so it reads ``input_missing`` like any other.
+    """
+    asked = next((i for i, c in enumerate(pause.calls) if c.name == pause.input_tool), None)
     return [
         (
             c,
@@ -164,10 +169,10 @@ def plan(
                 offered_then=offered_then,
                 offered_now=offered_now,
                 approved=approved,
-                values=values,
+                values=values if i == asked else None,
             ),
         )
-        for c in pause.calls
+        for i, c in enumerate(pause.calls)
     ]
 
 
