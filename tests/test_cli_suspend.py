@@ -233,3 +233,16 @@ def test_write_file_waits_shows_its_diff_and_writes_once_approved(shop: Shop) ->
     assert approved.returncode == 0, approved.stdout + approved.stderr
     assert approved.stdout.splitlines()[-1] == "Written."
     assert (files / "notes.txt").read_text() == "new line\n"
+
+
+def test_a_provider_that_cannot_be_rebuilt_is_a_clear_error_and_the_run_still_waits(
+    shop: Shop,
+) -> None:
+    run_id = run_id_of(shop.run().stdout)
+    script = shop.tmp / "script.yaml"
+    script.unlink()
+    done = shop.tw("runs", "approve", run_id, "--db", shop.db)
+    assert done.returncode == 1
+    assert done.stdout.strip().startswith("error: ") and str(script) in done.stdout
+    assert "Traceback" not in done.stderr
+    assert shop.status(run_id) == "awaiting_approval" and shop.tool_steps(run_id) == []
