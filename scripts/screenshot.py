@@ -77,6 +77,8 @@ def shoot(url: str) -> None:
                 time.sleep(0.1)
         page.wait_for_selector("body[data-ready=true]")
         page.click("#run-button")
+        page.wait_for_selector("#run-status[data-status=awaiting_approval]")
+        page.click("#view-run .pending-panel button.approve")  # the replay's one write
         page.wait_for_selector("#run-status[data-status=completed]")
         page.click("#steps li[data-index='2']")
         page.click("#detail .tab:text-is('Artifacts')")

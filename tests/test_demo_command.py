@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -37,19 +38,31 @@ def test_demo_serves_the_page_and_a_scripted_run_completes_with_artifacts(
     assert defaults["provider"] == "scripted" and defaults["prompt"]
 
     body = {"prompt": defaults["prompt"], "provider": "scripted"}
-    with httpx.stream(
-        "POST", base + "/api/runs/stream", json=body, headers=headers, timeout=60
-    ) as response:
-        assert response.status_code == 200
-        events = [json.loads(line) for line in response.iter_lines() if line.strip()]
+    first = streamed(base + "/api/runs/stream", body, headers)
+    assert first[0]["type"] == "context"
+    assert first[0]["replay_label"].startswith("Demo replay")
+    end = first[-1]
+    assert (end["type"], end["status"]) == ("end", "awaiting_approval")
+    pending = end["pending"]
+    assert [c["name"] for c in pending["calls"]] == ["write_file"]
+    assert pending["previews"][0]["failed"] is False
+    review = home / "toolwire" / "demo" / "files" / "notes" / "review.md"
+    assert not review.exists()
+    waiting = httpx.get(base + "/api/runs?waiting=true", headers=headers, timeout=10).json()
+    assert [r["id"] for r in waiting["runs"]] == [end["run_id"]]
 
-    assert events[0]["type"] == "context"
-    assert events[0]["replay_label"].startswith("Demo replay")
-    assert events[-1]["type"] == "end"
-    assert events[-1]["status"] == "completed"
+    decision = {"action": "approve", "digest": pending["digest"]}
+    rest = streamed(base + f"/api/runs/{end['run_id']}/decision", decision, headers)
+    assert (rest[0]["type"], rest[0]["run_id"]) == ("context", end["run_id"])
+    assert (rest[-1]["type"], rest[-1]["status"]) == ("end", "completed")
+    assert rest[-1]["final_content"].startswith("The shop has four customers")
+    assert review.read_text().startswith("# Review: cart total\n")
+    events = first + rest
     steps = [e["step"] for e in events if e["type"] == "step"]
+    assert [s["decided_by"] for s in steps if s["kind"] == "decision"] == ["admin"]
     tool_steps = [s for s in steps if s["kind"] == "tool"]
-    assert len(tool_steps) == 5 and not any(s["tool_is_error"] for s in tool_steps)
+    assert len(tool_steps) == 6 and not any(s["tool_is_error"] for s in tool_steps)
+    assert tool_steps[-1]["tool_name"] == "write_file"
     kinds = {a["type"] for s in tool_steps for a in s.get("tool_artifacts", [])}
     assert {"table", "tree", "code", "key_value"} <= kinds
 
@@ -61,6 +74,12 @@ def test_demo_serves_the_page_and_a_scripted_run_completes_with_artifacts(
     assert (home / "toolwire" / "runs.sqlite").is_file()
     stored = httpx.get(base + "/api/runs", headers=headers, timeout=10).json()
     assert stored["runs"][0]["status"] == "completed"
+
+
+def streamed(url: str, body: dict[str, Any], headers: dict[str, str]) -> list[dict[str, Any]]:
+    with httpx.stream("POST", url, json=body, headers=headers, timeout=60) as response:
+        assert response.status_code == 200
+        return [json.loads(line) for line in response.iter_lines() if line.strip()]
 
 
 def test_demo_with_a_real_provider_and_no_key_fails_clearly(tmp_path: Path) -> None:

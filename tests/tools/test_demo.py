@@ -7,7 +7,8 @@ from toolwire import ArtifactType, ScriptedProvider, ToolContext, User
 from toolwire.demo import prepare_demo
 from toolwire.demo._content import CUSTOMERS, ENV_SECRETS, LOG_JWT
 from toolwire.lifecycle import RunStatus
-from toolwire.runtime import RunRequest, Runtime
+from toolwire.runtime import OperatorDecision, RunRequest, Runtime
+from toolwire.sealing import StateKey
 from toolwire.tools.defaults import default_registry
 
 
@@ -16,11 +17,17 @@ def test_the_demo_replay_runs_and_leaks_no_secret(tmp_path: Path) -> None:
     provider = ScriptedProvider.from_file(demo.script_path)
     assert provider.name == "demo replay"
     context = ToolContext(user=User("admin", is_admin=True), workspace=demo.workspace)
-    outcome = Runtime(default_registry()).run_sync(
-        RunRequest.of(demo.prompt, provider=provider, context=context)
-    )
+    runtime = Runtime(default_registry(), state_key=StateKey.generate())
+    outcome = runtime.run_sync(RunRequest.of(demo.prompt, provider=provider, context=context))
+    assert outcome.status is RunStatus.AWAITING_APPROVAL and outcome.pause is not None
+    assert [c.name for c in outcome.pause.calls] == ["write_file"]
+    approve = OperatorDecision(action="approve", digest=outcome.pause.digest, actor="admin")
+    resumed = runtime.resume_sync(outcome.run_id, approve, provider=provider, context=context)
     demo.workspace.dispose()
-    assert outcome.status is RunStatus.COMPLETED and outcome.result is not None
+    assert resumed.status is RunStatus.COMPLETED and resumed.result is not None
+    assert [i.name for i in resumed.result.trace] == ["write_file"]
+    assert (demo.root / "files" / "notes" / "review.md").read_text().startswith("# Review")
+    assert outcome.result is not None
     invocations = outcome.result.trace
     assert [i.name for i in invocations] == [
         "read_records", "browse_folder", "read_source", "get_system_status", "get_relations",
@@ -38,7 +45,7 @@ def test_the_demo_replay_runs_and_leaks_no_secret(tmp_path: Path) -> None:
     secrets = [c[3] for c in CUSTOMERS] + [c[4] for c in CUSTOMERS] + list(ENV_SECRETS.values())
     for secret in [*secrets, LOG_JWT]:
         assert secret not in everything
-    assert outcome.result.final_content.startswith("The shop has four customers")
+    assert resumed.result.final_content.startswith("The shop has four customers")
 
 
 def test_prepare_demo_is_idempotent_and_rebuilds_a_stale_copy(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ from toolwire.inspector.security import SecurityMiddleware, token_guard
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, RunTasks, ndjson
 from toolwire.jsonenc import sink_dumps_bytes
-from toolwire.runtime import ProviderRef, Runtime
+from toolwire.runtime import Runtime
 from toolwire.tools.api import ToolContext
 from toolwire.trace import Observer
 
@@ -62,7 +62,7 @@ def create_app(settings: InspectorSettings) -> FastAPI:
         settings.registry,
         recorder=settings.store,
         state_key=settings.state_key,
-        provider_factory=lambda ref: _provider_of(settings, ref),
+        provider_factory=lambda ref: service.provider_of(settings, ref),
     )
     tasks = RunTasks(runtime.cancel, runtime.running)
 
@@ -98,11 +98,6 @@ def create_app(settings: InspectorSettings) -> FastAPI:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
     return app
-
-
-def _provider_of(settings: InspectorSettings, ref: ProviderRef) -> Any:
-    """A resumed run's provider: the one this server offers under the stored name."""
-    return settings.provider_factory(ref.name, ref.model)
 
 
 def _json(value: Any, status: int = 200) -> Response:
@@ -178,14 +173,16 @@ def _api(settings: InspectorSettings, runtime: Runtime, tasks: RunTasks) -> APIR
 
         Every refusal (not waiting, a stale digest, input that does not fit, a state that
         cannot be opened) is answered before the stream starts, and nothing ran."""
-        context = await asyncio.to_thread(service.resume_context, settings, runtime, run_id)
+        context, provider = await asyncio.to_thread(
+            service.resume_context, settings, runtime, run_id
+        )
         decision = service.decision_of(settings, body)
         workspace = settings.workspace
 
         def segment(on_step: Observer, on_start: Any) -> Any:
             tool_context = ToolContext(user=settings.user, workspace=workspace)
-            return runtime.resume(run_id, decision, observers=[on_step], context=tool_context,
-                                  on_start=on_start)  # fmt: skip
+            return runtime.resume(run_id, decision, observers=[on_step], provider=provider,
+                                  context=tool_context, on_start=on_start)  # fmt: skip
 
         channel = RunChannel()
         started = tasks.start(segment, context, channel, refusable=True)

@@ -38,8 +38,9 @@ from toolwire.inspector.models import (
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.loop import RunOptions
 from toolwire.messages import ChatMessage, ToolCall
+from toolwire.providers.base import Provider
 from toolwire.providers.scripted import ScriptedProvider
-from toolwire.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
+from toolwire.runtime import OperatorDecision, ProviderRef, RunOutcome, RunRequest, Runtime
 from toolwire.state import Pause
 from toolwire.tools.api import ToolContext, needs_approval
 from toolwire.tools.policy import Grant, TrustZone
@@ -188,13 +189,25 @@ def decision_of(settings: InspectorSettings, body: DecisionBody) -> OperatorDeci
     )  # fmt: skip
 
 
-def resume_context(settings: InspectorSettings, runtime: Runtime, run_id: str) -> Event:
-    """The context line of a resumed segment (404 when the run is not waiting)."""
+def provider_of(settings: InspectorSettings, ref: ProviderRef) -> Provider:
+    """A resumed run's provider: the one this server offers under the stored name. A run
+    replayed from a script file is labelled with the script's name but resumes as scripted."""
+    try:
+        return settings.provider_factory("scripted" if ref.script else ref.name, ref.model)
+    except ConfigError as exc:
+        raise ApiError(422, f"the run's provider is not available here: {exc}") from None
+
+
+def resume_context(
+    settings: InspectorSettings, runtime: Runtime, run_id: str
+) -> tuple[Event, Provider]:
+    """The context line of a resumed segment and its provider (404: the run is not waiting)."""
     waiting = runtime.recorder.waiting(run_id)
     if waiting is None:
         raise ApiError(404, "no waiting run has this id")
-    scripted = waiting.provider.name == "scripted"
-    return {
+    provider = provider_of(settings, waiting.provider)
+    scripted = isinstance(provider, ScriptedProvider)
+    event = {
         "type": "context",
         "provider": waiting.provider.name,
         "model": waiting.provider.model,
@@ -203,6 +216,7 @@ def resume_context(settings: InspectorSettings, runtime: Runtime, run_id: str) -
         "stored": settings.store is not None,
         "resumed": True,
     }
+    return event, provider
 
 
 def pending(runtime: Runtime, run_id: str) -> Pause:
