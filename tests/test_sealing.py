@@ -6,6 +6,9 @@ from __future__ import annotations
 import base64
 import os
 import stat
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, select, update
 
+import toolwire
 from toolwire import ScriptedProvider, ToolRegistry, tool
 from toolwire.errors import ConfigError, StateKeyMissing, StateUnreadable
 from toolwire.lifecycle import RunStatus
@@ -198,6 +202,41 @@ def test_ensure_key_creates_a_private_file_once(tmp_path: Path) -> None:
     assert again.open("r", first.seal("r", "x")) == "x"
     loaded = load_key(path, environ={})
     assert loaded is not None and loaded.open("r", first.seal("r", "x")) == "x"
+
+
+RACE = """
+import sys, time
+from pathlib import Path
+from toolwire.sealing import ensure_key
+start = float(sys.argv[2])
+while time.time() < start:
+    pass
+print(ensure_key(Path(sys.argv[1]), environ={}).seal("race", "same key"))
+"""
+
+
+def test_processes_creating_the_key_at_once_all_get_the_one_key(tmp_path: Path) -> None:
+    path = tmp_path / "data" / "state.key"
+    src = str(Path(toolwire.__file__).resolve().parents[1])
+    env = {k: v for k, v in os.environ.items() if k != KEY_VARIABLE} | {"PYTHONPATH": src}
+    start = str(time.time() + 1.5)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACE, str(path), start],
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(6)
+    ]
+    outputs = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, [err for _, err in outputs]
+    key = load_key(path, environ={})
+    assert key is not None
+    assert {key.open("race", out.strip()) for out, _ in outputs} == {"same key"}
+    assert sorted(f.name for f in path.parent.iterdir()) == ["state.key"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
 def test_the_environment_wins_over_the_file(tmp_path: Path) -> None:

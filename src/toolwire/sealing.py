@@ -112,14 +112,30 @@ def ensure_key(key_file: Path, *, environ: Mapping[str, str] | None = None) -> S
     text = base64.urlsafe_b64encode(key).decode("ascii").rstrip("=")
     try:
         key_file.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        _publish(key_file, text + "\n")
     except FileExistsError:
         return _read_key_file(key_file)  # another process wrote it first: use theirs
     except OSError as exc:
         raise ConfigError(f"cannot create the state key file {key_file}: {exc.strerror}") from None
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(text + "\n")
     return StateKey(key)
+
+
+def _publish(path: Path, text: str) -> None:
+    """Write ``text`` whole under a private temporary name, then link it in as ``path``.
+
+    A process starting beside this one never reads a half-written (empty) key file, and of two
+    writers exactly one wins: ``os.link`` raises ``FileExistsError`` for the other.
+    """
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def require(key: StateKey | None) -> StateKey:
