@@ -18,6 +18,9 @@ from toolwire.sealing import StateKey
 from toolwire.store import RunStore
 
 from ..inspector_kit import AUTH, WRITES, settings, waiting_registry
+from ..store.conftest import pg_schema
+
+__all__ = ["pg_schema"]  # a fixture: a fresh PostgreSQL schema per test
 
 BASE = "http://inspector.test"
 DENIED = 'Error: tool "write_note" was denied by the operator.'
@@ -216,8 +219,16 @@ async def test_a_waiting_run_can_be_cancelled(client: httpx.AsyncClient) -> None
     assert after.status_code == 404
 
 
-async def test_the_store_lists_waiting_runs_and_resumes_them(tmp_path: Path) -> None:
-    store = RunStore.open(f"sqlite:///{tmp_path / 'runs.db'}", privacy=PrivacyLevel.METADATA)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'runs.db'}"
+    url: str = request.getfixturevalue("pg_schema")
+    return url
+
+
+async def test_the_store_lists_waiting_runs_and_resumes_them(store_url: str) -> None:
+    store = RunStore.open(store_url, privacy=PrivacyLevel.METADATA)
     key = StateKey.generate()
     app = create_app(settings(registry=waiting_registry(), store=store, state_key=key))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as client:
