@@ -3,6 +3,7 @@ processes, no plaintext of the state at rest, and cancel of a waiting run."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import subprocess
 from pathlib import Path
@@ -160,3 +161,33 @@ def test_a_cancelled_waiting_run_settles_cancelled_and_cannot_resume(backend: Ba
         runtime.resume_sync(run_id, decision, provider=ScriptedProvider.from_turns([]))
     with pytest.raises(RunNotWaiting):
         runtime.pending(run_id)
+
+
+def test_a_run_whose_steps_could_not_be_stored_fails_instead_of_waiting(
+    backend: Backend,
+) -> None:
+    from sqlalchemy import create_engine, insert
+
+    from toolwire.store import schema
+    from toolwire.store.engine import resolve_url
+
+    store = backend.open()
+    engine = create_engine(resolve_url(backend.url))
+
+    def occupy_a_step(run_id: str) -> None:  # the llm step's sequence is taken: its row fails
+        with engine.begin() as connection:
+            connection.execute(insert(schema.steps).values(
+                run_id=run_id, sequence=2, kind="llm", round=1, duration_ms=0.0, payload="{}"
+            ))  # fmt: skip
+
+    runtime = Runtime(marking_registry(), recorder=store, state_key=StateKey.generate())
+    turns: list[dict[str, Any]] = [{"tool_calls": [{"name": "mark", "arguments": {"n": 1}}]}]
+    request = RunRequest.of("go", provider=ScriptedProvider.from_turns(turns))
+    outcome = asyncio.run(runtime.run(request, on_start=occupy_a_step))
+    engine.dispose()
+    assert outcome.status is RunStatus.FAILED
+    assert outcome.error == "the run could not be suspended: the run store failed; this run " \
+        "is not fully recorded"  # fmt: skip
+    row = run_columns(backend.url, outcome.run_id)
+    assert (row["status"], row["suspended_state"], row["pending_digest"]) == ("failed", None, None)
+    assert store.waiting(outcome.run_id) is None

@@ -163,8 +163,13 @@ class RunStore:
         return flagged
 
     def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
-        """Move a running run to waiting with its sealed state; False if a cancel won."""
+        """Move a running run to waiting with its sealed state; False if a cancel won.
+
+        A run one of whose steps could not be stored raises before it moves: its record is
+        incomplete, so it fails (and settles) instead of waiting on a turn it cannot show.
+        """
         self._writer.flush()
+        self._writer.raise_failure(run_id)
         statement = (
             update(_runs)
             .where(_runs.c.id == run_id, _runs.c.status == RunStatus.RUNNING.value)
@@ -175,7 +180,6 @@ class RunStore:
         with self._lock:
             self._last_sequence.pop(run_id, None)
             self._cancel_polled.pop(run_id, None)
-        self._writer.raise_failure(run_id)
         return moved
 
     def waiting(self, run_id: str) -> Waiting | None:
