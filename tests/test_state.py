@@ -1,0 +1,96 @@
+"""A run's state as JSON: what goes in comes back out, nothing else is read, artifacts never."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from toolwire import Artifact, ChatMessage, Grant, RunOptions, ToolCall, User
+from toolwire.errors import StateUnreadable
+from toolwire.lifecycle import RunStatus
+from toolwire.providers.base import Usage
+from toolwire.state import CallPreview, Pause, RunState, turn_digest
+from toolwire.trace import ToolInvocation
+
+CELL = "artifact-cell-5be1"
+CALLS = (ToolCall("c1", "write_row", '{"n":1}'), ToolCall("c2", "read_row", "not json"))
+
+
+def full_state() -> RunState:
+    pause = Pause(
+        status=RunStatus.AWAITING_INPUT,
+        calls=CALLS,
+        previews=(CallPreview(index=0, tool="write_row", lines=("- a", "+ b")),
+                  CallPreview(index=1, tool="read_row", lines=("x",), failed=True)),
+        digest="d" * 32,
+        input_tool="write_row",
+        input_schema={"properties": {"n": {"type": "integer"}}, "type": "object"},
+    )  # fmt: skip
+    return RunState(
+        messages=(ChatMessage.system("be brief"), ChatMessage.user("hi ünïcode"),
+                  ChatMessage.assistant("", CALLS),
+                  ChatMessage.tool_result("c0", "Error: x", is_error=True)),
+        rounds=3,
+        usage=Usage(13, 7),
+        options=RunOptions(max_rounds=7, allowed_tools=["write_row"],
+                           grant=Grant.of(["write_row"], ["records"]), trust_zone="local",
+                           temperature=0.3, max_tokens=512, capture_raw=True),
+        offered=frozenset({"write_row", "read_row"}),
+        invocations=(ToolInvocation(name="read_row", arguments={}, result="r", is_error=False,
+                                    artifacts=(Artifact.text("t", CELL),)),),
+        pause=pause,
+        user=User("alice", True),
+        workspace="/srv/ws.toml",
+    )  # fmt: skip
+
+
+def test_a_state_round_trips_without_its_invocations() -> None:
+    state = full_state()
+    text = state.to_json()
+    assert CELL not in text
+    back = RunState.from_json(text)
+    assert back.invocations == ()
+    assert back == dataclasses.replace(state, invocations=())
+    assert back.to_json() == text
+
+
+def test_a_plain_state_round_trips() -> None:
+    state = RunState(messages=(ChatMessage.user("hi"),))
+    assert RunState.from_json(state.to_json()) == state
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.update(version=2),
+        lambda d: d.update(extra=1),
+        lambda d: d.pop("messages"),
+        lambda d: d.update(rounds="3"),
+        lambda d: d["messages"].append({"role": "robot", "content": "x"}),
+        lambda d: d["pause"].update(status="completed"),
+        lambda d: d["pause"]["previews"][0].update(lines="not a list"),
+        lambda d: d.update(usage=[1]),
+        lambda d: d["options"].update(max_rounds=0),
+        lambda d: d["options"].pop("temperature"),
+    ],
+)
+def test_anything_else_is_unreadable(change: object) -> None:
+    data = json.loads(full_state().to_json())
+    change(data)  # type: ignore[operator]
+    with pytest.raises(StateUnreadable) as caught:
+        RunState.from_json(json.dumps(data))
+    assert str(caught.value) == "the suspended state does not have the expected shape"
+
+
+@pytest.mark.parametrize("text", ["", "null", "[]", "{", '"x"', "1e999"])
+def test_text_that_is_not_a_state_is_unreadable(text: str) -> None:
+    with pytest.raises(StateUnreadable):
+        RunState.from_json(text)
+
+
+def test_a_digest_is_fresh_for_every_pause() -> None:
+    first, second = turn_digest("r", 1, CALLS), turn_digest("r", 1, CALLS)
+    assert len(first) == 32 and first != second
+    assert all(c in "0123456789abcdef" for c in first)
