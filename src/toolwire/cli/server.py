@@ -20,7 +20,7 @@ from toolwire.inspector import InspectorSettings, create_app
 
 DEFAULT_PORT = 8765
 # On Ctrl-C, open streams get this long to finish before the server stops them; then every
-# running run is cancelled and settled (see ``inspector.stream.RunThreads``).
+# running run is cancelled and settled (see ``inspector.stream.RunTasks``).
 SHUTDOWN_SECONDS = 2
 
 
