@@ -484,3 +484,45 @@ def test_a_waiting_run_cancelled_in_memory_cannot_be_resumed() -> None:
     with pytest.raises(RunNotWaiting):
         decide(rt, outcome.run_id, "approve", digest=pause.digest)
     assert LOG == []
+
+
+def test_the_runtime_denies_and_refuses_a_tool_disabled_while_waiting() -> None:
+    rt = runtime()
+    outcome = rt.run_sync(request(turns_with(MIXED)))
+    denied = decide(rt, outcome.run_id, "deny")
+    assert denied.status is RunStatus.COMPLETED and LOG == []
+    assert [s.tool_result for s in denied.steps if s.kind == "tool"] == [
+        f'Error: tool "{n}" was denied by the operator.'
+        for n in ("read_row", "write_row", "read_row")
+    ]
+    outcome = rt.run_sync(request(turns_with(MIXED)))
+    rt.registry.availability.set_tool("write_row", False)
+    approved = decide(rt, outcome.run_id, "approve")
+    assert LOG == ["read 1", "read 3"]
+    assert [s.tool_result for s in approved.steps if s.kind == "tool"] == [
+        "row 1",
+        'Error: tool "write_row" is no longer permitted and was not executed.',
+        "row 3",
+    ]
+
+
+def test_the_runtime_carries_counters_over_a_second_suspension() -> None:
+    rt = runtime()
+    turns = turns_with([call("write_row", {"n": 1})], [call("write_row", {"n": 2})])
+    first = rt.run_sync(request(turns))
+    provider = ScriptedProvider.from_turns(turns)
+
+    def approve(outcome: Any) -> Any:
+        decision = OperatorDecision(action="approve", digest=rt.pending(outcome.run_id).digest,
+                                    actor="ops")  # fmt: skip
+        return rt.resume_sync(outcome.run_id, decision, provider=provider)
+
+    second = approve(first)
+    assert second.status is RunStatus.AWAITING_APPROVAL and second.run_id == first.run_id
+    assert first.pause is not None and second.pause is not None
+    assert second.pause.digest != first.pause.digest
+    assert second.result.iterations == 2
+    done = approve(second)
+    assert done.status is RunStatus.COMPLETED and LOG == ["write 1", "write 2"]
+    assert done.result.iterations == 3
+    assert (done.result.usage.prompt_tokens, done.result.usage.completion_tokens) == (23, 12)
