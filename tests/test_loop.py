@@ -512,3 +512,22 @@ def test_a_sync_tool_runs_in_a_worker_thread_and_an_async_one_on_the_loop() -> N
     result = asyncio.run(go([call("blocking")]))
     assert result.trace[0].result == "sync"
     assert CountingExecutor.submitted == 1 and seen["sync"] != threading.get_ident()
+
+
+def test_a_sync_tool_that_declares_it_does_not_block_runs_on_the_loop() -> None:
+    import threading
+
+    seen: list[int] = []
+
+    @tool(data_class="public", blocking=False)
+    def pure() -> str:
+        seen.append(threading.get_ident())
+        return "pure"
+
+    async def go() -> Any:
+        loop = ToolLoop(RecordingProvider.of([{"tool_calls": [call("pure")]}, {"content": "ok"}]),
+                        ToolRegistry([pure]))  # fmt: skip
+        return await loop.run([ChatMessage.user("hi")]), threading.get_ident()
+
+    result, loop_thread = asyncio.run(go())
+    assert result.trace[0].result == "pure" and seen == [loop_thread]

@@ -127,8 +127,10 @@ class FunctionTool:
         data_class: str = DEFAULT_DATA_CLASS,
         effect: Effect | str = Effect.READ_ONLY,
         input_model: type[BaseModel] | None = None,
+        blocking: bool = True,
     ) -> None:
         self.function = function
+        self.blocking = blocking
         self.group = group
         self.enabled_by_default = enabled_by_default
         self.requires_admin = requires_admin
@@ -261,6 +263,7 @@ def tool(
     data_class: str = DEFAULT_DATA_CLASS,
     effect: Effect | str = Effect.READ_ONLY,
     input_model: type[BaseModel] | None = None,
+    blocking: bool = True,
 ) -> Callable[[ToolFunction], FunctionTool]: ...
 def tool(
     function: ToolFunction | None = None, /, **options: Any
