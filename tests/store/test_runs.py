@@ -23,8 +23,8 @@ from toolwire.providers.scripted import Turn
 from toolwire.runtime import RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore, liveness
 from toolwire.store import schema as tables
+from toolwire.store.cancels import POLL_SECONDS as CANCEL_POLL_SECONDS
 from toolwire.store.migrations import LATEST
-from toolwire.store.runs import CANCEL_POLL_SECONDS
 
 from .conftest import Backend
 from .helpers import lookup, run, two_round_script

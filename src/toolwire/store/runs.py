@@ -14,7 +14,8 @@ Invariants:
 - Steps are written behind the run by one writer thread in batches (see
   :mod:`toolwire.store.writer`); every read and every settle waits for them first.
 - A cancel is seen at once by the store that requested it, and by other processes' stores
-  within ``CANCEL_POLL_SECONDS`` (then at the run's next step boundary).
+  within ``cancels.POLL_SECONDS`` (then at the run's next step boundary), without a query on
+  the thread that runs the run.
 - Every failure is a :class:`toolwire.errors.StoreError`; the runtime keeps a run going
   without its store when one is raised.
 """
@@ -25,9 +26,8 @@ import atexit
 import math
 import re
 import threading
-import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -39,12 +39,12 @@ from toolwire.lifecycle import CANCELLABLE, TERMINAL, WAITING, RunStatus, as_str
 from toolwire.privacy import PrivacyLevel, filter_step
 from toolwire.runtime import ProviderRef, RunOutcome, RunRequest, Waiting
 from toolwire.store import liveness, schema
+from toolwire.store.cancels import CancelWatch
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
 from toolwire.store.hotpath import Compiled, HotPath
 from toolwire.store.migrations import migrate
 from toolwire.store.records import RunSummary, StoredRun
 from toolwire.store.statements import (
-    CANCEL_FLAG,
     INSERT_RUN,
     INSERT_STEP,
     SETTLE,
@@ -57,10 +57,6 @@ from toolwire.text import storable
 from toolwire.tools.registry import Availability
 from toolwire.trace import RunStep
 
-# A cancel requested by another process is read from the database at most this often per
-# run: reading the flag at every step cost a fast tool round more than the round itself, and
-# a real round (a provider call) takes far longer than this anyway.
-CANCEL_POLL_SECONDS = 0.02
 MAX_LIST_LIMIT = 1_000  # one page of a listing; more is a query, not a page
 INTERRUPTED_ERROR = "the process running this run stopped before the run finished"
 _runs, _steps = schema.runs, schema.steps
@@ -82,14 +78,12 @@ class RunStore:
         self._hot = HotPath(make_engine(self.url, pooled=False))
         dialect = self._engine.dialect
         self._insert_step = Compiled(INSERT_STEP, dialect, list(STEP_COLUMNS))
-        self._cancel_flag = Compiled(CANCEL_FLAG, dialect, [])
         self._writer = StepWriter(self._encode_step, self._insert_steps)
         atexit.register(self._writer.flush)  # a store never closed still writes its last steps
         self._owner = liveness.this_process()
         self._lock = threading.Lock()
         self._last_sequence: dict[str, int] = {}
-        self._cancelled: set[str] = set()  # runs cancelled through this store, or seen so
-        self._cancel_polled: dict[str, float] = {}  # run id -> when its flag was last read
+        self._cancels = CancelWatch(self._cancelled_among)
         try:
             with errors(f"open {shown(self.url)}"):
                 migrate(self._engine)
@@ -126,6 +120,7 @@ class RunStore:
         }
         with errors("begin a run"), self._engine.begin() as connection:
             connection.execute(INSERT_RUN, row)
+        self._cancels.watch(run_id)
         return run_id
 
     def record_step(self, run_id: str, sequence: int, step: RunStep) -> None:
@@ -139,28 +134,24 @@ class RunStore:
         values = settle_values(outcome, self.privacy, finished_at=_now())
         with self._lock:
             self._last_sequence.pop(outcome.run_id, None)
-            self._cancel_polled.pop(outcome.run_id, None)
-            self._cancelled.discard(outcome.run_id)
+        self._cancels.forget(outcome.run_id)
         with errors(f"settle run {outcome.run_id}"), self._engine.begin() as connection:
             settled = connection.execute(SETTLE, values).rowcount == 1
         self._writer.raise_failure(outcome.run_id)
         return settled
 
     def cancel_requested(self, run_id: str) -> bool:
-        """True once the run was cancelled: at once through this store, else within a poll."""
-        now = time.monotonic()
-        with self._lock:
-            if run_id in self._cancelled:
-                return True
-            if now - self._cancel_polled.get(run_id, -math.inf) < CANCEL_POLL_SECONDS:
-                return False
-            self._cancel_polled[run_id] = now
-        with errors(f"read the cancel flag of run {run_id}"):
-            flagged = bool(self._hot.execute(self._cancel_flag, {"run_id": run_id}))
-        if flagged:
-            with self._lock:
-                self._cancelled.add(run_id)
-        return flagged
+        """True once the run was cancelled: at once through this store, else within a poll.
+
+        Reads memory only (see :mod:`toolwire.store.cancels`): a run on an event loop checks
+        this at every step and must not wait on the database.
+        """
+        return self._cancels.cancelled(run_id)
+
+    def _cancelled_among(self, run_ids: Collection[str]) -> list[str]:
+        query = select(_runs.c.id).where(_runs.c.id.in_(list(run_ids)), _runs.c.cancel_requested)
+        with self._engine.connect() as connection:
+            return list(connection.execute(query).scalars())
 
     def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
         """Move a running run to waiting with its sealed state; False if a cancel won.
@@ -179,7 +170,7 @@ class RunStore:
             moved = connection.execute(statement).rowcount == 1
         with self._lock:
             self._last_sequence.pop(run_id, None)
-            self._cancel_polled.pop(run_id, None)
+        self._cancels.forget(run_id)
         return moved
 
     def waiting(self, run_id: str) -> Waiting | None:
@@ -228,7 +219,10 @@ class RunStore:
             )
         )
         with errors(f"claim run {run_id}"), self._engine.begin() as connection:
-            return connection.execute(statement).rowcount == 1
+            claimed = connection.execute(statement).rowcount == 1
+        if claimed:
+            self._cancels.watch(run_id)
+        return claimed
 
     # -- operating ----------------------------------------------------------------------------
 
@@ -257,8 +251,7 @@ class RunStore:
         with errors(f"cancel run {run_id}"), self._engine.begin() as connection:
             cancelled = connection.execute(statement).rowcount == 1
         if cancelled:
-            with self._lock:
-                self._cancelled.add(run_id)
+            self._cancels.mark(run_id)
         return cancelled
 
     def list_runs(
@@ -358,6 +351,7 @@ class RunStore:
 
     def close(self) -> None:
         atexit.unregister(self._writer.flush)
+        self._cancels.close()
         self._writer.close()
         self._hot.close()
         self._engine.dispose()

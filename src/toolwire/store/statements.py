@@ -22,7 +22,6 @@ _runs, _steps = schema.runs, schema.steps
 STEP_COLUMNS = ("run_id", "sequence", "kind", "round", "duration_ms", "payload")
 INSERT_STEP = insert(_steps)
 INSERT_RUN = insert(_runs)
-CANCEL_FLAG = select(_runs.c.cancel_requested).where(_runs.c.id == bindparam("run_id"))
 STEP_COUNT = (
     select(func.count()).where(_steps.c.run_id == _runs.c.id).scalar_subquery().label("step_count")
 )
