@@ -27,7 +27,6 @@ from toolwire import (
     Artifact,
     ChatMessage,
     RunOptions,
-    RunStep,
     ScriptedProvider,
     ToolCall,
     ToolRegistry,
@@ -38,6 +37,7 @@ from toolwire.jsonenc import dumps
 from toolwire.privacy import PrivacyLevel, filter_step
 from toolwire.runtime import RunRecorder, RunRequest, Runtime
 from toolwire.store import RunStore
+from toolwire.trace import LlmStep, RequestStep, ToolStep
 
 STEPS = 3_000
 ROUNDS = 20  # tool rounds per run: the hard maximum, so per-run costs spread thin
@@ -47,14 +47,14 @@ ALONE = "the rate of filtering and encoding alone"
 
 MESSAGES = tuple(ChatMessage.user(f"message {n} " * 20) for n in range(8))
 SAMPLE_STEPS = (
-    RunStep(kind="request", round=1, messages_sent=MESSAGES, tool_specs=("lookup",)),
-    RunStep(
-        kind="llm", round=1, duration_ms=120.0, content="checking", prompt_tokens=300,
+    RequestStep(round=1, messages_sent=MESSAGES, tool_specs=("lookup",)),
+    LlmStep(
+        round=1, duration_ms=120.0, content="checking", prompt_tokens=300,
         completion_tokens=20, total_tokens=320,
         requested_tool_calls=(ToolCall.of("c1", "lookup", {"query": "orders"}),),
     ),
-    RunStep(
-        kind="tool", round=1, duration_ms=2.5, tool_name="lookup",
+    ToolStep(
+        round=1, duration_ms=2.5, tool_name="lookup",
         tool_arguments={"query": "orders"}, tool_result="found 3 rows " * 30,
         tool_is_error=False,
         tool_artifacts=(Artifact.table("rows", ["a", "b"], [["1", "2"]] * 20),),

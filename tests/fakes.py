@@ -5,9 +5,18 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from toolwire import CompletionRequest, CompletionResponse, ScriptedProvider
+from toolwire.trace import RunStep
+
+S = TypeVar("S")
+
+
+def only(step: RunStep, kind: type[S]) -> S:
+    """``step`` as the kind it must be: the assertion fails on any other kind."""
+    assert isinstance(step, kind), f"expected a {kind.__name__}, got {type(step).__name__}"
+    return step
 
 
 class RecordingProvider:

@@ -142,11 +142,12 @@ def test_a_missing_workspace_file_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_a_decision_step_names_who_and_why_never_the_input() -> None:
     from toolwire.cli.show import step_line
-    from toolwire.trace import RunStep
+    from toolwire.trace import DecisionStep
 
     def line(decision: str, reason: str | None) -> str:
-        step = RunStep(kind="decision", round=2, decision=decision, decided_by="ann\x1b[2J",
-                       decision_reason=reason, turn_digest="d" * 32)  # fmt: skip
+        step = DecisionStep(round=2, decision=decision, decided_by="ann\x1b[2J",
+                            decision_reason=reason, turn_digest="d" * 32,
+                            decided_at="2026-12-01T10:00:00+00:00")  # fmt: skip
         return step_line(step).plain
 
     assert line("approve", "looks right") == "[round 2]   approved by ann\\x1b[2J: looks right"

@@ -23,8 +23,9 @@ from toolwire import (
 )
 from toolwire.bounding import TRUNCATION_MARKER
 from toolwire.errors import RunCancelled, ScriptExhausted
+from toolwire.trace import RequestStep, ToolStep
 
-from .fakes import RecordingProvider, call
+from .fakes import RecordingProvider, call, only
 
 CELL = "cell-canary-91c2"
 
@@ -114,7 +115,7 @@ def test_artifacts_ride_the_trace_but_never_the_provider_wire() -> None:
     assert "value of k1" in wire
     assert CELL not in wire
     assert result.trace[0].artifacts[0].data["rows"] == [["k1", CELL]]
-    tool_step = trace.steps[2]
+    tool_step = only(trace.steps[2], ToolStep)
     assert tool_step.tool_artifacts is not None
     assert tool_step.tool_artifacts[0].data["rows"][0][1] == CELL
 
@@ -179,7 +180,7 @@ def test_bad_json_arguments_are_reported_to_the_model() -> None:
     assert inv.result == (
         'Error: arguments for tool "count" must be a JSON object; the text sent was not one.'
     )
-    assert trace.steps[2].tool_arguments == "{not json"
+    assert only(trace.steps[2], ToolStep).tool_arguments == "{not json"
 
 
 @pytest.mark.parametrize(
@@ -216,7 +217,7 @@ def test_huge_results_are_bounded_before_the_wire() -> None:
     )
     sent = provider.requests[1].messages[-1].content
     assert len(sent.encode()) == 50_000 and sent.endswith(TRUNCATION_MARKER)
-    assert trace.steps[2].tool_result_bytes == 200_000
+    assert only(trace.steps[2], ToolStep).tool_result_bytes == 200_000
     assert result.trace[0].result == sent
 
 
@@ -317,7 +318,7 @@ def test_no_tools_offered_is_one_plain_completion() -> None:
     assert (result.final_content, result.iterations, result.truncated) == ("plain", 1, False)
     assert result.trace == ()
     assert [(s.kind, s.round) for s in trace.steps] == [("request", 1), ("llm", 1)]
-    assert trace.steps[0].tool_specs == ()
+    assert only(trace.steps[0], RequestStep).tool_specs == ()
 
 
 def test_disabled_tool_is_never_offered_even_when_requested() -> None:
@@ -325,7 +326,9 @@ def test_disabled_tool_is_never_offered_even_when_requested() -> None:
         [{"content": "x"}], options=RunOptions(allowed_tools=["count", "disabled_tool"])
     )
     assert [t.name for t in provider.requests[0].tools] == ["count"]
-    assert trace.steps[0].refusals == ({"tool": "disabled_tool", "reason": "disabled"},)
+    assert only(trace.steps[0], RequestStep).refusals == (
+        {"tool": "disabled_tool", "reason": "disabled"},
+    )
 
 
 def test_none_means_the_enabled_set_not_every_registered_tool() -> None:
@@ -435,7 +438,7 @@ def test_trust_zone_ceiling_gates_data_classes() -> None:
     ]:
         _, provider, trace = run([{"content": "x"}], options=RunOptions(trust_zone=zone), reg=reg)
         assert [t.name for t in provider.requests[0].tools] == offered, zone
-        refused = {r["tool"]: r["reason"] for r in trace.steps[0].refusals or ()}
+        refused = {r["tool"]: r["reason"] for r in only(trace.steps[0], RequestStep).refusals or ()}
         assert set(refused) == {"status", "search", "unclassified"} - set(offered)
         assert set(refused.values()) <= {"trust_zone"}
 
@@ -474,7 +477,7 @@ def test_arguments_that_are_not_strict_json_are_refused(text: str) -> None:
     result, _, trace = run([{"tool_calls": [call("count", text)]}, {"content": "ok"}])
     (inv,) = result.trace
     assert inv.is_error and "must be a JSON object" in inv.result
-    assert trace.steps[2].tool_arguments == text
+    assert only(trace.steps[2], ToolStep).tool_arguments == text
 
 
 def test_a_sync_tool_runs_in_a_worker_thread_and_an_async_one_on_the_loop() -> None:

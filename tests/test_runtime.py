@@ -7,8 +7,9 @@ from typing import Any
 from toolwire import RunOptions, RunStep, ScriptedProvider, ToolRegistry, tool
 from toolwire.lifecycle import RunStatus
 from toolwire.runtime import MemoryRecorder, RunOutcome, RunRequest, Runtime
+from toolwire.trace import RequestStep
 
-from .fakes import call
+from .fakes import call, only
 
 
 class ListRecorder(MemoryRecorder):
@@ -135,4 +136,4 @@ def test_dry_run_records_the_request_and_calls_nothing() -> None:
     )
     assert outcome.status is RunStatus.COMPLETED
     assert [s.kind for s in outcome.steps] == ["request"]
-    assert outcome.steps[0].tool_specs == ("double",)
+    assert only(outcome.steps[0], RequestStep).tool_specs == ("double",)

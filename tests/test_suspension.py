@@ -18,9 +18,9 @@ from toolwire.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.sealing import StateKey
 from toolwire.state import RunState
 from toolwire.suspension import NO_PREVIEW, bound_preview, more_lines, overlay
-from toolwire.trace import RunTrace
+from toolwire.trace import RequestStep, RunTrace
 
-from .fakes import call
+from .fakes import call, only
 
 LOG: list[str] = []
 
@@ -338,7 +338,7 @@ def test_the_round_cap_counts_across_segments() -> None:
     assert resumed.reason == "max_iterations" and resumed.truncated
     assert resumed.final_content == "SYNTHESISED" and resumed.iterations == 1
     assert [(s.kind, s.round) for s in trace.steps] == [("tool", 1), ("request", 2), ("llm", 2)]
-    assert trace.steps[1].tool_specs == ()
+    assert only(trace.steps[1], RequestStep).tool_specs == ()
 
 
 # -- previews -------------------------------------------------------------------------------

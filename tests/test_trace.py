@@ -6,36 +6,39 @@ from toolwire import (
     Artifact,
     ChatMessage,
     CompletionResponse,
-    RunStep,
     RunTrace,
     ToolCall,
     ToolInvocation,
     Usage,
 )
 from toolwire.jsonenc import dumps
+from toolwire.trace import LlmStep, ToolStep
 
 
 def test_step_dict_keeps_kind_round_duration_and_drops_absent_fields() -> None:
-    step = RunStep(kind="tool", round=2, duration_ms=12.3456, tool_name="t", tool_result="r")
+    step = ToolStep(round=2, duration_ms=12.3456, tool_name="t", tool_result="r")
     assert step.to_dict() == {
         "kind": "tool",
         "round": 2,
         "duration_ms": 12.35,
         "tool_name": "t",
         "tool_result": "r",
+        "tool_is_error": False,
     }
 
 
 def test_zero_and_false_are_kept() -> None:
-    step = RunStep(kind="llm", round=1, prompt_tokens=0, content="", tool_is_error=False)
+    step = LlmStep(round=1, prompt_tokens=0, content="")
     assert step.to_dict() == {
         "kind": "llm",
         "round": 1,
         "duration_ms": 0.0,
         "content": "",
         "prompt_tokens": 0,
-        "tool_is_error": False,
+        "completion_tokens": 0,
+        "total_tokens": 0,
     }
+    assert ToolStep(round=1, tool_name="t", tool_result="").to_dict()["tool_is_error"] is False
 
 
 def test_a_tool_step_without_artifacts_has_no_artifact_key() -> None:
@@ -146,7 +149,7 @@ def test_sinks_write_what_strict_json_refuses_as_strings() -> None:
 
 
 def test_a_step_is_immutable() -> None:
-    step = RunStep(kind="tool", round=1, tool_result="r")
+    step = ToolStep(round=1, tool_name="t", tool_result="r")
     with pytest.raises(AttributeError):
         step.tool_result = "changed"  # type: ignore[misc]
     assert step._replace(tool_result="copy").tool_result == "copy"

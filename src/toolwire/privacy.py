@@ -21,25 +21,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
+from typing import Any, assert_never
 
 from toolwire.errors import ConfigError
 from toolwire.redact import redact
 from toolwire.result import ArtifactType
+from toolwire.trace import DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
 
-CONTENT_KEYS = frozenset(
-    {
-        "messages_sent",
-        "content",
-        "thinking",
-        "requested_tool_calls",
-        "raw",
-        "tool_arguments",
-        "tool_result",
-        "tool_artifacts",
-        "decision_reason",
-    }
-)
+# What the model, the tools or a person said, per kind of step. Everything else in a step is
+# metadata: counts, names, timings, who decided.
+REQUEST_CONTENT = frozenset({"messages_sent"})
+LLM_CONTENT = frozenset({"content", "thinking", "requested_tool_calls", "raw"})
+TOOL_CONTENT = frozenset({"tool_arguments", "tool_result", "tool_artifacts"})
+DECISION_CONTENT = frozenset({"decision_reason"})
+CONTENT_KEYS = REQUEST_CONTENT | LLM_CONTENT | TOOL_CONTENT | DECISION_CONTENT
 # A model picks tool names; a stored name longer than any real tool name is noise or an attack.
 NAME_CHAR_CAP = 200
 # Deeper structures are cut rather than recursed into, so a hostile raw response cannot
@@ -103,14 +98,40 @@ def _rank_of(other: object) -> int:
     return other.rank
 
 
-def filter_step(step: Mapping[str, Any], level: PrivacyLevel) -> dict[str, Any]:
-    """The copy of ``step`` the store may keep at ``level``. Never raises."""
+def content_keys(step: RunStep) -> frozenset[str]:
+    """The content keys of ``step``'s kind; mypy checks that every kind is covered."""
+    match step:
+        case RequestStep():
+            return REQUEST_CONTENT
+        case LlmStep():
+            return LLM_CONTENT
+        case ToolStep():
+            return TOOL_CONTENT
+        case DecisionStep():
+            return DECISION_CONTENT
+        case _:
+            assert_never(step)
+
+
+def filter_run_step(step: RunStep, level: PrivacyLevel) -> dict[str, Any]:
+    """The plain copy of a recorded step the store may keep at ``level``. Never raises."""
+    return filter_step(step.to_dict(), level, content_keys(step))
+
+
+def filter_step(
+    step: Mapping[str, Any], level: PrivacyLevel, keys: frozenset[str] = CONTENT_KEYS
+) -> dict[str, Any]:
+    """The copy of a plain ``step`` the store may keep at ``level``. Never raises.
+
+    ``keys`` are the content keys withheld below ``redacted``: every kind's, unless the kind
+    is known.
+    """
     try:
         if level is PrivacyLevel.FULL:
             return dict(step)
         if level is PrivacyLevel.REDACTED:
             return _redact_map(step, 0)
-        return _metadata(step)
+        return _metadata(step, keys)
     except Exception:
         return {"content_withheld": True, "filter_failed": True}
 
@@ -122,8 +143,8 @@ def filter_text(text: str | None, level: PrivacyLevel) -> str | None:
     return redact(text) if level is PrivacyLevel.REDACTED else text
 
 
-def _metadata(step: Mapping[str, Any]) -> dict[str, Any]:
-    out = {key: value for key, value in step.items() if key not in CONTENT_KEYS}
+def _metadata(step: Mapping[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+    out = {key: value for key, value in step.items() if key not in keys}
     if isinstance(out.get("tool_name"), str):
         out["tool_name"] = _clip(out["tool_name"])
     out.update(_summaries(step))

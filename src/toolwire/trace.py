@@ -4,7 +4,7 @@ Observers are called synchronously, in subscription order, the moment a step is 
 ``request`` step is recorded before the provider call, so a live view sees it while the model is
 still thinking. An observer that raises stops the run: that is how cancellation works.
 
-Artifacts live here (``RunStep.tool_artifacts``, ``ToolInvocation.artifacts``) and go on to the
+Artifacts live here (``ToolStep.tool_artifacts``, ``ToolInvocation.artifacts``) and go on to the
 live stream and the store's privacy filter; never to a provider.
 """
 
@@ -12,74 +12,127 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from datetime import UTC, datetime
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.providers.base import CompletionResponse
 from toolwire.result import Artifact
 
-StepKind = Literal["request", "llm", "tool", "decision"]
 Observer = Callable[["RunStep"], None]
+S = TypeVar("S", "RequestStep", "LlmStep", "ToolStep", "DecisionStep")
 
 # Output key order, so that stored and streamed steps read the same way everywhere.
-_FIELDS = (
+_ORDER = (
     "kind", "round", "duration_ms", "messages_sent", "tool_specs", "content", "thinking",
     "finish_reason", "prompt_tokens", "completion_tokens", "total_tokens", "requested_tool_calls",
     "raw", "tool_call_id", "tool_name", "tool_arguments", "tool_result", "tool_result_bytes",
     "tool_is_error", "tool_artifacts", "refusals", "decision", "decided_by", "decision_reason",
-    "turn_digest",
+    "turn_digest", "decided_at",
+)  # fmt: skip
+
+# Steps are NamedTuples rather than frozen dataclasses: just as immutable, and several times
+# cheaper to build, which matters because a run records a step for every request, answer and
+# tool call. Build them with keywords. ``kind`` is the tag of the union; sinks dispatch on the
+# class with ``match`` and end with ``assert_never``, so mypy proves each handles every kind.
+
+
+class RequestStep(NamedTuple):
+    """What was about to be sent to the model, recorded before the call."""
+
+    round: int
+    messages_sent: tuple[ChatMessage, ...] = ()
+    tool_specs: tuple[str, ...] = ()  # the names of the tools offered this round
+    refusals: tuple[Mapping[str, str], ...] | None = None  # the gate's refusals, round 1 only
+    duration_ms: float = 0.0
+    kind: Literal["request"] = "request"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self, _REQUEST_KEYS)
+
+
+class LlmStep(NamedTuple):
+    """The model's answer to one request."""
+
+    round: int
+    duration_ms: float = 0.0
+    content: str = ""
+    thinking: str | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    requested_tool_calls: tuple[ToolCall, ...] | None = None
+    raw: Mapping[str, Any] | None = None
+    kind: Literal["llm"] = "llm"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self, _LLM_KEYS)
+
+
+class ToolStep(NamedTuple):
+    """One call through the seam: its bounded result and artifacts."""
+
+    round: int
+    tool_name: str
+    tool_result: str
+    duration_ms: float = 0.0
+    tool_call_id: str | None = None
+    tool_arguments: Any = None
+    tool_result_bytes: int | None = None  # what the tool returned, before the cap
+    tool_is_error: bool = False
+    tool_artifacts: tuple[Artifact, ...] | None = None
+    kind: Literal["tool"] = "tool"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self, _TOOL_KEYS)
+
+
+class DecisionStep(NamedTuple):
+    """A person approved, denied or answered a paused turn. Never the input itself."""
+
+    round: int
+    decision: str  # approve, deny or input
+    decided_by: str
+    turn_digest: str
+    decided_at: str  # ISO 8601, UTC
+    decision_reason: str | None = None
+    duration_ms: float = 0.0
+    kind: Literal["decision"] = "decision"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self, _DECISION_KEYS)
+
+
+RunStep = RequestStep | LlmStep | ToolStep | DecisionStep
+StepKind = Literal["request", "llm", "tool", "decision"]
+
+
+def _order(fields: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(name for name in _ORDER if name in fields)
+
+
+_REQUEST_KEYS = _order(RequestStep._fields)
+_LLM_KEYS = _order(LlmStep._fields)
+_TOOL_KEYS = _order(ToolStep._fields)
+_DECISION_KEYS = _order(DecisionStep._fields)
+_CONVERTED = frozenset(
+    {"duration_ms", "messages_sent", "requested_tool_calls", "tool_artifacts", "tool_specs",
+     "refusals"}
 )  # fmt: skip
 
 
-class RunStep(NamedTuple):
-    """One recorded step. Fields that do not apply to a kind stay ``None`` and are not emitted.
-
-    A NamedTuple rather than a frozen dataclass: just as immutable, and five times cheaper to
-    build (a frozen dataclass sets its 21 slots one call at a time), which matters because a run
-    records a step for every request, answer and tool call. Build it with keywords.
-    """
-
-    kind: StepKind
-    round: int
-    duration_ms: float = 0.0
-    # request
-    messages_sent: tuple[ChatMessage, ...] | None = None
-    tool_specs: tuple[str, ...] | None = None
-    refusals: tuple[Mapping[str, str], ...] | None = None
-    # llm
-    content: str | None = None
-    thinking: str | None = None
-    finish_reason: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    total_tokens: int | None = None
-    requested_tool_calls: tuple[ToolCall, ...] | None = None
-    raw: Mapping[str, Any] | None = None
-    # tool
-    tool_call_id: str | None = None
-    tool_name: str | None = None
-    tool_arguments: Any = None
-    tool_result: str | None = None
-    tool_result_bytes: int | None = None  # what the tool returned, before the cap
-    tool_is_error: bool | None = None
-    tool_artifacts: tuple[Artifact, ...] | None = None
-    # decision: a person approved, denied or answered a paused turn (never the input itself)
-    decision: str | None = None
-    decided_by: str | None = None
-    decision_reason: str | None = None
-    turn_digest: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data: absent fields dropped, 0 and false kept, duration to 2 decimals."""
-        out: dict[str, Any] = {}
-        for name in _FIELDS:
-            value = getattr(self, name)
-            if value is not None:
-                out[name] = _plain(name, value)
-        return out
+def _plain(step: RunStep, keys: tuple[str, ...]) -> dict[str, Any]:
+    """Plain data: absent fields dropped, 0 and false kept, duration to 2 decimals."""
+    out: dict[str, Any] = {}
+    for name in keys:
+        value = getattr(step, name)
+        if value is not None:
+            out[name] = _convert(name, value) if name in _CONVERTED else value
+    return out
 
 
-def _plain(name: str, value: Any) -> Any:
+def _convert(name: str, value: Any) -> Any:
     if name == "duration_ms":
         return round(float(value), 2)
     if name == "messages_sent":
@@ -88,9 +141,7 @@ def _plain(name: str, value: Any) -> Any:
         return [c.to_dict() for c in value]
     if name == "tool_artifacts":
         return [a.to_dict() for a in value]
-    if name in ("tool_specs", "refusals"):
-        return [dict(v) if isinstance(v, Mapping) else v for v in value]
-    return value
+    return [dict(v) if isinstance(v, Mapping) else v for v in value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +167,14 @@ class RunTrace:
     def subscribe(self, observer: Observer) -> None:
         self._observers.append(observer)
 
-    def record(self, step: RunStep) -> RunStep:
+    def record(self, step: RunStep) -> None:
         self.steps.append(step)
         for observer in self._observers:
             observer(step)
-        return step
+
+    def of_kind(self, kind: type[S]) -> list[S]:
+        """The recorded steps of one kind, typed: ``trace.of_kind(ToolStep)``."""
+        return [step for step in self.steps if isinstance(step, kind)]
 
     def record_request(
         self,
@@ -128,48 +182,46 @@ class RunTrace:
         messages: Sequence[ChatMessage],
         tool_names: Sequence[str],
         refusals: Sequence[Mapping[str, str]] = (),
-    ) -> RunStep:
-        return self.record(
-            RunStep(
-                kind="request",
-                round=round,
-                messages_sent=tuple(messages),
-                tool_specs=tuple(tool_names),
-                refusals=tuple(refusals) or None,
-            )
+    ) -> RequestStep:
+        step = RequestStep(
+            round=round,
+            messages_sent=tuple(messages),
+            tool_specs=tuple(tool_names),
+            refusals=tuple(refusals) or None,
         )
+        self.record(step)
+        return step
 
-    def record_llm(self, round: int, duration_ms: float, response: CompletionResponse) -> RunStep:
+    def record_llm(self, round: int, duration_ms: float, response: CompletionResponse) -> LlmStep:
         usage = response.usage
-        return self.record(
-            RunStep(
-                kind="llm",
-                round=round,
-                duration_ms=duration_ms,
-                content=response.content,
-                thinking=response.thinking or None,
-                finish_reason=response.finish_reason,
-                prompt_tokens=usage.prompt_tokens,
-                completion_tokens=usage.completion_tokens,
-                total_tokens=usage.total_tokens,
-                requested_tool_calls=response.tool_calls or None,
-                raw=response.raw if self.capture_raw else None,
-            )
+        step = LlmStep(
+            round=round,
+            duration_ms=duration_ms,
+            content=response.content,
+            thinking=response.thinking or None,
+            finish_reason=response.finish_reason,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            total_tokens=usage.total_tokens,
+            requested_tool_calls=response.tool_calls or None,
+            raw=response.raw if self.capture_raw else None,
         )
+        self.record(step)
+        return step
 
     def record_decision(
         self, round: int, decision: str, decided_by: str, reason: str | None, digest: str
-    ) -> RunStep:
-        return self.record(
-            RunStep(
-                kind="decision",
-                round=round,
-                decision=decision,
-                decided_by=decided_by,
-                decision_reason=reason,
-                turn_digest=digest,
-            )
+    ) -> DecisionStep:
+        step = DecisionStep(
+            round=round,
+            decision=decision,
+            decided_by=decided_by,
+            decision_reason=reason,
+            turn_digest=digest,
+            decided_at=datetime.now(UTC).isoformat(),
         )
+        self.record(step)
+        return step
 
     def record_tool(
         self,
@@ -177,18 +229,17 @@ class RunTrace:
         duration_ms: float,
         invocation: ToolInvocation,
         original_bytes: int | None = None,
-    ) -> RunStep:
-        return self.record(
-            RunStep(
-                kind="tool",
-                round=round,
-                duration_ms=duration_ms,
-                tool_call_id=invocation.call_id or None,
-                tool_name=invocation.name,
-                tool_arguments=invocation.arguments,
-                tool_result=invocation.result,
-                tool_result_bytes=original_bytes,
-                tool_is_error=invocation.is_error,
-                tool_artifacts=invocation.artifacts or None,
-            )
+    ) -> ToolStep:
+        step = ToolStep(
+            round=round,
+            duration_ms=duration_ms,
+            tool_call_id=invocation.call_id or None,
+            tool_name=invocation.name,
+            tool_arguments=invocation.arguments,
+            tool_result=invocation.result,
+            tool_result_bytes=original_bytes,
+            tool_is_error=invocation.is_error,
+            tool_artifacts=invocation.artifacts or None,
         )
+        self.record(step)
+        return step

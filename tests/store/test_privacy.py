@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire import Artifact, ChatMessage, RunStep, ToolCall
+from toolwire import Artifact, ChatMessage, ToolCall
 from toolwire.errors import ConfigError
 from toolwire.jsonenc import dumps
 from toolwire.privacy import CONTENT_KEYS, NAME_CHAR_CAP, PrivacyLevel, filter_step, filter_text
+from toolwire.trace import LlmStep, RequestStep, ToolStep
 
-LLM_STEP = RunStep(
-    kind="llm",
+LLM_STEP = LlmStep(
     round=1,
     duration_ms=12.3456,
     content="Looking it up now",
@@ -24,15 +24,13 @@ LLM_STEP = RunStep(
     requested_tool_calls=(ToolCall.of("c1", "get_page", {"id": 7}),),
     raw={"id": "resp-1"},
 ).to_dict()
-REQUEST_STEP = RunStep(
-    kind="request",
+REQUEST_STEP = RequestStep(
     round=1,
     messages_sent=(ChatMessage.user("hello there"),),
     tool_specs=("get_page",),
     refusals=({"name": "drop_db", "reason": "not enabled"},),
 ).to_dict()
-TOOL_STEP = RunStep(
-    kind="tool",
+TOOL_STEP = ToolStep(
     round=1,
     duration_ms=3.0,
     tool_call_id="c1",
@@ -246,3 +244,45 @@ def test_a_deep_structure_is_cut_not_recursed_forever() -> None:
         deep = [deep]
     filtered = filter_step({"kind": "llm", "round": 1, "raw": {"x": deep}}, PrivacyLevel.REDACTED)
     assert "… [too deep]" in dumps(filtered)
+
+
+def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
+    """A new step field must be classed here first: content is withheld below ``redacted``."""
+    from toolwire.privacy import DECISION_CONTENT, LLM_CONTENT, REQUEST_CONTENT, TOOL_CONTENT
+    from toolwire.trace import DecisionStep
+
+    common = {"kind", "round", "duration_ms"}
+    metadata: dict[Any, set[str]] = {
+        RequestStep: common | {"tool_specs", "refusals"},
+        LlmStep: common | {"finish_reason", "prompt_tokens", "completion_tokens", "total_tokens"},
+        ToolStep: common | {"tool_call_id", "tool_name", "tool_result_bytes", "tool_is_error"},
+        DecisionStep: common | {"decision", "decided_by", "turn_digest", "decided_at"},
+    }
+    content = {
+        RequestStep: REQUEST_CONTENT,
+        LlmStep: LLM_CONTENT,
+        ToolStep: TOOL_CONTENT,
+        DecisionStep: DECISION_CONTENT,
+    }
+    for kind, fields in metadata.items():
+        assert set(kind._fields) == fields | content[kind], kind.__name__
+        assert not fields & content[kind], kind.__name__
+    assert CONTENT_KEYS == REQUEST_CONTENT | LLM_CONTENT | TOOL_CONTENT | DECISION_CONTENT
+
+
+def test_a_decision_keeps_who_and_when_and_withholds_the_reason_below_redacted() -> None:
+    from toolwire.privacy import filter_run_step
+    from toolwire.trace import DecisionStep
+
+    step = DecisionStep(
+        round=2, decision="deny", decided_by="ann", turn_digest="d" * 32,
+        decided_at="2026-12-01T10:00:00+00:00", decision_reason="token sk-AbCdEfGhIjKlMnOpQrSt",
+    )  # fmt: skip
+    kept = filter_run_step(step, PrivacyLevel.METADATA)
+    assert kept == {
+        "kind": "decision", "round": 2, "duration_ms": 0.0, "decision": "deny",
+        "decided_by": "ann", "turn_digest": "d" * 32, "decided_at": "2026-12-01T10:00:00+00:00",
+        "decision_reason_length": 29, "content_withheld": True,
+    }  # fmt: skip
+    redacted = filter_run_step(step, PrivacyLevel.REDACTED)
+    assert "AbCdEf" not in dumps(redacted) and redacted["decision_reason"].startswith("token sk-")

@@ -39,7 +39,8 @@ Runtime(ToolRegistry([work]), recorder=RunStore.open(sys.argv[1])).run_sync(requ
 
 FULL_DISK = """
 import json, resource, signal, sys
-from toolwire import RunStep, ScriptedProvider, ToolRegistry
+from toolwire import ScriptedProvider, ToolRegistry
+from toolwire.trace import ToolStep
 from toolwire.errors import StoreError
 from toolwire.privacy import PrivacyLevel
 from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
@@ -50,7 +51,7 @@ provider = ScriptedProvider.from_turns([{"content": "x" * 3_000_000}])
 run_id = store.begin(RunRequest.of("hi", provider=provider))
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead
 resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))
-store.record_step(run_id, 1, RunStep(kind="tool", round=1, tool_result="y" * 2_000_000))
+store.record_step(run_id, 1, ToolStep(round=1, tool_name="t", tool_result="y" * 2_000_000))
 try:  # steps are written behind the run: the failure is reported to the run's next call
     store.settle(RunOutcome(run_id=run_id, status=RunStatus.COMPLETED, result=None, steps=(),
                             wall_ms=0.0))

@@ -11,7 +11,6 @@ from sqlalchemy import create_engine, select, update
 from toolwire import (
     CompletionResponse,
     RunOptions,
-    RunStep,
     ScriptedProvider,
     ToolCall,
     ToolRegistry,
@@ -25,6 +24,7 @@ from toolwire.store import RunStore, liveness
 from toolwire.store import schema as tables
 from toolwire.store.cancels import POLL_SECONDS as CANCEL_POLL_SECONDS
 from toolwire.store.migrations import LATEST
+from toolwire.trace import RequestStep
 
 from .conftest import Backend
 from .helpers import lookup, run, two_round_script
@@ -151,7 +151,7 @@ def _turn(data: dict[str, object]) -> Turn:
 def test_sequence_numbers_are_unique_and_increasing(backend: Backend) -> None:
     store = backend.open()
     run_id = store.begin(RunRequest.of("x", provider=two_round_script()))
-    step = RunStep(kind="request", round=1, tool_specs=())
+    step = RequestStep(round=1)
     store.record_step(run_id, 1, step)
     store.record_step(run_id, 2, step)
     with pytest.raises(
@@ -174,7 +174,7 @@ def test_sequence_numbers_are_unique_and_increasing(backend: Backend) -> None:
 
 
 def test_a_step_for_an_unknown_run_is_refused(store: RunStore) -> None:
-    store.record_step("nope", 1, RunStep(kind="request", round=1))
+    store.record_step("nope", 1, RequestStep(round=1))
     with pytest.raises(StoreError, match="the run store could not record step 1 of run nope: "):
         store.settle(_outcome("nope"))
     assert store.settle(_outcome("nope")) is False  # each failure is reported once

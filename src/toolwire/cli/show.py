@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import assert_never
 
 from rich.console import Console
 from rich.text import Text
@@ -10,7 +11,7 @@ from rich.text import Text
 from toolwire.jsonenc import dumps
 from toolwire.lifecycle import RunStatus
 from toolwire.state import Pause
-from toolwire.trace import RunStep
+from toolwire.trace import DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
 
 # C0/C1 controls (but tab and newline) could move the cursor or recolour the terminal.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -36,29 +37,37 @@ def error(console: Console, message: str) -> None:
 def step_line(step: RunStep) -> Text:
     """One line per step, as it is recorded."""
     head = Text(f"[round {step.round}] ", style="dim")
-    if step.kind == "request":
-        offered = len(step.tool_specs or ())
-        return head + Text(f"→ request: {len(step.messages_sent or ())} messages, {offered} tools")
-    if step.kind == "llm":
-        calls = step.requested_tool_calls or ()
-        what = "calls " + ", ".join(safe(c.name, 60) for c in calls) if calls else "answers"
-        return head + Text(f"← model {what} ({step.duration_ms:.0f} ms)", style="cyan")
-    if step.kind == "decision":
-        return head + Text(decision_text(step), style="magenta")
+    match step:
+        case RequestStep():
+            return head + Text(
+                f"→ request: {len(step.messages_sent)} messages, {len(step.tool_specs)} tools"
+            )
+        case LlmStep():
+            calls = step.requested_tool_calls or ()
+            what = "calls " + ", ".join(safe(c.name, 60) for c in calls) if calls else "answers"
+            return head + Text(f"← model {what} ({step.duration_ms:.0f} ms)", style="cyan")
+        case DecisionStep():
+            return head + Text(decision_text(step), style="magenta")
+        case ToolStep():
+            return head + _tool_text(step)
+        case _:
+            assert_never(step)
+
+
+def _tool_text(step: ToolStep) -> Text:
     status = Text("error", style="red") if step.tool_is_error else Text("ok", style="green")
     count = len(step.tool_artifacts or ())
     return (
-        head
-        + Text(f"  tool {safe(step.tool_name or '', 60)} ")
+        Text(f"  tool {safe(step.tool_name, 60)} ")
         + status
-        + Text(f" ({step.duration_ms:.1f} ms, {count} artifacts): {safe(step.tool_result or '')}")
+        + Text(f" ({step.duration_ms:.1f} ms, {count} artifacts): {safe(step.tool_result)}")
     )
 
 
-def decision_text(step: RunStep) -> str:
+def decision_text(step: DecisionStep) -> str:
     """A person's decision: who and which, with the reason; never the input's values."""
-    verb = _DECIDED.get(step.decision or "", safe(step.decision or "?", 20))
-    text = f"  {verb} by {safe(step.decided_by or '?', 60)}"
+    verb = _DECIDED.get(step.decision, safe(step.decision, 20))
+    text = f"  {verb} by {safe(step.decided_by, 60)}"
     if step.decision_reason:
         text += f": {safe(step.decision_reason)}"
     return text

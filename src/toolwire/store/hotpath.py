@@ -1,11 +1,12 @@
 """The statements every recorded step runs, on bare driver connections.
 
-Inserting steps happens several times per tool round. Through SQLAlchemy's pooled ``Connection`` each costs a pool checkout, a reset on return
-and result processing: several times the statement itself on SQLite. Here the statements are
-compiled once for the dialect and run on driver connections taken from and returned to a small
-free list, so each thread gets a connection of its own while it uses one and no more are open
-than there are threads using them at once. Every call commits before the connection goes
-back. A connection that fails is closed, never reused.
+Inserting steps happens several times per tool round. Through SQLAlchemy's pooled
+``Connection`` each costs a pool checkout, a reset on return and result processing: several
+times the statement itself on SQLite. Here the statements are compiled once for the dialect
+and run on driver connections taken from and returned to a small free list, so each thread gets
+a connection of its own while it uses one and no more are open than there are threads using
+them at once. Every call commits before the connection goes back. A connection that fails is
+closed, never reused.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from sqlalchemy import Engine, case, delete, false, func, insert, select, true, 
 from toolwire.errors import StoreError
 from toolwire.jsonenc import sink_dumps
 from toolwire.lifecycle import CANCELLABLE, TERMINAL, WAITING, RunStatus, as_strings
-from toolwire.privacy import PrivacyLevel, filter_step
+from toolwire.privacy import PrivacyLevel, filter_run_step
 from toolwire.runtime import ProviderRef, RunOutcome, RunRequest, Waiting
 from toolwire.store import liveness, schema
 from toolwire.store.cancels import CancelWatch
@@ -372,7 +372,7 @@ class RunStore:
             "kind": step.kind,
             "round": step.round,
             "duration_ms": round(step.duration_ms, 2),
-            "payload": sink_dumps(filter_step(step.to_dict(), self.privacy)),
+            "payload": sink_dumps(filter_run_step(step, self.privacy)),
         }
 
     def _insert_steps(self, rows: list[Mapping[str, Any]]) -> None:
