@@ -20,7 +20,7 @@ function header(step) {
     const failed = step.tool_is_error === true;
     bits.push(h("span", { class: failed ? "badge error" : "badge ok" }, failed ? "error" : "ok"));
   }
-  if (step.content_redacted || step.content_withheld) {
+  if (step.content_withheld) {
     bits.push(h("span", { class: "badge muted" }, "content not stored"));
   }
   return h("div", { class: "detail-head" }, bits);
@@ -113,7 +113,7 @@ function refusals(list) {
 
 // A stored step without its content keys still has counts and lengths: show them.
 function metadataTab(step) {
-  if (!step.content_redacted && !step.content_withheld) return [];
+  if (!step.content_withheld) return [];
   return [["Stored fields", () => pre(pretty(step))]];
 }
 

@@ -7,9 +7,8 @@ import { ApiError, call, openStream } from "./api.js";
 import { h } from "./dom.js";
 import { renderDetail } from "./detail.js";
 import { pendingPanel } from "./pending.js";
+import { shownStatus, WAITING } from "./status.js";
 import { stepRow, summarise, summaryStrip, waitingRow } from "./steps.js";
-
-const WAITING = new Set(["awaiting_approval", "awaiting_input"]);
 
 export class StepView {
   constructor(list, detail) {
@@ -196,7 +195,7 @@ export class RunView {
     this.final = event;
     this.view.waiting = false;
     this.view.draw();
-    this.status(statusOf(event));
+    this.status(shownStatus(event));
     if (event.status === "completed" && typeof event.final_content === "string") {
       this.$("final").replaceChildren(h("h3", {}, "Answer"),
         h("pre", { class: "block answer" }, event.final_content));
@@ -245,12 +244,3 @@ function failure(message) {
   return { type: "end", status: "failed", message };
 }
 
-// The status an `end` line shows: its own, with a completed run told apart when it hit the
-// round cap or was a dry run.
-function statusOf(event) {
-  if (event.status === "completed") {
-    if (event.truncated) return "truncated";
-    return event.reason === "dry_run" ? "dry_run" : "completed";
-  }
-  return typeof event.status === "string" ? event.status : "failed";
-}

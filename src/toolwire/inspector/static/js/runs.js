@@ -5,6 +5,7 @@ import { ApiError, call } from "./api.js";
 import { h } from "./dom.js";
 import { pendingPanel } from "./pending.js";
 import { StepView } from "./run.js";
+import { shownStatus, WAITING } from "./status.js";
 import { summarise, summaryStrip } from "./steps.js";
 
 const COLUMNS = ["Run", "Status", "Started", "Provider", "Model", "Rounds", "Tokens", "Steps"];
@@ -68,7 +69,7 @@ export class RunsView {
         h("p", { class: "muted" }, `Stored at privacy level ${String(run.privacy_level ?? "?")}`,
           run.termination_reason ? ` · ${String(run.termination_reason)}` : "",
           run.error ? ` · ${String(run.error)}` : ""),
-        h("div", { class: "summary" }, summaryStrip(summarise(steps, final, 0), storedStatus(run))),
+        h("div", { class: "summary" }, summaryStrip(summarise(steps, final, 0), shownStatus(run))),
         pending,
         h("div", { class: "workbench" }, list, detail),
         typeof run.final_answer === "string" && run.final_answer
@@ -83,7 +84,7 @@ export class RunsView {
 
 // The pending panel of a waiting run, or nothing; a turn that cannot be read says why.
 async function pendingOf(id, run, decide) {
-  if (run.status !== "awaiting_approval" && run.status !== "awaiting_input") return null;
+  if (!WAITING.has(run.status)) return null;
   try {
     return pendingPanel(await call("GET", `/runs/${encodeURIComponent(id)}/pending`), decide);
   } catch (err) {
@@ -92,10 +93,6 @@ async function pendingOf(id, run, decide) {
   }
 }
 
-function storedStatus(run) {
-  if (run.status === "completed" && run.truncated) return "truncated";
-  return String(run.status ?? "failed");
-}
 
 // A stored timestamp in the reader's local time, to the second; the exact value is the title.
 function when(value) {

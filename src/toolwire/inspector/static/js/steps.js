@@ -2,19 +2,8 @@
 // same code draws a live run and a stored (privacy-filtered) one, so every field is optional.
 
 import { h, ms } from "./dom.js";
+import { STATUS_TEXT } from "./status.js";
 
-const STATUS_TEXT = {
-  idle: "Ready",
-  running: "Running",
-  completed: "Completed",
-  truncated: "Truncated (round cap)",
-  dry_run: "Dry run",
-  cancelled: "Cancelled",
-  awaiting_approval: "Awaiting approval",
-  awaiting_input: "Awaiting input",
-  failed: "Failed",
-  interrupted: "Interrupted",
-};
 
 const DECISION_TEXT = { approve: "approved", deny: "denied", input: "input given" };
 
