@@ -65,7 +65,7 @@ def test_an_approved_write_runs_and_its_result_appears_in_the_step_list(watched:
     wait_status(page, "completed")
     assert page.is_hidden("#pending")
     assert titles(page) == [
-        "⬆ Request · round 1", "⬇ Model requests write_note", "✋ approved by admin",
+        "⬆ Request · round 1", "⬇ Model requests write_note", "☛ approved by admin",
         "⚙ write_note", "⬆ Request · round 2", "✓ Model answer",
     ]  # fmt: skip
     assert result_of(page, "⚙ write_note") == "wrote 7 characters to notes/a.md"
@@ -81,10 +81,10 @@ def test_a_denial_shows_the_error_turn_the_model_reads(watched: Watched) -> None
     page.fill(f"{PANEL} .decision-reason", "not on a Friday")
     page.click(f"{PANEL} button.deny")
     wait_status(page, "completed")
-    assert "✋ denied by admin" in titles(page)
+    assert "☛ denied by admin" in titles(page)
     assert result_of(page, "⚙ write_note") == DENIED
     assert page.get_attribute("#detail pre.error-text", "class") == "block error-text"
-    open_step(page, titles(page).index("✋ denied by admin"))
+    open_step(page, titles(page).index("☛ denied by admin"))
     assert '"decision_reason": "not on a Friday"' in (page.text_content("#detail pre") or "")
     assert len(WRITES) == before
 
@@ -111,7 +111,7 @@ def test_an_input_form_round_trip_with_an_invalid_submission(watched: Watched) -
     page.check(f"{PANEL} input[name=window]")
     page.click(f"{PANEL} button[type=submit]")
     wait_status(page, "completed")
-    assert "✋ input given by admin" in titles(page)
+    assert "☛ input given by admin" in titles(page)
     assert result_of(page, "⚙ book_trip") == "booked 3 nights in Oslo, window seat"
     assert page.text_content("#final pre") == "The trip is booked."
 
@@ -136,6 +136,6 @@ def test_a_waiting_run_is_approved_from_the_stored_runs_view(watched: Watched) -
     page.wait_for_selector("#view-run:not([hidden])")
     wait_status(page, "completed")
     assert titles(page)[:3] == [
-        "⬆ Request · round 1", "⬇ Model requests write_note", "✋ approved by admin"
+        "⬆ Request · round 1", "⬇ Model requests write_note", "☛ approved by admin"
     ]  # fmt: skip
     assert page.text_content("#final pre") == "The note is written."

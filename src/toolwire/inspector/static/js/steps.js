@@ -20,7 +20,7 @@ export function stepTitle(step) {
       return `⚙ ${String(step.tool_name ?? "tool")}`;
     case "decision": {
       const what = DECISION_TEXT[step.decision] ?? String(step.decision ?? "decided");
-      return `✋ ${what} by ${String(step.decided_by ?? "someone")}`;
+      return `☛ ${what} by ${String(step.decided_by ?? "someone")}`;
     }
     default:
       return `? ${String(step.kind ?? "step")}`;
