@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -52,7 +51,7 @@ def test_a_state_round_trips_without_its_invocations() -> None:
     assert CELL not in text
     back = RunState.from_json(text)
     assert back.invocations == ()
-    assert back == dataclasses.replace(state, invocations=())
+    assert back == state._replace(invocations=())
     assert back.to_json() == text
 
 

@@ -16,7 +16,6 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -130,7 +129,7 @@ class ToolLoop:
         offered, _ = self._offered(state.options, context)
         answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
                        approved=approved, values=values)  # fmt: skip
-        state = dataclasses.replace(state, pause=None, offered=offered, invocations=())
+        state = state._replace(pause=None, offered=offered, invocations=())
         messages = list(state.messages)
         invocations: list[ToolInvocation] = []
         for call, answer in answers:
@@ -143,7 +142,7 @@ class ToolLoop:
             arguments = call.decoded_arguments() if isinstance(answer, Refuse) else answer.arguments
             self._record(trace, state.rounds, elapsed, call, invoked, arguments=arguments,
                          messages=messages, invocations=invocations)  # fmt: skip
-        state = dataclasses.replace(state, messages=tuple(messages), invocations=tuple(invocations))
+        state = state._replace(messages=tuple(messages), invocations=tuple(invocations))
         return await self.advance(state, context=context, trace=trace, run_id=run_id)
 
     async def call(
@@ -182,11 +181,11 @@ class ToolLoop:
                 if not response.tool_calls:
                     return _result(state, response.content, False, TerminationReason.COMPLETED)
                 assistant = ChatMessage.assistant(response.content, response.tool_calls)
-                state = dataclasses.replace(state, messages=(*state.messages, assistant))
+                state = state._replace(messages=(*state.messages, assistant))
                 pause = await scan(self.registry, response.tool_calls, state.offered, context,
                                    run_id=run_id, rounds=round_)  # fmt: skip
                 if pause is not None:
-                    paused = dataclasses.replace(state, pause=pause)
+                    paused = state._replace(pause=pause)
                     return _result(paused, "", False, TerminationReason.SUSPENDED, paused)
                 state = await self._dispatch(state, trace, round_, response.tool_calls, context)
             last = state.rounds
@@ -222,8 +221,8 @@ class ToolLoop:
         started = time.perf_counter()
         response = await self.provider.complete(request)
         trace.record_llm(round_, (time.perf_counter() - started) * 1000, response)
-        state = dataclasses.replace(
-            state, usage=state.usage + response.usage, rounds=round_ if count else state.rounds
+        state = state._replace(
+            usage=state.usage + response.usage, rounds=round_ if count else state.rounds
         )
         return state, response
 
@@ -239,11 +238,12 @@ class ToolLoop:
         invocations = list(state.invocations)
         for call in calls:
             started = time.perf_counter()
-            invoked = await self.seam.invoke(call, state.offered, context)
+            arguments = call.decoded_arguments()  # once: the seam and the trace both use it
+            invoked = await self.seam.invoke(call, state.offered, context, arguments)
             elapsed = (time.perf_counter() - started) * 1000
-            self._record(trace, round_, elapsed, call, invoked, arguments=None,
+            self._record(trace, round_, elapsed, call, invoked, arguments=arguments,
                          messages=messages, invocations=invocations)  # fmt: skip
-        return dataclasses.replace(state, messages=tuple(messages), invocations=tuple(invocations))
+        return state._replace(messages=tuple(messages), invocations=tuple(invocations))
 
     @staticmethod
     def _record(

@@ -427,7 +427,7 @@ class Runtime:
         pause = state.pause
         assert pause is not None
         source = getattr(context.workspace, "source", None)
-        state = dataclasses.replace(state, workspace=None if source is None else str(source))
+        state = state._replace(workspace=None if source is None else str(source))
         try:
             sealed = require(self.state_key).seal(run.run_id, state.to_json())
         except StateError as exc:

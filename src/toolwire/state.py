@@ -17,8 +17,8 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -73,14 +73,18 @@ class Pause:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunState:
-    """Everything a run needs to take its next round, in any process."""
+class RunState(NamedTuple):
+    """Everything a run needs to take its next round, in any process.
+
+    A NamedTuple rather than a frozen dataclass: just as immutable, and the loop makes a new
+    one several times per round (``_replace`` costs a fifth of ``dataclasses.replace``). Build
+    it with keywords.
+    """
 
     messages: tuple[ChatMessage, ...]
     rounds: int = 0  # provider rounds taken so far, over every segment
-    usage: Usage = field(default_factory=Usage)
-    options: RunOptions = field(default_factory=RunOptions)
+    usage: Usage = Usage()
+    options: RunOptions = RunOptions()
     offered: frozenset[str] = frozenset()
     invocations: tuple[ToolInvocation, ...] = ()  # this segment's calls; never serialised
     pause: Pause | None = None
