@@ -276,7 +276,7 @@ def forever(n: int) -> list[dict[str, Any]]:
     return turns
 
 
-def test_round_cap_ends_with_one_toolless_synthesis() -> None:
+def test_round_cap_ends_with_one_synthesis_in_which_no_tool_may_be_called() -> None:
     result, provider, trace = run(forever(2), options=RunOptions(max_rounds=2))
     assert result.final_content == "SYNTHESISED"
     assert (result.iterations, result.truncated, result.reason) == (
@@ -287,10 +287,15 @@ def test_round_cap_ends_with_one_toolless_synthesis() -> None:
     assert len(result.trace) == 2
     assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (23, 12)
     assert result.usage.total_tokens == 35
-    toolless = [s for s in trace.steps if s.kind == "request" and s.tool_specs == ()]
-    assert [s.round for s in toolless] == [3]
+    closing = [s for s in trace.steps if s.kind == "request" and s.tool_choice == "none"]
+    offered = ("lookup", "boom_tool", "count", "slow")
+    assert [(s.round, s.tool_specs) for s in closing] == [(3, offered)]
     assert trace.steps[-1].kind == "llm" and trace.steps[-1].round == 3
-    assert provider.requests[-1].tools == ()
+    # The tools are sent (an API may refuse tool calls in a history without definitions),
+    # and none may be called.
+    assert tuple(t.name for t in provider.requests[-1].tools) == offered
+    assert provider.requests[-1].tool_choice == "none"
+    assert {r.tool_choice for r in provider.requests[:-1]} == {"auto"}
 
 
 def test_default_cap_is_five_rounds() -> None:

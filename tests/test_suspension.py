@@ -338,7 +338,7 @@ def test_the_round_cap_counts_across_segments() -> None:
     assert resumed.reason == "max_iterations" and resumed.truncated
     assert resumed.final_content == "SYNTHESISED" and resumed.iterations == 1
     assert [(s.kind, s.round) for s in trace.steps] == [("tool", 1), ("request", 2), ("llm", 2)]
-    assert only(trace.steps[1], RequestStep).tool_specs == ()
+    assert only(trace.steps[1], RequestStep).tool_choice == "none"
 
 
 # -- previews -------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from toolwire import (
     Usage,
 )
 from toolwire.jsonenc import dumps
+from toolwire.providers.base import Stop
 from toolwire.trace import LlmStep, ToolStep
 
 
@@ -78,6 +79,7 @@ def test_llm_step_splits_tokens_and_requested_calls() -> None:
         thinking="hmm",
         tool_calls=(ToolCall("id1", "lookup", '{"k":1}'),),
         usage=Usage(7, 3),
+        stop=Stop.TOOL_CALLS,
         finish_reason="tool_calls",
         raw={"secret": "body"},
     )
@@ -88,6 +90,7 @@ def test_llm_step_splits_tokens_and_requested_calls() -> None:
         "duration_ms": 5.0,
         "content": "c",
         "thinking": "hmm",
+        "stop": "tool_calls",
         "finish_reason": "tool_calls",
         "prompt_tokens": 7,
         "completion_tokens": 3,

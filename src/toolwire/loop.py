@@ -19,20 +19,22 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from toolwire.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
+from toolwire.pricing import Cost, cost_of
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
     Provider,
+    Stop,
     Usage,
     session_of,
 )
-from toolwire.seam import Invoked, Seam, refusal
+from toolwire.seam import Invoked, Seam, malformed_call, refusal
 from toolwire.state import RunState
 from toolwire.suspension import Refuse, plan, scan
 from toolwire.tools.api import ToolContext
@@ -44,15 +46,52 @@ __all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "LoopResult", "RunOptions", "Term
            "ToolLoop"]  # fmt: skip
 
 log = logging.getLogger("toolwire.loop")
+ToolChoice = Literal["auto", "none"]
 
 
 class TerminationReason(StrEnum):
     """Why a run (or a segment of it) stopped. ``truncated`` says whether the answer is whole."""
 
     COMPLETED = "completed"
-    MAX_ITERATIONS = "max_iterations"
+    MAX_ITERATIONS = "max_iterations"  # the round cap; the answer was synthesised (truncated)
+    MAX_TOKENS = "max_tokens"  # the output cap cut the answer (truncated)
+    CONTEXT_WINDOW = "context_window"  # the conversation outgrew the model's window (truncated)
+    REFUSED = "refused"  # the model declined; ``LoopResult.refusal`` says what it said
+    BLOCKED = "blocked"  # a provider's safety filter stopped the prompt or the answer
+    BUDGET_EXHAUSTED = "budget_exhausted"  # max_total_tokens or max_cost was passed (truncated)
     DRY_RUN = "dry_run"
     SUSPENDED = "suspended"  # waiting for a person; ``LoopResult.suspended`` holds the state
+
+
+class Ending(NamedTuple):
+    """How a turn without tool calls ends the run: why, and whether the answer is cut."""
+
+    reason: TerminationReason
+    truncated: bool
+
+
+_ENDINGS: dict[Stop, Ending] = {
+    Stop.END: Ending(TerminationReason.COMPLETED, False),
+    Stop.TOOL_CALLS: Ending(TerminationReason.COMPLETED, False),  # asked for tools, sent none
+    Stop.OTHER: Ending(TerminationReason.COMPLETED, False),
+    Stop.MAX_TOKENS: Ending(TerminationReason.MAX_TOKENS, True),
+    Stop.CONTEXT_WINDOW: Ending(TerminationReason.CONTEXT_WINDOW, True),
+    Stop.REFUSAL: Ending(TerminationReason.REFUSED, False),
+    Stop.BLOCKED: Ending(TerminationReason.BLOCKED, False),
+}
+
+
+def ending(response: CompletionResponse) -> Ending | None:
+    """How a turn without tool calls ends the run; None when the run goes on (a paused turn,
+    or a tool call the API could not parse)."""
+    return _ENDINGS.get(response.stop)
+
+
+def continuation(response: CompletionResponse) -> tuple[ChatMessage, ...]:
+    """What goes into the conversation when a turn without tool calls does not end the run."""
+    if response.stop is Stop.PAUSED:  # the API continues the turn it gets back, verbatim
+        return (ChatMessage.assistant(response.content, (), response.provider_state),)
+    return (ChatMessage.user(malformed_call()),)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,6 +102,10 @@ class LoopResult:
     truncated: bool
     reason: TerminationReason
     usage: Usage
+    cost: Cost = field(default_factory=Cost)
+    stop: Stop | None = None  # how the last model turn ended
+    finish_reason: str | None = None  # the provider's own word for it
+    refusal: str | None = None  # what the provider said when it refused or blocked
     suspended: RunState | None = None  # set exactly when ``reason`` is SUSPENDED
 
 
@@ -167,7 +210,7 @@ class ToolLoop:
         refusals: Sequence[Mapping[str, str]] = (),
         run_id: str = "",
     ) -> LoopResult:
-        """Take rounds from ``state`` until an answer, a pause or the round cap."""
+        """Take rounds from ``state`` until an answer, a pause, a budget or the round cap."""
         async with session_of(self.provider):
             if not state.offered:
                 return await self._plain(state, trace, refusals)
@@ -179,27 +222,58 @@ class ToolLoop:
                                      refusals if round_ == 1 else ())  # fmt: skip
                 state, response = await self._complete(state, trace, round_, specs)
                 if not response.tool_calls:
-                    return _result(state, response.content, False, TerminationReason.COMPLETED)
-                assistant = ChatMessage.assistant(response.content, response.tool_calls)
-                state = state._replace(messages=(*state.messages, assistant))
-                pause = await scan(self.registry, response.tool_calls, state.offered, context,
-                                   run_id=run_id, rounds=round_)  # fmt: skip
-                if pause is not None:
-                    paused = state._replace(pause=pause)
-                    return _result(paused, "", False, TerminationReason.SUSPENDED, paused)
-                state = await self._dispatch(state, trace, round_, response.tool_calls, context)
-            last = state.rounds
-            trace.record_request(last + 1, state.messages, ())
-            state, final = await self._complete(state, trace, last + 1, (), count=False)
-            return _result(state, final.content, True, TerminationReason.MAX_ITERATIONS)
+                    ended = ending(response)
+                    if ended is not None:
+                        return _result(state, response.content, ended.truncated, ended.reason,
+                                       response=response)  # fmt: skip
+                    state = state._replace(messages=(*state.messages, *continuation(response)))
+                else:
+                    assistant = ChatMessage.assistant(
+                        response.content, response.tool_calls, response.provider_state
+                    )
+                    state = state._replace(messages=(*state.messages, assistant))
+                    pause = await scan(self.registry, response.tool_calls, state.offered,
+                                       context, run_id=run_id, rounds=round_)  # fmt: skip
+                    if pause is not None:
+                        paused = state._replace(pause=pause)
+                        return _result(paused, "", False, TerminationReason.SUSPENDED, paused)
+                    state = await self._dispatch(state, trace, round_, response.tool_calls,
+                                                 context)  # fmt: skip
+                if over_budget(state):
+                    return _result(state, "", True, TerminationReason.BUDGET_EXHAUSTED)
+            return await self._synthesise(state, trace, specs)
+
+    async def _synthesise(
+        self, state: RunState, trace: RunTrace, specs: tuple[ToolSpec, ...]
+    ) -> LoopResult:
+        """At the round cap: one more call in which no tool may be called.
+
+        The tools are still sent, with the choice "none": an API may refuse a history holding
+        tool calls when a request defines no tools.
+        """
+        round_ = state.rounds + 1
+        trace.record_request(round_, state.messages, tuple(s.name for s in specs),
+                             tool_choice="none")  # fmt: skip
+        state, final = await self._complete(state, trace, round_, specs, choice="none",
+                                            count=False)  # fmt: skip
+        ended = ending(final)
+        cut = ended is not None and ended.truncated  # cut twice: by the output cap as well
+        reason = ended.reason if cut and ended is not None else TerminationReason.MAX_ITERATIONS
+        return _result(state, final.content, True, reason, response=final)
 
     async def _plain(
         self, state: RunState, trace: RunTrace, refusals: Sequence[Mapping[str, str]]
     ) -> LoopResult:
+        """No tool may be offered: one call. A history with tool calls (a resumed run whose
+        tools were all disabled meanwhile) still sends their definitions, with choice "none"."""
         round_ = state.rounds + 1
-        trace.record_request(round_, state.messages, (), refusals)
-        state, response = await self._complete(state, trace, round_, ())
-        return _result(state, response.content, False, TerminationReason.COMPLETED)
+        specs = tuple(self.registry.specs({c.name for m in state.messages for c in m.tool_calls}))
+        choice: ToolChoice = "none" if specs else "auto"
+        trace.record_request(round_, state.messages, (), refusals,
+                             tool_choice="none" if specs else None)  # fmt: skip
+        state, response = await self._complete(state, trace, round_, specs, choice=choice)
+        ended = ending(response) or Ending(TerminationReason.COMPLETED, False)
+        return _result(state, response.content, ended.truncated, ended.reason, response=response)
 
     async def _complete(
         self,
@@ -208,21 +282,30 @@ class ToolLoop:
         round_: int,
         specs: tuple[ToolSpec, ...],
         *,
+        choice: ToolChoice = "auto",
         count: bool = True,
     ) -> tuple[RunState, CompletionResponse]:
         options = state.options
         request = CompletionRequest(
             messages=state.messages,
             tools=specs,
+            tool_choice=choice,
             temperature=options.temperature,
             max_tokens=options.max_tokens,
+            reasoning=options.reasoning,
             capture_raw=options.capture_raw,
+            stream=options.stream,
+            on_delta=trace.delta_sink(round_),
         )
         started = time.perf_counter()
         response = await self.provider.complete(request)
-        trace.record_llm(round_, (time.perf_counter() - started) * 1000, response)
+        cost = cost_of(pricing_family(self.provider), response.model or _model(self.provider),
+                       response.usage)  # fmt: skip
+        trace.record_llm(round_, (time.perf_counter() - started) * 1000, response, cost)
         state = state._replace(
-            usage=state.usage + response.usage, rounds=round_ if count else state.rounds
+            usage=state.usage + response.usage,
+            cost=state.cost.add(cost),
+            rounds=round_ if count else state.rounds,
         )
         return state, response
 
@@ -295,6 +378,7 @@ def _result(
     suspended: RunState | None = None,
     *,
     iterations: int | None = None,
+    response: CompletionResponse | None = None,
 ) -> LoopResult:
     return LoopResult(
         final_content=content,
@@ -303,5 +387,28 @@ def _result(
         truncated=truncated,
         reason=reason,
         usage=state.usage,
+        cost=state.cost,
+        stop=None if response is None else response.stop,
+        finish_reason=None if response is None else response.finish_reason,
+        refusal=None if response is None else response.refusal,
         suspended=suspended,
     )
+
+
+def over_budget(state: RunState) -> bool:
+    """Whether the run has spent its token or dollar budget (only checked between rounds)."""
+    options = state.options
+    if options.max_total_tokens is not None and state.usage.total_tokens > options.max_total_tokens:
+        return True
+    return options.max_cost is not None and state.cost.shown > options.max_cost
+
+
+def pricing_family(provider: Provider) -> str | None:
+    """The price table's family for ``provider``: None for a server the table cannot price."""
+    family = getattr(provider, "pricing_family", None)
+    return family if isinstance(family, str) else None
+
+
+def _model(provider: Provider) -> str | None:
+    model = getattr(provider, "model", None)
+    return model if isinstance(model, str) else None

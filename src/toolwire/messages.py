@@ -68,6 +68,22 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderState:
+    """Opaque model state of an assistant turn, for the provider family that wrote it.
+
+    Thinking blocks with their signatures (Anthropic), parts with thought signatures (Gemini):
+    the API wants them back verbatim on the next request. ``data`` is the adapter's own JSON;
+    only an adapter of ``provider`` reads it, so it never reaches another provider.
+    """
+
+    provider: str
+    data: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"provider": self.provider, "data": self.data}
+
+
+@dataclass(frozen=True, slots=True)
 class ChatMessage:
     """One turn of a conversation. Build it with the factories below."""
 
@@ -76,6 +92,7 @@ class ChatMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     is_error: bool = False
+    provider_state: ProviderState | None = None
 
     def __post_init__(self) -> None:
         if self.role not in _ROLES:
@@ -88,6 +105,8 @@ class ChatMessage:
             raise ValueError("a tool message, and only a tool message, has a tool_call_id")
         if self.tool_call_id == "":
             raise ValueError("tool_call_id must not be empty")
+        if self.provider_state is not None and self.role != "assistant":
+            raise ValueError("only an assistant message carries provider state")
 
     @classmethod
     def system(cls, content: str) -> ChatMessage:
@@ -98,8 +117,13 @@ class ChatMessage:
         return cls("user", content)
 
     @classmethod
-    def assistant(cls, content: str, tool_calls: Sequence[ToolCall] = ()) -> ChatMessage:
-        return cls("assistant", content, tuple(tool_calls))
+    def assistant(
+        cls,
+        content: str,
+        tool_calls: Sequence[ToolCall] = (),
+        provider_state: ProviderState | None = None,
+    ) -> ChatMessage:
+        return cls("assistant", content, tuple(tool_calls), provider_state=provider_state)
 
     @classmethod
     def tool_result(cls, call_id: str, content: str, *, is_error: bool = False) -> ChatMessage:
@@ -119,6 +143,8 @@ class ChatMessage:
             out["tool_call_id"] = self.tool_call_id
         if self.is_error:
             out["is_error"] = True
+        if self.provider_state is not None:
+            out["provider_state"] = self.provider_state.to_dict()
         return out
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolwire.providers.base import Reasoning
 from toolwire.tools.policy import Grant
 
 DEFAULT_MAX_ROUNDS = 5  # enough for look-up, refine, answer; each round is a paid provider call
@@ -22,12 +23,20 @@ class RunOptions:
     trust_zone: str | None = None  # None: the provider's own zone; unknown: the strictest
     temperature: float | None = None
     max_tokens: int | None = None
+    reasoning: Reasoning | None = None  # None: the model's default
+    stream: bool = True  # server-sent events where the adapter can; same result either way
+    max_total_tokens: int | None = None  # budget: the run ends once its tokens pass this
+    max_cost: float | None = None  # budget in US dollars, where the price is known
     capture_raw: bool = False
     dry_run: bool = False  # record what would be sent, call no provider and no tool
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_rounds <= MAX_ROUNDS:
             raise ValueError(f"max_rounds must be between 1 and {MAX_ROUNDS}")
+        if self.max_total_tokens is not None and self.max_total_tokens < 1:
+            raise ValueError("max_total_tokens must be at least 1")
+        if self.max_cost is not None and not self.max_cost > 0:
+            raise ValueError("max_cost must be a positive number of dollars")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, for a suspended run's state."""
@@ -41,6 +50,12 @@ class RunOptions:
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "capture_raw": self.capture_raw,
+            "reasoning": None
+            if self.reasoning is None
+            else [self.reasoning.effort, self.reasoning.budget_tokens],
+            "stream": self.stream,
+            "max_total_tokens": self.max_total_tokens,
+            "max_cost": self.max_cost,
         }
 
     @classmethod
@@ -53,4 +68,8 @@ class RunOptions:
             temperature=data["temperature"],
             max_tokens=data["max_tokens"],
             capture_raw=data["capture_raw"],
+            reasoning=None if data.get("reasoning") is None else Reasoning(*data["reasoning"]),
+            stream=data.get("stream", True),
+            max_total_tokens=data.get("max_total_tokens"),
+            max_cost=data.get("max_cost"),
         )

@@ -31,7 +31,7 @@ from toolwire.trace import DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
 # What the model, the tools or a person said, per kind of step. Everything else in a step is
 # metadata: counts, names, timings, who decided.
 REQUEST_CONTENT = frozenset({"messages_sent"})
-LLM_CONTENT = frozenset({"content", "thinking", "requested_tool_calls", "raw"})
+LLM_CONTENT = frozenset({"content", "thinking", "refusal", "requested_tool_calls", "raw"})
 TOOL_CONTENT = frozenset({"tool_arguments", "tool_result", "tool_artifacts"})
 DECISION_CONTENT = frozenset({"decision_reason"})
 CONTENT_KEYS = REQUEST_CONTENT | LLM_CONTENT | TOOL_CONTENT | DECISION_CONTENT
@@ -158,7 +158,7 @@ def _summaries(step: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("messages_sent", "tool_artifacts"):
         if isinstance(step.get(key), list | tuple):
             out[f"{key}_count"] = len(step[key])
-    for key in ("content", "thinking", "tool_result", "decision_reason"):
+    for key in ("content", "thinking", "refusal", "tool_result", "decision_reason"):
         if isinstance(step.get(key), str):
             out[f"{key}_length"] = len(step[key])
     if isinstance(step.get("tool_artifacts"), list | tuple):

@@ -60,6 +60,14 @@ def refused(message: str) -> str:
     return f"Error: {message}"
 
 
+def malformed_call() -> str:
+    # Told to the model as a user turn: the API gave no call to answer with a tool turn.
+    return (
+        "Error: your last tool call could not be parsed and nothing was executed; "
+        "call the tool again with arguments that are a valid JSON object."
+    )
+
+
 def denied(name: str) -> str:
     return f'Error: tool "{_clip(name)}" was denied by the operator.'
 

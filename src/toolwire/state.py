@@ -18,15 +18,17 @@ import hashlib
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolwire.errors import StateUnreadable
 from toolwire.jsonenc import dumps
 from toolwire.lifecycle import RunStatus
-from toolwire.messages import ChatMessage, ToolCall
+from toolwire.messages import ChatMessage, ProviderState, ToolCall
 from toolwire.options import RunOptions
+from toolwire.pricing import Cost
 from toolwire.providers.base import Usage
 from toolwire.tools.api import User
 from toolwire.trace import ToolInvocation
@@ -85,6 +87,7 @@ class RunState(NamedTuple):
     rounds: int = 0  # provider rounds taken so far, over every segment
     usage: Usage = Usage()
     options: RunOptions = RunOptions()
+    cost: Cost = Cost()
     offered: frozenset[str] = frozenset()
     invocations: tuple[ToolInvocation, ...] = ()  # this segment's calls; never serialised
     pause: Pause | None = None
@@ -98,7 +101,8 @@ class RunState(NamedTuple):
                 "version": STATE_VERSION,
                 "messages": [m.to_dict() for m in self.messages],
                 "rounds": self.rounds,
-                "usage": [self.usage.prompt_tokens, self.usage.completion_tokens],
+                "usage": _usage_list(self.usage),
+                "cost": [str(self.cost.usd), self.cost.complete],
                 "options": self.options.to_dict(),
                 "offered": sorted(self.offered),
                 "pause": None if self.pause is None else _pause_dict(self.pause),
@@ -124,6 +128,11 @@ def turn_digest(run_id: str, rounds: int, calls: Sequence[ToolCall]) -> str:
     return hashlib.sha256(body.encode()).hexdigest()[:_DIGEST_CHARS]
 
 
+def _usage_list(usage: Usage) -> list[int]:
+    return [usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens,
+            usage.cache_write_tokens, usage.reasoning_tokens]  # fmt: skip
+
+
 def _pause_dict(pause: Pause) -> dict[str, Any]:
     return pause.to_dict()
 
@@ -135,16 +144,26 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class _ProviderState(_Strict):
+    provider: str
+    data: Any
+
+    def build(self) -> ProviderState:
+        return ProviderState(self.provider, self.data)
+
+
 class _Message(_Strict):
     role: Literal["system", "user", "assistant", "tool"]
     content: str
     tool_calls: list[dict[str, str]] = []
     tool_call_id: str | None = None
     is_error: bool = False
+    provider_state: _ProviderState | None = None
 
     def build(self) -> ChatMessage:
         calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in self.tool_calls)
-        return ChatMessage(self.role, self.content, calls, self.tool_call_id, self.is_error)
+        state = None if self.provider_state is None else self.provider_state.build()
+        return ChatMessage(self.role, self.content, calls, self.tool_call_id, self.is_error, state)
 
 
 class _Preview(_Strict):
@@ -182,7 +201,8 @@ class _State(_Strict):
     version: Literal[1]
     messages: list[_Message]
     rounds: int
-    usage: tuple[int, int]
+    usage: list[int] = Field(min_length=2, max_length=5)
+    cost: tuple[str, bool] = ("0", True)
     options: dict[str, Any]
     offered: list[str]
     pause: _Pause | None
@@ -193,7 +213,8 @@ class _State(_Strict):
         return RunState(
             messages=tuple(m.build() for m in self.messages),
             rounds=self.rounds,
-            usage=Usage(*self.usage),
+            usage=Usage(*self.usage),  # two counts in states written before the breakdown
+            cost=Cost(Decimal(self.cost[0]), self.cost[1]),
             options=RunOptions.from_dict(self.options),
             offered=frozenset(self.offered),
             pause=None if self.pause is None else self.pause.build(),

@@ -10,22 +10,28 @@ live stream and the store's privacy filter; never to a provider.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any, Literal, NamedTuple, TypeVar
 
 from toolwire.messages import ChatMessage, ToolCall
-from toolwire.providers.base import CompletionResponse
+from toolwire.providers.base import CompletionResponse, Delta, DeltaSink
 from toolwire.result import Artifact
 
 Observer = Callable[["RunStep"], None]
+DeltaObserver = Callable[[int, Delta], None]  # the round, and a piece of its streamed answer
+log = logging.getLogger("toolwire.trace")
 S = TypeVar("S", "RequestStep", "LlmStep", "ToolStep", "DecisionStep")
 
 # Output key order, so that stored and streamed steps read the same way everywhere.
 _ORDER = (
-    "kind", "round", "duration_ms", "messages_sent", "tool_specs", "content", "thinking",
-    "finish_reason", "prompt_tokens", "completion_tokens", "total_tokens", "requested_tool_calls",
+    "kind", "round", "duration_ms", "messages_sent", "tool_specs", "tool_choice", "content",
+    "thinking",
+    "stop", "finish_reason", "refusal", "prompt_tokens", "completion_tokens", "total_tokens",
+    "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost", "requested_tool_calls",
     "raw", "tool_call_id", "tool_name", "tool_arguments", "tool_result", "tool_result_bytes",
     "tool_is_error", "tool_artifacts", "refusals", "decision", "decided_by", "decision_reason",
     "turn_digest", "decided_at",
@@ -44,6 +50,7 @@ class RequestStep(NamedTuple):
     messages_sent: tuple[ChatMessage, ...] = ()
     tool_specs: tuple[str, ...] = ()  # the names of the tools offered this round
     refusals: tuple[Mapping[str, str], ...] | None = None  # the gate's refusals, round 1 only
+    tool_choice: str | None = None  # "none" when tools were sent but none may be called
     duration_ms: float = 0.0
     kind: Literal["request"] = "request"
 
@@ -58,10 +65,16 @@ class LlmStep(NamedTuple):
     duration_ms: float = 0.0
     content: str = ""
     thinking: str | None = None
-    finish_reason: str | None = None
+    stop: str | None = None  # toolwire's word for how the turn ended (``Stop``)
+    finish_reason: str | None = None  # the provider's own word
+    refusal: str | None = None  # what the provider said when it refused or blocked
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost: float | None = None  # US dollars, when the price is known
     requested_tool_calls: tuple[ToolCall, ...] | None = None
     raw: Mapping[str, Any] | None = None
     kind: Literal["llm"] = "llm"
@@ -159,10 +172,36 @@ class ToolInvocation:
 class RunTrace:
     """Collects steps in recording order and notifies observers synchronously."""
 
-    def __init__(self, *, capture_raw: bool = False, observers: Sequence[Observer] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        capture_raw: bool = False,
+        observers: Sequence[Observer] = (),
+        delta_observers: Sequence[DeltaObserver] = (),
+    ) -> None:
         self.capture_raw = capture_raw
         self.steps: list[RunStep] = []
         self._observers: list[Observer] = list(observers)
+        self._delta_observers: list[DeltaObserver] = list(delta_observers)
+
+    def subscribe_deltas(self, observer: DeltaObserver) -> None:
+        self._delta_observers.append(observer)
+
+    def delta_sink(self, round: int) -> DeltaSink | None:
+        """Where a streaming provider hands the pieces of round ``round``'s answer; None when
+        nobody watches, so a provider need not stream for nobody. Never raises into it."""
+        if not self._delta_observers:
+            return None
+        observers = tuple(self._delta_observers)
+
+        def sink(delta: Delta) -> None:
+            for observer in observers:
+                try:
+                    observer(round, delta)
+                except Exception:
+                    log.exception("a delta observer failed; the answer goes on")
+
+        return sink
 
     def subscribe(self, observer: Observer) -> None:
         self._observers.append(observer)
@@ -182,27 +221,42 @@ class RunTrace:
         messages: Sequence[ChatMessage],
         tool_names: Sequence[str],
         refusals: Sequence[Mapping[str, str]] = (),
+        *,
+        tool_choice: str | None = None,
     ) -> RequestStep:
         step = RequestStep(
             round=round,
             messages_sent=tuple(messages),
             tool_specs=tuple(tool_names),
             refusals=tuple(refusals) or None,
+            tool_choice=tool_choice,
         )
         self.record(step)
         return step
 
-    def record_llm(self, round: int, duration_ms: float, response: CompletionResponse) -> LlmStep:
+    def record_llm(
+        self,
+        round: int,
+        duration_ms: float,
+        response: CompletionResponse,
+        cost: Decimal | None = None,
+    ) -> LlmStep:
         usage = response.usage
         step = LlmStep(
             round=round,
             duration_ms=duration_ms,
             content=response.content,
             thinking=response.thinking or None,
+            stop=response.stop.value,
             finish_reason=response.finish_reason,
+            refusal=response.refusal,
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             total_tokens=usage.total_tokens,
+            cache_read_tokens=usage.cache_read_tokens or None,
+            cache_write_tokens=usage.cache_write_tokens or None,
+            reasoning_tokens=usage.reasoning_tokens or None,
+            cost=None if cost is None else float(cost),
             requested_tool_calls=response.tool_calls or None,
             raw=response.raw if self.capture_raw else None,
         )

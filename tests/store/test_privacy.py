@@ -253,8 +253,10 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
 
     common = {"kind", "round", "duration_ms"}
     metadata: dict[Any, set[str]] = {
-        RequestStep: common | {"tool_specs", "refusals"},
-        LlmStep: common | {"finish_reason", "prompt_tokens", "completion_tokens", "total_tokens"},
+        RequestStep: common | {"tool_specs", "refusals", "tool_choice"},
+        LlmStep: common
+        | {"stop", "finish_reason", "prompt_tokens", "completion_tokens", "total_tokens"}
+        | {"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost"},
         ToolStep: common | {"tool_call_id", "tool_name", "tool_result_bytes", "tool_is_error"},
         DecisionStep: common | {"decision", "decided_by", "turn_digest", "decided_at"},
     }

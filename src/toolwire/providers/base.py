@@ -1,13 +1,29 @@
-"""The provider seam: one async method from a conversation to the model's next turn."""
+"""The provider seam: one async method from a conversation to the model's next turn.
+
+Every adapter normalises what its API says into these values:
+- ``Usage``: ``prompt_tokens`` counts every input token (cache reads and writes included) and
+  ``completion_tokens`` every output token (reasoning included); the other fields say how many
+  of those were cache reads, cache writes and reasoning.
+- ``Stop``: why the turn ended, in one vocabulary; ``finish_reason`` keeps the API's own word.
+- ``ProviderState``: provider-opaque model state of an assistant turn (thinking signatures,
+  thought signatures) that the same provider must get back verbatim. It is model output, never
+  tool output, and an adapter replays only the state its own family wrote.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from enum import StrEnum
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from toolwire.messages import ChatMessage, ToolCall, ToolSpec
+from toolwire.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+
+__all__ = [
+    "CompletionRequest", "CompletionResponse", "Delta", "DeltaSink", "Provider", "ProviderState",
+    "Reasoning", "Stop", "Usage", "session_of",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +32,9 @@ class Usage:
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cache_read_tokens: int = 0  # of prompt_tokens
+    cache_write_tokens: int = 0  # of prompt_tokens
+    reasoning_tokens: int = 0  # of completion_tokens
 
     @property
     def total_tokens(self) -> int:
@@ -25,18 +44,81 @@ class Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
+
+
+class Stop(StrEnum):
+    """Why a model turn ended, whatever the API called it."""
+
+    END = "end"  # the model finished its answer
+    TOOL_CALLS = "tool_calls"  # the model asked for tools
+    MAX_TOKENS = "max_tokens"  # the output cap cut the turn
+    CONTEXT_WINDOW = "context_window"  # the conversation no longer fits the model's window
+    REFUSAL = "refusal"  # the model declined to answer
+    BLOCKED = "blocked"  # a safety filter stopped the prompt or the answer
+    PAUSED = "paused"  # a long turn paused; asking again continues it (Anthropic pause_turn)
+    MALFORMED_CALL = "malformed_call"  # the model produced a tool call the API could not parse
+    OTHER = "other"  # a reason the adapter does not know; the API's word is in finish_reason
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """How hard the model should think: an effort level, or a token budget, or both."""
+
+    effort: Literal["low", "medium", "high"] | None = None
+    budget_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.effort is None and self.budget_tokens is None:
+            raise ValueError("reasoning needs an effort or a budget")
+        if self.budget_tokens is not None and self.budget_tokens < 1:
+            raise ValueError("a reasoning budget must be at least 1 token")
+
+    @property
+    def budget(self) -> int:
+        """A token budget, from the effort when none was given."""
+        if self.budget_tokens is not None:
+            return self.budget_tokens
+        return EFFORT_BUDGETS[self.effort or "medium"]
+
+
+# Thinking budgets for the APIs that take tokens rather than an effort level.
+EFFORT_BUDGETS = {"low": 1024, "medium": 4096, "high": 16384}
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """A piece of a streamed turn, for a live view: answer text or thinking."""
+
+    kind: Literal["content", "thinking"]
+    text: str
+
+
+DeltaSink = Callable[[Delta], None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompletionRequest:
-    """One provider call. ``tools`` empty means a plain completion: no tools field is sent."""
+    """One provider call. ``tools`` empty means a plain completion: no tools field is sent.
+
+    ``tool_choice="none"`` sends the tools but lets the model call none (the synthesis at the
+    round cap: an API may refuse a history with tool calls and no tool definitions).
+    ``stream`` asks for server-sent events when the adapter can stream; ``on_delta`` then gets
+    each piece as it arrives. Neither changes the normalised response.
+    """
 
     messages: tuple[ChatMessage, ...]
     tools: tuple[ToolSpec, ...] = ()
+    tool_choice: Literal["auto", "none"] = "auto"
     temperature: float | None = None
     max_tokens: int | None = None
+    reasoning: Reasoning | None = None
     capture_raw: bool = False
+    stream: bool = False
+    on_delta: DeltaSink | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,9 +128,12 @@ class CompletionResponse:
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
-    finish_reason: str | None = None
+    stop: Stop = Stop.END
+    finish_reason: str | None = None  # the API's own word for ``stop``
+    refusal: str | None = None  # what the provider said when it refused or blocked
     thinking: str | None = None
     model: str | None = None
+    provider_state: ProviderState | None = None
     raw: Mapping[str, Any] | None = None
 
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolwire.errors import ConfigError, ScriptExhausted
 from toolwire.messages import ChatMessage, ToolCall
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
+from toolwire.providers.base import CompletionRequest, CompletionResponse, Stop, Usage
 from toolwire.text import read_capped
 
 MAX_SCRIPT_BYTES = 5_000_000  # a script is hand-written; anything larger is a mistake
@@ -40,6 +40,8 @@ class Turn(BaseModel):
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
     finish_reason: str | None = None
+    stop: Stop | None = None  # None: tool_calls when the turn calls tools, else end
+    refusal: str | None = None
     delay_ms: float = Field(default=0, ge=0, le=600_000)
 
 
@@ -110,14 +112,19 @@ class ScriptedProvider:
             answer = self._respond(request.messages)
             if isinstance(answer, CompletionResponse):
                 return answer
-            return await _play(answer, _assistant_turns(request), bool(request.tools))
+            return await _play(answer, _assistant_turns(request), _callable(request))
         assert self._turns is not None
         index = _assistant_turns(request)
         if index >= len(self._turns):
             raise ScriptExhausted(
                 f"the script has {len(self._turns)} turns; turn {index + 1} was asked for"
             )
-        return await _play(self._turns[index], index, bool(request.tools))
+        return await _play(self._turns[index], index, _callable(request))
+
+
+def _callable(request: CompletionRequest) -> bool:
+    """Whether the model may call a tool: tools were sent, and not with the choice "none"."""
+    return bool(request.tools) and request.tool_choice != "none"
 
 
 def _assistant_turns(request: CompletionRequest) -> int:
@@ -141,7 +148,8 @@ def _parse(data: object, source: str = "script") -> Script:
 
 
 def _response(turn: Turn, index: int, *, offered: bool) -> CompletionResponse:
-    # A tool-less request (the synthesis after the round cap) gets the turn's text only.
+    # A request in which no tool may be called (the synthesis at the round cap) gets the
+    # turn's text only.
     calls = (
         tuple(
             ToolCall.of(c.id or f"call_{index + 1}_{n + 1}", c.name, c.arguments)
@@ -154,7 +162,9 @@ def _response(turn: Turn, index: int, *, offered: bool) -> CompletionResponse:
         content=turn.content,
         tool_calls=calls,
         usage=Usage(turn.prompt_tokens, turn.completion_tokens),
+        stop=turn.stop or (Stop.TOOL_CALLS if calls else Stop.END),
         finish_reason=turn.finish_reason or ("tool_calls" if calls else "stop"),
+        refusal=turn.refusal,
         thinking=turn.thinking,
         model="scripted",
     )

@@ -76,6 +76,17 @@ class HttpProvider:
     def trust_zone(self) -> str:
         return self._trust_zone
 
+    @property
+    def family(self) -> str:
+        """The API this adapter speaks; provider state is replayed only within one family."""
+        return self.default_name
+
+    @property
+    def pricing_family(self) -> str | None:
+        """The price table's family: the vendor's own server only (a compatible server at
+        another address runs another model at another price)."""
+        return self.family if self.base_url == self.default_base_url else None
+
     def session(self) -> AbstractAsyncContextManager[None]:
         """One connection pool for the calls of a run; the loop enters it around a run."""
         return self._http.session()

@@ -1,0 +1,75 @@
+"""What a model call cost, from a maintained price table (``genai-prices``), never a hand list.
+
+``cost_of(family, model, usage)`` prices one call in US dollars, or None when the price is not
+known: a local or self-hosted model, a model the table does not list, or a provider family the
+table does not cover. A run's cost is the sum of its calls'; an unknown call makes the run's
+cost a lower bound, which ``Cost.complete`` says.
+
+Cost is metadata: it is kept at every privacy level.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+
+from toolwire.providers.base import Usage
+
+log = logging.getLogger("toolwire.pricing")
+
+# Our provider families as the price table names them.
+PROVIDER_IDS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google"}
+_LOOKUP_CACHE = 256  # distinct (family, model) pairs remembered as priceable or not
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """A run's cost so far in US dollars; ``complete`` is False when a call had no price."""
+
+    usd: Decimal = Decimal(0)
+    complete: bool = True
+
+    def add(self, call: Decimal | None) -> Cost:
+        if call is None:
+            return Cost(self.usd, complete=False)
+        return Cost(self.usd + call, self.complete)
+
+    @property
+    def shown(self) -> float:
+        return float(self.usd)
+
+
+def cost_of(family: str | None, model: str | None, usage: Usage) -> Decimal | None:
+    """The price of one call, or None when it is not known."""
+    provider_id = PROVIDER_IDS.get(family or "")
+    if provider_id is None or not model or not _priceable(provider_id, model):
+        return None
+    try:
+        return _calc(provider_id, model, usage)
+    except (LookupError, ValueError) as exc:
+        log.info("no price for %s model %r: %s", family, model, exc)
+        return None
+
+
+@lru_cache(maxsize=_LOOKUP_CACHE)
+def _priceable(provider_id: str, model: str) -> bool:
+    try:
+        _calc(provider_id, model, Usage())
+    except (LookupError, ValueError):
+        return False
+    return True
+
+
+def _calc(provider_id: str, model: str, usage: Usage) -> Decimal:
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
+    counted = PriceUsage(
+        input_tokens=usage.prompt_tokens,
+        output_tokens=usage.completion_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+    )
+    return Decimal(calc_price(counted, model, provider_id=provider_id).total_price)
