@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 
 from toolwire import ToolRegistry, tool
-from toolwire.errors import DuplicateToolError
+from toolwire.errors import DuplicateToolError, ToolError
 from toolwire.tools import Availability
+from toolwire.tools.api import FunctionTool
 
 from .fakes import PLUGIN, plugin
 
@@ -100,3 +101,16 @@ def test_a_plugin_cannot_shadow_a_registered_tool(
     assert registry.discover() == ["wave"]
     assert registry.get("greet") is own
     assert "'greet' is already registered" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "name", ["with space", "dotted.name", "9starts_with_digit", "x" * 65, "ünïcode", "a/b"]
+)
+def test_a_name_some_provider_would_refuse_is_refused_at_registration(name: str) -> None:
+    with pytest.raises(ToolError, match="would be refused by a provider"):
+        ToolRegistry([FunctionTool(lambda: "x", name=name)])
+
+
+@pytest.mark.parametrize("name", ["a", "_private", "get-page_2", "x" * 64])
+def test_names_every_provider_accepts_register(name: str) -> None:
+    assert ToolRegistry([FunctionTool(lambda: "x", name=name)]).names() == [name]

@@ -239,7 +239,7 @@ def test_a_body_that_is_not_json_is_malformed_and_not_retried(body: str, content
     assert (len(seen), sleeps.delays) == (1, [])
 
 
-WRONG_SHAPES = [[], {"error": "x"}, {"choices": [], "content": 3, "candidates": 1}]
+WRONG_SHAPES = [[], {"choices": [], "content": 3, "candidates": 1}]
 
 
 @pytest.mark.parametrize("name", ADAPTERS)
@@ -249,6 +249,39 @@ def test_json_of_the_wrong_shape_is_malformed(name: str, body: Any) -> None:
     error = fail(make_provider(name, transport=transport))
     assert type(error) is MalformedResponse
     assert str(error).startswith(f"{name}: response has no ")
+
+
+IN_BAND = [
+    # (the 200 body, the error type, whether it is retried)
+    ({"error": {"message": "Upstream overloaded", "code": 503}}, ServerError, True),
+    ({"error": {"message": "Rate limit reached", "code": 429}}, RateLimitError, True),
+    ({"type": "error", "error": {"type": "overloaded_error", "message": "x"}}, ServerError, True),
+    ({"error": {"message": f"No auth credentials found: {KEY}", "code": 401}}, AuthenticationError,
+     False),
+    ({"error": {"message": "model not found", "code": 400}}, ProviderError, False),
+    ({"error": "x"}, ProviderError, False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("body", "kind", "retried"), IN_BAND)
+def test_an_error_inside_a_200_body_is_typed_masked_and_retried_when_transient(
+    body: dict[str, Any], kind: type[ProviderError], retried: bool
+) -> None:
+    sleeps = Sleeps()
+    transport, seen = scripted(httpx.Response(200, json=body))
+    error = fail(openai(transport, sleeps))
+    assert type(error) is kind
+    assert str(error).startswith("openai: error in the response (")
+    assert len(seen) == (MAX_ATTEMPTS if retried else 1)
+
+
+def test_an_in_band_error_that_passes_is_followed_by_the_answer() -> None:
+    transport, seen = scripted(
+        httpx.Response(200, json={"error": {"message": "overloaded", "code": 529}}),
+        httpx.Response(200, json=OK),
+    )
+    assert succeed(openai(transport, Sleeps())).content == "fine"
+    assert len(seen) == 2
 
 
 def test_an_oversized_body_with_a_declared_length_is_refused() -> None:

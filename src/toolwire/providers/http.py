@@ -9,7 +9,13 @@ Invariants:
   ``MAX_ATTEMPTS`` times in all, with jittered exponential backoff capped at
   ``MAX_BACKOFF_SECONDS``. A 429's ``Retry-After`` is honoured exactly when it is not longer than
   ``MAX_RETRY_AFTER_SECONDS``; a longer one fails at once rather than stalling the run.
-- A response body larger than ``MAX_RESPONSE_BYTES`` is refused while it is read.
+- A response body larger than ``MAX_RESPONSE_BYTES`` is refused while it is read; so is an
+  event stream whose events add up to more.
+- An error reported inside a 200 body or event (proxies, OpenRouter-style ``{"error": ...}``) is
+  a typed ``ProviderError`` like a status would be, retried when its code says it is transient.
+- A stream is retried only before its first event reached the adapter; after that a failure
+  ends the call (the adapter has already shown part of the answer). Its timeout is the longest
+  silence between events, not the whole answer's length.
 - Cancelling the awaiting task aborts the in-flight request: the client is closed on the way out.
 
 Connections: inside ``session()`` (the loop enters it for the length of a run) every round reuses
@@ -35,6 +41,7 @@ from functools import cache
 from typing import Any, TypeVar
 
 import httpx
+from httpx_sse import EventSource, SSEError
 
 from toolwire.errors import (
     AuthenticationError,
@@ -98,7 +105,7 @@ class JsonHttp:
                 _SESSION.reset(token)
 
     async def post(self, url: str, headers: Mapping[str, str], body: Mapping[str, Any]) -> Any:
-        content = json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        content = _encode(body)
         headers = {**headers, "content-type": "application/json", "accept": "application/json"}
         attempt = 1
         while True:
@@ -110,6 +117,72 @@ class JsonHttp:
                     raise
             await self.settings.sleep(delay)
             attempt += 1
+
+    async def stream(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        body: Mapping[str, Any],
+        on_event: Callable[[str, Any], None],
+    ) -> None:
+        """POST and hand each server-sent event (its name and decoded JSON data) to
+        ``on_event``, in order, until the stream ends."""
+        content = _encode(body)
+        headers = {**headers, "content-type": "application/json", "accept": "text/event-stream"}
+        attempt = 1
+        while True:
+            call = _StreamCall(url, headers, content, on_event)
+            try:
+                return await self._stream_attempt(call)
+            except ProviderError as exc:
+                delay = None if call.delivered else self._retry_delay(exc, attempt)
+                if delay is None:
+                    raise
+            await self.settings.sleep(delay)
+            attempt += 1
+
+    async def _stream_attempt(self, call: _StreamCall) -> None:
+        try:
+            async with asyncio.timeout(self.settings.timeout) as silence:
+                async with self._client_in_session() as client:
+                    await self._events(client, call, silence)
+        except TimeoutError:
+            raise self._timed_out() from None
+        except httpx.TimeoutException:
+            raise self._timed_out() from None
+        except (httpx.TransportError, SSEError) as exc:
+            what = f"connection failed ({type(exc).__name__})"
+            raise self._fail(ProviderConnectionError, what) from None
+
+    async def _events(
+        self, client: httpx.AsyncClient, call: _StreamCall, silence: asyncio.Timeout
+    ) -> None:
+        request = client.stream("POST", call.url, headers=call.headers, content=call.content)
+        async with request as response:
+            if response.status_code >= 300:
+                raw = await self._read_capped(response)
+                raise self._status_error(response, raw.decode("utf-8", "replace"))
+            size = 0
+            async for event in EventSource(response).aiter_sse():
+                size += len(event.data) + len(event.event)
+                if size > MAX_RESPONSE_BYTES:
+                    raise self._oversized()
+                if event.data.strip() in ("", "[DONE]"):
+                    continue
+                data = self._decode(event.data)
+                self._raise_in_band(data, event.event)
+                call.delivered += 1
+                call.on_event(event.event, data)
+                silence.reschedule(asyncio.get_running_loop().time() + self.settings.timeout)
+
+    @asynccontextmanager
+    async def _client_in_session(self) -> AsyncIterator[httpx.AsyncClient]:
+        current = _SESSION.get()
+        if current is not None and current[0] is self:
+            yield current[1]
+            return
+        async with self._client() as client:
+            yield client
 
     def _retry_delay(self, exc: ProviderError, attempt: int) -> float | None:
         if not exc.retryable or attempt >= self.settings.max_attempts:
@@ -162,7 +235,22 @@ class JsonHttp:
         text = raw.decode("utf-8", "replace")
         if response.status_code >= 300:
             raise self._status_error(response, text)
-        return self._decode(text)
+        body = self._decode(text)
+        self._raise_in_band(body, "")
+        return body
+
+    def _raise_in_band(self, body: Any, event: str) -> None:
+        """An error a server reported inside a 200 body or an ``error`` event."""
+        if not isinstance(body, dict):
+            return
+        error = body.get("error")
+        if not error and event != "error":
+            return
+        detail = error if isinstance(error, dict) else {"message": error}
+        code = _code_of(detail)
+        text = json.dumps(detail.get("message", detail), ensure_ascii=False)[:_IN_BAND_CHARS]
+        what = f"error in the response ({code or 'no code'})"
+        raise self._fail(_in_band_kind(code, detail), what, body=text)
 
     async def _read_capped(self, response: httpx.Response) -> bytes:
         declared = response.headers.get("content-length", "")
@@ -203,6 +291,46 @@ class JsonHttp:
         where = f"HTTP {status} " if status is not None else ""
         message = f"{self.provider}: {where}{what}" + (f": {short}" if short else "")
         return kind(message, status=status, body=short)
+
+
+_IN_BAND_CHARS = 2_000  # an error message, not a document; ``excerpt`` shortens it further
+_TRANSIENT_TYPES = frozenset({"rate_limit_error", "overloaded_error", "api_error", "server_error"})
+
+
+def _encode(body: Mapping[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _code_of(detail: Mapping[str, Any]) -> str:
+    """The error's code or type, as the server wrote it (``429``, ``overloaded_error``)."""
+    for key in ("code", "status", "type"):
+        value = detail.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+            return str(value)[:40]
+    return ""
+
+
+def _in_band_kind(code: str, detail: Mapping[str, Any]) -> type[ProviderError]:
+    kind = str(detail.get("type", "")).lower()
+    lowered = code.lower()
+    if lowered in ("401", "403") or kind in ("authentication_error", "permission_error"):
+        return AuthenticationError
+    if lowered == "429" or kind == "rate_limit_error" or "rate" in lowered:
+        return RateLimitError
+    if lowered.startswith("5") or kind in _TRANSIENT_TYPES or "overloaded" in lowered:
+        return ServerError
+    return ProviderError
+
+
+@dataclass(slots=True)
+class _StreamCall:
+    """One streamed POST; ``delivered`` counts the events the adapter has been given."""
+
+    url: str
+    headers: Mapping[str, str]
+    content: bytes
+    on_event: Callable[[str, Any], None]
+    delivered: int = 0
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:

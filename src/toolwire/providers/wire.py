@@ -177,5 +177,11 @@ def system_text(messages: tuple[ChatMessage, ...]) -> str:
 
 
 def replay_arguments(call: ToolCall) -> str:
-    """The arguments text to send back: the model's own, ``{}`` for an empty one."""
-    return call.arguments if call.arguments.strip() else "{}"
+    """The arguments text to send back: the model's own when it is a JSON object, else ``{}``.
+
+    Broken arguments stay in the trace as the model wrote them, but a server that parses the
+    history (vLLM, llama.cpp) answers 400 to every later turn that replays them.
+    """
+    if not call.arguments.strip() or call.decoded_arguments() is None:
+        return "{}"
+    return call.arguments

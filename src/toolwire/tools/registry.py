@@ -8,16 +8,20 @@ never re-enable a tool inside a disabled group.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
-from toolwire.errors import DuplicateToolError
+from toolwire.errors import DuplicateToolError, ToolError
 from toolwire.messages import ToolSpec
 from toolwire.tools.api import Tool
 
 ENTRY_POINT_GROUP = "toolwire.tools"
+# A name every provider accepts: OpenAI allows [a-zA-Z0-9_-]{1,64}, Anthropic the same set,
+# Gemini wants a letter or underscore first. Checked once, here, so none is ever sent.
+TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 log = logging.getLogger("toolwire.tools")
 
 
@@ -69,6 +73,12 @@ class ToolRegistry:
 
     def register(self, tool: Tool) -> Tool:
         name = tool.spec.name
+        if TOOL_NAME.fullmatch(name) is None:
+            shown = name if len(name) <= 80 else name[:80] + "…"
+            raise ToolError(
+                f"tool name {shown!r} would be refused by a provider: use 1 to 64 letters, "
+                "digits, _ or -, starting with a letter or _"
+            )
         if name in self._tools:
             raise DuplicateToolError(f'a tool named "{name}" is already registered')
         self._tools[name] = tool
