@@ -49,7 +49,7 @@ from toolwire.suspension import validate_input
 from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
-from toolwire.trace import Observer, RunStep, RunTrace
+from toolwire.trace import DeltaObserver, Observer, RunStep, RunTrace
 
 log = logging.getLogger("toolwire.runtime")
 STORE_FAILED = "the run store failed; this run is not fully recorded"
@@ -242,8 +242,14 @@ class Runtime:
         self._cancelled: set[str] = set()
         self._tasks: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[LoopResult]]] = {}
 
-    def run_sync(self, request: RunRequest, *, observers: Sequence[Observer] = ()) -> RunOutcome:
-        return asyncio.run(self.run(request, observers=observers))
+    def run_sync(
+        self,
+        request: RunRequest,
+        *,
+        observers: Sequence[Observer] = (),
+        deltas: Sequence[DeltaObserver] = (),
+    ) -> RunOutcome:
+        return asyncio.run(self.run(request, observers=observers, deltas=deltas))
 
     async def run(
         self,
@@ -251,14 +257,16 @@ class Runtime:
         *,
         observers: Sequence[Observer] = (),
         on_start: Callable[[str], None] | None = None,
+        deltas: Sequence[DeltaObserver] = (),
     ) -> RunOutcome:
-        """Run one request. ``on_start`` gets the run id before the first step."""
+        """Run one request. ``on_start`` gets the run id before the first step; ``deltas``
+        get the pieces of each streamed answer as they arrive (for a live view)."""
         started = time.perf_counter()
         run = _Recording(self.recorder)
         await asyncio.to_thread(run.begin, request)
         if on_start is not None:
             on_start(run.run_id)
-        trace = self._trace(run, request.options, observers)
+        trace = self._trace(run, request.options, observers, deltas)
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
         segment = loop.run(request.messages, context=request.context, options=request.options,
                            trace=trace, run_id=run.run_id)  # fmt: skip
@@ -272,9 +280,17 @@ class Runtime:
         observers: Sequence[Observer] = (),
         provider: Provider | None = None,
         context: ToolContext | None = None,
+        deltas: Sequence[DeltaObserver] = (),
     ) -> RunOutcome:
         return asyncio.run(
-            self.resume(run_id, decision, observers=observers, provider=provider, context=context)
+            self.resume(
+                run_id,
+                decision,
+                observers=observers,
+                provider=provider,
+                context=context,
+                deltas=deltas,
+            )  # fmt: skip
         )
 
     async def resume(
@@ -286,6 +302,7 @@ class Runtime:
         provider: Provider | None = None,
         context: ToolContext | None = None,
         on_start: Callable[[str], None] | None = None,
+        deltas: Sequence[DeltaObserver] = (),
     ) -> RunOutcome:
         """Apply ``decision`` to the waiting run ``run_id`` and carry the run on.
 
@@ -308,7 +325,7 @@ class Runtime:
         if on_start is not None:
             on_start(run_id)
         run = _Recording(self.recorder, run_id=run_id, sequence=waiting.next_sequence - 1)
-        trace = self._trace(run, state.options, observers)
+        trace = self._trace(run, state.options, observers, deltas)
         trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
                               decision.digest)  # fmt: skip
         loop = ToolLoop(provider, self.registry, policy=self.policy)
@@ -372,9 +389,15 @@ class Runtime:
     # -- one segment ---------------------------------------------------------------------------
 
     def _trace(
-        self, run: _Recording, options: RunOptions, observers: Sequence[Observer]
+        self,
+        run: _Recording,
+        options: RunOptions,
+        observers: Sequence[Observer],
+        deltas: Sequence[DeltaObserver] = (),
     ) -> RunTrace:
-        trace = RunTrace(capture_raw=options.capture_raw, observers=observers)
+        trace = RunTrace(
+            capture_raw=options.capture_raw, observers=observers, delta_observers=deltas
+        )
         trace.subscribe(run.record_step)  # the step that meets a cancel is still recorded
         trace.subscribe(lambda step: self._check_cancel(run))
         return trace
