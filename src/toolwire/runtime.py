@@ -282,16 +282,10 @@ class Runtime:
         context: ToolContext | None = None,
         deltas: Sequence[DeltaObserver] = (),
     ) -> RunOutcome:
-        return asyncio.run(
-            self.resume(
-                run_id,
-                decision,
-                observers=observers,
-                provider=provider,
-                context=context,
-                deltas=deltas,
-            )  # fmt: skip
+        resumed = self.resume(
+            run_id, decision, observers=observers, provider=provider, context=context, deltas=deltas
         )
+        return asyncio.run(resumed)
 
     async def resume(
         self,
