@@ -19,22 +19,27 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
+from toolwire.endings import (
+    Ending,
+    LoopResult,
+    TerminationReason,
+    continuation,
+    ending,
+    over_budget,
+    result_of,
+)
 from toolwire.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
-from toolwire.pricing import Cost, cost_of
+from toolwire.pricing import cost_of
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
     Provider,
-    Stop,
-    Usage,
     session_of,
 )
-from toolwire.seam import Invoked, Seam, malformed_call, refusal
+from toolwire.seam import Invoked, Seam, refusal
 from toolwire.state import RunState
 from toolwire.suspension import Refuse, plan, scan
 from toolwire.tools.api import ToolContext
@@ -47,66 +52,6 @@ __all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "LoopResult", "RunOptions", "Term
 
 log = logging.getLogger("toolwire.loop")
 ToolChoice = Literal["auto", "none"]
-
-
-class TerminationReason(StrEnum):
-    """Why a run (or a segment of it) stopped. ``truncated`` says whether the answer is whole."""
-
-    COMPLETED = "completed"
-    MAX_ITERATIONS = "max_iterations"  # the round cap; the answer was synthesised (truncated)
-    MAX_TOKENS = "max_tokens"  # the output cap cut the answer (truncated)
-    CONTEXT_WINDOW = "context_window"  # the conversation outgrew the model's window (truncated)
-    REFUSED = "refused"  # the model declined; ``LoopResult.refusal`` says what it said
-    BLOCKED = "blocked"  # a provider's safety filter stopped the prompt or the answer
-    BUDGET_EXHAUSTED = "budget_exhausted"  # max_total_tokens or max_cost was passed (truncated)
-    DRY_RUN = "dry_run"
-    SUSPENDED = "suspended"  # waiting for a person; ``LoopResult.suspended`` holds the state
-
-
-class Ending(NamedTuple):
-    """How a turn without tool calls ends the run: why, and whether the answer is cut."""
-
-    reason: TerminationReason
-    truncated: bool
-
-
-_ENDINGS: dict[Stop, Ending] = {
-    Stop.END: Ending(TerminationReason.COMPLETED, False),
-    Stop.TOOL_CALLS: Ending(TerminationReason.COMPLETED, False),  # asked for tools, sent none
-    Stop.OTHER: Ending(TerminationReason.COMPLETED, False),
-    Stop.MAX_TOKENS: Ending(TerminationReason.MAX_TOKENS, True),
-    Stop.CONTEXT_WINDOW: Ending(TerminationReason.CONTEXT_WINDOW, True),
-    Stop.REFUSAL: Ending(TerminationReason.REFUSED, False),
-    Stop.BLOCKED: Ending(TerminationReason.BLOCKED, False),
-}
-
-
-def ending(response: CompletionResponse) -> Ending | None:
-    """How a turn without tool calls ends the run; None when the run goes on (a paused turn,
-    or a tool call the API could not parse)."""
-    return _ENDINGS.get(response.stop)
-
-
-def continuation(response: CompletionResponse) -> tuple[ChatMessage, ...]:
-    """What goes into the conversation when a turn without tool calls does not end the run."""
-    if response.stop is Stop.PAUSED:  # the API continues the turn it gets back, verbatim
-        return (ChatMessage.assistant(response.content, (), response.provider_state),)
-    return (ChatMessage.user(malformed_call()),)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LoopResult:
-    final_content: str
-    trace: tuple[ToolInvocation, ...]
-    iterations: int
-    truncated: bool
-    reason: TerminationReason
-    usage: Usage
-    cost: Cost = field(default_factory=Cost)
-    stop: Stop | None = None  # how the last model turn ended
-    finish_reason: str | None = None  # the provider's own word for it
-    refusal: str | None = None  # what the provider said when it refused or blocked
-    suspended: RunState | None = None  # set exactly when ``reason`` is SUSPENDED
 
 
 class ToolLoop:
@@ -149,7 +94,7 @@ class ToolLoop:
         )
         if options.dry_run:
             trace.record_request(1, state.messages, self._names(offered), refusals)
-            return _result(state, "", False, TerminationReason.DRY_RUN, iterations=0)
+            return result_of(state, "", False, TerminationReason.DRY_RUN, iterations=0)
         return await self.advance(state, context=context, trace=trace, refusals=refusals,
                                   run_id=run_id)  # fmt: skip
 
@@ -199,7 +144,7 @@ class ToolLoop:
         self._record(trace, 0, (time.perf_counter() - started) * 1000, call, invoked,
                      arguments=None, messages=messages, invocations=invocations)  # fmt: skip
         state = RunState(messages=(), offered=offered, invocations=tuple(invocations))
-        return _result(state, invoked.result.content, False, TerminationReason.COMPLETED)
+        return result_of(state, invoked.result.content, False, TerminationReason.COMPLETED)
 
     async def advance(
         self,
@@ -221,26 +166,26 @@ class ToolLoop:
                 trace.record_request(round_, state.messages, names,
                                      refusals if round_ == 1 else ())  # fmt: skip
                 state, response = await self._complete(state, trace, round_, specs)
+                ended = None if response.tool_calls else ending(response)
+                if ended is not None:
+                    return result_of(state, response.content, ended.truncated, ended.reason,
+                                   response=response)  # fmt: skip
+                if over_budget(state):  # stop before this turn's calls or continuation run
+                    return result_of(state, "", True, TerminationReason.BUDGET_EXHAUSTED,
+                                   response=response)  # fmt: skip
                 if not response.tool_calls:
-                    ended = ending(response)
-                    if ended is not None:
-                        return _result(state, response.content, ended.truncated, ended.reason,
-                                       response=response)  # fmt: skip
                     state = state._replace(messages=(*state.messages, *continuation(response)))
-                else:
-                    assistant = ChatMessage.assistant(
-                        response.content, response.tool_calls, response.provider_state
-                    )
-                    state = state._replace(messages=(*state.messages, assistant))
-                    pause = await scan(self.registry, response.tool_calls, state.offered,
-                                       context, run_id=run_id, rounds=round_)  # fmt: skip
-                    if pause is not None:
-                        paused = state._replace(pause=pause)
-                        return _result(paused, "", False, TerminationReason.SUSPENDED, paused)
-                    state = await self._dispatch(state, trace, round_, response.tool_calls,
-                                                 context)  # fmt: skip
-                if over_budget(state):
-                    return _result(state, "", True, TerminationReason.BUDGET_EXHAUSTED)
+                    continue
+                assistant = ChatMessage.assistant(
+                    response.content, response.tool_calls, response.provider_state
+                )
+                state = state._replace(messages=(*state.messages, assistant))
+                pause = await scan(self.registry, response.tool_calls, state.offered, context,
+                                   run_id=run_id, rounds=round_)  # fmt: skip
+                if pause is not None:
+                    paused = state._replace(pause=pause)
+                    return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
+                state = await self._dispatch(state, trace, round_, response.tool_calls, context)
             return await self._synthesise(state, trace, specs)
 
     async def _synthesise(
@@ -259,7 +204,7 @@ class ToolLoop:
         ended = ending(final)
         cut = ended is not None and ended.truncated  # cut twice: by the output cap as well
         reason = ended.reason if cut and ended is not None else TerminationReason.MAX_ITERATIONS
-        return _result(state, final.content, True, reason, response=final)
+        return result_of(state, final.content, True, reason, response=final)
 
     async def _plain(
         self, state: RunState, trace: RunTrace, refusals: Sequence[Mapping[str, str]]
@@ -273,7 +218,7 @@ class ToolLoop:
                              tool_choice="none" if specs else None)  # fmt: skip
         state, response = await self._complete(state, trace, round_, specs, choice=choice)
         ended = ending(response) or Ending(TerminationReason.COMPLETED, False)
-        return _result(state, response.content, ended.truncated, ended.reason, response=response)
+        return result_of(state, response.content, ended.truncated, ended.reason, response=response)
 
     async def _complete(
         self,
@@ -368,39 +313,6 @@ class ToolLoop:
 
     def _names(self, offered: frozenset[str]) -> tuple[str, ...]:
         return tuple(n for n in self.registry.names() if n in offered)
-
-
-def _result(
-    state: RunState,
-    content: str,
-    truncated: bool,
-    reason: TerminationReason,
-    suspended: RunState | None = None,
-    *,
-    iterations: int | None = None,
-    response: CompletionResponse | None = None,
-) -> LoopResult:
-    return LoopResult(
-        final_content=content,
-        trace=state.invocations,
-        iterations=state.rounds if iterations is None else iterations,
-        truncated=truncated,
-        reason=reason,
-        usage=state.usage,
-        cost=state.cost,
-        stop=None if response is None else response.stop,
-        finish_reason=None if response is None else response.finish_reason,
-        refusal=None if response is None else response.refusal,
-        suspended=suspended,
-    )
-
-
-def over_budget(state: RunState) -> bool:
-    """Whether the run has spent its token or dollar budget (only checked between rounds)."""
-    options = state.options
-    if options.max_total_tokens is not None and state.usage.total_tokens > options.max_total_tokens:
-        return True
-    return options.max_cost is not None and state.cost.shown > options.max_cost
 
 
 def pricing_family(provider: Provider) -> str | None:
