@@ -93,3 +93,21 @@ def test_a_digest_is_fresh_for_every_pause() -> None:
     first, second = turn_digest("r", 1, CALLS), turn_digest("r", 1, CALLS)
     assert len(first) == 32 and first != second
     assert all(c in "0123456789abcdef" for c in first)
+
+
+def test_provider_state_cost_and_the_usage_breakdown_survive_a_round_trip() -> None:
+    from decimal import Decimal
+
+    from toolwire.messages import ProviderState
+    from toolwire.pricing import Cost
+    from toolwire.providers.base import Usage
+
+    signed = ProviderState("gemini", {"parts": [{"text": "a", "thoughtSignature": "c2ln"}]})
+    state = RunState(
+        messages=(ChatMessage.user("hi"), ChatMessage.assistant("a", (), signed)),
+        usage=Usage(10, 5, cache_read_tokens=4, cache_write_tokens=1, reasoning_tokens=2),
+        cost=Cost(Decimal("0.001234"), complete=False),
+    )
+    back = RunState.from_json(state.to_json())
+    assert back.messages[1].provider_state == signed
+    assert back.usage == state.usage and back.cost == state.cost
