@@ -33,15 +33,26 @@ def _v2_suspension(connection: Connection) -> None:
 
     A database created by this code's v1 step already has them (it builds today's tables).
     """
+    _add_run_columns(connection, schema.ADDED_RUN_COLUMNS)
+
+
+def _v3_cost(connection: Connection) -> None:
+    """A run's cost in US dollars and whether every call had a price. Older runs keep NULL:
+    their cost was never known."""
+    _add_run_columns(connection, schema.COST_COLUMNS)
+
+
+def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
+    """Add the ``runs`` columns in ``names`` that the table lacks (nullable, no default)."""
     present = {c["name"] for c in inspect(connection).get_columns(schema.runs.name)}
-    for name in schema.ADDED_RUN_COLUMNS:
+    for name in names:
         if name not in present:
             column = schema.runs.c[name]
             kind = column.type.compile(dialect=connection.dialect)
             connection.execute(text(f"ALTER TABLE {schema.runs.name} ADD COLUMN {name} {kind}"))
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_suspension)
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_suspension, _v3_cost)
 LATEST = len(MIGRATIONS)
 
 

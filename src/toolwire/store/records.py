@@ -36,6 +36,8 @@ class RunSummary:
     step_count: int
     final_answer_length: int | None = None
     cancel_requested: bool = False
+    cost: float | None = None  # US dollars; None: not settled, or recorded before costs were
+    cost_complete: bool | None = None  # False: a call had no price, so ``cost`` is a floor
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(RunSummary)}
@@ -96,4 +98,6 @@ def _summary_values(row: Mapping[Any, Any]) -> dict[str, Any]:
         "step_count": int(row["step_count"]),
         "final_answer_length": row["final_answer_length"],
         "cancel_requested": bool(row["cancel_requested"]),
+        "cost": None if row["cost"] is None else float(row["cost"]),
+        "cost_complete": None if row["cost_complete"] is None else bool(row["cost_complete"]),
     }

@@ -8,7 +8,9 @@
   ``trust_zone`` and ``script`` say how to reach the run's provider again (never a key).
   ``suspended_state`` holds a waiting run's sealed state (AES-GCM, see ``toolwire.sealing``;
   never plaintext) and ``pending_digest`` names its pending turn; both are erased when the run
-  is claimed for a resume or ends.
+  is claimed for a resume or ends. ``cost`` is the run's price in US dollars (NULL: not
+  settled yet) and ``cost_complete`` is false when a call had no known price, so ``cost`` is a
+  lower bound; both are metadata, kept at every privacy level.
 - ``steps``: one row per recorded step; ``(run_id, sequence)`` is the key, so a sequence number
   is unique within its run. ``payload`` is the privacy-filtered step as canonical JSON text.
 - ``tool_state`` and ``tool_group_state``: sparse enable/disable overrides (no row: default).
@@ -38,6 +40,7 @@ NAME_CHARS = 255  # tool and group names, provider and model labels
 DIGEST_CHARS = 64  # a pending turn's digest (32 hex characters today)
 # Columns added after the first schema, in the order migrations added them.
 ADDED_RUN_COLUMNS = ("base_url", "trust_zone", "script", "suspended_state", "pending_digest")
+COST_COLUMNS = ("cost", "cost_complete")  # added by migration 3
 
 runs = Table(
     "runs",
@@ -68,6 +71,8 @@ runs = Table(
     Column("script", Text),
     Column("suspended_state", Text),
     Column("pending_digest", String(DIGEST_CHARS)),
+    Column("cost", Float),
+    Column("cost_complete", Boolean),
     Index("ix_runs_created_at", "created_at"),
     Index("ix_runs_status", "status"),
 )

@@ -6,6 +6,7 @@ the statements every run executes are module constants taking bound parameters.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +17,7 @@ from toolwire.privacy import PrivacyLevel, filter_text
 from toolwire.runtime import RunOutcome
 from toolwire.store import schema
 from toolwire.text import storable
+from toolwire.trace import LlmStep
 
 _runs, _steps = schema.runs, schema.steps
 
@@ -27,7 +29,7 @@ STEP_COUNT = (
 )
 SETTLED_COLUMNS = (
     "finished_at", "error", "final_answer_length", "termination_reason", "truncated", "rounds",
-    "prompt_tokens", "completion_tokens", "final_answer",
+    "prompt_tokens", "completion_tokens", "final_answer", "cost", "cost_complete",
 )  # fmt: skip
 # The first settle wins (``settled``); a run whose cancel won stays cancelled.
 SETTLE = (
@@ -59,7 +61,7 @@ def settle_values(
     }
     result = outcome.result
     if result is None:  # failed or cancelled: count what the recorded steps say
-        llm = [s for s in outcome.steps if s.kind == "llm"]
+        llm = [s for s in outcome.steps if isinstance(s, LlmStep)]
         return values | {
             "termination_reason": "cancelled" if outcome.status is RunStatus.CANCELLED else None,
             "truncated": False,
@@ -68,6 +70,7 @@ def settle_values(
             "completion_tokens": sum(s.completion_tokens or 0 for s in llm),
             "final_answer": None,
             "final_answer_length": None,
+            **steps_cost(llm),
         }
     return values | {
         "termination_reason": result.reason.value,
@@ -77,6 +80,17 @@ def settle_values(
         "completion_tokens": result.usage.completion_tokens,
         "final_answer": _storable_or_none(filter_text(result.final_content, privacy)),
         "final_answer_length": len(result.final_content),
+        "cost": float(result.cost.usd),
+        "cost_complete": result.cost.complete,
+    }
+
+
+def steps_cost(llm: Sequence[LlmStep]) -> dict[str, Any]:
+    """A run's cost from its recorded model calls: the sum of the priced ones, complete only
+    when every call had a price. Cost is metadata: kept at every privacy level."""
+    return {
+        "cost": sum((s.cost for s in llm if s.cost is not None), 0.0),
+        "cost_complete": all(s.cost is not None for s in llm),
     }
 
 
