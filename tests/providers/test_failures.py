@@ -385,3 +385,12 @@ def test_every_adapter_masks_an_echoed_key(name: str) -> None:
     assert str(error).startswith(f"{name}: HTTP 401 credentials refused: ")
     assert "[redacted]" in str(error)
     assert len(seen) == 1
+
+
+def test_a_body_nested_too_deeply_is_malformed_not_a_recursion_error() -> None:
+    transport, seen = scripted(httpx.Response(200, content=b"[" * 200_000 + b"]" * 200_000))
+    error = fail(openai(transport, Sleeps()))
+    assert (type(error), str(error)) == (
+        MalformedResponse, "openai: response is nested too deeply"
+    )  # fmt: skip
+    assert len(seen) == 1

@@ -273,6 +273,8 @@ class JsonHttp:
             return json.loads(text)
         except ValueError:
             raise self._fail(MalformedResponse, "response is not JSON", body=text) from None
+        except RecursionError:  # nested deeper than Python's decoder goes
+            raise self._fail(MalformedResponse, "response is nested too deeply") from None
 
     def _status_error(self, response: httpx.Response, text: str) -> ProviderError:
         status = response.status_code
