@@ -539,3 +539,37 @@ def test_a_sync_tool_that_declares_it_does_not_block_runs_on_the_loop() -> None:
 
     result, loop_thread = asyncio.run(go())
     assert result.trace[0].result == "pure" and seen == [loop_thread]
+
+
+@pytest.mark.parametrize("by", ["tool", "group"])
+def test_a_tool_disabled_while_the_run_goes_on_is_refused_when_its_call_arrives(by: str) -> None:
+    ran: list[str] = []
+
+    @tool(data_class="public", group="reports")
+    def report() -> str:
+        ran.append("report")
+        return "report"
+
+    registry = ToolRegistry([report])
+
+    @tool(data_class="public", group="admin")
+    def switch_off() -> str:
+        if by == "tool":
+            registry.availability.set_tool("report", False)
+        else:
+            registry.availability.set_group("reports", False)
+        return "off"
+
+    registry.register(switch_off)
+    turns = [
+        {"tool_calls": [call("report")]},
+        {"tool_calls": [call("switch_off"), call("report")]},
+        {"content": "done"},
+    ]
+    result, _, _ = run(turns, reg=registry)
+    assert ran == ["report"]
+    assert [i.result for i in result.trace] == [
+        "report",
+        "off",
+        'Error: tool "report" not permitted',
+    ]

@@ -43,7 +43,7 @@ from toolwire.seam import Invoked, Seam, refusal
 from toolwire.state import RunState
 from toolwire.suspension import Refuse, plan, scan
 from toolwire.tools.api import ToolContext
-from toolwire.tools.policy import ToolPolicy, TrustZone
+from toolwire.tools.policy import Gate, ToolPolicy, TrustZone
 from toolwire.tools.registry import ToolRegistry
 from toolwire.trace import RunTrace, ToolInvocation
 
@@ -125,7 +125,8 @@ class ToolLoop:
             if isinstance(answer, Refuse):
                 invoked = refusal(answer.text)
             else:
-                invoked = await self.seam.invoke(call, offered, context, answer.arguments)
+                invoked = await self.seam.invoke(call, offered, context, answer.arguments,
+                                                 self._gate(state.options, context))  # fmt: skip
             elapsed = 0.0 if isinstance(answer, Refuse) else (time.perf_counter() - started) * 1e3
             arguments = call.decoded_arguments() if isinstance(answer, Refuse) else answer.arguments
             self._record(trace, state.rounds, elapsed, call, invoked, arguments=arguments,
@@ -264,10 +265,11 @@ class ToolLoop:
     ) -> RunState:
         messages = list(state.messages)
         invocations = list(state.invocations)
+        gate = self._gate(state.options, context)
         for call in calls:
             started = time.perf_counter()
             arguments = call.decoded_arguments()  # once: the seam and the trace both use it
-            invoked = await self.seam.invoke(call, state.offered, context, arguments)
+            invoked = await self.seam.invoke(call, state.offered, context, arguments, gate)
             elapsed = (time.perf_counter() - started) * 1000
             self._record(trace, round_, elapsed, call, invoked, arguments=arguments,
                          messages=messages, invocations=invocations)  # fmt: skip
@@ -300,12 +302,17 @@ class ToolLoop:
         invocations.append(invocation)
         trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes)
 
+    def _zone(self, options: RunOptions) -> TrustZone:
+        return TrustZone.parse(options.trust_zone or getattr(self.provider, "trust_zone", None))
+
+    def _gate(self, options: RunOptions, context: ToolContext) -> Gate:
+        return self.policy.gate(context=context, grant=options.grant, zone=self._zone(options))
+
     def _offered(
         self, options: RunOptions, context: ToolContext
     ) -> tuple[frozenset[str], list[dict[str, str]]]:
-        zone = TrustZone.parse(options.trust_zone or getattr(self.provider, "trust_zone", None))
         offered, refused = self.policy.offered(
-            options.allowed_tools, context=context, grant=options.grant, zone=zone
+            options.allowed_tools, context=context, grant=options.grant, zone=self._zone(options)
         )
         for decision in refused:
             log.info("tool %r not offered: %s", decision.name, decision.reason)

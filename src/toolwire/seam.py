@@ -26,6 +26,7 @@ from toolwire.errors import ToolRefusal
 from toolwire.messages import ToolCall
 from toolwire.result import ToolResult
 from toolwire.tools.api import Tool, ToolContext, as_result
+from toolwire.tools.policy import Gate
 from toolwire.tools.registry import ToolRegistry
 
 log = logging.getLogger("toolwire.seam")
@@ -109,12 +110,16 @@ class Seam:
         offered: frozenset[str],
         context: ToolContext,
         arguments: dict[str, Any] | None = None,
+        gate: Gate | None = None,
     ) -> Invoked:
-        """Execute ``call`` if it may run; ``arguments`` replaces its decoded arguments."""
+        """Execute ``call`` if it may run; ``arguments`` replaces its decoded arguments.
+
+        ``gate`` is asked again now: a tool disabled since it was offered does not run.
+        """
         tool = self.registry.get(call.name)
         if tool is None:
             return refusal(unknown_tool(call.name))
-        if call.name not in offered:
+        if call.name not in offered or (gate is not None and not gate.allows(call.name)):
             return refusal(not_permitted(call.name))
         if arguments is None:
             arguments = call.decoded_arguments()

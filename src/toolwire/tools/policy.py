@@ -8,7 +8,8 @@ A tool is offered only if, in this order (cheapest and least revealing first):
 5. its data class is within the ceiling of the provider's trust zone.
 
 Unknown values resolve to the strictest option: an unknown data class is ``secret_adjacent``,
-an unknown zone ``external_global``. The invoke seam re-checks the offered set at execution.
+an unknown zone ``external_global``. The invoke seam re-checks the offered set, and the whole
+gate (``Gate``), when each call arrives.
 """
 
 from __future__ import annotations
@@ -132,6 +133,10 @@ class ToolPolicy:
             return Decision(name, False, Refusal.TRUST_ZONE, detail)
         return Decision(name, True)
 
+    def gate(self, *, context: ToolContext, grant: Grant, zone: TrustZone) -> Gate:
+        """The verdict for one run, to ask again when each call arrives."""
+        return Gate(self, context, grant, zone)
+
     def offered(
         self,
         requested: Sequence[str] | None,
@@ -152,3 +157,18 @@ class ToolPolicy:
         allowed = {d.name for d in decisions if d.allowed}
         offered = [n for n in self.registry.names() if n in allowed]
         return offered, [d for d in decisions if not d.allowed]
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """One run's gate. The seam asks it again for every call: a tool disabled (or its group)
+    while the run goes on is refused from that moment, though it was offered."""
+
+    policy: ToolPolicy
+    context: ToolContext
+    grant: Grant
+    zone: TrustZone
+
+    def allows(self, name: str) -> bool:
+        verdict = self.policy.decide(name, context=self.context, grant=self.grant, zone=self.zone)
+        return verdict.allowed
