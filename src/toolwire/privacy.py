@@ -7,7 +7,9 @@ calls, the raw response, tool arguments, the tool result and its artifacts.
 - ``none`` and ``metadata``: every content key is removed; everything else is kept, plus counts
   and lengths that describe the content without revealing it, and ``content_withheld: true``.
   Tool names (``tool_name``, ``requested_tool_names``) and policy refusals are metadata: they
-  name what ran, not what it said. They are clipped, since a model chooses the names.
+  name what ran, not what it said. They are clipped, since a model chooses the names; a call
+  id is kept only when short and plain (else a digest), a finish reason only when it is a word
+  the APIs use (else ``other``).
 - ``redacted``: the step keeps its shape; every string leaf and every string key, at any depth,
   goes through :func:`toolwire.redact.redact`. Keys are redacted too because tool arguments and
   raw responses are model-shaped maps whose keys can carry data.
@@ -19,11 +21,14 @@ Invariant: :func:`filter_step` never raises. Whatever a step holds, the result a
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any, assert_never
 
 from toolwire.errors import ConfigError
+from toolwire.providers.base import Stop
 from toolwire.redact import redact
 from toolwire.result import ArtifactType
 from toolwire.trace import DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
@@ -37,6 +42,20 @@ DECISION_CONTENT = frozenset({"decision_reason"})
 CONTENT_KEYS = REQUEST_CONTENT | LLM_CONTENT | TOOL_CONTENT | DECISION_CONTENT
 # A model picks tool names; a stored name longer than any real tool name is noise or an attack.
 NAME_CHAR_CAP = 200
+# A call id is kept at ``metadata`` only when it looks like one (short, plain); a model chooses
+# it, so anything else is stored as a digest that still tells ids apart.
+PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+ID_DIGEST_CHARS = 16
+# The words the three APIs (and toolwire) use for how a turn ended; any other is "other".
+KNOWN_FINISH_REASONS = frozenset({
+    *(stop.value for stop in Stop),
+    "stop", "length", "tool_calls", "content_filter", "function_call",  # OpenAI
+    "end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",  # Anthropic
+    "model_context_window_exceeded",
+    "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "LANGUAGE", "OTHER", "BLOCKLIST",  # Gemini
+    "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "IMAGE_SAFETY",
+    "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS", "FINISH_REASON_UNSPECIFIED",
+})  # fmt: skip
 # Deeper structures are cut rather than recursed into, so a hostile raw response cannot
 # exhaust the stack (artifacts are already capped at depth 64 by the bounder).
 REDACT_MAX_DEPTH = 100
@@ -147,6 +166,11 @@ def _metadata(step: Mapping[str, Any], keys: frozenset[str]) -> dict[str, Any]:
     out = {key: value for key, value in step.items() if key not in keys}
     if isinstance(out.get("tool_name"), str):
         out["tool_name"] = _clip(out["tool_name"])
+    if "tool_call_id" in out:
+        out["tool_call_id"] = plain_id(out["tool_call_id"])
+    for key in ("finish_reason", "stop"):
+        if key in out:
+            out[key] = out[key] if out[key] in KNOWN_FINISH_REASONS else "other"
     out.update(_summaries(step))
     out["content_withheld"] = True
     return out
@@ -168,6 +192,15 @@ def _summaries(step: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(step.get("tool_arguments"), Mapping):
         out["tool_arguments_keys_count"] = len(step["tool_arguments"])
     return out
+
+
+def plain_id(value: Any) -> str:
+    """A model-chosen id as metadata: itself when short and plain, else a digest of it."""
+    text = value if isinstance(value, str) else repr(value)
+    if PLAIN_ID.fullmatch(text):
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return "sha256:" + digest[:ID_DIGEST_CHARS]
 
 
 def _artifact_type(artifact: Any) -> str:

@@ -288,3 +288,29 @@ def test_a_decision_keeps_who_and_when_and_withholds_the_reason_below_redacted()
     }  # fmt: skip
     redacted = filter_run_step(step, PrivacyLevel.REDACTED)
     assert "AbCdEf" not in dumps(redacted) and redacted["decision_reason"].startswith("token sk-")
+
+
+def test_metadata_keeps_a_model_chosen_call_id_only_when_short_and_plain() -> None:
+    from toolwire.privacy import plain_id
+
+    huge = "x" * 1_000_000
+    step = ToolStep(round=1, tool_name="t", tool_result="r", tool_call_id=huge).to_dict()
+    kept = filter_step(step, PrivacyLevel.METADATA)
+    assert kept["tool_call_id"] == plain_id(huge) and kept["tool_call_id"].startswith("sha256:")
+    assert len(kept["tool_call_id"]) == 23 and plain_id(huge + "y") != plain_id(huge)
+    plain = ToolStep(round=1, tool_name="t", tool_result="r", tool_call_id="call_a1-B:2").to_dict()
+    assert filter_step(plain, PrivacyLevel.METADATA)["tool_call_id"] == "call_a1-B:2"
+    hostile = "<script>alert(1)</script>"
+    assert plain_id(hostile).startswith("sha256:")
+
+
+@pytest.mark.parametrize(
+    ("reason", "kept"),
+    [("stop", "stop"), ("end_turn", "end_turn"), ("SAFETY", "SAFETY"),
+     ("leak sk-AbCdEfGhIjKlMnOpQrSt", "other"), ("x" * 10_000, "other")],
+)  # fmt: skip
+def test_metadata_keeps_a_finish_reason_only_from_the_known_words(reason: str, kept: str) -> None:
+    step = LlmStep(round=1, finish_reason=reason, stop="end").to_dict()
+    assert filter_step(step, PrivacyLevel.METADATA)["finish_reason"] == kept
+    full = filter_step(step, PrivacyLevel.FULL)
+    assert full["finish_reason"] == reason
