@@ -1,52 +1,71 @@
-"""Google Gemini ``generateContent``.
+"""Google Gemini ``generateContent`` and ``streamGenerateContent``.
 
-Wire shape: ``POST {base_url}/models/{model}:generateContent``; the key travels in the
-``x-goog-api-key`` header, never in the URL (URLs end up in logs and proxies).
+Wire shape: ``POST {base_url}/models/{model}:generateContent`` (or ``:streamGenerateContent
+?alt=sse`` when the request streams); the key travels in the ``x-goog-api-key`` header, never in
+the URL (URLs end up in logs and proxies).
 - Every system message is kept: joined by blank lines into ``systemInstruction``.
-- Roles are ``user`` and ``model``. An assistant turn's calls become ``functionCall`` parts whose
-  ``args`` are the decoded arguments (``{}`` when the model's text was not a JSON object).
+- Roles are ``user`` and ``model``. A model turn this adapter decoded carries its parts as
+  ``ProviderState("gemini", {"parts": [...]})``; they are replayed verbatim (thought signatures
+  on ``functionCall`` and text parts included: Gemini 3 refuses a follow-up turn whose calls lost
+  theirs), but only when the state is this family's and still matches the turn's calls and text.
+  Otherwise the turn is rebuilt from its text and calls, ``args`` being the decoded arguments
+  (``{}`` when the model's text was not a JSON object).
 - Consecutive tool turns become ONE ``user`` turn of ``functionResponse`` parts (the API wants as
-  many responses in that turn as the model made calls). Gemini correlates by name, found through
-  a map of call id to name; ``response`` is the tool result string decoded as a JSON object when
-  it is one, else ``{"result": content}``. Nothing but that string is encoded.
+  many responses in that turn as the model made calls), named through a map of call id to name.
+  ``response`` is ``{"error": text}`` for an error result and ``{"output": value}`` otherwise,
+  where ``value`` is the result decoded when it is a JSON object and the text itself when not
+  (the model reads structure as structure). Nothing but the result string is encoded.
+- A call's ``id`` and its response's ``id`` are sent only when the API gave that id (it is in a
+  replayed state); an id the adapter synthesised never goes on the wire.
 - Tools go as ``[{"functionDeclarations": [{name, description, parametersJsonSchema}]}]``: the
-  JSON-schema field takes a tool's schema as is.
-- The API may give no call ids; the adapter then synthesises unique ones.
+  JSON-schema field takes a tool's schema as is. ``tool_choice="none"`` adds
+  ``toolConfig.functionCallingConfig.mode = "NONE"``.
+- Reasoning becomes ``generationConfig.thinkingConfig`` with ``includeThoughts``: a
+  ``thinkingLevel`` for Gemini 3 and later (chosen by the model name), a ``thinkingBudget``
+  before. Thought parts (``thought: true``) become ``CompletionResponse.thinking``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from toolwire.messages import ChatMessage, ToolCall, ToolSpec
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
-from toolwire.providers.wire import (
-    HttpProvider,
-    count,
-    items,
-    malformed,
-    obj,
-    system_text,
-    text,
-    tool_call,
+from toolwire.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+from toolwire.providers.base import (
+    EFFORT_BUDGETS,
+    CompletionRequest,
+    CompletionResponse,
+    Reasoning,
+    Stop,
+    Usage,
 )
+from toolwire.providers.gemini_stream import StreamAssembly
+from toolwire.providers.wire import HttpProvider, count, items, malformed, obj, system_text, text
+from toolwire.providers.wire import tool_call as make_call
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 DEFAULT_MAX_OUTPUT_TOKENS = 4096  # matches the other adapters' default output cap
-FINISH_REASONS = {
-    "STOP": "stop",
-    "MAX_TOKENS": "length",
-    "SAFETY": "content_filter",
-    "RECITATION": "content_filter",
+FAMILY = "gemini"
+_BLOCKED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
+            "IMAGE_PROHIBITED_CONTENT"}  # fmt: skip
+STOPS = {
+    "STOP": Stop.END,
+    "MAX_TOKENS": Stop.MAX_TOKENS,
+    "MALFORMED_FUNCTION_CALL": Stop.MALFORMED_CALL,
+    **dict.fromkeys(_BLOCKED, Stop.BLOCKED),
 }
+_LEVELS_FROM = 3  # Gemini 3 takes a thinking level; earlier models a token budget
+_MODEL_GENERATION = re.compile(r"^gemini-(\d+)")
 
 
 class GeminiProvider(HttpProvider):
     """Gemini through the Generative Language API."""
 
-    default_name = "gemini"
+    default_name = FAMILY
     default_base_url = DEFAULT_BASE_URL
 
     def model_name(self, model: str) -> str:
@@ -55,48 +74,111 @@ class GeminiProvider(HttpProvider):
     def url(self) -> str:
         return f"{self.base_url}/models/{quote(self.model, safe='')}:generateContent"
 
+    def stream_url(self) -> str:
+        return f"{self.base_url}/models/{quote(self.model, safe='')}:streamGenerateContent?alt=sse"
+
     def headers(self, api_key: str) -> dict[str, str]:
         return {"x-goog-api-key": api_key}
 
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        if not request.stream:
+            return await super().complete(request)
+        assembly = StreamAssembly(request.on_delta)
+        headers = self.headers(self._api_key)
+        await self._http.stream(self.stream_url(), headers, self.encode(request), assembly.add)
+        body = assembly.body()
+        response = self.decode(body)
+        return dataclasses.replace(response, raw=body) if request.capture_raw else response
+
     def encode(self, request: CompletionRequest) -> dict[str, Any]:
-        config: dict[str, Any] = {
-            "maxOutputTokens": request.max_tokens or DEFAULT_MAX_OUTPUT_TOKENS
-        }
-        if request.temperature is not None:
-            config["temperature"] = request.temperature
-        body: dict[str, Any] = {"contents": encode_contents(request.messages)}
+        body: dict[str, Any] = {"contents": encode_contents(request.messages, self.family)}
         system = system_text(request.messages)
         if system:
             body["systemInstruction"] = {"parts": [{"text": system}]}
         if request.tools:
             body["tools"] = [{"functionDeclarations": [encode_tool(t) for t in request.tools]}]
-        body["generationConfig"] = config
+            if request.tool_choice == "none":
+                body["toolConfig"] = {"functionCallingConfig": {"mode": "NONE"}}
+        body["generationConfig"] = self.generation_config(request)
         return body
+
+    def generation_config(self, request: CompletionRequest) -> dict[str, Any]:
+        config: dict[str, Any] = {
+            "maxOutputTokens": request.max_tokens or DEFAULT_MAX_OUTPUT_TOKENS
+        }
+        if request.temperature is not None:
+            config["temperature"] = request.temperature
+        if request.reasoning is not None:
+            config["thinkingConfig"] = thinking_config(self.model, request.reasoning)
+        return config
 
     def decode(self, body: Any) -> CompletionResponse:
         body = obj(body)
+        tokens = usage_of(obj(body.get("usageMetadata")))
+        model = text(body.get("modelVersion")) or None
         candidates = body.get("candidates")
-        usage = obj(body.get("usageMetadata"))
-        tokens = Usage(
-            count(usage.get("promptTokenCount")), count(usage.get("candidatesTokenCount"))
-        )
         if not isinstance(candidates, list) or not candidates:
-            if obj(body.get("promptFeedback")).get("blockReason"):
-                return CompletionResponse(usage=tokens, finish_reason="content_filter")
-            raise malformed(self.name, "has no candidates")
-        candidate = obj(candidates[0])
-        parts = [obj(p) for p in items(obj(candidate.get("content")).get("parts"))]
-        answer = [text(p.get("text")) for p in parts if "text" in p and not p.get("thought")]
-        thoughts = [text(p.get("text")) for p in parts if p.get("thought")]
+            feedback = obj(body.get("promptFeedback"))
+            reason = text(feedback.get("blockReason"))
+            if not reason:
+                raise malformed(self.name, "has no candidates")
+            refusal = block_text(reason, text(feedback.get("blockReasonMessage")))
+            return CompletionResponse(usage=tokens, stop=Stop.BLOCKED, finish_reason=reason,
+                                      refusal=refusal, model=model)  # fmt: skip
+        return self.decode_candidate(obj(candidates[0]), tokens, model)
+
+    def decode_candidate(
+        self, candidate: Mapping[str, Any], tokens: Usage, model: str | None
+    ) -> CompletionResponse:
+        parts = [dict(obj(p)) for p in items(obj(candidate.get("content")).get("parts"))]
+        calls = tuple(decode_call(p["functionCall"]) for p in parts if "functionCall" in p)
         finish = text(candidate.get("finishReason"))
+        stop = STOPS.get(finish, Stop.OTHER) if finish else Stop.END
+        if stop is Stop.END and calls:
+            stop = Stop.TOOL_CALLS
+        thoughts = [text(p.get("text")) for p in parts if p.get("thought")]
+        refused = stop is Stop.BLOCKED
         return CompletionResponse(
-            content="".join(answer),
-            tool_calls=tuple(decode_call(p["functionCall"]) for p in parts if "functionCall" in p),
+            content="".join(answer_texts(parts)),
+            tool_calls=calls,
             usage=tokens,
-            finish_reason=FINISH_REASONS.get(finish, finish) or None,
+            stop=stop,
+            finish_reason=finish or None,
+            refusal=block_text(finish, text(candidate.get("finishMessage"))) if refused else None,
             thinking="\n\n".join(t for t in thoughts if t) or None,
-            model=text(body.get("modelVersion")) or None,
+            model=model,
+            provider_state=ProviderState(self.family, {"parts": parts}) if parts else None,
         )
+
+
+def usage_of(usage: Mapping[str, Any]) -> Usage:
+    """``promptTokenCount`` includes cached tokens; thoughts are billed as output."""
+    thoughts = count(usage.get("thoughtsTokenCount"))
+    return Usage(
+        prompt_tokens=count(usage.get("promptTokenCount")),
+        completion_tokens=count(usage.get("candidatesTokenCount")) + thoughts,
+        cache_read_tokens=count(usage.get("cachedContentTokenCount")),
+        reasoning_tokens=thoughts,
+    )
+
+
+def block_text(reason: str, message: str) -> str:
+    return f"{reason}: {message}" if message else reason
+
+
+def answer_texts(parts: list[dict[str, Any]]) -> list[str]:
+    return [text(p.get("text")) for p in parts if "text" in p and not p.get("thought")]
+
+
+def thinking_config(model: str, reasoning: Reasoning) -> dict[str, Any]:
+    """A level for Gemini 3 and later (low, or high for anything more), else a budget."""
+    generation = _MODEL_GENERATION.match(model)
+    if generation is None or int(generation.group(1)) < _LEVELS_FROM:
+        return {"thinkingBudget": reasoning.budget, "includeThoughts": True}
+    low = reasoning.effort == "low" or (
+        reasoning.effort is None and reasoning.budget <= EFFORT_BUDGETS["low"]
+    )
+    return {"thinkingLevel": "LOW" if low else "HIGH", "includeThoughts": True}
 
 
 def encode_tool(spec: ToolSpec) -> dict[str, Any]:
@@ -107,52 +189,107 @@ def encode_tool(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def encode_contents(messages: tuple[ChatMessage, ...]) -> list[dict[str, Any]]:
+def encode_contents(messages: tuple[ChatMessage, ...], family: str) -> list[dict[str, Any]]:
     names = {c.id: c.name for m in messages for c in m.tool_calls}
+    given = api_call_ids(messages, family)
     out: list[dict[str, Any]] = []
     after_tool = False
     for message in messages:
         if message.role == "system":
             continue  # sent as ``systemInstruction``
         if message.role == "tool" and after_tool:
-            out[-1]["parts"].append(function_response(message, names))
+            out[-1]["parts"].append(function_response(message, names, given))
         elif message.role == "tool":
-            out.append({"role": "user", "parts": [function_response(message, names)]})
+            out.append({"role": "user", "parts": [function_response(message, names, given)]})
+        elif message.role == "user":
+            out.append({"role": "user", "parts": [{"text": message.content}]})
         else:
-            out.append(encode_turn(message))
+            parts = replayed_parts(message, family)
+            out.append({"role": "model", "parts": parts or built_parts(message)})
         after_tool = message.role == "tool"
     return out
 
 
-def encode_turn(message: ChatMessage) -> dict[str, Any]:
-    if message.role == "user":
-        return {"role": "user", "parts": [{"text": message.content}]}
+def state_parts(message: ChatMessage, family: str) -> list[dict[str, Any]]:
+    """The parts this family's state holds for ``message``, or none."""
+    state = message.provider_state
+    if state is None or state.provider != family:
+        return []
+    return [dict(obj(p)) for p in items(obj(state.data).get("parts"))]
+
+
+def api_call_ids(messages: tuple[ChatMessage, ...], family: str) -> frozenset[str]:
+    """Call ids the API itself gave (the adapter's synthesised ones are not on any part)."""
+    return frozenset(
+        text(obj(p["functionCall"]).get("id"))
+        for m in messages
+        for p in state_parts(m, family)
+        if "functionCall" in p and text(obj(p["functionCall"]).get("id"))
+    )
+
+
+def replayed_parts(message: ChatMessage, family: str) -> list[dict[str, Any]]:
+    """The turn's own parts, verbatim, when they still say what the message says."""
+    parts = state_parts(message, family)
+    calls = [obj(p["functionCall"]) for p in parts if "functionCall" in p]
+    if [text(c.get("name")) for c in calls] != [c.name for c in message.tool_calls]:
+        return []
+    if "".join(answer_texts(parts)) != message.content:
+        return []
+    return [replayable(p) for p in parts]
+
+
+def replayable(part: dict[str, Any]) -> dict[str, Any]:
+    """``part`` as received; a call whose ``args`` is not an object goes back with ``{}``."""
+    call = part.get("functionCall")
+    if isinstance(call, dict) and not isinstance(call.get("args", {}), dict):
+        return {**part, "functionCall": {**call, "args": {}}}
+    return part
+
+
+def built_parts(message: ChatMessage) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     if message.content or not message.tool_calls:
         parts.append({"text": message.content})
     for call in message.tool_calls:
         args = call.decoded_arguments() or {}
         parts.append({"functionCall": {"name": call.name, "args": args}})
-    return {"role": "model", "parts": parts}
+    return parts
 
 
-def function_response(message: ChatMessage, names: dict[str, str]) -> dict[str, Any]:
-    name = names.get(message.tool_call_id or "", "")
-    return {"functionResponse": {"name": name, "response": response_object(message.content)}}
+def function_response(
+    message: ChatMessage, names: dict[str, str], given: frozenset[str]
+) -> dict[str, Any]:
+    call_id = message.tool_call_id or ""
+    response: dict[str, Any] = {"name": names.get(call_id, ""), "response": result_of(message)}
+    if call_id in given:
+        response = {"id": call_id, **response}
+    return {"functionResponse": response}
 
 
-def response_object(content: str) -> dict[str, Any]:
-    """The tool result as Gemini wants it: a JSON object."""
+def result_of(message: ChatMessage) -> dict[str, Any]:
+    """``{"error": text}`` or ``{"output": value}``: the keys the SDK documents."""
+    if message.is_error:
+        return {"error": message.content}
+    return {"output": json_object(message.content)}
+
+
+def json_object(content: str) -> Any:
+    """``content`` decoded when it is a JSON object, else ``content`` itself."""
     if content.lstrip().startswith("{"):
         try:
-            value = json.loads(content)
-        except ValueError:
-            value = None
+            value = json.loads(content, parse_constant=_not_json)
+        except (ValueError, RecursionError):
+            return content
         if isinstance(value, dict):
             return value
-    return {"result": content}
+    return content
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # NaN would make the request body unsendable
 
 
 def decode_call(entry: Any) -> ToolCall:
     call = obj(entry)
-    return tool_call(call.get("id"), call.get("name"), call.get("args"))
+    return make_call(call.get("id"), call.get("name"), call.get("args"))
