@@ -1,23 +1,45 @@
 """OpenAI Chat Completions, and every server that speaks it (set ``base_url``).
 
-Wire shape: ``POST {base_url}/chat/completions`` with ``Authorization: Bearer <key>``.
+Wire shape: ``POST {base_url}/chat/completions`` with ``Authorization: Bearer <key>`` (no
+header at all for a keyless server on a loopback or private address, see ``presets``).
 - Tools go as ``{"type": "function", "function": {name, description, parameters}}``; a request
-  without tools has no ``tools`` key at all.
-- An assistant turn's calls are replayed with ``arguments`` as the exact text the model sent,
-  even when it is not valid JSON, so the model sees what it said.
+  without tools has no ``tools`` key at all. ``tool_choice`` is sent only as ``"none"`` (the
+  synthesis round: tools defined, none may be called); the API's default is ``"auto"``.
+- An assistant turn's calls are replayed with their arguments text when it is a JSON object,
+  else ``{}`` (servers that parse the history refuse broken JSON in every later turn).
 - Tool turns are ``{"role": "tool", "tool_call_id", "content"}``; ``content`` is the bounded
   tool result string and nothing else.
-- Reasoning arrives as ``reasoning_content`` or inline ``<think>`` blocks; both become
-  ``thinking`` and never stay in the answer.
+- Reasoning goes as ``reasoning_effort`` (OpenAI, vLLM, Ollama, LM Studio) or OpenRouter's
+  ``reasoning: {"effort"}`` / ``{"max_tokens"}``; it arrives as ``reasoning_content`` (vLLM,
+  DeepSeek), ``reasoning`` (OpenRouter) or inline ``<think>`` blocks, and becomes ``thinking``.
+- Streaming (``stream: true``) is assembled by ``openai_stream`` into the body a whole call
+  returns, and decoded by the same ``decode``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import Any
 
+from toolwire.errors import ConfigError
 from toolwire.messages import ChatMessage, ToolCall, ToolSpec
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
+from toolwire.providers.base import (
+    EFFORT_BUDGETS,
+    CompletionRequest,
+    CompletionResponse,
+    Reasoning,
+    Stop,
+    Usage,
+)
 from toolwire.providers.http import HttpSettings
+from toolwire.providers.openai_stream import REASONING_KEYS, ChunkAssembler
+from toolwire.providers.presets import (
+    MaxTokensField,
+    ReasoningField,
+    is_private_url,
+    table_prices,
+)
 from toolwire.providers.wire import (
     DEFAULT_TRUST_ZONE,
     HttpProvider,
@@ -33,7 +55,14 @@ from toolwire.providers.wire import (
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # OpenAI's current name for the output cap; older compatible servers want "max_tokens".
-DEFAULT_MAX_TOKENS_FIELD = "max_completion_tokens"
+DEFAULT_MAX_TOKENS_FIELD: MaxTokensField = "max_completion_tokens"
+STOPS = {
+    "stop": Stop.END,
+    "tool_calls": Stop.TOOL_CALLS,
+    "function_call": Stop.TOOL_CALLS,  # the deprecated single-function form
+    "length": Stop.MAX_TOKENS,
+    "content_filter": Stop.BLOCKED,
+}
 
 
 class OpenAIProvider(HttpProvider):
@@ -46,41 +75,82 @@ class OpenAIProvider(HttpProvider):
         self,
         *,
         model: str,
-        api_key: str,
+        api_key: str | None = None,
         base_url: str | None = None,
         trust_zone: str = DEFAULT_TRUST_ZONE,
         http: HttpSettings | None = None,
         name: str | None = None,
-        max_tokens_field: str = DEFAULT_MAX_TOKENS_FIELD,
+        max_tokens_field: MaxTokensField = DEFAULT_MAX_TOKENS_FIELD,
+        reasoning_field: ReasoningField = "reasoning_effort",
+        stream_usage: bool = True,
+        price_table: str | None = None,
     ) -> None:
+        key = (api_key or "").strip()
         super().__init__(
             model=model,
-            api_key=api_key,
+            api_key=key,
             base_url=base_url,
             trust_zone=trust_zone,
             http=http,
             name=name,
         )
+        if not key and not is_private_url(self.base_url):
+            raise ConfigError(f"{self.name}: an API key is required for {self.base_url}")
         self.max_tokens_field = max_tokens_field
+        self.reasoning_field = reasoning_field
+        self.stream_usage = stream_usage  # stream_options.include_usage, where servers take it
+        self.price_table = price_table
+
+    @property
+    def pricing_family(self) -> str | None:
+        """A named price table when it lists this model (OpenRouter), else the vendor rule."""
+        if self.price_table is not None:
+            return self.price_table if table_prices(self.price_table, self.model) else None
+        return super().pricing_family
 
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"
 
     def headers(self, api_key: str) -> dict[str, str]:
-        return {"authorization": f"Bearer {api_key}"}
+        return {"authorization": f"Bearer {api_key}"} if api_key else {}
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        if not request.stream:
+            return await super().complete(request)
+        assembler = ChunkAssembler(request.on_delta)
+        headers = self.headers(self._api_key)
+        await self._http.stream(self.url(), headers, self.encode(request), assembler.feed)
+        body = assembler.body()
+        response = self.decode(body)
+        return dataclasses.replace(response, raw=body) if request.capture_raw else response
 
     def encode(self, request: CompletionRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [encode_message(m) for m in request.messages],
         }
+        if request.stream:
+            body["stream"] = True
+            if self.stream_usage:
+                body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = [encode_tool(t) for t in request.tools]
+            if request.tool_choice == "none":
+                body["tool_choice"] = "none"
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.max_tokens is not None:
             body[self.max_tokens_field] = request.max_tokens
+        if request.reasoning is not None:
+            body.update(self.encode_reasoning(request.reasoning))
         return body
+
+    def encode_reasoning(self, reasoning: Reasoning) -> dict[str, Any]:
+        if self.reasoning_field == "reasoning":  # OpenRouter: an effort or a token budget
+            if reasoning.effort is not None:
+                return {"reasoning": {"effort": reasoning.effort}}
+            return {"reasoning": {"max_tokens": reasoning.budget}}
+        return {"reasoning_effort": effort_of(reasoning)}
 
     def decode(self, body: Any) -> CompletionResponse:
         body = obj(body)
@@ -91,15 +161,49 @@ class OpenAIProvider(HttpProvider):
         if not isinstance(message, dict):
             raise malformed(self.name, "choice has no message")
         content, inline_thinking = split_think(text(message.get("content")))
-        usage = obj(body.get("usage"))
+        calls = tuple(decode_call(c) for c in items(message.get("tool_calls")))
+        finish_reason = text(choices[0].get("finish_reason")) or None
+        refusal = text(message.get("refusal")) or None
         return CompletionResponse(
             content=content,
-            tool_calls=tuple(decode_call(c) for c in items(message.get("tool_calls"))),
-            usage=Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens"))),
-            finish_reason=text(choices[0].get("finish_reason")) or None,
-            thinking=text(message.get("reasoning_content")) or inline_thinking,
+            tool_calls=calls,
+            usage=decode_usage(body.get("usage")),
+            stop=stop_of(finish_reason, refusal, calls),
+            finish_reason=finish_reason,
+            refusal=refusal,
+            thinking=reasoning_text(message) or inline_thinking,
             model=text(body.get("model")) or None,
         )
+
+
+def effort_of(reasoning: Reasoning) -> str:
+    """The effort level, or the one whose budget is nearest (by ratio) to a budget-only ask."""
+    if reasoning.effort is not None:
+        return reasoning.effort
+    budget = math.log(reasoning.budget)
+    return min(EFFORT_BUDGETS, key=lambda e: abs(math.log(EFFORT_BUDGETS[e]) - budget))
+
+
+def stop_of(finish_reason: str | None, refusal: str | None, calls: tuple[ToolCall, ...]) -> Stop:
+    if refusal is not None:
+        return Stop.REFUSAL
+    if finish_reason is None:
+        return Stop.TOOL_CALLS if calls else Stop.END
+    return STOPS.get(finish_reason, Stop.OTHER)
+
+
+def decode_usage(value: Any) -> Usage:
+    usage = obj(value)
+    return Usage(
+        prompt_tokens=count(usage.get("prompt_tokens")),
+        completion_tokens=count(usage.get("completion_tokens")),
+        cache_read_tokens=count(obj(usage.get("prompt_tokens_details")).get("cached_tokens")),
+        reasoning_tokens=count(obj(usage.get("completion_tokens_details")).get("reasoning_tokens")),
+    )
+
+
+def reasoning_text(message: dict[str, Any]) -> str:
+    return next((text(message.get(k)) for k in REASONING_KEYS if text(message.get(k))), "")
 
 
 def encode_tool(spec: ToolSpec) -> dict[str, Any]:

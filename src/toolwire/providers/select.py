@@ -3,6 +3,9 @@
 Invariant: every configuration mistake (unknown name, missing model, missing key, bad base URL
 or trust zone, missing script) is a ``ConfigError`` raised here, before any request is made.
 Messages name what is missing and where it may come from; they never echo a key.
+
+Names: the three vendor APIs, the OpenAI-compatible presets (``presets.PRESETS``: ollama, vllm,
+lmstudio, openrouter) and ``scripted``. A server on a loopback or private address needs no key.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from toolwire.providers.anthropic import AnthropicProvider
 from toolwire.providers.base import Provider
 from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.http import DEFAULT_TIMEOUT_SECONDS, HttpSettings
-from toolwire.providers.openai import OpenAIProvider
+from toolwire.providers.openai import DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS_FIELD, OpenAIProvider
+from toolwire.providers.presets import PRESETS, MaxTokensField, Preset, is_private_url
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.providers.wire import DEFAULT_TRUST_ZONE, HttpProvider, checked_trust_zone
 
@@ -25,12 +29,20 @@ KEY_VARIABLES = {
     "anthropic": "ANTHROPIC_API_KEY",
     "gemini": "GEMINI_API_KEY",
 }
-PROVIDER_NAMES = (*KEY_VARIABLES, "scripted")
+PROVIDER_NAMES = (*KEY_VARIABLES, *PRESETS, "scripted")
 _ADAPTERS: dict[str, type[HttpProvider]] = {
-    "openai": OpenAIProvider,
     "anthropic": AnthropicProvider,
     "gemini": GeminiProvider,
 }
+# The OpenAI API itself, as a preset: its own URL, key and output-cap field.
+_OPENAI = Preset(
+    name="openai",
+    base_url=DEFAULT_BASE_URL,
+    trust_zone=DEFAULT_TRUST_ZONE,
+    key_variable="OPENAI_API_KEY",
+    max_tokens_field=DEFAULT_MAX_TOKENS_FIELD,
+)
+_COMPATIBLE = {"openai": _OPENAI, **PRESETS}
 
 
 def create_provider(
@@ -43,25 +55,73 @@ def create_provider(
     trust_zone: str | None = None,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     environ: Mapping[str, str] | None = None,
+    max_tokens_field: MaxTokensField | None = None,
 ) -> Provider:
-    """The provider called ``name``; keys default to the provider's environment variable."""
+    """The provider called ``name``; keys default to the provider's environment variable.
+
+    ``max_tokens_field`` names the output cap for OpenAI-compatible servers (``max_tokens`` or
+    ``max_completion_tokens``); each preset has its own default.
+    """
     if trust_zone is not None:
         checked_trust_zone(trust_zone)
     if name == "scripted":
         return _scripted(script, trust_zone)
-    adapter = _ADAPTERS.get(name)
-    if adapter is None:
+    if name not in _COMPATIBLE and name not in _ADAPTERS:
         raise ConfigError(f"unknown provider {name!r}; choose one of {', '.join(PROVIDER_NAMES)}")
     if not model or not model.strip():
         raise ConfigError(f"provider {name} needs a model name (--model)")
     if not timeout > 0:
         raise ConfigError("the provider timeout must be a positive number of seconds")
-    return adapter(
+    if max_tokens_field not in (None, "max_tokens", "max_completion_tokens"):
+        raise ConfigError("max_tokens_field must be max_tokens or max_completion_tokens")
+    env = os.environ if environ is None else environ
+    http = HttpSettings(timeout=timeout)
+    preset = _COMPATIBLE.get(name)
+    if preset is not None:
+        return _compatible(
+            preset,
+            model=model.strip(),
+            base_url=base_url,
+            api_key=api_key,
+            trust_zone=trust_zone,
+            http=http,
+            environ=env,
+            max_tokens_field=max_tokens_field,
+        )
+    return _ADAPTERS[name](
         model=model.strip(),
-        api_key=_api_key(name, api_key, os.environ if environ is None else environ),
+        api_key=_api_key(name, api_key, env),
         trust_zone=trust_zone or DEFAULT_TRUST_ZONE,
-        http=HttpSettings(timeout=timeout),
+        http=http,
         base_url=base_url,
+    )
+
+
+def _compatible(
+    preset: Preset,
+    *,
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    trust_zone: str | None,
+    http: HttpSettings,
+    environ: Mapping[str, str],
+    max_tokens_field: MaxTokensField | None,
+) -> OpenAIProvider:
+    url = base_url or preset.base_url
+    key = (api_key or (environ.get(preset.key_variable, "") if preset.key_variable else "")).strip()
+    if not key and preset.key_variable is not None and not is_private_url(url):
+        raise ConfigError(f"provider {preset.name} needs an API key: set {preset.key_variable}")
+    return OpenAIProvider(
+        model=model,
+        api_key=key,
+        base_url=url,
+        trust_zone=trust_zone or preset.trust_zone,
+        http=http,
+        name=preset.name,
+        max_tokens_field=max_tokens_field or preset.max_tokens_field,
+        reasoning_field=preset.reasoning_field,
+        price_table=preset.price_table,
     )
 
 
