@@ -20,7 +20,12 @@ from toolwire.providers.base import Usage
 log = logging.getLogger("toolwire.pricing")
 
 # Our provider families as the price table names them.
-PROVIDER_IDS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google"}
+PROVIDER_IDS = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google",
+    "openrouter": "openrouter",
+}
 _LOOKUP_CACHE = 256  # distinct (family, model) pairs remembered as priceable or not
 
 

@@ -60,6 +60,43 @@ def openai_reply(body: dict[str, Any], turns: Sequence[Turn]) -> dict[str, Any]:
     }
 
 
+def openai_chunks(reply: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
+    """``reply`` as the chunks a Chat Completions stream sends: the role, the text in two
+    pieces, each call's id and name then its arguments in two pieces, the finish, the usage."""
+    head = {k: reply[k] for k in ("id", "model")} | {"object": "chat.completion.chunk"}
+    choice = reply["choices"][0]
+    message = choice["message"]
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    text = message.get("content") or ""
+    deltas += [{"content": text[: len(text) // 2]}, {"content": text[len(text) // 2 :]}]
+    for n, call in enumerate(message.get("tool_calls") or ()):
+        name, arguments = call["function"]["name"], call["function"]["arguments"]
+        first = {"index": n, "id": call["id"], "type": "function"}
+        deltas.append({"tool_calls": [first | {"function": {"name": name, "arguments": ""}}]})
+        for piece in (arguments[: len(arguments) // 2], arguments[len(arguments) // 2 :]):
+            deltas.append({"tool_calls": [{"index": n, "function": {"arguments": piece}}]})
+    chunks = [head | {"choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    finish = {"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}
+    chunks.append(head | {"choices": [finish]})
+    if include_usage:
+        chunks.append(head | {"choices": [], "usage": reply["usage"]})
+    return chunks
+
+
+def sse(events: list[dict[str, Any]]) -> bytes:
+    """Server-sent events, one ``data:`` line each, ended as OpenAI ends a stream."""
+    lines = [f"data: {json.dumps(e)}\n\n" for e in events] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
+
+
+def streamed(path: str, request: dict[str, Any], reply: dict[str, Any]) -> bytes | None:
+    """The reply as an event stream, when the request asked for one; None for a whole body."""
+    if path.endswith("/chat/completions") and request.get("stream") is True:
+        usage = bool(request.get("stream_options", {}).get("include_usage"))
+        return sse(openai_chunks(reply, usage))
+    return None
+
+
 def anthropic_reply(body: dict[str, Any], turns: Sequence[Turn]) -> dict[str, Any]:
     done = sum(1 for m in body["messages"] if m["role"] == "assistant")
     turn = _played(turns, done)
@@ -134,10 +171,20 @@ class FakeModel:
         self.captured.append(Captured(path, headers, body))
         return json.dumps(reply_for(path)(json.loads(body), self.turns)).encode()
 
+    def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[bytes, str]:
+        """The answer and its content type: an event stream when the request asked for one."""
+        self.captured.append(Captured(path, headers, body))
+        request = json.loads(body)
+        reply = reply_for(path)(request, self.turns)
+        events = streamed(path, request, reply)
+        if events is not None:
+            return events, "text/event-stream"
+        return json.dumps(reply).encode(), "application/json"
+
     def transport(self) -> httpx.MockTransport:
         def handle(request: httpx.Request) -> httpx.Response:
-            out = self.answer(request.url.path, dict(request.headers), request.content)
-            return httpx.Response(200, content=out, headers={"content-type": "application/json"})
+            out, kind = self.respond(request.url.path, dict(request.headers), request.content)
+            return httpx.Response(200, content=out, headers={"content-type": kind})
 
         return httpx.MockTransport(handle)
 
@@ -152,9 +199,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["content-length"]))
-        out = self.server.model.answer(self.path, dict(self.headers), body)
+        out, kind = self.server.model.respond(self.path, dict(self.headers), body)
         self.send_response(200)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", kind)
         self.send_header("content-length", str(len(out)))
         self.end_headers()
         self.wfile.write(out)
