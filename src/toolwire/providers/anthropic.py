@@ -2,21 +2,37 @@
 
 Wire shape: ``POST {base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-version``.
 - Every system message is kept: they are joined by blank lines into the top-level ``system``.
-- Tools go as ``{name, description, input_schema}``.
+- Tools go as ``{name, description, input_schema}``. ``tool_choice="none"`` sends them with
+  ``{"type": "none"}``: the API refuses a history of tool blocks when no tool is defined.
 - An assistant turn with calls becomes content blocks: its text (when there is any), then one
   ``tool_use`` block per call whose ``input`` is the decoded arguments (``{}`` when the model's
   text was not a JSON object: the API accepts only an object there).
+- An assistant turn this family decoded carries its content blocks as provider state (thinking
+  with its signature, redacted thinking, text, tool uses, in order); it goes back verbatim, as
+  the API requires of thinking blocks and of a paused turn.
 - Consecutive tool turns become ONE user turn of ``tool_result`` blocks, each carrying the tool
   turn's ``is_error``; ``content`` is the bounded tool result string and nothing else.
 - ``max_tokens`` is required by the API; ``DEFAULT_MAX_TOKENS`` when the request sets none.
+  Thinking counts towards it, so with a thinking budget it is at least the budget plus
+  ``ANSWER_HEADROOM_TOKENS``.
+- No ``temperature``: the Messages API parameters (SDK 2.x) have none, and newer models refuse it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from toolwire.messages import ChatMessage, ToolSpec
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
+from toolwire.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+from toolwire.providers.anthropic_stream import StreamedMessage
+from toolwire.providers.base import (
+    CompletionRequest,
+    CompletionResponse,
+    Reasoning,
+    Stop,
+    Usage,
+)
 from toolwire.providers.wire import (
     HttpProvider,
     count,
@@ -30,12 +46,20 @@ from toolwire.providers.wire import (
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"  # the Messages API version this adapter's shapes follow
 DEFAULT_MAX_TOKENS = 4096  # the API requires a cap; enough for a tool-using answer
-STOP_REASONS = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "max_tokens": "length",
-    "tool_use": "tool_calls",
+MIN_THINKING_BUDGET = 1024  # the API refuses a smaller budget_tokens
+ANSWER_HEADROOM_TOKENS = 1024  # room left for the answer after a full thinking budget
+REFUSAL_NOTE = "The model declined to answer."  # a refusal that came with no text
+STOPS = {
+    "end_turn": Stop.END,
+    "stop_sequence": Stop.END,
+    "tool_use": Stop.TOOL_CALLS,
+    "max_tokens": Stop.MAX_TOKENS,
+    "model_context_window_exceeded": Stop.CONTEXT_WINDOW,
+    "refusal": Stop.REFUSAL,
+    "pause_turn": Stop.PAUSED,
 }
+# Blocks whose presence alone is no reason to keep the turn's blocks as provider state.
+_PLAIN_BLOCKS = frozenset({"text", "tool_use"})
 
 
 class AnthropicProvider(HttpProvider):
@@ -50,19 +74,33 @@ class AnthropicProvider(HttpProvider):
     def headers(self, api_key: str) -> dict[str, str]:
         return {"x-api-key": api_key, "anthropic-version": API_VERSION}
 
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        if not request.stream:
+            return await super().complete(request)
+        message = StreamedMessage(request.on_delta)
+        url, headers = self.url(), self.headers(self._api_key)
+        await self._http.stream(url, headers, self.encode(request), message.on_event)
+        body = message.body()
+        response = self.decode(body)
+        return dataclasses.replace(response, raw=body) if request.capture_raw else response
+
     def encode(self, request: CompletionRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
-            "messages": encode_messages(request.messages),
+            "messages": encode_messages(request.messages, self.family),
         }
         system = system_text(request.messages)
         if system:
             body["system"] = system
         if request.tools:
             body["tools"] = [encode_tool(t) for t in request.tools]
-        if request.temperature is not None:
-            body["temperature"] = request.temperature
+            if request.tool_choice == "none":
+                body["tool_choice"] = {"type": "none"}
+        if request.reasoning is not None:
+            body.update(thinking_fields(request.reasoning, body["max_tokens"]))
+        if request.stream:
+            body["stream"] = True
         return body
 
     def decode(self, body: Any) -> CompletionResponse:
@@ -71,28 +109,96 @@ class AnthropicProvider(HttpProvider):
         if not isinstance(blocks, list):
             raise malformed(self.name, "has no content blocks")
         blocks = [obj(b) for b in blocks]
-        usage = obj(body.get("usage"))
+        calls = tuple(
+            tool_call(b.get("id"), b.get("name"), b.get("input"))
+            for b in blocks
+            if b.get("type") == "tool_use"
+        )
+        content = "".join(text(b.get("text")) for b in blocks if b.get("type") == "text")
         thinking = [text(b.get("thinking")) for b in blocks if b.get("type") == "thinking"]
-        stop = text(body.get("stop_reason"))
+        word = text(body.get("stop_reason"))
+        stop = stop_of(word, calls)
         return CompletionResponse(
-            content="".join(text(b.get("text")) for b in blocks if b.get("type") == "text"),
-            tool_calls=tuple(
-                tool_call(b.get("id"), b.get("name"), b.get("input"))
-                for b in blocks
-                if b.get("type") == "tool_use"
-            ),
-            usage=Usage(count(usage.get("input_tokens")), count(usage.get("output_tokens"))),
-            finish_reason=STOP_REASONS.get(stop, stop) or None,
+            content=content,
+            tool_calls=calls,
+            usage=usage_of(obj(body.get("usage"))),
+            stop=stop,
+            finish_reason=word or None,
+            refusal=refusal_of(content, body) if stop is Stop.REFUSAL else None,
             thinking="\n\n".join(t for t in thinking if t) or None,
             model=text(body.get("model")) or None,
+            provider_state=self.state_of(blocks, calls, stop),
         )
+
+    def state_of(
+        self, blocks: list[Mapping[str, Any]], calls: tuple[ToolCall, ...], stop: Stop
+    ) -> ProviderState | None:
+        """The turn's blocks as they must go back, when anything in them must go back as is."""
+        kinds = {text(b.get("type")) for b in blocks} - {""}
+        if kinds <= _PLAIN_BLOCKS and stop is not Stop.PAUSED:
+            return None
+        replayed = list(replay_blocks(blocks, iter(calls)))
+        return ProviderState(self.family, {"content": replayed})
+
+
+def stop_of(word: str, calls: tuple[ToolCall, ...]) -> Stop:
+    if not word:  # a body without a stop reason: judge by what it holds
+        return Stop.TOOL_CALLS if calls else Stop.END
+    return STOPS.get(word, Stop.OTHER)
+
+
+def usage_of(usage: Mapping[str, Any]) -> Usage:
+    """``input_tokens`` excludes the cached part: cache writes and reads are added to it."""
+    written = count(usage.get("cache_creation_input_tokens"))
+    read = count(usage.get("cache_read_input_tokens"))
+    return Usage(
+        prompt_tokens=count(usage.get("input_tokens")) + written + read,
+        completion_tokens=count(usage.get("output_tokens")),
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
+def refusal_of(content: str, body: Mapping[str, Any]) -> str:
+    """The turn's text, else the refusal's explanation, else a fixed note."""
+    explanation = text(obj(body.get("stop_details")).get("explanation"))
+    return content or explanation or REFUSAL_NOTE
+
+
+def thinking_fields(reasoning: Reasoning, max_tokens: int) -> dict[str, Any]:
+    budget = max(reasoning.budget, MIN_THINKING_BUDGET)
+    return {
+        "thinking": {"type": "enabled", "budget_tokens": budget},
+        "max_tokens": max(max_tokens, budget + ANSWER_HEADROOM_TOKENS),
+    }
+
+
+def replay_blocks(
+    blocks: list[Mapping[str, Any]], calls: Iterator[ToolCall]
+) -> Iterator[dict[str, Any]]:
+    """Each block in the request's shape; a tool use as decoded (its id, its object input)."""
+    for block in blocks:
+        kind = text(block.get("type"))
+        if kind == "tool_use":
+            call = next(calls)
+            yield {"type": "tool_use", "id": call.id, "name": call.name,
+                   "input": call.decoded_arguments() or {}}  # fmt: skip
+        elif kind == "text":
+            yield {"type": "text", "text": text(block.get("text"))}
+        elif kind == "thinking":
+            yield {"type": "thinking", "thinking": text(block.get("thinking")),
+                   "signature": text(block.get("signature"))}  # fmt: skip
+        elif kind == "redacted_thinking":
+            yield {"type": "redacted_thinking", "data": text(block.get("data"))}
+        elif kind:  # a server tool's block: back as it came
+            yield {k: v for k, v in block.items() if v is not None}
 
 
 def encode_tool(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
 
 
-def encode_messages(messages: tuple[ChatMessage, ...]) -> list[dict[str, Any]]:
+def encode_messages(messages: tuple[ChatMessage, ...], family: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     after_tool = False
     for message in messages:
@@ -103,9 +209,20 @@ def encode_messages(messages: tuple[ChatMessage, ...]) -> list[dict[str, Any]]:
         elif message.role == "tool":
             out.append({"role": "user", "content": [tool_result_block(message)]})
         else:
-            out.append(encode_turn(message))
+            out.append(replayed_turn(message, family) or encode_turn(message))
         after_tool = message.role == "tool"
     return out
+
+
+def replayed_turn(message: ChatMessage, family: str) -> dict[str, Any] | None:
+    """The assistant turn exactly as this family's adapter kept it, if it kept it."""
+    state = message.provider_state
+    if state is None or state.provider != family:
+        return None  # another family's state never goes on this wire
+    blocks = obj(state.data).get("content")
+    if not isinstance(blocks, list) or not blocks:
+        return None
+    return {"role": "assistant", "content": list(blocks)}
 
 
 def encode_turn(message: ChatMessage) -> dict[str, Any]:
