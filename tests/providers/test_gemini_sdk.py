@@ -122,6 +122,8 @@ def said(text: str, *, sig: int | None = None, thought: bool | None = None) -> t
 
 def chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
     """``body`` as the stream would send it, each chunk a valid ``GenerateContentResponse``."""
+    if not body.get("candidates"):
+        return [body]
     candidate = body["candidates"][0]
     pieces = [p for part in candidate["content"]["parts"] for p in split_part(part)]
     head = {k: v for k, v in body.items() if k in ("modelVersion", "responseId")}
