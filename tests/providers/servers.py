@@ -94,7 +94,22 @@ def streamed(path: str, request: dict[str, Any], reply: dict[str, Any]) -> bytes
     if path.endswith("/chat/completions") and request.get("stream") is True:
         usage = bool(request.get("stream_options", {}).get("include_usage"))
         return sse(openai_chunks(reply, usage))
+    if ":streamGenerateContent" in path:
+        return "".join(f"data: {json.dumps(c)}\r\n\r\n" for c in gemini_chunks(reply)).encode()
     return None
+
+
+def gemini_chunks(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """``reply`` as a Gemini stream sends it: one part a chunk, the finish and usage last."""
+    candidate = reply["candidates"][0]
+    head = {"modelVersion": reply["modelVersion"]}
+    chunks = [
+        head | {"candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]}
+        for part in candidate["content"]["parts"]
+    ]
+    chunks[-1]["candidates"][0]["finishReason"] = candidate["finishReason"]
+    chunks[-1]["usageMetadata"] = reply["usageMetadata"]
+    return chunks
 
 
 def anthropic_reply(body: dict[str, Any], turns: Sequence[Turn]) -> dict[str, Any]:
@@ -142,7 +157,7 @@ def reply_for(path: str) -> Callable[[dict[str, Any], Sequence[Turn]], dict[str,
         return openai_reply
     if path.endswith("/v1/messages"):
         return anthropic_reply
-    if path.endswith(":generateContent"):
+    if path.partition("?")[0].endswith((":generateContent", ":streamGenerateContent")):
         return gemini_reply
     raise AssertionError(f"no protocol at {path}")
 

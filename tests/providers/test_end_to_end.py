@@ -9,6 +9,7 @@ import pytest
 
 from toolwire import Artifact, ChatMessage, ToolLoop, ToolRegistry, ToolResult, tool
 from toolwire.loop import TerminationReason
+from toolwire.options import RunOptions
 
 from .servers import ADAPTERS, KEY, FakeModel, loopback, make_provider
 
@@ -46,12 +47,13 @@ def tool_texts(name: str, body: dict[str, Any]) -> list[str]:
             for b in m["content"]
             if b["type"] == "tool_result"
         ]
-    return [
-        p["functionResponse"]["response"]["result"]
+    responses = [
+        p["functionResponse"]["response"]
         for c in body["contents"]
         for p in c["parts"]
         if "functionResponse" in p
     ]
+    return [r.get("output", r.get("error")) for r in responses]
 
 
 @pytest.mark.parametrize("name", ADAPTERS)
@@ -96,7 +98,11 @@ def test_each_adapter_sends_its_credentials_the_documented_way(name: str) -> Non
     expected = {
         "openai": ("/v1/chat/completions", "authorization", f"Bearer {KEY}"),
         "anthropic": ("/v1/messages", "x-api-key", KEY),
-        "gemini": ("/v1beta/models/gemini-test:generateContent", "x-goog-api-key", KEY),
+        "gemini": (
+            "/v1beta/models/gemini-test:streamGenerateContent?alt=sse",
+            "x-goog-api-key",
+            KEY,
+        ),
     }[name]
     assert (request.path, expected[1], headers[expected[1]]) == expected
     assert KEY not in request.path
@@ -148,7 +154,10 @@ def test_malformed_tool_calls_do_not_stop_the_run(name: str) -> None:
         },
     }
     provider = make_provider(name, transport=_first_then(bads[name], model))
-    result = ToolLoop(provider, ToolRegistry([add])).run_sync([ChatMessage.user("add")])
+    whole = RunOptions(stream=False)  # the malformed bodies are whole answers
+    result = ToolLoop(provider, ToolRegistry([add])).run_sync(
+        [ChatMessage.user("add")], options=whole
+    )
     assert result.final_content == "It went wrong, sorry."
     assert [(i.name, i.is_error) for i in result.trace] == [
         ("add", True),
