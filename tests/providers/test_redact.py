@@ -34,19 +34,25 @@ def test_no_fragment_of_the_key_survives_where_the_cut_falls(start: int, after: 
 
 def test_key_shapes_are_masked_without_knowing_the_key() -> None:
     body = (
-        "openai sk-proj-AbCdEf123456 anthropic sk-ant-api03-XyZ_987654 gemini "
-        "AIzaSyA1b2C3d4E5f6G7h8I9j0 Authorization: Bearer abc.def "
+        "openai sk-proj-AbCdEf123456GhIjKl anthropic sk-ant-api03-XyZ_987654abcdef gemini "
+        "AIzaSyA1b2C3d4E5f6G7h8I9j0kLmNoPqRsTuVw Authorization: Bearer abc.def.ghi "
         "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig "
         "url postgresql://admin:hunter2@db/prod "
         "blob 0123456789abcdef0123456789abcdef0123"
     )
     assert redact(body) == (
-        f"openai {MASK} anthropic {MASK} gemini "
-        f"{MASK} Authorization: {MASK} "
-        f"jwt {MASK} "
-        f"url postgresql://{MASK}@db/prod "
+        "openai sk-proj-*** anthropic sk-ant-*** gemini "
+        "AIza*** Authorization: Bearer *** "
+        "jwt eyJ*** "
+        "url postgresql://admin:***@db/prod "
         f"blob {MASK}"
     )
+
+
+def test_excerpts_use_the_one_catalogue() -> None:
+    # Shapes the excerpt's former list of its own let through into logged errors.
+    body = "id AKIAIOSFODNN7EXAMPLE, x_api_key=zz9top, owner ops@example.com, hf_" + "a1" * 17
+    assert excerpt(body) == "id AKIA***, x_api_key=***, owner ***@***, hf_***"
 
 
 def test_plain_error_text_is_kept_and_flattened() -> None:

@@ -1,13 +1,104 @@
 from __future__ import annotations
 
+import re
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolwire.redact import LEAF_CHAR_CAP, PATTERNS, TRUNCATION_MARKER, mask_secrets, redact
 
+
+def fake(length: int, alphabet: str = "aB3dE5gH7jK9mN1pQ2sT4vW6yZ8") -> str:
+    """A fake credential body: ``alphabet`` repeated to ``length`` characters."""
+    return (alphabet * (length // len(alphabet) + 1))[:length]
+
+
+HEX = "0123456789abcdef"
+UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
 # Fake credentials in the documented shapes; none is real.
 CASES = {
+    "private_key_block": (
+        "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+        "AAAAC3NzaC1lZDI1NTE5AAAAIOqRdeadbeef\n-----END OPENSSH PRIVATE KEY-----\ndone",
+        "key:\n-----BEGIN OPENSSH PRIVATE KEY-----***\ndone",
+    ),
+    "basic_authorization": (
+        "Authorization: Basic dXNlcjpodW50ZXIyaHVudGVy",
+        "Authorization: Basic ***",
+    ),
+    "mailchimp_key": (f"mc {fake(32, HEX)}-us12 ok", "mc *** ok"),
+    "gitlab_token": (
+        f"glpat-{fake(20)} gldt-{fake(20)} glrt-{fake(24)}",
+        "glpat-*** gldt-*** glrt-***",
+    ),
+    "gitlab_runner_registration": (f"GR1348941{fake(20)}", "GR1348941***"),
+    "gitlab_session_cookie": (f"_gitlab_session={fake(32, HEX)}", "_gitlab_session=***"),
+    "slack_webhook": (
+        f"https://hooks.slack.com/services/{fake(44)}",
+        "https://hooks.slack.com/services/***",
+    ),
+    "microsoft_teams_webhook": (
+        f"https://acme.webhook.office.com/webhookb2/{fake(36, HEX)}@{fake(36, HEX)}",
+        "https://acme.webhook.office.com/webhookb2/***",
+    ),
+    "huggingface_token": (f"hf_{fake(34)} api_org_{fake(34)}", "hf_*** api_org_***"),
+    "npm_token": (
+        f"//registry.npmjs.org/:_authToken npm_{fake(36)}",
+        "//registry.npmjs.org/:_authToken npm_***",
+    ),
+    "pypi_token": (f"pypi-AgEIcHlwaS5vcmc{fake(60)}", "pypi-AgEIcHlwaS5vcmc***"),
+    "sendgrid_key": (f"SG.{fake(22)}.{fake(43)}", "SG.***"),
+    "sendinblue_key": (f"xkeysib-{fake(64, HEX)}-{fake(16)}", "xkeysib-***"),
+    "twilio_key": (f"SK{fake(32, HEX)}", "SK***"),
+    "mailgun_key": (f"key-{fake(32, HEX)} pubkey-{fake(32, HEX)}", "key-*** pubkey-***"),
+    "databricks_token": (f"dapi{fake(32, HEX)}", "dapi***"),
+    "digitalocean_token": (f"dop_v1_{fake(64, HEX)}", "dop_v1_***"),
+    "doppler_token": (f"dp.pt.{fake(43)}", "dp.pt.***"),
+    "dynatrace_token": (f"dt0c01.{fake(24)}.{fake(64)}", "dt0c01.***"),
+    "age_secret_key": (
+        f"AGE-SECRET-KEY-1{fake(58, 'QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L')}",
+        "AGE-SECRET-KEY-1***",
+    ),
+    "alibaba_key_id": (f"LTAI{fake(20)}", "LTAI***"),
+    "artifactory_key": (f"AKCp{fake(69)}", "AKCp***"),
+    "clojars_token": (f"CLOJARS_{fake(60)}", "CLOJARS_***"),
+    "duffel_token": (f"duffel_live_{fake(43)}", "duffel_live_***"),
+    "easypost_token": (f"EZAK{fake(54)}", "EZAK***"),
+    "flutterwave_key": (f"FLWSECK_TEST-{fake(32, 'abcdef0123456789')}-X", "FLWSECK_TEST-***"),
+    "frameio_token": (f"fio-u-{fake(64)}", "fio-u-***"),
+    "flyio_token": (f"fo1_{fake(43)}", "fo1_***"),
+    "grafana_token": (f"glsa_{fake(32)}_{fake(8, HEX)}", "glsa_***"),
+    "harness_token": (f"pat.{fake(22)}.{fake(24)}.{fake(20)}", "pat.***"),
+    "heroku_key": (f"HRKU-AA{fake(58)}", "HRKU-AA***"),
+    "infracost_token": (f"ico-{fake(32)}", "ico-***"),
+    "linear_key": (f"lin_api_{fake(40)}", "lin_api_***"),
+    "new_relic_key": (f"NRAK-{fake(27, UPPER)}", "NRAK-***"),
+    "notion_token": (f"ntn_{fake(11, '0123456789')}{fake(35)}", "ntn_***"),
+    "octopus_key": (f"API-{fake(26, UPPER)}", "API-***"),
+    "openshift_token": (f"sha256~{fake(43)}", "sha256~***"),
+    "perplexity_key": (f"pplx-{fake(48)}", "pplx-***"),
+    "planetscale_token": (f"pscale_pw_{fake(43)}", "pscale_pw_***"),
+    "postman_key": (f"PMAK-{fake(24, HEX)}-{fake(34, HEX)}", "PMAK-***"),
+    "prefect_key": (f"pnu_{fake(36)}", "pnu_***"),
+    "pulumi_token": (f"pul-{fake(40, HEX)}", "pul-***"),
+    "readme_key": (f"rdme_{fake(70, HEX)}", "rdme_***"),
+    "rubygems_key": (f"rubygems_{fake(48, HEX)}", "rubygems_***"),
+    "scalingo_token": (f"tk-us-{fake(48)}", "tk-us-***"),
+    "sentry_token": (f"sntryu_{fake(64, HEX)}", "sntryu_***"),
+    "settlemint_token": (f"sm_pat_{fake(16)}", "sm_pat_***"),
+    "shippo_token": (f"shippo_live_{fake(40, HEX)}", "shippo_live_***"),
+    "shopify_token": (f"shpat_{fake(32, HEX)}", "shpat_***"),
+    "square_token": (f"sq0atp-{fake(22)}", "sq0atp-***"),
+    "facebook_page_token": (f"EAAC{fake(100)}", "EAAC***"),
+    "vault_token": (f"hvs.{fake(95)}", "hvs.***"),
+    "onepassword_token": (f"ops_eyJ{fake(250)}", "ops_eyJ***"),
+    "atlassian_token": (f"ATATT3{fake(186)}", "ATATT3***"),
+    "cloudflare_origin_ca_key": (f"v1.0-{fake(24, HEX)}-{fake(146, HEX)}", "v1.0-***"),
+    "sourcegraph_token": (f"sgp_{fake(40, HEX)}", "sgp_***"),
+    "azure_ad_client_secret": (f"secret {fake(3)}8Q~{fake(34)} set", "secret *** set"),
     "url_credentials": (
         "clone https://deploy:hunter2pass@git.example.org/repo.git now",
         "clone https://deploy:***@git.example.org/repo.git now",
@@ -34,8 +125,8 @@ CASES = {
         "sk_live_*** rk_live_*** pk_test_***",
     ),
     "aws_access_key_id": (
-        "id=AKIAIOSFODNN7EXAMPLE, session ASIAY34FZKBOKMUTVV7A.",
-        "id=AKIA***, session ASIA***.",
+        "id=AKIAIOSFODNN7EXAMPLE, session ASIAY34FZKBOKMUTVV7A, A3T5IOSFODNN7EXAMPLE.",
+        "id=AKIA***, session ASIA***, A3T5***.",
     ),
     "github_token": (
         "ghp_0123456789abcdefghijABCDEFGHIJ012345 gho_0123456789abcdefghijABCDEFGHIJ012345 "
@@ -179,3 +270,77 @@ def test_assignments_with_prefixed_names(text: str, expected: str) -> None:
 def test_prefixed_names_stay_linear_on_long_identifiers() -> None:
     hostile = "a-" * 200_000 + "DB_" * 100_000 + "PASSWORD=x"
     assert mask_secrets(hostile).endswith("PASSWORD=***")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("redis://:s3cretpw@cache:6379/0", "redis://:***@cache:6379/0"),
+        ("amqp://:guestpw@rabbit/vhost", "amqp://:***@rabbit/vhost"),
+        ("https://bob:pa/ss@h/x", "https://bob:***@h/x"),
+        ("https://host:8080/a?who=x", "https://host:8080/a?who=x"),
+        ("export PGPASSWORD=hunter2", "export PGPASSWORD=***"),
+        ("MYSQL_PWD=abc123 DB_PASS=xyz789", "MYSQL_PWD=*** DB_PASS=***"),
+        ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic ***"),
+        ("proxy-authorization: digest abcdef0123", "proxy-authorization: digest ***"),
+        (
+            "AccountName=acc;AccountKey=abc+/def==;EndpointSuffix=core",
+            "AccountName=acc;AccountKey=***;EndpointSuffix=core",
+        ),
+        ("x_api_key=zz9top", "x_api_key=***"),
+        ("Basic setup: read the guide", "Basic setup: read the guide"),
+        ("pass the salt", "pass the salt"),
+    ],
+)
+def test_shapes_the_catalogue_used_to_miss(text: str, expected: str) -> None:
+    assert mask_secrets(text) == expected
+
+
+def test_a_truncated_private_key_block_is_masked_to_its_end() -> None:
+    text = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1\nAAAA"
+    assert mask_secrets(text) == "-----BEGIN RSA PRIVATE KEY-----***"
+
+
+def _seconds(action: object) -> float:
+    assert callable(action)
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+# Each unit repeated to a megabyte is a long run of near-matches for some pattern. A pattern
+# that backtracks would be quadratic on it (hours); a linear catalogue stays within a fixed
+# multiple of one plain regex pass over the same text, measured in the same test.
+NEAR_MISSES = [
+    "-----BEGIN PRIVATE KEY-----",
+    "-----BEGIN RSA PRIVATE KEY----- -",
+    "redis://:",
+    "x://a:b/",
+    "https://u:p/",
+    "Authorization: Basic ",
+    "glpat-",
+    "hf_a",
+    "SG.aaaa.",
+    "SK0123",
+    "key-0a",
+    "0123456789abcdef-us",
+    "aaa1Q~",
+    "pat.a.",
+    "DB_PASS",
+    "PGPASSWORD ",
+    "EAAA",
+    "xoxb-",
+    "a@b.",
+    "sk-ant-",
+]
+# Generous: measured at 2-5 times one substitution pass; a quadratic pattern would be thousands.
+RATIO_BOUND = 60
+
+
+@pytest.mark.parametrize("unit", NEAR_MISSES)
+def test_near_miss_megabytes_stay_linear(unit: str) -> None:
+    text = unit * (MEGABYTE // len(unit))
+    plain = re.compile(r"(?s).")  # one substitution per character: a plain linear pass
+    baseline = min(_seconds(lambda: plain.sub("x", text)) for _ in range(3))
+    masking = _seconds(lambda: mask_secrets(text))
+    assert masking <= RATIO_BOUND * baseline, (masking, baseline)

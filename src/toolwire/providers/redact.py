@@ -1,35 +1,27 @@
 """Body excerpts for provider errors: short, one line, with every secret masked.
 
-Invariant: an excerpt never holds the configured key, nor anything shaped like a key or token,
-and is at most ``EXCERPT_CHARS`` characters. Masking runs over the whole text *before* it is
-clipped, so a key cannot survive as a fragment at the cut.
+Invariant: an excerpt never holds the configured key, nor anything the redactor's catalogue
+(:mod:`toolwire.redact`, the one list of secret shapes) recognises, nor a long opaque run of key
+alphabet, and is at most ``EXCERPT_CHARS`` characters. Masking runs over the whole text
+*before* it is clipped, so a key cannot survive as a fragment at the cut.
 """
 
 from __future__ import annotations
 
 import re
 
-EXCERPT_CHARS = 200  # enough to read an API's error message; short enough for one log line
-MASK = "[redacted]"
+from toolwire.redact import mask_opaque_runs, mask_secrets
 
-# Key and token shapes: provider keys (sk-..., AIza...), bearer credentials, JWTs, URL
-# credentials, and any long unbroken run of key alphabet (hex or base64 secrets).
-_SECRET_SHAPES = re.compile(
-    r"(?i:bearer)\s+\S+"
-    r"|eyJ[\w-]+\.[\w-]+\.[\w-]*"
-    r"|\b(?:sk|pk|rk)-[\w-]{6,}"
-    r"|\bAIza[\w-]{10,}"
-    r"|(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"
-    r"|[A-Za-z0-9_\-+/=]{32,}"
-)
+EXCERPT_CHARS = 200  # enough to read an API's error message; short enough for one log line
+MASK = "[redacted]"  # what the configured key becomes; catalogued shapes keep their prefix
 _WHITESPACE = re.compile(r"\s+")
 
 
 def redact(text: str, secret: str | None = None) -> str:
-    """``text`` with ``secret`` and every key-shaped run replaced by ``MASK``."""
+    """``text`` with ``secret``, every catalogued secret shape and every opaque run masked."""
     if secret:
         text = text.replace(secret, MASK)
-    return _SECRET_SHAPES.sub(MASK, text)
+    return mask_opaque_runs(mask_secrets(text), MASK)
 
 
 def excerpt(text: str, secret: str | None = None) -> str:
