@@ -13,12 +13,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
+from anthropic.types import Message
 
 from toolwire.providers.anthropic import AnthropicProvider
 from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.wire import HttpProvider
+
+from .test_anthropic_sdk import events as anthropic_events
+from .test_anthropic_sdk import sse as anthropic_sse
 
 # A turn: a final text, or a list of (name, arguments) calls.
 Turn = str | list[tuple[str, dict[str, Any]]]
@@ -94,6 +98,8 @@ def streamed(path: str, request: dict[str, Any], reply: dict[str, Any]) -> bytes
     if path.endswith("/chat/completions") and request.get("stream") is True:
         usage = bool(request.get("stream_options", {}).get("include_usage"))
         return sse(openai_chunks(reply, usage))
+    if path.endswith("/v1/messages") and request.get("stream") is True:
+        return anthropic_sse(anthropic_events(Message.model_validate(reply)))
     if ":streamGenerateContent" in path:
         return "".join(f"data: {json.dumps(c)}\r\n\r\n" for c in gemini_chunks(reply)).encode()
     return None
