@@ -197,10 +197,14 @@ def test_a_malformed_function_call_turn_has_no_calls() -> None:
 @pytest.mark.parametrize(
     ("feedback", "refusal"),
     [
-        (types.GenerateContentResponsePromptFeedback(block_reason="SAFETY"), "SAFETY"),
+        (
+            types.GenerateContentResponsePromptFeedback(block_reason=types.BlockedReason.SAFETY),
+            "SAFETY",
+        ),
         (
             types.GenerateContentResponsePromptFeedback(
-                block_reason="PROHIBITED_CONTENT", block_reason_message="Prompt was blocked."
+                block_reason=types.BlockedReason.PROHIBITED_CONTENT,
+                block_reason_message="Prompt was blocked.",
             ),
             "PROHIBITED_CONTENT: Prompt was blocked.",
         ),

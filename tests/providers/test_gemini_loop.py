@@ -152,7 +152,8 @@ def test_a_malformed_function_call_is_told_to_the_model_and_the_run_goes_on(
 BLOCKED_PROMPT = dump(
     types.GenerateContentResponse(
         prompt_feedback=types.GenerateContentResponsePromptFeedback(
-            block_reason="PROHIBITED_CONTENT", block_reason_message="Prompt was blocked."
+            block_reason=types.BlockedReason.PROHIBITED_CONTENT,
+            block_reason_message="Prompt was blocked.",
         ),
         usage_metadata=types.GenerateContentResponseUsageMetadata(prompt_token_count=4),
     )

@@ -47,7 +47,7 @@ TURNS: dict[str, dict[str, Any]] = {
     "blocked prompt": dump(
         types.GenerateContentResponse(
             prompt_feedback=types.GenerateContentResponsePromptFeedback(
-                block_reason="BLOCKLIST", block_reason_message="Terms."
+                block_reason=types.BlockedReason.BLOCKLIST, block_reason_message="Terms."
             ),
             usage_metadata=types.GenerateContentResponseUsageMetadata(prompt_token_count=4),
             model_version="gemini-3-pro-preview",
