@@ -13,6 +13,7 @@ from toolwire.errors import ConfigError
 from toolwire.providers.anthropic import AnthropicProvider
 from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.openai import OpenAIProvider
+from toolwire.providers.presets import is_private_url
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.providers.select import create_provider
 from toolwire.providers.wire import HttpProvider
@@ -64,7 +65,8 @@ def test_base_url_trust_zone_and_explicit_key() -> None:
         (
             "mistral",
             {"model": "m"},
-            "unknown provider 'mistral'; choose one of openai, anthropic, gemini, scripted",
+            "unknown provider 'mistral'; choose one of openai, anthropic, gemini, ollama, vllm, "
+            "lmstudio, openrouter, scripted",
         ),
         ("openai", {"model": None}, "provider openai needs a model name (--model)"),
         ("gemini", {"model": "  "}, "provider gemini needs a model name (--model)"),
@@ -75,6 +77,31 @@ def test_base_url_trust_zone_and_explicit_key() -> None:
             "provider anthropic needs an API key: set ANTHROPIC_API_KEY",
         ),
         ("gemini", {"model": "m"}, "provider gemini needs an API key: set GEMINI_API_KEY"),
+        (
+            "openrouter",
+            {"model": "openai/gpt-4o"},
+            "provider openrouter needs an API key: set OPENROUTER_API_KEY",
+        ),
+        (
+            "openai",
+            {"model": "m", "base_url": "https://llm.example.test/v1"},
+            "provider openai needs an API key: set OPENAI_API_KEY",
+        ),
+        (
+            "vllm",
+            {"model": "m", "base_url": "https://vllm.example.test/v1"},
+            "provider vllm needs an API key: set VLLM_API_KEY",
+        ),
+        (
+            "ollama",
+            {"model": "m", "base_url": "https://ollama.example.test/v1"},
+            "ollama: an API key is required for https://ollama.example.test/v1",
+        ),
+        (
+            "openai",
+            {"model": "m", "api_key": KEY, "max_tokens_field": "max_output_tokens"},
+            "max_tokens_field must be max_tokens or max_completion_tokens",
+        ),
         (
             "openai",
             {"model": "m", "api_key": KEY, "base_url": "ftp://example.test"},
@@ -104,6 +131,116 @@ def test_configuration_mistakes(name: str, kwargs: dict[str, object], message: s
         create_provider(name, environ={}, **kwargs)  # type: ignore[arg-type]
     assert str(caught.value) == message
     assert KEY not in str(caught.value)
+
+
+PRESETS = {
+    "ollama": ("http://127.0.0.1:11434/v1", "local", "max_tokens", "reasoning_effort"),
+    "vllm": ("http://127.0.0.1:8000/v1", "local", "max_tokens", "reasoning_effort"),
+    "lmstudio": ("http://127.0.0.1:1234/v1", "local", "max_tokens", "reasoning_effort"),
+    "openrouter": ("https://openrouter.ai/api/v1", "external_global", "max_tokens", "reasoning"),
+}
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_presets_resolve_to_their_server_and_quirks(name: str) -> None:
+    provider = create_provider(name, model="some-model", environ={"OPENROUTER_API_KEY": KEY})
+    assert isinstance(provider, OpenAIProvider)
+    settings = (provider.base_url, provider.trust_zone, provider.max_tokens_field,
+                provider.reasoning_field)  # fmt: skip
+    assert settings == PRESETS[name]
+    assert (provider.name, provider.family, provider.url()) == (
+        name,
+        "openai",
+        f"{PRESETS[name][0]}/chat/completions",
+    )
+    assert provider.pricing_family is None  # no price table lists "some-model"
+    assert provider.headers(KEY if name == "openrouter" else "") == (
+        {"authorization": f"Bearer {KEY}"} if name == "openrouter" else {}
+    )
+
+
+def test_preset_base_url_trust_zone_key_and_cap_field_are_overridable() -> None:
+    provider = create_provider(
+        "vllm",
+        model="qwen3",
+        base_url="http://gpu-box.local:9000/v1",
+        trust_zone="private_hosted",
+        max_tokens_field="max_completion_tokens",
+        environ={"VLLM_API_KEY": "token-abc123"},
+    )
+    assert isinstance(provider, OpenAIProvider)
+    assert (provider.url(), provider.trust_zone, provider.max_tokens_field) == (
+        "http://gpu-box.local:9000/v1/chat/completions",
+        "private_hosted",
+        "max_completion_tokens",
+    )
+    assert provider.headers("token-abc123") == {"authorization": "Bearer token-abc123"}
+
+
+def test_openrouter_is_priced_only_for_models_its_price_table_lists() -> None:
+    env = {"OPENROUTER_API_KEY": KEY}
+    listed = create_provider("openrouter", model="openai/gpt-4o", environ=env)
+    unlisted = create_provider("openrouter", model="someone/unlisted-model", environ=env)
+    assert isinstance(listed, OpenAIProvider) and isinstance(unlisted, OpenAIProvider)
+    assert (listed.pricing_family, unlisted.pricing_family) == ("openrouter", None)
+
+
+def test_the_openai_api_itself_keeps_its_price_table_and_cap_field() -> None:
+    provider = create_provider("openai", model="gpt-4o", environ={"OPENAI_API_KEY": KEY})
+    assert isinstance(provider, OpenAIProvider)
+    assert (provider.pricing_family, provider.max_tokens_field) == (
+        "openai",
+        "max_completion_tokens",
+    )
+    local = create_provider(
+        "openai", model="llama3", base_url="http://10.1.2.3:8080/v1", environ={}
+    )
+    assert isinstance(local, OpenAIProvider)
+    assert (local.pricing_family, local.trust_zone, local.headers("")) == (
+        None,
+        "external_global",  # a key is not needed; the zone is still the caller's to lower
+        {},
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "private"),
+    [
+        ("http://127.0.0.1:11434/v1", True),
+        ("http://127.8.9.10/v1", True),
+        ("http://[::1]:8000/v1", True),
+        ("http://localhost:1234/v1", True),
+        ("http://LocalHost./v1", True),
+        ("http://10.0.0.5/v1", True),
+        ("http://172.16.0.1/v1", True),
+        ("http://172.31.255.255/v1", True),
+        ("http://192.168.1.20:8000/v1", True),
+        ("http://[fd12:3456::1]/v1", True),
+        ("http://studio.local/v1", True),
+        ("http://172.32.0.1/v1", False),
+        ("http://11.0.0.1/v1", False),
+        ("http://192.169.0.1/v1", False),
+        ("http://[2001:db8::1]/v1", False),
+        ("https://api.openai.com/v1", False),
+        ("https://localhost.example.com/v1", False),
+        ("https://local/v1", False),
+    ],
+)
+def test_which_base_urls_need_no_key(url: str, private: bool) -> None:
+    assert is_private_url(url) is private
+    if private:
+        assert isinstance(create_provider("openai", model="m", base_url=url, environ={}),
+                          OpenAIProvider)  # fmt: skip
+    else:
+        with pytest.raises(ConfigError):
+            create_provider("openai", model="m", base_url=url, environ={})
+
+
+def test_the_adapter_itself_needs_a_key_only_off_private_networks() -> None:
+    assert OpenAIProvider(model="m", base_url="http://192.168.0.9/v1").headers("") == {}
+    with pytest.raises(ConfigError) as caught:
+        OpenAIProvider(model="m", api_key="  ")
+    assert str(caught.value) == "openai: an API key is required for https://api.openai.com/v1"
 
 
 def test_scripted_provider_takes_a_trust_zone(tmp_path: Path) -> None:
@@ -138,7 +275,8 @@ def test_cli_scripted_still_runs_a_script(tmp_path: Path) -> None:
     script.write_text("- content: hello from the script\n")
     code, output = run_cli("hi", "--script", str(script))
     assert code == 0
-    assert output.endswith("completed; 0 tokens\nhello from the script\n")
+    assert "hello from the script\n" in output
+    assert "completed; 0 tokens" in output
     assert "Traceback" not in output
 
 
