@@ -19,7 +19,7 @@ from anthropic.types import RedactedThinkingBlock, TextBlock, ThinkingBlock, Too
 from anthropic.types import Usage as SdkUsage
 
 from toolwire import ChatMessage, CompletionRequest, ToolLoop, ToolRegistry, ToolResult, tool
-from toolwire.errors import ServerError
+from toolwire.errors import MalformedResponse, ServerError
 from toolwire.loop import TerminationReason
 from toolwire.options import RunOptions
 from toolwire.providers.base import Delta, Reasoning, Stop
@@ -272,3 +272,12 @@ def test_an_error_event_after_the_first_event_is_typed_and_not_retried() -> None
             asyncio.run(provider.complete(request))
     assert caught.value.retryable  # transient by kind, yet the stream had begun
     assert len(script.bodies) == 1
+
+
+def test_a_stream_cut_before_message_stop_is_malformed() -> None:
+    script = Script([events(FINAL)[:-1]])
+    request = CompletionRequest(messages=(ChatMessage.user("x"),), stream=True)
+    with serving(script) as base:
+        provider = make_provider("anthropic", base=base)
+        with pytest.raises(MalformedResponse, match=r"^anthropic: response stream ended before"):
+            asyncio.run(provider.complete(request))

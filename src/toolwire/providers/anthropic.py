@@ -80,6 +80,8 @@ class AnthropicProvider(HttpProvider):
         message = StreamedMessage(request.on_delta)
         url, headers = self.url(), self.headers(self._api_key)
         await self._http.stream(url, headers, self.encode(request), message.on_event)
+        if not message.finished:  # a cut stream must not pass for a whole, shorter answer
+            raise malformed(self.name, "stream ended before message_stop")
         body = message.body()
         response = self.decode(body)
         return dataclasses.replace(response, raw=body) if request.capture_raw else response

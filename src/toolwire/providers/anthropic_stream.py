@@ -28,6 +28,7 @@ class StreamedMessage:
         self._message: dict[str, Any] = {"content": []}
         self._blocks: dict[int, dict[str, Any]] = {}
         self._json: dict[int, list[str]] = {}
+        self.finished = False  # ``message_stop`` arrived: the stream was not cut short
 
     def on_event(self, name: str, data: Any) -> None:
         if not isinstance(data, dict):
@@ -43,6 +44,8 @@ class StreamedMessage:
             self._stop_block(data.get("index"))
         elif kind == "message_delta":
             self._message_delta(data)
+        elif kind == "message_stop":
+            self.finished = True
 
     def body(self) -> dict[str, Any]:
         """The message as one body; blocks in index order, unfinished tool inputs decoded."""
