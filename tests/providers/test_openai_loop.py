@@ -224,3 +224,19 @@ def test_an_error_event_mid_stream_is_a_typed_error_and_not_retried() -> None:
     )
     assert len(model.captured) == 1  # part of the answer was shown: never asked again
     assert seen == [Delta("content", "parti"), Delta("content", "al an")]
+
+
+def test_a_stream_over_the_byte_cap_is_refused_while_it_is_read() -> None:
+    from toolwire.errors import MalformedResponse
+    from toolwire.providers.http import MAX_RESPONSE_BYTES
+
+    piece = chunks(completion(content="x" * 60_000), pieces=1)[1]
+    events = [piece] * (MAX_RESPONSE_BYTES // 60_000 + 1)
+    model = _Raw(sse(events), "text/event-stream")
+    with loopback(model) as base:
+        provider = OpenAIProvider(model="m", api_key=KEY, base_url=base, http=HttpSettings(
+            sleep=no_sleep))  # fmt: skip
+        with pytest.raises(MalformedResponse) as caught:
+            asyncio.run(provider.complete(replace(PLAIN, stream=True)))
+    assert str(caught.value) == f"openai: response body over {MAX_RESPONSE_BYTES} bytes"
+    assert len(model.captured) == 1

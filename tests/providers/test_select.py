@@ -18,7 +18,7 @@ from toolwire.providers.scripted import ScriptedProvider
 from toolwire.providers.select import create_provider
 from toolwire.providers.wire import HttpProvider
 
-from .servers import KEY
+from .servers import KEY, FakeModel, loopback
 
 ENV = {"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY, "GEMINI_API_KEY": KEY}
 
@@ -283,3 +283,17 @@ def test_cli_scripted_still_runs_a_script(tmp_path: Path) -> None:
 def test_cli_scripted_without_a_script_exits_1() -> None:
     code, output = run_cli("hi")
     assert (code, output) == (1, "error: the scripted provider needs a script (--script)\n")
+
+
+@pytest.mark.parametrize("name", ["ollama", "vllm", "lmstudio"])
+def test_cli_runs_a_local_preset_without_a_key(name: str) -> None:
+    model = FakeModel(["hello from a local model"])
+    with loopback(model) as base:
+        code, output = run_cli(
+            "hi", "--provider", name, "--model", "qwen3", "--base-url", f"{base}/v1"
+        )
+    assert code == 0, output
+    assert "hello from a local model" in output
+    body = model.captured[0].json()
+    assert (body["model"], body["stream"]) == ("qwen3", True)
+    assert "authorization" not in model.captured[0].headers
