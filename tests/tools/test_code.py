@@ -48,7 +48,7 @@ def test_secret_files_are_never_read(workspace: Workspace, path: str, shown: str
 
 
 @pytest.mark.parametrize(
-    "name", ["id_rsa", "id_ed25519.pub", "server.key", "credentials.json", ".env.local"]
+    "name", ["id_rsa", "id_ed25519", "server.key", "credentials.json", ".env.local"]
 )
 def test_secret_file_names(workspace: Workspace, name: str) -> None:
     root = workspace.files_root
@@ -81,8 +81,11 @@ def test_search_code_skips_secret_files_and_redacts(workspace: Workspace) -> Non
     root = workspace.files_root
     assert root is not None
     (root / "settings.py").write_text('API_KEY = "sk_live_abcdefghijklmnopqrstu"\n')
-    result = invoke(workspace, "search_code", {"pattern": "sk_live"})
-    assert result.content == "Matches for 'sk_live':\nsettings.py:1: API_KEY = \"***\""
+    result = invoke(workspace, "search_code", {"pattern": "API_KEY"})
+    assert result.content == "Matches for 'API_KEY':\nsettings.py:1: API_KEY = \"***\""
+    assert invoke(workspace, "search_code", {"pattern": "sk_live"}).content == (
+        "No matches for 'sk_live' in 3 files."
+    )
     assert invoke(workspace, "search_code", {"pattern": "Sup3rS3cret"}).content == (
         "No matches for 'Sup3rS3cret' in 3 files."
     )

@@ -41,9 +41,9 @@ def test_browse_folder_tree_never_looks_behind_escaping_links(workspace: Workspa
     result = invoke(workspace, "browse_folder", {"path": ".", "depth": 3})
     assert result.content == (
         "Folder .:\n"
-        "  - .env (159 bytes)\n"
+        "  - .env (secrets file, details withheld)\n"
         "  - README.md (6 bytes)\n"
-        "  - deploy.pem (32 bytes)\n"
+        "  - deploy.pem (secrets file, details withheld)\n"
         "  - escape.txt -> (outside)\n"
         "  - escape_dir -> (outside)\n"
         "  - innocent.txt -> (link)\n"
@@ -73,10 +73,13 @@ def test_browse_depth_is_bounded(workspace: Workspace, depth: object) -> None:
 
 def test_find_files_matches_globs_inside_the_root_only(workspace: Workspace) -> None:
     result = invoke(workspace, "find_files", {"pattern": "*.txt"})
-    assert result.content == "Files matching '*.txt' (1):\n- innocent.txt (159 bytes)"
+    assert (
+        result.content
+        == "Files matching '*.txt' (1):\n- innocent.txt (secrets file, details withheld)"
+    )
     assert result.artifacts[0].data == {
         "columns": ["path", "bytes"],
-        "rows": [["innocent.txt", "159"]],
+        "rows": [["innocent.txt", "withheld"]],
     }
     nested = invoke(workspace, "find_files", {"pattern": "src/*.py"})
     assert nested.artifacts[0].data["rows"] == [["src/app.py", "39"]]

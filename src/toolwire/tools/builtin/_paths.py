@@ -4,12 +4,11 @@ A path is accepted only if it is relative, holds no NUL byte, no ``..`` part and
 percent-encoding that would decode to one of those, and, once every symlink is resolved, still
 lies inside the resolved root. Walks never follow symlinked folders, and each entry they report
 is checked the same way. Special files (FIFOs, devices, sockets) are never opened: reading a
-FIFO would block the run. Secret-looking files are refused by name.
+FIFO would block the run. Secrets files (see ``_secrets``) are never written.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import stat
 from collections.abc import Iterator
@@ -18,19 +17,9 @@ from urllib.parse import unquote
 
 from toolwire.errors import ToolRefusal
 from toolwire.tools.builtin._common import echo
+from toolwire.tools.builtin._secrets import is_secret_file, is_secret_path
 
 MAX_PATH_CHARS = 1024  # longer than any real relative path in a project
-SECRET_FILE_PATTERNS = (
-    ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
-    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", ".netrc", ".pgpass", ".htpasswd",
-    "credentials", "credentials.*", "*credentials*.json", "secrets.*", "*.secret", ".npmrc",
-    ".pypirc", "*.kdbx",
-)  # fmt: skip
-
-
-def is_secret_file(name: str) -> bool:
-    lowered = name.lower()
-    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in SECRET_FILE_PATTERNS)
 
 
 def check_relative(raw: str) -> PurePosixPath:
@@ -105,7 +94,7 @@ def writable_file(root: Path, raw: str) -> Path:
         raise ToolRefusal(f"path {echo(raw)} leaves the files folder.")
     if target == base or target.is_dir():
         raise ToolRefusal(f"path {echo(raw)} is a folder; give a file's path.")
-    if is_secret_file(relative.name) or is_secret_file(target.name):
+    if is_secret_path(relative) or is_secret_file(base, target):
         raise ToolRefusal(f"{echo(raw)} looks like a secrets file and is never written.")
     if target.exists() and not stat.S_ISREG(target.stat().st_mode):
         raise ToolRefusal(f"path {echo(raw)} is not a regular file.")

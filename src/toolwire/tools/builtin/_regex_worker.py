@@ -2,27 +2,54 @@
 
 It runs in its own process because Python's ``re`` cannot be interrupted: a catastrophic pattern
 (``(a+)+$`` on a long line) would otherwise hold the run forever. The parent kills this process
-when its time budget ends. It imports the standard library only (``-I`` keeps the parent's
-environment and packages out).
+when its time budget ends. It imports the standard library only, so the job carries, as data,
+the redactor's catalogue (``masks``: source, flags, template, keywords, in order) and the
+private-key content test (``secret_content``).
+
+What the model may see is what is searched: each line is masked first, then cut, then matched,
+and a matching line is reported masked. A file whose content is secret is skipped whole.
 """
 
 import json
 import re
 import sys
 
+Mask = tuple["re.Pattern[str]", str, list[str]]
+
+
+def compile_masks(spec: list[list[object]]) -> list[Mask]:
+    """The catalogue from its JSON form: [source, flags, template, keywords] per pattern."""
+    masks: list[Mask] = []
+    for source, flags, template, keywords in spec:
+        assert isinstance(flags, int) and isinstance(keywords, list)
+        masks.append((re.compile(str(source), flags), str(template), [str(k) for k in keywords]))
+    return masks
+
+
+def mask(line: str, masks: list[Mask]) -> str:
+    lowered = line.lower()
+    for pattern, template, keywords in masks:
+        if not keywords or any(word in lowered for word in keywords):
+            line = pattern.sub(template, line)
+    return line
+
 
 def main() -> None:
     job = json.load(sys.stdin)
     flags = re.IGNORECASE if job["ignore_case"] else 0
     pattern = re.compile(job["pattern"], flags)
+    secret = re.compile(job["secret_content"].encode("ascii"))
+    masks = compile_masks(job["masks"])
     matches: list[list[object]] = []
     for shown, path in job["files"]:
         with open(path, "rb") as handle:
-            data = handle.read(job["max_file_bytes"]).decode("utf-8", "replace")
-        for number, line in enumerate(data.splitlines(), start=1):
-            clipped = line[: job["max_line_chars"]]
-            if pattern.search(clipped):
-                matches.append([shown, number, clipped])
+            raw = handle.read(job["max_file_bytes"])
+        if secret.search(raw):
+            continue
+        for number, line in enumerate(raw.decode("utf-8", "replace").splitlines(), start=1):
+            visible = mask(line, masks)[: job["max_line_chars"]]
+            if pattern.search(visible):
+                matches.append([shown, number, visible])
                 if len(matches) >= job["max_matches"]:
                     json.dump({"matches": matches, "truncated": True}, sys.stdout)
                     return

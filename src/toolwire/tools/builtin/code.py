@@ -1,7 +1,10 @@
 """Code tools: ``read_source`` and ``search_code`` over the workspace's files root.
 
-Both refuse secret-looking files by name (``.env``, keys, credentials) and redact secret shapes
-in what they return. ``search_code`` bounds every dimension of a regex search: the pattern
+Both refuse secrets files (by name, content or hard link; see ``_secrets``) and mask secret
+shapes (``toolwire.redact``) in what they return. ``search_code`` is not an oracle: its worker
+masks each line first and matches the pattern against the masked line, the text the model may
+see, so a pattern cannot confirm a secret's characters; secrets files are never searched.
+``search_code`` bounds every dimension of a regex search: the pattern
 (``MAX_PATTERN_CHARS``), the files (``MAX_FILES`` of at most ``MAX_FILE_BYTES``), the line length
 searched (``MAX_LINE_CHARS``) and the time (``SEARCH_SECONDS``, enforced by running the search in
 a child process that is killed when the budget ends).
@@ -20,11 +23,17 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from toolwire.errors import ToolRefusal
-from toolwire.redact import mask_secrets
+from toolwire.redact import catalogue_spec, mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, files_root
-from toolwire.tools.builtin._paths import display, is_secret_file, regular_file, walk_files
+from toolwire.tools.builtin._paths import check_relative, display, regular_file, walk_files
+from toolwire.tools.builtin._secrets import (
+    SECRET_CONTENT,
+    is_secret_file,
+    is_secret_path,
+    secret_inodes,
+)
 
 MAX_LINES = 400  # one screenful of a module; page with start_line for more
 MAX_FILE_BYTES = 2_000_000  # larger files are data or generated, not source to read
@@ -53,7 +62,7 @@ def read_source(
     """
     root = files_root(context)
     target = regular_file(root, path)
-    if is_secret_file(target.name):
+    if is_secret_path(check_relative(path)) or is_secret_file(root.resolve(), target):
         raise ToolRefusal(f"{echo(path)} looks like a secrets file and is never read.")
     lines = _source_lines(target, path)
     last = min(len(lines), end_line or start_line + MAX_LINES - 1, start_line + MAX_LINES - 1)
@@ -93,7 +102,7 @@ def search_code(
     root = files_root(context)
     files = _searchable(root, glob)
     result = _run_worker(source, ignore_case, files)
-    lines = [f"{p}:{n}: {mask_secrets(text)}" for p, n, text in result["matches"]]
+    lines = [f"{p}:{n}: {text}" for p, n, text in result["matches"]]
     if not lines:
         return ToolResult.text(f"No matches for {echo(pattern)} in {len(files)} files.")
     more = "\n(more matches not shown: narrow the pattern)" if result["truncated"] else ""
@@ -113,12 +122,14 @@ def _searchable(root: Path, glob: str) -> list[list[str]]:
     if not glob or len(glob) > MAX_PATTERN_CHARS:
         raise ToolRefusal(f"glob must be 1 to {MAX_PATTERN_CHARS} characters.")
     base = root.resolve()
+    inodes = secret_inodes(base)
     files = []
     for entry in walk_files(base, base):
         shown = display(root, entry)
-        secret = is_secret_file(entry.name) or is_secret_file(entry.resolve().name)
-        if secret or not fnmatch.fnmatchcase(entry.name, glob):
+        if not fnmatch.fnmatchcase(entry.name, glob):
             continue
+        if is_secret_file(base, entry, sniff_bytes=0, inodes=inodes):
+            continue  # by content: the worker skips it as it reads it
         files.append([shown, str(entry)])
         if len(files) >= MAX_FILES:
             break
@@ -133,6 +144,8 @@ def _run_worker(source: str, ignore_case: bool, files: list[list[str]]) -> dict[
         "max_file_bytes": MAX_FILE_BYTES,
         "max_line_chars": MAX_LINE_CHARS,
         "max_matches": MAX_MATCHES,
+        "secret_content": SECRET_CONTENT.pattern.decode("ascii"),
+        "masks": catalogue_spec(),
     }
     try:
         done = subprocess.run(  # noqa: S603 - our interpreter, our script, no shell

@@ -2,13 +2,15 @@
 
 Every path goes through ``_paths``: relative only, no ``..``, no encoded tricks, symlinks resolved
 and checked against the root. Listings never show what lies behind a symlink that leaves the
-root; such an entry is shown as ``name -> (outside)`` without its target.
+root; such an entry is shown as ``name -> (outside)`` without its target. A secrets file (by
+name, content head or hard link; see ``_secrets``) is listed by name with its details withheld.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import stat
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,19 +21,14 @@ from toolwire.errors import ToolRefusal
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, files_root
-from toolwire.tools.builtin._paths import (
-    check_relative,
-    contained,
-    display,
-    inside,
-    is_secret_file,
-    walk_files,
-)
+from toolwire.tools.builtin._paths import check_relative, contained, display, inside, walk_files
+from toolwire.tools.builtin._secrets import LISTING_SNIFF_BYTES, is_secret_file, secret_inodes
 
 MAX_DEPTH = 3  # a folder outline, not a dump of the tree
 MAX_ENTRIES = 300  # entries per listing: enough to orient, bounded for the wire
 MAX_MATCHES = 200  # find_files results
 MAX_PATTERN_CHARS = 200
+WITHHELD = "withheld"  # a secrets file's size and times in a listing
 
 Depth = Annotated[int, Field(ge=1, le=MAX_DEPTH)]
 
@@ -47,7 +44,8 @@ def browse_folder(context: ToolContext, path: str = ".", depth: Depth = 1) -> To
     if not folder.is_dir():
         raise ToolRefusal(f"path {echo(path)} is not a folder.")
     budget = [MAX_ENTRIES]
-    nodes = _children(root.resolve(), folder, depth, budget)
+    base = root.resolve()
+    nodes = _children(_Listing(base, secret_inodes(base)), folder, depth, budget)
     lines = [f"Folder {display(root, folder)}:"]
     _outline(nodes, lines, 1)
     if budget[0] <= 0:
@@ -67,17 +65,18 @@ def find_files(context: ToolContext, pattern: str, limit: int = 50) -> ToolResul
     root = files_root(context)
     base = root.resolve()
     cap = max(1, min(limit, MAX_MATCHES))
+    listing = _Listing(base, secret_inodes(base))
     rows: list[list[str]] = []
     for entry in walk_files(base, base):
         relative = display(root, entry)
         if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(entry.name, pattern):
-            rows.append([relative, str(entry.stat().st_size)])
+            rows.append([relative, listing.size(entry)])
             if len(rows) >= cap:
                 break
     if not rows:
         return ToolResult.text(f"No files match {echo(pattern)}.")
     text = f"Files matching {echo(pattern)} ({len(rows)}):\n"
-    text += "\n".join(f"- {p} ({size} bytes)" for p, size in rows)
+    text += "\n".join(f"- {p} ({_bytes(size)})" for p, size in rows)
     return ToolResult.text(text, Artifact.table("files", ["path", "bytes"], rows))
 
 
@@ -93,39 +92,59 @@ def file_info(context: ToolContext, path: str) -> ToolResult:
     if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
         raise ToolRefusal(f"path {echo(path)} is a special file.")
     modified = datetime.fromtimestamp(info.st_mtime, UTC).isoformat(timespec="seconds")
+    secret = stat.S_ISREG(info.st_mode) and is_secret_file(root.resolve(), target)
     items = [
         ("path", display(root, target)),
         ("kind", "folder" if stat.S_ISDIR(info.st_mode) else "file"),
-        ("bytes", str(info.st_size)),
-        ("modified", modified),
+        ("bytes", WITHHELD if secret else str(info.st_size)),
+        ("modified", WITHHELD if secret else modified),
         ("mode", stat.filemode(info.st_mode)),
-        ("secret_like_name", "yes" if is_secret_file(target.name) else "no"),
+        ("secret_like_name", "yes" if secret else "no"),
     ]
     text = "\n".join(f"{key}: {value}" for key, value in items)
     return ToolResult.text(text, Artifact.key_value(display(root, target), items))
 
 
-def _children(base: Path, folder: Path, depth: int, budget: list[int]) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """One listing's view of the root: its resolved path and its secrets files' inodes."""
+
+    base: Path
+    inodes: frozenset[tuple[int, int]]
+
+    def size(self, entry: Path) -> str:
+        if is_secret_file(self.base, entry, LISTING_SNIFF_BYTES, self.inodes):
+            return WITHHELD
+        return str(entry.stat().st_size)
+
+
+def _bytes(size: str) -> str:
+    return "secrets file, details withheld" if size == WITHHELD else f"{size} bytes"
+
+
+def _children(
+    listing: _Listing, folder: Path, depth: int, budget: list[int]
+) -> list[dict[str, Any]]:
     nodes: list[dict[str, Any]] = []
     for entry in sorted(folder.iterdir(), key=lambda p: p.name):
         if budget[0] <= 0:
             break
         budget[0] -= 1
-        nodes.append(_node(base, entry, depth, budget))
+        nodes.append(_node(listing, entry, depth, budget))
     return nodes
 
 
-def _node(base: Path, entry: Path, depth: int, budget: list[int]) -> dict[str, Any]:
-    if not contained(base, entry):
+def _node(listing: _Listing, entry: Path, depth: int, budget: list[int]) -> dict[str, Any]:
+    if not contained(listing.base, entry):
         return {"label": f"{entry.name} -> (outside)", "children": []}
     if entry.is_symlink():
         return {"label": f"{entry.name} -> (link)", "children": []}
     if entry.is_dir():
-        children = _children(base, entry, depth - 1, budget) if depth > 1 else []
+        children = _children(listing, entry, depth - 1, budget) if depth > 1 else []
         return {"label": f"{entry.name}/", "children": children}
-    mode = entry.stat().st_mode
-    size = f"{entry.stat().st_size} bytes" if stat.S_ISREG(mode) else "special"
-    return {"label": f"{entry.name} ({size})", "children": []}
+    if not stat.S_ISREG(entry.stat().st_mode):
+        return {"label": f"{entry.name} (special)", "children": []}
+    return {"label": f"{entry.name} ({_bytes(listing.size(entry))})", "children": []}
 
 
 def _outline(nodes: list[dict[str, Any]], lines: list[str], level: int) -> None:
