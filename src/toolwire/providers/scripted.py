@@ -8,6 +8,7 @@ any number of runs, concurrently, and a resumed run picks up where it stopped.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolwire.errors import ConfigError, ScriptExhausted
 from toolwire.messages import ChatMessage, ToolCall
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Stop, Usage
+from toolwire.providers.base import (
+    CompletionRequest,
+    CompletionResponse,
+    Delta,
+    DeltaSink,
+    Stop,
+    Usage,
+)
 from toolwire.text import read_capped
 
 MAX_SCRIPT_BYTES = 5_000_000  # a script is hand-written; anything larger is a mistake
@@ -112,14 +120,15 @@ class ScriptedProvider:
             answer = self._respond(request.messages)
             if isinstance(answer, CompletionResponse):
                 return answer
-            return await _play(answer, _assistant_turns(request), _callable(request))
+            return await _play(answer, _assistant_turns(request), _callable(request),
+                               _sink(request))  # fmt: skip
         assert self._turns is not None
         index = _assistant_turns(request)
         if index >= len(self._turns):
             raise ScriptExhausted(
                 f"the script has {len(self._turns)} turns; turn {index + 1} was asked for"
             )
-        return await _play(self._turns[index], index, _callable(request))
+        return await _play(self._turns[index], index, _callable(request), _sink(request))
 
 
 def _callable(request: CompletionRequest) -> bool:
@@ -131,10 +140,24 @@ def _assistant_turns(request: CompletionRequest) -> int:
     return sum(1 for m in request.messages if m.role == "assistant")
 
 
-async def _play(turn: Turn, index: int, offered: bool) -> CompletionResponse:
+def _sink(request: CompletionRequest) -> DeltaSink | None:
+    return request.on_delta if request.stream else None
+
+
+async def _play(
+    turn: Turn, index: int, offered: bool, sink: DeltaSink | None = None
+) -> CompletionResponse:
     if turn.delay_ms:
         await asyncio.sleep(turn.delay_ms / 1000)
+    if sink is not None:  # streamed like a real model: thinking first, then the answer by words
+        for piece in _PIECES.findall(turn.thinking or ""):
+            sink(Delta("thinking", piece))
+        for piece in _PIECES.findall(turn.content):
+            sink(Delta("content", piece))
     return _response(turn, index, offered=offered)
+
+
+_PIECES = re.compile(r"\s*\S+\s*|\s+")  # words with their spaces: joined, the whole text
 
 
 def _parse(data: object, source: str = "script") -> Script:
