@@ -41,14 +41,17 @@ def test_run_shows_each_step_then_the_answer(tmp_path: Path, on_path: Path) -> N
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == "[round 1] → request: 1 messages, 2 tools"
-    assert lines[1].startswith("[round 1] ← model calls greet, missing_tool (")
-    assert lines[2].startswith("[round 1]   tool greet ok (")
-    assert lines[2].endswith("0 artifacts): hello \\x1b[2J ann")
-    assert lines[3].startswith("[round 1]   tool missing_tool error (")
-    assert lines[3].endswith('0 artifacts): Error: unknown tool "missing_tool"')
-    assert lines[4] == "[round 2] → request: 4 messages, 2 tools"
-    assert "completed; 8 tokens" in result.output
-    assert lines[-1] == "All done: \\x1b[31mred\\x1b[0m and [bold]markup[/bold]"
+    assert lines[1] == "checking"  # the model's words as they stream
+    assert lines[2].startswith("[round 1] ← model calls greet, missing_tool (")
+    assert lines[3].startswith("[round 1]   tool greet ok (")
+    assert lines[3].endswith("0 artifacts): hello \\x1b[2J ann")
+    assert lines[4].startswith("[round 1]   tool missing_tool error (")
+    assert lines[4].endswith('0 artifacts): Error: unknown tool "missing_tool"')
+    assert lines[5] == "[round 2] → request: 4 messages, 2 tools"
+    assert lines[6] == "All done: \\x1b[31mred\\x1b[0m and [bold]markup[/bold]"
+    assert lines[7].startswith("[round 2] ← model answers (")
+    assert lines[-1] == "completed; 8 tokens; cost unknown"  # streamed: not printed twice
+    assert result.output.count("All done") == 1
     assert "\x1b" not in result.output
 
 
@@ -123,7 +126,9 @@ def test_run_over_a_workspace_with_the_example_script(tmp_path: Path) -> None:
     assert " ok (" in records and "1 artifacts" in records
     assert "tool count_records ok" in result.output
     assert "$pbkdf2" not in result.output and "password_hash:" not in result.output
-    assert lines[-1] == "There are four customers; their password hashes are withheld by the tool."
+    answer = "There are four customers; their password hashes are withheld by the tool."
+    assert lines.count(answer) == 1  # streamed as it came, then not printed again
+    assert lines[-1] == "completed; 0 tokens; cost unknown"
 
 
 def test_a_missing_workspace_file_is_a_clear_error(tmp_path: Path) -> None:

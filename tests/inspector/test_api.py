@@ -44,15 +44,16 @@ async def test_the_stream_sends_context_steps_then_done_in_order(
     assert response.headers["cache-control"] == "no-cache, no-transform"
     events = lines(response.content)
     assert [e["type"] for e in events] == [
-        "context",
-        "step",
-        "step",
-        "step",
-        "step",
-        "step",
-        "end",
+        "context", "step", "step", "step", "step",
+        "delta", "delta", "delta", "delta", "step", "end",
+    ]  # fmt: skip
+    steps = [e["step"] for e in events if e["type"] == "step"]
+    assert [s["kind"] for s in steps] == ["request", "llm", "tool", "request", "llm"]
+    # The answer's pieces as they stream, between the request and the llm step of round 2.
+    assert [e for e in events if e["type"] == "delta"] == [
+        {"type": "delta", "round": 2, "kind": "content", "text": text}
+        for text in ("Ada ", "has ", "2 ", "orders.")
     ]
-    assert [e["step"]["kind"] for e in events[1:-1]] == ["request", "llm", "tool", "request", "llm"]
     context, done = events[0], events[-1]
     assert context["provider"] == "scripted"
     assert context["replay_label"] == "Replay: scripted model, no provider is called"
@@ -69,7 +70,11 @@ async def test_the_stream_sends_context_steps_then_done_in_order(
         "reason": "completed",
     }
     assert done["usage"] == {"prompt_tokens": 30, "completion_tokens": 7, "total_tokens": 37}
-    tool = events[3]["step"]
+    assert {k: done[k] for k in ("stop", "finish_reason", "refusal", "cost", "cost_complete")} == {
+        "stop": "end", "finish_reason": "stop", "refusal": None, "cost": 0.0,
+        "cost_complete": False,
+    }  # fmt: skip
+    tool = steps[2]
     assert tool["tool_name"] == "lookup" and tool["tool_result"] == "2 orders for Ada"
     assert tool["tool_artifacts"] == [
         {"type": "table", "label": "orders", "data": {"columns": TABLE_COLUMNS, "rows": TABLE_ROWS}}

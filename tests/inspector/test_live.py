@@ -26,7 +26,7 @@ def base(store: MemoryStore) -> Iterator[str]:
 
 
 def test_the_first_step_arrives_while_the_model_is_still_slow(base: str) -> None:
-    body = {"prompt": "x", "provider": "slow"}
+    body = {"prompt": "x", "provider": "slow", "stream": False}
     started = time.monotonic()
     arrivals: list[tuple[str, float]] = []
     with httpx.stream("POST", f"{base}/api/runs/stream", json=body, headers=AUTH) as response:

@@ -47,7 +47,7 @@ def test_run_records_and_runs_list_shows_it(tmp_path: Path) -> None:
     assert code == 0
     lines = out.splitlines()
     assert [line.split()[0] for line in lines] == [second, first]
-    assert lines[0].endswith("scripted  1 rounds  0 tokens  2 steps  full")
+    assert lines[0].endswith("scripted  1 rounds  0 tokens  cost unknown  2 steps  full")
     assert " completed " in lines[1] and lines[1].endswith("2 steps  metadata")
 
 
@@ -57,14 +57,15 @@ def test_runs_show_renders_steps_and_escapes_terminal_controls(tmp_path: Path) -
     code, out = invoke("runs", "show", run_id, "--db", str(db))
     assert code == 0, out
     assert "\x1b" not in out
-    assert out.splitlines()[:10] == [
+    assert out.splitlines()[:11] == [
         f"run {run_id}",
-        "  status: completed (completed)",
+        "  status: completed",
         *[line for line in out.splitlines()[2:4]],  # created and finished times
         "  provider: scripted",
         "  privacy: redacted",
         "  rounds: 1",
         "  tokens: 0 prompt, 0 completion",
+        "  cost: cost unknown",
         "  answer: mail ***@*** \\x1b[31mred",
         "",
     ]
@@ -105,7 +106,7 @@ def test_a_store_that_cannot_open(tmp_path: Path) -> None:
     code, out = invoke("run", "hi", "--script", str(script(tmp_path, "still here")), "--db", db)
     assert code == 0
     assert out.splitlines()[0] == f"warning: {expected}; nothing is recorded"
-    assert out.splitlines()[-1] == "still here"
+    assert out.splitlines().count("still here") == 1
     code, out = invoke("tools", "--db", db)
     assert code == 0 and out.startswith(f"warning: {expected}; nothing is recorded")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import getpass
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -18,12 +18,11 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolwire.cli.show import error, pause_lines, safe
+from toolwire.cli.show import StepPrinter, error, pause_lines, safe
 from toolwire.errors import InvalidInput, StaleDecision, ToolwireError
 from toolwire.lifecycle import RunStatus
 from toolwire.runtime import OperatorDecision, RunOutcome, Runtime
 from toolwire.state import Pause
-from toolwire.trace import Observer
 
 FALLBACK_ACTOR = "cli"
 NOT_AN_OBJECT = '--json is not a JSON object (write it like \'{"key": "value"}\')'
@@ -69,7 +68,7 @@ def decision_errors(console: Console) -> Iterator[None]:
 
 
 def carry_on(
-    console: Console, runtime: Runtime, outcome: RunOutcome, observers: Sequence[Observer]
+    console: Console, runtime: Runtime, outcome: RunOutcome, printer: StepPrinter
 ) -> RunOutcome:
     """Ask about each pause and resume, until the run ends or the person leaves it waiting."""
     while outcome.pause is not None:
@@ -77,7 +76,8 @@ def carry_on(
         if decision is None:
             return outcome
         try:
-            outcome = runtime.resume_sync(outcome.run_id, decision, observers=observers)
+            outcome = runtime.resume_sync(outcome.run_id, decision, observers=[printer],
+                                          deltas=[printer.delta])  # fmt: skip
         except InvalidInput as exc:  # nothing changed: ask again
             error(console, safe(str(exc), None))
     return outcome

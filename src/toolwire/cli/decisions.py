@@ -112,12 +112,13 @@ def _decide(
     key = read_key(console)
     with open_or_exit(console, db) as store:
         runtime = Runtime(registry_for(console, store), recorder=store, state_key=key)
-        observers = [StepPrinter(console)]
+        printer = StepPrinter(console)
         with decision_errors(console):
             digest = turn or runtime.pending(run_id).digest
             decision = OperatorDecision(action=action, digest=digest, actor=actor(),
                                         reason=reason, values=values)  # fmt: skip
-            outcome = runtime.resume_sync(run_id, decision, observers=observers)
+            outcome = runtime.resume_sync(run_id, decision, observers=[printer],
+                                          deltas=[printer.delta])  # fmt: skip
             if outcome.status.waiting and interactive():
-                outcome = carry_on(console, runtime, outcome, observers)
-    report(console, outcome, recorded=True, db=db)
+                outcome = carry_on(console, runtime, outcome, printer)
+    report(console, outcome, recorded=True, db=db, printer=printer)

@@ -8,8 +8,9 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolwire.cli.show import error, pause_lines, safe
+from toolwire.cli.show import StepPrinter, cost_text, error, pause_lines, safe
 from toolwire.lifecycle import RunStatus
+from toolwire.loop import LoopResult, TerminationReason
 from toolwire.runtime import RunOutcome
 
 # A run that waits for a person is neither a success nor a failure: scripts can tell it apart.
@@ -24,8 +25,31 @@ def resume_command(outcome: RunOutcome, db: str | None) -> str:
     return f"toolwire runs approve {outcome.run_id}{store}"
 
 
-def report(console: Console, outcome: RunOutcome, *, recorded: bool, db: str | None) -> None:
-    """Print how the run ended; exit 1 on failure and ``WAITING_EXIT_CODE`` when it waits."""
+# What a reason that cut the answer short says beside it.
+_CUT = {
+    TerminationReason.MAX_ITERATIONS: "answer synthesised at the round cap",
+    TerminationReason.MAX_TOKENS: "answer cut by the output cap",
+    TerminationReason.CONTEXT_WINDOW: "the conversation outgrew the model's window",
+    TerminationReason.BUDGET_EXHAUSTED: "the run's token or dollar budget was spent",
+}
+
+
+# Reasons the provider gave (its own word for them is worth showing), not the run's limits.
+_PROVIDERS_CALL = frozenset({TerminationReason.MAX_TOKENS, TerminationReason.CONTEXT_WINDOW,
+                             TerminationReason.REFUSED, TerminationReason.BLOCKED})  # fmt: skip
+
+
+def report(
+    console: Console,
+    outcome: RunOutcome,
+    *,
+    recorded: bool,
+    db: str | None,
+    printer: StepPrinter | None = None,
+) -> None:
+    """Print how the run ended; exit 1 on failure and ``WAITING_EXIT_CODE`` when it waits.
+
+    An answer ``printer`` already showed as it streamed is not printed twice."""
     if outcome.store_error:
         console.print(Text(f"warning: {outcome.store_error}", style="yellow"))
     elif recorded:
@@ -36,11 +60,29 @@ def report(console: Console, outcome: RunOutcome, *, recorded: bool, db: str | N
     if outcome.status is not RunStatus.COMPLETED or result is None:
         error(console, outcome.error or outcome.status.value)
         raise typer.Exit(1)
-    status = f"{result.reason}" + (
-        " (answer synthesised at the round cap)" if result.truncated else ""
-    )
-    console.print(Text(f"{status}; {result.usage.total_tokens} tokens", style="dim"))
-    console.print(Text(safe(result.final_content, None)))
+    console.print(ending_line(result), soft_wrap=True)
+    if result.refusal:
+        console.print(Text(f"{_said(result)}: {safe(result.refusal, None)}", style="yellow"),
+                      soft_wrap=True)  # fmt: skip
+    if printer is None or not printer.was_streamed(result.final_content):
+        console.print(Text(safe(result.final_content, None)), soft_wrap=True)
+
+
+def ending_line(result: LoopResult) -> Text:
+    """Why the run stopped, the provider's own word for it, its tokens and its cost."""
+    reason = str(result.reason)
+    if result.reason in _CUT:
+        reason += f" ({_CUT[result.reason]})"
+    elif result.truncated:
+        reason += " (truncated)"
+    if result.finish_reason and result.reason in _PROVIDERS_CALL:
+        reason += f"; the provider said {safe(result.finish_reason, 40)!r}"
+    cost = cost_text(float(result.cost.usd), result.cost.complete)
+    return Text(f"{reason}; {result.usage.total_tokens} tokens; {cost}", style="dim")
+
+
+def _said(result: LoopResult) -> str:
+    return "blocked" if result.reason is TerminationReason.BLOCKED else "the model refused"
 
 
 def _waiting(console: Console, outcome: RunOutcome, *, recorded: bool, db: str | None) -> None:

@@ -18,6 +18,14 @@ from rich.text import Text
 from toolwire.cli.app import app
 from toolwire.cli.ask import carry_on, decision_errors, interactive
 from toolwire.cli.keys import read_key
+from toolwire.cli.options import (
+    MaxCostOption,
+    MaxTokensOption,
+    MaxTotalTokensOption,
+    NoStreamOption,
+    ReasoningOption,
+    parse_reasoning,
+)
 from toolwire.cli.outcome import report
 from toolwire.cli.show import StepPrinter, error, safe
 from toolwire.cli.store import DbOption, open_or_warn
@@ -68,6 +76,11 @@ def run(
         str,
         typer.Option("--privacy", help="What the store keeps: none, metadata, redacted or full."),
     ] = PrivacyLevel.METADATA.value,
+    reasoning: ReasoningOption = None,
+    no_stream: NoStreamOption = False,
+    max_tokens: MaxTokensOption = None,
+    max_total_tokens: MaxTotalTokensOption = None,
+    max_cost: MaxCostOption = None,
 ) -> None:
     """Run one tool loop, show each step live, then the answer; the run is recorded."""
     console = Console(highlight=False)
@@ -76,7 +89,15 @@ def run(
         provider = create_provider(
             provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone
         )
-        options = RunOptions(max_rounds=max_rounds, allowed_tools=tool)
+        options = RunOptions(
+            max_rounds=max_rounds,
+            allowed_tools=tool,
+            reasoning=parse_reasoning(reasoning),
+            stream=not no_stream,
+            max_tokens=max_tokens,
+            max_total_tokens=max_total_tokens,
+            max_cost=max_cost,
+        )
         context = ToolContext(
             user=User("cli", is_admin=True) if admin else None,
             workspace=load_workspace(workspace) if workspace is not None else None,
@@ -90,16 +111,16 @@ def run(
     request = RunRequest.of(
         prompt, system=system, provider=provider, model=model, options=options, context=context
     )
-    observers = [StepPrinter(console)]
+    printer = StepPrinter(console)
     try:
-        outcome = runtime.run_sync(request, observers=observers)
+        outcome = runtime.run_sync(request, observers=[printer], deltas=[printer.delta])
         if outcome.status.waiting and interactive():
             with decision_errors(console):
-                outcome = carry_on(console, runtime, outcome, observers)
+                outcome = carry_on(console, runtime, outcome, printer)
     finally:
         if store is not None:
             store.close()
-    report(console, outcome, recorded=store is not None, db=db)
+    report(console, outcome, recorded=store is not None, db=db, printer=printer)
 
 
 def registry_for(console: Console, store: RunStore | None) -> ToolRegistry:

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.app import app
-from toolwire.cli.show import error, safe
+from toolwire.cli.show import cost_text, error, safe
 from toolwire.cli.store import DbOption, open_or_exit
 from toolwire.errors import StoreError
 from toolwire.jsonenc import dumps
@@ -91,26 +91,33 @@ def _row(summary: RunSummary) -> list[str]:
     label = "/".join(p for p in (summary.provider, summary.model) if p) or "-"
     return [
         summary.id,
-        summary.status,
+        _status(summary),
         summary.created_at[:19].replace("T", " "),
         safe(label, 40),
         f"{summary.rounds} rounds",
         f"{summary.prompt_tokens + summary.completion_tokens} tokens",
+        cost_text(summary.cost, summary.cost_complete),
         f"{summary.step_count} steps",
         summary.privacy_level,
     ]
 
 
+def _status(summary: RunSummary) -> str:
+    """The status, with the reason when it says more (``completed (refused)``)."""
+    reason = summary.termination_reason
+    return summary.status + (f" ({reason})" if reason and reason != summary.status else "")
+
+
 def _heading(stored: StoredRun) -> list[Text]:
     facts = {
-        "status": stored.status
-        + (f" ({stored.termination_reason})" if stored.termination_reason else ""),
+        "status": _status(stored),
         "created": stored.created_at,
         "finished": stored.finished_at or "-",
         "provider": "/".join(p for p in (stored.provider, stored.model) if p) or "-",
         "privacy": stored.privacy_level,
         "rounds": str(stored.rounds) + (" (truncated)" if stored.truncated else ""),
         "tokens": f"{stored.prompt_tokens} prompt, {stored.completion_tokens} completion",
+        "cost": cost_text(stored.cost, stored.cost_complete),
     }
     if stored.error:
         facts["error"] = stored.error

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from toolwire.jsonenc import dumps
 from toolwire.lifecycle import RunStatus
+from toolwire.providers.base import Delta
 from toolwire.state import Pause
 from toolwire.trace import DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
 
@@ -86,11 +87,51 @@ def pause_lines(pause: Pause) -> list[Text]:
     return lines
 
 
+def dollars(usd: float) -> str:
+    """US dollars: four decimals, or as many as a tiny amount needs (``$0.000045``)."""
+    if usd == 0 or usd >= 0.01:
+        return f"${usd:.4f}"
+    return "$" + f"{usd:.8f}".rstrip("0")
+
+
+def cost_text(usd: float | None, complete: bool | None) -> str:
+    """A run's cost as a person reads it: exact, a floor, unknown, or not recorded."""
+    if usd is None:
+        return "cost not recorded"
+    if complete:
+        return dollars(usd)
+    return f"at least {dollars(usd)}" if usd > 0 else "cost unknown"
+
+
 class StepPrinter:
-    """A trace observer printing one line per step."""
+    """A trace observer printing one line per step, and a delta observer printing a streamed
+    answer as it arrives (thinking dimmed, on lines of its own, never in the answer)."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
+        self.streamed: dict[int, str] = {}  # the answer text streamed per round
+        self._open: str | None = None  # the kind of the line being streamed, if one is open
 
     def __call__(self, step: RunStep) -> None:
+        self._close()
         self.console.print(step_line(step), highlight=False)
+
+    def delta(self, round: int, delta: Delta) -> None:
+        if delta.kind != self._open:
+            self._close()
+            label = "  thinking: " if delta.kind == "thinking" else ""
+            self.console.print(Text(label, style="dim"), end="")
+            self._open = delta.kind
+        style = "dim" if delta.kind == "thinking" else ""
+        self.console.print(Text(safe(delta.text, None), style=style), end="", soft_wrap=True)
+        if delta.kind == "content":
+            self.streamed[round] = self.streamed.get(round, "") + delta.text
+
+    def was_streamed(self, answer: str) -> bool:
+        """Whether ``answer`` was already printed whole as it streamed."""
+        return bool(answer) and answer in self.streamed.values()
+
+    def _close(self) -> None:
+        if self._open is not None:
+            self.console.print()
+            self._open = None

@@ -41,7 +41,7 @@ from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, RunTas
 from toolwire.jsonenc import sink_dumps_bytes
 from toolwire.runtime import Runtime
 from toolwire.tools.api import ToolContext
-from toolwire.trace import Observer
+from toolwire.trace import DeltaObserver, Observer
 
 STATIC = Path(__file__).parent / "static"
 MAX_RUNS_PAGE = 200  # one screen of the runs browser, with room to spare
@@ -158,8 +158,9 @@ def _api(settings: InspectorSettings, runtime: Runtime, tasks: RunTasks) -> APIR
         return StreamingResponse(ndjson(channel), media_type=NDJSON, headers=STREAM_HEADERS)
 
     def _start(live: service.LiveRun, channel: RunChannel) -> None:
-        def segment(on_step: Observer, on_start: Any) -> Any:
-            return runtime.run(live.request, observers=[on_step], on_start=on_start)
+        def segment(on_step: Observer, on_start: Any, on_delta: DeltaObserver) -> Any:
+            return runtime.run(live.request, observers=[on_step], on_start=on_start,
+                               deltas=[on_delta])  # fmt: skip
 
         tasks.start(segment, live.context, channel)
 
@@ -179,10 +180,11 @@ def _api(settings: InspectorSettings, runtime: Runtime, tasks: RunTasks) -> APIR
         decision = service.decision_of(settings, body)
         workspace = settings.workspace
 
-        def segment(on_step: Observer, on_start: Any) -> Any:
+        def segment(on_step: Observer, on_start: Any, on_delta: DeltaObserver) -> Any:
             tool_context = ToolContext(user=settings.user, workspace=workspace)
             return runtime.resume(run_id, decision, observers=[on_step], provider=provider,
-                                  context=tool_context, on_start=on_start)  # fmt: skip
+                                  context=tool_context, on_start=on_start,
+                                  deltas=[on_delta])  # fmt: skip
 
         channel = RunChannel()
         started = tasks.start(segment, context, channel, refusable=True)

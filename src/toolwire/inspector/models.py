@@ -20,8 +20,13 @@ MAX_TOOLS_LISTED = 1_000  # far more tools than any model can be offered usefull
 MAX_ARGUMENT_KEYS = 200  # a tool's parameters, with room to spare
 MAX_DIGEST_CHARS = 64  # a turn digest is 32 hex characters
 MAX_REASON_CHARS = 2_000  # a sentence or two on why a call was approved or denied
+MAX_REASONING_TOKENS = 200_000  # a thinking budget beyond every model's output window
+MAX_ANSWER_TOKENS = 1_000_000  # an output cap beyond every model's output window
+MAX_RUN_TOKENS = 1_000_000_000  # a run budget: a billion tokens is no budget at all
+MAX_RUN_DOLLARS = 100_000.0  # a run budget in dollars; more is a typo, not a budget
 
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+Effort = Literal["low", "medium", "high"]
 
 
 class _Strict(BaseModel):
@@ -41,6 +46,12 @@ class RunBody(_Strict):
     temperature: float | None = Field(default=None, ge=0, le=2)
     dry_run: bool = False
     capture_raw: bool = False
+    # An effort level, or a thinking budget in tokens; absent: the model's default.
+    reasoning: Effort | Annotated[int, Field(ge=1, le=MAX_REASONING_TOKENS)] | None = None
+    stream: bool = True
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_ANSWER_TOKENS)
+    max_total_tokens: int | None = Field(default=None, ge=1, le=MAX_RUN_TOKENS)
+    max_cost: float | None = Field(default=None, gt=0, le=MAX_RUN_DOLLARS, allow_inf_nan=False)
 
 
 class ToggleBody(_Strict):

@@ -38,7 +38,7 @@ from toolwire.inspector.models import (
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.loop import RunOptions
 from toolwire.messages import ChatMessage, ToolCall
-from toolwire.providers.base import Provider
+from toolwire.providers.base import Provider, Reasoning
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.runtime import OperatorDecision, ProviderRef, RunOutcome, RunRequest, Runtime
 from toolwire.state import Pause
@@ -71,6 +71,11 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
         temperature=body.temperature,
         capture_raw=body.capture_raw,
         dry_run=body.dry_run,
+        reasoning=reasoning_of(body),
+        stream=body.stream,
+        max_tokens=body.max_tokens,
+        max_total_tokens=body.max_total_tokens,
+        max_cost=body.max_cost,
     )
     context = ToolContext(user=settings.user, workspace=settings.workspace)
     messages = ([ChatMessage.system(body.system_prompt)] if body.system_prompt else []) + [
@@ -96,6 +101,15 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
         "dry_run": body.dry_run,
     }
     return LiveRun(request=request, context=event)
+
+
+def reasoning_of(body: RunBody) -> Reasoning | None:
+    """The body's reasoning: an effort level, or a budget in tokens."""
+    if body.reasoning is None:
+        return None
+    if isinstance(body.reasoning, int):
+        return Reasoning(budget_tokens=body.reasoning)
+    return Reasoning(effort=body.reasoning)
 
 
 def list_tools(settings: InspectorSettings) -> ToolsList:

@@ -8,10 +8,14 @@ response through a ``RunChannel``. The order is fixed:
 1. exactly one ``{"type": "context", ...}`` line (run id, provider, model, replay label,
    offered tools, privacy level), before any step;
 2. one ``{"type": "step", "step": {...}}`` line per recorded step, pushed the moment the trace
-   records it;
+   records it; between them, while a model answers, ``{"type": "delta", "round": n, "kind":
+   "content" | "thinking", "text": "..."}`` lines with the pieces of its answer as they stream
+   (the ``llm`` step of that round then carries the whole of it);
 3. exactly one ``{"type": "end", "status": <RunStatus>, ...}`` line. ``completed`` carries the
-   answer, usage, iterations, truncated and reason; ``failed`` and ``cancelled`` a short, safe
-   ``message``; ``awaiting_approval`` and ``awaiting_input`` carry ``pending`` (the pause).
+   answer, usage, iterations, truncated, reason, how the last turn stopped (``stop``,
+   ``finish_reason``), the provider's ``refusal`` text and the cost (``cost`` in US dollars,
+   ``cost_complete``); ``failed`` and ``cancelled`` a short, safe ``message``;
+   ``awaiting_approval`` and ``awaiting_input`` carry ``pending`` (the pause).
 
 A reader that goes away does not stop the run: the task goes on and settles in the store.
 """
@@ -25,8 +29,9 @@ from typing import Any, assert_never
 
 from toolwire.jsonenc import sink_dumps_bytes
 from toolwire.lifecycle import CANCELLED_MESSAGE, RUN_FAILED, RunStatus
+from toolwire.providers.base import Delta
 from toolwire.runtime import RunOutcome
-from toolwire.trace import Observer, RunStep
+from toolwire.trace import DeltaObserver, Observer, RunStep
 
 log = logging.getLogger("toolwire.inspector")
 
@@ -37,8 +42,9 @@ NDJSON = "application/x-ndjson; charset=utf-8"
 STREAM_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
 
 Event = dict[str, Any]
-# A segment: given the step observer and the start callback, run and return the outcome.
-Segment = Callable[[Observer, Callable[[str], None]], Awaitable[RunOutcome]]
+# A segment: given the step observer, the start callback and the delta observer, run and
+# return the outcome.
+Segment = Callable[[Observer, Callable[[str], None], DeltaObserver], Awaitable[RunOutcome]]
 
 
 class RunChannel:
@@ -110,8 +116,11 @@ class RunTasks:
         def on_step(step: RunStep) -> None:
             channel.push({"type": "step", "step": step.to_dict()})
 
+        def on_delta(round: int, delta: Delta) -> None:
+            channel.push({"type": "delta", "round": round, "kind": delta.kind, "text": delta.text})
+
         try:
-            event = end_event(await segment(on_step, on_start))
+            event = end_event(await segment(on_step, on_start, on_delta))
         except Exception as exc:
             if not started.done() and refusable:
                 started.set_exception(exc)
@@ -169,6 +178,11 @@ def _completed(outcome: RunOutcome) -> Event:
         "iterations": result.iterations,
         "truncated": result.truncated,
         "reason": str(result.reason),
+        "stop": None if result.stop is None else str(result.stop),
+        "finish_reason": result.finish_reason,
+        "refusal": result.refusal,
+        "cost": float(result.cost.usd),
+        "cost_complete": result.cost.complete,
     }
 
 

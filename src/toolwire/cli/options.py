@@ -1,0 +1,62 @@
+"""The run options every command that starts a run takes: reasoning, streaming and budgets.
+
+Each bad value is a usage error naming the option (exit status 2), before anything runs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
+
+import typer
+
+from toolwire.providers.base import Reasoning
+
+EFFORTS = ("low", "medium", "high")
+REASONING_HELP = "How hard the model thinks: low, medium, high, or a token budget N."
+
+
+def parse_reasoning(value: str | None) -> Reasoning | None:
+    """``low``/``medium``/``high`` or a whole number of tokens; None when not given."""
+    if value is None:
+        return None
+    text = value.strip().lower()
+    if text in EFFORTS:
+        return Reasoning(effort=text)  # type: ignore[arg-type]  # narrowed by the check above
+    if text.isdigit() and int(text) >= 1:
+        return Reasoning(budget_tokens=int(text))
+    raise typer.BadParameter(
+        f"{value[:40]!r} is neither low, medium, high nor a token budget (a whole number >= 1)",
+        param_hint="'--reasoning'",
+    )
+
+
+def _reasoning(value: str | None) -> str | None:
+    parse_reasoning(value)  # refuse a bad value while the command line is parsed
+    return value
+
+
+def _dollars(value: float | None) -> float | None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter("a budget in dollars must be a positive number",
+                                 param_hint="'--max-cost'")  # fmt: skip
+    return value
+
+
+ReasoningOption = Annotated[
+    str | None, typer.Option("--reasoning", help=REASONING_HELP, callback=_reasoning)
+]
+NoStreamOption = Annotated[
+    bool, typer.Option("--no-stream", help="Ask for the whole answer at once, not streamed.")
+]
+MaxTotalTokensOption = Annotated[
+    int | None,
+    typer.Option("--max-total-tokens", min=1, help="End the run once it has used N tokens."),
+]
+MaxCostOption = Annotated[
+    float | None,
+    typer.Option("--max-cost", help="End the run once it has cost DOLLARS.", callback=_dollars),
+]
+MaxTokensOption = Annotated[
+    int | None, typer.Option("--max-tokens", min=1, help="Cap each answer at N output tokens.")
+]

@@ -1,0 +1,200 @@
+"""``toolwire run`` with reasoning, streaming, budgets and stop reasons, through real
+``python -m toolwire`` processes: a scripted model, and a priced one over loopback HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Mapping
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from toolwire.cli.outcome import ending_line
+from toolwire.cli.show import dollars
+from toolwire.loop import LoopResult, TerminationReason
+from toolwire.pricing import Cost
+from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
+from toolwire.runtime import RunRequest, Runtime
+from toolwire.store import RunStore
+from toolwire.tools.registry import ToolRegistry
+
+from .providers.servers import FakeModel, loopback
+
+
+class PricedModel:
+    """A model the price table knows (OpenAI's gpt-4o-mini), answering from memory."""
+
+    name = "openai"
+    model = "gpt-4o-mini"
+    pricing_family = "openai"
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        usage = Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000,
+                      cache_read_tokens=250_000)  # fmt: skip
+        return CompletionResponse(content="priced", usage=usage, model=self.model,
+                                  finish_reason="stop")  # fmt: skip
+
+
+HOSTILE = "\x1b[2J\x1b[31mI will not [bold]help[/bold]\x07 <img src=x onerror=alert(1)>"
+SHOWN_HOSTILE = "\\x1b[2J\\x1b[31mI will not [bold]help[/bold]\\x07 <img src=x onerror=alert(1)>"
+
+
+def tw(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("TOOLWIRE_DB", "COLUMNS")},
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "COLUMNS": "200",
+        "TOOLWIRE_STATE_KEY": "",
+        "OPENAI_API_KEY": "sk-test-cli-0000",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "toolwire", *args, "--db", str(tmp_path / "runs.sqlite")],
+        capture_output=True, text=True, timeout=60, check=False, env=env,
+    )  # fmt: skip
+
+
+def scripted(
+    tmp_path: Path, *turns: Mapping[str, object], extra: tuple[str, ...] = ("--tool", "none")
+) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"turns": list(turns)}))
+    done = tw(tmp_path, "run", "--script", str(path), *extra, "q")
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.stdout
+
+
+ANSWER = {"content": "The answer is forty-two, exactly.", "thinking": "Let me count slowly.",
+          "prompt_tokens": 4, "completion_tokens": 6}  # fmt: skip
+
+
+def test_a_streamed_answer_is_printed_as_it_arrives_and_only_once(tmp_path: Path) -> None:
+    out = scripted(tmp_path, ANSWER)
+    lines = out.splitlines()
+    assert lines[0] == "[round 1] → request: 1 messages, 0 tools"
+    assert lines[1] == "  thinking: Let me count slowly."  # a line of its own, never the answer
+    assert lines[2] == "The answer is forty-two, exactly."
+    assert lines[3].startswith("[round 1] ← model answers (")
+    assert "completed; 10 tokens; cost unknown" in out
+    assert out.count("forty-two") == 1
+
+
+def test_no_stream_prints_the_answer_once_at_the_end_and_no_thinking(tmp_path: Path) -> None:
+    out = scripted(tmp_path, ANSWER, extra=("--tool", "none", "--no-stream"))
+    lines = out.splitlines()
+    assert lines[1].startswith("[round 1] ← model answers (")
+    assert lines[-1] == "The answer is forty-two, exactly."
+    assert "thinking" not in out and out.count("forty-two") == 1
+
+
+@pytest.mark.parametrize(
+    ("stop", "reason", "said"),
+    [("refusal", "refused", "the model refused"), ("blocked", "blocked", "blocked")],
+)
+def test_a_refusal_shows_its_reason_and_the_providers_words_safely(
+    tmp_path: Path, stop: str, reason: str, said: str
+) -> None:
+    turn = {"stop": stop, "refusal": HOSTILE, "finish_reason": "content_filter"}
+    out = scripted(tmp_path, turn)
+    assert f"{reason}; the provider said 'content_filter'; 0 tokens; cost unknown" in out
+    assert f"{said}: {SHOWN_HOSTILE}" in out.splitlines()
+    assert "\x1b" not in out and "\x07" not in out
+
+
+@pytest.mark.parametrize(
+    ("stop", "words"),
+    [
+        ("max_tokens", "max_tokens (answer cut by the output cap); the provider said 'length'"),
+        ("context_window", "context_window (the conversation outgrew the model's window)"),
+    ],
+)
+def test_a_cut_answer_says_why(tmp_path: Path, stop: str, words: str) -> None:
+    out = scripted(tmp_path, {"content": "Half an ans", "stop": stop, "finish_reason": "length"})
+    assert words in out
+    assert out.count("Half an ans") == 1
+
+
+def test_a_token_budget_ends_the_run_after_the_round_that_crossed_it(tmp_path: Path) -> None:
+    call = {"tool_calls": [{"name": "nope"}], "prompt_tokens": 30, "completion_tokens": 5}
+    out = scripted(tmp_path, call, ANSWER, extra=("--tool", "list_tables",
+                                                  "--max-total-tokens", "20"))  # fmt: skip
+    assert "budget_exhausted (the run's token or dollar budget was spent); 35 tokens" in out
+    assert "[round 2]" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--reasoning", "extreme"), "'extreme' is neither low, medium, high nor a token budget"),
+        (("--reasoning", "0"), "'0' is neither low, medium, high nor a token budget"),
+        (("--max-cost", "0"), "a budget in dollars must be a positive number"),
+        (("--max-cost", "nan"), "a budget in dollars must be a positive number"),
+        (
+            ("--max-total-tokens", "0"),
+            "'--max-total-tokens': Input should be greater than or equal to 1",
+        ),
+        (
+            ("--max-tokens", "-5"),
+            "'--max-tokens': Input should be greater than or equal to 1",
+        ),
+    ],
+)
+def test_bad_run_options_are_usage_errors(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"turns": [ANSWER]}))
+    done = tw(tmp_path, "run", "--script", str(path), *args, "q")
+    assert done.returncode == 2
+    assert message in " ".join(done.stderr.replace("│", " ").split())
+    assert "Traceback" not in done.stderr
+
+
+def test_the_model_gets_reasoning_and_the_output_cap(tmp_path: Path) -> None:
+    model = FakeModel(["An answer."])
+    with loopback(model) as base:
+        done = tw(tmp_path, "run", "--provider", "openai", "--model", "gpt-4o-mini",
+                  "--base-url", f"{base}/v1", "--no-stream", "--reasoning", "high",
+                  "--max-tokens", "321", "--tool", "none", "q")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    body = model.captured[0].json()
+    assert body["reasoning_effort"] == "high"
+    assert 321 in (body.get("max_tokens"), body.get("max_completion_tokens"))
+    assert body.get("stream", False) is False
+    # A compatible server at another address runs another model at another price.
+    assert "completed; 18 tokens; cost unknown" in done.stdout
+
+
+def test_runs_list_and_show_give_a_stored_runs_cost(tmp_path: Path) -> None:
+    with RunStore.open(str(tmp_path / "runs.sqlite")) as store:
+        outcome = Runtime(ToolRegistry(), recorder=store).run_sync(
+            RunRequest.of("q", provider=PricedModel(), model="gpt-4o-mini")
+        )
+    assert outcome.result is not None
+    shown_cost = dollars(float(outcome.result.cost.usd))
+    assert re.fullmatch(r"\$0\.\d{4}", shown_cost)
+    listed = tw(tmp_path, "runs", "list").stdout
+    assert f"  2000000 tokens  {shown_cost}  2 steps  metadata" in listed
+    shown = tw(tmp_path, "runs", "show", outcome.run_id).stdout.splitlines()
+    assert f"  cost: {shown_cost}" in shown
+    assert "  status: completed" in shown
+    assert "  stop: end" in shown and "  finish_reason: stop" in shown
+    assert "  cache_read_tokens: 250000" in shown
+
+
+def test_the_ending_line_prices_exact_floor_and_unknown() -> None:
+    def line(cost: Cost) -> str:
+        result = LoopResult(
+            final_content="", trace=(), iterations=1, truncated=False, cost=cost,
+            reason=TerminationReason.COMPLETED, usage=Usage(3, 4),
+        )  # fmt: skip
+        return ending_line(result).plain
+
+    assert line(Cost(Decimal("0.0123"))) == "completed; 7 tokens; $0.0123"
+    assert line(Cost(Decimal("0.000045"))) == "completed; 7 tokens; $0.000045"
+    assert line(Cost(Decimal("0.5"), complete=False)) == "completed; 7 tokens; at least $0.5000"
+    assert line(Cost(Decimal(0), complete=False)) == "completed; 7 tokens; cost unknown"
