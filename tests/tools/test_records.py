@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from toolwire import ArtifactType
 from toolwire.demo._content import CUSTOMERS
-from toolwire.tools.builtin._sql import is_sensitive
+from toolwire.tools.builtin._sensitive import is_sensitive
 from toolwire.workspace import Workspace
 
 from .conftest import invoke

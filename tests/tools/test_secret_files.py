@@ -185,3 +185,21 @@ def test_every_reported_line_is_masked_and_nothing_unmasked_matches(
         assert result.content == f"Matches for {secret!r}:\nprobe.txt:1: {visible}"
     else:
         assert result.content.startswith("No matches for ")
+
+
+def test_fetch_logs_never_reads_a_log_that_is_a_secrets_file(workspace: Workspace) -> None:
+    root = root_of(workspace)
+    os.link(root / ".env", root / "app.log")
+    for log in (root / "app.log", root / ".env"):
+        configured = Workspace(files_root=root, log_files=(log,))
+        result = invoke(configured, "fetch_logs", {"lines": 10})
+        assert result.content == "Error: the workspace has no readable log files."
+
+
+def test_fetch_logs_masks_a_private_key_block(workspace: Workspace, tmp_path: Path) -> None:
+    log = tmp_path / "keys.log"
+    log.write_text("dumped:\n" + OPENSSH_KEY + "done\n")
+    result = invoke(Workspace(log_files=(log,)), "fetch_logs", {"lines": 10})
+    assert result.content == (
+        "== keys.log (last 5 lines)\ndumped:\n-----BEGIN OPENSSH PRIVATE KEY-----***\ndone"
+    )

@@ -4,11 +4,11 @@ Invariants:
 - Identifiers (tables, columns) are never built from model input. A name the model sends is
   only ever compared, exactly, with the names SQLAlchemy reflected from the schema; the query is
   then built from the reflected objects. Values are always bound parameters.
-- Sensitive tables and columns are never read, for any user, whatever is asked. A name is
-  sensitive when one of its parts (split on non-letters and camelCase, trailing digits and a
-  plural ``s`` ignored), case-insensitively, is in ``SENSITIVE_PARTS``, or when it contains one
-  of ``SENSITIVE_COMPOUNDS`` anywhere (``userPassword``, ``x_apitoken``). Internal tables
-  (``sqlite_*``, toolwire's own ``toolwire_*``) are sensitive too.
+- Sensitive tables and columns are never read, never shown and never usable in a filter, for
+  any user, whatever is asked; ``_sensitive`` decides which names are (normalised: NFKC,
+  look-alikes, case; words and compounds). Internal tables (``sqlite_*``, toolwire's own
+  ``toolwire_*``) are sensitive too. Readable cells still pass ``safe_cell``: JSON masked by key
+  name, text through the redactor.
 - Refusals never confirm that a sensitive table exists: it reads "not found or not permitted".
 - Driver errors never reach the model: they are logged and become one generic refusal.
 """
@@ -16,7 +16,6 @@ Invariants:
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
@@ -26,18 +25,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from toolwire.errors import ToolRefusal
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import echo, workspace_of
+from toolwire.tools.builtin._sensitive import is_sensitive, latin
 
-SENSITIVE_PARTS = frozenset(
-    {
-        "password", "passwd", "pwd", "passphrase", "secret", "token", "hash", "salt", "key",
-        "credential", "session", "otp", "mfa", "totp", "dsn", "auth", "authorization", "cookie",
-        "pin", "cvv", "iban", "ssn",
-    }
-)  # fmt: skip
-SENSITIVE_COMPOUNDS = (
-    "password", "passphrase", "apikey", "apitoken", "accesstoken", "authtoken", "refreshtoken",
-    "credential", "privatekey", "clientsecret", "secretkey",
-)  # fmt: skip
 INTERNAL_TABLE_PREFIXES = ("sqlite_", "toolwire_")  # engine internals and our own audit store
 MAX_FILTERS = 5  # enough to pin a record; more is a scan dressed up as a lookup
 
@@ -48,27 +37,14 @@ INVALID_FILTER = (
 READ_FAILED = "the workspace database could not be read."
 # A constraint (NOT NULL, UNIQUE, a foreign key) or a lock; its details stay in the log.
 WRITE_FAILED = "the workspace database refused the write."
-_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 Scalar = str | int | float | bool | None
 T = TypeVar("T")
 log = logging.getLogger("toolwire.tools.builtin")
 
 
-def is_sensitive(name: str) -> bool:
-    """True when a table or column name looks like it holds credentials or secrets."""
-    squashed = re.sub(r"[^a-z0-9]", "", name.lower())
-    if any(c in squashed for c in SENSITIVE_COMPOUNDS):
-        return True
-    return any(_sensitive_part(p.lower()) for p in _PARTS.findall(name))
-
-
-def _sensitive_part(part: str) -> bool:
-    return part in SENSITIVE_PARTS or (part.endswith("s") and part[:-1] in SENSITIVE_PARTS)
-
-
 def is_sensitive_table(name: str) -> bool:
-    return name.lower().startswith(INTERNAL_TABLE_PREFIXES) or is_sensitive(name)
+    return latin(name).casefold().startswith(INTERNAL_TABLE_PREFIXES) or is_sensitive(name)
 
 
 def table_names(engine: Engine) -> list[str]:

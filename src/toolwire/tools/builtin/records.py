@@ -19,6 +19,7 @@ from toolwire.errors import ToolRefusal
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, format_cell
+from toolwire.tools.builtin._sensitive import safe_cell
 from toolwire.tools.builtin._sql import (
     Scalar,
     engine_of,
@@ -153,7 +154,7 @@ def render_rows(
     size = sum(len(line.encode()) + 1 for line in lines) + 100  # the header, written last
     shown: list[list[str]] = []
     for number, row in enumerate(rows, start=offset + 1):
-        cells = [format_cell(v) for v in row]
+        cells = [format_cell(safe_cell(v)) for v in row]
         block = [f"- {table} row {number}"]
         block += [f"  {f}: {c}" for f, c in zip(fields, cells, strict=True)]
         cost = sum(len(line.encode()) + 1 for line in block)

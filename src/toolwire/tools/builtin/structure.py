@@ -14,10 +14,10 @@ from sqlalchemy import Engine, inspect
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin
+from toolwire.tools.builtin._sensitive import is_sensitive
 from toolwire.tools.builtin._sql import (
     engine_of,
     guard,
-    is_sensitive,
     is_sensitive_table,
     readable_table,
     table_names,

@@ -3,7 +3,9 @@
 Everything here is diagnostics and admin-only. ``get_env`` and the log tools redact by name
 (the same sensitive-name rule as the database tools) and by value shape (``toolwire.redact``);
 ``get_env_raw`` is the one unredacted view, secret-adjacent and disabled by default. Log files are
-read from their tail only (``LOG_TAIL_BYTES``), so a huge log costs one bounded read.
+read from their tail only (``LOG_TAIL_BYTES``), so a huge log costs one bounded read. A
+configured log that is a secrets file (by name, or a hard link to one in the files folder; see
+``_secrets``) is never read.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from toolwire.redact import mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, format_cell, workspace_of
-from toolwire.tools.builtin._sql import is_sensitive
+from toolwire.tools.builtin._secrets import is_secret_name, secret_inodes
+from toolwire.tools.builtin._sensitive import is_sensitive
 
 REDACTED = "[redacted]"
 MAX_ENV_VARS = 300  # an environment larger than this is listed in part
@@ -146,10 +149,20 @@ def _safe_env_value(name: str, value: str) -> str:
 
 
 def _log_files(context: ToolContext) -> list[Path]:
-    files = [p for p in workspace_of(context).log_files if p.is_file()]
+    workspace = workspace_of(context)
+    root = workspace.files_root
+    inodes = secret_inodes(root.resolve()) if root is not None else frozenset()
+    files = [p for p in workspace.log_files if p.is_file() and not _secret_log(p, inodes)]
     if not files:
         raise ToolRefusal("the workspace has no readable log files.")
     return files
+
+
+def _secret_log(path: Path, inodes: frozenset[tuple[int, int]]) -> bool:
+    if is_secret_name(path.name) or is_secret_name(path.resolve().name):
+        return True
+    info = path.stat()
+    return info.st_nlink > 1 and (info.st_dev, info.st_ino) in inodes
 
 
 def _redacted_tail(path: Path) -> list[str]:
