@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ClassVar
 
 import uvicorn
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,12 +17,32 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolwire import Artifact, ScriptedProvider, ToolRegistry, ToolResult, tool
 from toolwire.errors import ConfigError
 from toolwire.inspector import InspectorSettings
-from toolwire.providers.base import Provider
+from toolwire.providers.base import (
+    CompletionRequest,
+    CompletionResponse,
+    Delta,
+    Provider,
+    Usage,
+)
 from toolwire.runtime import RunOutcome, RunRequest
 from toolwire.tools.registry import Availability
 from toolwire.trace import RunStep
 
 TOKEN = "test-token-" + "x" * 32
+# A provider's refusal text is untrusted: markup, script and controls that must stay text.
+HOSTILE_REFUSAL = (
+    '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>'
+    "\u202eI cannot help\x1b[31m</pre>"
+)
+PIECE_DELAY_S = 0.4  # between streamed pieces: long enough to see each arrive alone
+STREAMED = (
+    Delta("thinking", "Weighing "),
+    Delta("thinking", "<b>the</b> orders."),
+    Delta("content", "Ada has "),
+    Delta("content", "<i>two</i> orders."),
+)
+STREAMED_THINKING = "Weighing <b>the</b> orders."
+STREAMED_ANSWER = "Ada has <i>two</i> orders."
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 TABLE_COLUMNS = ["id", "customer", "total"]
 TABLE_ROWS = [["1001", "Ada", "49.90"], ["1002", "Grace", "12.00"]]
@@ -141,7 +162,34 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
         {"content": "The note is written."},
     ],
     "ask": [{"tool_calls": [call("book_trip", {})]}, {"content": "The trip is booked."}],
+    "refusing": [{"stop": "refusal", "refusal": HOSTILE_REFUSAL, "finish_reason": "refusal",
+                  "prompt_tokens": 3, "completion_tokens": 1}],
+    "blocked": [{"stop": "blocked", "refusal": HOSTILE_REFUSAL, "finish_reason": "SAFETY"}],
+    "spendy": [{"tool_calls": [call("lookup", {"customer": "Ada"})], "prompt_tokens": 60,
+                "completion_tokens": 10}, {"content": "never reached"}],
 }  # fmt: skip
+
+
+class StreamingModel:
+    """A model that streams: thinking, then its answer in pieces, ``PIECE_DELAY_S`` apart, then
+    the whole turn. Every request it gets is kept (``requests``), to check the options sent."""
+
+    name = "streaming"
+    model = "gpt-4o-mini"
+    pricing_family = "openai"  # a model the price table knows: the run has a cost
+    requests: ClassVar[list[CompletionRequest]] = []
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        StreamingModel.requests.append(request)
+        if request.on_delta is not None and request.stream:
+            for delta in STREAMED:
+                await asyncio.sleep(PIECE_DELAY_S)
+                request.on_delta(delta)
+        await asyncio.sleep(PIECE_DELAY_S)
+        return CompletionResponse(
+            content=STREAMED_ANSWER, thinking=STREAMED_THINKING, model=self.model,
+            usage=Usage(prompt_tokens=1200, completion_tokens=800), finish_reason="stop",
+        )  # fmt: skip
 
 
 def factory(
@@ -150,6 +198,8 @@ def factory(
     scripts = {**SCRIPTS, **(extra or {})}
 
     def provider_factory(name: str, model: str | None) -> Provider:
+        if name == "streaming":
+            return StreamingModel()
         if name not in scripts:
             raise ConfigError(f'unknown provider "{name}"')
         return ScriptedProvider.from_turns(list(scripts[name]), name=name)
