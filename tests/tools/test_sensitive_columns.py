@@ -119,7 +119,7 @@ def test_a_sensitive_word_is_found_however_it_is_spelt(
 ) -> None:
     spelt = {
         0: word.upper(),
-        1: word.translate(str.maketrans(LOOKALIKES)),
+        1: "".join(LOOKALIKES.get(c, c) for c in word),
         2: word.translate(FULLWIDTH),
         3: word.capitalize(),
     }[style]
