@@ -561,7 +561,7 @@ def test_a_tool_disabled_while_the_run_goes_on_is_refused_when_its_call_arrives(
         return "off"
 
     registry.register(switch_off)
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"tool_calls": [call("report")]},
         {"tool_calls": [call("switch_off"), call("report")]},
         {"content": "done"},
