@@ -2,7 +2,7 @@
 
 import { renderArtifacts } from "./artifacts.js";
 import { h, ms, pretty } from "./dom.js";
-import { stepTitle } from "./steps.js";
+import { costText, stepTitle } from "./steps.js";
 
 export function renderDetail(container, step) {
   container.replaceChildren();
@@ -75,8 +75,26 @@ function modelContent(step) {
     calls.length ? h("ul", { class: "calls" }, calls.map((c) =>
       h("li", {}, h("code", { class: "call-name" }, String(c && c.name)),
         h("span", { class: "call-args" }, ` (${String(c && c.arguments)})`)))) : null,
-    h("p", { class: "muted" },
-      `finish: ${String(step.finish_reason ?? "—")} · tokens: ${String(step.total_tokens ?? "—")}`));
+    typeof step.refusal === "string" && step.refusal ? h("h4", {}, "Refusal") : null,
+    typeof step.refusal === "string" && step.refusal
+      ? pre(step.refusal, "refusal") : null,
+    modelFacts(step));
+}
+
+// How the turn ended and what it cost: toolwire's word, the provider's, tokens by kind.
+const MODEL_FACTS = [
+  ["stop", "Stop"], ["finish_reason", "Finish reason"], ["prompt_tokens", "Prompt tokens"],
+  ["completion_tokens", "Completion tokens"], ["total_tokens", "Total tokens"],
+  ["cache_read_tokens", "Cache read tokens"], ["cache_write_tokens", "Cache write tokens"],
+  ["reasoning_tokens", "Reasoning tokens"],
+];
+
+function modelFacts(step) {
+  const rows = MODEL_FACTS.filter(([key]) => step[key] !== undefined && step[key] !== null)
+    .map(([key, label]) => [key, label, String(step[key])]);
+  rows.push(["cost", "Cost", costText(Number(step.cost), Number.isFinite(step.cost))]);
+  return h("dl", { class: "facts", "data-testid": "model-facts" }, rows.map(([key, label, value]) =>
+    [h("dt", {}, label), h("dd", { "data-kind": key }, value)]));
 }
 
 function requestTabs(step) {

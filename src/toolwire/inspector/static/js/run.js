@@ -18,6 +18,7 @@ export class StepView {
     this.selected = -1;
     this.follow = true;
     this.waiting = false;
+    this.live = new Map();  // round -> {thinking, content} streamed so far, until its llm step
     list.addEventListener("click", (e) => this.pick(e.target));
     list.addEventListener("keydown", (e) => { if (e.key === "Enter") this.pick(e.target); });
   }
@@ -27,10 +28,12 @@ export class StepView {
     this.selected = steps.length - 1;
     this.follow = true;
     this.waiting = false;
+    this.live = new Map();
     this.draw();
   }
 
   add(step) {
+    if (step.kind === "llm") this.live.delete(step.round);
     this.steps.push(step);
     if (this.follow) this.selected = this.steps.length - 1;
     this.draw();
@@ -44,12 +47,31 @@ export class StepView {
     this.draw();
   }
 
+  // A piece of a round's answer or thinking: only the waiting row is drawn again.
+  delta(event) {
+    if (!Number.isInteger(event.round) || typeof event.text !== "string") return;
+    if (event.kind !== "content" && event.kind !== "thinking") return;
+    const live = this.live.get(event.round) ?? { thinking: "", content: "" };
+    live[event.kind] += event.text;
+    this.live.set(event.round, live);
+    this.drawWaiting();
+  }
+
   draw() {
     const rows = this.steps.map((s, i) => stepRow(s, i, i === this.selected));
-    const last = this.steps[this.steps.length - 1];
-    if (this.waiting && last && last.kind === "request") rows.push(waitingRow());
     this.list.replaceChildren(...rows);
+    this.drawWaiting();
     renderDetail(this.detail, this.steps[this.selected]);
+  }
+
+  drawWaiting() {
+    const old = this.list.querySelector("li.waiting");
+    const last = this.steps[this.steps.length - 1];
+    const row = this.waiting && last && last.kind === "request"
+      ? waitingRow(this.live.get(last.round)) : null;
+    if (old && row) old.replaceWith(row);
+    else if (old) old.remove();
+    else if (row) this.list.append(row);
   }
 }
 
@@ -92,6 +114,7 @@ export class RunView {
 
   body() {
     const value = (id) => this.$(id).value;
+    const number = (id) => (value(id).trim() === "" ? undefined : Number(value(id)));
     const checked = [...this.$("tool-choices").querySelectorAll("input[name=tool]:checked")];
     const body = {
       prompt: value("prompt"),
@@ -104,6 +127,13 @@ export class RunView {
     if (value("system-prompt").trim()) body.system_prompt = value("system-prompt");
     if (value("model").trim()) body.model = value("model").trim();
     if (value("temperature") !== "") body.temperature = Number(value("temperature"));
+    body.stream = this.$("stream").checked;
+    const reasoning = number("reasoning-budget") ?? (value("reasoning") || undefined);
+    if (reasoning !== undefined) body.reasoning = reasoning;
+    for (const [field, id] of [["max_tokens", "max-tokens"],
+      ["max_total_tokens", "max-total-tokens"], ["max_cost", "max-cost"]]) {
+      if (number(id) !== undefined) body[field] = number(id);
+    }
     return body;
   }
 
@@ -183,6 +213,9 @@ export class RunView {
         if (event.step && typeof event.step === "object") this.view.add(event.step);
         this.status("running");
         break;
+      case "delta":
+        this.view.delta(event);
+        break;
       case "end":
         this.finish(event);
         break;
@@ -197,8 +230,7 @@ export class RunView {
     this.view.draw();
     this.status(shownStatus(event));
     if (event.status === "completed" && typeof event.final_content === "string") {
-      this.$("final").replaceChildren(h("h3", {}, "Answer"),
-        h("pre", { class: "block answer" }, event.final_content));
+      this.$("final").replaceChildren(...finalParts(event));
       this.$("final").hidden = false;
     }
     if (WAITING.has(event.status) && event.pending && typeof event.pending === "object") {
@@ -238,6 +270,19 @@ export class RunView {
     box.className = `banner ${kind}`;
     box.textContent = text ?? "";
   }
+}
+
+// The answer, and for a refusal or a safety block what the provider said (untrusted text).
+function finalParts(event) {
+  const parts = [];
+  if (typeof event.refusal === "string" && event.refusal) {
+    parts.push(h("h3", {}, event.reason === "blocked" ? "Blocked" : "Refused"),
+      h("pre", { class: "block refusal", "data-testid": "refusal" }, event.refusal));
+  }
+  if (event.final_content || !parts.length) {
+    parts.push(h("h3", {}, "Answer"), h("pre", { class: "block answer" }, event.final_content));
+  }
+  return parts;
 }
 
 function failure(message) {

@@ -6,9 +6,10 @@ import { h } from "./dom.js";
 import { pendingPanel } from "./pending.js";
 import { StepView } from "./run.js";
 import { shownStatus, WAITING } from "./status.js";
-import { summarise, summaryStrip } from "./steps.js";
+import { costText, summarise, summaryStrip } from "./steps.js";
 
-const COLUMNS = ["Run", "Status", "Started", "Provider", "Model", "Rounds", "Tokens", "Steps"];
+const COLUMNS = ["Run", "Status", "Started", "Provider", "Model", "Rounds", "Tokens", "Cost",
+  "Steps"];
 
 export class RunsView {
   // `decide(runId, body, steps)` answers a waiting run (see RunView.decide).
@@ -46,6 +47,7 @@ export class RunsView {
         h("td", {}, String(r.model ?? "")),
         h("td", {}, String(r.rounds ?? "")),
         h("td", {}, String(tokens)),
+        h("td", { class: "cost" }, storedCost(r)),
         h("td", {}, String(r.step_count ?? "")));
       row.addEventListener("click", () => this.show(String(r.id)));
       return row;
@@ -63,7 +65,9 @@ export class RunsView {
       const list = h("ol", { class: "steps" });
       const detail = h("div", { class: "detail" });
       const final = { wall_ms: wallOf(run), usage: { total_tokens:
-        (Number(run.prompt_tokens) || 0) + (Number(run.completion_tokens) || 0) } };
+        (Number(run.prompt_tokens) || 0) + (Number(run.completion_tokens) || 0) },
+      cost: run.cost, cost_complete: run.cost_complete,
+      termination_reason: run.termination_reason };
       box.replaceChildren(
         h("h3", {}, `Run ${id}`),
         h("p", { class: "muted" }, `Stored at privacy level ${String(run.privacy_level ?? "?")}`,
@@ -102,6 +106,11 @@ function when(value) {
   const pad = (n) => String(n).padStart(2, "0");
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} `
     + `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+// A stored run's cost; runs stored before costs were kept have none.
+function storedCost(run) {
+  return Number.isFinite(run.cost) ? costText(run.cost, run.cost_complete === true) : "—";
 }
 
 function wallOf(run) {

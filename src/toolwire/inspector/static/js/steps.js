@@ -2,7 +2,7 @@
 // same code draws a live run and a stored (privacy-filtered) one, so every field is optional.
 
 import { h, ms } from "./dom.js";
-import { STATUS_TEXT } from "./status.js";
+import { reasonOf, STATUS_TEXT } from "./status.js";
 
 
 const DECISION_TEXT = { approve: "approved", deny: "denied", input: "input given" };
@@ -51,9 +51,21 @@ export function stepRow(step, index, selected) {
   }, parts);
 }
 
-export function waitingRow() {
-  return h("li", { class: "step waiting", "data-kind": "waiting" },
-    h("span", { class: "spinner" }), "Waiting for model…");
+// The row of a round whose model has not answered yet; once its answer streams, the thinking
+// and the answer so far fill it in (as text), until the round's llm step replaces it.
+export function waitingRow(live) {
+  const thinking = live && live.thinking;
+  const content = live && live.content;
+  if (!thinking && !content) {
+    return h("li", { class: "step waiting", "data-kind": "waiting" },
+      h("span", { class: "spinner" }), "Waiting for model…");
+  }
+  return h("li", { class: "step waiting live", "data-kind": "streaming" },
+    h("span", { class: "spinner" }),
+    h("div", { class: "live-text" },
+      thinking ? h("div", { class: "live-thinking", "data-testid": "live-thinking" }, thinking)
+        : null,
+      content ? h("div", { class: "live-answer", "data-testid": "live-answer" }, content) : null));
 }
 
 // Counts for the summary strip; `final` is the terminal event (or a stored run) when known.
@@ -61,12 +73,26 @@ export function summarise(steps, final, elapsedMs) {
   const llm = steps.filter((s) => s.kind === "llm");
   const streamedTokens = llm.reduce((sum, s) => sum + (Number(s.total_tokens) || 0), 0);
   const usage = final && final.usage;
+  const known = final && Number.isFinite(final.cost);
   return {
     rounds: llm.length,
     toolCalls: steps.filter((s) => s.kind === "tool").length,
     tokens: usage && Number.isFinite(usage.total_tokens) ? usage.total_tokens : streamedTokens,
     wall: final && Number.isFinite(final.wall_ms) ? final.wall_ms : elapsedMs,
+    cost: known ? final.cost : llm.reduce((sum, s) => sum + (Number(s.cost) || 0), 0),
+    costComplete: known ? final.cost_complete === true
+      : llm.every((s) => Number.isFinite(s.cost)),
+    reason: reasonOf(final),
   };
+}
+
+// A cost as a person reads it: exact, a floor when a call had no price, or unknown.
+export function costText(usd, complete) {
+  if (!Number.isFinite(usd)) return "—";
+  const dollars = usd === 0 || usd >= 0.01 ? `$${usd.toFixed(4)}`
+    : `$${usd.toFixed(8).replace(/0+$/, "")}`;
+  if (complete) return dollars;
+  return usd > 0 ? `at least ${dollars}` : "unknown";
 }
 
 export function summaryStrip(counts, status) {
@@ -80,6 +106,8 @@ export function summaryStrip(counts, status) {
     cell("Rounds", counts.rounds, "metric-rounds"),
     cell("Tool calls", counts.toolCalls, "metric-tools"),
     cell("Tokens", counts.tokens, "metric-tokens"),
+    cell("Cost", costText(counts.cost, counts.costComplete), "metric-cost"),
     cell("Wall time", ms(counts.wall), "metric-wall"),
-  ];
+    counts.reason ? cell("Reason", counts.reason, "metric-reason") : null,
+  ].filter(Boolean);
 }
