@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
 
+import httpx
 import pytest
 
 from toolwire.cli.outcome import ending_line
@@ -24,6 +25,7 @@ from toolwire.store import RunStore
 from toolwire.tools.registry import ToolRegistry
 
 from .providers.servers import FakeModel, loopback
+from .served import served
 
 
 class PricedModel:
@@ -198,3 +200,58 @@ def test_the_ending_line_prices_exact_floor_and_unknown() -> None:
     assert line(Cost(Decimal("0.000045"))) == "completed; 7 tokens; $0.000045"
     assert line(Cost(Decimal("0.5"), complete=False)) == "completed; 7 tokens; at least $0.5000"
     assert line(Cost(Decimal(0), complete=False)) == "completed; 7 tokens; cost unknown"
+
+
+@pytest.mark.parametrize(
+    ("toml", "flag", "sent"),
+    [
+        ('max_tokens_field = "max_tokens"\n', (), "max_tokens"),
+        ('max_tokens_field = "max_completion_tokens"\n', (), "max_completion_tokens"),
+        ('max_tokens_field = "max_tokens"\n', ("--max-tokens-field", "max_completion_tokens"),
+         "max_completion_tokens"),
+        ("", ("--max-tokens-field", "max_tokens"), "max_tokens"),
+    ],
+)  # fmt: skip
+def test_the_output_cap_field_comes_from_the_flag_or_the_workspace(
+    tmp_path: Path, toml: str, flag: tuple[str, ...], sent: str
+) -> None:
+    workspace = tmp_path / "workspace.toml"
+    workspace.write_text(toml)
+    model = FakeModel(["Capped."])
+    with loopback(model) as base:
+        done = tw(tmp_path, "run", "--provider", "openai", "--model", "local-model",
+                  "--base-url", f"{base}/v1", "--no-stream", "--max-tokens", "64",
+                  "--workspace", str(workspace), *flag, "--tool", "none", "q")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    body = model.captured[0].json()
+    other = {"max_tokens", "max_completion_tokens"} - {sent}
+    assert body[sent] == 64 and not other & body.keys()
+
+
+def test_a_bad_output_cap_field_in_the_workspace_is_a_clear_error(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace.toml"
+    workspace.write_text('max_tokens_field = "max_output_tokens"\n')
+    done = tw(tmp_path, "run", "--script", str(workspace), "--workspace", str(workspace), "q")
+    assert done.returncode == 1
+    assert f"error: {workspace}: max_tokens_field: Input should be 'max_tokens' or " in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_demo_run_options_fill_the_run_form(tmp_path: Path) -> None:
+    args = ["demo", "--reasoning", "2048", "--no-stream", "--max-tokens", "500",
+            "--max-total-tokens", "40000", "--max-cost", "0.75"]  # fmt: skip
+    with served(args, tmp_path / "data") as (base, token):
+        headers = {"Authorization": f"Bearer {token}"}
+        defaults = httpx.get(base + "/api/defaults", headers=headers, timeout=10).json()
+    assert {k: v for k, v in defaults.items() if k != "prompt"} == {
+        "provider": "scripted", "model": "", "reasoning": 2048, "stream": False,
+        "max_tokens": 500, "max_total_tokens": 40000, "max_cost": 0.75,
+    }  # fmt: skip
+
+
+def test_demo_refuses_a_bad_run_option_before_serving(tmp_path: Path) -> None:
+    done = tw(tmp_path, "demo", "--reasoning", "max", "--port", "1")
+    assert done.returncode == 2
+    assert "'max' is neither low, medium, high nor a token budget" in " ".join(
+        done.stderr.replace("│", " ").split()
+    )

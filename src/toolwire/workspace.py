@@ -1,5 +1,8 @@
 """The workspace built-in tools work on: a SQL database, a folder of files, log files, web bases.
 
+It may also say how to talk to the workspace's model server: ``max_tokens_field`` names the
+output-cap field an OpenAI-compatible server reads (``max_tokens`` or ``max_completion_tokens``).
+
 A ``Workspace`` is configuration plus one lazily created SQLAlchemy engine. Every part is
 optional; a tool that needs a missing part fails closed with a clear error result. Paths are
 absolute once loaded (relative ones are taken from the TOML file's folder), and the hosts
@@ -27,6 +30,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from toolwire.errors import ConfigError
+from toolwire.providers.presets import MaxTokensField
 from toolwire.text import read_capped
 
 Resolver = Callable[[str, int], list[str]]
@@ -51,6 +55,7 @@ class Workspace:
     resolver: Resolver = system_resolver
     transport: httpx.BaseTransport | None = None  # None: a real network transport
     source: Path | None = None  # the TOML file it was read from, so a resumed run finds it again
+    max_tokens_field: MaxTokensField | None = None  # None: the provider's own default
     _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -93,6 +98,7 @@ class _Settings(BaseModel):
     files_root: str | None = None
     log_files: list[str] = []
     base_urls: list[str] = []
+    max_tokens_field: MaxTokensField | None = None
 
 
 def load_workspace(path: str | Path) -> Workspace:
@@ -118,6 +124,7 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         files_root=_folder(settings.files_root, base, source),
         log_files=tuple(_absolute(p, base) for p in settings.log_files),
         base_urls=tuple(_base_url(u, n, source) for n, u in enumerate(settings.base_urls)),
+        max_tokens_field=settings.max_tokens_field,
     )
 
 

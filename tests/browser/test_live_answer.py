@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
-from toolwire.inspector import create_app
+from toolwire.inspector import RunDefaults, create_app
 from toolwire.privacy import PrivacyLevel
 from toolwire.providers.base import Reasoning
 from toolwire.store import RunStore
@@ -173,3 +173,19 @@ def test_a_bad_budget_is_refused_with_the_fields_name(watched: Watched) -> None:
     assert "body.max_cost: Input should be greater than 0" in (
         page.text_content("#run-message") or ""
     )
+
+
+def test_the_servers_run_defaults_fill_the_form(browser: Browser) -> None:
+    defaults = RunDefaults(prompt="p", reasoning=4096, stream=False, max_tokens=300,
+                           max_total_tokens=9000, max_cost=0.5)  # fmt: skip
+    with (
+        live_server(create_app(settings(defaults=defaults))) as url,
+        watching(browser, url, TOKEN) as watched,
+    ):
+        page = watched.page
+        values = page.evaluate(
+            "() => ['reasoning', 'reasoning-budget', 'max-tokens', 'max-total-tokens', 'max-cost']"
+            ".map(id => document.getElementById(id).value)"
+        )
+        assert values == ["", "4096", "300", "9000", "0.5"]
+        assert page.is_checked("#stream") is False

@@ -17,6 +17,14 @@ from rich.text import Text
 
 from toolwire.cli.app import app
 from toolwire.cli.keys import make_key
+from toolwire.cli.options import (
+    MaxCostOption,
+    MaxTokensOption,
+    MaxTotalTokensOption,
+    NoStreamOption,
+    ReasoningOption,
+    form_reasoning,
+)
 from toolwire.cli.server import DEFAULT_PORT, refuse_remote, run_server
 from toolwire.cli.show import error, safe
 from toolwire.demo import prepare_demo
@@ -47,8 +55,15 @@ def demo(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = DEFAULT_PORT,
     allow_remote: Annotated[bool, typer.Option("--allow-remote")] = False,
+    reasoning: ReasoningOption = None,
+    no_stream: NoStreamOption = False,
+    max_tokens: MaxTokensOption = None,
+    max_total_tokens: MaxTotalTokensOption = None,
+    max_cost: MaxCostOption = None,
 ) -> None:
-    """Open the inspector on the demo workspace, with an offline scripted model by default."""
+    """Open the inspector on the demo workspace, with an offline scripted model by default.
+
+    The run options given here fill the page's run form."""
     console = Console(highlight=False)
     refuse_remote(host, allow_remote, console)
     folder = data_dir or Path(platformdirs.user_data_dir("toolwire"))
@@ -69,7 +84,16 @@ def demo(
         workspace=shop.workspace,
         replay_label=REPLAY_LABEL,
         state_key=key,
-        defaults=RunDefaults(prompt=shop.prompt, provider=provider, model=model or ""),
+        defaults=RunDefaults(
+            prompt=shop.prompt,
+            provider=provider,
+            model=model or "",
+            reasoning=form_reasoning(reasoning),
+            stream=not no_stream,
+            max_tokens=max_tokens,
+            max_total_tokens=max_total_tokens,
+            max_cost=max_cost,
+        ),
     )
     console.print(Text(f"Demo workspace: {shop.root}"))
     if provider == "scripted":

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from toolwire.providers.base import Reasoning
+from toolwire.providers.presets import MaxTokensField
 
 EFFORTS = ("low", "medium", "high")
 REASONING_HELP = "How hard the model thinks: low, medium, high, or a token budget N."
@@ -29,6 +30,14 @@ def parse_reasoning(value: str | None) -> Reasoning | None:
         f"{value[:40]!r} is neither low, medium, high nor a token budget (a whole number >= 1)",
         param_hint="'--reasoning'",
     )
+
+
+def form_reasoning(value: str | None) -> str | int | None:
+    """``--reasoning`` as the run form takes it: a level, or a budget as a number."""
+    reasoning = parse_reasoning(value)
+    if reasoning is None:
+        return None
+    return reasoning.effort if reasoning.effort is not None else reasoning.budget_tokens
 
 
 def _reasoning(value: str | None) -> str | None:
@@ -57,6 +66,11 @@ MaxCostOption = Annotated[
     float | None,
     typer.Option("--max-cost", help="End the run once it has cost DOLLARS.", callback=_dollars),
 ]
+MaxTokensFieldOption = Annotated[
+    MaxTokensField | None,
+    typer.Option("--max-tokens-field", help="The output-cap field an OpenAI-compatible server "
+                 "reads: max_tokens or max_completion_tokens."),
+]  # fmt: skip
 MaxTokensOption = Annotated[
     int | None, typer.Option("--max-tokens", min=1, help="Cap each answer at N output tokens.")
 ]

@@ -20,6 +20,7 @@ from toolwire.cli.ask import carry_on, decision_errors, interactive
 from toolwire.cli.keys import read_key
 from toolwire.cli.options import (
     MaxCostOption,
+    MaxTokensFieldOption,
     MaxTokensOption,
     MaxTotalTokensOption,
     NoStreamOption,
@@ -81,14 +82,18 @@ def run(
     max_tokens: MaxTokensOption = None,
     max_total_tokens: MaxTotalTokensOption = None,
     max_cost: MaxCostOption = None,
+    max_tokens_field: MaxTokensFieldOption = None,
 ) -> None:
     """Run one tool loop, show each step live, then the answer; the run is recorded."""
     console = Console(highlight=False)
     try:
         level = PrivacyLevel.parse(privacy)
+        tools_workspace = load_workspace(workspace) if workspace is not None else None
+        field = max_tokens_field or getattr(tools_workspace, "max_tokens_field", None)
         provider = create_provider(
-            provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone
-        )
+            provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone,
+            max_tokens_field=field,
+        )  # fmt: skip
         options = RunOptions(
             max_rounds=max_rounds,
             allowed_tools=tool,
@@ -100,7 +105,7 @@ def run(
         )
         context = ToolContext(
             user=User("cli", is_admin=True) if admin else None,
-            workspace=load_workspace(workspace) if workspace is not None else None,
+            workspace=tools_workspace,
         )
     except ToolwireError as exc:
         error(console, safe(str(exc), None))

@@ -116,8 +116,7 @@ def _api(settings: InspectorSettings, runtime: Runtime, tasks: RunTasks) -> APIR
 
     @api.get("/defaults", response_model=Defaults, responses=_ERRORS)
     def defaults() -> Defaults:
-        d = settings.defaults
-        return Defaults(prompt=d.prompt, provider=d.provider, model=d.model)
+        return Defaults(**dataclasses.asdict(settings.defaults))
 
     @api.get("/tools", response_model=ToolsList, responses=_ERRORS)
     def tools() -> ToolsList:

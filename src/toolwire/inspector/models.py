@@ -100,6 +100,11 @@ class Defaults(BaseModel):
     prompt: str
     provider: str
     model: str
+    reasoning: str | int | None = None
+    stream: bool = True
+    max_tokens: int | None = None
+    max_total_tokens: int | None = None
+    max_cost: float | None = None
 
 
 class ToolsList(BaseModel):

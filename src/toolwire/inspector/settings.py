@@ -47,6 +47,11 @@ class RunDefaults:
     prompt: str = ""
     provider: str = "scripted"
     model: str = ""
+    reasoning: str | int | None = None  # low, medium, high or a token budget
+    stream: bool = True
+    max_tokens: int | None = None
+    max_total_tokens: int | None = None
+    max_cost: float | None = None
 
 
 def new_token() -> str:

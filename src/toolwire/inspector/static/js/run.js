@@ -95,6 +95,14 @@ export class RunView {
         field.value = value;
       }
     }
+    const reasoning = defaults.reasoning;
+    if (typeof reasoning === "string") this.$("reasoning").value = reasoning;
+    if (Number.isInteger(reasoning)) this.$("reasoning-budget").value = String(reasoning);
+    if (defaults.stream === false) this.$("stream").checked = false;
+    for (const [key, id] of [["max_tokens", "max-tokens"], ["max_total_tokens",
+      "max-total-tokens"], ["max_cost", "max-cost"]]) {
+      if (Number.isFinite(defaults[key])) this.$(id).value = String(defaults[key]);
+    }
   }
 
   setTools(list) {
