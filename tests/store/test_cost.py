@@ -21,7 +21,7 @@ from toolwire.store import RunStore
 from toolwire.store import schema as tables
 from toolwire.store.engine import resolve_url
 from toolwire.store.migrations import LATEST
-from toolwire.trace import LlmStep, RequestStep
+from toolwire.trace import LlmStep, RequestStep, RunStep
 
 from .conftest import Backend
 from .helpers import registry, run
@@ -59,9 +59,9 @@ def test_a_priced_run_keeps_its_cost_at_every_privacy_level(
     assert expected > 0  # a million tokens each way costs something
     stored = store.get_run(outcome.run_id)
     assert stored is not None
-    assert (stored.cost, stored.cost_complete) == (pytest.approx(expected), True)
+    assert stored.cost == pytest.approx(expected) and stored.cost_complete is True
     listed = store.list_runs(limit=1)[0]
-    assert (listed.cost, listed.cost_complete) == (pytest.approx(expected), True)
+    assert listed.cost == pytest.approx(expected) and listed.cost_complete is True
     assert [s.get("cost") for s in stored.steps if s["kind"] == "llm"] == [pytest.approx(expected)]
 
 
@@ -72,8 +72,8 @@ def test_a_run_without_prices_says_its_cost_is_incomplete(store: RunStore) -> No
     assert (stored.cost, stored.cost_complete) == (0.0, False)
 
 
-def _unfinished(status: RunStatus, steps: Sequence[LlmStep | RequestStep]) -> RunOutcome:
-    return RunOutcome(run_id="", status=status, result=None, steps=tuple(steps), wall_ms=1.0)
+def _unfinished(run_id: str, status: RunStatus, steps: Sequence[RunStep]) -> RunOutcome:
+    return RunOutcome(run_id=run_id, status=status, result=None, steps=tuple(steps), wall_ms=1.0)
 
 
 @pytest.mark.parametrize("status", [RunStatus.FAILED, RunStatus.CANCELLED])
@@ -81,9 +81,12 @@ def test_an_unfinished_run_costs_what_its_recorded_calls_cost(
     store: RunStore, status: RunStatus
 ) -> None:
     run_id = store.begin(RunRequest.of("q", provider=ScriptedProvider([])))
-    steps = [RequestStep(round=1), LlmStep(round=1, cost=0.25), LlmStep(round=2, cost=0.5)]
-    outcome = _unfinished(status, steps)
-    assert store.settle(RunOutcome(**{**_fields(outcome), "run_id": run_id}))
+    steps: list[RunStep] = [
+        RequestStep(round=1),
+        LlmStep(round=1, cost=0.25),
+        LlmStep(round=2, cost=0.5),
+    ]
+    assert store.settle(_unfinished(run_id, status, steps))
     stored = store.get_run(run_id)
     assert stored is not None
     assert (stored.status, stored.cost, stored.cost_complete) == (str(status), 0.75, True)
@@ -91,8 +94,8 @@ def test_an_unfinished_run_costs_what_its_recorded_calls_cost(
 
 def test_an_unfinished_run_with_an_unpriced_call_has_a_floor(store: RunStore) -> None:
     run_id = store.begin(RunRequest.of("q", provider=ScriptedProvider([])))
-    steps = [LlmStep(round=1, cost=0.125), LlmStep(round=2)]
-    store.settle(RunOutcome(**{**_fields(_unfinished(RunStatus.FAILED, steps)), "run_id": run_id}))
+    steps: list[RunStep] = [LlmStep(round=1, cost=0.125), LlmStep(round=2)]
+    store.settle(_unfinished(run_id, RunStatus.FAILED, steps))
     stored = store.get_run(run_id)
     assert stored is not None
     assert (stored.cost, stored.cost_complete) == (0.125, False)
@@ -109,10 +112,6 @@ def test_a_completed_outcome_stores_the_loop_result_cost_exactly(store: RunStore
     stored = store.get_run(run_id)
     assert stored is not None
     assert (stored.cost, stored.cost_complete) == (0.0123, True)
-
-
-def _fields(outcome: RunOutcome) -> dict[str, object]:
-    return {name: getattr(outcome, name) for name in RunOutcome.__dataclass_fields__}
 
 
 V2_RUN_ROW = {
