@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from toolwire.inspector import create_app
+from toolwire.inspector.stream import RunChannel
 from toolwire.jsonenc import loads
 from toolwire.providers.base import Reasoning
 
@@ -139,3 +140,30 @@ async def test_a_non_finite_budget_is_refused(client: httpx.AsyncClient) -> None
     headers = AUTH | {"Content-Type": "application/json"}
     response = await client.post("/api/runs", content=body, headers=headers)
     assert response.status_code == 422
+
+
+async def test_pieces_queued_behind_a_slow_reader_go_out_as_one_line() -> None:
+    channel = RunChannel()
+    pieces = [("content", "Ada "), ("content", "has "), ("thinking", "hm"), ("content", "2.")]
+    for kind, text in pieces:
+        channel.push({"type": "delta", "round": 1, "kind": kind, "text": text})
+    channel.push({"type": "step", "step": {"kind": "llm"}})
+    channel.push({"type": "delta", "round": 2, "kind": "content", "text": "x"})
+    channel.push({"type": "end", "status": "completed"})
+    channel.push({"type": "delta", "round": 2, "kind": "content", "text": "never"})
+    events = [event async for event in channel.events()]
+    assert events == [
+        {"type": "delta", "round": 1, "kind": "content", "text": "Ada has "},
+        {"type": "delta", "round": 1, "kind": "thinking", "text": "hm"},
+        {"type": "delta", "round": 1, "kind": "content", "text": "2."},
+        {"type": "step", "step": {"kind": "llm"}},
+        {"type": "delta", "round": 2, "kind": "content", "text": "x"},
+        {"type": "end", "status": "completed"},
+    ]
+
+
+async def test_a_closed_channel_after_a_delta_ends_without_a_terminal_line() -> None:
+    channel = RunChannel()
+    channel.push({"type": "delta", "round": 1, "kind": "content", "text": "a"})
+    channel.close()
+    assert [e["text"] async for e in channel.events()] == ["a"]

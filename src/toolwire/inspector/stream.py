@@ -48,7 +48,12 @@ Segment = Callable[[Observer, Callable[[str], None], DeltaObserver], Awaitable[R
 
 
 class RunChannel:
-    """Events of one run, in order. Pushing never blocks and never fails."""
+    """Events of one run, in order. Pushing never blocks and never fails.
+
+    Pieces of a streamed answer that queued up behind a slow reader go out as one ``delta``
+    line (same round, same kind, texts joined): a reader that keeps up sees every piece, and
+    one that lags is not sent a padded line per token.
+    """
 
     def __init__(self) -> None:
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -62,13 +67,42 @@ class RunChannel:
 
     async def events(self) -> AsyncIterator[Event]:
         """Every event up to and including the terminal one."""
+        held: Event | _Nothing | None = NOTHING
         while True:
-            event = await self._queue.get()
-            if event is None:
+            event = await self._queue.get() if held is NOTHING else held
+            held = NOTHING
+            if event is None or isinstance(event, _Nothing):
                 return
+            if event["type"] == "delta":
+                event, held = self._joined(event)
             yield event
             if event["type"] == "end":
                 return
+
+    def _joined(self, delta: Event) -> tuple[Event, Event | _Nothing | None]:
+        """``delta`` with the queued pieces that continue it, and the first event that does not."""
+        while not self._queue.empty():
+            following = self._queue.get_nowait()
+            if not _continues(delta, following):
+                return delta, following
+            assert following is not None
+            delta = {**delta, "text": delta["text"] + following["text"]}
+        return delta, NOTHING
+
+
+class _Nothing:
+    """No event held back (``None`` already means: the events end)."""
+
+
+NOTHING = _Nothing()
+
+
+def _continues(delta: Event, following: Event | None) -> bool:
+    return (
+        following is not None
+        and following["type"] == "delta"
+        and (following["round"], following["kind"]) == (delta["round"], delta["kind"])
+    )
 
 
 class RunTasks:
