@@ -191,3 +191,17 @@ def test_a_v2_database_gains_the_cost_columns_and_keeps_its_rows(backend: Backen
         version = connection.execute(select(tables.schema_version.c.version)).scalars().all()
     engine.dispose()
     assert version == [LATEST] == [3]
+
+
+def test_a_resumed_run_that_fails_costs_every_segments_calls(store: RunStore) -> None:
+    run_id = store.begin(RunRequest.of("q", provider=ScriptedProvider([])))
+    first: list[RunStep] = [RequestStep(round=1), LlmStep(round=1, cost=0.25)]
+    for sequence, step in enumerate(first, start=1):  # the segment before the pause
+        store.record_step(run_id, sequence, step)
+    second: list[RunStep] = [RequestStep(round=2), LlmStep(round=2, cost=0.5)]
+    for sequence, step in enumerate(second, start=3):  # the resumed segment, which fails
+        store.record_step(run_id, sequence, step)
+    store.settle(_unfinished(run_id, RunStatus.FAILED, second))
+    stored = store.get_run(run_id)
+    assert stored is not None
+    assert (stored.cost, stored.cost_complete) == (0.75, True)

@@ -34,7 +34,7 @@ from typing import Any
 from sqlalchemy import Engine, case, delete, false, func, insert, select, true, update
 
 from toolwire.errors import StoreError
-from toolwire.jsonenc import sink_dumps
+from toolwire.jsonenc import loads, sink_dumps
 from toolwire.lifecycle import CANCELLABLE, TERMINAL, WAITING, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_run_step
 from toolwire.runtime import ProviderRef, RunOutcome, RunRequest, Waiting
@@ -132,6 +132,8 @@ class RunStore:
         """Write the outcome once; then raise if one of the run's steps could not be stored."""
         self._writer.flush()
         values = settle_values(outcome, self.privacy, finished_at=_now())
+        if outcome.result is None:  # every segment's calls, not just the last one's
+            values |= self._recorded_cost(outcome.run_id) or {}
         with self._lock:
             self._last_sequence.pop(outcome.run_id, None)
         self._cancels.forget(outcome.run_id)
@@ -139,6 +141,17 @@ class RunStore:
             settled = connection.execute(SETTLE, values).rowcount == 1
         self._writer.raise_failure(outcome.run_id)
         return settled
+
+    def _recorded_cost(self, run_id: str) -> dict[str, Any] | None:
+        """The cost of a run's stored model calls, over all its segments; None without any."""
+        query = select(_steps.c.payload).where(_steps.c.run_id == run_id, _steps.c.kind == "llm")
+        with errors(f"read the cost of run {run_id}"), self._engine.connect() as connection:
+            payloads = [loads(p) for p in connection.execute(query).scalars()]
+        costs = [p.get("cost") if isinstance(p, dict) else None for p in payloads]
+        if not costs:
+            return None
+        priced = [c for c in costs if isinstance(c, int | float)]
+        return {"cost": float(sum(priced)), "cost_complete": len(priced) == len(costs)}
 
     def cancel_requested(self, run_id: str) -> bool:
         """True once the run was cancelled: at once through this store, else within a poll.
