@@ -19,7 +19,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolwire import Artifact, ChatMessage, ToolLoop, ToolRegistry, ToolResult, tool
+from toolwire import (
+    Artifact,
+    ChatMessage,
+    RunOptions,
+    RunTrace,
+    ToolLoop,
+    ToolRegistry,
+    ToolResult,
+    tool,
+)
 from toolwire.bounding import CONTENT_BYTE_CAP, bound_content
 
 from .servers import ADAPTERS, Captured, FakeModel, loopback, make_provider
@@ -82,7 +91,7 @@ def assert_no_canary(bodies: list[bytes], secrets: list[str]) -> None:
                 assert form.encode("utf-8") not in body
 
 
-def run_probe(provider: Any, plan: list[list[tuple[str, str]]]) -> Any:
+def run_probe(provider: Any, plan: list[list[tuple[str, str]]], *, stream: bool) -> Any:
     flat = [call for round_ in plan for call in round_]
 
     @tool(name="probe", group="demo", data_class="public")
@@ -91,7 +100,13 @@ def run_probe(provider: Any, plan: list[list[tuple[str, str]]]) -> Any:
         content, secret = flat[n]
         return ToolResult.text(f"r{n}: {content}", *artifacts(secret))
 
-    return ToolLoop(provider, ToolRegistry([probe])).run_sync([ChatMessage.user("go")])
+    pieces: list[str] = []
+    trace = RunTrace(delta_observers=[lambda _round, delta: pieces.append(delta.text)])
+    result = ToolLoop(provider, ToolRegistry([probe])).run_sync(
+        [ChatMessage.user("go")], options=RunOptions(stream=stream), trace=trace
+    )
+    assert ("".join(pieces) == "done") is stream  # the answer really streamed, or really not
+    return result
 
 
 def script(plan: list[list[tuple[str, str]]]) -> list[Any]:
@@ -103,10 +118,18 @@ def script(plan: list[list[tuple[str, str]]]) -> list[Any]:
     return [*turns, "done"]
 
 
-def check(captured: list[Captured], result: Any, plan: list[list[tuple[str, str]]]) -> None:
+def asked_to_stream(captured: Captured) -> bool:
+    """Whether a request asked for server-sent events (Gemini says so in its path)."""
+    return ":streamGenerateContent" in captured.path or captured.json().get("stream") is True
+
+
+def check(
+    captured: list[Captured], result: Any, plan: list[list[tuple[str, str]]], stream: bool
+) -> None:
     flat = [call for round_ in plan for call in round_]
     assert result.final_content == "done"
     assert len(captured) == len(plan) + 1
+    assert [asked_to_stream(c) for c in captured] == [stream] * len(captured)
     # The artifacts were really made, and reached the trace...
     for invocation, (_, secret) in zip(result.trace, flat, strict=True):
         assert invocation.artifacts[1].data == {"text": secret}
@@ -118,15 +141,16 @@ def check(captured: list[Captured], result: Any, plan: list[list[tuple[str, str]
         assert json.dumps(bounded, ensure_ascii=False)[1:-1] in last
 
 
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
 @pytest.mark.parametrize("name", ADAPTERS)
 @settings(max_examples=20, deadline=None)
 @given(plan=runs())
 def test_no_artifact_byte_reaches_the_wire_through_mock_transport(
-    name: str, plan: list[list[tuple[str, str]]]
+    name: str, stream: bool, plan: list[list[tuple[str, str]]]
 ) -> None:
     model = FakeModel(script(plan))
-    result = run_probe(make_provider(name, transport=model.transport()), plan)
-    check(model.captured, result, plan)
+    result = run_probe(make_provider(name, transport=model.transport()), plan, stream=stream)
+    check(model.captured, result, plan, stream)
 
 
 @pytest.fixture(scope="module")
@@ -136,19 +160,20 @@ def server() -> Iterator[tuple[FakeModel, str]]:
         yield model, base
 
 
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
 @pytest.mark.parametrize("name", ADAPTERS)
 @settings(
     max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(plan=runs())
 def test_no_artifact_byte_reaches_the_wire_over_loopback(
-    server: tuple[FakeModel, str], name: str, plan: list[list[tuple[str, str]]]
+    server: tuple[FakeModel, str], name: str, stream: bool, plan: list[list[tuple[str, str]]]
 ) -> None:
     model, base = server
     model.turns = script(plan)
     model.captured.clear()
-    result = run_probe(make_provider(name, base=base), plan)
-    check(model.captured, result, plan)
+    result = run_probe(make_provider(name, base=base), plan, stream=stream)
+    check(model.captured, result, plan, stream)
 
 
 def test_the_canary_search_finds_a_canary_that_does_leak() -> None:
