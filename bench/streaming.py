@@ -61,9 +61,11 @@ def openai_bodies() -> tuple[bytes, bytes]:
 
 
 def anthropic_bodies() -> tuple[bytes, bytes]:
-    message: dict[str, Any] = {"id": "m", "type": "message", "role": "assistant", "model": "c", "content": [],
-               "stop_reason": None, "stop_sequence": None,
-               "usage": {"input_tokens": 1, "output_tokens": 0}}  # fmt: skip
+    message: dict[str, Any] = {
+        "id": "m", "type": "message", "role": "assistant", "model": "c", "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 0},
+    }  # fmt: skip
     events: list[tuple[str, Any]] = [("message_start", {"type": "message_start",
                                                         "message": message})]  # fmt: skip
     block = {"type": "text", "text": ""}
