@@ -43,6 +43,7 @@ from toolwire.loop import LoopResult, ToolLoop
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.options import RunOptions
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider
+from toolwire.providers.presets import MaxTokensField
 from toolwire.sealing import StateKey, require
 from toolwire.state import Pause, RunState
 from toolwire.suspension import validate_input
@@ -66,6 +67,7 @@ class ProviderRef:
     base_url: str | None = None
     trust_zone: str | None = None
     script: str | None = None
+    max_tokens_field: str | None = None  # OpenAI-compatible servers differ on the name
 
     @classmethod
     def of(cls, provider: Provider, model: str | None, options: RunOptions) -> ProviderRef:
@@ -75,6 +77,7 @@ class ProviderRef:
             base_url=getattr(provider, "base_url", None),
             trust_zone=options.trust_zone or getattr(provider, "trust_zone", None),
             script=getattr(provider, "script_path", None),
+            max_tokens_field=getattr(provider, "max_tokens_field", None),
         )
 
 
@@ -210,7 +213,17 @@ def provider_from_ref(ref: ProviderRef) -> Provider:
         base_url=ref.base_url,
         trust_zone=ref.trust_zone,
         script=Path(ref.script) if ref.script else None,
+        max_tokens_field=_cap_field(ref.max_tokens_field),
     )
+
+
+def _cap_field(value: str | None) -> MaxTokensField | None:
+    """A stored output-cap field name, if it is one the adapter knows."""
+    fields: dict[str | None, MaxTokensField] = {
+        "max_tokens": "max_tokens",
+        "max_completion_tokens": "max_completion_tokens",
+    }
+    return fields.get(value)
 
 
 def context_from_state(state: RunState) -> ToolContext:

@@ -374,3 +374,21 @@ def test_hostile_model_output_is_stored_not_lost(backend: Backend, level: Privac
 def test_ids_that_cannot_name_a_run_are_not_found(store: RunStore, run_id: str) -> None:
     assert store.get_run(run_id) is None
     assert store.request_cancel(run_id) is False
+
+
+def test_a_waiting_run_keeps_its_servers_output_cap_field_for_the_resume(store: RunStore) -> None:
+    from toolwire.lifecycle import RunStatus as Status
+    from toolwire.providers.openai import OpenAIProvider
+    from toolwire.runtime import RunRequest as Request
+    from toolwire.runtime import provider_from_ref
+
+    local = OpenAIProvider(
+        model="llama", api_key="", base_url="http://127.0.0.1:9/v1", max_tokens_field="max_tokens"
+    )
+    run_id = store.begin(Request.of("hi", provider=local, model="llama"))
+    assert store.suspend(run_id, Status.AWAITING_APPROVAL, "tw1:sealed", "d" * 32)
+    waiting = store.waiting(run_id)
+    assert waiting is not None and waiting.provider.max_tokens_field == "max_tokens"
+    rebuilt = provider_from_ref(waiting.provider)
+    assert isinstance(rebuilt, OpenAIProvider)
+    assert (rebuilt.max_tokens_field, rebuilt.base_url) == ("max_tokens", "http://127.0.0.1:9/v1")

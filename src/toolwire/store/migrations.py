@@ -42,6 +42,11 @@ def _v3_cost(connection: Connection) -> None:
     _add_run_columns(connection, schema.COST_COLUMNS)
 
 
+def _v4_output_cap_field(connection: Connection) -> None:
+    """Which output-cap field the run's OpenAI-compatible server takes, so a resume keeps it."""
+    _add_run_columns(connection, schema.PROVIDER_FIELD_COLUMNS)
+
+
 def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
     """Add the ``runs`` columns in ``names`` that the table lacks (nullable, no default)."""
     present = {c["name"] for c in inspect(connection).get_columns(schema.runs.name)}
@@ -52,7 +57,7 @@ def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
             connection.execute(text(f"ALTER TABLE {schema.runs.name} ADD COLUMN {name} {kind}"))
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_suspension, _v3_cost)
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field)
 LATEST = len(MIGRATIONS)
 
 

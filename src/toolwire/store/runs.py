@@ -113,6 +113,7 @@ class RunStore:
             "base_url": _text(ref.base_url),
             "trust_zone": _label(ref.trust_zone, 32),
             "script": _text(ref.script),
+            "max_tokens_field": _label(ref.max_tokens_field, 32),
             "privacy_level": self.privacy.value,
             "owner_host": self._owner.host,
             "owner_pid": self._owner.pid,
@@ -209,6 +210,7 @@ class RunStore:
                 base_url=row.base_url,
                 trust_zone=row.trust_zone,
                 script=row.script,
+                max_tokens_field=row.max_tokens_field,
             ),
             next_sequence=int(row.max_sequence or 0) + 1,
         )

@@ -41,6 +41,7 @@ DIGEST_CHARS = 64  # a pending turn's digest (32 hex characters today)
 # Columns added after the first schema, in the order migrations added them.
 ADDED_RUN_COLUMNS = ("base_url", "trust_zone", "script", "suspended_state", "pending_digest")
 COST_COLUMNS = ("cost", "cost_complete")  # added by migration 3
+PROVIDER_FIELD_COLUMNS = ("max_tokens_field",)  # added by migration 4
 
 runs = Table(
     "runs",
@@ -69,6 +70,7 @@ runs = Table(
     Column("base_url", Text),
     Column("trust_zone", String(32)),
     Column("script", Text),
+    Column("max_tokens_field", String(32)),
     Column("suspended_state", Text),
     Column("pending_digest", String(DIGEST_CHARS)),
     Column("cost", Float),
