@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+from ipaddress import IPv4Address
+
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolwire import ArtifactType
+from toolwire.tools.builtin._public_address import is_public
 from toolwire.workspace import Workspace
 
 from .conftest import invoke
@@ -160,3 +165,86 @@ def test_body_secrets_are_redacted() -> None:
     workspace, _, _ = site(handler=handler)
     result = invoke(workspace, "probe_url", {"url": "https://shop.example/"})
     assert result.content.endswith("error for ***@*** token=***")
+
+
+NON_PUBLIC = "Error: host 'shop.example' resolves to a non-public address."
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "::ffff:127.0.0.1",  # IPv4-mapped loopback
+        "::ffff:10.0.0.5",
+        "::127.0.0.1",  # IPv4-compatible loopback
+        "::169.254.169.254",
+        "::ffff:0:192.168.1.1",  # SIIT IPv4-translated
+        "64:ff9b::127.0.0.1",  # NAT64 well-known prefix
+        "64:ff9b::a9fe:a9fe",  # NAT64 of 169.254.169.254
+        "64:ff9b::100.64.0.1",  # NAT64 of carrier-grade NAT
+        "64:ff9b:1::5db8:d822",  # NAT64 local use, even of a public IPv4
+        "64:ff9b:1:5db8:d8:2200::",
+        "2002:7f00:1::1",  # 6to4 of 127.0.0.1
+        "2002:a00:5::",  # 6to4 of 10.0.0.5
+        "2002:a9fe:a9fe:1:2:3:4:5",  # 6to4 of 169.254.169.254
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
+        "2001:0:5db8:d822::1",  # Teredo, public server
+        "64:ff9b::e000:1",  # NAT64 of multicast 224.0.0.1
+    ],
+)
+def test_ipv6_addresses_embedding_a_non_public_ipv4_are_refused(address: str) -> None:
+    workspace, _, seen = site({"shop.example": [PUBLIC, address]})
+    result = invoke(workspace, "probe_url", {"url": "https://shop.example/"})
+    assert result.content == NON_PUBLIC
+    assert seen == []
+
+
+@pytest.mark.parametrize(
+    "address", ["2002:5db8:d822::1", "64:ff9b::5db8:d822", "::5db8:d822", "2606:4700::1111"]
+)
+def test_ipv6_addresses_embedding_a_public_ipv4_are_probed(address: str) -> None:
+    workspace, _, seen = site({"shop.example": [address]})
+    result = invoke(workspace, "probe_url", {"url": "https://shop.example/"})
+    assert result.content.startswith("GET https://shop.example/\nstatus: 200 OK\n")
+    (request,) = seen
+    assert request.url.host == address
+
+
+def embeddings(ipv4: IPv4Address) -> list[str]:
+    """Every IPv6 form that carries ``ipv4``: mapped, compatible, translated, NAT64, 6to4,
+    Teredo (as server and, obfuscated, as client)."""
+    v4 = int(ipv4)
+    high, low = f"{v4 >> 16:x}", f"{v4 & 0xFFFF:x}"
+    client = v4 ^ 0xFFFF_FFFF
+    return [
+        f"::ffff:{ipv4}",
+        f"::{ipv4}",
+        f"::ffff:0:{ipv4}",
+        f"64:ff9b::{ipv4}",
+        f"64:ff9b:1::{ipv4}",
+        f"2002:{high}:{low}::1",
+        f"2002:{high}:{low}:ffff:ffff:ffff:ffff:ffff",
+        f"2001:0:{high}:{low}::1",
+        f"2001:0:5db8:d822:0:ffff:{client >> 16:x}:{client & 0xFFFF:x}",
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ipv4=st.ip_addresses(v=4).filter(lambda ip: not ip.is_global),
+    form=st.integers(min_value=0, max_value=8),
+)
+def test_every_ipv6_embedding_of_a_non_global_ipv4_is_refused(ipv4: IPv4Address, form: int) -> None:
+    forms = embeddings(ipv4)
+    assert all(not is_public(address) for address in forms)
+    workspace, _, seen = site({"shop.example": [forms[form]]})
+    assert invoke(workspace, "probe_url", {"url": "https://shop.example/"}).content == NON_PUBLIC
+    assert seen == []
+
+
+@given(ipv4=st.ip_addresses(v=4).filter(lambda ip: ip.is_global and not ip.is_multicast))
+def test_public_ipv4_embeddings_are_public_outside_mapped_local_use_and_teredo(
+    ipv4: IPv4Address,
+) -> None:
+    # IPv4-mapped (form 0) is left out: Python patch releases differ on whether it is global.
+    verdicts = [is_public(address) for address in embeddings(ipv4)[1:]]
+    assert verdicts == [True, True, True, False, True, True, False, False]

@@ -5,15 +5,14 @@ Egress rules, checked in order:
 - an absolute URL must be http(s), carry no user info, and its ``host:port`` (ports defaulted
   from the scheme) must equal a configured base's exactly; hosts never come from the model;
 - the host is resolved once; every address must be public (no private, loopback, link-local,
-  reserved, multicast or unspecified address), and the request connects to the first of them,
-  so a second DNS answer cannot redirect it (the ``Host`` header and TLS name stay the host);
+  reserved, multicast or unspecified address, nor an IPv6 address that embeds or tunnels to
+  one: see ``_public_address``), and the request connects to the first of them, so a second
+  DNS answer cannot redirect it (the ``Host`` header and TLS name stay the host);
 - redirects are not followed, the timeout is ``PROBE_TIMEOUT_SECONDS`` and at most
   ``MAX_BODY_BYTES`` of the body are read. The body excerpt is redacted.
 """
 
 from __future__ import annotations
-
-import ipaddress
 
 import httpx
 
@@ -22,6 +21,7 @@ from toolwire.redact import mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, workspace_of
+from toolwire.tools.builtin._public_address import is_public
 from toolwire.workspace import Workspace
 
 PROBE_TIMEOUT_SECONDS = 5.0  # a health check, not a download
@@ -71,10 +71,8 @@ def public_address(workspace: Workspace, url: httpx.URL) -> str:
         raise ToolRefusal(f"host {echo(url.host)} could not be resolved.") from None
     if not addresses:
         raise ToolRefusal(f"host {echo(url.host)} could not be resolved.")
-    for address in addresses:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-        if not ip.is_global or ip.is_multicast:
-            raise ToolRefusal(f"host {echo(url.host)} resolves to a non-public address.")
+    if not all(is_public(address) for address in addresses):
+        raise ToolRefusal(f"host {echo(url.host)} resolves to a non-public address.")
     return addresses[0]
 
 
