@@ -2,9 +2,9 @@
 
 The key that seals suspended runs lives in ``state.key`` in the user data directory (the
 folder the default store lives in), or in the demo's ``--data-dir``. ``TOOLWIRE_STATE_KEY``
-wins over the file. ``demo`` and ``serve`` create the file (mode 0600) when there is no key;
-``run`` and ``runs`` only read it: without a key a run that must wait fails with a clear
-message instead of waiting unsealed.
+wins over the file. ``demo`` and ``serve`` create the file (mode 0600, in a 0700 folder) when
+there is no key; ``run`` and ``runs`` only read it: without a key a run that must wait fails
+with a clear message instead of waiting unsealed.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from rich.console import Console
 from toolwire.cli.show import error, safe
 from toolwire.errors import ConfigError
 from toolwire.sealing import KEY_FILE_NAME, StateKey, ensure_key, load_key
+from toolwire.store.private import private_dir
 
 
 def data_dir() -> Path:
@@ -40,5 +41,14 @@ def read_key(console: Console, folder: Path | None = None) -> StateKey | None:
 
 
 def make_key(folder: Path | None = None) -> StateKey:
-    """The configured key, or a new key file; ``ConfigError`` when neither can be had."""
-    return ensure_key(key_file(folder))
+    """The configured key, or a new key file; ``ConfigError`` when neither can be had.
+
+    The key's folder is created 0700 when missing; toolwire's own data folder is tightened to
+    0700 even when it exists.
+    """
+    target = key_file(folder)
+    try:
+        private_dir(target.parent, tighten=folder is None or folder == data_dir())
+    except OSError as exc:
+        raise ConfigError(f"cannot create the folder {target.parent}: {exc.strerror}") from None
+    return ensure_key(target)

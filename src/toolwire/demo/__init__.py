@@ -2,7 +2,8 @@
 
 ``prepare_demo(data_dir)`` creates it under ``data_dir/demo`` once and reuses it afterwards
 (a ``.ready`` marker holding ``DEMO_VERSION`` says it is complete; a partial build is never
-reused, because it is built in a temporary folder and renamed into place). All secrets in it
+reused, because it is built in a temporary folder and renamed into place). Its folder and the
+data folder, when created here, are 0700. All secrets in it
 are fake, and they are there on purpose: the database's password hashes and API tokens, the
 ``.env`` file and the tokens in the log exist so that one can watch the tools refuse or redact
 them. ``SCRIPT_PATH`` is the offline replay that drives the demo with the scripted provider.
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from toolwire.demo._content import write_database, write_env, write_log
 from toolwire.errors import ConfigError
+from toolwire.store.private import private_dir
 from toolwire.workspace import Workspace, load_workspace
 
 DEMO_VERSION = "1"  # bump when the content changes, so existing copies are rebuilt
@@ -53,7 +55,7 @@ def _is_ready(root: Path) -> bool:
 
 
 def _rebuild(root: Path) -> None:
-    root.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(root.parent)  # the demo holds (fake) secrets and its runs: owner only
     staging = Path(tempfile.mkdtemp(prefix=".demo-", dir=root.parent))
     try:
         _build(staging)

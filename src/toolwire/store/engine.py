@@ -4,6 +4,8 @@ A store URL is a SQLAlchemy URL (``sqlite:///PATH`` or ``postgresql+psycopg://..
 file path, which means SQLite. With no URL, ``$TOOLWIRE_DB`` is used, else a SQLite file in the
 user data directory.
 
+The SQLite folder is created 0700 and the file 0600 (see :mod:`toolwire.store.private`).
+
 SQLite is opened in WAL mode (readers never block the writer), with foreign keys on, a busy
 timeout (several processes may share one file) and ``synchronous=NORMAL``: in WAL mode that
 keeps the database consistent after a crash and loses at most the last commits on power loss,
@@ -28,6 +30,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import NullPool
 
 from toolwire.errors import StoreError
+from toolwire.store.private import private_dir, private_file
 
 ENV_VAR = "TOOLWIRE_DB"
 DEFAULT_FILE = "runs.db"
@@ -92,16 +95,29 @@ def make_engine(url: URL, *, pooled: bool = True) -> Engine:
 def _sqlite_engine(url: URL, extra: dict[str, Any]) -> Engine:
     database = url.database or ""
     if database and database != ":memory:":
-        directory = Path(database).parent
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            why = "a file is in the way" if directory.is_file() else exc.strerror
-            raise StoreError(f"cannot create the store directory {directory}: {why}") from None
+        _private_database(Path(database))
     # Connections move between threads through the pool (the inspector records from workers).
     engine = create_engine(url, connect_args={"check_same_thread": False}, **extra)
     event.listen(engine, "connect", _set_pragmas)
     return engine
+
+
+def _private_database(path: Path) -> None:
+    """Create the database's folder 0700 and its file 0600 where they are missing.
+
+    SQLite gives the -wal and -shm files the main file's mode, so they are private too.
+    toolwire's own data folder is tightened even when it exists; a folder the user named is not.
+    """
+    directory = path.parent
+    try:
+        private_dir(directory, tighten=path == default_path())
+    except OSError as exc:
+        why = "a file is in the way" if directory.is_file() else exc.strerror
+        raise StoreError(f"cannot create the store directory {directory}: {why}") from None
+    try:
+        private_file(path)
+    except OSError as exc:
+        raise StoreError(f"cannot create the store file {path}: {exc.strerror}") from None
 
 
 def _set_pragmas(connection: Any, _record: Any) -> None:
