@@ -12,7 +12,11 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 import toolwire
+from toolwire.cli import runs  # noqa: F401  (registers the commands)
+from toolwire.cli.app import app
 from toolwire.store import RunStore
 from toolwire.store.runs import INTERRUPTED_ERROR
 
@@ -31,7 +35,8 @@ def work(n: int) -> str:
         time.sleep(600)  # blocks until the test kills this process
     return f"worked {n}"
 
-turns = [{"tool_calls": [{"name": "work", "arguments": {"n": n}}]} for n in (1, 2, 3)]
+turns = [{"tool_calls": [{"name": "work", "arguments": {"n": n}}],
+          "prompt_tokens": 10 * n, "completion_tokens": n} for n in (1, 2, 3)]
 provider = ScriptedProvider.from_turns(turns + [{"content": "done"}])
 request = RunRequest.of("go", provider=provider, options=RunOptions(max_rounds=5))
 Runtime(ToolRegistry([work]), recorder=RunStore.open(sys.argv[1])).run_sync(request)
@@ -114,6 +119,30 @@ def test_a_killed_run_is_marked_interrupted_and_keeps_its_steps(tmp_path: Path) 
         (7, "request", 3), (8, "llm", 3),
     ]  # fmt: skip
     assert stored.steps[5]["tool_result_length"] == len("worked 2")
+    assert (stored.rounds, stored.prompt_tokens, stored.completion_tokens) == (3, 60, 6)
+    assert (stored.cost, stored.cost_complete) == (0.0, False)  # the scripted model is unpriced
+
+
+def test_runs_show_of_a_killed_run_tells_the_rounds_and_tokens_its_steps_recorded(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "runs.db"
+    proc = child(BLOCKING_RUN, db)
+    try:
+        run_id = wait_for_steps(db, 8, proc)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    result = CliRunner().invoke(app, ["runs", "show", run_id, "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    heading = result.output.splitlines()[1:9]
+    assert heading[0] == "  status: interrupted"
+    assert heading[4:7] == [
+        "  privacy: metadata",
+        "  rounds: 3",
+        "  tokens: 60 prompt, 6 completion",
+    ]
+    assert heading[7] == "  cost: cost unknown"
 
 
 def test_a_full_disk_is_a_clear_store_error_and_the_run_goes_on(tmp_path: Path) -> None:

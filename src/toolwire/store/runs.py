@@ -31,7 +31,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, case, delete, false, func, insert, select, true, update
+from sqlalchemy import Connection, Engine, case, delete, false, func, insert, select, true, update
 
 from toolwire.errors import StoreError
 from toolwire.jsonenc import loads, sink_dumps
@@ -51,6 +51,7 @@ from toolwire.store.statements import (
     STEP_COLUMNS,
     STEP_COUNT,
     settle_values,
+    stored_totals,
 )
 from toolwire.store.writer import StepWriter
 from toolwire.text import storable
@@ -145,14 +146,11 @@ class RunStore:
 
     def _recorded_cost(self, run_id: str) -> dict[str, Any] | None:
         """The cost of a run's stored model calls, over all its segments; None without any."""
-        query = select(_steps.c.payload).where(_steps.c.run_id == run_id, _steps.c.kind == "llm")
         with errors(f"read the cost of run {run_id}"), self._engine.connect() as connection:
-            payloads = [loads(p) for p in connection.execute(query).scalars()]
-        costs = [p.get("cost") if isinstance(p, dict) else None for p in payloads]
-        if not costs:
+            totals = _recorded_totals(connection, run_id)
+        if totals["cost"] is None:
             return None
-        priced = [c for c in costs if isinstance(c, int | float)]
-        return {"cost": float(sum(priced)), "cost_complete": len(priced) == len(costs)}
+        return {"cost": totals["cost"], "cost_complete": totals["cost_complete"]}
 
     def cancel_requested(self, run_id: str) -> bool:
         """True once the run was cancelled: at once through this store, else within a poll.
@@ -324,7 +322,10 @@ class RunStore:
         return len(ids)
 
     def mark_interrupted(self) -> int:
-        """Mark runs whose owning process died on this host ``interrupted``; return how many."""
+        """Mark runs whose owning process died on this host ``interrupted``; return how many.
+
+        Their rounds, tokens and cost are what their stored model calls say.
+        """
         query = select(
             _runs.c.id, _runs.c.owner_host, _runs.c.owner_pid, _runs.c.owner_started
         ).where(_runs.c.status == RunStatus.RUNNING.value, _runs.c.owner_host == self._owner.host)
@@ -340,6 +341,7 @@ class RunStore:
                         error=INTERRUPTED_ERROR,
                         suspended_state=None,
                         pending_digest=None,
+                        **_recorded_totals(connection, run_id),
                     )
                 )
         return len(dead)
@@ -439,6 +441,14 @@ def _text(value: object) -> str | None:
 def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
     for start in range(0, len(ids), PURGE_CHUNK):
         yield ids[start : start + PURGE_CHUNK]
+
+
+def _recorded_totals(connection: Connection, run_id: str) -> dict[str, Any]:
+    """The totals of a run's stored model calls, over all its segments (see ``stored_totals``)."""
+    query = select(_steps.c.round, _steps.c.payload).where(
+        _steps.c.run_id == run_id, _steps.c.kind == "llm"
+    )
+    return stored_totals([(r.round, loads(r.payload)) for r in connection.execute(query)])
 
 
 def _owner(row: Any) -> liveness.Owner:

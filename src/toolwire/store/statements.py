@@ -94,5 +94,28 @@ def steps_cost(llm: Sequence[LlmStep]) -> dict[str, Any]:
     }
 
 
+def stored_totals(llm_rows: Sequence[tuple[int, Any]]) -> dict[str, Any]:
+    """A run's totals from its stored model calls, ``(round, decoded payload)`` each, as
+    ``settle_values`` counts them from a failed run's steps: for a run that never settled.
+
+    Token counts and cost are metadata, kept in the payload at every privacy level; a payload
+    that lacks one counts 0 (and an unpriced call leaves the cost incomplete).
+    """
+    payloads = [p if isinstance(p, dict) else {} for _, p in llm_rows]
+    costs = [p.get("cost") for p in payloads]
+    priced = [c for c in costs if isinstance(c, int | float) and not isinstance(c, bool)]
+    return {
+        "rounds": max((round_ for round_, _ in llm_rows), default=0),
+        "prompt_tokens": sum(_count(p.get("prompt_tokens")) for p in payloads),
+        "completion_tokens": sum(_count(p.get("completion_tokens")) for p in payloads),
+        "cost": float(sum(priced)) if costs else None,
+        "cost_complete": len(priced) == len(costs) if costs else None,
+    }
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 def _storable_or_none(text: str | None) -> str | None:
     return None if text is None else storable(text)
