@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,8 @@ from tests.inspector_kit import AUTH, TOKEN, live_server
 
 from toolwire import ScriptedProvider, ToolRegistry, tool
 from toolwire.inspector import InspectorSettings, create_app
-from toolwire.providers.base import CompletionRequest, CompletionResponse
+from toolwire.providers.base import CompletionRequest, CompletionResponse, no_session
+from toolwire.trust import TrustZone
 
 ROUNDS = 20  # the hard round cap: the longest run there is
 LATENCY_RUNS = 10
@@ -58,6 +60,10 @@ class StampingProvider:
         self.inner = ScriptedProvider.from_turns([turn] * ROUNDS + [{"content": "end"}])
         self.stamps: list[float] = []
         self.name = "scripted"
+        self.trust_zone = TrustZone.EXTERNAL_GLOBAL
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        return no_session()
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         self.stamps.append(time.perf_counter())

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
 from toolwire import CompletionRequest, CompletionResponse, ScriptedProvider
+from toolwire.providers.base import no_session
 from toolwire.trace import RunStep
+from toolwire.trust import TrustZone
 
 S = TypeVar("S")
 
@@ -25,11 +28,14 @@ class RecordingProvider:
     def __init__(self, inner: Any, trust_zone: str = "local") -> None:
         self.inner = inner
         self.requests: list[CompletionRequest] = []
-        self.trust_zone = trust_zone
+        self.trust_zone = TrustZone.parse(trust_zone)
 
     @property
     def name(self) -> str:
         return "recording"
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        return no_session()
 
     @classmethod
     def of(cls, turns: Sequence[Mapping[str, Any]]) -> RecordingProvider:

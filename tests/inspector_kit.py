@@ -8,7 +8,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from typing import Any, ClassVar
 
 import uvicorn
@@ -23,10 +23,12 @@ from toolwire.providers.base import (
     Delta,
     Provider,
     Usage,
+    no_session,
 )
 from toolwire.runtime import RunOutcome, RunRequest
 from toolwire.tools.registry import Availability
 from toolwire.trace import RunStep
+from toolwire.trust import TrustZone
 
 TOKEN = "test-token-" + "x" * 32
 # A provider's refusal text is untrusted: markup, script and controls that must stay text.
@@ -178,6 +180,11 @@ class StreamingModel:
     model = "gpt-4o-mini"
     pricing_family = "openai"  # a model the price table knows: the run has a cost
     requests: ClassVar[list[CompletionRequest]] = []
+
+    trust_zone = TrustZone.EXTERNAL_GLOBAL
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        return no_session()
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         StreamingModel.requests.append(request)

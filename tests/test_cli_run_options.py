@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from decimal import Decimal
 from pathlib import Path
 
@@ -19,10 +20,11 @@ from toolwire.cli.outcome import ending_line
 from toolwire.cli.show import dollars
 from toolwire.loop import LoopResult, TerminationReason
 from toolwire.pricing import Cost
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
+from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage, no_session
 from toolwire.runtime import RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.tools.registry import ToolRegistry
+from toolwire.trust import TrustZone
 
 from .providers.servers import FakeModel, loopback
 from .served import served
@@ -34,6 +36,11 @@ class PricedModel:
     name = "openai"
     model = "gpt-4o-mini"
     pricing_family = "openai"
+
+    trust_zone = TrustZone.EXTERNAL_GLOBAL
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        return no_session()
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         usage = Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000,

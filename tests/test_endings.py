@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from decimal import Decimal
 from typing import Any
 
@@ -14,9 +15,10 @@ from genai_prices import calc_price
 from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
 from toolwire.endings import TerminationReason
 from toolwire.messages import ProviderState
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Stop, Usage
+from toolwire.providers.base import CompletionRequest, CompletionResponse, Stop, Usage, no_session
 from toolwire.seam import malformed_call
 from toolwire.trace import LlmStep, RequestStep, RunTrace
+from toolwire.trust import TrustZone
 
 from .fakes import RecordingProvider, call
 
@@ -145,6 +147,11 @@ class PricedProvider:
     name = "openai"
     pricing_family = "openai"
     model = "gpt-4o"
+
+    trust_zone = TrustZone.EXTERNAL_GLOBAL
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        return no_session()
 
     def __init__(self, responses: list[CompletionResponse]) -> None:
         self.responses = responses

@@ -439,7 +439,6 @@ def test_trust_zone_ceiling_gates_data_classes() -> None:
         ("private_hosted", ["status", "search"]),
         ("external_eu", ["search"]),
         ("external_global", ["search"]),
-        ("nowhere-known", ["search"]),
     ]:
         _, provider, trace = run([{"content": "x"}], options=RunOptions(trust_zone=zone), reg=reg)
         assert [t.name for t in provider.requests[0].tools] == offered, zone

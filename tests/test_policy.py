@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from toolwire import ChatMessage, RunOptions, RunTrace, ToolContext, ToolLoop, User, tool
+from toolwire.errors import ConfigError, ToolError
+from toolwire.messages import ToolSpec
 from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.policy import DataClass, Decision, Grant, Refusal, ToolPolicy, TrustZone
 from toolwire.tools.registry import ToolRegistry
@@ -39,7 +43,7 @@ def undeclared() -> str:
     return "undeclared"
 
 
-@tool(group="records", data_class="top_secret_ish")
+@tool(group="records", data_class=" Secret_Adjacent ")
 def odd_class() -> str:
     return "odd"
 
@@ -150,10 +154,21 @@ def test_each_zone_admits_data_classes_up_to_its_ceiling(
             )
 
 
-@pytest.mark.parametrize("value", ["", "moon", None, "LOCAL ", " External_EU"])
-def test_unknown_zones_are_the_least_trusted(value: object) -> None:
-    expected = {"LOCAL ": TrustZone.LOCAL, " External_EU": TrustZone.EXTERNAL_EU}
-    assert TrustZone.parse(value) is expected.get(str(value), TrustZone.EXTERNAL_GLOBAL)
+@pytest.mark.parametrize(
+    ("value", "zone"),
+    [(None, TrustZone.EXTERNAL_GLOBAL), ("LOCAL ", TrustZone.LOCAL),
+     (" External_EU", TrustZone.EXTERNAL_EU), (TrustZone.PRIVATE_HOSTED, TrustZone.PRIVATE_HOSTED)],
+)  # fmt: skip
+def test_a_missing_zone_is_the_least_trusted_and_names_are_read_in_any_case(
+    value: object, zone: TrustZone
+) -> None:
+    assert TrustZone.parse(value) is zone
+
+
+@pytest.mark.parametrize("value", ["", "moon", "externalglobal", 3])
+def test_a_misspelt_zone_is_a_clear_error_not_silently_the_strictest(value: object) -> None:
+    with pytest.raises(ConfigError, match=r"unknown trust zone .*: choose one of local, "):
+        TrustZone.parse(value)
 
 
 def test_an_unknown_group_without_a_declared_class_is_secret_adjacent() -> None:
@@ -162,10 +177,29 @@ def test_an_unknown_group_without_a_declared_class_is_secret_adjacent() -> None:
     assert decide("undeclared", zone=TrustZone.LOCAL).allowed
 
 
-def test_an_unknown_data_class_is_secret_adjacent() -> None:
-    assert DataClass.parse("top_secret_ish") is DataClass.SECRET_ADJACENT
+def test_a_misspelt_data_class_fails_where_the_tool_is_defined() -> None:
+    with pytest.raises(ConfigError, match="unknown data class 'contnet': choose one of public"):
+
+        @tool(data_class="contnet")
+        def typo() -> str:
+            return "never offered, never silently hidden"
+
+    assert DataClass.parse(None) is DataClass.SECRET_ADJACENT  # missing is the strictest
     assert decide("odd_class", zone=TrustZone.PRIVATE_HOSTED).reason is Refusal.TRUST_ZONE
     assert decide("odd_class", zone=TrustZone.LOCAL).allowed
+
+
+def test_a_tool_whose_class_is_misspelt_is_refused_at_registration() -> None:
+    class Handmade:
+        spec = ToolSpec("handmade", "A tool written without the decorator.")
+        group, enabled_by_default, requires_admin, requires_approval = "x", True, False, False
+        data_class = "secret-adjacent"
+
+        def execute(self, arguments: Any, context: Any) -> str:
+            return "x"
+
+    with pytest.raises(ToolError, match='tool "handmade": unknown data class'):
+        ToolRegistry([Handmade()])  # type: ignore[list-item]
 
 
 def test_checks_run_in_order_and_the_first_failure_is_the_reason() -> None:
@@ -201,7 +235,7 @@ def test_every_built_in_declares_its_group_and_a_known_data_class() -> None:
 
 def test_refusals_are_on_the_request_step_with_their_reasons() -> None:
     provider = RecordingProvider.of([{"content": "fine"}])
-    provider.trust_zone = "external_eu"
+    provider.trust_zone = TrustZone.EXTERNAL_EU
     trace = RunTrace()
     ToolLoop(provider, policy().registry).run_sync(
         [ChatMessage.user("hi")],

@@ -43,9 +43,10 @@ from toolwire.seam import Invoked, Seam, refusal
 from toolwire.state import RunState
 from toolwire.suspension import Refuse, plan, scan
 from toolwire.tools.api import ToolContext
-from toolwire.tools.policy import Gate, ToolPolicy, TrustZone
+from toolwire.tools.policy import Gate, ToolPolicy
 from toolwire.tools.registry import ToolRegistry
 from toolwire.trace import RunTrace, ToolInvocation
+from toolwire.trust import TrustZone
 
 __all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "LoopResult", "RunOptions", "TerminationReason",
            "ToolLoop"]  # fmt: skip
@@ -303,7 +304,7 @@ class ToolLoop:
         trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes)
 
     def _zone(self, options: RunOptions) -> TrustZone:
-        return TrustZone.parse(options.trust_zone or getattr(self.provider, "trust_zone", None))
+        return TrustZone.parse(options.trust_zone or self.provider.trust_zone)
 
     def _gate(self, options: RunOptions, context: ToolContext) -> Gate:
         return self.policy.gate(context=context, grant=options.grant, zone=self._zone(options))

@@ -8,6 +8,7 @@ from typing import Any
 
 from toolwire.providers.base import Reasoning
 from toolwire.tools.policy import Grant
+from toolwire.trust import TrustZone
 
 DEFAULT_MAX_ROUNDS = 5  # enough for look-up, refine, answer; each round is a paid provider call
 MAX_ROUNDS = 20  # hard cap: a model still calling tools after 20 rounds is looping
@@ -20,7 +21,7 @@ class RunOptions:
     max_rounds: int = DEFAULT_MAX_ROUNDS
     allowed_tools: Sequence[str] | None = None
     grant: Grant = field(default_factory=Grant)
-    trust_zone: str | None = None  # None: the provider's own zone; unknown: the strictest
+    trust_zone: TrustZone | str | None = None  # None: the provider's own; a misspelling fails
     temperature: float | None = None
     max_tokens: int | None = None
     reasoning: Reasoning | None = None  # None: the model's default
@@ -33,6 +34,8 @@ class RunOptions:
     def __post_init__(self) -> None:
         if not 1 <= self.max_rounds <= MAX_ROUNDS:
             raise ValueError(f"max_rounds must be between 1 and {MAX_ROUNDS}")
+        if self.trust_zone is not None:
+            object.__setattr__(self, "trust_zone", TrustZone.parse(self.trust_zone))
         if self.max_total_tokens is not None and self.max_total_tokens < 1:
             raise ValueError("max_total_tokens must be at least 1")
         if self.max_cost is not None and not self.max_cost > 0:

@@ -28,6 +28,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -42,7 +43,12 @@ from toolwire.lifecycle import RUN_FAILED, RunStatus
 from toolwire.loop import LoopResult, ToolLoop
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.options import RunOptions
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider
+from toolwire.providers.base import (
+    CompletionRequest,
+    CompletionResponse,
+    Provider,
+    no_session,
+)
 from toolwire.providers.presets import MaxTokensField
 from toolwire.sealing import StateKey, require
 from toolwire.state import Pause, RunState
@@ -51,6 +57,7 @@ from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
 from toolwire.trace import DeltaObserver, Observer, RunStep, RunTrace
+from toolwire.trust import TrustZone
 
 log = logging.getLogger("toolwire.runtime")
 STORE_FAILED = "the run store failed; this run is not fully recorded"
@@ -75,7 +82,7 @@ class ProviderRef:
             name=provider.name,
             model=model or getattr(provider, "model", None),
             base_url=getattr(provider, "base_url", None),
-            trust_zone=options.trust_zone or getattr(provider, "trust_zone", None),
+            trust_zone=options.trust_zone or provider.trust_zone,
             script=getattr(provider, "script_path", None),
             max_tokens_field=getattr(provider, "max_tokens_field", None),
         )
@@ -537,6 +544,10 @@ class DirectCall:
     """The provider of a direct tool call: there is none, and asking for one is a bug."""
 
     name = DIRECT_CALL
+    trust_zone = TrustZone.LOCAL  # nothing leaves the machine
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        return no_session()
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         raise RuntimeError("a direct tool call has no model")

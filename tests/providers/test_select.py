@@ -115,7 +115,7 @@ def test_base_url_trust_zone_and_explicit_key() -> None:
         (
             "openai",
             {"model": "m", "api_key": KEY, "trust_zone": "moon"},
-            "unknown trust zone 'moon'; choose one of local, private_hosted, external_eu, "
+            "unknown trust zone 'moon': choose one of local, private_hosted, external_eu, "
             "external_global",
         ),
         (

@@ -4,6 +4,7 @@ the run did not finish, and added to a database of the schema before it (v2) in 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -15,13 +16,14 @@ from toolwire.lifecycle import RunStatus
 from toolwire.loop import LoopResult, TerminationReason
 from toolwire.pricing import Cost
 from toolwire.privacy import PrivacyLevel
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage
+from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage, no_session
 from toolwire.runtime import RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.store import schema as tables
 from toolwire.store.engine import resolve_url
 from toolwire.store.migrations import LATEST
 from toolwire.trace import LlmStep, RequestStep, RunStep
+from toolwire.trust import TrustZone
 
 from .conftest import Backend
 from .helpers import registry, run
@@ -33,6 +35,11 @@ class PricedModel:
     name = "openai"
     model = "gpt-4o-mini"
     pricing_family = "openai"
+
+    trust_zone = TrustZone.EXTERNAL_GLOBAL
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        return no_session()
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         return CompletionResponse(

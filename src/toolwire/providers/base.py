@@ -19,10 +19,11 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolwire.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+from toolwire.trust import TrustZone
 
 __all__ = [
     "CompletionRequest", "CompletionResponse", "Delta", "DeltaSink", "Provider", "ProviderState",
-    "Reasoning", "Stop", "Usage", "session_of",
+    "Reasoning", "Stop", "TrustZone", "Usage", "no_session", "session_of",
 ]  # fmt: skip
 
 
@@ -139,19 +140,30 @@ class CompletionResponse:
 
 @runtime_checkable
 class Provider(Protocol):
-    """Anything that can complete a conversation. ``name`` labels runs and traces.
+    """Anything that can complete a conversation.
 
-    A provider may also offer ``session()``, an async context manager the loop enters for the
-    length of a run (the HTTP adapters keep one connection pool in it), and ``trust_zone``.
+    ``name`` labels runs and traces; ``trust_zone`` says where the model runs, which bounds
+    the tools a run may offer it; ``session()`` is an async context manager the loop enters for
+    the length of a run (the HTTP adapters keep one connection pool in it; others return
+    ``no_session()``).
     """
 
     @property
     def name(self) -> str: ...
 
+    @property
+    def trust_zone(self) -> TrustZone: ...
+
+    def session(self) -> AbstractAsyncContextManager[object]: ...
+
     async def complete(self, request: CompletionRequest) -> CompletionResponse: ...
 
 
+def no_session() -> AbstractAsyncContextManager[None]:
+    """The session of a provider with nothing to keep open between rounds."""
+    return nullcontext()
+
+
 def session_of(provider: Provider) -> AbstractAsyncContextManager[object]:
-    """The provider's per-run session, or a no-op for providers without one."""
-    opener = getattr(provider, "session", None)
-    return opener() if callable(opener) else nullcontext()
+    """The provider's per-run session."""
+    return provider.session()

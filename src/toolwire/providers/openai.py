@@ -52,6 +52,7 @@ from toolwire.providers.wire import (
     text,
     tool_call,
 )
+from toolwire.trust import TrustZone
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # OpenAI's current name for the output cap; older compatible servers want "max_tokens".
@@ -77,7 +78,7 @@ class OpenAIProvider(HttpProvider):
         model: str,
         api_key: str | None = None,
         base_url: str | None = None,
-        trust_zone: str = DEFAULT_TRUST_ZONE,
+        trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
         http: HttpSettings | None = None,
         name: str | None = None,
         max_tokens_field: MaxTokensField = DEFAULT_MAX_TOKENS_FIELD,

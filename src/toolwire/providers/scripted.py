@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from toolwire.providers.base import (
     Usage,
 )
 from toolwire.text import read_capped
+from toolwire.trust import TrustZone
 
 MAX_SCRIPT_BYTES = 5_000_000  # a script is hand-written; anything larger is a mistake
 
@@ -70,7 +72,7 @@ class ScriptedProvider:
         turns: Sequence[Turn] | Responder,
         *,
         name: str = "scripted",
-        trust_zone: str = "local",
+        trust_zone: TrustZone | str = TrustZone.LOCAL,
         script_path: str | None = None,
     ) -> None:
         self._turns: tuple[Turn, ...] | None = None
@@ -80,7 +82,7 @@ class ScriptedProvider:
         else:
             self._turns = tuple(turns)
         self._name = name
-        self._trust_zone = trust_zone
+        self._trust_zone = TrustZone.parse(trust_zone)
         self.script_path = script_path  # where the turns came from, so another process can resume
 
     @property
@@ -88,9 +90,13 @@ class ScriptedProvider:
         return self._name
 
     @property
-    def trust_zone(self) -> str:
+    def trust_zone(self) -> TrustZone:
         """``local`` by default: a script runs in this process and nothing leaves the machine."""
         return self._trust_zone
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        """Nothing to keep open between the rounds of a run."""
+        return nullcontext()
 
     @classmethod
     def from_turns(
@@ -100,7 +106,9 @@ class ScriptedProvider:
         return cls(_parse({"turns": list(turns), "name": name}).turns, name=name)
 
     @classmethod
-    def from_file(cls, path: str | Path, *, trust_zone: str = "local") -> ScriptedProvider:
+    def from_file(
+        cls, path: str | Path, *, trust_zone: TrustZone | str = TrustZone.LOCAL
+    ) -> ScriptedProvider:
         """Load a JSON or YAML script: ``{"name": ..., "turns": [...]}`` or a bare list."""
         path = Path(path)
         raw = read_capped(path, MAX_SCRIPT_BYTES, "script")

@@ -22,7 +22,8 @@ from toolwire.providers.http import DEFAULT_TIMEOUT_SECONDS, HttpSettings
 from toolwire.providers.openai import DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS_FIELD, OpenAIProvider
 from toolwire.providers.presets import PRESETS, MaxTokensField, Preset, is_private_url
 from toolwire.providers.scripted import ScriptedProvider
-from toolwire.providers.wire import DEFAULT_TRUST_ZONE, HttpProvider, checked_trust_zone
+from toolwire.providers.wire import DEFAULT_TRUST_ZONE, HttpProvider
+from toolwire.trust import TrustZone
 
 KEY_VARIABLES = {
     "openai": "OPENAI_API_KEY",
@@ -63,7 +64,7 @@ def create_provider(
     ``max_completion_tokens``); each preset has its own default.
     """
     if trust_zone is not None:
-        checked_trust_zone(trust_zone)
+        TrustZone.parse(trust_zone)  # a misspelt zone fails before anything else
     if name == "scripted":
         return _scripted(script, trust_zone)
     if name not in _COMPATIBLE and name not in _ADAPTERS:

@@ -27,9 +27,9 @@ from toolwire.errors import ConfigError, MalformedResponse
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.providers.base import CompletionRequest, CompletionResponse
 from toolwire.providers.http import HttpSettings, JsonHttp
-from toolwire.tools.policy import TrustZone
+from toolwire.trust import TrustZone
 
-DEFAULT_TRUST_ZONE = "external_global"  # a hosted API is the least trusted place data can go
+DEFAULT_TRUST_ZONE = TrustZone.EXTERNAL_GLOBAL  # a hosted API is the least trusted place data goes
 _CALL_ID_BYTES = 12  # 96 random bits: ids never collide within a run, or across runs
 _THINK_BLOCK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
 
@@ -47,7 +47,7 @@ class HttpProvider:
         model: str,
         api_key: str,
         base_url: str | None = None,
-        trust_zone: str = DEFAULT_TRUST_ZONE,
+        trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
         http: HttpSettings | None = None,
         name: str | None = None,
     ) -> None:
@@ -58,7 +58,7 @@ class HttpProvider:
         self.model = self.model_name(model)
         self._api_key = api_key
         self.base_url = checked_base_url(name, base_url or self.default_base_url)
-        self._trust_zone = checked_trust_zone(trust_zone)
+        self._trust_zone = TrustZone.parse(trust_zone)
         self._http = JsonHttp(name, api_key, http or HttpSettings())
 
     def model_name(self, model: str) -> str:
@@ -73,7 +73,7 @@ class HttpProvider:
         return self._name
 
     @property
-    def trust_zone(self) -> str:
+    def trust_zone(self) -> TrustZone:
         return self._trust_zone
 
     @property
@@ -118,13 +118,6 @@ def checked_base_url(provider: str, base_url: str) -> str:
     if "?" in rest or "#" in rest:
         raise ConfigError(f"{provider}: base URL must not carry a query or fragment")
     return url
-
-
-def checked_trust_zone(value: str) -> str:
-    zones = [z.value for z in TrustZone]
-    if value not in zones:
-        raise ConfigError(f"unknown trust zone {value!r}; choose one of {', '.join(zones)}")
-    return value
 
 
 def new_call_id() -> str:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from toolwire.errors import ConfigError, ToolRefusal
 from toolwire.messages import ToolSpec
 from toolwire.result import ToolResult
+from toolwire.trust import DataClass
 
 DEFAULT_GROUP = "custom"
 DEFAULT_DATA_CLASS = "secret_adjacent"  # unknown means the strictest class
@@ -135,7 +136,7 @@ class FunctionTool:
         self.enabled_by_default = enabled_by_default
         self.requires_admin = requires_admin
         self.requires_approval = requires_approval
-        self.data_class = data_class
+        self.data_class = DataClass.parse(data_class).name.lower()  # a misspelling fails here
         self.effect = Effect(effect)
         self.input_model = input_model
         self._previewer: Previewer | None = None

@@ -7,67 +7,22 @@ A tool is offered only if, in this order (cheapest and least revealing first):
 4. it is inside the run's grant (allowed tools and allowed groups);
 5. its data class is within the ceiling of the provider's trust zone.
 
-Unknown values resolve to the strictest option: an unknown data class is ``secret_adjacent``,
-an unknown zone ``external_global``. The invoke seam re-checks the offered set, and the whole
-gate (``Gate``), when each call arrives.
+Data classes and trust zones live in :mod:`toolwire.trust`: a tool's class is checked when it
+is registered, a provider's zone when it is made. The invoke seam re-checks the offered set,
+and the whole gate (``Gate``), when each call arrives.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from enum import IntEnum, StrEnum
+from enum import StrEnum
 
 from toolwire.tools.api import ToolContext
 from toolwire.tools.registry import ToolRegistry
+from toolwire.trust import DataClass, TrustZone
 
-
-class DataClass(IntEnum):
-    """How sensitive the data a tool reads is, least to most."""
-
-    PUBLIC = 0
-    CONTENT = 1
-    SOURCE_CODE = 2
-    CONFIGURATION = 3
-    SYSTEM_DIAGNOSTICS = 4
-    SECRET_ADJACENT = 5
-
-    @classmethod
-    def parse(cls, value: object) -> DataClass:
-        """The class named ``value``; anything unknown is the strictest class."""
-        try:
-            return cls[str(value).strip().upper()]
-        except KeyError:
-            return cls.SECRET_ADJACENT
-
-
-class TrustZone(StrEnum):
-    """Where the provider runs, which bounds what data may be sent to it."""
-
-    LOCAL = "local"
-    PRIVATE_HOSTED = "private_hosted"
-    EXTERNAL_EU = "external_eu"
-    EXTERNAL_GLOBAL = "external_global"
-
-    @classmethod
-    def parse(cls, value: object) -> TrustZone:
-        """The zone named ``value``; anything unknown or empty is the least trusted zone."""
-        try:
-            return cls(str(value).strip().lower())
-        except ValueError:
-            return cls.EXTERNAL_GLOBAL
-
-    @property
-    def ceiling(self) -> DataClass:
-        return _CEILINGS[self]
-
-
-_CEILINGS = {
-    TrustZone.LOCAL: DataClass.SECRET_ADJACENT,
-    TrustZone.PRIVATE_HOSTED: DataClass.SYSTEM_DIAGNOSTICS,
-    TrustZone.EXTERNAL_EU: DataClass.CONFIGURATION,
-    TrustZone.EXTERNAL_GLOBAL: DataClass.CONTENT,
-}
+__all__ = ["DataClass", "Decision", "Gate", "Grant", "Refusal", "ToolPolicy", "TrustZone"]
 
 
 class Refusal(StrEnum):

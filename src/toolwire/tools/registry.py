@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
-from toolwire.errors import DuplicateToolError, ToolError
+from toolwire.errors import ConfigError, DuplicateToolError, ToolError
 from toolwire.messages import ToolSpec
 from toolwire.tools.api import Tool
+from toolwire.trust import DataClass
 
 ENTRY_POINT_GROUP = "toolwire.tools"
 # A name every provider accepts: OpenAI allows [a-zA-Z0-9_-]{1,64}, Anthropic the same set,
@@ -79,6 +80,10 @@ class ToolRegistry:
                 f"tool name {shown!r} would be refused by a provider: use 1 to 64 letters, "
                 "digits, _ or -, starting with a letter or _"
             )
+        try:
+            DataClass.parse(tool.data_class)
+        except ConfigError as exc:
+            raise ToolError(f'tool "{name}": {exc}') from None
         if name in self._tools:
             raise DuplicateToolError(f'a tool named "{name}" is already registered')
         self._tools[name] = tool
