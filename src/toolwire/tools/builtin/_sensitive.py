@@ -15,7 +15,9 @@ of its parts is a sensitive word, or it contains a sensitive compound anywhere.
   contain one (``secretary``, ``tokenizer``) are listed in ``BENIGN_WORDS`` and removed first.
 
 Cells: a string that parses as a JSON object or array has the values under sensitive keys
-replaced by ``***`` at any depth; every string cell then passes through the redactor.
+replaced by ``***`` at any depth; every string cell then passes through the redactor. Whatever
+matches a model's phrase or filter value against cells matches the shown text (``shown_text``),
+never the stored one, so a match count cannot confirm a masked secret.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ CONFUSABLES = str.maketrans(
 )
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")
+_WHITESPACE = re.compile(r"\s+")  # as ``format_cell`` collapses it
 MAX_JSON_CELL_CHARS = 100_000  # larger JSON is shown as text, redacted, never parsed
 JSON_DEPTH = 32  # deeper structures are masked whole
 
@@ -80,6 +83,18 @@ def safe_cell(value: object) -> object:
     if not isinstance(value, str):
         return value
     return mask_secrets(_masked_json(value))
+
+
+def shown_text(value: object) -> str | None:
+    """A string cell's text as shown (masked, whitespace runs as one space), before any cut;
+    None for a cell that is not a string."""
+    if not isinstance(value, str):
+        return None
+    return collapse_whitespace(mask_secrets(_masked_json(value)))
+
+
+def collapse_whitespace(text: str) -> str:
+    return _WHITESPACE.sub(" ", text).strip()
 
 
 def _masked_json(text: str) -> str:

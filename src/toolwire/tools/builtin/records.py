@@ -4,21 +4,24 @@
 cells, and stops adding rows before the text would outgrow ``TEXT_BUDGET_BYTES``: the artifact
 can therefore never show a cell the text does not. Sensitive tables and columns are never
 selected (see ``_sql``); filters bind their values; the limit is clamped to ``MAX_LIMIT``.
+Search phrases and filter values match what the model would be shown, never masked text (see
+``_matching``), so neither the rows reported nor a count confirms a secret.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
-from sqlalchemy import Column, ColumnElement, Engine, String, Text, func, or_, select
+from sqlalchemy import Engine, Select, String, Table, Text, func, select
 from sqlalchemy.sql import Executable
 
 from toolwire.errors import ToolRefusal
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, format_cell
+from toolwire.tools.builtin._matching import count_kept, phrase_matcher, scan, shown_as_stored
 from toolwire.tools.builtin._sensitive import safe_cell
 from toolwire.tools.builtin._sql import (
     Scalar,
@@ -35,6 +38,8 @@ DEFAULT_LIMIT = 20  # a screenful: enough to answer, cheap to send
 MAX_LIMIT = 50  # more rows than a model can use well in one turn
 MAX_OFFSET = 10_000  # paging deeper than this is a dump, not a lookup
 MAX_QUERY_CHARS = 200  # a search phrase, not a document
+# Searching masks each candidate cell in Python; past this many rows a search is a dump.
+MAX_SEARCHED_ROWS = 100_000
 # Below the seam's 50,000-byte cap, so the seam never cuts text the artifact would still show.
 TEXT_BUDGET_BYTES = 45_000
 
@@ -67,10 +72,14 @@ def read_records(
         select(*columns)
         .where(*equality_filters(sql_table, where_equals))
         .order_by(*order_columns(sql_table))
-        .limit(min(limit, MAX_LIMIT))
-        .offset(offset)
     )
-    rows = guard(lambda: _fetch(engine, query))
+    take = min(limit, MAX_LIMIT)
+    if where_equals:
+        rows = _filtered(
+            engine, query, table=sql_table, where=where_equals, offset=offset, take=take
+        )
+    else:
+        rows = guard(lambda: _fetch(engine, query.limit(take).offset(offset)))
     notes = _notes(refused, limit)
     return render_rows(sql_table.name, [c.name for c in columns], rows, offset, notes)
 
@@ -79,9 +88,10 @@ def read_records(
 def search_records(
     table: str, query: str, context: ToolContext, limit: Limit = DEFAULT_LIMIT
 ) -> ToolResult:
-    """Find rows whose readable text columns contain ``query`` (case-insensitive).
+    """Find rows whose readable text columns show ``query`` (case-insensitive).
 
-    Artifact: ``table`` ``{columns, rows}``, the same cells as the text.
+    Cells are matched as shown: masked secrets never match. Artifact: ``table`` ``{columns,
+    rows}``, the same cells as the text.
     """
     phrase = query.strip()
     if not phrase or len(phrase) > MAX_QUERY_CHARS:
@@ -92,31 +102,55 @@ def search_records(
     texts = [c for c in columns if isinstance(c.type, String | Text)]
     if not texts:
         raise ToolRefusal(f"table {echo(sql_table.name)} has no readable text columns.")
-    statement = (
-        select(*columns)
-        .where(or_(*(_contains(c, phrase) for c in texts)))
-        .order_by(*order_columns(sql_table))
-        .limit(min(limit, MAX_LIMIT))
+    searched = [n for n, c in enumerate(columns) if isinstance(c.type, String | Text)]
+    statement = select(*columns).order_by(*order_columns(sql_table)).limit(MAX_SEARCHED_ROWS)
+    matches = phrase_matcher(phrase)
+    take = min(limit, MAX_LIMIT)
+    rows, read = guard(
+        lambda: scan(engine, statement, lambda row: any(matches(row[n]) for n in searched), 0, take)
     )
-    rows = guard(lambda: _fetch(engine, statement))
-    return render_rows(sql_table.name, [c.name for c in columns], rows, 0, _notes([], limit))
+    notes = _notes([], limit)
+    if read >= MAX_SEARCHED_ROWS and len(rows) < take:
+        notes.append(f"searched the first {MAX_SEARCHED_ROWS} rows only")
+    return render_rows(sql_table.name, [c.name for c in columns], rows, 0, notes)
 
 
 @builtin(group="records", data_class="content")
 def count_records(table: str, context: ToolContext, where_equals: Where = None) -> ToolResult:
-    """Count the rows of one table, optionally filtered by column equality."""
+    """Count the rows of one table, optionally filtered by column equality.
+
+    A row counts for a filter only when its filtered cells are shown unmasked.
+    """
     engine = engine_of(context)
     sql_table = readable_table(engine, table.strip())
-    statement = select(func.count()).select_from(sql_table)
-    statement = statement.where(*equality_filters(sql_table, where_equals))
-    total = guard(lambda: _scalar(engine, statement))
+    filters = equality_filters(sql_table, where_equals)
+    if where_equals:
+        keys = [sql_table.columns[k] for k in where_equals]
+        statement = select(*keys).select_from(sql_table).where(*filters)
+        keep = shown_as_stored(list(where_equals.values()))
+        total = guard(lambda: count_kept(engine, statement, keep))
+    else:
+        total = guard(lambda: _scalar(engine, select(func.count()).select_from(sql_table)))
     return ToolResult.text(f"{sql_table.name}: {total} rows match.")
 
 
-def _contains(column: Column[object], phrase: str) -> ColumnElement[bool]:
-    # The phrase is a bound parameter; escaping makes % and _ literal inside it.
-    escaped = phrase.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return column.ilike(f"%{escaped}%", escape="\\")
+def _filtered(
+    engine: Engine,
+    query: Select[*tuple[Any, ...]],
+    *,
+    table: Table,
+    where: dict[str, Scalar],
+    offset: int,
+    take: int,
+) -> list[Sequence[object]]:
+    """Rows matching ``where`` whose filtered cells show unmasked, paged in Python."""
+    width = len(query.selected_columns)
+    keys = [table.columns[k].label(f"filter_{n}") for n, k in enumerate(where)]
+    keep = shown_as_stored(list(where.values()))
+    rows, _ = guard(
+        lambda: scan(engine, query.add_columns(*keys), lambda r: keep(r[width:]), offset, take)
+    )
+    return [tuple(row[:width]) for row in rows]
 
 
 def _fetch(engine: Engine, statement: Executable) -> list[Sequence[object]]:
