@@ -1,12 +1,45 @@
-"""Provider adapters. Each turns a :class:`CompletionRequest` into one API call."""
+"""Provider adapters. Each turns a :class:`CompletionRequest` into one API call.
 
-from toolwire.providers.anthropic import AnthropicProvider
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider, Usage
-from toolwire.providers.gemini import GeminiProvider
-from toolwire.providers.http import HttpSettings
-from toolwire.providers.openai import OpenAIProvider
-from toolwire.providers.scripted import ScriptedProvider
-from toolwire.providers.select import create_provider
+The adapters load on first use (PEP 562): the provider-neutral types in
+:mod:`toolwire.providers.base` must not pull the HTTP client into every import.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolwire.providers.anthropic import AnthropicProvider
+    from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider, Usage
+    from toolwire.providers.gemini import GeminiProvider
+    from toolwire.providers.http import HttpSettings
+    from toolwire.providers.openai import OpenAIProvider
+    from toolwire.providers.scripted import ScriptedProvider
+    from toolwire.providers.select import create_provider
+
+_HOMES = {
+    "AnthropicProvider": "toolwire.providers.anthropic",
+    "CompletionRequest": "toolwire.providers.base",
+    "CompletionResponse": "toolwire.providers.base",
+    "GeminiProvider": "toolwire.providers.gemini",
+    "HttpSettings": "toolwire.providers.http",
+    "OpenAIProvider": "toolwire.providers.openai",
+    "Provider": "toolwire.providers.base",
+    "ScriptedProvider": "toolwire.providers.scripted",
+    "Usage": "toolwire.providers.base",
+    "create_provider": "toolwire.providers.select",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'toolwire.providers' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AnthropicProvider",
