@@ -37,6 +37,21 @@ def served_process(
     args: Sequence[str], data_home: Path
 ) -> Iterator[tuple[str, str, subprocess.Popen[str]]]:
     """Like ``served``, also yielding the process (to signal it)."""
+    with _serving(args, data_home) as (base, token, process, _):
+        yield base, token, process
+
+
+@contextmanager
+def served_output(args: Sequence[str], data_home: Path) -> Iterator[tuple[str, str, str]]:
+    """Like ``served``, also yielding what the command printed up to its URL."""
+    with _serving(args, data_home) as (base, token, _, printed):
+        yield base, token, printed
+
+
+@contextmanager
+def _serving(
+    args: Sequence[str], data_home: Path
+) -> Iterator[tuple[str, str, subprocess.Popen[str], str]]:
     env = {**os.environ, "XDG_DATA_HOME": str(data_home)}
     env.pop("TOOLWIRE_DB", None)
     command = [sys.executable, "-m", "toolwire", *args, "--port", str(free_port())]
@@ -44,9 +59,9 @@ def served_process(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     )
     try:
-        base, token = _announced(process)
+        base, token, printed = _announced(process)
         _wait_until_up(base)
-        yield base, token, process
+        yield base, token, process, printed
     finally:
         process.send_signal(signal.SIGINT)
         try:
@@ -58,7 +73,7 @@ def served_process(
             process.stdout.close()
 
 
-def _announced(process: subprocess.Popen[str]) -> tuple[str, str]:
+def _announced(process: subprocess.Popen[str]) -> tuple[str, str, str]:
     assert process.stdout is not None
     printed = ""
     deadline = time.monotonic() + START_TIMEOUT_S
@@ -69,7 +84,7 @@ def _announced(process: subprocess.Popen[str]) -> tuple[str, str]:
         printed += line
     match = re.search(r"(http://127\.0\.0\.1:\d+)/#token=([\w-]+)", printed)
     assert match, printed
-    return match.group(1), match.group(2)
+    return match.group(1), match.group(2), printed
 
 
 def _wait_until_up(base: str) -> None:

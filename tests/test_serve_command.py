@@ -14,9 +14,10 @@ from typer.testing import CliRunner
 from toolwire.cli.app import app, load_commands
 from toolwire.cli.server import inspector_url
 from toolwire.demo import prepare_demo
+from toolwire.inspector.security import MISDIRECTED
 from toolwire.store import RunStore
 
-from .served import served, served_process
+from .served import served, served_output, served_process
 
 load_commands()
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -90,3 +91,37 @@ def test_stopping_the_server_settles_a_running_run_as_cancelled(tmp_path: Path) 
     stored = store.get_run(context["run_id"])
     store.close()
     assert stored is not None and stored.status == "cancelled"
+
+
+def test_the_server_answers_only_to_loopback_host_names(tmp_path: Path) -> None:
+    with served(["serve"], tmp_path / "home") as (base, token):
+        port = base.rsplit(":", 1)[1]
+        auth = {"Authorization": f"Bearer {token}"}
+        rebound = {"Host": f"rebind.example:{port}"}
+        page = httpx.get(base + "/", headers=rebound, timeout=10)
+        api = httpx.get(base + "/api/tools", headers=auth | rebound, timeout=10)
+        own = [httpx.get(base + "/", headers={"Host": f"{name}:{port}"}, timeout=10)
+               for name in ("127.0.0.1", "localhost", "[::1]")]  # fmt: skip
+    assert (page.status_code, api.status_code) == (421, 421)
+    assert api.json() == {"error": {"code": "misdirected_request", "message": MISDIRECTED}}
+    assert [response.status_code for response in own] == [200, 200, 200]
+
+
+def test_allow_remote_warns_that_plain_http_carries_the_token_in_clear(tmp_path: Path) -> None:
+    args = ["serve", "--allow-remote"]
+    with served_output(args, tmp_path / "home") as (base, token, printed):
+        port = base.rsplit(":", 1)[1]
+        headers = {"Authorization": f"Bearer {token}", "Host": f"inspector.lan:{port}"}
+        response = httpx.get(base + "/api/tools", headers=headers, timeout=10)
+    assert response.status_code == 200
+    assert printed.splitlines()[0] == (
+        "warning: serving on 127.0.0.1 over plain HTTP: the admin token, prompts and tool "
+        "results cross the network unencrypted; put the inspector behind HTTPS (a TLS reverse "
+        "proxy) or reach it through an SSH tunnel"
+    )
+
+
+def test_a_loopback_server_prints_no_warning(tmp_path: Path) -> None:
+    with served_output(["serve"], tmp_path / "home") as (_, _, printed):
+        pass
+    assert "warning" not in printed

@@ -14,7 +14,7 @@ from toolwire.jsonenc import loads
 
 from ..inspector_kit import AUTH, TABLE_COLUMNS, TABLE_ROWS, settings
 
-BASE = "http://inspector.test"
+BASE = "http://127.0.0.1:8765"  # a loopback name: the inspector answers no other
 ORIGIN = {"Origin": BASE}
 pytestmark = pytest.mark.anyio
 

@@ -22,7 +22,7 @@ from ..store.conftest import pg_schema
 
 __all__ = ["pg_schema"]  # a fixture: a fresh PostgreSQL schema per test
 
-BASE = "http://inspector.test"
+BASE = "http://127.0.0.1:8765"  # a loopback name: the inspector answers no other
 DENIED = 'Error: tool "write_note" was denied by the operator.'
 pytestmark = pytest.mark.anyio
 

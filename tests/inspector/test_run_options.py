@@ -16,7 +16,7 @@ from toolwire.providers.base import Reasoning
 
 from ..inspector_kit import AUTH, HOSTILE_REFUSAL, STREAMED_ANSWER, StreamingModel, settings
 
-BASE = "http://inspector.test"
+BASE = "http://127.0.0.1:8765"  # a loopback name: the inspector answers no other
 pytestmark = pytest.mark.anyio
 
 

@@ -15,7 +15,7 @@ from toolwire.store import RunStore
 from ..inspector_kit import AUTH, settings
 
 pytestmark = pytest.mark.anyio
-BASE = "http://inspector.test"
+BASE = "http://127.0.0.1:8765"  # a loopback name: the inspector answers no other
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ def build_settings(
     *,
     workspace: Path | None = None,
     key_folder: Path | None = None,
+    allow_remote: bool = False,
 ) -> InspectorSettings:
     """Settings for a served inspector; with ``db``, runs and tool states go to the store.
 
@@ -43,6 +44,7 @@ def build_settings(
         privacy_level=str(privacy) if store is not None else None,
         workspace=load_workspace(workspace) if workspace is not None else None,
         state_key=key,
+        allow_remote=allow_remote,
     )
 
 
@@ -62,14 +64,20 @@ def serve(
         PrivacyLevel, typer.Option(help="How much run content the store keeps.")
     ] = PrivacyLevel.METADATA,
     allow_remote: Annotated[
-        bool, typer.Option("--allow-remote", help="Allow binding to a non-loopback address.")
+        bool,
+        typer.Option(
+            "--allow-remote",
+            help="Allow binding to a non-loopback address and answering to any host name.",
+        ),
     ] = False,
 ) -> None:
     """Start the inspector and print its URL with a fresh admin token."""
     console = Console(highlight=False)
     refuse_remote(host, allow_remote, console)
     try:
-        settings = build_settings(script, db, privacy, workspace=workspace)
+        settings = build_settings(
+            script, db, privacy, workspace=workspace, allow_remote=allow_remote
+        )
     except ToolwireError as exc:
         error(console, safe(str(exc), None))
         raise typer.Exit(1) from None

@@ -2,12 +2,14 @@
 
 The token is printed once, in the URL's fragment (never sent to the server in a request line,
 never logged by it); the page moves it to session storage. Binding to anything but loopback
-exposes runs and tools to the network, so it needs ``--allow-remote``. The socket is bound
+exposes runs and tools to the network, so it needs ``--allow-remote``, and is served over plain
+HTTP, so a warning says the token travels in clear. The socket is bound
 before the URL is printed, so a busy port is an error, never a dead link.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import socket
 
@@ -44,9 +46,26 @@ def refuse_remote(host: str, allow_remote: bool, console: Console) -> None:
         raise typer.Exit(2)
 
 
+def remote_warning(host: str) -> str:
+    return (
+        f"warning: serving on {host} over plain HTTP: the admin token, prompts and tool results "
+        "cross the network unencrypted; put the inspector behind HTTPS (a TLS reverse proxy) "
+        "or reach it through an SSH tunnel"
+    )
+
+
 def run_server(settings: InspectorSettings, host: str, port: int, console: Console) -> None:
-    """Bind first (so a busy port is an error, not a dead URL), print the URL, serve."""
+    """Bind first (so a busy port is an error, not a dead URL), print the URL, serve.
+
+    Binding beyond loopback was allowed with ``--allow-remote``: the server then answers to
+    any ``Host`` name, and a warning says that plain HTTP carries the token in clear.
+    """
     import uvicorn
+
+    if not is_loopback(host):
+        settings = dataclasses.replace(settings, allow_remote=True)
+    if settings.allow_remote:
+        console.print(Text(remote_warning(safe(host, 80)), style="yellow"), soft_wrap=True)
 
     try:
         listener = bind(host, port)

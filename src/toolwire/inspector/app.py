@@ -47,7 +47,7 @@ STATIC = Path(__file__).parent / "static"
 MAX_RUNS_PAGE = 200  # one screen of the runs browser, with room to spare
 MAX_RUN_ID_CHARS = 100  # ids are uuid hex; anything longer is not an id
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422)
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422)
 }
 RunId = Annotated[
     str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=r"^[0-9A-Za-z-]+$")
@@ -81,7 +81,7 @@ def create_app(settings: InspectorSettings) -> FastAPI:
     app.state.settings = settings
     app.state.runtime = runtime
     errors.install(app)
-    app.add_middleware(SecurityMiddleware)
+    app.add_middleware(SecurityMiddleware, allow_remote=settings.allow_remote)
     app.include_router(_api(settings, runtime, tasks))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 

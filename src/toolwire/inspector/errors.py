@@ -7,6 +7,7 @@ Messages name the input that was wrong and why; they never carry exception text 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
-from starlette.routing import Match
+from starlette.routing import Match, Mount
 
 from toolwire.jsonenc import dumps_bytes
 
@@ -27,12 +28,16 @@ _CODES = {
     405: "method_not_allowed",
     409: "conflict",
     413: "payload_too_large",
+    421: "misdirected_request",
     415: "unsupported_media_type",
     422: "invalid_input",
     500: "internal_error",
 }
 _PROBLEMS_SHOWN = 5  # enough to fix a request; a hostile body could produce thousands
 INTERNAL_MESSAGE = "the server failed; see its log"
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+FILE_METHODS = ("GET", "HEAD")  # what StaticFiles answers
+_TEMPLATE_PART = re.compile(r"\\\{[^/]*?\\\}")  # ``{run_id}`` once escaped by ``re.escape``
 
 
 class ErrorDetail(BaseModel):
@@ -74,14 +79,36 @@ def describe_validation(errors: list[Any]) -> str:
 
 
 def allowed_methods(request: Request) -> list[str]:
-    """Every method some route serves at this path (Starlette names only the first route's)."""
-    methods: set[str] = set()
-    for route in request.app.router.routes:
-        match, _ = route.matches({**request.scope, "method": "GET"})
-        route_methods = getattr(route, "methods", None)
-        if match is not Match.NONE and route_methods:
-            methods.update(route_methods)
-    return sorted(methods)
+    """The methods this path allows: a mounted folder of files serves GET and HEAD; an API path
+    allows what its OpenAPI document lists, where a literal path wins over a template (as in
+    OpenAPI: ``/api/runs/stream`` allows POST, not the GET of ``/api/runs/{run_id}``); any
+    other path, what its routes serve."""
+    routes = request.app.router.routes
+    # A mounted app's scope has the mount in its root path; match from the app's own root.
+    scope = {**request.scope, "root_path": request.scope.get("app_root_path", "")}
+    if any(isinstance(r, Mount) and r.matches(scope)[0] is not Match.NONE for r in routes):
+        return list(FILE_METHODS)
+    documented = _documented_methods(request.app.openapi()["paths"], scope["path"])
+    if documented:
+        return documented
+    return [
+        method
+        for method in HTTP_METHODS
+        if any(r.matches({**scope, "method": method})[0] is Match.FULL for r in routes)
+    ]
+
+
+def _documented_methods(paths: Mapping[str, Mapping[str, Any]], path: str) -> list[str]:
+    if path in paths:
+        found = {method.upper() for method in paths[path]}
+    else:
+        found = {
+            method.upper()
+            for template, operations in paths.items()
+            if re.fullmatch(_TEMPLATE_PART.sub("[^/]+", re.escape(template)), path)
+            for method in operations
+        }
+    return [method for method in HTTP_METHODS if method in found]
 
 
 def install(app: FastAPI) -> None:

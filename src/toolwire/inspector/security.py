@@ -5,7 +5,12 @@
 - Every ``/api`` call needs ``Authorization: Bearer <token>``, compared in constant time.
 - A state-changing call is refused when its ``Origin`` (or, without one, ``Sec-Fetch-Site:
   cross-site``) says it came from another site. No CORS headers are ever sent.
-- A request body larger than ``MAX_BODY_BYTES`` is refused before it is read.
+- A request whose ``Host`` is not a loopback name (``127.0.0.1``, ``localhost``, ``[::1]``) with
+  the port it arrived on is refused with 421 before any routing, page included: a web page
+  whose domain resolves to 127.0.0.1 (DNS rebinding) is never served. ``allow_remote`` lifts
+  this for a server meant to be reached by other names.
+- A request body larger than ``MAX_BODY_BYTES`` is refused with 413, whether its length is
+  declared or it arrives chunked.
 - An unexpected exception becomes a 500 in the API's error shape, with the same headers.
 """
 
@@ -15,6 +20,7 @@ import logging
 import secrets
 from collections.abc import Callable
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -34,13 +40,21 @@ SECURITY_HEADERS = (
 )
 MAX_BODY_BYTES = 2_000_000  # a prompt plus arguments; more is a mistake or an attack
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
+DEFAULT_PORTS = {"http": 80, "https": 443}
+BODY_TOO_LARGE = f"the request body is larger than {MAX_BODY_BYTES} bytes"
+MISDIRECTED = (
+    "this inspector answers only at 127.0.0.1, localhost or [::1] with its own port; "
+    "start it with --allow-remote to serve it under another name"
+)
 
 
 class SecurityMiddleware:
     """Pure ASGI (streaming stays unbuffered): headers, body cap, last-resort 500."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, allow_remote: bool = False) -> None:
         self.app = app
+        self.allow_remote = allow_remote
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -55,9 +69,11 @@ class SecurityMiddleware:
                 message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
             await send(message)
 
+        if not self.allow_remote and not is_loopback_host(scope):
+            await error_response(421, MISDIRECTED)(scope, receive, send_with_headers)
+            return
         if _declared_length(scope) > MAX_BODY_BYTES:
-            message = f"the request body is larger than {MAX_BODY_BYTES} bytes"
-            await error_response(413, message)(scope, receive, send_with_headers)
+            await error_response(413, BODY_TOO_LARGE)(scope, receive, send_with_headers)
             return
         try:
             await self.app(scope, _capped(receive), send_with_headers)
@@ -74,8 +90,33 @@ def _declared_length(scope: Scope) -> int:
     return 0
 
 
+def is_loopback_host(scope: Scope) -> bool:
+    """Whether the ``Host`` header names this server by a loopback name and its own port."""
+    host = next((v for k, v in scope.get("headers", []) if k == b"host"), b"")
+    name, port = _split_host(host.decode("latin-1").lower())
+    if name not in LOOPBACK_NAMES:
+        return False
+    server = scope.get("server")
+    if server is None:
+        return True  # a Unix socket: there is no port to name
+    default = DEFAULT_PORTS.get(scope.get("scheme", "http"), 80)
+    return (port or str(default)) == str(server[1] or default)
+
+
+def _split_host(host: str) -> tuple[str, str]:
+    """``("[::1]", "8765")`` from ``[::1]:8765``; the port is empty when none is given."""
+    if host.endswith("]") or ":" not in host:
+        return host, ""
+    name, _, port = host.rpartition(":")
+    return name, port
+
+
 def _capped(receive: Receive) -> Receive:
-    """Refuse a chunked body that grows past the cap (no Content-Length to check up front)."""
+    """Refuse a chunked body that grows past the cap (no Content-Length to check up front).
+
+    The refusal is an ``HTTPException``: FastAPI passes that through its body parsing, where
+    any other exception would become a 400.
+    """
     seen = 0
 
     async def wrapped() -> Message:
@@ -83,7 +124,7 @@ def _capped(receive: Receive) -> Receive:
         message = await receive()
         seen += len(message.get("body", b""))
         if seen > MAX_BODY_BYTES:
-            raise ApiError(413, f"the request body is larger than {MAX_BODY_BYTES} bytes")
+            raise HTTPException(413, BODY_TOO_LARGE)
         return message
 
     return wrapped

@@ -75,6 +75,7 @@ class InspectorSettings:
     replay_label: str = "Replay: scripted model, no provider is called"
     defaults: RunDefaults = field(default_factory=RunDefaults)
     state_key: StateKey | None = None  # seals suspended runs; without it no run can wait
+    allow_remote: bool = False  # answer to any Host name, not only loopback ones
 
     def __post_init__(self) -> None:
         if len(self.token) < 16:  # a short token could be guessed over loopback
