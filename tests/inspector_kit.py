@@ -154,6 +154,9 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
         {"tool_calls": [call("lookup", {"customer": "Ada"})], "delay_ms": 50},
         {"content": "slowly done", "delay_ms": 1500},
     ],
+    "slow_rounds": [{"tool_calls": [call("lookup", {"customer": "Ada"})]}]
+    + [{"tool_calls": [call("lookup", {"customer": "Ada"})], "delay_ms": 400}] * 3
+    + [{"content": "read slowly", "delay_ms": 400}],
     "every": [{"tool_calls": [call("every_artifact"), call("odd_artifacts")]}, {"content": "ok"}],
     "looping": [{"tool_calls": [call("lookup", {"customer": "Ada"})]}] * 3
     + [{"content": "gave up"}],

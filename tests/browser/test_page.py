@@ -227,3 +227,52 @@ def test_the_tools_view_toggles_a_tool_and_calls_one_directly(watched: Watched) 
     page.click("#invoke-panel button.primary")
     page.wait_for_selector("#invoke-panel .artifact-table")
     assert page.text_content("#invoke-panel pre.block") == "2 orders for Ada"
+
+
+def test_a_streamed_step_leaves_the_open_tab_of_the_step_being_read(watched: Watched) -> None:
+    page = watched.page
+    start_run(page, "slow_rounds")
+    page.wait_for_selector("#steps li[data-index='2'][data-kind=tool]")
+    open_step(page, 2, "Artifacts")
+    panel = page.query_selector("#detail .tab-panel > *")
+    assert panel is not None
+    page.wait_for_selector("#steps li[data-index='8']")  # two more rounds have streamed since
+    same = "(el) => el.isConnected && document.querySelector('#detail .tab-panel > *') === el"
+    assert page.evaluate(same, panel) is True
+    assert page.text_content("#detail .tab[aria-selected=true]") == "Artifacts"
+    assert page.get_attribute("#steps li[data-index='2']", "aria-selected") == "true"
+    wait_status(page, "completed")
+    assert page.evaluate(same, panel) is True
+    page.click("#steps li[data-index='5']")  # another tool step: the same tab opens
+    assert page.text_content("#detail .tab[aria-selected=true]") == "Artifacts"
+    assert page.text_content("#detail .detail-title") == "Tool · lookup"
+
+
+def test_following_the_newest_step_still_shows_each_new_one(watched: Watched) -> None:
+    page = watched.page
+    start_run(page, "slow_rounds")
+    page.wait_for_selector("#steps li[data-index='4']")
+    wait_status(page, "completed")
+    last = page.eval_on_selector_all("#steps li[data-index]", "(rows) => rows.length") - 1
+    assert page.get_attribute(f"#steps li[data-index='{last}']", "aria-selected") == "true"
+    assert page.text_content("#detail .detail-title") == "Model"
+
+
+@pytest.mark.parametrize(
+    ("fragment", "problem"),
+    [("#token=%E0%A4%A", "the URL's token is malformed"), ("#token=", "the URL's token is empty"),
+     ("#token=%20", "the URL's token is empty")],
+)  # fmt: skip
+def test_a_malformed_token_fragment_still_starts_the_page_and_says_why(
+    browser: Browser, base: str, fragment: str, problem: str
+) -> None:
+    page = browser.new_page()
+    watched = Watched(page)
+    page.goto(f"{base}/{fragment}")
+    page.wait_for_selector("body[data-ready=true]")
+    assert page.text_content("#auth-state") == f"{problem}: open the URL the server printed"
+    assert page.get_attribute("#auth-state", "class") == "auth-state error"
+    assert page.url == f"{base}/"
+    assert page.evaluate("sessionStorage.getItem('toolwire.token')") is None
+    assert watched.errors == [] and watched.dialogs == []
+    page.close()

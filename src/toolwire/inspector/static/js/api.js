@@ -3,13 +3,27 @@
 
 const TOKEN_KEY = "toolwire.token";
 
+// Returns { token, problem }: a fragment that holds no usable token is removed all the same
+// and named in `problem`; the page starts either way (with a token kept from before, if any).
 export function adoptToken() {
-  const match = /(?:^|[#&])token=([^&]+)/.exec(window.location.hash);
+  const match = /(?:^|[#&])token=([^&]*)/.exec(window.location.hash);
+  let problem = null;
   if (match) {
-    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+    const token = decodeToken(match[1]);
+    if (token) sessionStorage.setItem(TOKEN_KEY, token);
+    else problem = token === "" ? "the URL's token is empty" : "the URL's token is malformed";
     history.replaceState(null, "", window.location.pathname + window.location.search);
   }
-  return sessionStorage.getItem(TOKEN_KEY);
+  return { token: sessionStorage.getItem(TOKEN_KEY), problem };
+}
+
+// The token, "" when empty, null when its percent-encoding is broken (e.g. "%E0%A4%A").
+function decodeToken(text) {
+  try {
+    return decodeURIComponent(text).trim();
+  } catch {
+    return null;
+  }
 }
 
 export class ApiError extends Error {

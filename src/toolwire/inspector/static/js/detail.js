@@ -1,16 +1,17 @@
-// The detail pane: one step, in tabs. Tab contents are built when a tab is opened.
+// The detail pane: one step, in tabs. Tab contents are built when a tab is opened; the tab
+// named `openTab` opens first when the step has one.
 
 import { renderArtifacts } from "./artifacts.js";
 import { h, ms, pretty } from "./dom.js";
 import { costText, stepTitle } from "./steps.js";
 
-export function renderDetail(container, step) {
+export function renderDetail(container, step, openTab = null) {
   container.replaceChildren();
   if (!step) {
     container.append(h("p", { class: "empty" }, "Select a step to see it here."));
     return;
   }
-  container.append(header(step), tabs(tabsFor(step)));
+  container.append(header(step), tabs(tabsFor(step), openTab));
 }
 
 function header(step) {
@@ -139,7 +140,7 @@ function pre(text, extra = "") {
   return h("pre", { class: `block ${extra}`.trim() }, String(text));
 }
 
-function tabs(list) {
+function tabs(list, openTab) {
   const bar = h("div", { class: "tabs", role: "tablist" });
   const panel = h("div", { class: "tab-panel", role: "tabpanel" });
   const buttons = list.map(([name, build], i) => {
@@ -151,6 +152,7 @@ function tabs(list) {
     return button;
   });
   bar.append(...buttons);
-  if (buttons.length) buttons[0].click();
+  const first = list.findIndex(([name]) => name === openTab);
+  if (buttons.length) buttons[Math.max(first, 0)].click();
   return h("div", { class: "tabbox" }, bar, panel);
 }

@@ -6,10 +6,11 @@ import { RunsView } from "./runs.js";
 import { ToolsView } from "./tools.js";
 
 function main() {
-  const token = adoptToken();
+  const { token, problem } = adoptToken();
   const auth = document.getElementById("auth-state");
-  auth.textContent = token ? "admin" : "no token: open the URL the server printed";
-  auth.className = token ? "auth-state ok" : "auth-state error";
+  const fix = "open the URL the server printed";
+  auth.textContent = problem ? `${problem}: ${fix}` : token ? "admin" : `no token: ${fix}`;
+  auth.className = token && !problem ? "auth-state ok" : "auth-state error";
   const run = new RunView(document.getElementById("view-run"));
   // A decision taken on a stored run continues live in the Run view.
   const decide = async (runId, body, steps) => {

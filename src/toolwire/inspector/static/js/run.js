@@ -19,6 +19,8 @@ export class StepView {
     this.follow = true;
     this.waiting = false;
     this.live = new Map();  // round -> {thinking, content} streamed so far, until its llm step
+    this.shown = undefined;  // the step the detail pane shows; it is redrawn only for another
+    this.detailDrawn = false;
     list.addEventListener("click", (e) => this.pick(e.target));
     list.addEventListener("keydown", (e) => { if (e.key === "Enter") this.pick(e.target); });
   }
@@ -29,6 +31,7 @@ export class StepView {
     this.follow = true;
     this.waiting = false;
     this.live = new Map();
+    this.detailDrawn = false;
     this.draw();
   }
 
@@ -61,7 +64,18 @@ export class StepView {
     const rows = this.steps.map((s, i) => stepRow(s, i, i === this.selected));
     this.list.replaceChildren(...rows);
     this.drawWaiting();
-    renderDetail(this.detail, this.steps[this.selected]);
+    this.drawDetail();
+  }
+
+  // Streamed steps redraw the list, not the detail of a step being read: its open tab and
+  // what it shows stay. A new selection opens the same tab when its step has one.
+  drawDetail() {
+    const step = this.steps[this.selected];
+    if (this.detailDrawn && step === this.shown) return;
+    const open = this.detail.querySelector(".tab[aria-selected=true]");
+    renderDetail(this.detail, step, open ? open.textContent : null);
+    this.shown = step;
+    this.detailDrawn = true;
   }
 
   drawWaiting() {
