@@ -13,7 +13,7 @@ from genai_prices import Usage as PriceUsage
 from genai_prices import calc_price
 
 from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
-from toolwire.endings import TerminationReason
+from toolwire.lifecycle import TerminationReason
 from toolwire.messages import ProviderState
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Stop, Usage, no_session
 from toolwire.seam import malformed_call

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
         bound_artifacts,
         bound_content,
     )
-    from toolwire.endings import LoopResult, TerminationReason
+    from toolwire.endings import LoopResult
     from toolwire.errors import ToolRefusal, ToolwireError
-    from toolwire.lifecycle import RunStatus
+    from toolwire.lifecycle import RunStatus, TerminationReason
     from toolwire.loop import ToolLoop
     from toolwire.messages import ChatMessage, ToolCall, ToolSpec
     from toolwire.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
@@ -70,7 +70,7 @@ _HOMES = {
     "Runtime": "toolwire.runtime",
     "ScriptedProvider": "toolwire.providers.scripted",
     "StateKey": "toolwire.sealing",
-    "TerminationReason": "toolwire.endings",
+    "TerminationReason": "toolwire.lifecycle",
     "Tool": "toolwire.tools.api",
     "ToolCall": "toolwire.messages",
     "ToolContext": "toolwire.tools.api",

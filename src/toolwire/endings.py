@@ -10,29 +10,15 @@ calls run: the turn that crossed one is recorded, nothing after it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import NamedTuple
 
+from toolwire.lifecycle import TerminationReason
 from toolwire.messages import ChatMessage
 from toolwire.pricing import Cost
 from toolwire.providers.base import CompletionResponse, Stop, Usage
 from toolwire.seam import malformed_call
 from toolwire.state import RunState
 from toolwire.trace import ToolInvocation
-
-
-class TerminationReason(StrEnum):
-    """Why a run (or a segment of it) stopped. ``truncated`` says whether the answer is whole."""
-
-    COMPLETED = "completed"
-    MAX_ITERATIONS = "max_iterations"  # the round cap; the answer was synthesised (truncated)
-    MAX_TOKENS = "max_tokens"  # the output cap cut the answer (truncated)
-    CONTEXT_WINDOW = "context_window"  # the conversation outgrew the model's window (truncated)
-    REFUSED = "refused"  # the model declined; ``LoopResult.refusal`` says what it said
-    BLOCKED = "blocked"  # a provider's safety filter stopped the prompt or the answer
-    BUDGET_EXHAUSTED = "budget_exhausted"  # max_total_tokens or max_cost was passed (truncated)
-    DRY_RUN = "dry_run"
-    SUSPENDED = "suspended"  # waiting for a person; ``LoopResult.suspended`` holds the state
 
 
 class Ending(NamedTuple):

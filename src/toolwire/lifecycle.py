@@ -1,4 +1,4 @@
-"""The run lifecycle: statuses, the transitions between them, and which ones end a run.
+"""The run lifecycle: statuses, the transitions between them, which ones end a run, and why.
 
 This module is the one owner of the vocabulary. The store records transitions (its guarded
 UPDATEs are built from the sets below), the runtime decides them, and the NDJSON stream, the
@@ -66,6 +66,20 @@ def can_move(source: RunStatus, target: RunStatus) -> bool:
 def as_strings(statuses: frozenset[RunStatus]) -> list[str]:
     """The statuses as stored strings, in a stable order (for SQL ``IN`` lists)."""
     return sorted(status.value for status in statuses)
+
+
+class TerminationReason(StrEnum):
+    """Why a run (or a segment of it) stopped. ``truncated`` says whether the answer is whole."""
+
+    COMPLETED = "completed"
+    MAX_ITERATIONS = "max_iterations"  # the round cap; the answer was synthesised (truncated)
+    MAX_TOKENS = "max_tokens"  # the output cap cut the answer (truncated)
+    CONTEXT_WINDOW = "context_window"  # the conversation outgrew the model's window (truncated)
+    REFUSED = "refused"  # the model declined; ``LoopResult.refusal`` says what it said
+    BLOCKED = "blocked"  # a provider's safety filter stopped the prompt or the answer
+    BUDGET_EXHAUSTED = "budget_exhausted"  # max_total_tokens or max_cost was passed (truncated)
+    DRY_RUN = "dry_run"
+    SUSPENDED = "suspended"  # waiting for a person; ``LoopResult.suspended`` holds the state
 
 
 # Short, safe texts for how a run ended, shared by the stream, the API and the CLI.

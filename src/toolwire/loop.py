@@ -24,12 +24,12 @@ from typing import Any, Literal
 from toolwire.endings import (
     Ending,
     LoopResult,
-    TerminationReason,
     continuation,
     ending,
     over_budget,
     result_of,
 )
+from toolwire.lifecycle import TerminationReason
 from toolwire.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.pricing import cost_of

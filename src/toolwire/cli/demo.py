@@ -31,7 +31,7 @@ from toolwire.demo import prepare_demo
 from toolwire.errors import ToolwireError
 from toolwire.inspector import InspectorSettings, RunDefaults, provider_factory
 from toolwire.privacy import PrivacyLevel
-from toolwire.providers.select import PROVIDER_NAMES
+from toolwire.providers.presets import PROVIDER_NAMES
 from toolwire.store import RunStore
 from toolwire.tools.defaults import default_registry
 

@@ -92,3 +92,12 @@ def table_prices(price_table: str, model: str) -> bool:
     except (LookupError, ValueError):
         return False
     return True
+
+
+# Each hosted API and the variable its key comes from.
+KEY_VARIABLES = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+}
+PROVIDER_NAMES = (*KEY_VARIABLES, *PRESETS, "scripted")  # every name --provider takes

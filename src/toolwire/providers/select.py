@@ -20,17 +20,18 @@ from toolwire.providers.base import Provider
 from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.http import DEFAULT_TIMEOUT_SECONDS, HttpSettings
 from toolwire.providers.openai import DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS_FIELD, OpenAIProvider
-from toolwire.providers.presets import PRESETS, MaxTokensField, Preset, is_private_url
+from toolwire.providers.presets import (
+    KEY_VARIABLES,
+    PRESETS,
+    PROVIDER_NAMES,
+    MaxTokensField,
+    Preset,
+    is_private_url,
+)
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.providers.wire import DEFAULT_TRUST_ZONE, HttpProvider
 from toolwire.trust import TrustZone
 
-KEY_VARIABLES = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-}
-PROVIDER_NAMES = (*KEY_VARIABLES, *PRESETS, "scripted")
 _ADAPTERS: dict[str, type[HttpProvider]] = {
     "anthropic": AnthropicProvider,
     "gemini": GeminiProvider,
