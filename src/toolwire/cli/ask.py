@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -21,8 +21,10 @@ from rich.text import Text
 from toolwire.cli.show import StepPrinter, error, pause_lines, safe
 from toolwire.errors import InvalidInput, StaleDecision, ToolwireError
 from toolwire.lifecycle import RunStatus
-from toolwire.runtime import OperatorDecision, RunOutcome, Runtime
-from toolwire.state import Pause
+
+if TYPE_CHECKING:
+    from toolwire.runtime import OperatorDecision, RunOutcome, Runtime
+    from toolwire.state import Pause
 
 FALLBACK_ACTOR = "cli"
 NOT_AN_OBJECT = '--json is not a JSON object (write it like \'{"key": "value"}\')'
@@ -85,6 +87,8 @@ def carry_on(
 
 def ask(console: Console, pause: Pause) -> OperatorDecision | None:
     """The person's decision on ``pause``; None to leave the run waiting."""
+    from toolwire.runtime import OperatorDecision
+
     for line in pause_lines(pause):
         console.print(line)
     if pause.status is RunStatus.AWAITING_INPUT:
@@ -104,6 +108,8 @@ def ask(console: Console, pause: Pause) -> OperatorDecision | None:
 
 
 def _ask_input(console: Console, pause: Pause) -> OperatorDecision | None:
+    from toolwire.runtime import OperatorDecision
+
     while True:
         text = _read(console, "input as a JSON object (empty: leave it waiting): ")
         if not text:

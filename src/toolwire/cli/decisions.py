@@ -29,7 +29,6 @@ from toolwire.cli.runs import guard, runs_app
 from toolwire.cli.show import StepPrinter, error, pause_lines, safe
 from toolwire.cli.store import DbOption, open_or_exit
 from toolwire.errors import DecisionError, StateError
-from toolwire.runtime import OperatorDecision, Runtime
 
 RunId = Annotated[str, typer.Argument(help="The waiting run's id.")]
 Turn = Annotated[
@@ -42,6 +41,8 @@ Reason = Annotated[str | None, typer.Option("--reason", help="Why; kept with the
 @runs_app.command("pending")
 def pending(db: DbOption = None) -> None:
     """The runs waiting for a person, each with its pending calls and their previews."""
+    from toolwire.runtime import Runtime
+
     console = Console(highlight=False, soft_wrap=True)
     with open_or_exit(console, db) as store:
         found = guard(console, lambda: store.list_runs(waiting=True, limit=1000))
@@ -108,6 +109,8 @@ def _decide(
     reason: str | None = None,
     values: dict[str, Any] | None = None,
 ) -> None:
+    from toolwire.runtime import OperatorDecision, Runtime
+
     console = Console(highlight=False, soft_wrap=True)
     key = read_key(console)
     with open_or_exit(console, db) as store:

@@ -27,13 +27,9 @@ from toolwire.cli.options import (
 )
 from toolwire.cli.server import DEFAULT_PORT, refuse_remote, run_server
 from toolwire.cli.show import error, safe
-from toolwire.demo import prepare_demo
 from toolwire.errors import ToolwireError
-from toolwire.inspector import InspectorSettings, RunDefaults, provider_factory
 from toolwire.privacy import PrivacyLevel
 from toolwire.providers.presets import PROVIDER_NAMES
-from toolwire.store import RunStore
-from toolwire.tools.defaults import default_registry
 
 REPLAY_LABEL = "Demo replay: a scripted model answers; no provider is called, nothing leaves"
 
@@ -64,6 +60,11 @@ def demo(
     """Open the inspector on the demo workspace, with an offline scripted model by default.
 
     The run options given here fill the page's run form."""
+    from toolwire.demo import prepare_demo
+    from toolwire.inspector import InspectorSettings, RunDefaults, provider_factory
+    from toolwire.store import RunStore
+    from toolwire.tools.defaults import default_registry
+
     console = Console(highlight=False)
     refuse_remote(host, allow_remote, console)
     folder = data_dir or Path(platformdirs.user_data_dir("toolwire"))
@@ -84,6 +85,7 @@ def demo(
         workspace=shop.workspace,
         replay_label=REPLAY_LABEL,
         state_key=key,
+        allow_remote=allow_remote,
         defaults=RunDefaults(
             prompt=shop.prompt,
             provider=provider,

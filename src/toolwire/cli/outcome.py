@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.show import StepPrinter, cost_text, error, pause_lines, safe
-from toolwire.lifecycle import RunStatus
-from toolwire.loop import LoopResult, TerminationReason
-from toolwire.runtime import RunOutcome
+from toolwire.lifecycle import RunStatus, TerminationReason
+
+if TYPE_CHECKING:
+    from toolwire.endings import LoopResult
+    from toolwire.runtime import RunOutcome
 
 # A run that waits for a person is neither a success nor a failure: scripts can tell it apart.
 WAITING_EXIT_CODE = 3

@@ -8,7 +8,7 @@ stays waiting in the store, and the command prints how to resume it and exits wi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -31,15 +31,13 @@ from toolwire.cli.outcome import report
 from toolwire.cli.show import StepPrinter, error, safe
 from toolwire.cli.store import DbOption, open_or_warn
 from toolwire.errors import StoreError, ToolwireError
-from toolwire.loop import MAX_ROUNDS, RunOptions
+from toolwire.options import MAX_ROUNDS
 from toolwire.privacy import PrivacyLevel
-from toolwire.providers.select import create_provider
-from toolwire.runtime import RunRequest, Runtime
-from toolwire.store import RunStore
-from toolwire.tools.api import ToolContext, User
-from toolwire.tools.defaults import default_registry
-from toolwire.tools.registry import ToolRegistry
-from toolwire.workspace import load_workspace
+from toolwire.providers.presets import PROVIDER_NAMES
+
+if TYPE_CHECKING:  # the run's own modules load when a run starts, not for --help
+    from toolwire.store import RunStore
+    from toolwire.tools.registry import ToolRegistry
 
 
 @app.command()
@@ -51,7 +49,7 @@ def run(
         typer.Option("--script", help="A JSON or YAML script (needed with --provider scripted)."),
     ] = None,
     provider_name: Annotated[
-        str, typer.Option("--provider", help="openai, anthropic, gemini or scripted.")
+        str, typer.Option("--provider", help=", ".join(PROVIDER_NAMES) + ".")
     ] = "scripted",
     model: Annotated[str | None, typer.Option(help="The model to ask (HTTP providers).")] = None,
     base_url: Annotated[
@@ -85,6 +83,12 @@ def run(
     max_tokens_field: MaxTokensFieldOption = None,
 ) -> None:
     """Run one tool loop, show each step live, then the answer; the run is recorded."""
+    from toolwire.options import RunOptions
+    from toolwire.providers.select import create_provider
+    from toolwire.runtime import RunRequest, Runtime
+    from toolwire.tools.api import ToolContext, User
+    from toolwire.workspace import load_workspace
+
     console = Console(highlight=False)
     try:
         level = PrivacyLevel.parse(privacy)
@@ -130,6 +134,8 @@ def run(
 
 def registry_for(console: Console, store: RunStore | None) -> ToolRegistry:
     """The default registry with the store's enable/disable overrides, when there is a store."""
+    from toolwire.tools.defaults import default_registry
+
     registry = default_registry()
     if store is not None:
         try:

@@ -6,7 +6,7 @@ value reaches the terminal through :func:`toolwire.cli.show.safe` inside a plain
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -17,7 +17,9 @@ from toolwire.cli.show import cost_text, error, safe
 from toolwire.cli.store import DbOption, open_or_exit
 from toolwire.errors import StoreError
 from toolwire.jsonenc import dumps
-from toolwire.store import RunSummary, StoredRun
+
+if TYPE_CHECKING:
+    from toolwire.store import RunSummary, StoredRun
 
 runs_app = typer.Typer(
     help="Recorded runs: list, show, purge; decide on waiting runs.", no_args_is_help=True

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -13,11 +13,10 @@ from toolwire.cli.keys import make_key
 from toolwire.cli.server import DEFAULT_PORT, refuse_remote, run_server
 from toolwire.cli.show import error, safe
 from toolwire.errors import ToolwireError
-from toolwire.inspector import InspectorSettings, new_token, provider_factory
 from toolwire.privacy import PrivacyLevel
-from toolwire.store import RunStore
-from toolwire.tools.defaults import default_registry
-from toolwire.workspace import load_workspace
+
+if TYPE_CHECKING:
+    from toolwire.inspector import InspectorSettings
 
 
 def build_settings(
@@ -34,6 +33,11 @@ def build_settings(
     The state key comes from the environment or ``state.key`` in ``key_folder`` (default: the
     user data directory), and is created there when there is none.
     """
+    from toolwire.inspector import InspectorSettings, new_token, provider_factory
+    from toolwire.store import RunStore
+    from toolwire.tools.defaults import default_registry
+    from toolwire.workspace import load_workspace
+
     key = make_key(key_folder)
     store = RunStore.open(db, privacy=privacy) if db is not None else None
     return InspectorSettings(

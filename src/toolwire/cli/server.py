@@ -12,13 +12,16 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import socket
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.show import error, safe
-from toolwire.inspector import InspectorSettings, create_app
+
+if TYPE_CHECKING:
+    from toolwire.inspector import InspectorSettings
 
 DEFAULT_PORT = 8765
 # On Ctrl-C, open streams get this long to finish before the server stops them; then every
@@ -61,6 +64,8 @@ def run_server(settings: InspectorSettings, host: str, port: int, console: Conso
     any ``Host`` name, and a warning says that plain HTTP carries the token in clear.
     """
     import uvicorn
+
+    from toolwire.inspector import create_app
 
     if not is_loopback(host):
         settings = dataclasses.replace(settings, allow_remote=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from rich.console import Console
 from rich.text import Text
@@ -11,8 +11,10 @@ from rich.text import Text
 from toolwire.jsonenc import dumps
 from toolwire.lifecycle import RunStatus
 from toolwire.providers.base import Delta
-from toolwire.state import Pause
 from toolwire.trace import DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
+
+if TYPE_CHECKING:
+    from toolwire.state import Pause
 
 # C0/C1 controls (but tab and newline) could move the cursor or recolour the terminal.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")

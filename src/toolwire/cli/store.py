@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -10,8 +10,10 @@ from rich.text import Text
 
 from toolwire.cli.show import error, safe
 from toolwire.errors import StoreError
-from toolwire.privacy import PrivacyLevel
-from toolwire.store import RunStore
+
+if TYPE_CHECKING:
+    from toolwire.privacy import PrivacyLevel
+    from toolwire.store import RunStore
 
 DbOption = Annotated[
     str | None,
@@ -25,6 +27,8 @@ DbOption = Annotated[
 
 def open_or_exit(console: Console, db: str | None) -> RunStore:
     """The store, or a one-line error and exit status 1."""
+    from toolwire.store import RunStore
+
     try:
         return RunStore.open(db)
     except StoreError as exc:
@@ -34,6 +38,8 @@ def open_or_exit(console: Console, db: str | None) -> RunStore:
 
 def open_or_warn(console: Console, db: str | None, privacy: PrivacyLevel) -> RunStore | None:
     """The store, or a warning and None: a command that can work without it goes on."""
+    from toolwire.store import RunStore
+
     try:
         return RunStore.open(db, privacy=privacy)
     except StoreError as exc:

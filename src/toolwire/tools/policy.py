@@ -17,10 +17,13 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from toolwire.tools.api import ToolContext
-from toolwire.tools.registry import ToolRegistry
 from toolwire.trust import DataClass, TrustZone
+
+if TYPE_CHECKING:  # only named in signatures: the gate's values stay free of pydantic
+    from toolwire.tools.api import ToolContext
+    from toolwire.tools.registry import ToolRegistry
 
 __all__ = ["DataClass", "Decision", "Gate", "Grant", "Refusal", "ToolPolicy", "TrustZone"]
 
