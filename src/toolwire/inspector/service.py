@@ -81,7 +81,7 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
     messages = ([ChatMessage.system(body.system_prompt)] if body.system_prompt else []) + [
         ChatMessage.user(body.prompt)
     ]
-    zone = TrustZone.parse(getattr(provider, "trust_zone", None))
+    zone = provider.trust_zone
     offered, _ = runtime.policy.offered(
         body.allowed_tools, context=context, grant=options.grant, zone=zone
     )
