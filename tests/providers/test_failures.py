@@ -195,7 +195,8 @@ def test_a_timeout_is_typed_and_retried() -> None:
     error = fail(openai(transport, sleeps, timeout=5))
     assert (type(error), str(error), len(seen)) == (
         ProviderTimeout,
-        "openai: no answer within 5s",
+        "openai: no answer from https://api.openai.com/v1/chat/completions within 5s"
+        f" after {MAX_ATTEMPTS} attempts",
         MAX_ATTEMPTS,
     )
 
@@ -206,19 +207,64 @@ def test_a_connection_failure_is_typed() -> None:
     error = fail(openai(transport, sleeps, max_attempts=2))
     assert (type(error), str(error), sleeps.delays) == (
         ProviderConnectionError,
-        "openai: connection failed (ConnectError)",
+        "openai: cannot connect to https://api.openai.com/v1/chat/completions after 2 attempts",
         [0.5],
     )
 
 
-def test_a_closed_loopback_port_is_a_connection_error() -> None:
+def test_a_broken_connection_names_the_endpoint_and_its_failure() -> None:
+    sleeps = Sleeps()
+    transport, seen = scripted(httpx.RemoteProtocolError("peer closed the connection"))
+    error = fail(openai(transport, sleeps, max_attempts=1))
+    assert (type(error), str(error), len(seen)) == (
+        ProviderConnectionError,
+        "openai: the connection to https://api.openai.com/v1/chat/completions failed"
+        " (RemoteProtocolError) after 1 attempt",
+        1,
+    )
+
+
+def test_the_endpoint_in_a_message_carries_no_user_info_nor_query() -> None:
+    sleeps = Sleeps()
+    transport, _ = scripted(httpx.ConnectError("refused"))
+    settings = HttpSettings(transport=transport, sleep=sleeps, jitter=lambda: 1.0, max_attempts=1)
+    base = f"https://user:{KEY}@proxy.example/{KEY}/v1"
+    provider = OpenAIProvider(model="m", api_key=KEY, base_url=base, http=settings)
+    assert str(fail(provider)) == (
+        "openai: cannot connect to https://proxy.example/[redacted]/v1/chat/completions"
+        " after 1 attempt"
+    )
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_closed_loopback_port_fails_at_once_and_says_where(host: str) -> None:
     with socket.create_server(("127.0.0.1", 0)) as probe:
         port = probe.getsockname()[1]
-    settings = HttpSettings(sleep=Sleeps(), max_attempts=1, timeout=5)
+    sleeps = Sleeps()
+    settings = HttpSettings(sleep=sleeps, timeout=5)  # four attempts allowed
     provider = OpenAIProvider(
-        model="m", api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1", http=settings
+        model="m", api_key=KEY, base_url=f"http://{host}:{port}/v1", http=settings
     )
-    assert type(fail(provider)) is ProviderConnectionError
+    error = fail(provider)
+    assert (type(error), str(error), sleeps.delays) == (
+        ProviderConnectionError,
+        f"openai: cannot connect to http://{host}:{port}/v1/chat/completions"
+        " (connection refused) after 1 attempt",
+        [],
+    )
+
+
+def test_a_refused_connection_elsewhere_is_retried() -> None:
+    refused = httpx.ConnectError("refused")
+    refused.__cause__ = ConnectionRefusedError(111, "Connection refused")
+    sleeps = Sleeps()
+    transport, seen = scripted(refused)
+    error = fail(openai(transport, sleeps, max_attempts=3))
+    assert (str(error), len(seen)) == (
+        "openai: cannot connect to https://api.openai.com/v1/chat/completions"
+        " (connection refused) after 3 attempts",
+        3,
+    )
 
 
 @pytest.mark.parametrize(
@@ -373,7 +419,11 @@ def test_a_server_that_never_answers_times_out(
         model="m", api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1", http=settings
     )
     error = fail(provider)
-    assert (type(error), str(error)) == (ProviderTimeout, "openai: no answer within 0.3s")
+    assert (type(error), str(error)) == (
+        ProviderTimeout,
+        f"openai: no answer from http://127.0.0.1:{port}/v1/chat/completions within 0.3s"
+        " after 1 attempt",
+    )
     assert closed.wait(5)
 
 

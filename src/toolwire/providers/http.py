@@ -5,10 +5,14 @@ Invariants:
   and neither does their chain (it holds the request, headers and key included).
 - An error message never contains the key: it names the provider, the status and at most a short,
   redacted excerpt of the body (``redact.excerpt``).
+- A failure to reach the server names the endpoint (scheme, host, port and path: never a query
+  or user info, where a key may sit) and how many attempts were made.
 - Only retryable failures (429, 5xx, timeouts, connection failures) are retried, at most
   ``MAX_ATTEMPTS`` times in all, with jittered exponential backoff capped at
   ``MAX_BACKOFF_SECONDS``. A 429's ``Retry-After`` is honoured exactly when it is not longer than
-  ``MAX_RETRY_AFTER_SECONDS``; a longer one fails at once rather than stalling the run.
+  ``MAX_RETRY_AFTER_SECONDS``; a longer one fails at once rather than stalling the run. A
+  connection refused on a loopback address fails at once: nothing is listening on this machine,
+  and backing off will not start it.
 - A response body larger than ``MAX_RESPONSE_BYTES`` is refused while it is read; so is an
   event stream whose events add up to more.
 - An error reported inside a 200 body or event (proxies, OpenRouter-style ``{"error": ...}``) is
@@ -27,6 +31,7 @@ bound to the event loop that opened it, and ``run_sync`` starts a fresh loop per
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import math
 import random
@@ -110,7 +115,7 @@ class JsonHttp:
         attempt = 1
         while True:
             try:
-                return await self._attempt(url, headers, content)
+                return await self._attempt(url, headers, content, attempt)
             except ProviderError as exc:
                 delay = self._retry_delay(exc, attempt)
                 if delay is None:
@@ -133,7 +138,7 @@ class JsonHttp:
         while True:
             call = _StreamCall(url, headers, content, on_event)
             try:
-                return await self._stream_attempt(call)
+                return await self._stream_attempt(call, attempt)
             except ProviderError as exc:
                 delay = None if call.delivered else self._retry_delay(exc, attempt)
                 if delay is None:
@@ -141,18 +146,17 @@ class JsonHttp:
             await self.settings.sleep(delay)
             attempt += 1
 
-    async def _stream_attempt(self, call: _StreamCall) -> None:
+    async def _stream_attempt(self, call: _StreamCall, attempt: int) -> None:
         try:
             async with asyncio.timeout(self.settings.timeout) as silence:
                 async with self._client_in_session() as client:
                     await self._events(client, call, silence)
         except TimeoutError:
-            raise self._timed_out() from None
+            raise self._timed_out(call.url, attempt) from None
         except httpx.TimeoutException:
-            raise self._timed_out() from None
+            raise self._timed_out(call.url, attempt) from None
         except (httpx.TransportError, SSEError) as exc:
-            what = f"connection failed ({type(exc).__name__})"
-            raise self._fail(ProviderConnectionError, what) from None
+            raise self._unreachable(call.url, exc, attempt) from None
 
     async def _events(
         self, client: httpx.AsyncClient, call: _StreamCall, silence: asyncio.Timeout
@@ -192,18 +196,19 @@ class JsonHttp:
         ceiling = min(MAX_BACKOFF_SECONDS, BASE_BACKOFF_SECONDS * 2.0 ** (attempt - 1))
         return ceiling * (0.5 + self.settings.jitter() / 2)  # equal jitter: never a stampede
 
-    async def _attempt(self, url: str, headers: Mapping[str, str], content: bytes) -> Any:
+    async def _attempt(
+        self, url: str, headers: Mapping[str, str], content: bytes, attempt: int
+    ) -> Any:
         try:
             async with asyncio.timeout(self.settings.timeout):
                 return await self._exchange_in_session(url, headers, content)
         except TimeoutError:
-            raise self._timed_out() from None
+            raise self._timed_out(url, attempt) from None
         except httpx.TimeoutException:
-            raise self._timed_out() from None
+            raise self._timed_out(url, attempt) from None
         except httpx.TransportError as exc:
             # ``from None``: the httpx chain holds the request, and so the key.
-            what = f"connection failed ({type(exc).__name__})"
-            raise self._fail(ProviderConnectionError, what) from None
+            raise self._unreachable(url, exc, attempt) from None
 
     async def _exchange_in_session(
         self, url: str, headers: Mapping[str, str], content: bytes
@@ -214,8 +219,28 @@ class JsonHttp:
         async with self._client() as client:
             return await self._exchange(client, url, headers, content)
 
-    def _timed_out(self) -> ProviderError:
-        return self._fail(ProviderTimeout, f"no answer within {self.settings.timeout:g}s")
+    def _timed_out(self, url: str, attempt: int) -> ProviderError:
+        what = f"no answer from {self._where(url)} within {self.settings.timeout:g}s"
+        return self._fail(ProviderTimeout, what + _after(attempt))
+
+    def _unreachable(self, url: str, exc: Exception, attempt: int) -> ProviderError:
+        """A transport failure: what failed, where, and after how many attempts."""
+        where = self._where(url)
+        if isinstance(exc, httpx.ConnectError):
+            refused = _refused(exc)
+            what = f"cannot connect to {where}" + (" (connection refused)" if refused else "")
+            error = self._fail(ProviderConnectionError, what + _after(attempt))
+            if refused and _is_loopback(url):
+                error.retryable = False  # nothing listens here; waiting will not change that
+            return error
+        what = f"the connection to {where} failed ({type(exc).__name__})"
+        return self._fail(ProviderConnectionError, what + _after(attempt))
+
+    def _where(self, url: str) -> str:
+        """The endpoint as a message may show it: no user info, no query, the key masked."""
+        parsed = httpx.URL(url)
+        shown = str(parsed.copy_with(userinfo=b"", query=None, fragment=None))
+        return excerpt(shown, self._secret) or "the provider"
 
     def _client(self) -> httpx.AsyncClient:
         transport = self.settings.transport
@@ -297,6 +322,35 @@ class JsonHttp:
 
 _IN_BAND_CHARS = 2_000  # an error message, not a document; ``excerpt`` shortens it further
 _TRANSIENT_TYPES = frozenset({"rate_limit_error", "overloaded_error", "api_error", "server_error"})
+
+
+def _after(attempt: int) -> str:
+    return f" after {attempt} attempt{'' if attempt == 1 else 's'}"
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a ``ConnectionRefusedError`` lies anywhere in ``exc``'s chain."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def _is_loopback(url: str) -> bool:
+    host = httpx.URL(url).host.lower()
+    if host in _LOOPBACK_NAMES or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _encode(body: Mapping[str, Any]) -> bytes:
