@@ -9,7 +9,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, contextmanager
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import uvicorn
 from pydantic import BaseModel, ConfigDict, Field
@@ -309,3 +309,35 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.data)
+
+
+# Markup and controls in a tool's schema: titles, descriptions and enum values stay text.
+HOSTILE_SCHEMA_TEXT = '<img src=x onerror="window.__pwned=1">\u202e'
+HostileMode = Literal["plain", '<b onclick="window.__pwned=1">bold</b>']
+
+
+@tool(group="settings", data_class="configuration")
+def tune(
+    key: Annotated[
+        str,
+        Field(
+            title=f"Key {HOSTILE_SCHEMA_TEXT}", description=f"Which setting {HOSTILE_SCHEMA_TEXT}"
+        ),
+    ],
+    mode: HostileMode = "plain",
+    level: int = 3,
+    ratio: float = 0.5,
+    dry: bool = False,
+    tags: list[str] | None = None,
+    extra: dict[str, int] | None = None,
+) -> str:
+    """Change one setting with ``key`` and :func:`mode`; see :ref:`tuning <tune-ref>`."""
+    return f"{key}={mode} level={level} ratio={ratio} dry={dry} tags={tags} extra={extra}"
+
+
+TUNE_PLAIN = "Change one setting with key and mode; see tuning."
+
+
+def form_registry() -> ToolRegistry:
+    """The usual tools and ``tune``: a configuration-class tool with every kind of field."""
+    return ToolRegistry([lookup, echo, dormant, boom, tune])

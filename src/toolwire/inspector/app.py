@@ -20,12 +20,14 @@ from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
-from toolwire.inspector import errors, service
+from toolwire.inspector import errors, previews, service
 from toolwire.inspector.errors import ApiError, ErrorBody
 from toolwire.inspector.models import (
+    MAX_NAME_CHARS,
     CancelResult,
     DecisionBody,
     Defaults,
+    GateResult,
     InvokeBody,
     InvokeResult,
     PendingResult,
@@ -42,6 +44,7 @@ from toolwire.jsonenc import sink_dumps_bytes
 from toolwire.runtime import Runtime
 from toolwire.tools.api import ToolContext
 from toolwire.trace import DeltaObserver, Observer
+from toolwire.trust import TrustZone
 
 STATIC = Path(__file__).parent / "static"
 MAX_RUNS_PAGE = 200  # one screen of the runs browser, with room to spare
@@ -116,7 +119,20 @@ def _api(settings: InspectorSettings, runtime: Runtime, tasks: RunTasks) -> APIR
 
     @api.get("/defaults", response_model=Defaults, responses=_ERRORS)
     def defaults() -> Defaults:
-        return Defaults(**dataclasses.asdict(settings.defaults))
+        return Defaults(
+            **dataclasses.asdict(settings.defaults),
+            replay_label=service.replay_label(settings),
+            trust_zones=[str(zone) for zone in TrustZone],
+        )
+
+    @api.get("/gate", response_model=GateResult, responses=_ERRORS)
+    def gate(
+        provider: Annotated[str, Query(min_length=1, max_length=MAX_NAME_CHARS)] = "scripted",
+        model: Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)] = None,
+        trust_zone: Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)] = None,
+    ) -> GateResult:
+        """Which tools a run with this provider (or this trust zone) would be offered."""
+        return service.gate_verdicts(settings, runtime, provider, model, trust_zone)
 
     @api.get("/tools", response_model=ToolsList, responses=_ERRORS)
     def tools() -> ToolsList:
@@ -212,7 +228,8 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
         if settings.store is None:
             return _json({"runs": [], "stored": False})
         found = settings.store.list_runs(limit=limit, offset=offset, waiting=waiting)
-        return _json({"runs": [_plain_record(r) for r in found], "stored": True})
+        listed = previews.with_previews(settings.store, [_plain_record(r) for r in found])
+        return _json({"runs": listed, "stored": True})
 
     @api.get("/runs/{run_id}", responses=_ERRORS)
     def run(run_id: RunId) -> Response:

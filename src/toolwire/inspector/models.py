@@ -52,6 +52,8 @@ class RunBody(_Strict):
     max_tokens: int | None = Field(default=None, ge=1, le=MAX_ANSWER_TOKENS)
     max_total_tokens: int | None = Field(default=None, ge=1, le=MAX_RUN_TOKENS)
     max_cost: float | None = Field(default=None, gt=0, le=MAX_RUN_DOLLARS, allow_inf_nan=False)
+    # A trust zone name (toolwire.trust.TrustZone); absent: the provider's own zone.
+    trust_zone: Name | None = None
 
 
 class ToggleBody(_Strict):
@@ -88,6 +90,7 @@ class ToolRow(BaseModel):
     overridden: bool
     requires_admin: bool
     why: str
+    parameters: dict[str, Any]  # the JSON schema of the tool's arguments, as the model sees it
 
 
 class GroupRow(BaseModel):
@@ -105,11 +108,30 @@ class Defaults(BaseModel):
     max_tokens: int | None = None
     max_total_tokens: int | None = None
     max_cost: float | None = None
+    replay_label: str | None = None  # set when the default provider replays a script
+    trust_zones: list[str] = []  # every zone a run may choose, least trusted last
 
 
 class ToolsList(BaseModel):
     tools: list[ToolRow]
     groups: list[GroupRow]
+
+
+class Verdict(BaseModel):
+    """The gate's answer for one tool, before a run: offered, or refused and why."""
+
+    tool: str
+    allowed: bool
+    reason: str
+    detail: str = ""
+
+
+class GateResult(BaseModel):
+    """What a run with this provider and zone would be offered."""
+
+    provider: str
+    trust_zone: str
+    tools: list[Verdict]
 
 
 class Refused(BaseModel):

@@ -27,6 +27,7 @@ from toolwire.errors import (
 from toolwire.inspector.errors import ApiError
 from toolwire.inspector.models import (
     DecisionBody,
+    GateResult,
     GroupRow,
     InvokeBody,
     InvokeResult,
@@ -34,6 +35,7 @@ from toolwire.inspector.models import (
     RunBody,
     ToolRow,
     ToolsList,
+    Verdict,
 )
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.loop import RunOptions
@@ -43,8 +45,9 @@ from toolwire.providers.scripted import ScriptedProvider
 from toolwire.runtime import OperatorDecision, ProviderRef, RunOutcome, RunRequest, Runtime
 from toolwire.state import Pause
 from toolwire.tools.api import ToolContext, needs_approval
-from toolwire.tools.policy import Grant, TrustZone
+from toolwire.tools.policy import Decision, Grant
 from toolwire.tools.registry import ToolState
+from toolwire.trust import TrustZone
 
 log = logging.getLogger("toolwire.inspector")
 DIRECT_CALL = "direct call"  # the provider label of a direct call's stored run
@@ -61,10 +64,8 @@ class LiveRun:
 
 def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) -> LiveRun:
     """The run ``body`` asks for, or a 422 naming the choice that cannot be served."""
-    try:
-        provider = settings.provider_factory(body.provider, body.model)
-    except ConfigError as exc:
-        raise ApiError(422, str(exc)) from None
+    provider = _provider(settings, body.provider, body.model)
+    chosen = _zone(body.trust_zone) if body.trust_zone is not None else None
     options = RunOptions(
         max_rounds=body.max_rounds,
         allowed_tools=body.allowed_tools,
@@ -76,12 +77,13 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
         max_tokens=body.max_tokens,
         max_total_tokens=body.max_total_tokens,
         max_cost=body.max_cost,
+        trust_zone=chosen,
     )
     context = ToolContext(user=settings.user, workspace=settings.workspace)
     messages = ([ChatMessage.system(body.system_prompt)] if body.system_prompt else []) + [
         ChatMessage.user(body.prompt)
     ]
-    zone = provider.trust_zone
+    zone = chosen or TrustZone.parse(provider.trust_zone)
     offered, _ = runtime.policy.offered(
         body.allowed_tools, context=context, grant=options.grant, zone=zone
     )
@@ -96,11 +98,64 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
         "model": body.model,
         "replay_label": replay,
         "tools": offered,
+        "trust_zone": str(zone),
         "privacy_level": settings.privacy_level,
         "stored": settings.store is not None,
         "dry_run": body.dry_run,
     }
     return LiveRun(request=request, context=event)
+
+
+def _provider(settings: InspectorSettings, name: str, model: str | None) -> Provider:
+    try:
+        return settings.provider_factory(name, model)
+    except ConfigError as exc:
+        raise ApiError(422, str(exc)) from None
+
+
+def _zone(name: str) -> TrustZone:
+    try:
+        return TrustZone.parse(name)
+    except ConfigError as exc:
+        raise ApiError(422, str(exc)) from None
+
+
+def gate_verdicts(
+    settings: InspectorSettings,
+    runtime: Runtime,
+    provider: str,
+    model: str | None,
+    trust_zone: str | None,
+) -> GateResult:
+    """The gate's verdict on every registered tool for a run with this provider and zone.
+
+    A chosen zone needs no provider; otherwise the provider's own zone decides (422 when the
+    provider cannot be served here)."""
+    if trust_zone is not None:
+        zone = _zone(trust_zone)
+    else:
+        zone = TrustZone.parse(_provider(settings, provider, model).trust_zone)
+    context = ToolContext(user=settings.user, workspace=settings.workspace)
+    names = settings.registry.names()
+    offered, refused = runtime.policy.offered(names, context=context, grant=Grant(), zone=zone)
+    refusals = {d.name: d for d in refused}
+    verdicts = [_verdict(n, refusals.get(n)) for n in names if n in offered or n in refusals]
+    return GateResult(provider=provider, trust_zone=str(zone), tools=verdicts)
+
+
+def _verdict(name: str, refusal: Decision | None) -> Verdict:
+    if refusal is None:
+        return Verdict(tool=name, allowed=True, reason="allowed")
+    return Verdict(tool=name, allowed=False, reason=str(refusal.reason), detail=refusal.detail)
+
+
+def replay_label(settings: InspectorSettings) -> str | None:
+    """The replay banner's text when the run form's default provider replays a script."""
+    try:
+        provider = settings.provider_factory(settings.defaults.provider, None)
+    except ConfigError:
+        return None
+    return settings.replay_label if isinstance(provider, ScriptedProvider) else None
 
 
 def reasoning_of(body: RunBody) -> Reasoning | None:
@@ -114,7 +169,10 @@ def reasoning_of(body: RunBody) -> Reasoning | None:
 
 def list_tools(settings: InspectorSettings) -> ToolsList:
     registry = settings.registry
-    rows = [ToolRow(**_state_fields(s), why=_why(s)) for s in registry.states()]
+    rows = [
+        ToolRow(**_state_fields(s), why=_why(s), parameters=_parameters(settings, s.name))
+        for s in registry.states()
+    ]
     groups = [
         GroupRow(
             name=g,
@@ -128,6 +186,11 @@ def list_tools(settings: InspectorSettings) -> ToolsList:
 
 def _state_fields(state: ToolState) -> dict[str, Any]:
     return dataclasses.asdict(state)
+
+
+def _parameters(settings: InspectorSettings, name: str) -> dict[str, Any]:
+    tool = settings.registry.get(name)
+    return dict(tool.spec.parameters) if tool is not None else {}
 
 
 def _why(state: ToolState) -> str:
