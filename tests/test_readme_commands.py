@@ -1,0 +1,247 @@
+"""Every command in the README's ``sh`` blocks runs as a real process, so the README cannot drift.
+
+Each command runs through ``bash`` in a scratch copy of the checkout, with its own data folder,
+store and state key, and must exit 0. Placeholders are filled: ``DEMO_FOLDER`` with the demo
+workspace ``toolwire demo`` uses, ``RUN_ID`` with a run made earlier in this test (a waiting
+one for the commands that decide on a run), an API key's ``...`` with a dummy key. Only these
+are not run as written:
+
+- a command that needs the network (an ``*_API_KEY=`` or a ``--provider`` other than the
+  scripted one, ``pip install``) gets ``--help`` appended: its parser still rejects an unknown
+  command or option, but nothing is sent;
+- a long-running command (``toolwire serve``, ``toolwire demo``) is started on a free port, its
+  printed URL must answer, and it is stopped with Ctrl-C;
+- ``SKIPPED`` commands, each with its reason.
+
+A command added to the README is run by default, so it is covered the moment it is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+from toolwire.demo import prepare_demo
+
+from .fakes import plugin
+from .test_cli_suspend import INPUT_PLUGIN, INPUT_SCRIPT
+
+ROOT = Path(__file__).parents[1]
+README = ROOT / "README.md"
+STATE_KEY = "ab" * 32
+COMMAND_TIMEOUT_S = 300  # the slowest command (the screenshot) starts a browser
+START_TIMEOUT_S = 120  # a server chained after creating a virtual environment
+DUMMY_KEY = "sk-readme-test-not-a-key"
+
+# Commands not run at all, with the reason. Keep this list small: anything that can run does.
+SKIPPED = {
+    "scripts/test": "the test command itself: it runs this test",
+}
+LONG_RUNNING = ("toolwire serve", "toolwire demo")
+_NOT_COPIED = (".git", ".venv", "__pycache__", "*_cache", ".hypothesis", ".benchmarks", "*egg-info")
+_NAMED_PATH = re.compile(r"(?<![\w/])((?:examples|bench|scripts|docs|src|tests)/[\w./-]*\w)")
+_WRITE_SCRIPT = """
+turns:
+  - tool_calls: [{name: write_file, arguments: {path: notes/readme.md, text: "hi\\n"}}]
+  - content: "Written."
+"""
+_URL = re.compile(r"(http://127\.0\.0\.1:\d+)/#token=([\w-]+)")
+_RUN_ID = re.compile(r"\brun ([0-9a-f]{8}-[0-9a-f-]{27})\b")
+
+
+def readme_commands() -> list[str]:
+    """Each command line of the README's ``sh`` blocks, without its trailing comment."""
+    blocks = re.findall(r"^```sh\n(.*?)^```", README.read_text(), re.S | re.M)
+    text = "\n".join(blocks).replace("\\\n", " ")
+    lines = (re.sub(r"\s+#\s.*$", "", line).strip() for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def needs_network(part: str) -> bool:
+    words = shlex.split(part)
+    if re.match(r"[A-Z_]+_API_KEY=", part) or words[:2] == ["pip", "install"]:
+        return True
+    provider = words[words.index("--provider") + 1] if "--provider" in words else "scripted"
+    return provider != "scripted"
+
+
+def offline(part: str) -> str:
+    """The part as run here: a network command only parses its arguments."""
+    part = re.sub(r"(_API_KEY)=\.\.\.", rf"\1={DUMMY_KEY}", part)
+    return part + " --help" if needs_network(part) else part
+
+
+@dataclass
+class Sandbox:
+    """A scratch checkout, data folder and store, with the demo workspace and one run in it."""
+
+    checkout: Path
+    env: dict[str, str]
+    demo_folder: Path
+    tmp: Path
+    first_run: str = ""
+    made: list[str] = field(default_factory=list)
+
+    def bash(self, command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "-c", command],
+            check=False,
+            cwd=self.checkout,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT_S,
+        )
+
+    def new_run(self, script: str, *extra: str) -> str:
+        """Record a run with this script over the demo workspace; its id."""
+        path = self.tmp / f"script{len(self.made)}.yaml"
+        path.write_text(script)
+        workspace = self.demo_folder / "workspace.toml"
+        made = self.bash(
+            shlex.join(["toolwire", "run", "--workspace", str(workspace), "--script", str(path)])
+            + " "
+            + shlex.join([*extra, "a question"])
+        )
+        match = _RUN_ID.search(made.stdout)
+        assert match, made.stdout + made.stderr
+        self.made.append(match.group(1))
+        return match.group(1)
+
+    def run_id_for(self, part: str) -> str:
+        """A run the command can act on: waiting runs for the commands that decide."""
+        decision = re.search(r"toolwire runs (\w+) RUN_ID", part)
+        verb = decision.group(1) if decision else ""
+        if verb == "input":
+            return self.new_run(INPUT_SCRIPT, "--tool", "paint")
+        if verb in ("approve", "deny", "cancel"):
+            return self.new_run(_WRITE_SCRIPT)
+        return self.first_run
+
+    def filled(self, part: str) -> str:
+        part = part.replace("DEMO_FOLDER", str(self.demo_folder))
+        return part.replace("RUN_ID", self.run_id_for(part)) if "RUN_ID" in part else part
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
+    tmp = tmp_path_factory.mktemp("readme")
+    checkout = tmp / "checkout"
+    shutil.copytree(ROOT, checkout, ignore=shutil.ignore_patterns(*_NOT_COPIED))
+    data, bin_dir, site = tmp / "data", tmp / "bin", tmp / "site"
+    for folder in (data, bin_dir, site):
+        folder.mkdir()
+    # `toolwire` is this interpreter's, whatever else is on PATH.
+    (bin_dir / "toolwire").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m toolwire "$@"\n')
+    (bin_dir / "toolwire").chmod(0o755)
+    plugin(site, INPUT_PLUGIN, "paint = twplugin:paint")  # a tool that asks for a colour
+    env = {
+        **os.environ,
+        "XDG_DATA_HOME": str(data),
+        "TOOLWIRE_DB": str(data / "runs.db"),
+        "TOOLWIRE_STATE_KEY": STATE_KEY,
+        "PATH": os.pathsep.join([str(bin_dir), os.environ["PATH"]]),
+        "PYTHONPATH": os.pathsep.join([str(site), *sys.path]),
+    }
+    for name in [n for n in env if n.endswith("_API_KEY")]:
+        del env[name]
+    demo = prepare_demo(data / "toolwire")  # where `toolwire demo` keeps it
+    box = Sandbox(checkout=checkout, env=env, demo_folder=demo.root, tmp=tmp)
+    box.first_run = box.new_run(demo.script_path.read_text(), "--admin")
+    return box
+
+
+@pytest.mark.parametrize("command", readme_commands())
+def test_the_readme_command_runs(sandbox: Sandbox, command: str) -> None:
+    if command in SKIPPED:
+        pytest.skip(SKIPPED[command])
+    parts = [sandbox.filled(offline(part.strip())) for part in command.split("&&")]
+    if parts[-1].startswith(LONG_RUNNING):
+        parts[-1] += f" --port {free_port()}"
+        check_serves(sandbox, " && ".join(parts))
+        return
+    done = sandbox.bash(" && ".join(parts))
+    assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
+    if any(needs_network(part) for part in parts):
+        assert "Usage:" in done.stdout, done.stdout
+
+
+def check_serves(sandbox: Sandbox, command: str) -> None:
+    """Start the command, fetch the page and the API at the printed URL, stop it with Ctrl-C."""
+    process = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=sandbox.checkout,
+        env=sandbox.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        base, token = announced(process)
+        assert httpx.get(base + "/", timeout=10).status_code == 200
+        headers = {"Authorization": f"Bearer {token}"}
+        assert httpx.get(base + "/api/runs", headers=headers, timeout=10).status_code == 200
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        assert process.stdout is not None
+        process.stdout.close()
+
+
+def announced(process: subprocess.Popen[bytes]) -> tuple[str, str]:
+    """The base URL and token the server prints, once it answers."""
+    assert process.stdout is not None
+    printed, deadline = b"", time.monotonic() + START_TIMEOUT_S
+    while not _URL.search(printed.decode(errors="replace")) and time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], 1)
+        chunk = os.read(process.stdout.fileno(), 65536) if ready else b"-"
+        if not chunk:
+            break  # the command ended
+        printed += chunk if ready else b""
+    match = _URL.search(printed.decode(errors="replace"))
+    assert match, printed.decode(errors="replace")
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(match.group(1) + "/", timeout=2)
+            return match.group(1), match.group(2)
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError(f"nothing answers at {match.group(1)}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_the_skip_list_is_small_and_names_commands_the_readme_has() -> None:
+    assert len(SKIPPED) <= 3
+    assert set(SKIPPED) <= set(readme_commands())
+
+
+def test_every_path_the_readme_names_exists() -> None:
+    text = README.read_text()
+    named = set(_NAMED_PATH.findall(text))
+    assert "examples/lookup.yaml" in named
+    assert sorted(p for p in named if not (ROOT / p).exists()) == []
