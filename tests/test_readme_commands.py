@@ -59,6 +59,7 @@ turns:
   - content: "Written."
 """
 _URL = re.compile(r"(http://127\.0\.0\.1:\d+)/#token=([\w-]+)")
+_TOOL_FAILED = re.compile(r"^\[round \d+\]\s+tool (\w+) (?!ok )", re.M)
 _RUN_ID = re.compile(r"\brun ([0-9a-f]{8}-[0-9a-f-]{27})\b")
 
 
@@ -178,6 +179,8 @@ def test_the_readme_command_runs(sandbox: Sandbox, command: str) -> None:
     assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
     if any(needs_network(part) for part in parts):
         assert "Usage:" in done.stdout, done.stdout
+    if parts[-1].startswith("toolwire run "):  # (a denied call is an error turn, on purpose)
+        assert _TOOL_FAILED.findall(done.stdout) == [], done.stdout  # its tools work too
 
 
 def check_serves(sandbox: Sandbox, command: str) -> None:
