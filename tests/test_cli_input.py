@@ -55,17 +55,17 @@ def test_input_is_checked_against_the_schema_then_overlays_the_arguments(painter
         return painter.tw("runs", "input", run_id, "--db", painter.db, "--json", text)
 
     not_json = give("{colour: red}")
-    assert (not_json.returncode, not_json.stdout.strip()) == (
+    assert (not_json.returncode, not_json.stderr.strip()) == (
         1,
         """error: --json is not a JSON object (write it like '{"key": "value"}')""",
     )
     wrong = give('{"colour": 5}')
-    assert (wrong.returncode, wrong.stdout.strip()) == (
+    assert (wrong.returncode, wrong.stderr.strip()) == (
         1,
         "error: the input does not fit: colour: Input should be a valid string",
     )
     approve = painter.tw("runs", "approve", run_id, "--db", painter.db)
-    assert (approve.returncode, approve.stdout.strip()) == (
+    assert (approve.returncode, approve.stderr.strip()) == (
         1,
         "error: this run waits for input, not approve",
     )

@@ -51,7 +51,7 @@ def test_demo_writes_its_key_into_its_data_dir(tmp_path: Path, shop_env: dict[st
             capture_output=True, text=True, timeout=60, check=False, env=shop_env,
         )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
-    assert f"cannot listen on 127.0.0.1:{port}" in done.stdout
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     key_file = tmp_path / "demo" / "state.key"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
 
@@ -88,7 +88,7 @@ def test_another_key_cannot_open_the_run_and_nothing_runs(tmp_path: Path) -> Non
     ) in pending.stdout.splitlines()
     approved = shop.tw("runs", "approve", run_id, "--db", shop.db)
     assert approved.returncode == 1
-    assert approved.stdout.strip() == (
+    assert approved.stderr.strip() == (
         "error: the suspended state cannot be opened: it was changed, belongs to another run, "
         "or was sealed under another key"
     )
@@ -103,7 +103,7 @@ def test_a_bad_key_file_is_a_clear_error(tmp_path: Path) -> None:
     key_file.write_text("not a key\n")
     done = shop.tw("runs", "approve", "some-run", "--db", shop.db)
     assert done.returncode == 1
-    assert done.stdout.strip() == "error: a state key must be 32 bytes, not 5"
+    assert done.stderr.strip() == "error: a state key must be 32 bytes, not 5"
     assert "Traceback" not in done.stderr
 
 
@@ -113,5 +113,5 @@ def test_without_any_key_a_decision_says_so(tmp_path: Path) -> None:
     del shop.env["TOOLWIRE_STATE_KEY"]
     done = shop.tw("runs", "approve", run_id, "--db", shop.db)
     assert done.returncode == 1
-    assert done.stdout.strip().startswith("error: no state key: set TOOLWIRE_STATE_KEY")
+    assert done.stderr.strip().startswith("error: no state key: set TOOLWIRE_STATE_KEY")
     assert shop.status(run_id) == "awaiting_approval"

@@ -68,7 +68,7 @@ def tw(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def scripted(
-    tmp_path: Path, *turns: Mapping[str, object], extra: tuple[str, ...] = ("--tool", "none")
+    tmp_path: Path, *turns: Mapping[str, object], extra: tuple[str, ...] = ("--no-tools",)
 ) -> str:
     path = tmp_path / "script.json"
     path.write_text(json.dumps({"turns": list(turns)}))
@@ -93,7 +93,7 @@ def test_a_streamed_answer_is_printed_as_it_arrives_and_only_once(tmp_path: Path
 
 
 def test_no_stream_prints_the_answer_once_at_the_end_and_no_thinking(tmp_path: Path) -> None:
-    out = scripted(tmp_path, ANSWER, extra=("--tool", "none", "--no-stream"))
+    out = scripted(tmp_path, ANSWER, extra=("--no-tools", "--no-stream"))
     lines = out.splitlines()
     assert lines[1].startswith("[round 1] ← model answers (")
     assert lines[-1] == "The answer is forty-two, exactly."
@@ -168,7 +168,7 @@ def test_the_model_gets_reasoning_and_the_output_cap(tmp_path: Path) -> None:
     with loopback(model) as base:
         done = tw(tmp_path, "run", "--provider", "openai", "--model", "gpt-4o-mini",
                   "--base-url", f"{base}/v1", "--no-stream", "--reasoning", "high",
-                  "--max-tokens", "321", "--tool", "none", "q")  # fmt: skip
+                  "--max-tokens", "321", "--no-tools", "q")  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     body = model.captured[0].json()
     assert body["reasoning_effort"] == "high"
@@ -228,7 +228,7 @@ def test_the_output_cap_field_comes_from_the_flag_or_the_workspace(
     with loopback(model) as base:
         done = tw(tmp_path, "run", "--provider", "openai", "--model", "local-model",
                   "--base-url", f"{base}/v1", "--no-stream", "--max-tokens", "64",
-                  "--workspace", str(workspace), *flag, "--tool", "none", "q")  # fmt: skip
+                  "--workspace", str(workspace), *flag, "--no-tools", "q")  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     body = model.captured[0].json()
     other = {"max_tokens", "max_completion_tokens"} - {sent}
@@ -240,7 +240,7 @@ def test_a_bad_output_cap_field_in_the_workspace_is_a_clear_error(tmp_path: Path
     workspace.write_text('max_tokens_field = "max_output_tokens"\n')
     done = tw(tmp_path, "run", "--script", str(workspace), "--workspace", str(workspace), "q")
     assert done.returncode == 1
-    assert f"error: {workspace}: max_tokens_field: Input should be 'max_tokens' or " in done.stdout
+    assert f"error: {workspace}: max_tokens_field: Input should be 'max_tokens' or " in done.stderr
     assert "Traceback" not in done.stderr
 
 

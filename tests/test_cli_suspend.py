@@ -147,7 +147,7 @@ def test_pending_shows_the_preview_and_approve_in_a_new_process_completes(shop: 
 
     again = shop.tw("runs", "approve", run_id, "--db", shop.db)
     assert again.returncode == 1
-    assert again.stdout.strip() == "error: no waiting run has this id"
+    assert again.stderr.strip() == "error: no waiting run has this id"
     assert shop.tool_steps(run_id) == ["update_record"]
 
 
@@ -167,7 +167,7 @@ def test_a_stale_turn_is_a_clear_error_and_changes_nothing(shop: Shop) -> None:
     run_id = run_id_of(shop.run().stdout)
     stale = shop.tw("runs", "approve", run_id, "--db", shop.db, "--turn", "0" * 32)
     assert stale.returncode == 1
-    assert stale.stdout.strip() == (
+    assert stale.stderr.strip() == (
         "error: the pending turn changed (the decision was made on another turn than the one "
         "pending); see the current one with: toolwire runs pending"
     )
@@ -182,10 +182,10 @@ def test_cancel_a_waiting_run(shop: Shop) -> None:
     assert (cancelled.returncode, cancelled.stdout.strip()) == (0, f"run {run_id} cancelled")
     assert shop.status(run_id) == "cancelled"
     late = shop.tw("runs", "approve", run_id, "--db", shop.db)
-    assert (late.returncode, late.stdout.strip()) == (1, "error: no waiting run has this id")
+    assert (late.returncode, late.stderr.strip()) == (1, "error: no waiting run has this id")
     again = shop.tw("runs", "cancel", run_id, "--db", shop.db)
     assert again.returncode == 1
-    assert again.stdout.strip() == f"error: no running or waiting run has the id {run_id}"
+    assert again.stderr.strip() == f"error: no running or waiting run has the id {run_id}"
     assert shop.stock() == before
 
 
@@ -194,7 +194,7 @@ def test_without_a_key_the_run_fails_clearly(shop: Shop) -> None:
     before = shop.stock()
     done = shop.run()
     assert done.returncode == 1
-    assert done.stdout.splitlines()[-1] == (
+    assert done.stderr.splitlines()[-1] == (
         "error: the run could not be suspended: no state key: set TOOLWIRE_STATE_KEY (32 "
         "bytes, hex or base64url) or start toolwire serve or demo, which create one; without "
         "it a run cannot be suspended"
@@ -243,6 +243,6 @@ def test_a_provider_that_cannot_be_rebuilt_is_a_clear_error_and_the_run_still_wa
     script.unlink()
     done = shop.tw("runs", "approve", run_id, "--db", shop.db)
     assert done.returncode == 1
-    assert done.stdout.strip().startswith("error: ") and str(script) in done.stdout
+    assert done.stderr.strip().startswith("error: ") and str(script) in done.stderr
     assert "Traceback" not in done.stderr
     assert shop.status(run_id) == "awaiting_approval" and shop.tool_steps(run_id) == []

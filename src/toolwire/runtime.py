@@ -538,14 +538,13 @@ def _outer_cancelled() -> bool:
 
 
 def _provider_error_text(exc: ProviderError) -> str:
-    """The class (and status); for a server that could not be reached, also which and after how
+    """The class (and status); for a server that could not be reached, which one and after how
     many attempts. Those messages are built by the HTTP layer from its own words and the
     endpoint (key masked, no query), never from a response body."""
-    status = f" (HTTP {exc.status})" if exc.status else ""
-    text = f"the provider call failed: {type(exc).__name__}{status}"
     if isinstance(exc, ProviderConnectionError | ProviderTimeout) and not exc.body:
-        text += f": {exc}"
-    return text
+        return f"the provider call failed: {exc}"
+    status = f" (HTTP {exc.status})" if exc.status else ""
+    return f"the provider call failed: {type(exc).__name__}{status}"
 
 
 class DirectCall:

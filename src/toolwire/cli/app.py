@@ -1,9 +1,15 @@
-"""The Typer application; command modules register themselves on ``app`` when imported."""
+"""The Typer application; command modules register themselves on ``app`` when imported.
+
+Conventions every command keeps: what a script reads (an answer, ``--json``) goes to stdout,
+errors and warnings to stderr with a non-zero exit status; a boolean option is shown as a flag.
+"""
 
 from __future__ import annotations
 
 import logging
 from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Any
 
 import typer
 
@@ -16,6 +22,30 @@ app = typer.Typer(
 )
 
 
+def installed_version() -> str:
+    try:
+        return version("toolwire")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"toolwire {installed_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", is_eager=True,
+                     callback=_print_version),
+    ] = False,
+) -> None:  # fmt: skip
+    """Run LLM tool loops whose tool results are typed: text to the model, artifacts to you."""
+
+
 def load_commands() -> None:
     """Import every command module; each registers its commands on ``app``."""
     from toolwire.cli import demo, run, runs, serve  # noqa: F401  (this order is --help's)
@@ -23,7 +53,26 @@ def load_commands() -> None:
     import_module("toolwire.cli.decisions")  # the ``runs`` decision commands
 
 
+def flags_as_flags(command: Any) -> Any:
+    """Show every boolean flag (``--help`` included) as a bare flag, not ``--admin <bool>``.
+
+    Typer's help gives each option a type column; a flag takes no value, so it gets none.
+    (Typed ``Any``: Typer builds on its own copy of Click's classes.)"""
+    params = [*command.params, command.get_help_option(typer.Context(command))]
+    for param in params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+    for child in getattr(command, "commands", {}).values():
+        flags_as_flags(child)
+    return command
+
+
+def command() -> Any:
+    """The whole command line, as ``main`` runs it."""
+    load_commands()
+    return flags_as_flags(typer.main.get_command(app))
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    load_commands()
-    app()
+    command()(prog_name="toolwire")

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING
+from enum import Enum
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolwire.cli.show import StepPrinter, cost_text, error, pause_lines, safe
+from toolwire.cli.show import (
+    StepPrinter,
+    cost_text,
+    emit_json,
+    error,
+    pause_lines,
+    safe,
+    warning,
+)
 from toolwire.lifecycle import RunStatus, TerminationReason
 
 if TYPE_CHECKING:
@@ -42,6 +51,15 @@ _PROVIDERS_CALL = frozenset({TerminationReason.MAX_TOKENS, TerminationReason.CON
                              TerminationReason.REFUSED, TerminationReason.BLOCKED})  # fmt: skip
 
 
+class Output(Enum):
+    """What a command prints on stdout: steps and the answer, the answer only, or JSON."""
+
+    HUMAN = "human"
+    QUIET = "quiet"  # the answer alone
+    JSON = "json"  # one JSON object
+    SILENT = "silent"  # --json --quiet: the exit status alone
+
+
 def report(
     console: Console,
     outcome: RunOutcome,
@@ -49,26 +67,62 @@ def report(
     recorded: bool,
     db: str | None,
     printer: StepPrinter | None = None,
+    output: Output = Output.HUMAN,
+    stored_in: str | None = None,
 ) -> None:
     """Print how the run ended; exit 1 on failure and ``WAITING_EXIT_CODE`` when it waits.
 
-    An answer ``printer`` already showed as it streamed is not printed twice."""
+    ``console`` takes what a person reads (stderr unless ``output`` is HUMAN). An answer
+    ``printer`` already showed as it streamed is not printed twice."""
     if outcome.store_error:
-        console.print(Text(f"warning: {outcome.store_error}", style="yellow"))
-    elif recorded:
-        console.print(Text(f"\nrun {outcome.run_id} recorded", style="dim"))
+        warning(console, safe(outcome.store_error, None))
+    elif recorded and output is Output.HUMAN:
+        where = f" in {safe(stored_in, None)}" if stored_in else ""
+        console.print(Text(f"\nrun {outcome.run_id} recorded{where}", style="dim"), soft_wrap=True)
+    if output is Output.JSON:
+        emit_json(outcome_json(outcome, recorded=recorded, db=db, stored_in=stored_in))
     if outcome.status.waiting:
         _waiting(console, outcome, recorded=recorded, db=db)
     result = outcome.result
     if outcome.status is not RunStatus.COMPLETED or result is None:
         error(console, outcome.error or outcome.status.value)
         raise typer.Exit(1)
+    if output is Output.QUIET:
+        typer.echo(safe(result.final_content, None))
+    if output is not Output.HUMAN:
+        return
     console.print(ending_line(result), soft_wrap=True)
     if result.refusal:
         console.print(Text(f"{_said(result)}: {safe(result.refusal, None)}", style="yellow"),
                       soft_wrap=True)  # fmt: skip
     if printer is None or not printer.was_streamed(result.final_content):
         console.print(Text(safe(result.final_content, None)), soft_wrap=True)
+
+
+def outcome_json(
+    outcome: RunOutcome, *, recorded: bool, db: str | None, stored_in: str | None
+) -> dict[str, Any]:
+    """The outcome as ``run --json`` prints it: plain values, the answer as data."""
+    result = outcome.result
+    usage = None if result is None else result.usage
+    return {
+        "run_id": outcome.run_id,
+        "status": outcome.status.value,
+        "reason": None if result is None else str(result.reason),
+        "answer": None if result is None or outcome.status.waiting else result.final_content,
+        "error": outcome.error,
+        "usage": None if usage is None else {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+        },
+        "cost": None if result is None else {
+            "usd": float(result.cost.usd), "complete": result.cost.complete,
+        },
+        "steps": len(outcome.steps),
+        "stored_in": stored_in if recorded else None,
+        "resume": resume_command(outcome, db) if outcome.status.waiting and recorded else None,
+    }  # fmt: skip
 
 
 def ending_line(result: LoopResult) -> Text:

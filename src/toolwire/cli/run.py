@@ -7,6 +7,7 @@ stays waiting in the store, and the command prints how to resume it and exits wi
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -27,17 +28,19 @@ from toolwire.cli.options import (
     ReasoningOption,
     parse_reasoning,
 )
-from toolwire.cli.outcome import report
-from toolwire.cli.show import StepPrinter, error, safe
+from toolwire.cli.outcome import Output, report
+from toolwire.cli.show import StepPrinter, emit_json, error, safe, warning
 from toolwire.cli.store import DbOption, open_or_warn
-from toolwire.errors import StoreError, ToolwireError
+from toolwire.errors import ConfigError, StoreError, ToolwireError
 from toolwire.options import MAX_ROUNDS
 from toolwire.privacy import PrivacyLevel
 from toolwire.providers.presets import PROVIDER_NAMES
 
+WORKSPACE_FILE = "workspace.toml"  # the name a workspace folder (the demo's) gives it
+
 if TYPE_CHECKING:  # the run's own modules load when a run starts, not for --help
     from toolwire.store import RunStore
-    from toolwire.tools.registry import ToolRegistry
+    from toolwire.tools.registry import ToolRegistry, ToolState
 
 
 @app.command()
@@ -60,7 +63,12 @@ def run(
         typer.Option("--trust-zone", help="Where the model runs; bounds which tools it gets."),
     ] = None,
     workspace: Annotated[
-        Path | None, typer.Option("--workspace", help="A workspace TOML file for the tools.")
+        Path | None,
+        typer.Option(
+            "--workspace",
+            help="A workspace TOML file for the tools, or a folder "
+            "holding workspace.toml (the demo's).",
+        ),
     ] = None,
     admin: Annotated[
         bool, typer.Option("--admin", help="Act as an admin: admin-only tools may be offered.")
@@ -70,6 +78,7 @@ def run(
     tool: Annotated[
         list[str] | None, typer.Option("--tool", help="Offer only these tools (repeatable).")
     ] = None,
+    no_tools: Annotated[bool, typer.Option("--no-tools", help="Offer the model no tools.")] = False,
     db: DbOption = None,
     privacy: Annotated[
         str,
@@ -81,6 +90,13 @@ def run(
     max_total_tokens: MaxTotalTokensOption = None,
     max_cost: MaxCostOption = None,
     max_tokens_field: MaxTokensFieldOption = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the outcome as one JSON object, no steps.")
+    ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", "-q", help="Print only the answer (with --json: nothing)."),
+    ] = False,
 ) -> None:
     """Run one tool loop, show each step live, then the answer; the run is recorded."""
     from toolwire.options import RunOptions
@@ -89,10 +105,12 @@ def run(
     from toolwire.tools.api import ToolContext, User
     from toolwire.workspace import load_workspace
 
-    console = Console(highlight=False)
+    output = output_mode(as_json=as_json, quiet=quiet)
+    # What a person reads: stdout for the plain command, stderr when stdout is for a script.
+    console = Console(highlight=False, stderr=output is not Output.HUMAN)
     try:
         level = PrivacyLevel.parse(privacy)
-        tools_workspace = load_workspace(workspace) if workspace is not None else None
+        tools_workspace = load_workspace(workspace_file(workspace)) if workspace else None
         field = max_tokens_field or getattr(tools_workspace, "max_tokens_field", None)
         provider = create_provider(
             provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone,
@@ -100,7 +118,7 @@ def run(
         )  # fmt: skip
         options = RunOptions(
             max_rounds=max_rounds,
-            allowed_tools=tool,
+            allowed_tools=[] if no_tools else tool,
             reasoning=parse_reasoning(reasoning),
             stream=not no_stream,
             max_tokens=max_tokens,
@@ -116,20 +134,68 @@ def run(
         raise typer.Exit(1) from None
     key = read_key(console)
     store = open_or_warn(console, db, level)
-    runtime = Runtime(registry_for(console, store), recorder=store, state_key=key)
+    registry = registry_for(console, store)
+    unknown = unknown_tool(registry, tool or [])
+    if unknown is not None:
+        if store is not None:
+            store.close()
+        error(console, unknown)
+        raise typer.Exit(1)
+    runtime = Runtime(registry, recorder=store, state_key=key)
     request = RunRequest.of(
         prompt, system=system, provider=provider, model=model, options=options, context=context
     )
-    printer = StepPrinter(console)
+    printer = StepPrinter(console, spinner=True)
+    observers = [printer] if output is Output.HUMAN else []
+    deltas = [printer.delta] if output is Output.HUMAN else []
     try:
-        outcome = runtime.run_sync(request, observers=[printer], deltas=[printer.delta])
+        outcome = runtime.run_sync(request, observers=observers, deltas=deltas)
         if outcome.status.waiting and interactive():
             with decision_errors(console):
                 outcome = carry_on(console, runtime, outcome, printer)
     finally:
+        printer.finish()
+        stored_in = None if store is None else store_location(store)
         if store is not None:
             store.close()
-    report(console, outcome, recorded=store is not None, db=db, printer=printer)
+    report(console, outcome, recorded=store is not None, db=db, printer=printer,
+           output=output, stored_in=stored_in)  # fmt: skip
+
+
+def output_mode(*, as_json: bool, quiet: bool) -> Output:
+    if as_json:
+        return Output.SILENT if quiet else Output.JSON
+    return Output.QUIET if quiet else Output.HUMAN
+
+
+def workspace_file(path: Path) -> Path:
+    """``path``, or the ``workspace.toml`` inside it when it is a folder (the demo's)."""
+    if not path.is_dir():
+        return path
+    inside = path / WORKSPACE_FILE
+    if not inside.is_file():
+        raise ConfigError(f"{path} is a folder without a {WORKSPACE_FILE}")
+    return inside
+
+
+def unknown_tool(registry: ToolRegistry, names: list[str]) -> str | None:
+    """What is wrong with the first ``--tool`` that names no registered tool, if one does."""
+    for name in names:
+        if name in registry:
+            continue
+        near = difflib.get_close_matches(name, registry.names(), n=3, cutoff=0.6)
+        hint = f"did you mean {', '.join(near)}?" if near else "see them with: toolwire tools"
+        return f"no tool is named {safe(name, 60)!r}; {hint}"
+    return None
+
+
+def store_location(store: RunStore) -> str:
+    """Where the store keeps runs: the SQLite file, or the database URL without its password."""
+    from toolwire.store.engine import shown
+
+    if store.url.get_backend_name() == "sqlite" and store.url.database:
+        return str(Path(store.url.database).resolve())
+    return shown(store.url)
 
 
 def registry_for(console: Console, store: RunStore | None) -> ToolRegistry:
@@ -141,31 +207,49 @@ def registry_for(console: Console, store: RunStore | None) -> ToolRegistry:
         try:
             registry.availability = store.load_availability()
         except StoreError as exc:
-            console.print(Text(f"warning: {safe(str(exc), None)}", style="yellow"))
+            warning(console, safe(str(exc), None))
     return registry
 
 
 @app.command("tools")
-def list_tools(db: DbOption = None) -> None:
+def list_tools(
+    db: DbOption = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the tools as a JSON array.")
+    ] = False,
+) -> None:
     """List the registered tools with their group and state (overrides from the store)."""
-    console = Console(highlight=False)
+    console = Console(highlight=False, stderr=as_json)
     store = open_or_warn(console, db, PrivacyLevel.METADATA)
     registry = registry_for(console, store)
     if store is not None:
         store.close()
+    states = registry.states()
+    if as_json:
+        emit_json([_tool_json(state) for state in states])
+        return
     table = Table("tool", "group", "state", "why")
-    for state in registry.states():
-        why = (
-            "group disabled"
-            if not state.group_enabled
-            else "overridden"
-            if state.overridden
-            else "default"
-        )
+    for state in states:
         table.add_row(
             Text(safe(state.name, 80)),
             Text(safe(state.group, 40)),
             Text("enabled" if state.enabled else "disabled"),
-            Text(why + (", admin only" if state.requires_admin else "")),
+            Text(_why(state) + (", admin only" if state.requires_admin else "")),
         )
     console.print(table)
+
+
+def _why(state: ToolState) -> str:
+    if not state.group_enabled:
+        return "group disabled"
+    return "overridden" if state.overridden else "default"
+
+
+def _tool_json(state: ToolState) -> dict[str, object]:
+    return {
+        "name": state.name,
+        "group": state.group,
+        "enabled": state.enabled,
+        "why": _why(state),
+        "admin_only": state.requires_admin,
+    }

@@ -13,13 +13,14 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.app import app
-from toolwire.cli.show import cost_text, error, safe
+from toolwire.cli.ask import interactive
+from toolwire.cli.show import cost_text, emit_json, error, plural, safe
 from toolwire.cli.store import DbOption, open_or_exit
 from toolwire.errors import StoreError
 from toolwire.jsonenc import dumps
 
 if TYPE_CHECKING:
-    from toolwire.store import RunSummary, StoredRun
+    from toolwire.store import RunStore, RunSummary, StoredRun
 
 runs_app = typer.Typer(
     help="Recorded runs: list, show, purge; decide on waiting runs.", no_args_is_help=True
@@ -32,39 +33,85 @@ VALUE_PREVIEW_CHARS = 400
 _HEADING_FIELDS = frozenset({"sequence", "kind", "round", "duration_ms"})
 
 
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON, nothing else.")]
+# The id prefix `runs list` prints; `runs show` takes it back while it names one run.
+SHORT_ID_CHARS = 8
+# How many runs one page of the prefix search reads; the store caps a page at 1,000.
+_SCAN_PAGE = 1000
+
+
 @runs_app.command("list")
 def list_runs(
     db: DbOption = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many runs.")] = 20,
     offset: Annotated[int, typer.Option(min=0, help="Skip this many of the newest.")] = 0,
+    as_json: JsonOption = False,
 ) -> None:
-    """The newest runs first."""
-    console = Console(highlight=False, soft_wrap=True)
+    """The newest runs first, each by its short id (the full ids with --json)."""
+    console = Console(highlight=False, soft_wrap=True, stderr=as_json)
     with open_or_exit(console, db) as store:
         found = guard(console, lambda: store.list_runs(limit=limit, offset=offset))
+    if as_json:
+        emit_json([summary.to_dict() for summary in found])
+        return
     if not found:
         console.print(Text("no runs recorded"))
         return
-    for summary in found:  # one plain line per run: ids stay whole, for copying and grep
+    for summary in found:  # one plain line per run, for copying and grep
         console.print(Text("  ".join(_row(summary))))
 
 
 @runs_app.command("show")
 def show_run(
-    run_id: Annotated[str, typer.Argument(help="The run's id.")], db: DbOption = None
+    run_id: Annotated[str, typer.Argument(help="The run's id, or a prefix of it naming one run.")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """One run with its stored steps."""
-    console = Console(highlight=False, soft_wrap=True)
+    console = Console(highlight=False, soft_wrap=True, stderr=as_json)
     with open_or_exit(console, db) as store:
         stored = guard(console, lambda: store.get_run(run_id))
-    if stored is None:
+        if stored is None:
+            full_id = resolve_prefix(console, store, run_id)
+            stored = guard(console, lambda: store.get_run(full_id))
+    if stored is None:  # purged between the two reads
         error(console, f"no run with id {safe(run_id, 80)}")
         raise typer.Exit(1)
+    if as_json:
+        emit_json(stored.to_dict())
+        return
     for line in _heading(stored):
         console.print(line)
     for step in stored.steps:
         for line in _step_lines(step):
             console.print(line)
+
+
+def resolve_prefix(console: Console, store: RunStore, prefix: str) -> str:
+    """The one run id starting with ``prefix``, or a one-line error and exit status 1."""
+    matches = guard(console, lambda: _ids_starting(store, prefix.lower()))
+    if len(matches) == 1:
+        return str(matches[0])
+    if not matches:
+        error(console, f"no run with id {safe(prefix, 80)}")
+    else:
+        shown = ", ".join(m[: SHORT_ID_CHARS + 4] for m in matches[:5])
+        error(console, f"{safe(prefix, 80)} is the start of {len(matches)} run ids ({shown}"
+                       f"{', …' if len(matches) > 5 else ''}); give more of the id")  # fmt: skip
+    raise typer.Exit(1)
+
+
+def _ids_starting(store: RunStore, prefix: str) -> list[str]:
+    if not prefix.strip():
+        return []
+    matches: list[str] = []
+    offset = 0
+    while True:
+        page = store.list_runs(limit=_SCAN_PAGE, offset=offset)
+        matches += [s.id for s in page if s.id.startswith(prefix)]
+        if len(page) < _SCAN_PAGE:
+            return matches
+        offset += _SCAN_PAGE
 
 
 @runs_app.command("purge")
@@ -73,12 +120,26 @@ def purge(
         float, typer.Option("--older-than", min=0, help="Delete finished runs older than DAYS.")
     ],
     db: DbOption = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Delete finished runs (and their steps) created more than DAYS days ago."""
     console = Console(highlight=False, soft_wrap=True)
+    if not yes:
+        confirm_purge(console, older_than)
     with open_or_exit(console, db) as store:
         count = guard(console, lambda: store.purge(older_than_days=older_than))
-    console.print(Text(f"purged {count} run{'s' if count != 1 else ''}"))
+    console.print(Text(f"purged {plural(count, 'run')}"))
+
+
+def confirm_purge(console: Console, older_than: float) -> None:
+    """Ask on a terminal; without one, refuse: a script says --yes."""
+    question = f"delete every finished run older than {older_than:g} days?"
+    if not interactive():
+        error(console, f"{question} No terminal to ask on: add --yes to purge")
+        raise typer.Exit(1)
+    if not typer.confirm(question, default=False):
+        error(console, "nothing purged")
+        raise typer.Exit(1)
 
 
 def guard(console: Console, action: Any) -> Any:
@@ -92,27 +153,28 @@ def guard(console: Console, action: Any) -> Any:
 def _row(summary: RunSummary) -> list[str]:
     label = "/".join(p for p in (summary.provider, summary.model) if p) or "-"
     return [
-        summary.id,
-        _status(summary),
+        summary.id[:SHORT_ID_CHARS],
+        summary.status + (f" ({reason})" if (reason := _reason(summary)) else ""),
         summary.created_at[:19].replace("T", " "),
         safe(label, 40),
-        f"{summary.rounds} rounds",
-        f"{summary.prompt_tokens + summary.completion_tokens} tokens",
+        plural(summary.rounds, "round"),
+        plural(summary.prompt_tokens + summary.completion_tokens, "token"),
         cost_text(summary.cost, summary.cost_complete),
-        f"{summary.step_count} steps",
+        plural(summary.step_count, "step"),
         summary.privacy_level,
     ]
 
 
-def _status(summary: RunSummary) -> str:
-    """The status, with the reason when it says more (``completed (refused)``)."""
+def _reason(summary: RunSummary) -> str | None:
+    """Why the run ended, when it says more than its status (``refused`` for ``completed``)."""
     reason = summary.termination_reason
-    return summary.status + (f" ({reason})" if reason and reason != summary.status else "")
+    return reason if reason and reason != summary.status else None
 
 
 def _heading(stored: StoredRun) -> list[Text]:
     facts = {
-        "status": _status(stored),
+        "status": stored.status,
+        **({"reason": reason} if (reason := _reason(stored)) else {}),
         "created": stored.created_at,
         "finished": stored.finished_at or "-",
         "provider": "/".join(p for p in (stored.provider, stored.model) if p) or "-",

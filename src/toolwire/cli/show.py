@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 from typing import TYPE_CHECKING, assert_never
 
 from rich.console import Console
@@ -14,11 +16,14 @@ from toolwire.providers.base import Delta
 from toolwire.trace import DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
 
 if TYPE_CHECKING:
+    from rich.status import Status
+
     from toolwire.state import Pause
 
 # C0/C1 controls (but tab and newline) could move the cursor or recolour the terminal.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _PREVIEW_CHARS = 160
+WAITING_TEXT = "waiting for the model…"
 _DECIDED = {"approve": "approved", "deny": "denied", "input": "answered"}
 
 
@@ -33,8 +38,32 @@ def safe(text: str, limit: int | None = _PREVIEW_CHARS) -> str:
 
 
 def error(console: Console, message: str) -> None:
-    """One error line, never hard-wrapped (paths and ids stay whole for copying)."""
-    console.print(Text(f"error: {message}", style="red"), soft_wrap=True)
+    """One error line on stderr, never hard-wrapped (paths and ids stay whole for copying).
+
+    ``console`` is the command's; an error goes to stderr whatever it writes to, so that
+    stdout keeps only what a script reads (``--json``, an answer)."""
+    _stderr(console).print(Text(f"error: {message}", style="red"), soft_wrap=True)
+
+
+def warning(console: Console, message: str) -> None:
+    """One warning line on stderr, as :func:`error`."""
+    _stderr(console).print(Text(f"warning: {message}", style="yellow"), soft_wrap=True)
+
+
+def _stderr(console: Console) -> Console:
+    return console if console.stderr else Console(stderr=True, highlight=False)
+
+
+def plural(count: int, word: str) -> str:
+    """``1 round``, ``2 rounds``, ``0 rounds``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def emit_json(value: object) -> None:
+    """``value`` as one line of JSON on stdout, nothing else. ASCII only: a model's text stays
+    data (every control character, C1 included, is a ``\\u`` escape), never a terminal escape."""
+    sys.stdout.write(json.dumps(value, ensure_ascii=True, allow_nan=False) + "\n")
+    sys.stdout.flush()
 
 
 def step_line(step: RunStep) -> Text:
@@ -109,16 +138,24 @@ class StepPrinter:
     """A trace observer printing one line per step, and a delta observer printing a streamed
     answer as it arrives (thinking dimmed, on lines of its own, never in the answer)."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, spinner: bool = False) -> None:
         self.console = console
         self.streamed: dict[int, str] = {}  # the answer text streamed per round
         self._open: str | None = None  # the kind of the line being streamed, if one is open
+        # While a request waits for the model's first word, on a terminal only.
+        self._spinner = spinner and console.is_terminal
+        self._status: Status | None = None
 
     def __call__(self, step: RunStep) -> None:
+        self._quiet()
         self._close()
         self.console.print(step_line(step), highlight=False)
+        if self._spinner and isinstance(step, RequestStep):
+            self._status = self.console.status(WAITING_TEXT)
+            self._status.start()
 
     def delta(self, round: int, delta: Delta) -> None:
+        self._quiet()
         if delta.kind != self._open:
             self._close()
             label = "  thinking: " if delta.kind == "thinking" else ""
@@ -132,6 +169,15 @@ class StepPrinter:
     def was_streamed(self, answer: str) -> bool:
         """Whether ``answer`` was already printed whole as it streamed."""
         return bool(answer) and answer in self.streamed.values()
+
+    def finish(self) -> None:
+        """Stop the spinner, if one turns (a run that ends without a step after its request)."""
+        self._quiet()
+
+    def _quiet(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
 
     def _close(self) -> None:
         if self._open is not None:
