@@ -223,6 +223,7 @@ def test_the_tools_view_toggles_a_tool_and_calls_one_directly(watched: Watched) 
     row.locator(".badge", has_text="disabled").wait_for()
     lookup = page.locator("tr[data-kind=tool-row]", has_text="lookup")
     lookup.locator("button", has_text="Call…").click()
+    page.check("#invoke-panel .raw-toggle")  # the raw JSON fallback
     page.fill("#invoke-panel textarea", '{"customer": "Ada"}')
     page.click("#invoke-panel button.primary")
     page.wait_for_selector("#invoke-panel .artifact-table")

@@ -50,7 +50,7 @@ def test_a_finished_run_is_listed_and_shows_its_stored_steps(watched: Watched) -
     run_id, status, started, *rest = cells
     assert status == "completed"
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", started)
-    assert rest == ["scripted", "", "2", "37", "unknown", "5"]  # a script has no price
+    assert rest == ["scripted", "", "2", "37", "unknown", "5", "go"]  # a script has no price
     full_id = row.locator("td").first.get_attribute("title") or ""
     assert len(run_id) == 12 and full_id.startswith(run_id) and len(full_id) == 36
     row.click()

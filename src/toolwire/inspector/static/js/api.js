@@ -26,6 +26,12 @@ function decodeToken(text) {
   }
 }
 
+// Called once per 401: the token this tab holds is no longer the server's (it restarted).
+let onUnauthorized = () => {};
+export function whenUnauthorized(handler) {
+  onUnauthorized = handler;
+}
+
 export class ApiError extends Error {
   constructor(status, code, message) {
     super(message);
@@ -40,6 +46,7 @@ function headers(extra = {}) {
 }
 
 async function failure(response) {
+  if (response.status === 401) onUnauthorized();
   let code = "http_error";
   let message = `the server answered ${response.status}`;
   try {

@@ -2,7 +2,7 @@
 // named `openTab` opens first when the step has one.
 
 import { renderArtifacts } from "./artifacts.js";
-import { h, ms, pretty } from "./dom.js";
+import { h, ms, NOT_STORED, pretty } from "./dom.js";
 import { costText, stepTitle } from "./steps.js";
 
 export function renderDetail(container, step, openTab = null) {
@@ -47,6 +47,9 @@ function tabsFor(step) {
 }
 
 function toolTabs(step) {
+  if (step.content_withheld) {
+    return [["Arguments", withheld], ["Result", withheld]].concat(metadataTab(step));
+  }
   const list = [
     ["Arguments", () => pre(typeof step.tool_arguments === "string"
       ? step.tool_arguments : pretty(step.tool_arguments ?? {}))],
@@ -67,11 +70,16 @@ function modelTabs(step) {
   return list.concat(metadataTab(step));
 }
 
+function withheld() {
+  return h("p", { class: "muted not-stored" }, `The content is ${NOT_STORED}.`);
+}
+
 function modelContent(step) {
   const calls = Array.isArray(step.requested_tool_calls) ? step.requested_tool_calls : [];
   return h("div", { class: "stack" },
     h("h4", {}, "Content"),
-    pre(typeof step.content === "string" ? step.content : ""),
+    step.content_withheld ? withheld()
+      : pre(typeof step.content === "string" ? step.content : ""),
     calls.length ? h("h4", {}, "Requested calls") : null,
     calls.length ? h("ul", { class: "calls" }, calls.map((c) =>
       h("li", {}, h("code", { class: "call-name" }, String(c && c.name)),
@@ -110,12 +118,15 @@ function requestTabs(step) {
 }
 
 function messages(list) {
-  if (!Array.isArray(list)) return h("p", { class: "muted" }, "The messages were not stored.");
+  if (!Array.isArray(list)) {
+    return h("p", { class: "muted not-stored" }, `The messages are ${NOT_STORED}.`);
+  }
   return h("div", { class: "messages" }, list.map((m) =>
     h("div", { class: `message role-${safeRole(m && m.role)}` },
       h("div", { class: "message-role" }, String(m && m.role),
         m && m.tool_call_id ? ` · ${String(m.tool_call_id)}` : ""),
-      pre(typeof (m && m.content) === "string" ? m.content : pretty(m && m.content)),
+      typeof (m && m.content) === "string" ? pre(m.content)
+        : m && m.content !== null && m.content !== undefined ? pre(pretty(m.content)) : null,
       Array.isArray(m && m.tool_calls) ? h("ul", { class: "calls" }, m.tool_calls.map((c) =>
         h("li", {}, `${String(c && c.name)} (${String(c && c.arguments)})`))) : null)));
 }

@@ -20,6 +20,23 @@ export function h(tag, attributes = {}, ...children) {
   return element;
 }
 
+// Replace `element`'s children; null, undefined and false are skipped (replaceChildren would
+// print them as "null").
+export function fill(element, ...children) {
+  element.replaceChildren();
+  return append(element, children);
+}
+
+// A link to a stored run inside this page (`#run=<id>`); an id that is not an id is text.
+export function runLink(id, text) {
+  if (typeof id !== "string" || !/^[0-9A-Za-z-]{1,100}$/.test(id)) return h("span", {}, text);
+  const anchor = h("a", { class: "link run-link" }, text);
+  anchor.href = `#run=${id}`;
+  return anchor;
+}
+
+export const NOT_STORED = "not stored at this privacy level";
+
 function append(element, children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;

@@ -1,9 +1,18 @@
 // Start-up: adopt the token from the URL fragment, wire the three views, load the tools.
 
-import { adoptToken, call } from "./api.js";
+import { adoptToken, call, whenUnauthorized } from "./api.js";
 import { RunView } from "./run.js";
 import { RunsView } from "./runs.js";
 import { ToolsView } from "./tools.js";
+
+const STALE_TOKEN = "This tab's token is no longer valid (the server was restarted?): open the "
+  + "URL the server printed most recently.";
+
+// `#run=<id>` names a stored run to open.
+function linkedRun() {
+  const match = /(?:^|[#&])run=([0-9A-Za-z-]{1,100})(?:&|$)/.exec(window.location.hash);
+  return match ? match[1] : null;
+}
 
 function main() {
   const { token, problem } = adoptToken();
@@ -11,6 +20,13 @@ function main() {
   const fix = "open the URL the server printed";
   auth.textContent = problem ? `${problem}: ${fix}` : token ? "admin" : `no token: ${fix}`;
   auth.className = token && !problem ? "auth-state ok" : "auth-state error";
+  whenUnauthorized(() => {
+    auth.textContent = "token no longer valid";
+    auth.className = "auth-state error";
+    const banner = document.getElementById("auth-banner");
+    banner.textContent = STALE_TOKEN;
+    banner.hidden = false;
+  });
   const run = new RunView(document.getElementById("view-run"));
   // A decision taken on a stored run continues live in the Run view.
   const decide = async (runId, body, steps) => {
@@ -33,6 +49,14 @@ function main() {
   for (const link of document.querySelectorAll(".nav-link")) {
     link.addEventListener("click", () => show(link.getAttribute("data-view")));
   }
+  const openLinked = () => {
+    const id = linkedRun();
+    if (!id || !token) return;
+    show("runs");
+    runs.show(id);
+  };
+  window.addEventListener("hashchange", openLinked);
+  openLinked();
   const ready = () => document.body.setAttribute("data-ready", "true");
   if (token) {
     const defaults = call("GET", "/defaults").then((d) => run.setDefaults(d), () => {});

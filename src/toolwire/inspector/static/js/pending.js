@@ -5,8 +5,7 @@
 // message when it was refused before anything ran; the panel then shows it and stays usable.
 
 import { h } from "./dom.js";
-
-const FIELD_TYPES = new Set(["string", "number", "integer", "boolean"]);
+import { readFields, schemaFields } from "./schemaform.js";
 
 export function pendingPanel(pause, decide) {
   const message = h("p", { class: "banner error pending-error", hidden: true });
@@ -69,13 +68,7 @@ function approvalForm(pause, decide, message) {
 }
 
 function inputForm(pause, decide, message) {
-  const schema = pause.input_schema && typeof pause.input_schema === "object"
-    ? pause.input_schema : {};
-  const properties = schema.properties && typeof schema.properties === "object"
-    ? schema.properties : {};
-  const required = new Set(Array.isArray(schema.required) ? schema.required.map(String) : []);
-  const fields = Object.entries(properties).map(([name, spec]) => field(name, spec || {},
-    required.has(name)));
+  const fields = schemaFields(pause.input_schema);
   const submit = h("button", { type: "submit", class: "primary" }, "Send");
   const form = h("form", { class: "input-form" },
     h("p", { class: "muted" }, "Tool ", h("code", {}, String(pause.input_tool ?? "")),
@@ -83,56 +76,9 @@ function inputForm(pause, decide, message) {
     fields.map((f) => f.element), h("div", { class: "row actions" }, submit));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
-    const values = {};
-    for (const f of fields) {
-      const read = f.read();
-      if (read.error) return show(message, read.error);
-      if (read.value !== undefined) values[f.name] = read.value;
-    }
+    const { values, error } = readFields(fields);
+    if (error) return show(message, error);
     send(decide, { action: "input", digest: String(pause.digest), values }, [submit], message);
   });
   return h("div", { class: "stack" }, form);
-}
-
-function field(name, spec, required) {
-  const type = FIELD_TYPES.has(spec.type) ? spec.type : "json";
-  const label = typeof spec.title === "string" && spec.title ? spec.title : name;
-  const hint = typeof spec.description === "string" && spec.description
-    ? h("span", { class: "hint" }, spec.description) : null;
-  let input;
-  if (type === "boolean") {
-    input = h("input", { type: "checkbox", name, checked: spec.default === true });
-    return {
-      name,
-      element: h("label", { class: "check", "data-kind": "input-field" }, input, label, hint),
-      read: () => ({ value: input.checked }),
-    };
-  }
-  if (type === "json") {
-    input = h("textarea", { name, rows: 3, placeholder: "JSON" });
-  } else {
-    const numeric = type === "number" || type === "integer";
-    input = h("input", { name, type: numeric ? "number" : "text",
-      step: type === "integer" ? "1" : numeric ? "any" : null });
-    if (spec.default !== undefined && spec.default !== null) input.value = String(spec.default);
-  }
-  const read = () => {
-    const text = input.value;
-    if (text === "" && !required) return { value: undefined };
-    if (type === "string") return { value: text };
-    if (type === "number" || type === "integer") {
-      return text === "" ? { value: undefined } : { value: Number(text) };
-    }
-    try {
-      return { value: JSON.parse(text) };
-    } catch {
-      return { error: `${label}: not valid JSON` };
-    }
-  };
-  return {
-    name,
-    element: h("label", { class: "field", "data-kind": "input-field" }, label,
-      required ? h("span", { class: "hint" }, "required") : null, hint, input),
-    read,
-  };
 }

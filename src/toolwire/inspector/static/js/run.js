@@ -4,7 +4,7 @@
 // segment into the same step list.
 
 import { ApiError, call, openStream } from "./api.js";
-import { h } from "./dom.js";
+import { fill, h, runLink } from "./dom.js";
 import { renderDetail } from "./detail.js";
 import { pendingPanel } from "./pending.js";
 import { shownStatus, WAITING } from "./status.js";
@@ -97,6 +97,10 @@ export class RunView {
     this.controller = null;
     this.$("run-form").addEventListener("submit", (e) => { e.preventDefault(); this.start(); });
     this.$("cancel-button").addEventListener("click", () => this.cancel());
+    this.$("provider").addEventListener("change", () => this.checkGate());
+    this.$("trust-zone").addEventListener("change", () => this.checkGate());
+    this.tools = null;
+    this.verdicts = new Map();  // tool -> the gate's refusal for the chosen provider and zone
     this.status("idle");
   }
 
@@ -113,6 +117,14 @@ export class RunView {
     if (typeof reasoning === "string") this.$("reasoning").value = reasoning;
     if (Number.isInteger(reasoning)) this.$("reasoning-budget").value = String(reasoning);
     if (defaults.stream === false) this.$("stream").checked = false;
+    if (Array.isArray(defaults.trust_zones)) {
+      this.$("trust-zone").append(...defaults.trust_zones.map((z) =>
+        h("option", { value: String(z) }, String(z))));
+    }
+    if (typeof defaults.replay_label === "string" && defaults.replay_label) {
+      this.$("replay-banner").textContent = defaults.replay_label;
+      this.$("replay-banner").hidden = false;
+    }
     for (const [key, id] of [["max_tokens", "max-tokens"], ["max_total_tokens",
       "max-total-tokens"], ["max_cost", "max-cost"]]) {
       if (Number.isFinite(defaults[key])) this.$(id).value = String(defaults[key]);
@@ -120,18 +132,53 @@ export class RunView {
   }
 
   setTools(list) {
+    this.tools = list;
+    this.drawTools();
+    this.checkGate();
+  }
+
+  // The tools, each marked with the gate's refusal (and its reason) for this provider and zone:
+  // a refused tool cannot be chosen, since the run would not be offered it.
+  drawTools() {
+    const choices = this.$("tool-choices");
+    const unchecked = new Set([...choices.querySelectorAll("input[name=tool]:not(:checked)")]
+      .filter((c) => !c.disabled).map((c) => c.value));
     const groups = new Map();
-    for (const tool of list.tools) {
+    for (const tool of this.tools ? this.tools.tools : []) {
       if (!groups.has(tool.group)) groups.set(tool.group, []);
       groups.get(tool.group).push(tool);
     }
     const boxes = [...groups].map(([group, tools]) => h("div", { class: "tool-group" },
-      h("div", { class: "tool-group-name" }, group),
-      tools.map((t) => h("label", { class: t.enabled ? "check" : "check disabled", title: t.why },
-        h("input", { type: "checkbox", name: "tool", value: t.name, checked: t.enabled,
-          disabled: !t.enabled }), t.name))));
-    this.$("tool-choices").replaceChildren(...(boxes.length ? boxes
-      : [h("p", { class: "muted" }, "No tools are registered.")]));
+      h("div", { class: "tool-group-name" }, group), tools.map((t) => this.choice(t, unchecked))));
+    fill(choices, boxes.length ? boxes : h("p", { class: "muted" }, "No tools are registered."));
+  }
+
+  choice(tool, unchecked) {
+    const refusal = tool.enabled ? this.verdicts.get(tool.name) : null;
+    const usable = tool.enabled && !refusal;
+    return h("label", { class: usable ? "check" : "check disabled", title: tool.why,
+      "data-kind": refusal ? "gate-refused" : null },
+    h("input", { type: "checkbox", name: "tool", value: tool.name,
+      checked: usable && !unchecked.has(tool.name), disabled: !usable }), tool.name,
+    refusal ? h("span", { class: "gate-reason" }, `refused: ${String(refusal.reason)}`,
+      refusal.detail ? ` (${String(refusal.detail)})` : "") : null);
+  }
+
+  async checkGate() {
+    if (!this.tools) return;
+    const query = new URLSearchParams({ provider: this.$("provider").value.trim() || "scripted" });
+    if (this.$("model").value.trim()) query.set("model", this.$("model").value.trim());
+    if (this.$("trust-zone").value) query.set("trust_zone", this.$("trust-zone").value);
+    let note = null;
+    try {
+      const gate = await call("GET", `/gate?${query}`);
+      this.verdicts = new Map(gate.tools.filter((v) => !v.allowed).map((v) => [v.tool, v]));
+    } catch (err) {
+      this.verdicts = new Map();
+      note = err instanceof ApiError ? err.message : "The gate could not be asked.";
+    }
+    this.drawTools();
+    if (note) this.$("tool-choices").append(h("p", { class: "muted gate-note" }, note));
   }
 
   body() {
@@ -149,6 +196,7 @@ export class RunView {
     if (value("system-prompt").trim()) body.system_prompt = value("system-prompt");
     if (value("model").trim()) body.model = value("model").trim();
     if (value("temperature") !== "") body.temperature = Number(value("temperature"));
+    if (value("trust-zone")) body.trust_zone = value("trust-zone");
     body.stream = this.$("stream").checked;
     const reasoning = number("reasoning-budget") ?? (value("reasoning") || undefined);
     if (reasoning !== undefined) body.reasoning = reasoning;
@@ -163,6 +211,7 @@ export class RunView {
     if (this.controller) return;
     this.runId = null;
     this.$("replay-banner").hidden = true;
+    this.showRunId(null);
     this.view.reset();
     this.begin();
     try {
@@ -187,6 +236,7 @@ export class RunView {
     }
     if (steps) this.view.reset(steps);
     this.runId = runId;
+    this.showRunId(runId);
     this.begin();
     this.consume(events).catch((err) => this.failed(err));
     return null;
@@ -226,6 +276,7 @@ export class RunView {
     switch (event.type) {
       case "context":
         this.runId = typeof event.run_id === "string" ? event.run_id : null;
+        this.showRunId(this.runId);
         if (typeof event.replay_label === "string" && event.replay_label) {
           this.$("replay-banner").textContent = event.replay_label;
           this.$("replay-banner").hidden = false;
@@ -257,7 +308,7 @@ export class RunView {
     }
     if (WAITING.has(event.status) && event.pending && typeof event.pending === "object") {
       const runId = this.runId;
-      this.$("pending").replaceChildren(pendingPanel(event.pending,
+      fill(this.$("pending"), pendingPanel(event.pending,
         (body) => this.decide(runId, body)));
       this.$("pending").hidden = false;
     }
@@ -273,6 +324,13 @@ export class RunView {
     } catch (err) {
       this.message(err instanceof ApiError ? err.message : "Cancelling failed.", "error");
     }
+  }
+
+  // The run's id, linking to its stored view (`#run=<id>`) when a store keeps it.
+  showRunId(runId) {
+    const box = this.$("run-id");
+    box.hidden = !runId;
+    fill(box, runId ? ["Run ", runLink(runId, runId)] : null);
   }
 
   running(on) {

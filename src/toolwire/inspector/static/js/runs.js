@@ -2,14 +2,14 @@
 // and one run's stored (privacy-filtered) steps; a waiting run shows its pending panel.
 
 import { ApiError, call } from "./api.js";
-import { h } from "./dom.js";
+import { fill, h, NOT_STORED, runLink } from "./dom.js";
 import { pendingPanel } from "./pending.js";
 import { StepView } from "./run.js";
 import { shownStatus, WAITING } from "./status.js";
 import { costText, summarise, summaryStrip } from "./steps.js";
 
 const COLUMNS = ["Run", "Status", "Started", "Provider", "Model", "Rounds", "Tokens", "Cost",
-  "Steps"];
+  "Steps", "Prompt"];
 
 export class RunsView {
   // `decide(runId, body, steps)` answers a waiting run (see RunView.decide).
@@ -48,7 +48,8 @@ export class RunsView {
         h("td", {}, String(r.rounds ?? "")),
         h("td", {}, String(tokens)),
         h("td", { class: "cost" }, storedCost(r)),
-        h("td", {}, String(r.step_count ?? "")));
+        h("td", {}, String(r.step_count ?? "")),
+        previewCell(r));
       row.addEventListener("click", () => this.show(String(r.id)));
       return row;
     });
@@ -68,22 +69,44 @@ export class RunsView {
         (Number(run.prompt_tokens) || 0) + (Number(run.completion_tokens) || 0) },
       cost: run.cost, cost_complete: run.cost_complete,
       termination_reason: run.termination_reason };
-      box.replaceChildren(
-        h("h3", {}, `Run ${id}`),
+      fill(box,
+        h("h3", {}, "Run ", runLink(id, id)),
         h("p", { class: "muted" }, `Stored at privacy level ${String(run.privacy_level ?? "?")}`,
           run.termination_reason ? ` · ${String(run.termination_reason)}` : "",
           run.error ? ` · ${String(run.error)}` : ""),
         h("div", { class: "summary" }, summaryStrip(summarise(steps, final, 0), shownStatus(run))),
         pending,
         h("div", { class: "workbench" }, list, detail),
-        typeof run.final_answer === "string" && run.final_answer
-          ? h("pre", { class: "block answer" }, run.final_answer) : null);
+        answerOf(run));
       new StepView(list, detail).reset(steps);
     } catch (err) {
-      box.replaceChildren(h("p", { class: "banner error" },
+      fill(box, h("p", { class: "banner error" },
         err instanceof ApiError ? err.message : "Loading the run failed."));
     }
   }
+}
+
+// The stored answer; at a level that keeps no content, a word saying so instead of nothing.
+function answerOf(run) {
+  if (typeof run.final_answer === "string" && run.final_answer) {
+    return h("pre", { class: "block answer" }, run.final_answer);
+  }
+  if (keepsContent(run.privacy_level)) return null;
+  return h("p", { class: "muted not-stored", "data-testid": "answer-not-stored" },
+    `The answer is ${NOT_STORED} (${String(run.privacy_level ?? "unknown")}).`);
+}
+
+function keepsContent(level) {
+  return level === "redacted" || level === "full";
+}
+
+// The first user message as stored (already redacted), or why there is none.
+function previewCell(run) {
+  if (typeof run.prompt_preview === "string") {
+    return h("td", { class: "prompt-preview", title: run.prompt_preview }, run.prompt_preview);
+  }
+  const why = keepsContent(run.privacy_level) ? "no prompt" : NOT_STORED;
+  return h("td", { class: "prompt-preview muted", title: why }, "—");
 }
 
 // The pending panel of a waiting run, or nothing; a turn that cannot be read says why.
