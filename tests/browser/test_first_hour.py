@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Route
+from playwright.sync_api import Browser, Locator, Page, Route
 
 from toolwire.inspector import create_app
 from toolwire.jsonenc import dumps
@@ -48,7 +48,7 @@ def watched(browser: Browser, base: str) -> Iterator[Watched]:
         assert watched.page.evaluate("window.__pwned") is None
 
 
-def tool_row(page: Page, name: str):  # type: ignore[no-untyped-def]
+def tool_row(page: Page, name: str) -> Locator:
     page.click(".nav-link[data-view=tools]")
     row = page.locator("tr[data-kind=tool-row]", has=page.locator(f"code:text-is('{name}')"))
     row.wait_for()
@@ -70,9 +70,10 @@ def test_a_metadata_run_says_what_is_not_stored_and_never_null(watched: Watched)
     page.click("#stored-run .tab:text-is('Result')")
     assert page.text_content("#stored-run .tab-panel") == f"The content is {NOT_STORED}."
     assert "null" not in page.inner_text("#view-runs")
-    assert page.locator("tr.run-row").first.locator("td.prompt-preview").get_attribute(
-        "title"
-    ) == NOT_STORED
+    assert (
+        page.locator("tr.run-row").first.locator("td.prompt-preview").get_attribute("title")
+        == NOT_STORED
+    )
 
 
 def test_a_refused_direct_call_shows_the_refusal_and_no_null(watched: Watched) -> None:
@@ -184,6 +185,11 @@ def test_the_run_id_links_to_the_stored_run(browser: Browser, base: str, watched
     assert other.is_visible("#view-runs")
     assert other.text_content("#stored-run h3") == f"Run {run_id}"
     other.close()
+    fresh = browser.new_page()  # the token and the run in one link, as a person shares it
+    fresh.goto(f"{base}/#token={TOKEN}&run={run_id}")
+    fresh.wait_for_selector("#stored-run ol.steps li[data-kind=tool]")
+    assert fresh.text_content("#stored-run h3") == f"Run {run_id}"
+    fresh.close()
 
 
 def test_a_chosen_zone_marks_refused_tools_and_the_run_is_not_offered_them(

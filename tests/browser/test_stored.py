@@ -73,3 +73,16 @@ def test_a_stored_hostile_answer_is_redacted_and_shown_as_text(watched: Watched)
     answer.wait_for()
     assert answer.text_content() == '<img src=x onerror="window.__pwned=1"> sk-proj-***'
     assert page.locator("#stored-run img").count() == 0
+
+
+def test_a_hostile_prompt_preview_is_redacted_as_stored_and_shown_as_text(
+    watched: Watched,
+) -> None:
+    page = watched.page
+    start_run(page, "scripted", prompt=HOSTILE)
+    wait_status(page, "completed")
+    page.click(".nav-link[data-view=runs]")
+    preview = page.locator("tr.run-row").first.locator("td.prompt-preview")
+    preview.wait_for()
+    assert preview.text_content() == '<img src=x onerror="window.__pwned=1"> sk-proj-***'
+    assert page.locator("#runs-table img").count() == 0

@@ -15,6 +15,7 @@ function linkedRun() {
 }
 
 function main() {
+  const linked = linkedRun();  // read first: adopting a token clears the fragment
   const { token, problem } = adoptToken();
   const auth = document.getElementById("auth-state");
   const fix = "open the URL the server printed";
@@ -49,14 +50,13 @@ function main() {
   for (const link of document.querySelectorAll(".nav-link")) {
     link.addEventListener("click", () => show(link.getAttribute("data-view")));
   }
-  const openLinked = () => {
-    const id = linkedRun();
+  const openLinked = (id = linkedRun()) => {
     if (!id || !token) return;
     show("runs");
     runs.show(id);
   };
-  window.addEventListener("hashchange", openLinked);
-  openLinked();
+  window.addEventListener("hashchange", () => openLinked());
+  openLinked(linked);
   const ready = () => document.body.setAttribute("data-ready", "true");
   if (token) {
     const defaults = call("GET", "/defaults").then((d) => run.setDefaults(d), () => {});
