@@ -8,6 +8,10 @@ optional; a tool that needs a missing part fails closed with a clear error resul
 absolute once loaded (relative ones are taken from the TOML file's folder), and the hosts
 ``probe_url`` may reach come only from here, never from the model.
 
+A workspace reads an existing database, it never makes one: a SQLite file that does not exist
+is refused when the workspace is loaded (naming the path), and the engine opens SQLite files
+with ``mode=rw``, so a file removed later is an error, not a new empty database.
+
 The DNS resolver and the HTTP transport are injectable so that ``probe_url`` can be tested, and
 pinned, without network.
 """
@@ -18,6 +22,7 @@ import dataclasses
 import os
 import socket
 import tomllib
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +31,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 from sqlalchemy import Engine, create_engine
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from toolwire.errors import ConfigError
@@ -78,7 +83,7 @@ class Workspace:
             raise ConfigError("the workspace has no database")
         engine = self._engines.get(self.database_url)
         if engine is None:
-            engine = create_engine(self.database_url)
+            engine = create_engine(_never_created(make_url(self.database_url)))
             self._engines[self.database_url] = engine
         return engine
 
@@ -159,16 +164,28 @@ def _database_url(value: str | None, base: Path, source: str) -> str | None:
     except (ArgumentError, ValueError):
         # The value may hold a password: name the key, never echo it.
         raise ConfigError(f"{source}: database_url: not a valid SQLAlchemy URL") from None
-    database = url.database
-    if _relative_sqlite_file(url.get_backend_name(), database):
-        url = url.set(database=str(base / str(database)))
+    if _sqlite_file(url):
+        path = _absolute(str(url.database), base)
+        if not path.is_file():
+            raise ConfigError(f"{source}: database_url: no SQLite database at {path}")
+        url = url.set(database=str(path))
     return url.render_as_string(hide_password=False)
 
 
-def _relative_sqlite_file(backend: str, database: str | None) -> bool:
-    if backend != "sqlite" or not database or database == ":memory:":
+def _sqlite_file(url: URL) -> bool:
+    """True for a SQLite database named by a plain path (not in memory, not a ``file:`` URI)."""
+    database = url.database
+    if url.get_backend_name() != "sqlite" or not database or database == ":memory:":
         return False
-    return not database.startswith("file:") and not Path(database).is_absolute()
+    return not database.startswith("file:")
+
+
+def _never_created(url: URL) -> URL:
+    """A SQLite file opened through a ``mode=rw`` URI: SQLite fails rather than create it."""
+    if not _sqlite_file(url):
+        return url
+    uri = "file:" + urllib.parse.quote(str(url.database))
+    return url.set(database=uri, query={**url.query, "mode": "rw", "uri": "true"})
 
 
 def _base_url(value: str, index: int, source: str) -> str:

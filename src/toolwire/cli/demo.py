@@ -2,20 +2,25 @@
 
 The demo workspace (a shop database with planted secrets, source files, a log) is created in
 the user data directory on first use and reused afterwards. The model is a scripted replay
-unless ``--provider`` names a real one; runs are kept in the default audit store.
+unless ``--provider`` names a real one. Runs are kept in the store every command uses (see
+:mod:`toolwire.cli.store`); with ``--data-dir``, the demo, its store (``runs.db``) and its
+state key all live in that folder instead.
+
+Everything that can fail without writing is checked first (the port, the provider and its
+key, a store named with ``--db`` or ``$TOOLWIRE_DB``), so a failed start leaves nothing behind.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import platformdirs
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.app import app
+from toolwire.cli.keys import data_dir as user_data_dir
 from toolwire.cli.keys import make_key
 from toolwire.cli.options import (
     MaxCostOption,
@@ -25,11 +30,16 @@ from toolwire.cli.options import (
     ReasoningOption,
     form_reasoning,
 )
+from toolwire.cli.serve import check_port
 from toolwire.cli.server import DEFAULT_PORT, refuse_remote, run_server
 from toolwire.cli.show import error, safe
+from toolwire.cli.store import DbOption, notices, open_store
 from toolwire.errors import ToolwireError
 from toolwire.privacy import PrivacyLevel
 from toolwire.providers.presets import PROVIDER_NAMES
+
+if TYPE_CHECKING:
+    from toolwire.store import RunStore
 
 REPLAY_LABEL = "Demo replay: a scripted model answers; no provider is called, nothing leaves"
 
@@ -45,8 +55,11 @@ def demo(
     trust_zone: Annotated[
         str | None, typer.Option(help="Where the provider runs; bounds which tools it gets.")
     ] = None,
-    data_dir: Annotated[Path | None, typer.Option(help="Where the demo and its runs live.")] = None,
-    db: Annotated[str | None, typer.Option("--db", help="Audit store URL (SQLAlchemy).")] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(help="Where the demo, its runs (runs.db) and its state key live."),
+    ] = None,
+    db: DbOption = None,
     privacy: Annotated[PrivacyLevel, typer.Option()] = PrivacyLevel.METADATA,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = DEFAULT_PORT,
@@ -60,28 +73,37 @@ def demo(
     """Open the inspector on the demo workspace, with an offline scripted model by default.
 
     The run options given here fill the page's run form."""
-    from toolwire.demo import prepare_demo
+    from toolwire.demo import SCRIPT_PATH, prepare_demo
     from toolwire.inspector import InspectorSettings, RunDefaults, provider_factory
-    from toolwire.store import RunStore
+    from toolwire.store.engine import choose_store
     from toolwire.tools.defaults import default_registry
 
     console = Console(highlight=False)
     refuse_remote(host, allow_remote, console)
-    folder = data_dir or Path(platformdirs.user_data_dir("toolwire"))
+    check_port(host, port)
+    folder = data_dir or user_data_dir()
+    choice = choose_store(db, folder=data_dir)
+    in_demo_folder = choice.origin == "--data-dir"  # its folder is made by prepare_demo
+    store: RunStore | None = None
     try:
-        shop = prepare_demo(folder)
-        factory = provider_factory(shop.script_path, base_url=base_url, trust_zone=trust_zone)
+        factory = provider_factory(SCRIPT_PATH, base_url=base_url, trust_zone=trust_zone)
         factory(provider, model)  # a missing key or model fails now, not at the first run
-        store = RunStore.open(db or str(folder / "runs.sqlite"), privacy=privacy)
+        if not in_demo_folder:
+            store = open_store(choice, privacy, announce=True)
+        shop = prepare_demo(folder)
+        if in_demo_folder:
+            store = open_store(choice, privacy, announce=True)
         key = make_key(folder)
     except ToolwireError as exc:
-        error(console, safe(str(exc), None))
+        if store is not None:
+            store.close()
+        error(notices(), safe(str(exc), None))
         raise typer.Exit(1) from None
     settings = InspectorSettings(
         registry=default_registry(),
         provider_factory=factory,
         store=store,
-        privacy_level=str(privacy),
+        privacy_level=str(privacy) if store is not None else None,
         workspace=shop.workspace,
         replay_label=REPLAY_LABEL,
         state_key=key,

@@ -1,4 +1,9 @@
-"""``toolwire serve``: the inspector on a local port, opened with a fresh admin token."""
+"""``toolwire serve``: the inspector on a local port, opened with a fresh admin token.
+
+Runs started on the page are kept in the store every command uses (see
+:mod:`toolwire.cli.store`). The port is checked before anything is written: a busy port leaves
+no store and no key file behind.
+"""
 
 from __future__ import annotations
 
@@ -10,36 +15,50 @@ from rich.console import Console
 
 from toolwire.cli.app import app
 from toolwire.cli.keys import make_key
-from toolwire.cli.server import DEFAULT_PORT, refuse_remote, run_server
+from toolwire.cli.server import DEFAULT_PORT, bind, refuse_remote, run_server
 from toolwire.cli.show import error, safe
+from toolwire.cli.store import DbOption, notices, open_store
 from toolwire.errors import ToolwireError
 from toolwire.privacy import PrivacyLevel
 
 if TYPE_CHECKING:
     from toolwire.inspector import InspectorSettings
+    from toolwire.store import RunStore
+
+
+def check_port(host: str, port: int) -> None:
+    """Exit 1 when ``host:port`` cannot be bound, before the command writes anything.
+
+    The socket is closed again; ``run_server`` binds its own, so a port taken in between is
+    still its clear error, only later.
+    """
+    try:
+        bind(host, port).close()
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        error(notices(), f"cannot listen on {safe(host, 80)}:{port}: {why}; choose another --port")
+        raise typer.Exit(1) from None
 
 
 def build_settings(
     script: Path | None,
-    db: str | None,
+    store: RunStore | None,
     privacy: PrivacyLevel = PrivacyLevel.METADATA,
     *,
     workspace: Path | None = None,
     key_folder: Path | None = None,
     allow_remote: bool = False,
 ) -> InspectorSettings:
-    """Settings for a served inspector; with ``db``, runs and tool states go to the store.
+    """Settings for a served inspector; with ``store``, runs and tool states go to it.
 
     The state key comes from the environment or ``state.key`` in ``key_folder`` (default: the
     user data directory), and is created there when there is none.
     """
     from toolwire.inspector import InspectorSettings, new_token, provider_factory
-    from toolwire.store import RunStore
     from toolwire.tools.defaults import default_registry
     from toolwire.workspace import load_workspace
 
     key = make_key(key_folder)
-    store = RunStore.open(db, privacy=privacy) if db is not None else None
     return InspectorSettings(
         registry=default_registry(),
         provider_factory=provider_factory(script),
@@ -55,7 +74,7 @@ def build_settings(
 @app.command()
 def serve(
     *,
-    db: Annotated[str | None, typer.Option("--db", help="Audit store URL (SQLAlchemy).")] = None,
+    db: DbOption = None,
     workspace: Annotated[
         Path | None, typer.Option("--workspace", help="A workspace TOML file for the tools.")
     ] = None,
@@ -76,13 +95,19 @@ def serve(
     ] = False,
 ) -> None:
     """Start the inspector and print its URL with a fresh admin token."""
+    from toolwire.store.engine import choose_store
+
     console = Console(highlight=False)
     refuse_remote(host, allow_remote, console)
+    check_port(host, port)
+    store = open_store(choose_store(db), privacy, announce=True)
     try:
         settings = build_settings(
-            script, db, privacy, workspace=workspace, allow_remote=allow_remote
+            script, store, privacy, workspace=workspace, allow_remote=allow_remote
         )
     except ToolwireError as exc:
-        error(console, safe(str(exc), None))
+        if store is not None:
+            store.close()
+        error(notices(), safe(str(exc), None))
         raise typer.Exit(1) from None
     run_server(settings, host, port, console)
