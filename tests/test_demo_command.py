@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from .served import served
+from .served import served, served_output
 
 
 @pytest.fixture
@@ -71,7 +72,7 @@ def test_demo_serves_the_page_and_a_scripted_run_completes_with_artifacts(
     assert "$argon2" not in everything and "pbkdf2" not in everything
 
     assert (home / "toolwire" / "demo" / "shop.db").is_file()
-    assert (home / "toolwire" / "runs.sqlite").is_file()
+    assert (home / "toolwire" / "runs.db").is_file()  # the store every command uses
     stored = httpx.get(base + "/api/runs", headers=headers, timeout=10).json()
     assert stored["runs"][0]["status"] == "completed"
 
@@ -93,9 +94,9 @@ def test_demo_with_a_real_provider_and_no_key_fails_clearly(tmp_path: Path) -> N
         timeout=60,
         check=False,
     )
-    assert done.returncode == 1
-    assert "OPENAI_API_KEY" in done.stdout
-    assert "Traceback" not in done.stdout + done.stderr
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "error: provider openai needs an API key: set OPENAI_API_KEY\n"
+    assert not (tmp_path / "toolwire").exists()  # checked before anything is written
 
 
 def test_an_unusable_data_dir_is_a_clear_error(tmp_path: Path) -> None:
@@ -108,6 +109,38 @@ def test_an_unusable_data_dir_is_a_clear_error(tmp_path: Path) -> None:
         timeout=60,
         check=False,
     )
-    assert done.returncode == 1
-    assert f"error: cannot create the demo in {blocker / 'x' / 'demo'}" in done.stdout
-    assert "Traceback" not in done.stdout + done.stderr
+    assert (done.returncode, done.stdout) == (1, "")
+    assert (
+        done.stderr
+        == f"error: cannot create the demo in {blocker / 'x' / 'demo'}: Not a directory\n"
+    )
+
+
+def test_demo_on_a_busy_port_fails_before_writing_anything(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
+    env.pop("TOOLWIRE_DB", None)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        for extra in ([], ["--data-dir", str(tmp_path / "mine")]):
+            done = subprocess.run(
+                [sys.executable, "-m", "toolwire", "demo", "--port", str(port), *extra],
+                capture_output=True, text=True, env=env, timeout=60, check=False,
+            )  # fmt: skip
+            assert (done.returncode, done.stdout) == (1, "")
+            assert done.stderr == (
+                f"error: cannot listen on 127.0.0.1:{port}: Address already in use; "
+                "choose another --port\n"
+            )
+    assert sorted(tmp_path.iterdir()) == []  # no demo folder, no store, no key file
+
+
+def test_demo_data_dir_holds_the_demo_its_store_and_its_key(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    with served_output(["demo", "--data-dir", str(mine)], tmp_path / "data") as (_, _, printed):
+        pass
+    assert f"runs are kept in {mine / 'runs.db'}\n" in printed
+    names = {p.name for p in mine.iterdir()} - {"runs.db-wal", "runs.db-shm"}
+    assert names == {"demo", "runs.db", "state.key"}
+    assert not (tmp_path / "data").exists()

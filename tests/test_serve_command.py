@@ -114,7 +114,7 @@ def test_allow_remote_warns_that_plain_http_carries_the_token_in_clear(tmp_path:
         headers = {"Authorization": f"Bearer {token}", "Host": f"inspector.lan:{port}"}
         response = httpx.get(base + "/api/tools", headers=headers, timeout=10)
     assert response.status_code == 200
-    assert printed.splitlines()[0] == (
+    assert printed.splitlines()[1] == (
         "warning: serving on 127.0.0.1 over plain HTTP: the admin token, prompts and tool "
         "results cross the network unencrypted; put the inspector behind HTTPS (a TLS reverse "
         "proxy) or reach it through an SSH tunnel"
@@ -125,3 +125,28 @@ def test_a_loopback_server_prints_no_warning(tmp_path: Path) -> None:
     with served_output(["serve"], tmp_path / "home") as (_, _, printed):
         pass
     assert "warning" not in printed
+
+
+def test_serve_keeps_runs_in_the_default_store_and_says_where(tmp_path: Path) -> None:
+    script = tmp_path / "s.yaml"
+    script.write_text("turns: [{content: kept}]\n")
+    with served_output(["serve", "--script", str(script)], tmp_path / "home") as (
+        base,
+        token,
+        printed,
+    ):
+        body = {"prompt": "hi", "provider": "scripted"}
+        headers = {"Authorization": f"Bearer {token}"}
+        ran = httpx.post(base + "/api/runs", json=body, headers=headers, timeout=30).json()
+    default = tmp_path / "home" / "toolwire" / "runs.db"
+    assert printed.splitlines()[0] == f"runs are kept in {default}"
+    with RunStore.open(str(default)) as store:
+        assert [run.id for run in store.list_runs()] == [ran["context"]["run_id"]]
+
+
+def test_serve_with_a_db_says_where_and_keeps_nothing_in_the_default(tmp_path: Path) -> None:
+    db = tmp_path / "mine.db"
+    with served_output(["serve", "--db", f"sqlite:///{db}"], tmp_path / "home") as (_, _, out):
+        pass
+    assert out.splitlines()[0] == f"runs are kept in {db}"
+    assert db.is_file() and not (tmp_path / "home" / "toolwire" / "runs.db").exists()

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from toolwire.errors import ConfigError
 from toolwire.workspace import Workspace, load_workspace
@@ -18,6 +20,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_load_resolves_relative_paths_against_the_file(tmp_path: Path) -> None:
     (tmp_path / "files").mkdir()
+    sqlite3.connect(tmp_path / "shop.db").close()
     path = write(
         tmp_path,
         'database_url = "sqlite:///shop.db"\nfiles_root = "files"\n'
@@ -73,6 +76,7 @@ def test_database_passwords_never_appear_in_errors(url: str) -> None:
 
 
 def test_from_flags_builds_the_same_workspace(tmp_path: Path) -> None:
+    sqlite3.connect(tmp_path / "a.db").close()
     workspace = Workspace.from_flags(
         database=f"sqlite:///{tmp_path}/a.db", files=tmp_path, logs=[tmp_path / "l.log"]
     )
@@ -88,3 +92,30 @@ def test_tools_fail_closed_without_a_workspace() -> None:
     assert invoke("not a workspace", "get_env").content == (  # type: ignore[arg-type]
         "Error: no workspace is configured for this run."
     )
+
+
+def test_a_missing_sqlite_database_is_refused_by_name_and_not_created(tmp_path: Path) -> None:
+    path = write(tmp_path, 'database_url = "sqlite:///data/shop.db"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_workspace(path)
+    missing = tmp_path / "data" / "shop.db"
+    assert str(caught.value) == f"{path}: database_url: no SQLite database at {missing}"
+    with pytest.raises(ConfigError) as caught:
+        Workspace.from_flags(database=f"sqlite:///{missing}")
+    assert str(caught.value) == f"the command line: database_url: no SQLite database at {missing}"
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_a_database_removed_after_loading_is_an_error_not_a_new_empty_one(tmp_path: Path) -> None:
+    database = tmp_path / "shop db#1.db"  # a space and a '#' survive the URI
+    with sqlite3.connect(database) as db:
+        db.execute("CREATE TABLE t (x)")
+    db.close()
+    workspace = Workspace.from_flags(database=f"sqlite:///{database}")
+    with workspace.engine().connect() as connection:
+        assert connection.exec_driver_sql("SELECT name FROM sqlite_master").all() == [("t",)]
+    workspace.dispose()
+    database.unlink()
+    with pytest.raises(OperationalError, match="unable to open database file"):
+        workspace.engine().connect()
+    assert not database.exists()
