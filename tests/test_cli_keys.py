@@ -3,10 +3,7 @@
 
 from __future__ import annotations
 
-import socket
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,7 @@ import pytest
 from toolwire.cli.serve import build_settings
 from toolwire.sealing import ensure_key
 
+from .served import served
 from .test_cli_suspend import Shop, run_id_of
 
 
@@ -40,18 +38,12 @@ def test_serve_takes_the_key_from_the_environment_without_writing_a_file(
     assert not (tmp_path / "state.key").exists()
 
 
-def test_demo_writes_its_key_into_its_data_dir(tmp_path: Path, shop_env: dict[str, str]) -> None:
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen(1)
-        port = busy.getsockname()[1]
-        args = ["demo", "--data-dir", str(tmp_path / "demo"), "--port", str(port)]
-        done = subprocess.run(
-            [sys.executable, "-m", "toolwire", *args],
-            capture_output=True, text=True, timeout=60, check=False, env=shop_env,
-        )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+def test_demo_writes_its_key_into_its_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOOLWIRE_STATE_KEY", raising=False)
+    with served(["demo", "--data-dir", str(tmp_path / "demo")], tmp_path / "data"):
+        pass
     key_file = tmp_path / "demo" / "state.key"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
 

@@ -250,7 +250,10 @@ def test_demo_run_options_fill_the_run_form(tmp_path: Path) -> None:
     with served(args, tmp_path / "data") as (base, token):
         headers = {"Authorization": f"Bearer {token}"}
         defaults = httpx.get(base + "/api/defaults", headers=headers, timeout=10).json()
-    assert {k: v for k, v in defaults.items() if k != "prompt"} == {
+    shown = {
+        k: v for k, v in defaults.items() if k not in ("prompt", "replay_label", "trust_zones")
+    }
+    assert shown == {
         "provider": "scripted", "model": "", "reasoning": 2048, "stream": False,
         "max_tokens": 500, "max_total_tokens": 40000, "max_cost": 0.75,
     }  # fmt: skip

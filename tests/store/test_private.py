@@ -91,13 +91,6 @@ def test_the_wal_and_shm_files_are_0600_while_the_store_is_open(tmp_path: Path) 
     assert json.loads(done.stdout) == ["0o755", "0o600", "0o600", "0o600"]
 
 
-def test_a_missing_db_folder_is_created_0700_with_its_parents(tmp_path: Path) -> None:
-    toolwire_run(tmp_path, "--db", str(tmp_path / "new" / "deeper" / "runs.sqlite"))
-    assert mode(tmp_path / "new") == "0o700"
-    assert mode(tmp_path / "new" / "deeper") == "0o700"
-    assert mode(tmp_path / "new" / "deeper" / "runs.sqlite") == "0o600"
-
-
 @pytest.fixture
 def loose_umask() -> object:
     saved = os.umask(UMASK)
