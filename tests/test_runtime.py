@@ -134,6 +134,6 @@ def test_dry_run_records_the_request_and_calls_nothing() -> None:
     outcome = Runtime(ToolRegistry([double])).run_sync(
         RunRequest.of("x", provider=script(), options=RunOptions(dry_run=True))
     )
-    assert outcome.status is RunStatus.COMPLETED
+    assert outcome.status is RunStatus.DRY_RUN  # not stored as completed: nothing was sent
     assert [s.kind for s in outcome.steps] == ["request"]
     assert only(outcome.steps[0], RequestStep).tool_specs == ("double",)

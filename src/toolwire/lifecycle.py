@@ -5,7 +5,7 @@ UPDATEs are built from the sets below), the runtime decides them, and the NDJSON
 API and the page speak the same status names: a stream's last line is ``{"type": "end",
 "status": <status>}``.
 
-    running ──> completed | failed | cancelled | interrupted
+    running ──> completed | dry_run | refused | failed | cancelled | interrupted
        │  ^
        v  │ (resume: an atomic claim, so two racing resumes execute a turn at most once)
     awaiting_approval | awaiting_input ──> cancelled
@@ -28,6 +28,8 @@ class RunStatus(StrEnum):
     AWAITING_APPROVAL = "awaiting_approval"
     AWAITING_INPUT = "awaiting_input"
     COMPLETED = "completed"
+    DRY_RUN = "dry_run"  # nothing was sent: the first request was assembled and recorded only
+    REFUSED = "refused"  # the gate refused the one direct tool call; nothing ran
     FAILED = "failed"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"  # the process died while the run was running
@@ -42,8 +44,9 @@ class RunStatus(StrEnum):
 
 
 TERMINAL = frozenset(
-    {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.INTERRUPTED}
-)
+    {RunStatus.COMPLETED, RunStatus.DRY_RUN, RunStatus.REFUSED, RunStatus.FAILED,
+     RunStatus.CANCELLED, RunStatus.INTERRUPTED}
+)  # fmt: skip
 WAITING = frozenset({RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_INPUT})
 CANCELLABLE = frozenset({RunStatus.RUNNING}) | WAITING
 # What settling may move a run from: a running run, or one whose cancel already won (which
@@ -79,7 +82,18 @@ class TerminationReason(StrEnum):
     BLOCKED = "blocked"  # a provider's safety filter stopped the prompt or the answer
     BUDGET_EXHAUSTED = "budget_exhausted"  # max_total_tokens or max_cost was passed (truncated)
     DRY_RUN = "dry_run"
+    NOT_PERMITTED = "not_permitted"  # a direct call the gate refused
     SUSPENDED = "suspended"  # waiting for a person; ``LoopResult.suspended`` holds the state
+
+
+def settled_status(reason: TerminationReason) -> RunStatus:
+    """The status a run that ended for ``reason`` settles with (a run that failed or was
+    cancelled never gets this far)."""
+    if reason is TerminationReason.DRY_RUN:
+        return RunStatus.DRY_RUN
+    if reason is TerminationReason.NOT_PERMITTED:
+        return RunStatus.REFUSED
+    return RunStatus.COMPLETED
 
 
 # Short, safe texts for how a run ended, shared by the stream, the API and the CLI.

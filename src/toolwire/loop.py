@@ -146,7 +146,9 @@ class ToolLoop:
         self._record(trace, 0, (time.perf_counter() - started) * 1000, call, invoked,
                      arguments=None, messages=messages, invocations=invocations)  # fmt: skip
         state = RunState(messages=(), offered=offered, invocations=tuple(invocations))
-        return result_of(state, invoked.result.content, False, TerminationReason.COMPLETED)
+        ran = call.name in offered and call.name in self.registry
+        reason = TerminationReason.COMPLETED if ran else TerminationReason.NOT_PERMITTED
+        return result_of(state, invoked.result.content, False, reason)
 
     async def advance(
         self,

@@ -41,7 +41,7 @@ from toolwire.errors import (
     StaleDecision,
     StateError,
 )
-from toolwire.lifecycle import RUN_FAILED, RunStatus
+from toolwire.lifecycle import RUN_FAILED, RunStatus, settled_status
 from toolwire.loop import LoopResult, ToolLoop
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.options import RunOptions
@@ -432,7 +432,7 @@ class Runtime:
         error: str | None = None
         try:
             result = await task
-            status = RunStatus.COMPLETED
+            status = settled_status(result.reason)
         except (RunCancelled, asyncio.CancelledError):
             if not self._forget_cancel(run.run_id) and _outer_cancelled():
                 raise

@@ -139,7 +139,7 @@ async def test_a_dry_run_records_the_request_only(client: httpx.AsyncClient) -> 
     body = {"prompt": "x", "dry_run": True}
     data = (await client.post("/api/runs", json=body, headers=AUTH)).json()
     assert [s["kind"] for s in data["steps"]] == ["request"]
-    assert (data["result"]["status"], data["result"]["reason"]) == ("completed", "dry_run")
+    assert (data["result"]["status"], data["result"]["reason"]) == ("dry_run", "dry_run")
 
 
 async def test_cancelling_an_unknown_run_is_a_404(client: httpx.AsyncClient) -> None:

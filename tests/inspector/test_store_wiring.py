@@ -78,13 +78,9 @@ async def test_direct_calls_are_audited_as_one_step_runs(client: httpx.AsyncClie
     refused = (await client.post("/api/tools/dormant/invoke", json={}, headers=AUTH)).json()
     assert done["run_id"] and refused["run_id"] and refused["refused"]["reason"] == "disabled"
     runs = {r["id"]: r for r in (await client.get("/api/runs", headers=AUTH)).json()["runs"]}
-    for result, is_error in ((done, False), (refused, True)):
+    for result, is_error, status in ((done, False, "completed"), (refused, True, "refused")):
         run = runs[result["run_id"]]
-        assert (run["provider"], run["status"], run["step_count"]) == (
-            "direct call",
-            "completed",
-            1,
-        )
+        assert (run["provider"], run["status"], run["step_count"]) == ("direct call", status, 1)
         (step,) = (await client.get(f"/api/runs/{result['run_id']}", headers=AUTH)).json()["steps"]
         assert (step["kind"], step["tool_is_error"], step["content_withheld"]) == (
             "tool", is_error, True

@@ -84,7 +84,7 @@ def report(
     if outcome.status.waiting:
         _waiting(console, outcome, recorded=recorded, db=db)
     result = outcome.result
-    if outcome.status is not RunStatus.COMPLETED or result is None:
+    if outcome.status not in (RunStatus.COMPLETED, RunStatus.DRY_RUN) or result is None:
         error(console, outcome.error or outcome.status.value)
         raise typer.Exit(1)
     if output is Output.QUIET:

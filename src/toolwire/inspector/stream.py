@@ -183,8 +183,10 @@ def end_event(outcome: RunOutcome) -> Event:
     if outcome.store_error:
         base["store_error"] = outcome.store_error
     status = outcome.status
-    if status is RunStatus.COMPLETED:
+    if status is RunStatus.COMPLETED or status is RunStatus.DRY_RUN:
         return {**base, **_completed(outcome)}
+    if status is RunStatus.REFUSED:
+        return {**base, "message": "the tool was not permitted; nothing ran"}
     if status is RunStatus.AWAITING_APPROVAL or status is RunStatus.AWAITING_INPUT:
         pause = outcome.pause
         return {**base, "pending": None if pause is None else pause.to_dict()}
