@@ -572,3 +572,40 @@ def test_a_tool_disabled_while_the_run_goes_on_is_refused_when_its_call_arrives(
         "off",
         'Error: tool "report" not permitted',
     ]
+
+
+def test_a_turn_past_the_per_turn_limit_runs_the_first_calls_and_refuses_the_rest() -> None:
+    ran: list[int] = []
+
+    @tool(data_class="public")
+    def mark(n: int) -> str:
+        ran.append(n)
+        return str(n)
+
+    turn: list[dict[str, Any]] = [{"tool_calls": [call("mark", {"n": n}) for n in range(33)]}]
+    result, provider, _ = run([*turn, {"content": "done"}], reg=ToolRegistry([mark]))
+    assert ran == list(range(32))  # nothing past the limit executed
+    texts = [i.result for i in result.trace]
+    refused = (
+        "Error: a turn may make at most 32 tool calls; this call was past the limit and was "
+        "not executed."
+    )
+    assert texts == [str(n) for n in range(32)] + [refused]
+    tool_turns = [m for m in provider.requests[1].messages if m.role == "tool"]
+    assert len(tool_turns) == 33  # every call has its answer, in the order asked
+
+
+def test_the_per_turn_limit_is_a_setting() -> None:
+    ran: list[int] = []
+
+    @tool(data_class="public")
+    def mark(n: int) -> str:
+        ran.append(n)
+        return str(n)
+
+    turn: list[dict[str, Any]] = [{"tool_calls": [call("mark", {"n": n}) for n in range(3)]}]
+    run([*turn, {"content": "done"}], reg=ToolRegistry([mark]),
+        options=RunOptions(max_calls_per_turn=1))  # fmt: skip
+    assert ran == [0]
+    with pytest.raises(ValueError, match="max_calls_per_turn must be at least 1"):
+        RunOptions(max_calls_per_turn=0)

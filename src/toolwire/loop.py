@@ -39,7 +39,7 @@ from toolwire.providers.base import (
     Provider,
     session_of,
 )
-from toolwire.seam import Invoked, Seam, refusal
+from toolwire.seam import Invoked, Seam, refusal, too_many_calls
 from toolwire.state import RunState
 from toolwire.suspension import Refuse, plan, scan
 from toolwire.tools.api import ToolContext
@@ -121,7 +121,9 @@ class ToolLoop:
         state = state._replace(pause=None, offered=offered, invocations=())
         messages = list(state.messages)
         invocations: list[ToolInvocation] = []
-        for call, answer in answers:
+        limit = state.options.max_calls_per_turn
+        for index, (call, planned) in enumerate(answers):
+            answer = Refuse(too_many_calls(limit)) if index >= limit else planned
             started = time.perf_counter()
             if isinstance(answer, Refuse):
                 invoked = refusal(answer.text)
@@ -185,7 +187,8 @@ class ToolLoop:
                 )
                 state = state._replace(messages=(*state.messages, assistant))
                 pause = await scan(self.registry, response.tool_calls, state.offered, context,
-                                   run_id=run_id, rounds=round_)  # fmt: skip
+                                   run_id=run_id, rounds=round_,
+                                   limit=state.options.max_calls_per_turn)  # fmt: skip
                 if pause is not None:
                     paused = state._replace(pause=pause)
                     return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
@@ -269,10 +272,14 @@ class ToolLoop:
         messages = list(state.messages)
         invocations = list(state.invocations)
         gate = self._gate(state.options, context)
-        for call in calls:
+        limit = state.options.max_calls_per_turn
+        for index, call in enumerate(calls):
             started = time.perf_counter()
             arguments = call.decoded_arguments()  # once: the seam and the trace both use it
-            invoked = await self.seam.invoke(call, state.offered, context, arguments, gate)
+            if index >= limit:
+                invoked = refusal(too_many_calls(limit))
+            else:
+                invoked = await self.seam.invoke(call, state.offered, context, arguments, gate)
             elapsed = (time.perf_counter() - started) * 1000
             self._record(trace, round_, elapsed, call, invoked, arguments=arguments,
                          messages=messages, invocations=invocations)  # fmt: skip

@@ -12,6 +12,9 @@ from toolwire.trust import TrustZone
 
 DEFAULT_MAX_ROUNDS = 5  # enough for look-up, refine, answer; each round is a paid provider call
 MAX_ROUNDS = 20  # hard cap: a model still calling tools after 20 rounds is looping
+# Calls one assistant turn may make: a model asking for more is confused or attacking; the
+# excess is refused with an error turn it can read, and none of it runs.
+DEFAULT_MAX_CALLS_PER_TURN = 32
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,6 +29,7 @@ class RunOptions:
     max_tokens: int | None = None
     reasoning: Reasoning | None = None  # None: the model's default
     stream: bool = True  # server-sent events where the adapter can; same result either way
+    max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN
     max_total_tokens: int | None = None  # budget: the run ends once its tokens pass this
     max_cost: float | None = None  # budget in US dollars, where the price is known
     capture_raw: bool = False
@@ -34,6 +38,8 @@ class RunOptions:
     def __post_init__(self) -> None:
         if not 1 <= self.max_rounds <= MAX_ROUNDS:
             raise ValueError(f"max_rounds must be between 1 and {MAX_ROUNDS}")
+        if self.max_calls_per_turn < 1:
+            raise ValueError("max_calls_per_turn must be at least 1")
         if self.trust_zone is not None:
             object.__setattr__(self, "trust_zone", TrustZone.parse(self.trust_zone))
         if self.max_total_tokens is not None and self.max_total_tokens < 1:
@@ -57,6 +63,7 @@ class RunOptions:
             if self.reasoning is None
             else [self.reasoning.effort, self.reasoning.budget_tokens],
             "stream": self.stream,
+            "max_calls_per_turn": self.max_calls_per_turn,
             "max_total_tokens": self.max_total_tokens,
             "max_cost": self.max_cost,
         }
@@ -73,6 +80,7 @@ class RunOptions:
             capture_raw=data["capture_raw"],
             reasoning=None if data.get("reasoning") is None else Reasoning(*data["reasoning"]),
             stream=data.get("stream", True),
+            max_calls_per_turn=data.get("max_calls_per_turn", DEFAULT_MAX_CALLS_PER_TURN),
             max_total_tokens=data.get("max_total_tokens"),
             max_cost=data.get("max_cost"),
         )

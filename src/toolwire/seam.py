@@ -61,6 +61,13 @@ def refused(message: str) -> str:
     return f"Error: {message}"
 
 
+def too_many_calls(limit: int) -> str:
+    return (
+        f"Error: a turn may make at most {limit} tool calls; this call was past the limit "
+        "and was not executed."
+    )
+
+
 def malformed_call() -> str:
     # Told to the model as a user turn: the API gave no call to answer with a tool turn.
     return (

@@ -56,9 +56,15 @@ async def scan(
     *,
     run_id: str,
     rounds: int,
+    limit: int | None = None,
 ) -> Pause | None:
-    """The pause this turn needs, or None when every call may simply run."""
-    tools = [(i, c, registry.get(c.name)) for i, c in enumerate(calls) if c.name in offered]
+    """The pause this turn needs, or None when every call may simply run.
+
+    Calls past ``limit`` (the per-turn cap) never run, so they neither pause the turn nor get
+    a preview; they stay in the pending turn and are refused when it resumes.
+    """
+    within = calls if limit is None else calls[:limit]
+    tools = [(i, c, registry.get(c.name)) for i, c in enumerate(within) if c.name in offered]
     if any(t is not None and needs_approval(t) for _, _, t in tools):
         status: Literal[RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_INPUT] = (
             RunStatus.AWAITING_APPROVAL
