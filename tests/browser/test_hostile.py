@@ -11,6 +11,7 @@ from playwright.sync_api import Browser, Page
 
 from toolwire import ToolRegistry
 from toolwire.inspector import InspectorSettings, create_app
+from toolwire.options import DEFAULT_MAX_CALLS_PER_TURN
 from toolwire.sealing import StateKey
 
 from ..inspector_kit import TOKEN, echo, factory, live_server
@@ -31,15 +32,25 @@ PARTS = range((len(PAYLOADS) + PREVIEW_CHUNK - 1) // PREVIEW_CHUNK)
 FORBIDDEN = "script, img, svg, iframe, object, embed, style, link, meta, base, form, video, audio"
 
 
+CALLS_PER_TURN = DEFAULT_MAX_CALLS_PER_TURN  # the calls are spread over turns within the cap
+
+
 def hostile_script() -> list[dict[str, Any]]:
     p = PAYLOADS
     calls = [{"name": p[2], "arguments": {}}]  # an unknown tool whose name is hostile
     calls += [{"name": "echo", "arguments": {"text": x}} for x in p]
     calls += [{"name": "hostile_artifacts", "arguments": {}}]
-    return [
-        {"content": p[0], "thinking": p[1], "tool_calls": calls},
-        {"content": p[13], "thinking": p[14]},
+    turns = [
+        {"content": p[0], "thinking": p[1], "tool_calls": calls[at : at + CALLS_PER_TURN]}
+        for at in range(0, len(calls), CALLS_PER_TURN)
     ]
+    return [*turns, {"content": p[13], "thinking": p[14]}]
+
+
+def tool_step(k: int) -> int:
+    """The step-list index of the k-th call: each turn's request and answer come first."""
+    turn, place = divmod(k, CALLS_PER_TURN)
+    return 2 + turn * (CALLS_PER_TURN + 2) + place
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +105,7 @@ def test_model_content_and_thinking_read_literally(page: Watched) -> None:
 
 def test_a_hostile_tool_name_reads_literally_and_has_no_artifacts_tab(page: Watched) -> None:
     p = page.page
-    open_step(p, 2, "Result")
+    open_step(p, tool_step(0), "Result")
     assert text(p, "#detail .detail-title") == f"Tool · {PAYLOADS[2]}"
     assert text(p, "#detail .tab-panel pre") == f'Error: unknown tool "{PAYLOADS[2]}"'
     assert all_texts(p, "#detail .tab") == ["Arguments", "Result"]
@@ -104,7 +115,7 @@ def test_a_hostile_tool_name_reads_literally_and_has_no_artifacts_tab(page: Watc
 def test_every_payload_reads_literally_as_argument_result_and_artifact(page: Watched) -> None:
     p = page.page
     for i, payload in enumerate(PAYLOADS):
-        index = 3 + i
+        index = tool_step(1 + i)
         open_step(p, index, "Arguments")
         argument = p.evaluate(
             "JSON.parse(document.querySelector('#detail .tab-panel pre').textContent)"
@@ -120,7 +131,7 @@ def test_every_payload_reads_literally_as_argument_result_and_artifact(page: Wat
 
 def test_every_artifact_field_reads_literally(page: Watched) -> None:
     p, s = page.page, [shown(x) for x in PAYLOADS]
-    open_step(p, 3 + len(PAYLOADS), "Artifacts")
+    open_step(p, tool_step(1 + len(PAYLOADS)), "Artifacts")
     labels = all_texts(p, "#detail .artifact-label")
     assert labels[:6] == [s[1], s[2], s[3], s[4], s[5], s[0]]
     cells = p.eval_on_selector(
