@@ -113,8 +113,8 @@ def test_signed_parts_do_not_absorb_the_text_after_them() -> None:
         {"text": "", "thoughtSignature": "bGF0ZQ=="},
     ]
     for piece in pieces:
-        assembly.add("", {"candidates": [{"content": {"role": "model", "parts": [piece]}}]})
-    assembly.add("", {"candidates": [{"finishReason": "STOP"}], "usageMetadata": {"x": 1}})
+        assembly.feed("", {"candidates": [{"content": {"role": "model", "parts": [piece]}}]})
+    assembly.feed("", {"candidates": [{"finishReason": "STOP"}], "usageMetadata": {"x": 1}})
     assert assembly.body() == {
         "candidates": [
             {

@@ -20,7 +20,6 @@ Wire shape: ``POST {base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-v
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -29,11 +28,13 @@ from toolwire.providers.anthropic_stream import StreamedMessage
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
+    DeltaSink,
     Reasoning,
     Stop,
     Usage,
 )
 from toolwire.providers.wire import (
+    Assembly,
     HttpProvider,
     count,
     malformed,
@@ -74,17 +75,14 @@ class AnthropicProvider(HttpProvider):
     def headers(self, api_key: str) -> dict[str, str]:
         return {"x-api-key": api_key, "anthropic-version": API_VERSION}
 
-    async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        if not request.stream:
-            return await super().complete(request)
-        message = StreamedMessage(request.on_delta)
-        url, headers = self.url(), self.headers(self._api_key)
-        await self._http.stream(url, headers, self.encode(request), message.on_event)
-        if not message.finished:  # a cut stream must not pass for a whole, shorter answer
+    def assembly(self, on_delta: DeltaSink | None) -> StreamedMessage:
+        return StreamedMessage(on_delta)
+
+    def assembled(self, assembly: Assembly) -> Any:
+        if isinstance(assembly, StreamedMessage) and not assembly.finished:
+            # a cut stream must not pass for a whole, shorter answer
             raise malformed(self.name, "stream ended before message_stop")
-        body = message.body()
-        response = self.decode(body)
-        return dataclasses.replace(response, raw=body) if request.capture_raw else response
+        return assembly.body()
 
     def encode(self, request: CompletionRequest) -> dict[str, Any]:
         body: dict[str, Any] = {

@@ -21,7 +21,7 @@ DeltaKind = Literal["content", "thinking"]
 
 
 class StreamedMessage:
-    """The message a stream has described so far; ``on_event`` takes each event in order."""
+    """The message a stream has described so far; ``feed`` takes each event in order."""
 
     def __init__(self, on_delta: DeltaSink | None) -> None:
         self._on_delta = on_delta
@@ -30,7 +30,7 @@ class StreamedMessage:
         self._json: dict[int, list[str]] = {}
         self.finished = False  # ``message_stop`` arrived: the stream was not cut short
 
-    def on_event(self, name: str, data: Any) -> None:
+    def feed(self, name: str, data: Any) -> None:
         if not isinstance(data, dict):
             return
         kind = data.get("type", name)

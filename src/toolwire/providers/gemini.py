@@ -27,7 +27,6 @@ the URL (URLs end up in logs and proxies).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -39,6 +38,7 @@ from toolwire.providers.base import (
     EFFORT_BUDGETS,
     CompletionRequest,
     CompletionResponse,
+    DeltaSink,
     Reasoning,
     Stop,
     Usage,
@@ -80,15 +80,8 @@ class GeminiProvider(HttpProvider):
     def headers(self, api_key: str) -> dict[str, str]:
         return {"x-goog-api-key": api_key}
 
-    async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        if not request.stream:
-            return await super().complete(request)
-        assembly = StreamAssembly(request.on_delta)
-        headers = self.headers(self._api_key)
-        await self._http.stream(self.stream_url(), headers, self.encode(request), assembly.add)
-        body = assembly.body()
-        response = self.decode(body)
-        return dataclasses.replace(response, raw=body) if request.capture_raw else response
+    def assembly(self, on_delta: DeltaSink | None) -> StreamAssembly:
+        return StreamAssembly(on_delta)
 
     def encode(self, request: CompletionRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"contents": encode_contents(request.messages, self.family)}

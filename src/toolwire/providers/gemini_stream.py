@@ -37,7 +37,7 @@ class StreamAssembly:
         self._role = "model"
         self._any_candidate = False
 
-    def add(self, event: str, data: Any) -> None:
+    def feed(self, event: str, data: Any) -> None:
         if not isinstance(data, dict):
             return
         for key in _BODY_LAST_WINS:

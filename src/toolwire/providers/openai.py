@@ -18,7 +18,6 @@ header at all for a keyless server on a loopback or private address, see ``prese
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -28,6 +27,7 @@ from toolwire.providers.base import (
     EFFORT_BUDGETS,
     CompletionRequest,
     CompletionResponse,
+    DeltaSink,
     Reasoning,
     Stop,
     Usage,
@@ -115,15 +115,8 @@ class OpenAIProvider(HttpProvider):
     def headers(self, api_key: str) -> dict[str, str]:
         return {"authorization": f"Bearer {api_key}"} if api_key else {}
 
-    async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        if not request.stream:
-            return await super().complete(request)
-        assembler = ChunkAssembler(request.on_delta)
-        headers = self.headers(self._api_key)
-        await self._http.stream(self.url(), headers, self.encode(request), assembler.feed)
-        body = assembler.body()
-        response = self.decode(body)
-        return dataclasses.replace(response, raw=body) if request.capture_raw else response
+    def assembly(self, on_delta: DeltaSink | None) -> ChunkAssembler:
+        return ChunkAssembler(on_delta)
 
     def encode(self, request: CompletionRequest) -> dict[str, Any]:
         body: dict[str, Any] = {

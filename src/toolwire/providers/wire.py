@@ -21,17 +21,24 @@ import re
 import secrets
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from toolwire.errors import ConfigError, MalformedResponse
 from toolwire.messages import ChatMessage, ToolCall
-from toolwire.providers.base import CompletionRequest, CompletionResponse
+from toolwire.providers.base import CompletionRequest, CompletionResponse, DeltaSink
 from toolwire.providers.http import HttpSettings, JsonHttp
 from toolwire.trust import TrustZone
 
 DEFAULT_TRUST_ZONE = TrustZone.EXTERNAL_GLOBAL  # a hosted API is the least trusted place data goes
 _CALL_ID_BYTES = 12  # 96 random bits: ids never collide within a run, or across runs
 _THINK_BLOCK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
+
+
+class Assembly(Protocol):
+    """Takes a stream's events in order; ``body()`` is then the whole-call body."""
+
+    def feed(self, event: str, data: Any) -> None: ...
+    def body(self) -> Any: ...
 
 
 class HttpProvider:
@@ -92,9 +99,26 @@ class HttpProvider:
         return self._http.session()
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        body = await self._http.post(self.url(), self.headers(self._api_key), self.encode(request))
+        """One call, whole or as server-sent events; both give the same normalised turn."""
+        headers = self.headers(self._api_key)
+        if request.stream:
+            assembly = self.assembly(request.on_delta)
+            await self._http.stream(self.stream_url(), headers, self.encode(request), assembly.feed)
+            body = self.assembled(assembly)
+        else:
+            body = await self._http.post(self.url(), headers, self.encode(request))
         response = self.decode(body)
         return dataclasses.replace(response, raw=body) if request.capture_raw else response
+
+    def stream_url(self) -> str:
+        return self.url()
+
+    def assembly(self, on_delta: DeltaSink | None) -> Assembly:
+        """What rebuilds a streamed turn into the body a whole call would have answered."""
+        raise NotImplementedError
+
+    def assembled(self, assembly: Assembly) -> Any:
+        return assembly.body()
 
     def url(self) -> str:
         raise NotImplementedError
