@@ -10,8 +10,9 @@ a store or the inspector needs them.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from toolwire.lazy import lazy_names
 
 if TYPE_CHECKING:
     from toolwire.bounding import (
@@ -92,13 +93,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'toolwire' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)
 
 
 def __dir__() -> list[str]:

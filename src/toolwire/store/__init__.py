@@ -6,8 +6,9 @@ this package (``toolwire.store.private``) does not pull in the database layer.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from toolwire.lazy import lazy_names
 
 if TYPE_CHECKING:
     from toolwire.store.records import RunSummary, StoredRun
@@ -20,13 +21,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'toolwire.store' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)
 
 
 __all__ = ["RunStore", "RunSummary", "StoredRun"]

@@ -5,8 +5,9 @@ The names load on first use (PEP 562): the policy's small values must not pull i
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from toolwire.lazy import lazy_names
 
 if TYPE_CHECKING:
     from toolwire.tools.api import Effect, FunctionTool, Tool, ToolContext, User, tool
@@ -33,13 +34,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'toolwire.tools' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)
 
 
 __all__ = [
