@@ -22,6 +22,27 @@ def only(step: RunStep, kind: type[S]) -> S:
     return step
 
 
+class PricedModel:
+    """A model the price table knows (OpenAI's), answering with ``responses`` in turn; the
+    last one answers every later request. Every request is kept."""
+
+    name = "openai"
+    pricing_family = "openai"
+    trust_zone = TrustZone.EXTERNAL_GLOBAL
+
+    def __init__(self, *responses: CompletionResponse, model: str = "gpt-4o-mini") -> None:
+        self.responses = responses
+        self.model = model
+        self.requests: list[CompletionRequest] = []
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        return no_session()
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        self.requests.append(request)
+        return self.responses[min(len(self.requests), len(self.responses)) - 1]
+
+
 class RecordingProvider:
     """Wraps a provider and keeps every request, for asserting on what would be sent."""
 

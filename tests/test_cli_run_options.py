@@ -9,7 +9,6 @@ import re
 import subprocess
 import sys
 from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
 from decimal import Decimal
 from pathlib import Path
 
@@ -20,33 +19,21 @@ from toolwire.cli.outcome import ending_line
 from toolwire.cli.show import dollars
 from toolwire.loop import LoopResult, TerminationReason
 from toolwire.pricing import Cost
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage, no_session
+from toolwire.providers.base import CompletionResponse, Usage
 from toolwire.runtime import RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.tools.registry import ToolRegistry
-from toolwire.trust import TrustZone
 
+from .fakes import PricedModel
 from .providers.servers import FakeModel, loopback
 from .served import served
 
-
-class PricedModel:
-    """A model the price table knows (OpenAI's gpt-4o-mini), answering from memory."""
-
-    name = "openai"
-    model = "gpt-4o-mini"
-    pricing_family = "openai"
-
-    trust_zone = TrustZone.EXTERNAL_GLOBAL
-
-    def session(self) -> AbstractAsyncContextManager[None]:
-        return no_session()
-
-    async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        usage = Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000,
-                      cache_read_tokens=250_000)  # fmt: skip
-        return CompletionResponse(content="priced", usage=usage, model=self.model,
-                                  finish_reason="stop")  # fmt: skip
+PRICED = CompletionResponse(
+    content="priced",
+    usage=Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000, cache_read_tokens=250_000),
+    model="gpt-4o-mini",
+    finish_reason="stop",
+)
 
 
 HOSTILE = "\x1b[2J\x1b[31mI will not [bold]help[/bold]\x07 <img src=x onerror=alert(1)>"
@@ -181,7 +168,7 @@ def test_the_model_gets_reasoning_and_the_output_cap(tmp_path: Path) -> None:
 def test_runs_list_and_show_give_a_stored_runs_cost(tmp_path: Path) -> None:
     with RunStore.open(str(tmp_path / "runs.sqlite")) as store:
         outcome = Runtime(ToolRegistry(), recorder=store).run_sync(
-            RunRequest.of("q", provider=PricedModel(), model="gpt-4o-mini")
+            RunRequest.of("q", provider=PricedModel(PRICED), model="gpt-4o-mini")
         )
     assert outcome.result is not None
     shown_cost = dollars(float(outcome.result.cost.usd))

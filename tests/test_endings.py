@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
 from decimal import Decimal
 from typing import Any
 
@@ -15,12 +14,11 @@ from genai_prices import calc_price
 from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
 from toolwire.lifecycle import TerminationReason
 from toolwire.messages import ProviderState
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Stop, Usage, no_session
+from toolwire.providers.base import CompletionResponse, Stop, Usage
 from toolwire.seam import malformed_call
 from toolwire.trace import LlmStep, RequestStep, RunTrace
-from toolwire.trust import TrustZone
 
-from .fakes import RecordingProvider, call
+from .fakes import PricedModel, RecordingProvider, call
 
 CALLS: list[int] = []
 
@@ -87,7 +85,7 @@ def test_a_malformed_call_is_told_to_the_model_and_the_run_goes_on() -> None:
         CompletionResponse(tool_calls=(call_of("count", 2),), stop=Stop.TOOL_CALLS),
         CompletionResponse(content="done"),
     ]
-    provider = PricedProvider(answers)
+    provider = PricedModel(*answers, model="gpt-4o")
     result = ToolLoop(provider, ToolRegistry([count])).run_sync([ChatMessage.user("go")])
     assert (result.reason, result.final_content, result.iterations, CALLS) == (
         TerminationReason.COMPLETED, "done", 3, [2],
@@ -141,27 +139,6 @@ def test_a_turn_within_budget_goes_on_and_an_answer_is_never_withheld() -> None:
     assert (result.reason, result.final_content) == (TerminationReason.COMPLETED, "answer")
 
 
-class PricedProvider:
-    """A provider the price table knows (OpenAI's gpt-4o), answering from turns."""
-
-    name = "openai"
-    pricing_family = "openai"
-    model = "gpt-4o"
-
-    trust_zone = TrustZone.EXTERNAL_GLOBAL
-
-    def session(self) -> AbstractAsyncContextManager[None]:
-        return no_session()
-
-    def __init__(self, responses: list[CompletionResponse]) -> None:
-        self.responses = responses
-        self.requests: list[CompletionRequest] = []
-
-    async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        self.requests.append(request)
-        return self.responses[len(self.requests) - 1]
-
-
 def expected_cost(usage: Usage) -> Decimal:
     counted = PriceUsage(
         input_tokens=usage.prompt_tokens,
@@ -175,10 +152,11 @@ def expected_cost(usage: Usage) -> Decimal:
 def test_each_call_is_priced_from_the_table_and_the_run_adds_them_up() -> None:
     first = Usage(12_000, 800, cache_read_tokens=4_000)
     second = Usage(13_000, 200)
-    provider = PricedProvider([
+    provider = PricedModel(
         CompletionResponse(tool_calls=(call_of("count", 3),), usage=first, stop=Stop.TOOL_CALLS),
         CompletionResponse(content="done", usage=second),
-    ])  # fmt: skip
+        model="gpt-4o",
+    )
     trace = RunTrace()
     result = asyncio.run(
         ToolLoop(provider, ToolRegistry([count])).run([ChatMessage.user("go")], trace=trace)
@@ -194,7 +172,7 @@ def test_each_call_is_priced_from_the_table_and_the_run_adds_them_up() -> None:
 def test_a_dollar_budget_ends_the_run_once_passed() -> None:
     usage = Usage(100_000, 10_000)
     turn = CompletionResponse(tool_calls=(call_of("count", 1),), usage=usage, stop=Stop.TOOL_CALLS)
-    provider = PricedProvider([turn, turn, turn])
+    provider = PricedModel(turn, turn, turn, model="gpt-4o")
     one = float(expected_cost(usage))
     result = asyncio.run(
         ToolLoop(provider, ToolRegistry([count])).run(

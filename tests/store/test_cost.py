@@ -4,7 +4,6 @@ the run did not finish, and added to a database of the schema before it (v2) in 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -16,41 +15,27 @@ from toolwire.lifecycle import RunStatus
 from toolwire.loop import LoopResult, TerminationReason
 from toolwire.pricing import Cost
 from toolwire.privacy import PrivacyLevel
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Usage, no_session
+from toolwire.providers.base import CompletionResponse, Usage
 from toolwire.runtime import RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.store import schema as tables
 from toolwire.store.engine import resolve_url
 from toolwire.store.migrations import LATEST
 from toolwire.trace import LlmStep, RequestStep, RunStep
-from toolwire.trust import TrustZone
 
+from ..fakes import PricedModel
 from .conftest import Backend
 from .helpers import registry, run
 
-
-class PricedModel:
-    """A model the price table knows (OpenAI's gpt-4o-mini), answering from memory."""
-
-    name = "openai"
-    model = "gpt-4o-mini"
-    pricing_family = "openai"
-
-    trust_zone = TrustZone.EXTERNAL_GLOBAL
-
-    def session(self) -> AbstractAsyncContextManager[None]:
-        return no_session()
-
-    async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        return CompletionResponse(
-            content="priced answer",
-            usage=Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000),
-            model=self.model,
-        )
+ANSWER = CompletionResponse(
+    content="priced answer",
+    usage=Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000),
+    model="gpt-4o-mini",
+)
 
 
 def _priced_run(store: RunStore) -> RunOutcome:
-    request = RunRequest.of("what?", provider=PricedModel(), model="gpt-4o-mini",
+    request = RunRequest.of("what?", provider=PricedModel(ANSWER), model="gpt-4o-mini",
                             options=RunOptions(allowed_tools=[]))  # fmt: skip
     return Runtime(registry(), recorder=store).run_sync(request)
 
