@@ -303,15 +303,17 @@ def test_default_cap_is_five_rounds() -> None:
     assert (result.iterations, result.truncated, len(result.trace)) == (5, True, 5)
 
 
-@pytest.mark.parametrize("rounds", [0, 21, -1])
-def test_rounds_outside_1_to_20_are_refused(rounds: int) -> None:
-    with pytest.raises(ValueError, match="between 1 and 20"):
+@pytest.mark.parametrize("rounds", [0, 1001, -1])
+def test_rounds_outside_1_to_1000_are_refused(rounds: int) -> None:
+    with pytest.raises(ValueError, match="between 1 and 1000"):
         RunOptions(max_rounds=rounds)
 
 
-def test_twenty_rounds_are_allowed() -> None:
-    result, _, _ = run(forever(20), options=RunOptions(max_rounds=20))
-    assert result.iterations == 20 and result.truncated
+def test_five_hundred_rounds_are_allowed_with_the_synthesis_round_at_the_cap() -> None:
+    result, provider, _ = run(forever(500), options=RunOptions(max_rounds=500))
+    assert result.iterations == 500 and result.truncated
+    assert result.reason == TerminationReason.MAX_ITERATIONS
+    assert len(provider.requests) == 501 and provider.requests[-1].tool_choice == "none"
 
 
 def test_no_tools_offered_is_one_plain_completion() -> None:

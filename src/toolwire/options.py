@@ -10,8 +10,12 @@ from toolwire.providers.base import Reasoning
 from toolwire.tools.policy import Grant
 from toolwire.trust import TrustZone
 
-DEFAULT_MAX_ROUNDS = 5  # enough for look-up, refine, answer; each round is a paid provider call
-MAX_ROUNDS = 20  # hard cap: a model still calling tools after 20 rounds is looping
+# Enough for look-up, refine, answer. Each round is a paid provider call carrying the whole
+# conversation so far, so a one-shot run that forgets to set a cap must not run up a long bill.
+DEFAULT_MAX_ROUNDS = 5
+# The highest cap a run may ask for: long agent runs take hundreds of rounds; past this a
+# budget (max_total_tokens, max_cost) is the better guard.
+MAX_ROUNDS = 1000
 # Calls one assistant turn may make: a model asking for more is confused or attacking; the
 # excess is refused with an error turn it can read, and none of it runs.
 DEFAULT_MAX_CALLS_PER_TURN = 32
