@@ -2,8 +2,8 @@
 
 Layers, each with one concern: ``run`` (offer tools, build the first state) and ``resume``
 (apply a person's decision to a paused turn) -> ``advance`` (the round cap and synthesis) ->
-one provider call -> ``_turn`` (pause the whole turn, or dispatch its calls in order) -> the
-seam (:mod:`toolwire.seam`).
+one provider call -> pause the whole turn, or run its calls (:mod:`toolwire.turn`:
+concurrently, recorded in the model's order) -> the seam (:mod:`toolwire.seam`).
 
 Invariants:
 - The only tool output appended to the conversation is the bounded ``ToolResult.content``,
@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Literal
 
 from toolwire.endings import (
@@ -39,14 +39,15 @@ from toolwire.providers.base import (
     Provider,
     session_of,
 )
-from toolwire.seam import Invoked, Seam, refusal, too_many_calls
+from toolwire.seam import Invoked, Seam, too_many_calls
 from toolwire.state import RunState
 from toolwire.suspension import Refuse, plan, scan
-from toolwire.tools.api import ToolContext
+from toolwire.tools.api import ToolContext, runs_concurrently
 from toolwire.tools.policy import Gate, ToolPolicy
 from toolwire.tools.registry import ToolRegistry
 from toolwire.trace import RunTrace, ToolInvocation
 from toolwire.trust import TrustZone
+from toolwire.turn import Job, run_turn
 
 __all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "LoopResult", "RunOptions", "TerminationReason",
            "ToolLoop"]  # fmt: skip
@@ -119,22 +120,15 @@ class ToolLoop:
         answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
                        approved=approved, values=values)  # fmt: skip
         state = state._replace(pause=None, offered=offered, invocations=())
-        messages = list(state.messages)
-        invocations: list[ToolInvocation] = []
         limit = state.options.max_calls_per_turn
+        jobs = []
         for index, (call, planned) in enumerate(answers):
             answer = Refuse(too_many_calls(limit)) if index >= limit else planned
-            started = time.perf_counter()
             if isinstance(answer, Refuse):
-                invoked = refusal(answer.text)
+                jobs.append(Job(call, call.decoded_arguments(), answer.text))
             else:
-                invoked = await self.seam.invoke(call, offered, context, answer.arguments,
-                                                 self._gate(state.options, context))  # fmt: skip
-            elapsed = 0.0 if isinstance(answer, Refuse) else (time.perf_counter() - started) * 1e3
-            arguments = call.decoded_arguments() if isinstance(answer, Refuse) else answer.arguments
-            self._record(trace, state.rounds, elapsed, call, invoked, arguments=arguments,
-                         messages=messages, invocations=invocations)  # fmt: skip
-        state = state._replace(messages=tuple(messages), invocations=tuple(invocations))
+                jobs.append(Job(call, answer.arguments, alone=self._alone(call)))
+        state = await self._run_jobs(state, trace, state.rounds, jobs, context)
         return await self.advance(state, context=context, trace=trace, run_id=run_id)
 
     async def call(
@@ -269,21 +263,42 @@ class ToolLoop:
         calls: Sequence[ToolCall],
         context: ToolContext,
     ) -> RunState:
+        limit = state.options.max_calls_per_turn
+        jobs = [
+            Job(call, call.decoded_arguments(), too_many_calls(limit))
+            if index >= limit
+            else Job(call, call.decoded_arguments(), alone=self._alone(call))
+            for index, call in enumerate(calls)
+        ]
+        return await self._run_jobs(state, trace, round_, jobs, context)
+
+    async def _run_jobs(
+        self,
+        state: RunState,
+        trace: RunTrace,
+        round_: int,
+        jobs: Sequence[Job],
+        context: ToolContext,
+    ) -> RunState:
+        """Run one turn's calls (see :mod:`toolwire.turn`) and append their results."""
         messages = list(state.messages)
         invocations = list(state.invocations)
         gate = self._gate(state.options, context)
-        limit = state.options.max_calls_per_turn
-        for index, call in enumerate(calls):
-            started = time.perf_counter()
-            arguments = call.decoded_arguments()  # once: the seam and the trace both use it
-            if index >= limit:
-                invoked = refusal(too_many_calls(limit))
-            else:
-                invoked = await self.seam.invoke(call, state.offered, context, arguments, gate)
-            elapsed = (time.perf_counter() - started) * 1000
-            self._record(trace, round_, elapsed, call, invoked, arguments=arguments,
+        offered = state.offered
+
+        def invoke(job: Job) -> Awaitable[Invoked]:
+            return self.seam.invoke(job.call, offered, context, job.arguments, gate)
+
+        def record(job: Job, invoked: Invoked, elapsed_ms: float) -> None:
+            self._record(trace, round_, elapsed_ms, job.call, invoked, arguments=job.arguments,
                          messages=messages, invocations=invocations)  # fmt: skip
+
+        await run_turn(jobs, invoke, record, concurrency=state.options.max_concurrency)
         return state._replace(messages=tuple(messages), invocations=tuple(invocations))
+
+    def _alone(self, call: ToolCall) -> bool:
+        tool = self.registry.get(call.name)
+        return tool is not None and not runs_concurrently(tool)
 
     @staticmethod
     def _record(

@@ -19,6 +19,8 @@ MAX_ROUNDS = 1000
 # Calls one assistant turn may make: a model asking for more is confused or attacking; the
 # excess is refused with an error turn it can read, and none of it runs.
 DEFAULT_MAX_CALLS_PER_TURN = 32
+# Calls of one turn in flight at once; 1 runs them one after another.
+DEFAULT_MAX_CONCURRENCY = 8
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,6 +36,7 @@ class RunOptions:
     reasoning: Reasoning | None = None  # None: the model's default
     stream: bool = True  # server-sent events where the adapter can; same result either way
     max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     max_total_tokens: int | None = None  # budget: the run ends once its tokens pass this
     max_cost: float | None = None  # budget in US dollars, where the price is known
     capture_raw: bool = False
@@ -44,6 +47,8 @@ class RunOptions:
             raise ValueError(f"max_rounds must be between 1 and {MAX_ROUNDS}")
         if self.max_calls_per_turn < 1:
             raise ValueError("max_calls_per_turn must be at least 1")
+        if self.max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
         if self.trust_zone is not None:
             object.__setattr__(self, "trust_zone", TrustZone.parse(self.trust_zone))
         if self.max_total_tokens is not None and self.max_total_tokens < 1:
@@ -68,6 +73,7 @@ class RunOptions:
             else [self.reasoning.effort, self.reasoning.budget_tokens],
             "stream": self.stream,
             "max_calls_per_turn": self.max_calls_per_turn,
+            "max_concurrency": self.max_concurrency,
             "max_total_tokens": self.max_total_tokens,
             "max_cost": self.max_cost,
         }
@@ -85,6 +91,7 @@ class RunOptions:
             reasoning=None if data.get("reasoning") is None else Reasoning(*data["reasoning"]),
             stream=data.get("stream", True),
             max_calls_per_turn=data.get("max_calls_per_turn", DEFAULT_MAX_CALLS_PER_TURN),
+            max_concurrency=data.get("max_concurrency", DEFAULT_MAX_CONCURRENCY),
             max_total_tokens=data.get("max_total_tokens"),
             max_cost=data.get("max_cost"),
         )

@@ -2,8 +2,8 @@
 
 Every executed call passes through :meth:`Seam.invoke`, in this order: registry lookup ->
 offered-set check -> arguments must be a JSON object -> execute, with every exception caught
-(a synchronous tool runs in a worker thread unless it declares ``blocking=False``, so a
-blocking tool cannot stall the event loop) -> both channels bounded. A tool refuses a call by
+(a synchronous tool runs in the seam's worker pool unless it declares ``blocking=False``, so
+a blocking tool cannot stall the event loop) -> both channels bounded. A tool refuses a call by
 raising :class:`toolwire.errors.ToolRefusal`; its message reaches the model as
 ``Error: <message>``. Any other exception goes to the operator's log only; the model reads
 ``Error: tool "<name>" failed.``
@@ -15,9 +15,12 @@ fixed, and echo at most a clipped tool name chosen by the model.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import inspect
 import logging
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +35,12 @@ from toolwire.tools.registry import ToolRegistry
 log = logging.getLogger("toolwire.seam")
 
 _NAME_IN_ERROR_CHARS = 200  # a hostile model can send a megabyte "name"; echo a bounded one
+# Threads for synchronous tools, shared by every run of the process. A run's own concurrency
+# setting bounds how many of its calls are in flight; this bounds the process.
+WORKER_THREADS = 32
+# Made once and kept (threads start on demand): they outlive one ``asyncio.run``, where a loop's
+# own default executor starts new threads every run.
+_WORKERS = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="toolwire-tool")
 
 
 def _clip(name: str) -> str:
@@ -151,6 +160,8 @@ async def _execute(tool: Tool, arguments: Mapping[str, Any], context: ToolContex
 
     A synchronous tool that declares ``blocking=False`` (pure computation, microseconds) runs
     on the loop too: handing a call to a thread costs about 0.1 ms, far more than such a call.
+    A synchronous call cannot be interrupted: when its run is cancelled it finishes in its
+    thread and its result is dropped.
     """
     if (
         getattr(tool, "is_async", False)
@@ -159,5 +170,6 @@ async def _execute(tool: Tool, arguments: Mapping[str, Any], context: ToolContex
     ):
         outcome = tool.execute(arguments, context)
     else:
-        outcome = await asyncio.to_thread(tool.execute, arguments, context)
+        work = functools.partial(contextvars.copy_context().run, tool.execute, arguments, context)
+        outcome = await asyncio.get_running_loop().run_in_executor(_WORKERS, work)
     return as_result(await outcome if inspect.isawaitable(outcome) else outcome)

@@ -4,6 +4,9 @@ A tool's ``execute`` may be sync or async and returns a ``ToolResult``. Tools bu
 ``@tool`` get their JSON schema and argument validation from the function's signature through
 pydantic; invalid model arguments raise ``ToolRefusal``, whose message the model may read.
 
+Calls of one turn run concurrently unless a tool is sequential-only (``concurrent=False``, the
+default for a write effect): read it through :func:`runs_concurrently`.
+
 Three optional traits make a run pause for a person (the protocol does not require them; read
 them through :func:`needs_approval`, :func:`input_model_of` and :func:`preview_of`):
 - ``requires_approval`` or a write ``effect``: the run suspends before the call's turn executes;
@@ -100,6 +103,21 @@ def needs_approval(tool: Tool) -> bool:
         return True  # an effect we cannot read is treated as the riskiest one
 
 
+def runs_concurrently(tool: Tool) -> bool:
+    """Whether a call of ``tool`` may overlap other calls of its turn.
+
+    A tool says so with ``concurrent``; without it, a read-only tool may and a write may not.
+    """
+    concurrent = getattr(tool, "concurrent", None)
+    if isinstance(concurrent, bool):
+        return concurrent
+    effect = getattr(tool, "effect", Effect.READ_ONLY)
+    try:
+        return not Effect(effect).writes
+    except ValueError:
+        return False
+
+
 def input_model_of(tool: Tool) -> type[BaseModel] | None:
     """The pydantic model a person's input for ``tool`` must fit, if the tool asks for input."""
     model = getattr(tool, "input_model", None)
@@ -129,6 +147,7 @@ class FunctionTool:
         effect: Effect | str = Effect.READ_ONLY,
         input_model: type[BaseModel] | None = None,
         blocking: bool = True,
+        concurrent: bool | None = None,
     ) -> None:
         self.function = function
         self.blocking = blocking
@@ -138,6 +157,8 @@ class FunctionTool:
         self.requires_approval = requires_approval
         self.data_class = DataClass.parse(data_class).name.lower()  # a misspelling fails here
         self.effect = Effect(effect)
+        # None: a write runs alone, a read may overlap the other calls of its turn.
+        self.concurrent = not self.effect.writes if concurrent is None else concurrent
         self.input_model = input_model
         self._previewer: Previewer | None = None
         self._context_param, self._model = _arguments_model(function)
@@ -265,6 +286,7 @@ def tool(
     effect: Effect | str = Effect.READ_ONLY,
     input_model: type[BaseModel] | None = None,
     blocking: bool = True,
+    concurrent: bool | None = None,
 ) -> Callable[[ToolFunction], FunctionTool]: ...
 def tool(
     function: ToolFunction | None = None, /, **options: Any
