@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolwire.jsonenc import dumps_bytes
+from toolwire.reprs import size, tagged
 from toolwire.result import Artifact, ArtifactType
 from toolwire.text import coerce_utf8
 
@@ -45,6 +46,11 @@ class BoundedContent:
     @property
     def truncated(self) -> bool:
         return self.original_bytes > CONTENT_BYTE_CAP
+
+    def __repr__(self) -> str:
+        return tagged(
+            "BoundedContent", text_bytes=size(self.text), original_bytes=self.original_bytes
+        )
 
 
 def bound_content(content: str | bytes) -> BoundedContent:

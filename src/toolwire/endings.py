@@ -16,6 +16,7 @@ from toolwire.lifecycle import TerminationReason
 from toolwire.messages import ChatMessage
 from toolwire.pricing import Cost
 from toolwire.providers.base import CompletionResponse, Stop, Usage
+from toolwire.reprs import ident, size, tagged
 from toolwire.seam import malformed_call
 from toolwire.state import RunState
 from toolwire.trace import ToolInvocation
@@ -65,6 +66,23 @@ class LoopResult:
     finish_reason: str | None = None  # the provider's own word for it
     refusal: str | None = None  # what the provider said when it refused or blocked
     suspended: RunState | None = None  # set exactly when ``reason`` is SUSPENDED
+
+    def __repr__(self) -> str:
+        """How the run ended and its sizes. Cheap on purpose: ``asyncio.run`` formats it."""
+        return tagged(
+            "LoopResult",
+            reason=self.reason,
+            iterations=self.iterations,
+            truncated=self.truncated,
+            final_content_bytes=size(self.final_content),
+            calls=len(self.trace),
+            total_tokens=self.usage.total_tokens,
+            cost_usd=self.cost.usd,
+            stop=self.stop,
+            finish_reason=ident(self.finish_reason),
+            refusal_bytes=size(self.refusal),
+            suspended=self.suspended,
+        )
 
 
 def result_of(

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from toolwire.reprs import count, ident, shape, size, tagged
+
 Role = Literal["system", "user", "assistant", "tool"]
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 
@@ -66,6 +68,12 @@ class ToolCall:
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
 
+    def __repr__(self) -> str:
+        """Its id and tool name; of the arguments only their size."""
+        arguments = size(self.arguments)
+        return tagged("ToolCall", id=ident(self.id), name=ident(self.name),
+                      arguments_bytes=arguments)  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class ProviderState:
@@ -81,6 +89,9 @@ class ProviderState:
 
     def to_dict(self) -> dict[str, Any]:
         return {"provider": self.provider, "data": self.data}
+
+    def __repr__(self) -> str:
+        return tagged("ProviderState", provider=ident(self.provider), data=shape(self.data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +157,19 @@ class ChatMessage:
         if self.provider_state is not None:
             out["provider_state"] = self.provider_state.to_dict()
         return out
+
+    def __repr__(self) -> str:
+        """Its role and sizes: message text stays out of logs and tracebacks."""
+        state = self.provider_state
+        return tagged(
+            "ChatMessage",
+            role=self.role,
+            content_bytes=size(self.content),
+            tool_calls=count(self.tool_calls) or None,
+            tool_call_id=ident(self.tool_call_id),
+            is_error=self.is_error or None,
+            provider_state=None if state is None else ident(state.provider),
+        )
 
 
 def _refuse_constant(name: str) -> Any:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NoReturn, final
 
+from toolwire.reprs import ident, measured, tagged, utf8_size
+
 
 class ArtifactType(StrEnum):
     """Rendering shapes. Each has a producer in toolwire and a renderer in the inspector."""
@@ -73,6 +75,25 @@ class Artifact:
         """The plain form every sink serialises: ``{"type", "label", "data"}``."""
         return {"type": str(self.type), "label": self.label, "data": self.data}
 
+    def __repr__(self) -> str:
+        """Its type and sizes (rows, nodes, items, bytes), never a label, cell or text."""
+        data = self.data if isinstance(self.data, Mapping) else {}
+        keys = _MEASURED.get(str(self.type), ())
+        parts = dict([measured("label", self.label)])
+        parts.update(measured(key, data[key]) for key in keys if key in data)
+        return tagged("Artifact", type=ident(self.type), **parts)
+
+
+# What an artifact's repr measures, per type: the keys that carry its data.
+_MEASURED: dict[str, tuple[str, ...]] = {
+    ArtifactType.TABLE: ("columns", "rows"),
+    ArtifactType.TEXT: ("text",),
+    ArtifactType.TREE: ("nodes",),
+    ArtifactType.KEY_VALUE: ("items",),
+    ArtifactType.CODE: ("code",),
+    ArtifactType.LINK: ("url", "text"),
+}
+
 
 def _refuse_text(_: object, *__: object) -> NoReturn:
     raise TypeError(
@@ -131,10 +152,11 @@ class ToolResult:
     __bytes__ = _refuse_text
 
     def __repr__(self) -> str:
-        size = len(self.content.encode("utf-8", "replace"))
-        return (
-            f"<ToolResult is_error={self.is_error} content_bytes={size} "
-            f"artifacts={len(self.artifacts)}>"
+        return tagged(
+            "ToolResult",
+            is_error=self.is_error,
+            content_bytes=utf8_size(self.content),
+            artifacts=len(self.artifacts),
         )
 
     def __eq__(self, other: object) -> bool:

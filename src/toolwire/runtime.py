@@ -52,6 +52,7 @@ from toolwire.providers.base import (
     no_session,
 )
 from toolwire.providers.presets import MaxTokensField
+from toolwire.reprs import count, ident, shape, size, tagged
 from toolwire.sealing import StateKey, require
 from toolwire.state import Pause, RunState
 from toolwire.suspension import validate_input
@@ -125,6 +126,18 @@ class RunRequest:
     def provider_ref(self) -> ProviderRef:
         return ProviderRef.of(self.provider, self.model, self.options)
 
+    def __repr__(self) -> str:
+        """Counts and names; no prompt, and nothing of the workspace (it may hold secrets)."""
+        user = self.context.user
+        return tagged(
+            "RunRequest",
+            messages=count(self.messages),
+            provider=ident(getattr(self.provider, "name", None)),
+            model=ident(self.model),
+            max_rounds=self.options.max_rounds,
+            user=None if user is None else ident(user.name),
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OperatorDecision:
@@ -135,6 +148,16 @@ class OperatorDecision:
     actor: str
     reason: str | None = None
     values: Mapping[str, Any] | None = None  # the input, for ``input``; never recorded
+
+    def __repr__(self) -> str:
+        return tagged(
+            "OperatorDecision",
+            action=ident(self.action),
+            digest=ident(self.digest),
+            actor=ident(self.actor),
+            reason_bytes=size(self.reason),
+            values=None if self.values is None else shape(self.values),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,6 +176,19 @@ class RunOutcome:
     def truncated(self) -> bool:
         return self.result is not None and self.result.truncated
 
+    def __repr__(self) -> str:
+        """Status, result and counts; the steps themselves are for the trace's sinks."""
+        return tagged(
+            "RunOutcome",
+            run_id=ident(self.run_id),
+            status=self.status,
+            result=self.result,
+            steps=len(self.steps),
+            wall_ms=round(self.wall_ms, 2),
+            error=ident(self.error),
+            store_error=ident(self.store_error),
+        )
+
     @property
     def pause(self) -> Pause | None:
         """What a waiting run waits on (its calls, previews and digest)."""
@@ -170,6 +206,17 @@ class Waiting:
     digest: str
     provider: ProviderRef
     next_sequence: int
+
+    def __repr__(self) -> str:
+        return tagged(
+            "Waiting",
+            run_id=ident(self.run_id),
+            status=self.status,
+            sealed_bytes=size(self.sealed),
+            digest=ident(self.digest),
+            provider=ident(self.provider.name),
+            next_sequence=self.next_sequence,
+        )
 
 
 class RunRecorder(Protocol):

@@ -30,6 +30,7 @@ from toolwire.messages import ChatMessage, ProviderState, ToolCall
 from toolwire.options import RunOptions
 from toolwire.pricing import Cost
 from toolwire.providers.base import Usage
+from toolwire.reprs import count, ident, tagged
 from toolwire.tools.api import User
 from toolwire.trace import ToolInvocation
 
@@ -50,6 +51,10 @@ class CallPreview:
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "tool": self.tool, "lines": list(self.lines),
                 "failed": self.failed}  # fmt: skip
+
+    def __repr__(self) -> str:
+        return tagged("CallPreview", index=self.index, tool=ident(self.tool),
+                      lines=count(self.lines), failed=self.failed)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +79,16 @@ class Pause:
             "input_schema": None if self.input_schema is None else dict(self.input_schema),
         }
 
+    def __repr__(self) -> str:
+        return tagged(
+            "Pause",
+            status=self.status,
+            calls=count(self.calls),
+            previews=count(self.previews),
+            digest=ident(self.digest),
+            input_tool=ident(self.input_tool),
+        )
+
 
 class RunState(NamedTuple):
     """Everything a run needs to take its next round, in any process.
@@ -93,6 +108,20 @@ class RunState(NamedTuple):
     pause: Pause | None = None
     user: User | None = None
     workspace: str | None = None  # the workspace file the run's tools were given, if any
+
+    def __repr__(self) -> str:
+        """Counts and where the run stands; no message, argument or result."""
+        return tagged(
+            "RunState",
+            rounds=self.rounds,
+            messages=count(self.messages),
+            invocations=count(self.invocations),
+            offered=count(self.offered),
+            total_tokens=self.usage.total_tokens,
+            pause=self.pause,
+            user=None if self.user is None else ident(self.user.name),
+            workspace=ident(self.workspace),
+        )
 
     def to_json(self) -> str:
         """Plain JSON of everything but ``invocations``; sealed before it is stored."""
@@ -146,7 +175,7 @@ class _Strict(BaseModel):
 
 class _ProviderState(_Strict):
     provider: str
-    data: Any
+    data: Any = Field(repr=False)
 
     def build(self) -> ProviderState:
         return ProviderState(self.provider, self.data)
@@ -154,8 +183,8 @@ class _ProviderState(_Strict):
 
 class _Message(_Strict):
     role: Literal["system", "user", "assistant", "tool"]
-    content: str
-    tool_calls: list[dict[str, str]] = []
+    content: str = Field(repr=False)
+    tool_calls: list[dict[str, str]] = Field(default=[], repr=False)
     tool_call_id: str | None = None
     is_error: bool = False
     provider_state: _ProviderState | None = None
@@ -169,7 +198,7 @@ class _Message(_Strict):
 class _Preview(_Strict):
     index: int
     tool: str
-    lines: list[str]
+    lines: list[str] = Field(repr=False)
     failed: bool
 
     def build(self) -> CallPreview:
@@ -181,7 +210,7 @@ class _Preview(_Strict):
 class _Pause(_Strict):
     status: Literal["awaiting_approval", "awaiting_input"]
     digest: str
-    calls: list[dict[str, str]]
+    calls: list[dict[str, str]] = Field(repr=False)
     previews: list[_Preview]
     input_tool: str | None
     input_schema: dict[str, Any] | None
@@ -199,7 +228,7 @@ class _Pause(_Strict):
 
 class _State(_Strict):
     version: Literal[1]
-    messages: list[_Message]
+    messages: list[_Message] = Field(repr=False)
     rounds: int
     usage: list[int] = Field(min_length=2, max_length=5)
     cost: tuple[str, bool] = ("0", True)

@@ -25,6 +25,7 @@ from toolwire.errors import InvalidInput
 from toolwire.jsonenc import dumps
 from toolwire.lifecycle import RunStatus
 from toolwire.messages import ToolCall
+from toolwire.reprs import shape, size, tagged
 from toolwire.state import CallPreview, Pause, turn_digest
 from toolwire.tools.api import Tool, ToolContext, input_model_of, needs_approval, preview_of
 from toolwire.tools.registry import ToolRegistry
@@ -139,12 +140,18 @@ class Run:
 
     arguments: dict[str, Any] | None = None
 
+    def __repr__(self) -> str:
+        return tagged("Run", arguments=None if self.arguments is None else shape(self.arguments))
+
 
 @dataclass(frozen=True, slots=True)
 class Refuse:
     """This call does not run; the model reads ``text``."""
 
     text: str
+
+    def __repr__(self) -> str:
+        return tagged("Refuse", text_bytes=size(self.text))
 
 
 Answer = Run | Refuse

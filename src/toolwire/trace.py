@@ -19,6 +19,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.providers.base import CompletionResponse, Delta, DeltaSink
+from toolwire.reprs import count, ident, shape, size, tagged
 from toolwire.result import Artifact
 
 Observer = Callable[["RunStep"], None]
@@ -57,6 +58,17 @@ class RequestStep(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         return _plain(self, _REQUEST_KEYS)
 
+    def __repr__(self) -> str:
+        return tagged(
+            "RequestStep",
+            round=self.round,
+            messages=count(self.messages_sent),
+            tools=count(self.tool_specs),
+            refusals=count(self.refusals),
+            tool_choice=ident(self.tool_choice),
+            duration_ms=_ms(self.duration_ms),
+        )
+
 
 class LlmStep(NamedTuple):
     """The model's answer to one request."""
@@ -82,6 +94,22 @@ class LlmStep(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         return _plain(self, _LLM_KEYS)
 
+    def __repr__(self) -> str:
+        return tagged(
+            "LlmStep",
+            round=self.round,
+            stop=ident(self.stop),
+            finish_reason=ident(self.finish_reason),
+            content_bytes=size(self.content),
+            thinking_bytes=size(self.thinking),
+            refusal_bytes=size(self.refusal),
+            tool_calls=count(self.requested_tool_calls),
+            total_tokens=self.total_tokens,
+            cost=self.cost,
+            raw=None if self.raw is None else shape(self.raw),
+            duration_ms=_ms(self.duration_ms),
+        )
+
 
 class ToolStep(NamedTuple):
     """One call through the seam: its bounded result and artifacts."""
@@ -100,6 +128,22 @@ class ToolStep(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         return _plain(self, _TOOL_KEYS)
 
+    def __repr__(self) -> str:
+        """Names and sizes: ``result_bytes`` is what was kept, ``original_bytes`` what the
+        tool returned when the cap cut it."""
+        return tagged(
+            "ToolStep",
+            round=self.round,
+            tool_name=ident(self.tool_name),
+            tool_call_id=ident(self.tool_call_id),
+            arguments=shape(self.tool_arguments),
+            is_error=self.tool_is_error,
+            result_bytes=size(self.tool_result),
+            original_bytes=self.tool_result_bytes,
+            artifacts=count(self.tool_artifacts),
+            duration_ms=_ms(self.duration_ms),
+        )
+
 
 class DecisionStep(NamedTuple):
     """A person approved, denied or answered a paused turn. Never the input itself."""
@@ -116,9 +160,24 @@ class DecisionStep(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         return _plain(self, _DECISION_KEYS)
 
+    def __repr__(self) -> str:
+        return tagged(
+            "DecisionStep",
+            round=self.round,
+            decision=ident(self.decision),
+            decided_by=ident(self.decided_by),
+            reason_bytes=size(self.decision_reason),
+            turn_digest=ident(self.turn_digest),
+            decided_at=ident(self.decided_at),
+        )
+
 
 RunStep = RequestStep | LlmStep | ToolStep | DecisionStep
 StepKind = Literal["request", "llm", "tool", "decision"]
+
+
+def _ms(duration: float) -> float:
+    return round(float(duration), 2)
 
 
 def _order(fields: tuple[str, ...]) -> tuple[str, ...]:
@@ -147,7 +206,7 @@ def _plain(step: RunStep, keys: tuple[str, ...]) -> dict[str, Any]:
 
 def _convert(name: str, value: Any) -> Any:
     if name == "duration_ms":
-        return round(float(value), 2)
+        return _ms(value)
     if name == "messages_sent":
         return [m.to_dict() for m in value]
     if name == "requested_tool_calls":
@@ -167,6 +226,17 @@ class ToolInvocation:
     is_error: bool
     artifacts: tuple[Artifact, ...] = ()
     call_id: str = ""
+
+    def __repr__(self) -> str:
+        return tagged(
+            "ToolInvocation",
+            name=ident(self.name),
+            call_id=ident(self.call_id or None),
+            arguments=shape(self.arguments),
+            is_error=self.is_error,
+            result_bytes=size(self.result),
+            artifacts=len(self.artifacts),
+        )
 
 
 class RunTrace:

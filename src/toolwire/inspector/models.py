@@ -37,8 +37,8 @@ class _Strict(BaseModel):
 class RunBody(_Strict):
     """Start a run. ``allowed_tools`` absent: every enabled tool; ``[]``: no tools at all."""
 
-    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
-    system_prompt: str | None = Field(default=None, max_length=MAX_PROMPT_CHARS)
+    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS, repr=False)
+    system_prompt: str | None = Field(default=None, max_length=MAX_PROMPT_CHARS, repr=False)
     provider: Name = "scripted"
     model: Name | None = None
     allowed_tools: list[Name] | None = Field(default=None, max_length=MAX_TOOLS_LISTED)
@@ -65,7 +65,9 @@ class ToggleBody(_Strict):
 class InvokeBody(_Strict):
     """Arguments for one direct tool call, as the model would send them."""
 
-    arguments: dict[str, Any] = Field(default_factory=dict, max_length=MAX_ARGUMENT_KEYS)
+    arguments: dict[str, Any] = Field(
+        default_factory=dict, max_length=MAX_ARGUMENT_KEYS, repr=False
+    )
 
 
 class DecisionBody(_Strict):
@@ -75,8 +77,8 @@ class DecisionBody(_Strict):
 
     action: Literal["approve", "deny", "input"]
     digest: str = Field(min_length=1, max_length=MAX_DIGEST_CHARS, pattern=r"^[0-9a-f]+$")
-    reason: str | None = Field(default=None, max_length=MAX_REASON_CHARS)
-    values: dict[str, Any] | None = Field(default=None, max_length=MAX_ARGUMENT_KEYS)
+    reason: str | None = Field(default=None, max_length=MAX_REASON_CHARS, repr=False)
+    values: dict[str, Any] | None = Field(default=None, max_length=MAX_ARGUMENT_KEYS, repr=False)
 
 
 class ToolRow(BaseModel):
@@ -100,7 +102,7 @@ class GroupRow(BaseModel):
 
 
 class Defaults(BaseModel):
-    prompt: str
+    prompt: str = Field(repr=False)
     provider: str
     model: str
     reasoning: str | int | None = None
@@ -143,9 +145,9 @@ class InvokeResult(BaseModel):
     """A direct call's outcome. ``refused`` is set (and nothing ran) when the gate said no."""
 
     tool: str
-    content: str | None
+    content: str | None = Field(repr=False)
     is_error: bool
-    artifacts: list[dict[str, Any]]
+    artifacts: list[dict[str, Any]] = Field(repr=False)
     refused: Refused | None = None
     duration_ms: float
     original_bytes: int | None = None
@@ -156,12 +158,12 @@ class RunResult(BaseModel):
     """A batch run: the context event, every step, and the terminal event."""
 
     context: dict[str, Any]
-    steps: list[dict[str, Any]]
-    result: dict[str, Any]
+    steps: list[dict[str, Any]] = Field(repr=False)
+    result: dict[str, Any] = Field(repr=False)
 
 
 class RunsList(BaseModel):
-    runs: list[dict[str, Any]]
+    runs: list[dict[str, Any]] = Field(repr=False)
     stored: bool
 
 
@@ -170,8 +172,8 @@ class PendingResult(BaseModel):
 
     status: Literal["awaiting_approval", "awaiting_input"]
     digest: str
-    calls: list[dict[str, Any]]
-    previews: list[dict[str, Any]]
+    calls: list[dict[str, Any]] = Field(repr=False)
+    previews: list[dict[str, Any]] = Field(repr=False)
     input_tool: str | None
     input_schema: dict[str, Any] | None
 

@@ -44,7 +44,7 @@ class InspectorStore(RunRecorder, Protocol):
 class RunDefaults:
     """What the run form starts with."""
 
-    prompt: str = ""
+    prompt: str = field(default="", repr=False)
     provider: str = "scripted"
     model: str = ""
     reasoning: str | int | None = None  # low, medium, high or a token budget
@@ -67,7 +67,7 @@ class InspectorSettings:
 
     registry: ToolRegistry
     provider_factory: ProviderFactory
-    token: str = field(default_factory=new_token)
+    token: str = field(default_factory=new_token, repr=False)  # the admin credential
     store: InspectorStore | None = None
     privacy_level: str | None = None
     workspace: Any = None

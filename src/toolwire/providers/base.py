@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolwire.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+from toolwire.reprs import count, ident, shape, size, tagged
 from toolwire.trust import TrustZone
 
 __all__ = [
@@ -97,6 +98,9 @@ class Delta:
     kind: Literal["content", "thinking"]
     text: str
 
+    def __repr__(self) -> str:
+        return tagged("Delta", kind=self.kind, text_bytes=size(self.text))
+
 
 DeltaSink = Callable[[Delta], None]
 
@@ -121,6 +125,20 @@ class CompletionRequest:
     stream: bool = False
     on_delta: DeltaSink | None = field(default=None, compare=False, repr=False)
 
+    def __repr__(self) -> str:
+        """Counts and settings; the conversation stays out of logs and tracebacks."""
+        return tagged(
+            "CompletionRequest",
+            messages=count(self.messages),
+            tools=count(self.tools),
+            tool_choice=self.tool_choice,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            reasoning=self.reasoning,
+            capture_raw=self.capture_raw or None,
+            stream=self.stream or None,
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompletionResponse:
@@ -136,6 +154,23 @@ class CompletionResponse:
     model: str | None = None
     provider_state: ProviderState | None = None
     raw: Mapping[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        """How the turn ended and its sizes; no answer, thinking or raw body."""
+        state = self.provider_state
+        return tagged(
+            "CompletionResponse",
+            stop=self.stop,
+            finish_reason=ident(self.finish_reason),
+            content_bytes=size(self.content),
+            tool_calls=count(self.tool_calls) or None,
+            thinking_bytes=size(self.thinking),
+            refusal_bytes=size(self.refusal),
+            tokens=self.usage.total_tokens,
+            model=ident(self.model),
+            provider_state=None if state is None else ident(state.provider),
+            raw=None if self.raw is None else shape(self.raw),
+        )
 
 
 @runtime_checkable

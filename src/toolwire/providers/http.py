@@ -58,6 +58,7 @@ from toolwire.errors import (
     ServerError,
 )
 from toolwire.providers.redact import excerpt
+from toolwire.reprs import tagged
 
 DEFAULT_TIMEOUT_SECONDS = 120.0  # a long tool-using answer can take a minute; two is generous
 MAX_ATTEMPTS = 4  # one call and three retries: rides out a blip, gives up on an outage
@@ -387,6 +388,10 @@ class _StreamCall:
     content: bytes
     on_event: Callable[[str, Any], None]
     delivered: int = 0
+
+    def __repr__(self) -> str:
+        # No URL (a key may sit in its query), no headers (the key), no body (the conversation).
+        return tagged("_StreamCall", content_bytes=len(self.content), delivered=self.delivered)
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:

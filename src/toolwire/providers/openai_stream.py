@@ -22,6 +22,7 @@ from typing import Any
 
 from toolwire.providers.base import Delta, DeltaSink
 from toolwire.providers.wire import obj, text
+from toolwire.reprs import ident, tagged
 
 # Where compatible servers put reasoning text: vLLM and DeepSeek, then OpenRouter.
 REASONING_KEYS = ("reasoning_content", "reasoning")
@@ -36,6 +37,9 @@ class _Call:
     def message(self) -> dict[str, Any]:
         function = {"name": self.name, "arguments": "".join(self.arguments)}
         return {"id": self.id, "type": "function", "function": function}
+
+    def __repr__(self) -> str:
+        return tagged("_Call", id=ident(self.id), name=ident(self.name), pieces=len(self.arguments))
 
 
 class ChunkAssembler:

@@ -36,7 +36,7 @@ MAX_SCRIPT_BYTES = 5_000_000  # a script is hand-written; anything larger is a m
 class ScriptedCall(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1)
-    arguments: dict[str, Any] | str = Field(default_factory=dict)
+    arguments: dict[str, Any] | str = Field(default_factory=dict, repr=False)
     id: str | None = None
 
 
@@ -44,14 +44,14 @@ class Turn(BaseModel):
     """One model turn of a script."""
 
     model_config = ConfigDict(extra="forbid")
-    content: str = ""
-    thinking: str | None = None
+    content: str = Field(default="", repr=False)
+    thinking: str | None = Field(default=None, repr=False)
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
     finish_reason: str | None = None
     stop: Stop | None = None  # None: tool_calls when the turn calls tools, else end
-    refusal: str | None = None
+    refusal: str | None = Field(default=None, repr=False)
     delay_ms: float = Field(default=0, ge=0, le=600_000)
 
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from toolwire.jsonenc import loads
+from toolwire.reprs import ident, size, tagged
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,6 +47,9 @@ class RunSummary:
     def from_row(cls, row: Mapping[Any, Any]) -> RunSummary:
         return cls(**_summary_values(row))
 
+    def __repr__(self) -> str:
+        return _shown(self)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StoredRun(RunSummary):
@@ -60,9 +64,30 @@ class StoredRun(RunSummary):
     def to_dict(self) -> dict[str, Any]:
         return {**self.summary.to_dict(), "steps": self.steps}
 
+    def __repr__(self) -> str:  # its own, or the dataclass would write one with every step
+        return _shown(self, steps=len(self.steps))
+
     @classmethod
     def from_rows(cls, row: Mapping[Any, Any], step_rows: Sequence[Mapping[Any, Any]]) -> StoredRun:
         return cls(**_summary_values(row), steps=[step_dict(s) for s in step_rows])
+
+
+def _shown(run: RunSummary, **more: object) -> str:
+    """A run's ids, state and counts; never its answer or its steps' payloads."""
+    return tagged(
+        type(run).__name__,
+        id=ident(run.id),
+        status=ident(run.status),
+        provider=ident(run.provider),
+        model=ident(run.model),
+        privacy_level=ident(run.privacy_level),
+        termination_reason=ident(run.termination_reason),
+        rounds=run.rounds,
+        step_count=run.step_count,
+        final_answer_bytes=size(run.final_answer),
+        error=ident(run.error),
+        **more,
+    )
 
 
 def step_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
