@@ -74,10 +74,10 @@ def test_an_exhausted_script_is_a_clear_error(tmp_path: Path, on_path: Path) -> 
 
 def test_max_rounds_is_checked_at_the_edge(tmp_path: Path) -> None:
     result = runner.invoke(
-        app, ["run", "--script", str(script(tmp_path)), "--max-rounds", "21", "q"]
+        app, ["run", "--script", str(script(tmp_path)), "--max-rounds", "1001", "q"]
     )
     assert result.exit_code == 2
-    assert "less than or equal to 20" in result.output
+    assert "less than or equal to 1000" in result.output
 
 
 def test_tools_lists_registered_tools(on_path: Path) -> None:
