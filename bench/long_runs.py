@@ -6,6 +6,9 @@
    the same way, interleaved in the same process. Targets: toolwire within 10x of the hand loop
    at every N and size; per-call time flat in N (N=100 within 1.2x of N=10); 200 KB rows within
    2x of the small rows.
+   A third set of rows ("fresh") has the tool build its 200 KB output on every call, as a real
+   tool does, in both loops: the prepared string costs the hand loop nothing per call, while
+   toolwire must make a bounded copy (50 kB, held by the conversation) every call.
 2. One turn asking for ten calls of a tool that sleeps 50 ms, against one such call. Target: at
    most 1.5x one call (the calls overlap).
 
@@ -32,17 +35,18 @@ from toolwire import (
 )
 
 SIZES = {"small": "row 1 | 42 | ok", "200KB": "x" * 200_000}
+FRESH = 200_000  # a tool that builds its 200 KB output on each call, as real tools do
 CALL_COUNTS = (1, 10, 100)
 SLEEP = 0.05
 ARGS = '{"key":"k"}'
 
 
-def toolwire_run(output: str, n: int) -> Callable[[], Any]:
+def toolwire_run(output: str, n: int, *, fresh: bool = False) -> Callable[[], Any]:
     """N turns of one call each; the tool runs on the loop like the hand-written one."""
 
     @tool(data_class="public", blocking=False)
     def fetch(key: str) -> str:
-        return output
+        return "x" * FRESH if fresh else output
 
     def respond(messages: Sequence[ChatMessage]) -> CompletionResponse:
         done = sum(1 for m in messages if m.role == "assistant")
@@ -56,11 +60,11 @@ def toolwire_run(output: str, n: int) -> Callable[[], Any]:
     return lambda: loop.run_sync(prompt, options=options)
 
 
-def hand_run(output: str, n: int) -> Callable[[], Any]:
+def hand_run(output: str, n: int, *, fresh: bool = False) -> Callable[[], Any]:
     """What any loop must do: append turns, decode arguments, call the tool; same asyncio.run."""
 
     def fetch(key: str) -> str:
-        return output
+        return "x" * FRESH if fresh else output
 
     tools = {"fetch": fetch}
 
@@ -133,6 +137,9 @@ def main() -> None:
             ours[label, n] = mine
             ratios.append(mine / hand)
             print(f"{label:>6} {n:>4} {hand:>13.1f} {mine:>17.1f} {mine / hand:>6.1f}")
+    for n in CALL_COUNTS:
+        hand, mine = compare(hand_run("", n, fresh=True), toolwire_run("", n, fresh=True), n)
+        print(f"{'fresh':>6} {n:>4} {hand:>13.1f} {mine:>17.1f} {mine / hand:>6.1f}")
     flat = {label: ours[label, 100] / ours[label, 10] for label in SIZES}
     sized = {n: ours["200KB", n] / ours["small", n] for n in CALL_COUNTS}
     print(", ".join(f"{k}: N=100 / N=10 = {v:.2f}" for k, v in flat.items()))
