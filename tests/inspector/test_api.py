@@ -264,10 +264,10 @@ async def test_the_api_document_is_served_to_token_holders(client: httpx.AsyncCl
 
 
 async def test_validation_errors_name_the_field_and_the_rule(client: httpx.AsyncClient) -> None:
-    body = {"prompt": "x", "max_rounds": 21, "colour": "red"}
+    body = {"prompt": "x", "max_rounds": 1001, "colour": "red"}
     response = await client.post("/api/runs", json=body, headers=AUTH)
     assert response.json()["error"]["message"] == (
-        "body.max_rounds: Input should be less than or equal to 20; "
+        "body.max_rounds: Input should be less than or equal to 1000; "
         "body.colour: Extra inputs are not permitted"
     )
 
