@@ -160,6 +160,21 @@ def test_a_decision_step_names_who_and_why_never_the_input() -> None:
     assert line("input", None) == "[round 2]   answered by ann\\x1b[2J"
 
 
+def test_a_context_step_says_what_left_and_the_tokens_before_and_after() -> None:
+    from toolwire.cli.show import step_line
+    from toolwire.trace import ContextStep
+
+    step = ContextStep(round=12, dropped_exchanges=3, dropped_messages=7,
+                       tokens_before=131_000, tokens_after=118_250, context_window=128_000,
+                       reserved_tokens=4096)  # fmt: skip
+    assert step_line(step).plain == (
+        "[round 12] ✂ context: dropped 3 old exchanges (7 messages), about 131,000 → 118,250 "
+        "tokens of a 128,000-token window"
+    )
+    one = step._replace(dropped_exchanges=1, dropped_messages=2)
+    assert "dropped 1 old exchange (2 messages)," in step_line(one).plain
+
+
 def test_a_pause_shows_every_previewed_call_and_the_input_it_asks_for() -> None:
     from toolwire.cli.show import pause_lines
     from toolwire.lifecycle import RunStatus

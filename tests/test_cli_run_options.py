@@ -122,6 +122,28 @@ def test_a_token_budget_ends_the_run_after_the_round_that_crossed_it(tmp_path: P
     assert "[round 2]" not in out
 
 
+def test_a_small_context_window_drops_old_exchanges_and_says_so(tmp_path: Path) -> None:
+    call = {"content": "Let me look. " * 50, "tool_calls": [{"name": "nope"}]}
+    out = scripted(tmp_path, *[call] * 8, ANSWER, extra=(
+        "--tool", "list_tables", "--context-window", "900", "--max-tokens", "10",
+        "--max-rounds", "8"))  # fmt: skip
+    lines = out.splitlines()
+    dropped = re.compile(r"\[round (\d+)\] ✂ context: dropped 1 old exchange \(2 messages\), "
+                         r"about ([\d,]+) → ([\d,]+) tokens of a 900-token window")  # fmt: skip
+    found = [(i, m) for i, line in enumerate(lines) if (m := dropped.fullmatch(line))]
+    assert found
+    for index, match in found:  # each just before its round's request, and below the window
+        assert lines[index + 1].startswith(f"[round {match[1]}] → request: ")
+        before, after = (int(n.replace(",", "")) for n in match.group(2, 3))
+        assert before > 890 >= after
+
+
+def test_a_conversation_that_cannot_fit_ends_the_run_before_any_call(tmp_path: Path) -> None:
+    out = scripted(tmp_path, ANSWER, extra=("--no-tools", "--context-window", "5"))
+    assert "context_full (the conversation cannot fit the model's context window, even " in out
+    assert "[round" not in out  # nothing was sent
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -136,6 +158,10 @@ def test_a_token_budget_ends_the_run_after_the_round_that_crossed_it(tmp_path: P
         (
             ("--max-tokens", "-5"),
             "'--max-tokens': Input should be greater than or equal to 1",
+        ),
+        (
+            ("--context-window", "0"),
+            "'--context-window': Input should be greater than or equal to 1",
         ),
     ],
 )
@@ -233,7 +259,8 @@ def test_a_bad_output_cap_field_in_the_workspace_is_a_clear_error(tmp_path: Path
 
 def test_demo_run_options_fill_the_run_form(tmp_path: Path) -> None:
     args = ["demo", "--reasoning", "2048", "--no-stream", "--max-tokens", "500",
-            "--max-total-tokens", "40000", "--max-cost", "0.75"]  # fmt: skip
+            "--max-total-tokens", "40000", "--max-cost", "0.75",
+            "--context-window", "64000"]  # fmt: skip
     with served(args, tmp_path / "data") as (base, token):
         headers = {"Authorization": f"Bearer {token}"}
         defaults = httpx.get(base + "/api/defaults", headers=headers, timeout=10).json()
@@ -242,7 +269,7 @@ def test_demo_run_options_fill_the_run_form(tmp_path: Path) -> None:
     }
     assert shown == {
         "provider": "scripted", "model": "", "reasoning": 2048, "stream": False,
-        "max_tokens": 500, "max_total_tokens": 40000, "max_cost": 0.75,
+        "max_tokens": 500, "max_total_tokens": 40000, "max_cost": 0.75, "context_window": 64000,
     }  # fmt: skip
 
 

@@ -77,7 +77,10 @@ class TerminationReason(StrEnum):
     COMPLETED = "completed"
     MAX_ITERATIONS = "max_iterations"  # the round cap; the answer was synthesised (truncated)
     MAX_TOKENS = "max_tokens"  # the output cap cut the answer (truncated)
-    CONTEXT_WINDOW = "context_window"  # the conversation outgrew the model's window (truncated)
+    CONTEXT_WINDOW = "context_window"  # the provider said the conversation outgrew its window
+    # Ours, before any call: even without its old exchanges the conversation cannot fit the
+    # model's window (toolwire.window); no answer (truncated).
+    CONTEXT_FULL = "context_full"
     REFUSED = "refused"  # the model declined; ``LoopResult.refusal`` says what it said
     BLOCKED = "blocked"  # a provider's safety filter stopped the prompt or the answer
     BUDGET_EXHAUSTED = "budget_exhausted"  # max_total_tokens or max_cost was passed (truncated)
@@ -88,7 +91,8 @@ class TerminationReason(StrEnum):
 
 def settled_status(reason: TerminationReason) -> RunStatus:
     """The status a run that ended for ``reason`` settles with (a run that failed or was
-    cancelled never gets this far)."""
+    cancelled never gets this far). A run that reached one of its limits (the round cap, a
+    budget, the context window) completed, truncated: the run worked as configured."""
     if reason is TerminationReason.DRY_RUN:
         return RunStatus.DRY_RUN
     if reason is TerminationReason.NOT_PERMITTED:

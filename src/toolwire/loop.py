@@ -11,6 +11,8 @@ Invariants:
 - A turn that needs a person pauses before any of its calls executes; the result then carries
   the paused state, and nothing of that turn has run.
 - Resuming re-checks the gate for every pending call; the round cap counts over every segment.
+- Every request is first fitted to the model's context window (:mod:`toolwire.window`): old
+  exchanges leave the conversation whole, or the run ends ``context_full`` without the call.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from toolwire.endings import (
 from toolwire.lifecycle import TerminationReason
 from toolwire.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
-from toolwire.pricing import cost_of
+from toolwire.pricing import cost_of, model_of, pricing_family
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
@@ -48,6 +50,7 @@ from toolwire.tools.registry import ToolRegistry
 from toolwire.trace import RunTrace, ToolInvocation
 from toolwire.trust import TrustZone
 from toolwire.turn import Job, run_turn
+from toolwire.window import Overflow, Window, calibrated, fit, window_for
 
 __all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "LoopResult", "RunOptions", "TerminationReason",
            "ToolLoop"]  # fmt: skip
@@ -161,8 +164,13 @@ class ToolLoop:
                 return await self._plain(state, trace, refusals)
             specs = tuple(self.registry.specs(state.offered))
             names = tuple(s.name for s in specs)
+            window = window_for(state.options, self.provider, specs)
             while state.rounds < state.options.max_rounds:
                 round_ = state.rounds + 1
+                fitted = self._fit(state, trace, round_, window)
+                if isinstance(fitted, LoopResult):
+                    return fitted
+                state = fitted
                 trace.record_request(round_, state.messages, names,
                                      refusals if round_ == 1 else ())  # fmt: skip
                 state, response = await self._complete(state, trace, round_, specs)
@@ -187,10 +195,10 @@ class ToolLoop:
                     paused = state._replace(pause=pause)
                     return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
                 state = await self._dispatch(state, trace, round_, response.tool_calls, context)
-            return await self._synthesise(state, trace, specs)
+            return await self._synthesise(state, trace, specs, window)
 
     async def _synthesise(
-        self, state: RunState, trace: RunTrace, specs: tuple[ToolSpec, ...]
+        self, state: RunState, trace: RunTrace, specs: tuple[ToolSpec, ...], window: Window | None
     ) -> LoopResult:
         """At the round cap: one more call in which no tool may be called.
 
@@ -198,6 +206,10 @@ class ToolLoop:
         tool calls when a request defines no tools.
         """
         round_ = state.rounds + 1
+        fitted = self._fit(state, trace, round_, window)
+        if isinstance(fitted, LoopResult):
+            return fitted
+        state = fitted
         trace.record_request(round_, state.messages, tuple(s.name for s in specs),
                              tool_choice="none")  # fmt: skip
         state, final = await self._complete(state, trace, round_, specs, choice="none",
@@ -215,6 +227,10 @@ class ToolLoop:
         round_ = state.rounds + 1
         specs = tuple(self.registry.specs({c.name for m in state.messages for c in m.tool_calls}))
         choice: ToolChoice = "none" if specs else "auto"
+        fitted = self._fit(state, trace, round_, window_for(state.options, self.provider, specs))
+        if isinstance(fitted, LoopResult):
+            return fitted
+        state = fitted
         trace.record_request(round_, state.messages, (), refusals,
                              tool_choice="none" if specs else None)  # fmt: skip
         state, response = await self._complete(state, trace, round_, specs, choice=choice)
@@ -245,15 +261,44 @@ class ToolLoop:
         )
         started = time.perf_counter()
         response = await self.provider.complete(request)
-        cost = cost_of(pricing_family(self.provider), response.model or _model(self.provider),
+        cost = cost_of(pricing_family(self.provider), response.model or model_of(self.provider),
                        response.usage)  # fmt: skip
         trace.record_llm(round_, (time.perf_counter() - started) * 1000, response, cost)
         state = state._replace(
             usage=state.usage + response.usage,
             cost=state.cost.add(cost),
             rounds=round_ if count else state.rounds,
+            tally=calibrated(state.tally, response.usage),
         )
         return state, response
+
+    @staticmethod
+    def _fit(
+        state: RunState, trace: RunTrace, round_: int, window: Window | None
+    ) -> RunState | LoopResult:
+        """``state`` with a conversation that fits ``window``, recording what was dropped; or
+        the end of the run when it cannot fit (no budget known: ``state`` as it is)."""
+        if window is None:
+            return state
+        started = time.perf_counter()
+        fitted = fit(state.messages, state.tally, window)
+        if isinstance(fitted, Overflow):
+            log.info("round %d cannot fit a context window of %d tokens: %d needed, %d kept "
+                     "for the answer", round_, window.size, fitted.tokens_needed,
+                     window.reserve)  # fmt: skip
+            return result_of(state, "", True, TerminationReason.CONTEXT_FULL)
+        if fitted.dropped_messages:
+            trace.record_context(
+                round_,
+                (time.perf_counter() - started) * 1000,
+                dropped_exchanges=fitted.dropped_exchanges,
+                dropped_messages=fitted.dropped_messages,
+                tokens_before=fitted.tokens_before,
+                tokens_after=fitted.tally.tokens,
+                context_window=window.size,
+                reserved_tokens=window.reserve,
+            )
+        return state._replace(messages=fitted.messages, tally=fitted.tally)
 
     async def _dispatch(
         self,
@@ -345,14 +390,3 @@ class ToolLoop:
 
     def _names(self, offered: frozenset[str]) -> tuple[str, ...]:
         return tuple(n for n in self.registry.names() if n in offered)
-
-
-def pricing_family(provider: Provider) -> str | None:
-    """The price table's family for ``provider``: None for a server the table cannot price."""
-    family = getattr(provider, "pricing_family", None)
-    return family if isinstance(family, str) else None
-
-
-def _model(provider: Provider) -> str | None:
-    model = getattr(provider, "model", None)
-    return model if isinstance(model, str) else None

@@ -41,6 +41,9 @@ class RunOptions:
     max_cost: float | None = None  # budget in US dollars, where the price is known
     capture_raw: bool = False
     dry_run: bool = False  # record what would be sent, call no provider and no tool
+    # The model's context window in tokens; None: the provider's own, or the price table's
+    # (see toolwire.window). Old exchanges are dropped to keep each request within it.
+    context_window: int | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_rounds <= MAX_ROUNDS:
@@ -55,6 +58,8 @@ class RunOptions:
             raise ValueError("max_total_tokens must be at least 1")
         if self.max_cost is not None and not self.max_cost > 0:
             raise ValueError("max_cost must be a positive number of dollars")
+        if self.context_window is not None and self.context_window < 1:
+            raise ValueError("context_window must be at least 1 token")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, for a suspended run's state."""
@@ -76,6 +81,7 @@ class RunOptions:
             "max_concurrency": self.max_concurrency,
             "max_total_tokens": self.max_total_tokens,
             "max_cost": self.max_cost,
+            "context_window": self.context_window,
         }
 
     @classmethod
@@ -94,4 +100,5 @@ class RunOptions:
             max_concurrency=data.get("max_concurrency", DEFAULT_MAX_CONCURRENCY),
             max_total_tokens=data.get("max_total_tokens"),
             max_cost=data.get("max_cost"),
+            context_window=data.get("context_window"),
         )

@@ -3,7 +3,8 @@
 ``cost_of(family, model, usage)`` prices one call in US dollars, or None when the price is not
 known: a local or self-hosted model, a model the table does not list, or a provider family the
 table does not cover. A run's cost is the sum of its calls'; an unknown call makes the run's
-cost a lower bound, which ``Cost.complete`` says.
+cost a lower bound, which ``Cost.complete`` says. The same table gives a model's context window
+(``context_window_of``), under the same rules.
 
 Cost is metadata: it is kept at every privacy level.
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 
-from toolwire.providers.base import Usage
+from toolwire.providers.base import Provider, Usage
 
 log = logging.getLogger("toolwire.pricing")
 
@@ -78,3 +79,37 @@ def _calc(provider_id: str, model: str, usage: Usage) -> Decimal:
         cache_write_tokens=usage.cache_write_tokens,
     )
     return Decimal(calc_price(counted, model, provider_id=provider_id).total_price)
+
+
+def context_window_of(family: str | None, model: str | None) -> int | None:
+    """The model's context window in tokens as the table lists it, or None when not known."""
+    provider_id = PROVIDER_IDS.get(family or "")
+    if provider_id is None or not model:
+        return None
+    return _window(provider_id, model)
+
+
+@lru_cache(maxsize=_LOOKUP_CACHE)
+def _window(provider_id: str, model: str) -> int | None:
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
+    try:
+        found = calc_price(PriceUsage(input_tokens=0, output_tokens=0), model,
+                           provider_id=provider_id)  # fmt: skip
+    except (LookupError, ValueError):
+        return None
+    window = found.model.context_window
+    return window if isinstance(window, int) and window > 0 else None
+
+
+def pricing_family(provider: Provider) -> str | None:
+    """The price table's family for ``provider``: None for a server the table cannot price."""
+    family = getattr(provider, "pricing_family", None)
+    return family if isinstance(family, str) else None
+
+
+def model_of(provider: Provider) -> str | None:
+    """The model ``provider`` asks for, when it names one."""
+    model = getattr(provider, "model", None)
+    return model if isinstance(model, str) else None

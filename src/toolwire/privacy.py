@@ -5,7 +5,8 @@ are what the model and the tools said: messages sent, model content, thinking, r
 calls, the raw response, tool arguments, the tool result and its artifacts.
 
 - ``none`` and ``metadata``: every content key is removed; everything else is kept, plus counts
-  and lengths that describe the content without revealing it, and ``content_withheld: true``.
+  and lengths that describe the content without revealing it, and ``content_withheld: true``
+  (a context step has no content: it is kept as it is).
   Tool names (``tool_name``, ``requested_tool_names``) and policy refusals are metadata: they
   name what ran, not what it said. They are clipped, since a model chooses the names; a call
   id is kept only when short and plain (else a digest), a finish reason only when it is a word
@@ -31,7 +32,7 @@ from toolwire.errors import ConfigError
 from toolwire.providers.base import Stop
 from toolwire.redact import redact
 from toolwire.result import ArtifactType
-from toolwire.trace import DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
+from toolwire.trace import ContextStep, DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
 
 # What the model, the tools or a person said, per kind of step. Everything else in a step is
 # metadata: counts, names, timings, who decided.
@@ -39,7 +40,8 @@ REQUEST_CONTENT = frozenset({"messages_sent"})
 LLM_CONTENT = frozenset({"content", "thinking", "refusal", "requested_tool_calls", "raw"})
 TOOL_CONTENT = frozenset({"tool_arguments", "tool_result", "tool_artifacts"})
 DECISION_CONTENT = frozenset({"decision_reason"})
-CONTENT_KEYS = REQUEST_CONTENT | LLM_CONTENT | TOOL_CONTENT | DECISION_CONTENT
+CONTEXT_CONTENT: frozenset[str] = frozenset()  # counts and token figures only
+CONTENT_KEYS = REQUEST_CONTENT | LLM_CONTENT | TOOL_CONTENT | DECISION_CONTENT | CONTEXT_CONTENT
 # A model picks tool names; a stored name longer than any real tool name is noise or an attack.
 NAME_CHAR_CAP = 200
 # A call id is kept at ``metadata`` only when it looks like one (short, plain); a model chooses
@@ -128,6 +130,8 @@ def content_keys(step: RunStep) -> frozenset[str]:
             return TOOL_CONTENT
         case DecisionStep():
             return DECISION_CONTENT
+        case ContextStep():
+            return CONTEXT_CONTENT
         case _:
             assert_never(step)
 
@@ -172,7 +176,8 @@ def _metadata(step: Mapping[str, Any], keys: frozenset[str]) -> dict[str, Any]:
         if key in out:
             out[key] = out[key] if out[key] in KNOWN_FINISH_REASONS else "other"
     out.update(_summaries(step))
-    out["content_withheld"] = True
+    if keys:  # a kind with no content (a context step) has nothing withheld
+        out["content_withheld"] = True
     return out
 
 

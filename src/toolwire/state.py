@@ -6,7 +6,8 @@ can open it again and resume.
 
 Invariants:
 - The serialised state never holds artifacts: ``invocations`` (which do) stay in memory, so a
-  resumed run's result lists the calls of its own segment only.
+  resumed run's result lists the calls of its own segment only. ``tally`` stays in memory too:
+  a resumed run counts its conversation once, afresh.
 - ``from_json`` validates everything it reads; a state that does not fit is ``StateUnreadable``.
 - A pause's ``digest`` names exactly one pending turn: a decision must quote it, so a decision
   made on a page showing an older turn is refused as stale.
@@ -33,6 +34,7 @@ from toolwire.providers.base import Usage
 from toolwire.reprs import count, ident, tagged
 from toolwire.tools.api import User
 from toolwire.trace import ToolInvocation
+from toolwire.window import Tally
 
 STATE_VERSION = 1
 _SALT_BYTES = 16  # makes a digest unguessable even when the calls' arguments are guessable
@@ -108,6 +110,7 @@ class RunState(NamedTuple):
     pause: Pause | None = None
     user: User | None = None
     workspace: str | None = None  # the workspace file the run's tools were given, if any
+    tally: Tally | None = None  # the conversation's size for its context window; not serialised
 
     def __repr__(self) -> str:
         """Counts and where the run stands; no message, argument or result."""

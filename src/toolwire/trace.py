@@ -25,7 +25,7 @@ from toolwire.result import Artifact
 Observer = Callable[["RunStep"], None]
 DeltaObserver = Callable[[int, Delta], None]  # the round, and a piece of its streamed answer
 log = logging.getLogger("toolwire.trace")
-S = TypeVar("S", "RequestStep", "LlmStep", "ToolStep", "DecisionStep")
+S = TypeVar("S", "RequestStep", "LlmStep", "ToolStep", "DecisionStep", "ContextStep")
 
 # Output key order, so that stored and streamed steps read the same way everywhere.
 _ORDER = (
@@ -35,7 +35,8 @@ _ORDER = (
     "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost", "requested_tool_calls",
     "raw", "tool_call_id", "tool_name", "tool_arguments", "tool_result", "tool_result_bytes",
     "tool_is_error", "tool_artifacts", "refusals", "decision", "decided_by", "decision_reason",
-    "turn_digest", "decided_at",
+    "turn_digest", "decided_at", "dropped_exchanges", "dropped_messages", "tokens_before",
+    "tokens_after", "context_window", "reserved_tokens",
 )  # fmt: skip
 
 # Steps are NamedTuples rather than frozen dataclasses: just as immutable, and several times
@@ -172,8 +173,29 @@ class DecisionStep(NamedTuple):
         )
 
 
-RunStep = RequestStep | LlmStep | ToolStep | DecisionStep
-StepKind = Literal["request", "llm", "tool", "decision"]
+class ContextStep(NamedTuple):
+    """Old exchanges left the conversation so that the next request fits the model's window.
+
+    Counts and token figures only (metadata): the dropped messages stay in the trace's earlier
+    steps. Tokens are the provider's count of what it was last sent plus an estimate of what
+    came since (see :mod:`toolwire.window`)."""
+
+    round: int  # the round whose request was made to fit
+    dropped_exchanges: int
+    dropped_messages: int
+    tokens_before: int
+    tokens_after: int
+    context_window: int
+    reserved_tokens: int  # kept free for the answer
+    duration_ms: float = 0.0
+    kind: Literal["context_truncated"] = "context_truncated"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self, _CONTEXT_KEYS)
+
+
+RunStep = RequestStep | LlmStep | ToolStep | DecisionStep | ContextStep
+StepKind = Literal["request", "llm", "tool", "decision", "context_truncated"]
 
 
 def _ms(duration: float) -> float:
@@ -188,6 +210,7 @@ _REQUEST_KEYS = _order(RequestStep._fields)
 _LLM_KEYS = _order(LlmStep._fields)
 _TOOL_KEYS = _order(ToolStep._fields)
 _DECISION_KEYS = _order(DecisionStep._fields)
+_CONTEXT_KEYS = _order(ContextStep._fields)
 _CONVERTED = frozenset(
     {"duration_ms", "messages_sent", "requested_tool_calls", "tool_artifacts", "tool_specs",
      "refusals"}
@@ -343,6 +366,31 @@ class RunTrace:
             decision_reason=reason,
             turn_digest=digest,
             decided_at=datetime.now(UTC).isoformat(),
+        )
+        self.record(step)
+        return step
+
+    def record_context(
+        self,
+        round: int,
+        duration_ms: float,
+        *,
+        dropped_exchanges: int,
+        dropped_messages: int,
+        tokens_before: int,
+        tokens_after: int,
+        context_window: int,
+        reserved_tokens: int,
+    ) -> ContextStep:
+        step = ContextStep(
+            round=round,
+            duration_ms=duration_ms,
+            dropped_exchanges=dropped_exchanges,
+            dropped_messages=dropped_messages,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            context_window=context_window,
+            reserved_tokens=reserved_tokens,
         )
         self.record(step)
         return step

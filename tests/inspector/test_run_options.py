@@ -125,6 +125,8 @@ async def test_a_spent_budget_ends_the_run_after_the_round_that_crossed_it(
         ("max_cost", 100_001, "body.max_cost: Input should be less than or equal to 100000"),
         ("max_cost", "1", "body.max_cost: Input should be a valid number"),
         ("stream", "yes", "body.stream: Input should be a valid boolean"),
+        ("context_window", 0, "body.context_window: Input should be greater than or equal to 1"),
+        ("context_window", "8000", "body.context_window: Input should be a valid integer"),
     ],
 )
 async def test_bad_run_options_are_422s_naming_the_field(
@@ -133,6 +135,19 @@ async def test_bad_run_options_are_422s_naming_the_field(
     response = await client.post("/api/runs", json={"prompt": "q", field: value}, headers=AUTH)
     assert response.status_code == 422
     assert message in response.json()["error"]["message"]
+
+
+async def test_a_context_window_too_small_for_the_prompt_ends_the_run_before_a_call(
+    client: httpx.AsyncClient,
+) -> None:
+    StreamingModel.requests.clear()
+    events = await stream(client, provider="streaming", context_window=3)
+    assert [e["type"] for e in events] == ["context", "end"]
+    end = events[-1]
+    assert (end["status"], end["reason"], end["truncated"]) == ("completed", "context_full", True)
+    assert StreamingModel.requests == []
+    fits = await stream(client, provider="streaming", context_window=100_000)
+    assert fits[-1]["reason"] == "completed" and len(StreamingModel.requests) == 1
 
 
 async def test_a_non_finite_budget_is_refused(client: httpx.AsyncClient) -> None:

@@ -248,8 +248,14 @@ def test_a_deep_structure_is_cut_not_recursed_forever() -> None:
 
 def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
     """A new step field must be classed here first: content is withheld below ``redacted``."""
-    from toolwire.privacy import DECISION_CONTENT, LLM_CONTENT, REQUEST_CONTENT, TOOL_CONTENT
-    from toolwire.trace import DecisionStep
+    from toolwire.privacy import (
+        CONTEXT_CONTENT,
+        DECISION_CONTENT,
+        LLM_CONTENT,
+        REQUEST_CONTENT,
+        TOOL_CONTENT,
+    )
+    from toolwire.trace import ContextStep, DecisionStep
 
     common = {"kind", "round", "duration_ms"}
     metadata: dict[Any, set[str]] = {
@@ -259,17 +265,22 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
         | {"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost"},
         ToolStep: common | {"tool_call_id", "tool_name", "tool_result_bytes", "tool_is_error"},
         DecisionStep: common | {"decision", "decided_by", "turn_digest", "decided_at"},
+        ContextStep: common
+        | {"dropped_exchanges", "dropped_messages", "tokens_before", "tokens_after"}
+        | {"context_window", "reserved_tokens"},
     }
     content = {
         RequestStep: REQUEST_CONTENT,
         LlmStep: LLM_CONTENT,
         ToolStep: TOOL_CONTENT,
         DecisionStep: DECISION_CONTENT,
+        ContextStep: CONTEXT_CONTENT,
     }
     for kind, fields in metadata.items():
         assert set(kind._fields) == fields | content[kind], kind.__name__
         assert not fields & content[kind], kind.__name__
     assert CONTENT_KEYS == REQUEST_CONTENT | LLM_CONTENT | TOOL_CONTENT | DECISION_CONTENT
+    assert not CONTEXT_CONTENT  # counts and token figures: nothing anyone said
 
 
 def test_a_decision_keeps_who_and_when_and_withholds_the_reason_below_redacted() -> None:
@@ -314,3 +325,18 @@ def test_metadata_keeps_a_finish_reason_only_from_the_known_words(reason: str, k
     assert filter_step(step, PrivacyLevel.METADATA)["finish_reason"] == kept
     full = filter_step(step, PrivacyLevel.FULL)
     assert full["finish_reason"] == reason
+
+
+@pytest.mark.parametrize("level", list(PrivacyLevel))
+def test_a_context_step_is_kept_as_it_is_at_every_level(level: PrivacyLevel) -> None:
+    from toolwire.privacy import filter_run_step
+    from toolwire.trace import ContextStep
+
+    step = ContextStep(round=7, dropped_exchanges=2, dropped_messages=5, tokens_before=9100,
+                       tokens_after=7050, context_window=8000, reserved_tokens=900,
+                       duration_ms=0.123)  # fmt: skip
+    assert filter_run_step(step, level) == {
+        "kind": "context_truncated", "round": 7, "duration_ms": 0.12, "dropped_exchanges": 2,
+        "dropped_messages": 5, "tokens_before": 9100, "tokens_after": 7050,
+        "context_window": 8000, "reserved_tokens": 900,
+    }  # fmt: skip

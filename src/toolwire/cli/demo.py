@@ -23,6 +23,7 @@ from toolwire.cli.app import app
 from toolwire.cli.keys import data_dir as user_data_dir
 from toolwire.cli.keys import make_key
 from toolwire.cli.options import (
+    ContextWindowOption,
     MaxCostOption,
     MaxTokensOption,
     MaxTotalTokensOption,
@@ -69,6 +70,7 @@ def demo(
     max_tokens: MaxTokensOption = None,
     max_total_tokens: MaxTotalTokensOption = None,
     max_cost: MaxCostOption = None,
+    context_window: ContextWindowOption = None,
 ) -> None:
     """Open the inspector on the demo workspace, with an offline scripted model by default.
 
@@ -117,6 +119,7 @@ def demo(
             max_tokens=max_tokens,
             max_total_tokens=max_total_tokens,
             max_cost=max_cost,
+            context_window=context_window,
         ),
     )
     console.print(Text(f"Demo workspace: {shop.root}"))

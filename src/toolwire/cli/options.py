@@ -74,3 +74,9 @@ MaxTokensFieldOption = Annotated[
 MaxTokensOption = Annotated[
     int | None, typer.Option("--max-tokens", min=1, help="Cap each answer at N output tokens.")
 ]
+ContextWindowOption = Annotated[
+    int | None,
+    typer.Option("--context-window", min=1, help="The model's context window in tokens; old "
+                 "exchanges are dropped to fit it (default: the price table's, if it lists "
+                 "the model)."),
+]  # fmt: skip

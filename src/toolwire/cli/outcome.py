@@ -43,6 +43,8 @@ _CUT = {
     TerminationReason.MAX_TOKENS: "answer cut by the output cap",
     TerminationReason.CONTEXT_WINDOW: "the conversation outgrew the model's window",
     TerminationReason.BUDGET_EXHAUSTED: "the run's token or dollar budget was spent",
+    TerminationReason.CONTEXT_FULL: "the conversation cannot fit the model's context window, "
+    "even without its old exchanges",
 }
 
 

@@ -20,6 +20,7 @@ from toolwire.cli.app import app
 from toolwire.cli.ask import carry_on, decision_errors, interactive
 from toolwire.cli.keys import read_key
 from toolwire.cli.options import (
+    ContextWindowOption,
     MaxCostOption,
     MaxTokensFieldOption,
     MaxTokensOption,
@@ -90,6 +91,7 @@ def run(
     max_total_tokens: MaxTotalTokensOption = None,
     max_cost: MaxCostOption = None,
     max_tokens_field: MaxTokensFieldOption = None,
+    context_window: ContextWindowOption = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the outcome as one JSON object, no steps.")
     ] = False,
@@ -124,6 +126,7 @@ def run(
             max_tokens=max_tokens,
             max_total_tokens=max_total_tokens,
             max_cost=max_cost,
+            context_window=context_window,
         )
         context = ToolContext(
             user=User("cli", is_admin=True) if admin else None,

@@ -13,7 +13,7 @@ from rich.text import Text
 from toolwire.jsonenc import dumps
 from toolwire.lifecycle import RunStatus
 from toolwire.providers.base import Delta
-from toolwire.trace import DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
+from toolwire.trace import ContextStep, DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
 
 if TYPE_CHECKING:
     from rich.status import Status
@@ -82,6 +82,8 @@ def step_line(step: RunStep) -> Text:
             return head + Text(decision_text(step), style="magenta")
         case ToolStep():
             return head + _tool_text(step)
+        case ContextStep():
+            return head + Text(context_text(step), style="yellow")
         case _:
             assert_never(step)
 
@@ -93,6 +95,15 @@ def _tool_text(step: ToolStep) -> Text:
         Text(f"  tool {safe(step.tool_name, 60)} ")
         + status
         + Text(f" ({step.duration_ms:.1f} ms, {count} artifacts): {safe(step.tool_result)}")
+    )
+
+
+def context_text(step: ContextStep) -> str:
+    """What left the conversation to fit the model's window, and the tokens before and after."""
+    return (
+        f"✂ context: dropped {plural(step.dropped_exchanges, 'old exchange')} "
+        f"({plural(step.dropped_messages, 'message')}), about {step.tokens_before:,} → "
+        f"{step.tokens_after:,} tokens of a {step.context_window:,}-token window"
     )
 
 

@@ -24,6 +24,7 @@ MAX_REASONING_TOKENS = 200_000  # a thinking budget beyond every model's output 
 MAX_ANSWER_TOKENS = 1_000_000  # an output cap beyond every model's output window
 MAX_RUN_TOKENS = 1_000_000_000  # a run budget: a billion tokens is no budget at all
 MAX_RUN_DOLLARS = 100_000.0  # a run budget in dollars; more is a typo, not a budget
+MAX_CONTEXT_TOKENS = 100_000_000  # a hundred times today's largest context window
 
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 Effort = Literal["low", "medium", "high"]
@@ -52,6 +53,8 @@ class RunBody(_Strict):
     max_tokens: int | None = Field(default=None, ge=1, le=MAX_ANSWER_TOKENS)
     max_total_tokens: int | None = Field(default=None, ge=1, le=MAX_RUN_TOKENS)
     max_cost: float | None = Field(default=None, gt=0, le=MAX_RUN_DOLLARS, allow_inf_nan=False)
+    # The model's context window in tokens; absent: the provider's, or the price table's.
+    context_window: int | None = Field(default=None, ge=1, le=MAX_CONTEXT_TOKENS)
     # A trust zone name (toolwire.trust.TrustZone); absent: the provider's own zone.
     trust_zone: Name | None = None
 
@@ -110,6 +113,7 @@ class Defaults(BaseModel):
     max_tokens: int | None = None
     max_total_tokens: int | None = None
     max_cost: float | None = None
+    context_window: int | None = None
     replay_label: str | None = None  # set when the default provider replays a script
     trust_zones: list[str] = []  # every zone a run may choose, least trusted last
 

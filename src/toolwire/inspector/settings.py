@@ -52,6 +52,7 @@ class RunDefaults:
     max_tokens: int | None = None
     max_total_tokens: int | None = None
     max_cost: float | None = None
+    context_window: int | None = None
 
 
 def new_token() -> str:

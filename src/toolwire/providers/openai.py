@@ -85,6 +85,7 @@ class OpenAIProvider(HttpProvider):
         reasoning_field: ReasoningField = "reasoning_effort",
         stream_usage: bool = True,
         price_table: str | None = None,
+        context_window: int | None = None,
     ) -> None:
         key = (api_key or "").strip()
         super().__init__(
@@ -94,6 +95,7 @@ class OpenAIProvider(HttpProvider):
             trust_zone=trust_zone,
             http=http,
             name=name,
+            context_window=context_window,
         )
         if not key and not is_private_url(self.base_url):
             raise ConfigError(f"{self.name}: an API key is required for {self.base_url}")

@@ -57,10 +57,16 @@ class HttpProvider:
         trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
         http: HttpSettings | None = None,
         name: str | None = None,
+        context_window: int | None = None,
     ) -> None:
         name = name or self.default_name
         if not model.strip():
             raise ConfigError(f"{name}: a model name is required")
+        if context_window is not None and context_window < 1:
+            raise ConfigError(f"{name}: a context window must be at least 1 token")
+        # The model's window in tokens, when the caller knows it; None: the price table's
+        # (toolwire.window), for a vendor's own server.
+        self.context_window = context_window
         self._name = name
         self.model = self.model_name(model)
         self._api_key = api_key

@@ -47,6 +47,14 @@ def _v4_output_cap_field(connection: Connection) -> None:
     _add_run_columns(connection, schema.PROVIDER_FIELD_COLUMNS)
 
 
+def _v5_step_kind_width(connection: Connection) -> None:
+    """Room for longer step kinds (``context_truncated``). SQLite does not enforce a VARCHAR
+    length, so only PostgreSQL's column changes."""
+    if connection.dialect.name == "postgresql":
+        kind = schema.steps.c.kind.type.compile(dialect=connection.dialect)
+        connection.execute(text(f"ALTER TABLE {schema.steps.name} ALTER COLUMN kind TYPE {kind}"))
+
+
 def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
     """Add the ``runs`` columns in ``names`` that the table lacks (nullable, no default)."""
     present = {c["name"] for c in inspect(connection).get_columns(schema.runs.name)}
@@ -57,7 +65,9 @@ def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
             connection.execute(text(f"ALTER TABLE {schema.runs.name} ADD COLUMN {name} {kind}"))
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field)
+MIGRATIONS: tuple[Migration, ...] = (
+    _v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field, _v5_step_kind_width,
+)  # fmt: skip
 LATEST = len(MIGRATIONS)
 
 

@@ -42,6 +42,7 @@ DIGEST_CHARS = 64  # a pending turn's digest (32 hex characters today)
 ADDED_RUN_COLUMNS = ("base_url", "trust_zone", "script", "suspended_state", "pending_digest")
 COST_COLUMNS = ("cost", "cost_complete")  # added by migration 3
 PROVIDER_FIELD_COLUMNS = ("max_tokens_field",)  # added by migration 4
+KIND_CHARS = 32  # a step kind ("context_truncated"); 16 until migration 5
 
 runs = Table(
     "runs",
@@ -89,7 +90,7 @@ steps = Table(
         primary_key=True,
     ),
     Column("sequence", Integer, primary_key=True, autoincrement=False),
-    Column("kind", String(16), nullable=False),
+    Column("kind", String(KIND_CHARS), nullable=False),
     Column("round", Integer, nullable=False),
     Column("duration_ms", Float, nullable=False),
     Column("payload", Text, nullable=False),

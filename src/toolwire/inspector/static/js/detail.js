@@ -41,6 +41,8 @@ function tabsFor(step) {
       return modelTabs(step);
     case "request":
       return requestTabs(step);
+    case "context_truncated":
+      return [["Context", () => contextFacts(step)]];
     default:
       return [["Step", () => pre(pretty(step))]];
   }
@@ -104,6 +106,19 @@ function modelFacts(step) {
   rows.push(["cost", "Cost", costText(Number(step.cost), Number.isFinite(step.cost))]);
   return h("dl", { class: "facts", "data-testid": "model-facts" }, rows.map(([key, label, value]) =>
     [h("dt", {}, label), h("dd", { "data-kind": key }, value)]));
+}
+
+// What left the conversation so that the request fits the model's window; numbers only.
+const CONTEXT_FACTS = [
+  ["dropped_exchanges", "Exchanges dropped"], ["dropped_messages", "Messages dropped"],
+  ["tokens_before", "Tokens before (about)"], ["tokens_after", "Tokens after (about)"],
+  ["context_window", "Context window"], ["reserved_tokens", "Kept for the answer"],
+];
+
+function contextFacts(step) {
+  const rows = CONTEXT_FACTS.filter(([key]) => step[key] !== undefined && step[key] !== null);
+  return h("dl", { class: "facts", "data-testid": "context-facts" }, rows.map(([key, label]) =>
+    [h("dt", {}, label), h("dd", { "data-kind": key }, String(step[key]))]));
 }
 
 function requestTabs(step) {

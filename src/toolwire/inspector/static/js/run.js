@@ -126,7 +126,7 @@ export class RunView {
       this.$("replay-banner").hidden = false;
     }
     for (const [key, id] of [["max_tokens", "max-tokens"], ["max_total_tokens",
-      "max-total-tokens"], ["max_cost", "max-cost"]]) {
+      "max-total-tokens"], ["max_cost", "max-cost"], ["context_window", "context-window"]]) {
       if (Number.isFinite(defaults[key])) this.$(id).value = String(defaults[key]);
     }
   }
@@ -201,7 +201,8 @@ export class RunView {
     const reasoning = number("reasoning-budget") ?? (value("reasoning") || undefined);
     if (reasoning !== undefined) body.reasoning = reasoning;
     for (const [field, id] of [["max_tokens", "max-tokens"],
-      ["max_total_tokens", "max-total-tokens"], ["max_cost", "max-cost"]]) {
+      ["max_total_tokens", "max-total-tokens"], ["max_cost", "max-cost"],
+      ["context_window", "context-window"]]) {
       if (number(id) !== undefined) body[field] = number(id);
     }
     return body;

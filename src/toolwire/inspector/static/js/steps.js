@@ -22,6 +22,12 @@ export function stepTitle(step) {
       const what = DECISION_TEXT[step.decision] ?? String(step.decision ?? "decided");
       return `☛ ${what} by ${String(step.decided_by ?? "someone")}`;
     }
+    case "context_truncated": {
+      const count = Number(step.dropped_exchanges);
+      const what = Number.isInteger(count) ? `${count} old exchange${count === 1 ? "" : "s"}`
+        : "old exchanges";
+      return `✂ Context: ${what} dropped`;
+    }
     default:
       return `? ${String(step.kind ?? "step")}`;
   }
