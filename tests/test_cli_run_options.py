@@ -163,6 +163,10 @@ def test_a_conversation_that_cannot_fit_ends_the_run_before_any_call(tmp_path: P
             ("--context-window", "0"),
             "'--context-window': Input should be greater than or equal to 1",
         ),
+        (
+            ("--max-concurrency", "33"),
+            "'--max-concurrency': Input should be less than or equal to 32",
+        ),
     ],
 )
 def test_bad_run_options_are_usage_errors(
@@ -260,7 +264,7 @@ def test_a_bad_output_cap_field_in_the_workspace_is_a_clear_error(tmp_path: Path
 def test_demo_run_options_fill_the_run_form(tmp_path: Path) -> None:
     args = ["demo", "--reasoning", "2048", "--no-stream", "--max-tokens", "500",
             "--max-total-tokens", "40000", "--max-cost", "0.75",
-            "--context-window", "64000"]  # fmt: skip
+            "--context-window", "64000", "--max-concurrency", "3"]  # fmt: skip
     with served(args, tmp_path / "data") as (base, token):
         headers = {"Authorization": f"Bearer {token}"}
         defaults = httpx.get(base + "/api/defaults", headers=headers, timeout=10).json()
@@ -270,6 +274,7 @@ def test_demo_run_options_fill_the_run_form(tmp_path: Path) -> None:
     assert shown == {
         "provider": "scripted", "model": "", "reasoning": 2048, "stream": False,
         "max_tokens": 500, "max_total_tokens": 40000, "max_cost": 0.75, "context_window": 64000,
+        "max_concurrency": 3,
     }  # fmt: skip
 
 

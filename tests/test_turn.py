@@ -172,8 +172,9 @@ def test_a_turn_past_the_per_turn_limit_keeps_order_with_calls_running_concurren
 
 
 def test_max_concurrency_is_checked_and_kept_with_a_paused_run() -> None:
-    with pytest.raises(ValueError, match="max_concurrency"):
-        RunOptions(max_concurrency=0)
+    for bad in (0, 33):
+        with pytest.raises(ValueError, match="max_concurrency must be between 1 and 32"):
+            RunOptions(max_concurrency=bad)
     options = RunOptions(max_concurrency=3)
     assert RunOptions.from_dict(options.to_dict()).max_concurrency == 3
     old = options.to_dict()

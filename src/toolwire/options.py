@@ -19,8 +19,10 @@ MAX_ROUNDS = 1000
 # Calls one assistant turn may make: a model asking for more is confused or attacking; the
 # excess is refused with an error turn it can read, and none of it runs.
 DEFAULT_MAX_CALLS_PER_TURN = 32
-# Calls of one turn in flight at once; 1 runs them one after another.
+# Calls of one turn in flight at once; 1 runs them one after another. More than a turn's
+# default call limit would be idle.
 DEFAULT_MAX_CONCURRENCY = 8
+MAX_CONCURRENCY = 32
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,8 +52,8 @@ class RunOptions:
             raise ValueError(f"max_rounds must be between 1 and {MAX_ROUNDS}")
         if self.max_calls_per_turn < 1:
             raise ValueError("max_calls_per_turn must be at least 1")
-        if self.max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1")
+        if not 1 <= self.max_concurrency <= MAX_CONCURRENCY:
+            raise ValueError(f"max_concurrency must be between 1 and {MAX_CONCURRENCY}")
         if self.trust_zone is not None:
             object.__setattr__(self, "trust_zone", TrustZone.parse(self.trust_zone))
         if self.max_total_tokens is not None and self.max_total_tokens < 1:

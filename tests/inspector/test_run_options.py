@@ -127,6 +127,8 @@ async def test_a_spent_budget_ends_the_run_after_the_round_that_crossed_it(
         ("stream", "yes", "body.stream: Input should be a valid boolean"),
         ("context_window", 0, "body.context_window: Input should be greater than or equal to 1"),
         ("context_window", "8000", "body.context_window: Input should be a valid integer"),
+        ("max_concurrency", 0, "body.max_concurrency: Input should be greater than or equal to 1"),
+        ("max_concurrency", 33, "body.max_concurrency: Input should be less than or equal to 32"),
     ],
 )
 async def test_bad_run_options_are_422s_naming_the_field(
@@ -182,3 +184,15 @@ async def test_a_closed_channel_after_a_delta_ends_without_a_terminal_line() -> 
     channel.push({"type": "delta", "round": 1, "kind": "content", "text": "a"})
     channel.close()
     assert [e["text"] async for e in channel.events()] == ["a"]
+
+
+@pytest.mark.parametrize(("given", "expected"), [(3, 3), (None, 8)])
+def test_the_concurrency_setting_reaches_the_run(given: int | None, expected: int) -> None:
+    from toolwire.inspector.models import RunBody
+    from toolwire.inspector.service import prepare_run
+    from toolwire.runtime import Runtime
+
+    chosen = settings()
+    body = RunBody.model_validate({"prompt": "q", "max_concurrency": given})
+    live = prepare_run(chosen, Runtime(chosen.registry), body)
+    assert live.request.options.max_concurrency == expected

@@ -24,6 +24,7 @@ from toolwire.cli.keys import data_dir as user_data_dir
 from toolwire.cli.keys import make_key
 from toolwire.cli.options import (
     ContextWindowOption,
+    MaxConcurrencyOption,
     MaxCostOption,
     MaxTokensOption,
     MaxTotalTokensOption,
@@ -71,6 +72,7 @@ def demo(
     max_total_tokens: MaxTotalTokensOption = None,
     max_cost: MaxCostOption = None,
     context_window: ContextWindowOption = None,
+    max_concurrency: MaxConcurrencyOption = None,
 ) -> None:
     """Open the inspector on the demo workspace, with an offline scripted model by default.
 
@@ -120,6 +122,7 @@ def demo(
             max_total_tokens=max_total_tokens,
             max_cost=max_cost,
             context_window=context_window,
+            max_concurrency=max_concurrency,
         ),
     )
     console.print(Text(f"Demo workspace: {shop.root}"))

@@ -74,6 +74,11 @@ MaxTokensFieldOption = Annotated[
 MaxTokensOption = Annotated[
     int | None, typer.Option("--max-tokens", min=1, help="Cap each answer at N output tokens.")
 ]
+MaxConcurrencyOption = Annotated[
+    int | None,
+    typer.Option("--max-concurrency", min=1, max=32, help="Calls of one turn in flight at once "
+                 "(default 8; 1 runs them one after another)."),
+]  # fmt: skip
 ContextWindowOption = Annotated[
     int | None,
     typer.Option("--context-window", min=1, help="The model's context window in tokens; old "

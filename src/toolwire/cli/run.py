@@ -21,6 +21,7 @@ from toolwire.cli.ask import carry_on, decision_errors, interactive
 from toolwire.cli.keys import read_key
 from toolwire.cli.options import (
     ContextWindowOption,
+    MaxConcurrencyOption,
     MaxCostOption,
     MaxTokensFieldOption,
     MaxTokensOption,
@@ -33,7 +34,7 @@ from toolwire.cli.outcome import Output, report
 from toolwire.cli.show import StepPrinter, emit_json, error, safe, warning
 from toolwire.cli.store import DbOption, open_or_warn
 from toolwire.errors import ConfigError, StoreError, ToolwireError
-from toolwire.options import MAX_ROUNDS
+from toolwire.options import DEFAULT_MAX_CONCURRENCY, MAX_ROUNDS
 from toolwire.privacy import PrivacyLevel
 from toolwire.providers.presets import PROVIDER_NAMES
 
@@ -92,6 +93,7 @@ def run(
     max_cost: MaxCostOption = None,
     max_tokens_field: MaxTokensFieldOption = None,
     context_window: ContextWindowOption = None,
+    max_concurrency: MaxConcurrencyOption = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the outcome as one JSON object, no steps.")
     ] = False,
@@ -127,6 +129,7 @@ def run(
             max_total_tokens=max_total_tokens,
             max_cost=max_cost,
             context_window=context_window,
+            max_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY,
         )
         context = ToolContext(
             user=User("cli", is_admin=True) if admin else None,

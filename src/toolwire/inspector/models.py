@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire.loop import MAX_ROUNDS
+from toolwire.options import MAX_CONCURRENCY
 
 MAX_PROMPT_CHARS = 200_000  # a long document pasted as a prompt; the body cap is the real bound
 MAX_NAME_CHARS = 200  # tool, group, provider and model names are identifiers
@@ -55,6 +56,8 @@ class RunBody(_Strict):
     max_cost: float | None = Field(default=None, gt=0, le=MAX_RUN_DOLLARS, allow_inf_nan=False)
     # The model's context window in tokens; absent: the provider's, or the price table's.
     context_window: int | None = Field(default=None, ge=1, le=MAX_CONTEXT_TOKENS)
+    # Calls of one turn in flight at once; absent: the default (8).
+    max_concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY)
     # A trust zone name (toolwire.trust.TrustZone); absent: the provider's own zone.
     trust_zone: Name | None = None
 
@@ -114,6 +117,7 @@ class Defaults(BaseModel):
     max_total_tokens: int | None = None
     max_cost: float | None = None
     context_window: int | None = None
+    max_concurrency: int | None = None
     replay_label: str | None = None  # set when the default provider replays a script
     trust_zones: list[str] = []  # every zone a run may choose, least trusted last
 

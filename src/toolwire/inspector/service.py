@@ -40,6 +40,7 @@ from toolwire.inspector.models import (
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.loop import RunOptions
 from toolwire.messages import ChatMessage, ToolCall
+from toolwire.options import DEFAULT_MAX_CONCURRENCY
 from toolwire.providers.base import Provider, Reasoning
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.runtime import OperatorDecision, ProviderRef, RunOutcome, RunRequest, Runtime
@@ -78,6 +79,7 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
         max_total_tokens=body.max_total_tokens,
         max_cost=body.max_cost,
         context_window=body.context_window,
+        max_concurrency=body.max_concurrency or DEFAULT_MAX_CONCURRENCY,
         trust_zone=chosen,
     )
     context = ToolContext(user=settings.user, workspace=settings.workspace)

@@ -53,6 +53,7 @@ class RunDefaults:
     max_total_tokens: int | None = None
     max_cost: float | None = None
     context_window: int | None = None
+    max_concurrency: int | None = None
 
 
 def new_token() -> str:

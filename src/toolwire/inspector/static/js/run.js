@@ -126,7 +126,8 @@ export class RunView {
       this.$("replay-banner").hidden = false;
     }
     for (const [key, id] of [["max_tokens", "max-tokens"], ["max_total_tokens",
-      "max-total-tokens"], ["max_cost", "max-cost"], ["context_window", "context-window"]]) {
+      "max-total-tokens"], ["max_cost", "max-cost"], ["context_window", "context-window"],
+      ["max_concurrency", "max-concurrency"]]) {
       if (Number.isFinite(defaults[key])) this.$(id).value = String(defaults[key]);
     }
   }
@@ -202,7 +203,7 @@ export class RunView {
     if (reasoning !== undefined) body.reasoning = reasoning;
     for (const [field, id] of [["max_tokens", "max-tokens"],
       ["max_total_tokens", "max-total-tokens"], ["max_cost", "max-cost"],
-      ["context_window", "context-window"]]) {
+      ["context_window", "context-window"], ["max_concurrency", "max-concurrency"]]) {
       if (number(id) !== undefined) body[field] = number(id);
     }
     return body;
