@@ -464,3 +464,28 @@ def test_a_resumed_run_counts_its_conversation_afresh_and_is_fitted() -> None:
     step = only(trace.steps[1], ContextStep)  # after the approved call, before round 2's request
     assert (step.round, step.dropped_exchanges, step.dropped_messages) == (2, 1, 2)
     assert provider.requests[-1].messages[:4] == (SYSTEM, FIRST, *exchange(2))
+
+
+def test_a_scripted_list_plays_each_turn_once_while_exchanges_are_dropped() -> None:
+    @tool(data_class="public", blocking=False)
+    def look(n: int) -> str:
+        return f"page {n} " + "r" * 600
+
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "look", "arguments": {"n": n}}]} for n in range(12)
+    ]
+    turns.append({"content": "the answer"})
+    loop = ToolLoop(ScriptedProvider.from_turns(turns), ToolRegistry([look]))
+    trace = RunTrace()
+    options = RunOptions(max_rounds=20, context_window=1_200, max_tokens=50)
+    result = asyncio.run(loop.run([ChatMessage.user("go")], options=options, trace=trace))
+    assert trace.of_kind(ContextStep)  # exchanges did leave the conversation
+    # Each scripted turn was played once, in order, though the model saw fewer turns.
+    pages = [s.tool_arguments for s in trace.of_kind(ToolStep)]
+    assert pages == [{"n": n} for n in range(12)]
+    assert (result.final_content, result.iterations) == ("the answer", 13)
+
+
+def test_the_count_of_dropped_turns_survives_a_sealed_state() -> None:
+    state = RunState(messages=(ChatMessage.user("q"),), dropped_turns=7)
+    assert RunState.from_json(state.to_json()).dropped_turns == 7

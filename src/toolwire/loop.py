@@ -258,6 +258,7 @@ class ToolLoop:
             capture_raw=options.capture_raw,
             stream=options.stream,
             on_delta=trace.delta_sink(round_),
+            dropped_turns=state.dropped_turns,
         )
         started = time.perf_counter()
         response = await self.provider.complete(request)
@@ -298,7 +299,8 @@ class ToolLoop:
                 context_window=window.size,
                 reserved_tokens=window.reserve,
             )
-        return state._replace(messages=fitted.messages, tally=fitted.tally)
+        dropped = state.dropped_turns + fitted.dropped_exchanges
+        return state._replace(messages=fitted.messages, tally=fitted.tally, dropped_turns=dropped)
 
     async def _dispatch(
         self,

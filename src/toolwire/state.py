@@ -111,6 +111,7 @@ class RunState(NamedTuple):
     user: User | None = None
     workspace: str | None = None  # the workspace file the run's tools were given, if any
     tally: Tally | None = None  # the conversation's size for its context window; not serialised
+    dropped_turns: int = 0  # assistant turns that left the conversation to fit the window
 
     def __repr__(self) -> str:
         """Counts and where the run stands; no message, argument or result."""
@@ -140,6 +141,7 @@ class RunState(NamedTuple):
                 "pause": None if self.pause is None else _pause_dict(self.pause),
                 "user": None if self.user is None else [self.user.name, self.user.is_admin],
                 "workspace": self.workspace,
+                "dropped_turns": self.dropped_turns,
             }
         )
 
@@ -240,6 +242,7 @@ class _State(_Strict):
     pause: _Pause | None
     user: tuple[str, bool] | None
     workspace: str | None
+    dropped_turns: int = Field(default=0, ge=0)  # absent from states sealed before it existed
 
     def build(self) -> RunState:
         return RunState(
@@ -252,4 +255,5 @@ class _State(_Strict):
             pause=None if self.pause is None else self.pause.build(),
             user=None if self.user is None else User(*self.user),
             workspace=self.workspace,
+            dropped_turns=self.dropped_turns,
         )

@@ -124,6 +124,9 @@ class CompletionRequest:
     capture_raw: bool = False
     stream: bool = False
     on_delta: DeltaSink | None = field(default=None, compare=False, repr=False)
+    # Assistant turns the run dropped from ``messages`` to fit the context window: a model
+    # that replays a script counts them as played.
+    dropped_turns: int = 0
 
     def __repr__(self) -> str:
         """Counts and settings; the conversation stays out of logs and tracebacks."""

@@ -145,7 +145,8 @@ def _callable(request: CompletionRequest) -> bool:
 
 
 def _assistant_turns(request: CompletionRequest) -> int:
-    return sum(1 for m in request.messages if m.role == "assistant")
+    """Turns played so far: those in the conversation and those dropped to fit the window."""
+    return sum(1 for m in request.messages if m.role == "assistant") + request.dropped_turns
 
 
 def _sink(request: CompletionRequest) -> DeltaSink | None:
