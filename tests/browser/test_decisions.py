@@ -122,11 +122,18 @@ def test_a_waiting_run_is_approved_from_the_stored_runs_view(watched: Watched) -
     wait_status(page, "awaiting_approval")
     page.click(".nav-link[data-view=runs]")
     page.check("#runs-waiting")
-    page.wait_for_selector("#runs-table tr.run-row")
+    # The list loaded before the box was ticked is replaced once the filtered one arrives:
+    # wait for a list holding waiting runs only (a filter that fails never gets there).
+    page.wait_for_function(
+        """() => {
+          const badges = [...document.querySelectorAll("#runs-table tr.run-row .badge")];
+          return badges.length > 0 && badges.every(b => b.textContent === "awaiting_approval");
+        }"""
+    )
     badges = page.eval_on_selector_all(
         "#runs-table tr.run-row .badge", "e => e.map(x => x.textContent)"
     )
-    assert badges and set(badges) == {"awaiting_approval"}
+    assert badges == ["awaiting_approval"]
     page.click("#runs-table tr.run-row >> nth=0")
     stored = "#stored-run .pending-panel"
     page.wait_for_selector(stored)
