@@ -140,9 +140,13 @@ def test_a_sequential_only_tool_is_never_overlapped() -> None:
     assert [i.result for i in result.trace][2] == "wrote w1"
 
 
-def test_writes_are_sequential_only_unless_they_say_otherwise() -> None:
+def test_calls_needing_approval_are_sequential_only_unless_they_say_otherwise() -> None:
     @tool(effect=Effect.IDEMPOTENT_WRITE, requires_approval=False)
     def put() -> str:
+        return ""
+
+    @tool(requires_approval=True)
+    def risky() -> str:
         return ""
 
     @tool(effect=Effect.IDEMPOTENT_WRITE, concurrent=True)
@@ -157,6 +161,7 @@ def test_writes_are_sequential_only_unless_they_say_otherwise() -> None:
         pass
 
     assert not runs_concurrently(put) and runs_concurrently(put_anywhere)
+    assert not runs_concurrently(risky)
     assert runs_concurrently(get) and runs_concurrently(Bare())  # type: ignore[arg-type]
 
 

@@ -5,7 +5,7 @@ A tool's ``execute`` may be sync or async and returns a ``ToolResult``. Tools bu
 pydantic; invalid model arguments raise ``ToolRefusal``, whose message the model may read.
 
 Calls of one turn run concurrently unless a tool is sequential-only (``concurrent=False``, the
-default for a write effect): read it through :func:`runs_concurrently`.
+default for a tool that needs approval): read it through :func:`runs_concurrently`.
 
 Three optional traits make a run pause for a person (the protocol does not require them; read
 them through :func:`needs_approval`, :func:`input_model_of` and :func:`preview_of`):
@@ -106,16 +106,13 @@ def needs_approval(tool: Tool) -> bool:
 def runs_concurrently(tool: Tool) -> bool:
     """Whether a call of ``tool`` may overlap other calls of its turn.
 
-    A tool says so with ``concurrent``; without it, a read-only tool may and a write may not.
+    A tool says so with ``concurrent``; without it, a tool that needs an operator's approval
+    (a write, or marked so) may not, and any other tool may.
     """
     concurrent = getattr(tool, "concurrent", None)
     if isinstance(concurrent, bool):
         return concurrent
-    effect = getattr(tool, "effect", Effect.READ_ONLY)
-    try:
-        return not Effect(effect).writes
-    except ValueError:
-        return False
+    return not needs_approval(tool)
 
 
 def input_model_of(tool: Tool) -> type[BaseModel] | None:
@@ -157,8 +154,8 @@ class FunctionTool:
         self.requires_approval = requires_approval
         self.data_class = DataClass.parse(data_class).name.lower()  # a misspelling fails here
         self.effect = Effect(effect)
-        # None: a write runs alone, a read may overlap the other calls of its turn.
-        self.concurrent = not self.effect.writes if concurrent is None else concurrent
+        # None: decided by runs_concurrently (a call needing approval runs alone).
+        self.concurrent = concurrent
         self.input_model = input_model
         self._previewer: Previewer | None = None
         self._context_param, self._model = _arguments_model(function)
