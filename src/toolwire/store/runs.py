@@ -237,6 +237,31 @@ class RunStore:
             self._cancels.watch(run_id)
         return claimed
 
+    def hand_over(self, run_id: str, sealed: str) -> None:
+        """Keep a held call's sealed answer for the caller waiting for it."""
+        statement = update(_runs).where(_runs.c.id == run_id).values(held_answer=sealed)
+        with errors(f"hand over the answer of run {run_id}"), self._engine.begin() as connection:
+            connection.execute(statement)
+
+    def take_answer(self, run_id: str) -> tuple[RunStatus, str | None] | None:
+        """The run's status and, once it ended, its held answer, erased as it is taken.
+
+        None when there is no such run."""
+        if not is_run_id(run_id):
+            return None
+        query = select(_runs.c.status, _runs.c.held_answer).where(_runs.c.id == run_id)
+        erase = update(_runs).where(_runs.c.id == run_id).values(held_answer=None)
+        with errors(f"read the answer of run {run_id}"), self._engine.begin() as connection:
+            row = connection.execute(query).first()
+            if row is None:
+                return None
+            status = RunStatus(row.status)
+            if not status.terminal:
+                return status, None
+            if row.held_answer is not None:
+                connection.execute(erase)
+            return status, row.held_answer
+
     # -- operating ----------------------------------------------------------------------------
 
     def request_cancel(self, run_id: str) -> bool:
