@@ -1,0 +1,191 @@
+"""Serving toolwire's tools to MCP hosts: listed by the gate, called through the seam, content only.
+
+- Listed: the tools the gate offers a run in the host's trust zone (``external_global`` unless
+  told otherwise) for the server's user, an admin only with ``--admin``: the enabled built-ins
+  and plug-ins ``toolwire tools`` shows, each with its name, description, input schema and the
+  hints its effect gives. Tool states are read from the store again for every request, so a
+  tool disabled in the inspector is gone at once.
+- Called: every call is a one-step run (``Runtime.call``), recorded in the store with its
+  artifacts, so the inspector shows it. A tool that is not listed is refused by the seam, with
+  the text a model would read. The host gets one text block, the bounded content, with
+  ``isError`` when it is an error: never ``structuredContent``, never an artifact.
+- A call that needs an operator is held (see :mod:`toolwire.held`): it waits in the store until
+  someone decides it in the inspector (or ``toolwire runs approve``), at most
+  ``decision_seconds``. A host that cancels its request cancels the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+
+from toolwire import seam
+from toolwire.held import CallAnswer, answer_of
+from toolwire.messages import ToolCall
+from toolwire.options import RunOptions
+from toolwire.runtime import Runtime
+from toolwire.tools.api import Effect, Tool, ToolContext, input_model_of, needs_approval
+from toolwire.tools.policy import Grant
+from toolwire.tools.registry import Availability
+from toolwire.trust import TrustZone
+
+log = logging.getLogger("toolwire.mcp")
+
+SERVER_NAME = "toolwire"
+CALLER = "an MCP host"  # how a call's run names who made it
+DEFAULT_DECISION_SECONDS = 300.0  # a person has time to look; a host's own limit may be lower
+STOP_SECONDS = 10.0  # how long a cancelled call may take to settle its run
+INSTRUCTIONS = (
+    "toolwire's tools. A call that writes waits for an operator's approval in the toolwire "
+    "inspector; its answer comes once it is decided."
+)
+
+
+class Availabilities(Protocol):
+    """Where tool states are kept (the run store)."""
+
+    def load_availability(self) -> Availability: ...
+
+
+@dataclass(kw_only=True)
+class ServedTools:
+    """The tools one ``toolwire mcp`` serves, and how a host's call of one is answered.
+
+    ``holds`` says whether a call that needs an operator can wait for one: only with a store
+    (and a state key) that an inspector shares.
+    """
+
+    runtime: Runtime
+    context: ToolContext
+    zone: TrustZone = TrustZone.EXTERNAL_GLOBAL
+    states: Availabilities | None = None
+    holds: bool = False
+    decision_seconds: float = DEFAULT_DECISION_SECONDS
+
+    async def listed(self) -> list[Tool]:
+        """The tools the gate offers the host, in registry order."""
+        await self._refresh()
+        registry = self.runtime.registry
+        return [t for t in (registry.get(n) for n in self._offered()) if t is not None]
+
+    async def answer(self, name: str, arguments: Mapping[str, Any]) -> CallAnswer:
+        """The host's answer to one call. A cancel of the host's request cancels its run."""
+        runs: list[str] = []
+        work = asyncio.ensure_future(self._answer(name, arguments, runs))
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            with anyio.CancelScope(shield=True):
+                await self._stop(work, runs)
+            raise
+
+    async def _answer(self, name: str, arguments: Mapping[str, Any], runs: list[str]) -> CallAnswer:
+        await self._refresh()
+        offered = frozenset(self._offered())
+        tool = self.runtime.registry.get(name)
+        if tool is not None and name in offered and needs_person(tool) and not self.holds:
+            return CallAnswer.error(seam.nobody_to_decide(name))
+        call = ToolCall.of(f"mcp_{uuid.uuid4().hex[:12]}", name, arguments)
+        outcome = await self.runtime.call(
+            call, context=self.context, offered=offered, options=RunOptions(trust_zone=self.zone),
+            hold=self.holds, caller=CALLER, on_start=runs.append,
+        )  # fmt: skip
+        if not outcome.status.waiting:
+            return answer_of(outcome, name)
+        return await self.runtime.await_answer(
+            outcome.run_id, name, decision_seconds=self.decision_seconds
+        )
+
+    async def _stop(self, work: asyncio.Future[CallAnswer], runs: list[str]) -> None:
+        """Cancel the call's run (running here, or waiting in the store) and let it settle."""
+        for run_id in runs:
+            await asyncio.to_thread(self.runtime.cancel_anywhere, run_id)
+        with contextlib.suppress(Exception, asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(work, STOP_SECONDS)
+
+    async def _refresh(self) -> None:
+        if self.states is not None:
+            states = self.states
+            self.runtime.registry.availability = await asyncio.to_thread(states.load_availability)
+
+    def _offered(self) -> list[str]:
+        offered, _ = self.runtime.policy.offered(
+            None, context=self.context, grant=Grant(), zone=self.zone
+        )
+        return offered
+
+
+def needs_person(tool: Tool) -> bool:
+    """Whether a call of ``tool`` waits for an operator's approval or input."""
+    return needs_approval(tool) or input_model_of(tool) is not None
+
+
+def hints(tool: Tool) -> types.ToolAnnotations:
+    """What the tool's effect says to a host. An effect that cannot be read is the riskiest."""
+    try:
+        effect = Effect(getattr(tool, "effect", Effect.READ_ONLY))
+    except ValueError:
+        effect = Effect.NON_IDEMPOTENT_WRITE
+    if not effect.writes:
+        return types.ToolAnnotations(read_only_hint=True)
+    return types.ToolAnnotations(
+        read_only_hint=False,
+        destructive_hint=True,  # a write may overwrite: nothing in the effect says it cannot
+        idempotent_hint=effect is Effect.IDEMPOTENT_WRITE,
+    )
+
+
+def described(tool: Tool) -> types.Tool:
+    spec = tool.spec
+    return types.Tool(
+        name=spec.name,
+        description=spec.description,
+        input_schema=dict(spec.parameters),
+        annotations=hints(tool),
+    )
+
+
+def text_result(answer: CallAnswer) -> types.CallToolResult:
+    """The only shape a call's answer leaves in: one text block and the error flag."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=answer.content)], is_error=answer.is_error
+    )
+
+
+def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
+    """The MCP server for ``tools``: ``tools/list`` and ``tools/call``, nothing else."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[described(t) for t in await tools.listed()])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        return text_result(await tools.answer(params.name, params.arguments or {}))
+
+    return Server(
+        SERVER_NAME,
+        version=version,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve one host over stdin and stdout until it closes stdin."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
