@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -27,6 +29,7 @@ from toolwire.store import RunStore
 from toolwire.tools.defaults import default_registry
 
 from .fakes import plugin
+from .served import free_port
 
 KEY_TEXT = "cd" * 32
 KEY = StateKey.parse(KEY_TEXT, "test")
@@ -45,6 +48,8 @@ CANARY_PLUGIN = f"""
             Artifact.text("canary text", "{CANARY}"),
         )
 """
+_SERVING = re.compile(r"serving (http://\S+/mcp)")
+_TOKEN = re.compile(r"Bearer <token>\): (\S+)")
 INITIALIZE = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},
@@ -114,11 +119,57 @@ class Host:
         with RunStore.open(str(self.db), privacy=privacy) as store:
             yield store
 
+    @contextmanager
+    def http(self, *args: str, env: dict[str, str] | None = None) -> Iterator[Served]:
+        """``toolwire mcp --http ARGS`` on a free port, until it answers; stopped with Ctrl-C."""
+        command = self.command("--http", "--port", str(free_port()), *args)
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**self.env, **(env or {})}, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            yield _started(process)
+        finally:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=WAIT_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            for pipe in (process.stdout, process.stderr):
+                if pipe is not None:
+                    pipe.close()
+
     def decider(self, store: RunStore) -> Runtime:
         """An operator's runtime in this process, sharing only the store file and the key."""
         registry = default_registry()
         registry.availability = store.load_availability()
         return Runtime(registry, recorder=store, state_key=KEY)
+
+
+@dataclass
+class Served:
+    """A ``toolwire mcp --http`` process: its endpoint, the token it printed, its stderr so far."""
+
+    url: str
+    token: str | None
+    stderr: str
+    process: subprocess.Popen[str]
+
+
+def _started(process: subprocess.Popen[str]) -> Served:
+    assert process.stderr is not None
+    printed, line, deadline = "", "", time.monotonic() + WAIT_SECONDS
+    while not line.startswith("token") and time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            break
+        printed += line
+    found = _SERVING.search(printed)
+    assert found, printed
+    token = _TOKEN.search(printed)
+    return Served(url=found.group(1), token=token.group(1) if token else None, stderr=printed,
+                  process=process)  # fmt: skip
 
 
 async def waiting_run(store: RunStore) -> str:
