@@ -4,6 +4,8 @@ operator decides it from another runtime or the inspector's API, and the host ge
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -11,6 +13,7 @@ import httpx
 import mcp_types as types
 import pytest
 
+from toolwire.errors import RunNotWaiting
 from toolwire.held import CallAnswer
 from toolwire.inspector import InspectorSettings, create_app
 from toolwire.inspector.settings import scripted_factory
@@ -18,12 +21,22 @@ from toolwire.lifecycle import RunStatus
 from toolwire.mcp.serve import ServedTools
 from toolwire.runtime import Runtime
 from toolwire.seam import denied, nobody_to_decide, not_decided_in_time
+from toolwire.store.runs import CALLER_GONE
 from toolwire.tools.api import ToolContext, User
 from toolwire.tools.defaults import default_registry
 from toolwire.workspace import load_workspace
 
 from .inspector_kit import live_server
-from .mcp_serve_kit import KEY, Host, decide, prepared_demo, status_of, waiting_run
+from .mcp_serve_kit import (
+    KEY,
+    Host,
+    decide,
+    handshake_and,
+    prepared_demo,
+    status_of,
+    tool_call,
+    waiting_run,
+)
 
 TEXT = "written by a host\n"
 
@@ -71,6 +84,38 @@ def test_an_approved_write_waits_runs_and_answers_the_host(host: Host) -> None:
         run = store.get_run(run_id)
     assert run is not None and run.status == "completed"
     assert [s["kind"] for s in run.steps] == ["decision", "tool"]
+
+
+def test_an_operator_approves_from_the_command_line_in_another_process(host: Host) -> None:
+    target = host.demo / "files" / "notes" / "by-cli.md"
+
+    async def operator() -> subprocess.CompletedProcess[str]:
+        with host.store() as store:
+            run_id = await waiting_run(store)
+        command = [sys.executable, "-m", "toolwire", "runs", "approve", run_id, "--reason", "ok"]
+
+        def approve() -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                command, capture_output=True, text=True, env=host.env, timeout=60, check=False
+            )
+
+        return await anyio.to_thread.run_sync(approve)
+
+    async def scenario() -> tuple[types.CallToolResult, subprocess.CompletedProcess[str]]:
+        done: list[subprocess.CompletedProcess[str]] = []
+        async with host.session() as session, anyio.create_task_group() as group:
+
+            async def approve() -> None:
+                done.append(await operator())
+
+            group.start_soon(approve)
+            result = await session.call_tool("write_file", write("notes/by-cli.md"))
+        return result, done[0]
+
+    result, approved = anyio.run(scenario)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    assert text_of(result) == ("wrote notes/by-cli.md: 18 bytes, 1 lines.", False)
+    assert target.read_text() == TEXT
 
 
 def test_a_denied_write_never_runs_and_the_host_reads_why(host: Host) -> None:
@@ -148,6 +193,26 @@ def test_a_host_that_cancels_its_call_cancels_the_waiting_run(host: Host) -> Non
 
     assert "write_file" in anyio.run(scenario)  # the server serves on
     assert not (host.demo / "files" / "notes" / "abandoned.md").exists()
+
+
+def test_a_call_whose_server_was_killed_can_no_longer_be_decided(host: Host) -> None:
+    process = subprocess.Popen(host.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, env=host.env)  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    for message in handshake_and(tool_call("write_file", write("notes/orphan.md"))):
+        process.stdin.write(json.dumps(message).encode() + b"\n")
+        process.stdin.flush()
+    with host.store() as store:
+        run_id = anyio.run(waiting_run, store)
+        process.kill()  # no cleanup: the held call's caller is simply gone
+        process.wait()
+        process.stdin.close()
+        process.stdout.close()
+        with pytest.raises(RunNotWaiting):
+            host.decider(store).pending(run_id)
+        run = store.get_run(run_id)
+    assert run is not None and (run.status, run.error) == ("interrupted", CALLER_GONE)
+    assert not (host.demo / "files" / "notes" / "orphan.md").exists()
 
 
 def test_without_a_store_a_call_that_needs_an_operator_is_refused(demo: Path) -> None:
