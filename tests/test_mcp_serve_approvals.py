@@ -4,6 +4,7 @@ operator decides it from another runtime or the inspector's API, and the host ge
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,15 +15,11 @@ import mcp_types as types
 import pytest
 
 from toolwire.errors import RunNotWaiting
-from toolwire.held import CallAnswer
 from toolwire.inspector import InspectorSettings, create_app
 from toolwire.inspector.settings import scripted_factory
 from toolwire.lifecycle import RunStatus
-from toolwire.mcp.serve import ServedTools
-from toolwire.runtime import Runtime
-from toolwire.seam import denied, nobody_to_decide, not_decided_in_time
+from toolwire.seam import denied, not_decided_in_time
 from toolwire.store.runs import CALLER_GONE
-from toolwire.tools.api import ToolContext, User
 from toolwire.tools.defaults import default_registry
 from toolwire.workspace import load_workspace
 
@@ -195,6 +192,24 @@ def test_a_host_that_cancels_its_call_cancels_the_waiting_run(host: Host) -> Non
     assert not (host.demo / "files" / "notes" / "abandoned.md").exists()
 
 
+def test_a_server_stopped_by_a_signal_cancels_its_waiting_call_first(host: Host) -> None:
+    process = subprocess.Popen(host.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, env=host.env)  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    for message in handshake_and(tool_call("write_file", write("notes/stopped.md"))):
+        process.stdin.write(json.dumps(message).encode() + b"\n")
+        process.stdin.flush()
+    with host.store() as store:
+        run_id = anyio.run(waiting_run, store)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == -signal.SIGTERM
+        process.stdin.close()
+        process.stdout.close()
+        run = store.get_run(run_id)
+    assert run is not None and run.status == "cancelled"
+    assert not (host.demo / "files" / "notes" / "stopped.md").exists()
+
+
 def test_a_call_whose_server_was_killed_can_no_longer_be_decided(host: Host) -> None:
     process = subprocess.Popen(host.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, env=host.env)  # fmt: skip
@@ -213,16 +228,3 @@ def test_a_call_whose_server_was_killed_can_no_longer_be_decided(host: Host) -> 
         run = store.get_run(run_id)
     assert run is not None and (run.status, run.error) == ("interrupted", CALLER_GONE)
     assert not (host.demo / "files" / "notes" / "orphan.md").exists()
-
-
-def test_without_a_store_a_call_that_needs_an_operator_is_refused(demo: Path) -> None:
-    served = ServedTools(
-        runtime=Runtime(default_registry()),
-        context=ToolContext(user=User("mcp"), workspace=load_workspace(demo / "workspace.toml")),
-    )
-
-    async def scenario() -> CallAnswer:
-        return await served.answer("write_file", write("notes/unstored.md"))
-
-    assert anyio.run(scenario) == CallAnswer(content=nobody_to_decide("write_file"), is_error=True)
-    assert not (demo / "files" / "notes" / "unstored.md").exists()

@@ -3,7 +3,9 @@ official SDK's client and raw HTTP."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 from pathlib import Path
 
 import anyio
@@ -13,10 +15,11 @@ import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from toolwire.mcp.serve_http import MISSING, WRONG
 
-from .mcp_serve_kit import CANARY, INITIALIZE, Host, prepared_demo, tool_call
+from .mcp_serve_kit import CANARY, INITIALIZE, Host, prepared_demo, tool_call, waiting_run
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 ENV_TOKEN = "an-operator-chosen-token-0123456789"
@@ -123,3 +126,35 @@ def test_the_endpoint_refuses_a_foreign_host_name(host: Host) -> None:
             **ACCEPT, "Authorization": f"Bearer {served.token}", "Host": "evil.example",
         })  # fmt: skip
     assert refused.status_code == 421
+
+
+def test_a_server_stopped_by_a_signal_cancels_its_waiting_call_first(host: Host) -> None:
+    with host.http() as served:
+
+        async def scenario() -> str:
+            headers = {"Authorization": f"Bearer {served.token}"}
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=30) as client,
+                streamable_http_client(served.url, http_client=client) as (read, write),
+                ClientSession(read, write) as session,
+                anyio.create_task_group() as group,
+            ):
+                await session.initialize()
+
+                async def call() -> None:
+                    with contextlib.suppress(MCPError):  # the server goes away mid-call
+                        await session.call_tool("write_file", {"path": "gone.md", "text": "x"})
+
+                group.start_soon(call)
+                with host.store() as store:
+                    run_id = await waiting_run(store)
+                served.process.send_signal(signal.SIGTERM)
+                await anyio.to_thread.run_sync(served.process.wait)
+                group.cancel_scope.cancel()
+            return run_id
+
+        run_id = anyio.run(scenario)
+    with host.store() as store:
+        run = store.get_run(run_id)
+    assert run is not None and run.status == "cancelled"
+    assert not (host.demo / "files" / "gone.md").exists()

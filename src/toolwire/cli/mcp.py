@@ -167,7 +167,7 @@ def _serve(
 
     server = build_server(served, installed_version())
     if not http:
-        anyio.run(serve_stdio, server)
+        anyio.run(serve_stdio, server, served)
         return
     _serve_http(server, host, port, token, show_token)
 
@@ -175,7 +175,7 @@ def _serve(
 def _serve_http(server: Server[Any], host: str, port: int, token: str, show_token: bool) -> None:
     import uvicorn
 
-    from toolwire.cli.server import bind
+    from toolwire.cli.server import SHUTDOWN_SECONDS, bind
     from toolwire.mcp.serve_http import TOKEN_VARIABLE, endpoint_url, http_app
 
     console = notices()
@@ -188,5 +188,8 @@ def _serve_http(server: Server[Any], host: str, port: int, token: str, show_toke
                       soft_wrap=True)  # fmt: skip
     else:
         console.print(Text(f"token: the one in ${TOKEN_VARIABLE}"), soft_wrap=True)
-    config = uvicorn.Config(http_app(server, token, host), log_level="warning")
+    config = uvicorn.Config(
+        http_app(server, token, host), log_level="warning",
+        timeout_graceful_shutdown=SHUTDOWN_SECONDS,  # then calls in flight are cancelled
+    )  # fmt: skip
     uvicorn.Server(config).run(sockets=[listener])

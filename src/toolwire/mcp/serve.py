@@ -19,9 +19,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
@@ -44,6 +46,7 @@ SERVER_NAME = "toolwire"
 CALLER = "an MCP host"  # how a call's run names who made it
 DEFAULT_DECISION_SECONDS = 300.0  # a person has time to look; a host's own limit may be lower
 STOP_SECONDS = 10.0  # how long a cancelled call may take to settle its run
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # how hosts and terminals stop a server
 INSTRUCTIONS = (
     "toolwire's tools. A call that writes waits for an operator's approval in the toolwire "
     "inspector; its answer comes once it is decided."
@@ -70,6 +73,7 @@ class ServedTools:
     states: Availabilities | None = None
     holds: bool = False
     decision_seconds: float = DEFAULT_DECISION_SECONDS
+    in_flight: dict[asyncio.Future[CallAnswer], list[str]] = field(default_factory=dict)
 
     async def listed(self) -> list[Tool]:
         """The tools the gate offers the host, in registry order."""
@@ -81,14 +85,29 @@ class ServedTools:
         """The host's answer to one call. A cancel of the host's request cancels its run."""
         runs: list[str] = []
         work = asyncio.ensure_future(self._answer(name, arguments, runs))
+        self.in_flight[work] = runs
         try:
             return await asyncio.shield(work)
         except asyncio.CancelledError:
             with anyio.CancelScope(shield=True):
                 await self._stop(work, runs)
             raise
+        finally:
+            self.in_flight.pop(work, None)
+
+    async def stop(self) -> None:
+        """Cancel every call in flight and its run (the server is stopping)."""
+        for work, runs in list(self.in_flight.items()):
+            await self._stop(work, runs)
 
     async def _answer(self, name: str, arguments: Mapping[str, Any], runs: list[str]) -> CallAnswer:
+        try:
+            return await self._call(name, arguments, runs)
+        except Exception:  # the SDK would send the exception's message to the host
+            log.exception("the call of %r failed outside its run", name)
+            return CallAnswer.error(seam.tool_failed(name))
+
+    async def _call(self, name: str, arguments: Mapping[str, Any], runs: list[str]) -> CallAnswer:
         await self._refresh()
         offered = frozenset(self._offered())
         tool = self.runtime.registry.get(name)
@@ -113,9 +132,15 @@ class ServedTools:
             await asyncio.wait_for(work, STOP_SECONDS)
 
     async def _refresh(self) -> None:
-        if self.states is not None:
-            states = self.states
-            self.runtime.registry.availability = await asyncio.to_thread(states.load_availability)
+        """The tool states as the store has them now; the last ones when it cannot be read."""
+        if self.states is None:
+            return
+        try:
+            availability = await asyncio.to_thread(self.states.load_availability)
+        except Exception:
+            log.warning("the tool states could not be read; the last ones apply", exc_info=True)
+            return
+        self.runtime.registry.availability = availability
 
     def _offered(self) -> list[str]:
         offered, _ = self.runtime.policy.offered(
@@ -183,9 +208,25 @@ def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
     )
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one host over stdin and stdout until it closes stdin."""
+async def serve_stdio(server: Server[Any], tools: ServedTools) -> None:
+    """Serve one host over stdin and stdout until it closes stdin, or a signal stops it.
+
+    A host that closes stdin has its calls in flight cancelled by the SDK. On a signal the
+    calls in flight (and their runs) are cancelled first, then the signal takes its default
+    course: a held call's run is never left waiting for a caller that is gone."""
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    async with anyio.create_task_group() as group:
+        group.start_soon(_stop_on_signal, tools)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        group.cancel_scope.cancel()
+
+
+async def _stop_on_signal(tools: ServedTools) -> None:
+    with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        async for number in signals:
+            await tools.stop()
+            signal.signal(number, signal.SIG_DFL)
+            os.kill(os.getpid(), number)
+            return
