@@ -18,6 +18,7 @@ from toolwire.errors import RunNotWaiting
 from toolwire.inspector import InspectorSettings, create_app
 from toolwire.inspector.settings import scripted_factory
 from toolwire.lifecycle import RunStatus
+from toolwire.mcp.serve import waiting_message
 from toolwire.seam import denied, not_decided_in_time
 from toolwire.store.runs import CALLER_GONE
 from toolwire.tools.defaults import default_registry
@@ -70,11 +71,17 @@ def test_an_approved_write_waits_runs_and_answers_the_host(host: Host) -> None:
                 assert not target.exists()  # nothing ran before the decision
                 decided.append(await decide(host, "approve"))
 
+            async def heard(progress: float, total: float | None, message: str | None) -> None:
+                reports.append((progress, message))
+
             group.start_soon(operator)
-            result = await session.call_tool("write_file", write("notes/approved.md"))
+            result = await session.call_tool("write_file", write("notes/approved.md"),
+                                             progress_callback=heard)  # fmt: skip
         return result, decided[0]
 
+    reports: list[tuple[float, str | None]] = []
     result, run_id = anyio.run(scenario)
+    assert reports[0] == (0.0, waiting_message(run_id))  # the host hears it waits, and where
     assert text_of(result) == ("wrote notes/approved.md: 18 bytes, 1 lines.", False)
     assert target.read_text() == TEXT
     with host.store() as store:

@@ -7,9 +7,11 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pytest
 
 from toolwire import ToolRegistry, tool
 from toolwire.held import CallAnswer
+from toolwire.mcp import serve
 from toolwire.mcp.serve import ServedTools, hints
 from toolwire.runtime import RunOutcome, Runtime
 from toolwire.seam import nobody_to_decide, tool_failed
@@ -81,3 +83,28 @@ def test_a_failure_outside_the_run_reaches_the_host_as_the_seams_text() -> None:
 def test_without_a_store_a_call_that_needs_an_operator_is_refused() -> None:
     answer = anyio.run(served().answer, "append", {"line": "x"})
     assert answer == CallAnswer(content=nobody_to_decide("append"), is_error=True)
+
+
+def test_a_waiting_call_is_reported_at_once_and_then_at_every_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(serve, "PROGRESS_SECONDS", 0.05)
+    heard: list[tuple[float, str]] = []
+
+    async def report(waited: float, message: str) -> None:
+        heard.append((waited, message))
+        if len(heard) == 2:
+            raise OSError("the host went quiet")  # a failed report changes nothing
+
+    async def slow() -> CallAnswer:
+        await anyio.sleep(0.3)
+        return CallAnswer(content="done", is_error=False)
+
+    async def scenario() -> CallAnswer:
+        return await serve._reported(slow(), report, "waiting")
+
+    assert anyio.run(scenario) == CallAnswer(content="done", is_error=False)
+    waited = [w for w, _ in heard]
+    assert len(waited) >= 3  # at once, then once per interval (fewer when the machine is slow)
+    assert waited == pytest.approx([n * 0.05 for n in range(len(waited))])
+    assert {m for _, m in heard} == {"waiting"}

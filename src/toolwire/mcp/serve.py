@@ -11,7 +11,9 @@
   ``isError`` when it is an error: never ``structuredContent``, never an artifact.
 - A call that needs an operator is held (see :mod:`toolwire.held`): it waits in the store until
   someone decides it in the inspector (or ``toolwire runs approve``), at most
-  ``decision_seconds``. A host that cancels its request cancels the run.
+  ``decision_seconds``. A host that cancels its request cancels the run. While it waits, a
+  host that asked for progress hears so every ``PROGRESS_SECONDS`` (many hosts give up on a
+  silent request), with the run's id to find it by.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import logging
 import os
 import signal
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,10 +49,18 @@ CALLER = "an MCP host"  # how a call's run names who made it
 DEFAULT_DECISION_SECONDS = 300.0  # a person has time to look; a host's own limit may be lower
 STOP_SECONDS = 10.0  # how long a cancelled call may take to settle its run
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # how hosts and terminals stop a server
+PROGRESS_SECONDS = 10.0  # well inside the request timeouts hosts use (often 60 s)
 INSTRUCTIONS = (
     "toolwire's tools. A call that writes waits for an operator's approval in the toolwire "
     "inspector; its answer comes once it is decided."
 )
+
+
+Report = Callable[[float, str], Awaitable[None]]  # progress so far, and what it is
+
+
+def waiting_message(run_id: str) -> str:
+    return f"waiting for an operator's decision on run {run_id} in the toolwire inspector"
 
 
 class Availabilities(Protocol):
@@ -81,10 +91,13 @@ class ServedTools:
         registry = self.runtime.registry
         return [t for t in (registry.get(n) for n in self._offered()) if t is not None]
 
-    async def answer(self, name: str, arguments: Mapping[str, Any]) -> CallAnswer:
-        """The host's answer to one call. A cancel of the host's request cancels its run."""
+    async def answer(
+        self, name: str, arguments: Mapping[str, Any], report: Report | None = None
+    ) -> CallAnswer:
+        """The host's answer to one call. A cancel of the host's request cancels its run;
+        ``report`` hears how long a held call has waited."""
         runs: list[str] = []
-        work = asyncio.ensure_future(self._answer(name, arguments, runs))
+        work = asyncio.ensure_future(self._answer(name, arguments, runs, report))
         self.in_flight[work] = runs
         try:
             return await asyncio.shield(work)
@@ -100,14 +113,18 @@ class ServedTools:
         for work, runs in list(self.in_flight.items()):
             await self._stop(work, runs)
 
-    async def _answer(self, name: str, arguments: Mapping[str, Any], runs: list[str]) -> CallAnswer:
+    async def _answer(
+        self, name: str, arguments: Mapping[str, Any], runs: list[str], report: Report | None
+    ) -> CallAnswer:
         try:
-            return await self._call(name, arguments, runs)
+            return await self._call(name, arguments, runs, report)
         except Exception:  # the SDK would send the exception's message to the host
             log.exception("the call of %r failed outside its run", name)
             return CallAnswer.error(seam.tool_failed(name))
 
-    async def _call(self, name: str, arguments: Mapping[str, Any], runs: list[str]) -> CallAnswer:
+    async def _call(
+        self, name: str, arguments: Mapping[str, Any], runs: list[str], report: Report | None
+    ) -> CallAnswer:
         await self._refresh()
         offered = frozenset(self._offered())
         tool = self.runtime.registry.get(name)
@@ -120,9 +137,12 @@ class ServedTools:
         )  # fmt: skip
         if not outcome.status.waiting:
             return answer_of(outcome, name)
-        return await self.runtime.await_answer(
+        waiting = self.runtime.await_answer(
             outcome.run_id, name, decision_seconds=self.decision_seconds
         )
+        if report is None:
+            return await waiting
+        return await _reported(waiting, report, waiting_message(outcome.run_id))
 
     async def _stop(self, work: asyncio.Future[CallAnswer], runs: list[str]) -> None:
         """Cancel the call's run (running here, or waiting in the store) and let it settle."""
@@ -147,6 +167,25 @@ class ServedTools:
             None, context=self.context, grant=Grant(), zone=self.zone
         )
         return offered
+
+
+async def _reported(work: Awaitable[CallAnswer], report: Report, message: str) -> CallAnswer:
+    """``work``'s answer; meanwhile ``report`` hears, at once and every ``PROGRESS_SECONDS``,
+    how long it has waited. A report that fails is only logged: the answer matters more."""
+    task = asyncio.ensure_future(work)
+    waited = 0.0
+    try:
+        while True:
+            try:
+                await report(waited, message)
+            except Exception:
+                log.debug("a progress report failed", exc_info=True)
+            done, _ = await asyncio.wait({task}, timeout=PROGRESS_SECONDS)
+            if done:
+                return task.result()
+            waited += PROGRESS_SECONDS
+    finally:
+        task.cancel()  # nothing once it is done; an orphan never outlives its caller
 
 
 def needs_person(tool: Tool) -> bool:
@@ -197,7 +236,10 @@ def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return text_result(await tools.answer(params.name, params.arguments or {}))
+        async def report(waited: float, message: str) -> None:
+            await ctx.session.report_progress(waited, message=message)  # no-op unless asked
+
+        return text_result(await tools.answer(params.name, params.arguments or {}, report))
 
     return Server(
         SERVER_NAME,
