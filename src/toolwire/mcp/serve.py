@@ -83,7 +83,9 @@ class ServedTools:
     states: Availabilities | None = None
     holds: bool = False
     decision_seconds: float = DEFAULT_DECISION_SECONDS
-    in_flight: dict[asyncio.Future[CallAnswer], list[str]] = field(default_factory=dict)
+    _in_flight: dict[asyncio.Future[CallAnswer], list[str]] = field(
+        default_factory=dict, init=False, repr=False
+    )  # each call's task and the run it started
 
     async def listed(self) -> list[Tool]:
         """The tools the gate offers the host, in registry order."""
@@ -98,7 +100,7 @@ class ServedTools:
         ``report`` hears how long a held call has waited."""
         runs: list[str] = []
         work = asyncio.ensure_future(self._answer(name, arguments, runs, report))
-        self.in_flight[work] = runs
+        self._in_flight[work] = runs
         try:
             return await asyncio.shield(work)
         except asyncio.CancelledError:
@@ -106,11 +108,11 @@ class ServedTools:
                 await self._stop(work, runs)
             raise
         finally:
-            self.in_flight.pop(work, None)
+            self._in_flight.pop(work, None)
 
     async def stop(self) -> None:
         """Cancel every call in flight and its run (the server is stopping)."""
-        for work, runs in list(self.in_flight.items()):
+        for work, runs in list(self._in_flight.items()):
             await self._stop(work, runs)
 
     async def _answer(
