@@ -12,6 +12,7 @@ import pytest
 
 from toolwire.privacy import PrivacyLevel
 from toolwire.result import ToolResult
+from toolwire.store import RunStore
 from toolwire.tools.api import ToolContext
 from toolwire.tools.defaults import default_registry
 from toolwire.workspace import load_workspace
@@ -170,3 +171,12 @@ def test_stdout_carries_only_the_protocol(host: Host) -> None:
     raw = raw_exchange(host, handshake_and({"method": "tools/list"}))
     lines = raw.splitlines()
     assert [json.loads(line)["id"] for line in lines] == [1, 2]
+
+
+def test_data_dir_keeps_the_calls_where_the_demo_keeps_its_runs(host: Host) -> None:
+    folder = host.tmp / "demo-data"
+    result = called(host, "count_records", {"table": "customers"}, "--data-dir", str(folder))
+    assert result.is_error is False
+    with RunStore.open(str(folder / "runs.db")) as store:
+        assert [r.provider for r in store.list_runs()] == ["direct call"]
+    assert not host.db.exists()  # not the store $TOOLWIRE_DB names

@@ -3,9 +3,10 @@
 On stdio, stdout is the protocol channel: everything a person reads (the store line, warnings,
 errors, the log) goes to stderr. Everything that can fail is checked before serving starts
 (the trust zone, the workspace, the port, the token, the state key, a store that was asked
-for), each as one error line. Calls are recorded in the store every command uses, and a call
-that needs an operator waits there for a decision (see :mod:`toolwire.held`): the state key is
-read, or created, where ``toolwire serve`` and ``demo`` keep theirs.
+for), each as one error line. Calls are recorded in the store every command uses (or the one
+in ``--data-dir``, as for the demo), and a call that needs an operator waits there for a
+decision (see :mod:`toolwire.held`): the state key is read, or created, where ``toolwire
+serve`` and ``demo`` keep theirs.
 """
 
 from __future__ import annotations
@@ -82,6 +83,11 @@ def mcp(
                      "call that needs an operator waits for a decision."),
     ] = 300,
     db: DbOption = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Where the store (runs.db) and the state key live, as "
+                     "for toolwire demo --data-dir."),
+    ] = None,
     privacy: Annotated[
         PrivacyLevel, typer.Option(help="How much of each call the store keeps.")
     ] = PrivacyLevel.METADATA,
@@ -97,8 +103,8 @@ def mcp(
     try:
         token, made = _token() if http else ("", False)
         tools_workspace = _workspace(workspace)
-        key = make_key()
-        store = open_store(choose_store(db), privacy, announce=True)
+        key = make_key(data_dir)
+        store = open_store(choose_store(db, folder=data_dir), privacy, announce=True)
         served = _served(store, tools_workspace, key, zone=trust_zone, admin=admin,
                          decision_seconds=approval_timeout)  # fmt: skip
     except ToolwireError as exc:
