@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from toolwire import ToolContext, ToolRegistry, tool
 from toolwire.errors import RunNotWaiting, StateUnreadable
@@ -211,3 +212,28 @@ def test_an_answer_is_sealed_for_its_run_and_its_purpose_only() -> None:
     state = KEY.seal("run-a", '{"content": "x", "is_error": false}')
     with pytest.raises(StateUnreadable):
         KEY.open("run-a", state, purpose=ANSWER)
+
+
+class Colour(BaseModel):
+    colour: str
+
+
+@tool(data_class="public", input_model=Colour)
+def paint(colour: str = "none") -> str:
+    """Paint the wall; a person picks the colour."""
+    return f"painted {colour}"
+
+
+def test_a_call_that_asks_for_input_waits_for_it_and_runs_with_it() -> None:
+    async def scenario() -> CallAnswer:
+        rt = Runtime(ToolRegistry([paint]), state_key=KEY)
+        call = ToolCall.of("c1", "paint", {"colour": "grey"})
+        held = await rt.call(call, context=CALLER, offered=frozenset({"paint"}), hold=True)
+        assert held.status is RunStatus.AWAITING_INPUT
+        pause = rt.pending(held.run_id)
+        answer = OperatorDecision(action="input", digest=pause.digest, actor="op",
+                                  values={"colour": "red"})  # fmt: skip
+        await rt.resume(held.run_id, answer)
+        return await rt.await_answer(held.run_id, "paint", decision_seconds=30)
+
+    assert asyncio.run(scenario()) == CallAnswer(content="painted red", is_error=False)
