@@ -11,6 +11,9 @@ are not run as written:
   command or option, but nothing is sent;
 - a long-running command (``toolwire serve``, ``toolwire demo``) is started on a free port, its
   printed URL must answer, and it is stopped with Ctrl-C;
+- ``toolwire mcp`` is started as a host would: over stdio through the MCP SDK's client (its
+  tools listed, one called), or with ``--http`` on a free port, where a request needs the
+  printed token;
 - ``SKIPPED`` commands, each with its reason.
 
 A command added to the README is run by default, so it is covered the moment it is written.
@@ -18,6 +21,7 @@ A command added to the README is run by default, so it is covered the moment it 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
@@ -36,6 +40,7 @@ import pytest
 
 from toolwire.demo import prepare_demo
 
+from . import readme_mcp
 from .fakes import plugin
 from .test_cli_suspend import INPUT_PLUGIN, INPUT_SCRIPT
 
@@ -51,6 +56,7 @@ SKIPPED = {
     "scripts/test": "the test command itself: it runs this test",
 }
 LONG_RUNNING = ("toolwire serve", "toolwire demo")
+MCP = "toolwire mcp"
 _NOT_COPIED = (".git", ".venv", "__pycache__", "*_cache", ".hypothesis", ".benchmarks", "*egg-info")
 _NAMED_PATH = re.compile(r"(?<![\w/])((?:examples|bench|scripts|docs|src|tests)/[\w./-]*\w)")
 _WRITE_SCRIPT = """
@@ -172,6 +178,9 @@ def test_the_readme_command_runs(sandbox: Sandbox, command: str) -> None:
         check_the_test_command(command)
         return
     parts = [sandbox.filled(offline(part.strip())) for part in command.split("&&")]
+    if parts[-1].startswith(MCP):
+        check_mcp(sandbox, parts)
+        return
     if parts[-1].startswith(LONG_RUNNING):
         parts[-1] += f" --port {free_port()}"
         check_serves(sandbox, " && ".join(parts))
@@ -209,6 +218,26 @@ def check_serves(sandbox: Sandbox, command: str) -> None:
             process.wait()
         assert process.stdout is not None
         process.stdout.close()
+
+
+def check_mcp(sandbox: Sandbox, parts: list[str]) -> None:
+    """Serve the command's tools to a host: over HTTP on a free port, or over stdio."""
+    if "--http" in shlex.split(parts[-1]):
+        parts = [*parts[:-1], f"{parts[-1]} --port {free_port()}"]
+        readme_mcp.check_http(" && ".join(parts), sandbox.env, sandbox.checkout)
+        return
+    readme_mcp.check_stdio(["bash", "-c", " && ".join(parts)], sandbox.env, sandbox.checkout)
+
+
+def test_the_host_configuration_starts_a_server_that_serves(sandbox: Sandbox) -> None:
+    """The README's JSON for a host, with its workspace path pointing at the demo's."""
+    blocks = re.findall(r"^```json\n(.*?)^```", README.read_text(), re.S | re.M)
+    (server,) = json.loads(blocks[0])["mcpServers"].values()
+    args = [str(sandbox.demo_folder / "workspace.toml") if a.endswith(".toml") else a
+            for a in server["args"]]  # fmt: skip
+    assert server["command"] == "toolwire" and args[0] == "mcp"
+    names = readme_mcp.check_stdio([server["command"], *args], sandbox.env, sandbox.checkout)
+    assert "list_tables" not in names  # external_global: content-class tools only
 
 
 def announced(process: subprocess.Popen[bytes]) -> tuple[str, str]:

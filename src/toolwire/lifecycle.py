@@ -8,7 +8,7 @@ API and the page speak the same status names: a stream's last line is ``{"type":
     running ──> completed | dry_run | refused | failed | cancelled | interrupted
        │  ^
        v  │ (resume: an atomic claim, so two racing resumes execute a turn at most once)
-    awaiting_approval | awaiting_input ──> cancelled
+    awaiting_approval | awaiting_input ──> cancelled | interrupted (a held call's caller died)
 
 Rules:
 - A terminal status is final. The first settle wins; a later one changes nothing.
@@ -16,6 +16,9 @@ Rules:
 - A cancel applies to a running run (it stops at its next step boundary) and to a waiting
   run (it never resumes); both settle ``cancelled`` and the sealed state is erased.
 - Only a waiting run can be resumed, and only by the decision its pause asks for.
+- A held call (see :mod:`toolwire.held`) waits for its caller as much as for a person: once
+  the caller's process is provably dead, nobody would get its answer, so it is ``interrupted``
+  instead of being decided.
 """
 
 from __future__ import annotations
@@ -55,8 +58,12 @@ SETTLEABLE = frozenset({RunStatus.RUNNING, RunStatus.CANCELLED})
 
 TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     RunStatus.RUNNING: WAITING | TERMINAL,
-    RunStatus.AWAITING_APPROVAL: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
-    RunStatus.AWAITING_INPUT: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
+    RunStatus.AWAITING_APPROVAL: frozenset(
+        {RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.INTERRUPTED}
+    ),
+    RunStatus.AWAITING_INPUT: frozenset(
+        {RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.INTERRUPTED}
+    ),
     **{status: frozenset() for status in TERMINAL},
 }
 

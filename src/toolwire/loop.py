@@ -135,19 +135,65 @@ class ToolLoop:
         return await self.advance(state, context=context, trace=trace, run_id=run_id)
 
     async def call(
-        self, call: ToolCall, *, offered: frozenset[str], context: ToolContext, trace: RunTrace
+        self,
+        call: ToolCall,
+        *,
+        offered: frozenset[str],
+        context: ToolContext,
+        trace: RunTrace,
+        options: RunOptions | None = None,
+        hold: bool = False,
+        run_id: str = "",
     ) -> LoopResult:
-        """One call through the seam with no model: a direct call, recorded as round 0."""
+        """One call through the seam with no model: a direct call, recorded as round 0.
+
+        With ``hold``, an offered call that needs a person is not executed: the result carries
+        the paused state, as a model's turn would (see :mod:`toolwire.held`).
+        """
+        options = options or RunOptions()
+        if hold:
+            pause = await scan(self.registry, (call,), offered, context, run_id=run_id, rounds=0)
+            if pause is not None:
+                held = RunState(messages=(), options=options, offered=offered, pause=pause,
+                                user=context.user)  # fmt: skip
+                return result_of(held, "", False, TerminationReason.SUSPENDED, held)
         started = time.perf_counter()
         invoked = await self.seam.invoke(call, offered, context)
         messages: list[ChatMessage] = []
         invocations: list[ToolInvocation] = []
         self._record(trace, 0, (time.perf_counter() - started) * 1000, call, invoked,
                      arguments=None, messages=messages, invocations=invocations)  # fmt: skip
-        state = RunState(messages=(), offered=offered, invocations=tuple(invocations))
+        state = RunState(messages=(), options=options, offered=offered,
+                         invocations=tuple(invocations))  # fmt: skip
         ran = call.name in offered and call.name in self.registry
         reason = TerminationReason.COMPLETED if ran else TerminationReason.NOT_PERMITTED
         return result_of(state, invoked.result.content, False, reason)
+
+    async def resume_call(
+        self,
+        state: RunState,
+        *,
+        approved: bool = False,
+        values: Mapping[str, Any] | None = None,
+        context: ToolContext,
+        trace: RunTrace,
+    ) -> LoopResult:
+        """Apply a decision to a held direct call under the live gate, run it, and end: a
+        direct call has no model to go on with."""
+        pause = state.pause
+        if pause is None:
+            raise ValueError("this run state is not paused")
+        offered, _ = self._offered(state.options, context)
+        answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
+                       approved=approved, values=values)  # fmt: skip
+        jobs = [
+            Job(c, c.decoded_arguments(), a.text) if isinstance(a, Refuse) else Job(c, a.arguments)
+            for c, a in answers
+        ]
+        state = state._replace(pause=None, offered=offered, invocations=())
+        state = await self._run_jobs(state, trace, 0, jobs, context)
+        content = state.invocations[-1].result if state.invocations else ""
+        return result_of(state, content, False, TerminationReason.COMPLETED)
 
     async def advance(
         self,

@@ -17,6 +17,8 @@ the run exactly once, or by suspending it. Statuses and their rules live in
   ``StaleDecision``.
 - No database call blocks the event loop: the recorder's blocking calls run in a thread;
   ``record_step`` only queues.
+- A direct call may be held for a person (see :mod:`toolwire.held`): whoever decides runs it
+  with its caller's user and workspace and hands the answer over to the caller in the store.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from toolwire.errors import (
     StaleDecision,
     StateError,
 )
+from toolwire.held import CallAnswer, answer_of, await_answer, seal_answer
 from toolwire.lifecycle import RUN_FAILED, RunStatus, settled_status
 from toolwire.loop import LoopResult, ToolLoop
 from toolwire.messages import ChatMessage, ToolCall
@@ -252,6 +255,14 @@ class RunRecorder(Protocol):
         """Cancel a running or waiting run; True if it was one."""
         ...
 
+    def hand_over(self, run_id: str, sealed: str) -> None:
+        """Keep a held call's sealed answer for the caller waiting for it."""
+        ...
+
+    def take_answer(self, run_id: str) -> tuple[RunStatus, str | None] | None:
+        """The run's status and, once it ended, its held answer (erased as it is taken)."""
+        ...
+
 
 ProviderFactory = Callable[[ProviderRef], Provider]
 ContextFactory = Callable[[RunState], ToolContext]
@@ -378,8 +389,12 @@ class Runtime:
         """
         started = time.perf_counter()
         waiting, state, values = await asyncio.to_thread(self._check, run_id, decision)
-        provider = provider or self.provider_factory(waiting.provider)
-        context = context or context_from_state(state)
+        held = waiting.provider.name == DIRECT_CALL
+        if held:  # the call is its caller's: its user and workspace, whoever decides
+            provider, context = DirectCall(), context_from_state(state)
+        else:
+            provider = provider or self.provider_factory(waiting.provider)
+            context = context or context_from_state(state)
         claimed = await asyncio.to_thread(
             self.recorder.claim, run_id, waiting.status, waiting.digest
         )
@@ -392,8 +407,14 @@ class Runtime:
         trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
                               decision.digest)  # fmt: skip
         loop = ToolLoop(provider, self.registry, policy=self.policy)
-        segment = loop.resume(state, approved=decision.action == "approve", values=values,
-                              context=context, trace=trace, run_id=run_id)  # fmt: skip
+        approved = decision.action == "approve"
+        if held:
+            segment = loop.resume_call(state, approved=approved, values=values, context=context,
+                                       trace=trace)  # fmt: skip
+            name = state.pause.calls[0].name if state.pause and state.pause.calls else ""
+            return await self._drive(run, trace, segment, context, started, held=name)
+        segment = loop.resume(state, approved=approved, values=values, context=context,
+                              trace=trace, run_id=run_id)  # fmt: skip
         return await self._drive(run, trace, segment, context, started)
 
     async def call(
@@ -403,23 +424,42 @@ class Runtime:
         context: ToolContext,
         offered: frozenset[str],
         observers: Sequence[Observer] = (),
+        options: RunOptions | None = None,
+        hold: bool = False,
+        caller: str | None = None,
+        on_start: Callable[[str], None] | None = None,
     ) -> RunOutcome:
         """One tool call without a model, as a one-step run (provider ``direct call``).
 
         An operator's call reads the same data a model's would: it is recorded like any run.
+        With ``hold``, a call that needs a person waits for one: the outcome is the waiting
+        run, whose answer :meth:`await_answer` brings (see :mod:`toolwire.held`). ``caller``
+        names who called, in the run's prompt; ``options`` carry its trust zone.
         """
         started = time.perf_counter()
+        source = f" from {caller}" if caller else ""
         request = RunRequest(
-            messages=(ChatMessage.user(f"direct call of {call.name}"),),
+            messages=(ChatMessage.user(f"direct call of {call.name}{source}"),),
             provider=DirectCall(),
+            options=options or RunOptions(),
             context=context,
         )
         run = _Recording(self.recorder)
         await asyncio.to_thread(run.begin, request)
+        if on_start is not None:
+            on_start(run.run_id)
         trace = self._trace(run, request.options, observers)
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
-        segment = loop.call(call, offered=offered, context=context, trace=trace)
+        segment = loop.call(call, offered=offered, context=context, trace=trace,
+                            options=request.options, hold=hold, run_id=run.run_id)  # fmt: skip
         return await self._drive(run, trace, segment, context, started)
+
+    async def await_answer(self, run_id: str, name: str, *, decision_seconds: float) -> CallAnswer:
+        """The answer of the held call ``run_id`` (of tool ``name``) once it was decided and
+        ran; a run still undecided after ``decision_seconds`` is cancelled."""
+        return await await_answer(
+            self.recorder, self.state_key, run_id, name, decision_seconds=decision_seconds
+        )
 
     def pending(self, run_id: str) -> Pause:
         """What the waiting run ``run_id`` waits on; ``RunNotWaiting`` or ``StateError``."""
@@ -472,7 +512,11 @@ class Runtime:
         segment: Coroutine[Any, Any, LoopResult],
         context: ToolContext,
         started: float,
+        *,
+        held: str | None = None,
     ) -> RunOutcome:
+        """Run one segment to its end and settle it (or suspend it). ``held`` names the tool of
+        a held call, whose answer is handed over to its caller before the run settles."""
         task = asyncio.ensure_future(segment)
         self._track(run.run_id, task)
         result: LoopResult | None = None
@@ -504,7 +548,19 @@ class Runtime:
         )
         if status.waiting:
             return run.report(outcome)
+        if held is not None and run.begun:
+            await asyncio.to_thread(self._hand_over, run, outcome, held)
         return await asyncio.to_thread(run.settle, outcome)
+
+    def _hand_over(self, run: _Recording, outcome: RunOutcome, name: str) -> None:
+        """Seal the held call's answer for its caller; a failure is logged, and the caller
+        then reads that the answer was lost."""
+        try:
+            sealed = seal_answer(self.state_key, run.run_id, answer_of(outcome, name))
+        except StateError:
+            log.exception("run %s: the answer of a held call could not be sealed", run.run_id)
+            return
+        run.guard(lambda: self.recorder.hand_over(run.run_id, sealed), None)
 
     def _suspend(
         self, run: _Recording, state: RunState, context: ToolContext
@@ -610,7 +666,8 @@ class DirectCall:
 class MemoryRecorder:
     """Keeps waiting runs in memory and nothing else; mints ids. For runtimes without a store.
 
-    A run suspended here can be resumed by the same process only.
+    A run suspended here can be resumed by the same process only. How a held call ended is
+    kept until its caller takes the answer (see :mod:`toolwire.held`).
     """
 
     def __init__(self) -> None:
@@ -619,6 +676,9 @@ class MemoryRecorder:
         self._sequences: dict[str, int] = {}
         self._waiting: dict[str, Waiting] = {}
         self._cancelled: set[str] = set()
+        self._held: set[str] = set()
+        self._ended: dict[str, RunStatus] = {}
+        self._answers: dict[str, str] = {}
 
     def begin(self, request: RunRequest) -> str:
         run_id = uuid.uuid4().hex
@@ -634,7 +694,11 @@ class MemoryRecorder:
         with self._lock:
             self._waiting.pop(outcome.run_id, None)
             self._sequences.pop(outcome.run_id, None)
-            return self._refs.pop(outcome.run_id, None) is not None
+            settled = self._refs.pop(outcome.run_id, None) is not None
+            if settled:
+                cancelled = outcome.run_id in self._cancelled
+                self._end(outcome.run_id, RunStatus.CANCELLED if cancelled else outcome.status)
+            return settled
 
     def cancel_requested(self, run_id: str) -> bool:
         return run_id in self._cancelled
@@ -647,6 +711,8 @@ class MemoryRecorder:
                 run_id=run_id, status=status, sealed=sealed, digest=digest,
                 provider=self._refs[run_id], next_sequence=self._sequences.get(run_id, 0) + 1,
             )  # fmt: skip
+            if self._refs[run_id].name == DIRECT_CALL:
+                self._held.add(run_id)
             return True
 
     def waiting(self, run_id: str) -> Waiting | None:
@@ -668,7 +734,29 @@ class MemoryRecorder:
             self._cancelled.add(run_id)
             if self._waiting.pop(run_id, None) is not None:
                 self._refs.pop(run_id, None)
+                self._end(run_id, RunStatus.CANCELLED)
             return True
+
+    def hand_over(self, run_id: str, sealed: str) -> None:
+        with self._lock:
+            self._answers[run_id] = sealed
+
+    def take_answer(self, run_id: str) -> tuple[RunStatus, str | None] | None:
+        with self._lock:
+            if run_id in self._waiting:
+                return self._waiting[run_id].status, None
+            if run_id in self._refs:
+                return RunStatus.RUNNING, None
+            ended = self._ended.pop(run_id, None)
+            if ended is None:
+                return None
+            return ended, self._answers.pop(run_id, None)
+
+    def _end(self, run_id: str, status: RunStatus) -> None:
+        """Remember how a held call ended, for its caller (lock held)."""
+        if run_id in self._held:
+            self._held.discard(run_id)
+            self._ended[run_id] = status
 
 
 class _Recording:

@@ -11,6 +11,8 @@ Invariants:
 - A value that fails authentication (tampered, sealed for another run, or under another key)
   raises ``StateUnreadable``; it is never treated as a forged plaintext.
 - Error messages never carry the key, the ciphertext or the plaintext.
+- A value is bound to its purpose too: a held call's sealed answer (see :mod:`toolwire.held`)
+  never opens as a suspended state, nor the other way round.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ KEY_FILE_NAME = "state.key"
 KEY_BYTES = 32  # AES-256
 _NONCE_BYTES = 12  # GCM's native nonce size; random per seal, so no counter to keep
 _MARKER = "tw1:"
-_AAD_PREFIX = b"toolwire:suspended-state:"
+SUSPENDED_STATE = "suspended-state"  # the purpose of a waiting run's sealed state
 _MAX_KEY_FILE_BYTES = 1024
 
 
@@ -58,18 +60,18 @@ class StateKey:
         """A key written as 64 hex digits or 43-44 base64url characters."""
         return cls(_decode_key(text.strip(), where))
 
-    def seal(self, run_id: str, plaintext: str) -> str:
+    def seal(self, run_id: str, plaintext: str, *, purpose: str = SUSPENDED_STATE) -> str:
         nonce = secrets.token_bytes(_NONCE_BYTES)
-        sealed = self._aead.encrypt(nonce, plaintext.encode(), _aad(run_id))
+        sealed = self._aead.encrypt(nonce, plaintext.encode(), _aad(run_id, purpose))
         return _MARKER + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
 
-    def open(self, run_id: str, sealed: str) -> str:
+    def open(self, run_id: str, sealed: str, *, purpose: str = SUSPENDED_STATE) -> str:
         if not sealed.startswith(_MARKER):
             raise StateUnreadable("the suspended state is not sealed by toolwire")
         try:
             raw = base64.urlsafe_b64decode(sealed[len(_MARKER) :].encode("ascii"))
             nonce, body = raw[:_NONCE_BYTES], raw[_NONCE_BYTES:]
-            return self._aead.decrypt(nonce, body, _aad(run_id)).decode()
+            return self._aead.decrypt(nonce, body, _aad(run_id, purpose)).decode()
         except (InvalidTag, ValueError, UnicodeError, binascii.Error):
             raise StateUnreadable(
                 "the suspended state cannot be opened: it was changed, belongs to another "
@@ -77,8 +79,8 @@ class StateKey:
             ) from None
 
 
-def _aad(run_id: str) -> bytes:
-    return _AAD_PREFIX + run_id.encode()
+def _aad(run_id: str, purpose: str) -> bytes:
+    return f"toolwire:{purpose}:".encode() + run_id.encode()
 
 
 def _decode_key(text: str, where: str) -> bytes:

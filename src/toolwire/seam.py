@@ -101,6 +101,35 @@ def approval_missing(name: str) -> str:
     return f'Error: tool "{_clip(name)}" requires approval that was not given.'
 
 
+# A held call's caller (see toolwire.held) reads these when its call did not run, or ran but
+# its answer could not be brought back.
+
+
+def not_decided_in_time(name: str, seconds: float) -> str:
+    return (
+        f'Error: tool "{_clip(name)}" needs an operator\'s decision, which did not come within '
+        f"{seconds:g} seconds; it was not executed."
+    )
+
+
+def nobody_to_decide(name: str) -> str:
+    return (
+        f'Error: tool "{_clip(name)}" needs an operator\'s decision, and this server keeps no '
+        "run store where one could give it; it was not executed."
+    )
+
+
+def call_cancelled(name: str) -> str:
+    return f'Error: the call of tool "{_clip(name)}" was cancelled.'
+
+
+def answer_lost(name: str) -> str:
+    return (
+        f'Error: tool "{_clip(name)}" ran, but its result could not be handed back; '
+        "see its run in the inspector."
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Invoked:
     """A call's bounded result; ``original_bytes`` is the content's size when it was cut."""

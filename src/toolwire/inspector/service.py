@@ -43,7 +43,14 @@ from toolwire.messages import ChatMessage, ToolCall
 from toolwire.options import DEFAULT_MAX_CONCURRENCY
 from toolwire.providers.base import Provider, Reasoning
 from toolwire.providers.scripted import ScriptedProvider
-from toolwire.runtime import OperatorDecision, ProviderRef, RunOutcome, RunRequest, Runtime
+from toolwire.runtime import (
+    DirectCall,
+    OperatorDecision,
+    ProviderRef,
+    RunOutcome,
+    RunRequest,
+    Runtime,
+)
 from toolwire.state import Pause
 from toolwire.tools.api import ToolContext, needs_approval
 from toolwire.tools.policy import Decision, Grant
@@ -271,7 +278,10 @@ def decision_of(settings: InspectorSettings, body: DecisionBody) -> OperatorDeci
 
 def provider_of(settings: InspectorSettings, ref: ProviderRef) -> Provider:
     """A resumed run's provider: the one this server offers under the stored name. A run
-    replayed from a script file is labelled with the script's name but resumes as scripted."""
+    replayed from a script file is labelled with the script's name but resumes as scripted;
+    a held direct call (see ``toolwire.held``) has no model."""
+    if ref.name == DIRECT_CALL:
+        return DirectCall()
     try:
         return settings.provider_factory("scripted" if ref.script else ref.name, ref.model)
     except ConfigError as exc:

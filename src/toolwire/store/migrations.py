@@ -55,6 +55,11 @@ def _v5_step_kind_width(connection: Connection) -> None:
         connection.execute(text(f"ALTER TABLE {schema.steps.name} ALTER COLUMN kind TYPE {kind}"))
 
 
+def _v6_held_answer(connection: Connection) -> None:
+    """The sealed answer of a held call, kept for the caller that waits for it."""
+    _add_run_columns(connection, schema.HELD_ANSWER_COLUMNS)
+
+
 def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
     """Add the ``runs`` columns in ``names`` that the table lacks (nullable, no default)."""
     present = {c["name"] for c in inspect(connection).get_columns(schema.runs.name)}
@@ -67,6 +72,7 @@ def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
 
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field, _v5_step_kind_width,
+    _v6_held_answer,
 )  # fmt: skip
 LATEST = len(MIGRATIONS)
 

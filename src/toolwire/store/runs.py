@@ -10,7 +10,8 @@ Invariants:
 - A run settles once: the first settle wins and later ones return False. A cancel that won
   (``request_cancel`` on a running run) keeps the run ``cancelled`` whatever the settle says.
 - A run whose owning process died on this host is marked ``interrupted`` when a store opens
-  (see :mod:`toolwire.store.liveness`).
+  (see :mod:`toolwire.store.liveness`), and so is a held call whose caller died, also when a
+  decision on it is about to be taken.
 - Steps are written behind the run by one writer thread in batches (see
   :mod:`toolwire.store.writer`); every read and every settle waits for them first.
 - A cancel is seen at once by the store that requested it, and by other processes' stores
@@ -31,13 +32,26 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Engine, case, delete, false, func, insert, select, true, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    and_,
+    case,
+    delete,
+    false,
+    func,
+    insert,
+    or_,
+    select,
+    true,
+    update,
+)
 
 from toolwire.errors import StoreError
 from toolwire.jsonenc import loads, sink_dumps
 from toolwire.lifecycle import CANCELLABLE, TERMINAL, WAITING, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_run_step
-from toolwire.runtime import ProviderRef, RunOutcome, RunRequest, Waiting
+from toolwire.runtime import DIRECT_CALL, ProviderRef, RunOutcome, RunRequest, Waiting
 from toolwire.store import liveness, schema
 from toolwire.store.cancels import CancelWatch
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
@@ -60,6 +74,7 @@ from toolwire.trace import RunStep
 
 MAX_LIST_LIMIT = 1_000  # one page of a listing; more is a query, not a page
 INTERRUPTED_ERROR = "the process running this run stopped before the run finished"
+CALLER_GONE = "the caller waiting for this call stopped before it was decided"
 _runs, _steps = schema.runs, schema.steps
 _MAX_SEQUENCE = (
     select(func.max(_steps.c.sequence))
@@ -197,6 +212,10 @@ class RunStore:
             row = connection.execute(query).first()
         if row is None or row.suspended_state is None or row.pending_digest is None:
             return None
+        if row.provider == DIRECT_CALL and liveness.is_dead(_owner(row)):
+            with errors(f"interrupt run {run_id}"), self._engine.begin() as connection:
+                _abandon(connection, run_id)
+            return None
         return Waiting(
             run_id=run_id,
             status=RunStatus(row.status),
@@ -236,6 +255,31 @@ class RunStore:
         if claimed:
             self._cancels.watch(run_id)
         return claimed
+
+    def hand_over(self, run_id: str, sealed: str) -> None:
+        """Keep a held call's sealed answer for the caller waiting for it."""
+        statement = update(_runs).where(_runs.c.id == run_id).values(held_answer=sealed)
+        with errors(f"hand over the answer of run {run_id}"), self._engine.begin() as connection:
+            connection.execute(statement)
+
+    def take_answer(self, run_id: str) -> tuple[RunStatus, str | None] | None:
+        """The run's status and, once it ended, its held answer, erased as it is taken.
+
+        None when there is no such run."""
+        if not is_run_id(run_id):
+            return None
+        query = select(_runs.c.status, _runs.c.held_answer).where(_runs.c.id == run_id)
+        erase = update(_runs).where(_runs.c.id == run_id).values(held_answer=None)
+        with errors(f"read the answer of run {run_id}"), self._engine.begin() as connection:
+            row = connection.execute(query).first()
+            if row is None:
+                return None
+            status = RunStatus(row.status)
+            if not status.terminal:
+                return status, None
+            if row.held_answer is not None:
+                connection.execute(erase)
+            return status, row.held_answer
 
     # -- operating ----------------------------------------------------------------------------
 
@@ -324,24 +368,31 @@ class RunStore:
     def mark_interrupted(self) -> int:
         """Mark runs whose owning process died on this host ``interrupted``; return how many.
 
-        Their rounds, tokens and cost are what their stored model calls say.
+        Their rounds, tokens and cost are what their stored model calls say. A held call
+        waiting for a caller that died is interrupted too: nobody would get its answer.
         """
+        running = _runs.c.status == RunStatus.RUNNING.value
+        held = and_(_runs.c.status.in_(as_strings(WAITING)), _runs.c.provider == DIRECT_CALL)
         query = select(
-            _runs.c.id, _runs.c.owner_host, _runs.c.owner_pid, _runs.c.owner_started
-        ).where(_runs.c.status == RunStatus.RUNNING.value, _runs.c.owner_host == self._owner.host)
+            _runs.c.id, _runs.c.status, _runs.c.owner_host, _runs.c.owner_pid,
+            _runs.c.owner_started,
+        ).where(or_(running, held), _runs.c.owner_host == self._owner.host)  # fmt: skip
         with errors("check for interrupted runs"), self._engine.begin() as connection:
-            dead = [row.id for row in connection.execute(query) if liveness.is_dead(_owner(row))]
-            for run_id in dead:
+            dead = [row for row in connection.execute(query) if liveness.is_dead(_owner(row))]
+            for row in dead:
+                if row.status != RunStatus.RUNNING.value:
+                    _abandon(connection, row.id)
+                    continue
                 connection.execute(
                     update(_runs)
-                    .where(_runs.c.id == run_id, _runs.c.status == RunStatus.RUNNING.value)
+                    .where(_runs.c.id == row.id, running)
                     .values(
                         status=RunStatus.INTERRUPTED.value,
                         finished_at=_now(),
                         error=INTERRUPTED_ERROR,
                         suspended_state=None,
                         pending_digest=None,
-                        **_recorded_totals(connection, run_id),
+                        **_recorded_totals(connection, row.id),
                     )
                 )
         return len(dead)
@@ -449,6 +500,22 @@ def _recorded_totals(connection: Connection, run_id: str) -> dict[str, Any]:
         _steps.c.run_id == run_id, _steps.c.kind == "llm"
     )
     return stored_totals([(r.round, loads(r.payload)) for r in connection.execute(query)])
+
+
+def _abandon(connection: Connection, run_id: str) -> None:
+    """A held call whose caller died: interrupted, its sealed state erased, never decided."""
+    connection.execute(
+        update(_runs)
+        .where(_runs.c.id == run_id, _runs.c.status.in_(as_strings(WAITING)))
+        .values(
+            status=RunStatus.INTERRUPTED.value,
+            finished_at=_now(),
+            error=CALLER_GONE,
+            settled=True,
+            suspended_state=None,
+            pending_digest=None,
+        )
+    )
 
 
 def _owner(row: Any) -> liveness.Owner:

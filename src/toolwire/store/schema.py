@@ -8,9 +8,11 @@
   ``trust_zone`` and ``script`` say how to reach the run's provider again (never a key).
   ``suspended_state`` holds a waiting run's sealed state (AES-GCM, see ``toolwire.sealing``;
   never plaintext) and ``pending_digest`` names its pending turn; both are erased when the run
-  is claimed for a resume or ends. ``cost`` is the run's price in US dollars (NULL: not
-  settled yet) and ``cost_complete`` is false when a call had no known price, so ``cost`` is a
-  lower bound; both are metadata, kept at every privacy level.
+  is claimed for a resume or ends. ``held_answer`` holds a held call's answer, sealed for the
+  caller that waits for it (see :mod:`toolwire.held`), until that caller takes it. ``cost`` is
+  the run's price in US dollars (NULL: not settled yet) and ``cost_complete`` is false when a
+  call had no known price, so ``cost`` is a lower bound; both are metadata, kept at every
+  privacy level.
 - ``steps``: one row per recorded step; ``(run_id, sequence)`` is the key, so a sequence number
   is unique within its run. ``payload`` is the privacy-filtered step as canonical JSON text.
 - ``tool_state`` and ``tool_group_state``: sparse enable/disable overrides (no row: default).
@@ -43,6 +45,7 @@ ADDED_RUN_COLUMNS = ("base_url", "trust_zone", "script", "suspended_state", "pen
 COST_COLUMNS = ("cost", "cost_complete")  # added by migration 3
 PROVIDER_FIELD_COLUMNS = ("max_tokens_field",)  # added by migration 4
 KIND_CHARS = 32  # a step kind ("context_truncated"); 16 until migration 5
+HELD_ANSWER_COLUMNS = ("held_answer",)  # added by migration 6
 
 runs = Table(
     "runs",
@@ -74,6 +77,7 @@ runs = Table(
     Column("max_tokens_field", String(32)),
     Column("suspended_state", Text),
     Column("pending_digest", String(DIGEST_CHARS)),
+    Column("held_answer", Text),
     Column("cost", Float),
     Column("cost_complete", Boolean),
     Index("ix_runs_created_at", "created_at"),

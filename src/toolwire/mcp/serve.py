@@ -1,0 +1,276 @@
+"""Serving toolwire's tools to MCP hosts: listed by the gate, called through the seam, content only.
+
+- Listed: the tools the gate offers a run in the host's trust zone (``external_global`` unless
+  told otherwise) for the server's user, an admin only with ``--admin``: the enabled built-ins
+  and plug-ins ``toolwire tools`` shows, each with its name, description, input schema and the
+  hints its effect gives. Tool states are read from the store again for every request, so a
+  tool disabled in the inspector is gone at once.
+- Called: every call is a one-step run (``Runtime.call``), recorded in the store with its
+  artifacts, so the inspector shows it. A tool that is not listed is refused by the seam, with
+  the text a model would read. The host gets one text block, the bounded content, with
+  ``isError`` when it is an error: never ``structuredContent``, never an artifact.
+- A call that needs an operator is held (see :mod:`toolwire.held`): it waits in the store until
+  someone decides it in the inspector (or ``toolwire runs approve``), at most
+  ``decision_seconds``. A host that cancels its request cancels the run. While it waits, a
+  host that asked for progress hears so every ``PROGRESS_SECONDS`` (many hosts give up on a
+  silent request), with the run's id to find it by.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+
+from toolwire import seam
+from toolwire.held import CallAnswer, answer_of
+from toolwire.messages import ToolCall
+from toolwire.options import RunOptions
+from toolwire.runtime import Runtime
+from toolwire.tools.api import Effect, Tool, ToolContext, input_model_of, needs_approval
+from toolwire.tools.policy import Grant
+from toolwire.tools.registry import Availability
+from toolwire.trust import TrustZone
+
+log = logging.getLogger("toolwire.mcp")
+
+SERVER_NAME = "toolwire"
+CALLER = "an MCP host"  # how a call's run names who made it
+DEFAULT_DECISION_SECONDS = 300.0  # a person has time to look; a host's own limit may be lower
+STOP_SECONDS = 10.0  # how long a cancelled call may take to settle its run
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # how hosts and terminals stop a server
+PROGRESS_SECONDS = 10.0  # well inside the request timeouts hosts use (often 60 s)
+INSTRUCTIONS = (
+    "toolwire's tools. A call that writes waits for an operator's approval in the toolwire "
+    "inspector; its answer comes once it is decided."
+)
+
+
+Report = Callable[[float, str], Awaitable[None]]  # progress so far, and what it is
+
+
+def waiting_message(run_id: str) -> str:
+    return f"waiting for an operator's decision on run {run_id} in the toolwire inspector"
+
+
+class Availabilities(Protocol):
+    """Where tool states are kept (the run store)."""
+
+    def load_availability(self) -> Availability: ...
+
+
+@dataclass(kw_only=True)
+class ServedTools:
+    """The tools one ``toolwire mcp`` serves, and how a host's call of one is answered.
+
+    ``holds`` says whether a call that needs an operator can wait for one: only with a store
+    (and a state key) that an inspector shares.
+    """
+
+    runtime: Runtime
+    context: ToolContext
+    zone: TrustZone = TrustZone.EXTERNAL_GLOBAL
+    states: Availabilities | None = None
+    holds: bool = False
+    decision_seconds: float = DEFAULT_DECISION_SECONDS
+    _in_flight: dict[asyncio.Future[CallAnswer], list[str]] = field(
+        default_factory=dict, init=False, repr=False
+    )  # each call's task and the run it started
+
+    async def listed(self) -> list[Tool]:
+        """The tools the gate offers the host, in registry order."""
+        await self._refresh()
+        registry = self.runtime.registry
+        return [t for t in (registry.get(n) for n in self._offered()) if t is not None]
+
+    async def answer(
+        self, name: str, arguments: Mapping[str, Any], report: Report | None = None
+    ) -> CallAnswer:
+        """The host's answer to one call. A cancel of the host's request cancels its run;
+        ``report`` hears how long a held call has waited."""
+        runs: list[str] = []
+        work = asyncio.ensure_future(self._answer(name, arguments, runs, report))
+        self._in_flight[work] = runs
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            with anyio.CancelScope(shield=True):
+                await self._stop(work, runs)
+            raise
+        finally:
+            self._in_flight.pop(work, None)
+
+    async def stop(self) -> None:
+        """Cancel every call in flight and its run (the server is stopping)."""
+        for work, runs in list(self._in_flight.items()):
+            await self._stop(work, runs)
+
+    async def _answer(
+        self, name: str, arguments: Mapping[str, Any], runs: list[str], report: Report | None
+    ) -> CallAnswer:
+        try:
+            return await self._call(name, arguments, runs, report)
+        except Exception:  # the SDK would send the exception's message to the host
+            log.exception("the call of %r failed outside its run", name)
+            return CallAnswer.error(seam.tool_failed(name))
+
+    async def _call(
+        self, name: str, arguments: Mapping[str, Any], runs: list[str], report: Report | None
+    ) -> CallAnswer:
+        await self._refresh()
+        offered = frozenset(self._offered())
+        tool = self.runtime.registry.get(name)
+        if tool is not None and name in offered and needs_person(tool) and not self.holds:
+            return CallAnswer.error(seam.nobody_to_decide(name))
+        call = ToolCall.of(f"mcp_{uuid.uuid4().hex[:12]}", name, arguments)
+        outcome = await self.runtime.call(
+            call, context=self.context, offered=offered, options=RunOptions(trust_zone=self.zone),
+            hold=self.holds, caller=CALLER, on_start=runs.append,
+        )  # fmt: skip
+        if not outcome.status.waiting:
+            return answer_of(outcome, name)
+        waiting = self.runtime.await_answer(
+            outcome.run_id, name, decision_seconds=self.decision_seconds
+        )
+        if report is None:
+            return await waiting
+        return await _reported(waiting, report, waiting_message(outcome.run_id))
+
+    async def _stop(self, work: asyncio.Future[CallAnswer], runs: list[str]) -> None:
+        """Cancel the call's run (running here, or waiting in the store) and let it settle."""
+        for run_id in runs:
+            await asyncio.to_thread(self.runtime.cancel_anywhere, run_id)
+        with contextlib.suppress(Exception, asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(work, STOP_SECONDS)
+
+    async def _refresh(self) -> None:
+        """The tool states as the store has them now; the last ones when it cannot be read."""
+        if self.states is None:
+            return
+        try:
+            availability = await asyncio.to_thread(self.states.load_availability)
+        except Exception:
+            log.warning("the tool states could not be read; the last ones apply", exc_info=True)
+            return
+        self.runtime.registry.availability = availability
+
+    def _offered(self) -> list[str]:
+        offered, _ = self.runtime.policy.offered(
+            None, context=self.context, grant=Grant(), zone=self.zone
+        )
+        return offered
+
+
+async def _reported(work: Awaitable[CallAnswer], report: Report, message: str) -> CallAnswer:
+    """``work``'s answer; meanwhile ``report`` hears, at once and every ``PROGRESS_SECONDS``,
+    how long it has waited. A report that fails is only logged: the answer matters more."""
+    task = asyncio.ensure_future(work)
+    waited = 0.0
+    try:
+        while True:
+            try:
+                await report(waited, message)
+            except Exception:
+                log.debug("a progress report failed", exc_info=True)
+            done, _ = await asyncio.wait({task}, timeout=PROGRESS_SECONDS)
+            if done:
+                return task.result()
+            waited += PROGRESS_SECONDS
+    finally:
+        task.cancel()  # nothing once it is done; an orphan never outlives its caller
+
+
+def needs_person(tool: Tool) -> bool:
+    """Whether a call of ``tool`` waits for an operator's approval or input."""
+    return needs_approval(tool) or input_model_of(tool) is not None
+
+
+def hints(tool: Tool) -> types.ToolAnnotations:
+    """What the tool's effect says to a host. An effect that cannot be read is the riskiest."""
+    try:
+        effect = Effect(getattr(tool, "effect", Effect.READ_ONLY))
+    except ValueError:
+        effect = Effect.NON_IDEMPOTENT_WRITE
+    if not effect.writes:
+        return types.ToolAnnotations(read_only_hint=True)
+    return types.ToolAnnotations(
+        read_only_hint=False,
+        destructive_hint=True,  # a write may overwrite: nothing in the effect says it cannot
+        idempotent_hint=effect is Effect.IDEMPOTENT_WRITE,
+    )
+
+
+def described(tool: Tool) -> types.Tool:
+    spec = tool.spec
+    return types.Tool(
+        name=spec.name,
+        description=spec.description,
+        input_schema=dict(spec.parameters),
+        annotations=hints(tool),
+    )
+
+
+def text_result(answer: CallAnswer) -> types.CallToolResult:
+    """The only shape a call's answer leaves in: one text block and the error flag."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=answer.content)], is_error=answer.is_error
+    )
+
+
+def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
+    """The MCP server for ``tools``: ``tools/list`` and ``tools/call``, nothing else."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[described(t) for t in await tools.listed()])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        async def report(waited: float, message: str) -> None:
+            await ctx.session.report_progress(waited, message=message)  # no-op unless asked
+
+        return text_result(await tools.answer(params.name, params.arguments or {}, report))
+
+    return Server(
+        SERVER_NAME,
+        version=version,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(server: Server[Any], tools: ServedTools) -> None:
+    """Serve one host over stdin and stdout until it closes stdin, or a signal stops it.
+
+    A host that closes stdin has its calls in flight cancelled by the SDK. On a signal the
+    calls in flight (and their runs) are cancelled first, then the signal takes its default
+    course: a held call's run is never left waiting for a caller that is gone."""
+    from mcp.server.stdio import stdio_server
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(_stop_on_signal, tools)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        group.cancel_scope.cancel()
+
+
+async def _stop_on_signal(tools: ServedTools) -> None:
+    with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        async for number in signals:
+            await tools.stop()
+            signal.signal(number, signal.SIG_DFL)
+            os.kill(os.getpid(), number)
+            return

@@ -1,0 +1,88 @@
+"""``toolwire mcp --http``: the served tools over streamable HTTP, behind a bearer token.
+
+- The endpoint is ``/mcp`` on loopback by default; a request whose ``Host`` is not the loopback
+  name it was sent to is refused by the SDK (DNS rebinding), as the inspector refuses it.
+- Every request needs ``Authorization: Bearer <token>``, compared in constant time; anything
+  else is a 401 with a JSON body saying what is missing, before the SDK sees the request.
+- The token is ``$TOOLWIRE_MCP_TOKEN`` when set (at least ``MIN_TOKEN_CHARS`` characters), else
+  a fresh one, printed once on stderr when the server starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from toolwire.errors import ConfigError
+
+TOKEN_VARIABLE = "TOOLWIRE_MCP_TOKEN"  # noqa: S105  (a variable's name, not a token)
+TOKEN_BYTES = 32  # 256 bits, like the inspector's token
+MIN_TOKEN_CHARS = 16  # a shorter token could be guessed over loopback
+ENDPOINT = "/mcp"
+MISSING = "this MCP server needs its token: Authorization: Bearer <token>"
+WRONG = "the token is wrong"
+
+
+def token_from(environ: Mapping[str, str] | None = None) -> tuple[str, bool]:
+    """The token, and whether it was made here (then it must be shown); ``ConfigError`` for a
+    token in the environment too short to be safe."""
+    given = (os.environ if environ is None else environ).get(TOKEN_VARIABLE, "").strip()
+    if not given:
+        return secrets.token_urlsafe(TOKEN_BYTES), True
+    if len(given) < MIN_TOKEN_CHARS:
+        raise ConfigError(f"${TOKEN_VARIABLE} must be at least {MIN_TOKEN_CHARS} characters long")
+    return given, False
+
+
+class BearerToken:
+    """Pure ASGI, so the SDK's event streams pass through unbuffered."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+        if refusal is None:
+            await self.app(scope, receive, send)
+            return
+        await _unauthorized(send, refusal)
+
+    def _refusal(self, scope: Scope) -> str | None:
+        header = next((v for k, v in scope.get("headers", []) if k == b"authorization"), b"")
+        scheme, _, given = header.decode("latin-1").partition(" ")
+        if scheme.lower() != "bearer" or not given.strip():
+            return MISSING
+        if not secrets.compare_digest(given.strip().encode("latin-1"), self.expected):
+            return WRONG
+        return None
+
+
+async def _unauthorized(send: Send, message: str) -> None:
+    body = json.dumps({"error": "invalid_token", "error_description": message}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", b'Bearer error="invalid_token"'),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_app(server: Any, token: str, host: str) -> ASGIApp:
+    """The SDK's streamable-HTTP app for ``server`` at ``ENDPOINT``, behind the token."""
+    app: ASGIApp = server.streamable_http_app(streamable_http_path=ENDPOINT, host=host)
+    return BearerToken(app, token)
+
+
+def endpoint_url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{ENDPOINT}"
