@@ -93,6 +93,7 @@ class RunState(NamedTuple):
     pause: Pause | None = None
     user: User | None = None
     workspace: str | None = None  # the workspace file the run's tools were given, if any
+    remote_calls: int = 0  # calls to remote tools so far, over every segment
 
     def to_json(self) -> str:
         """Plain JSON of everything but ``invocations``; sealed before it is stored."""
@@ -108,6 +109,7 @@ class RunState(NamedTuple):
                 "pause": None if self.pause is None else _pause_dict(self.pause),
                 "user": None if self.user is None else [self.user.name, self.user.is_admin],
                 "workspace": self.workspace,
+                "remote_calls": self.remote_calls,
             }
         )
 
@@ -208,6 +210,7 @@ class _State(_Strict):
     pause: _Pause | None
     user: tuple[str, bool] | None
     workspace: str | None
+    remote_calls: int = 0  # absent from states written before remote tools
 
     def build(self) -> RunState:
         return RunState(
@@ -220,4 +223,5 @@ class _State(_Strict):
             pause=None if self.pause is None else self.pause.build(),
             user=None if self.user is None else User(*self.user),
             workspace=self.workspace,
+            remote_calls=self.remote_calls,
         )
