@@ -74,3 +74,8 @@ MaxTokensFieldOption = Annotated[
 MaxTokensOption = Annotated[
     int | None, typer.Option("--max-tokens", min=1, help="Cap each answer at N output tokens.")
 ]
+MaxRemoteCallsOption = Annotated[
+    int,
+    typer.Option("--max-remote-calls", min=0,
+                 help="Calls to remote (MCP) tools the run may make in all."),
+]  # fmt: skip

@@ -77,6 +77,7 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
         max_tokens=body.max_tokens,
         max_total_tokens=body.max_total_tokens,
         max_cost=body.max_cost,
+        max_remote_calls=body.max_remote_calls,
         trust_zone=chosen,
     )
     context = ToolContext(user=settings.user, workspace=settings.workspace)
