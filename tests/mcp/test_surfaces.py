@@ -12,9 +12,7 @@ from typer.testing import CliRunner
 import toolwire.cli.run  # noqa: F401  (registers the commands)
 from toolwire.cli.app import app
 from toolwire.cli.serve import build_settings
-from toolwire.inspector import create_app
-
-from ..inspector_kit import AUTH
+from toolwire.inspector import InspectorSettings, create_app
 
 runner = CliRunner(env={"COLUMNS": "200"})
 TIME = """
@@ -114,7 +112,7 @@ async def test_the_inspector_lists_a_remote_tool_and_calls_it_directly(
     settings = build_settings(None, None, workspace=workspace, key_folder=tmp_path)
     transport = httpx.ASGITransport(create_app(settings))
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as client:
-        listed = (await client.get("/api/tools", headers=AUTH | token(settings))).json()
+        listed = (await client.get("/api/tools", headers=token(settings))).json()
         row = next(t for t in listed["tools"] if t["name"] == "time__get_current_time")
         assert (row["server"], row["group"], row["enabled"]) == ("time", "mcp:time", False)
         assert row["parameters"]["required"] == ["timezone"]
@@ -132,5 +130,5 @@ async def test_the_inspector_lists_a_remote_tool_and_calls_it_directly(
     assert kv["type"] == "key_value" and ["timezone", "Etc/UTC"] in kv["data"]["items"]
 
 
-def token(settings: object) -> dict[str, str]:
+def token(settings: InspectorSettings) -> dict[str, str]:
     return {"Authorization": f"Bearer {settings.token}"}
