@@ -51,7 +51,8 @@ SKIPPED = {
     "scripts/test": "the test command itself: it runs this test",
 }
 LONG_RUNNING = ("toolwire serve", "toolwire demo")
-_NOT_COPIED = (".git", ".venv", "__pycache__", "*_cache", ".hypothesis", ".benchmarks", "*egg-info")
+_NOT_COPIED = (".git", ".venv", "__pycache__", "*_cache", ".hypothesis", ".benchmarks", "*egg-info",
+               "node_modules")  # fmt: skip
 _NAMED_PATH = re.compile(r"(?<![\w/])((?:examples|bench|scripts|docs|src|tests)/[\w./-]*\w)")
 _WRITE_SCRIPT = """
 turns:
