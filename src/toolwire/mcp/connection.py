@@ -14,15 +14,17 @@ the log line by line (``toolwire.mcp.stderr``, level INFO), never into a result.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import os
 import threading
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -44,6 +46,7 @@ MAX_LIST_PAGES = 20  # a server paging forever must not hang a listing
 STDERR_LINE_BYTES = 2_000  # one log line; a server can print a megabyte without a newline
 STDERR_TAIL_LINES = 20  # kept for the warning when a server fails to start
 STOP_TIMEOUT_S = 10.0  # the SDK closes stdin, waits, then kills: 2 s + 2 s + 2 s at worst
+T = TypeVar("T")
 _LOST = (OSError, anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
 
 
@@ -73,23 +76,13 @@ class Connection:
     async def list_tools(self) -> list[Tool]:
         """Every tool the server lists, page by page."""
         live = await self._session()
-        tools: list[Tool] = []
-        cursor: str | None = None
-        async with self._answer(live, "the listing"):
-            for _ in range(MAX_LIST_PAGES):
-                page = await live.client.list_tools(cursor=cursor)
-                tools += page.tools
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
-        return tools
+        return await self._answer(live, "the listing", _all_tools(live.client))
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         """One call of ``tool`` (the server's own name for it)."""
         live = await self._session()
-        async with self._answer(live, f"the call of {tool!r}"):
-            return await live.client.call_tool(tool, arguments)
-        raise AssertionError("unreachable")  # _answer raises or the call returned
+        return await self._answer(live, f"the call of {tool!r}",
+                                  live.client.call_tool(tool, arguments))  # fmt: skip
 
     async def close(self) -> None:
         """Stop the session, if one is open: the server process is ended."""
@@ -98,32 +91,32 @@ class Connection:
             live.stop.set()
             await asyncio.wait({live.runner}, timeout=STOP_TIMEOUT_S)
 
-    @asynccontextmanager
-    async def _answer(self, live: _Live, what: str) -> AsyncIterator[None]:
-        """Bound a request by the server's timeout and turn its failures into McpFailure."""
+    async def _answer(self, live: _Live, what: str, request: Awaitable[T]) -> T:
+        """``request``'s answer within the server's timeout; any failure as McpFailure."""
         name = self.launch.name
         try:
             async with asyncio.timeout(self.launch.timeout):
-                yield
+                return await request
         except TimeoutError:
             why = f"{name}: {what} took over {self.launch.timeout:g} s"
             raise McpFailure("timeout", why) from None
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
-                self._drop(live)
+                self._ended(live.stop)
                 raise McpFailure("stopped", f"{name}: the server stopped during {what}") from exc
             raise McpFailure("protocol", f"{name}: {what} failed: {exc.message}") from exc
         except ValidationError as exc:
             raise McpFailure("garbage", f"{name}: {what} got an answer that is not MCP") from exc
         except _LOST as exc:
-            self._drop(live)
+            self._ended(live.stop)
             raise McpFailure("stopped", f"{name}: lost the server during {what}") from exc
 
-    def _drop(self, live: _Live) -> None:
-        """Forget a session that failed; its runner ends it, and the next use starts anew."""
-        if self._live is live:
+    def _ended(self, stop: asyncio.Event) -> None:
+        """Forget the session ``stop`` ends (it failed, or its process exited): its runner
+        closes it, and the next use starts a new one."""
+        if self._live is not None and self._live.stop is stop:
             self._live = None
-        live.stop.set()
+        stop.set()
 
     async def _session(self) -> _Live:
         live = self._live
@@ -155,8 +148,15 @@ class Connection:
         return _Live(client, stop, runner)
 
     async def _run(self, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
-        """Open the session, hand it out through ``ready``, hold it until ``stop``."""
-        stderr = StderrLog(self.launch.name) if self.launch.command is not None else None
+        """Open the session, hand it out through ``ready``, hold it until ``stop``.
+
+        A stdio server's stderr reaching its end means its process exited: the session is
+        dropped then, so a call after a crash between calls starts the server again."""
+        stderr = None
+        if self.launch.command is not None:
+            ended = functools.partial(asyncio.get_running_loop().call_soon_threadsafe,
+                                      self._ended, stop)  # fmt: skip
+            stderr = StderrLog(self.launch.name, on_end=ended)
         try:
             async with open_client(self.launch, stderr) as client:
                 if stderr is not None:
@@ -177,6 +177,18 @@ class Connection:
         finally:
             if stderr is not None:
                 stderr.spawned()
+
+
+async def _all_tools(client: Client) -> list[Tool]:
+    tools: list[Tool] = []
+    cursor: str | None = None
+    for _ in range(MAX_LIST_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
 
 
 @asynccontextmanager
@@ -232,11 +244,13 @@ class _ServerLog:
 
 
 class StderrLog:
-    """A server's stderr, line by line, into the log: a pipe, read by a daemon thread."""
+    """A server's stderr, line by line, into the log: a pipe, read by a daemon thread, which
+    calls ``on_end`` when the pipe ends (the server exited)."""
 
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, on_end: Callable[[], object] = lambda: None) -> None:
         read_end, write_end = os.pipe()
         self.server = server
+        self.on_end = on_end
         self.file: TextIO = os.fdopen(write_end, "w")
         self._tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         threading.Thread(
@@ -259,6 +273,8 @@ class StderrLog:
                 line = raw[:STDERR_LINE_BYTES].decode("utf-8", "replace").rstrip()
                 self._tail.append(line)
                 stderr_log.info("%s: %s", self.server, line)
+        with contextlib.suppress(RuntimeError):  # the hub's loop is gone: the process is ending
+            self.on_end()
 
 
 def describe(exc: BaseException) -> str:

@@ -1,7 +1,8 @@
 """An MCP server (the SDK's MCPServer over stdio) that misbehaves on request.
 
-Tools: ``echo`` answers; ``crash`` kills the process mid-call; ``hang`` never answers; ``leak``
-prints the value of $TROUBLE_SECRET on stderr and answers without it. With
+Tools: ``echo`` answers; ``crash`` kills the process mid-call; ``quit_soon`` answers, then the
+process exits between calls; ``hang`` never answers; ``leak`` prints the value of
+$TROUBLE_SECRET on stderr and answers without it. With
 ``--once MARKER`` the server starts once: if MARKER exists it prints an error and exits 1,
 else it creates MARKER and serves.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -29,6 +31,13 @@ def crash() -> str:
     """Die in the middle of the call."""
     print("crashing now", file=sys.stderr, flush=True)
     os._exit(3)
+
+
+@app.tool()
+def quit_soon() -> str:
+    """Answer, then exit a moment later."""
+    threading.Timer(0.2, os._exit, args=(0,)).start()
+    return "bye"
 
 
 @app.tool()
