@@ -118,7 +118,7 @@ def test_runs_list_show_and_tools_json(tmp_path: Path) -> None:
     assert (stored["id"], stored["final_answer"], len(stored["steps"])) == (run_id, None, 2)
     tools = json.loads(tw(tmp_path, "tools", "--json", "--db", db(tmp_path)).stdout)
     assert {"name": "list_tables", "group": "structure", "enabled": True, "why": "default",
-            "admin_only": False} in tools  # fmt: skip
+            "admin_only": False, "server": None} in tools  # fmt: skip
 
 
 def test_a_tool_that_does_not_exist_is_an_error_naming_near_names(tmp_path: Path) -> None:

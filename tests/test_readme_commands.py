@@ -57,7 +57,8 @@ SKIPPED = {
 }
 LONG_RUNNING = ("toolwire serve", "toolwire demo")
 MCP = "toolwire mcp"
-_NOT_COPIED = (".git", ".venv", "__pycache__", "*_cache", ".hypothesis", ".benchmarks", "*egg-info")
+_NOT_COPIED = (".git", ".venv", "__pycache__", "*_cache", ".hypothesis", ".benchmarks", "*egg-info",
+               "node_modules")  # fmt: skip
 _NAMED_PATH = re.compile(r"(?<![\w/])((?:examples|bench|scripts|docs|src|tests)/[\w./-]*\w)")
 _WRITE_SCRIPT = """
 turns:

@@ -7,10 +7,16 @@ Artifacts: every string leaf, key and label coerced the same way, then the whole
 with the canonical encoder's rules (finite numbers, JSON types only, no cycles, depth at most
 ``ARTIFACT_MAX_DEPTH``) and an independent ``ARTIFACT_BYTE_CAP``. Any failure replaces the whole
 list with exactly one ``text`` artifact labelled ``Artifacts omitted``: never a partial structure.
+
+Images first: the images of one result share ``IMAGE_DATA_CAP`` characters of base64, in order.
+An image over what is left, of a type the page does not draw, or whose data is not base64 keeps
+its place and label but loses its data, and its ``note`` says why: one large image must not cost
+the result every other artifact.
 """
 
 from __future__ import annotations
 
+import binascii
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +36,12 @@ ARTIFACT_BYTE_CAP = 50_000
 # JSON nesting, counting the artifact list as level 1 (a table's cells sit at level 5). Deeper
 # data is almost surely an accident or an attack on recursive renderers.
 ARTIFACT_MAX_DEPTH = 64
+
+# Base64 characters of image data per tool result (about 24 kB of image): within the artifact
+# cap, with room left for the rest of the list. A page draws an image from a data URL only of
+# these types (no SVG: it is a document that can carry script).
+IMAGE_DATA_CAP = 32_000
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 TRUNCATION_MARKER = f"\n…[tool result truncated at {CONTENT_BYTE_CAP} bytes]"
 _MARKER_BYTES = len(TRUNCATION_MARKER.encode("utf-8"))
@@ -78,7 +90,7 @@ def bound_artifacts(artifacts: Sequence[Artifact]) -> tuple[Artifact, ...]:
     if not artifacts:
         return ()
     try:
-        coerced = tuple(_coerce_artifact(a) for a in artifacts)
+        coerced = tuple(_coerce_artifact(a) for a in bound_images(artifacts))
         size = len(dumps_bytes([a.to_dict() for a in coerced]))
     except _Unencodable as reason:
         return (omitted_marker(f"could not be encoded: {reason}"),)
@@ -87,6 +99,50 @@ def bound_artifacts(artifacts: Sequence[Artifact]) -> tuple[Artifact, ...]:
     if size > ARTIFACT_BYTE_CAP:
         return (omitted_marker(f"exceeded {ARTIFACT_BYTE_CAP} bytes ({size} bytes encoded)"),)
     return coerced
+
+
+def bound_images(artifacts: Sequence[Artifact]) -> list[Artifact]:
+    """The list with every image checked and the images' data within ``IMAGE_DATA_CAP``."""
+    left = IMAGE_DATA_CAP
+    out = []
+    for artifact in artifacts:
+        if isinstance(artifact, Artifact) and artifact.type is ArtifactType.IMAGE:
+            image, used = _bound_image(artifact, left)
+            out.append(image)
+            left -= used
+        else:
+            out.append(artifact)
+    return out
+
+
+def _bound_image(image: Artifact, left: int) -> tuple[Artifact, int]:
+    """The image as kept, and the budget it used."""
+    data = image.data if isinstance(image.data, Mapping) else {}
+    mime, payload, note = data.get("mime_type"), data.get("data"), data.get("note", "")
+    label = image.label if isinstance(image.label, str) else ""
+    if not isinstance(mime, str) or not isinstance(payload, str) or not isinstance(note, str):
+        return Artifact.image(label, "", "", note="Image omitted: not an image."), 0
+    why = _image_problem(mime, payload, left)
+    if why is not None:
+        return Artifact.image(label, mime, "", note=(note or why) if not payload else why), 0
+    return Artifact.image(label, mime, payload, note=note), len(payload)
+
+
+def _image_problem(mime: str, payload: str, left: int) -> str | None:
+    if not payload:
+        return "Image omitted: no data."
+    if mime not in IMAGE_TYPES:
+        return f"Image omitted: {mime[:80]!r} is not a type the page draws."
+    try:
+        binascii.a2b_base64(payload, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return "Image omitted: the data is not base64."
+    if len(payload) > left:
+        return (
+            f"Image omitted: {len(payload)} characters of base64, over the "
+            f"{left} left of the {IMAGE_DATA_CAP} the images of one result share."
+        )
+    return None
 
 
 def omitted_marker(reason: str) -> Artifact:

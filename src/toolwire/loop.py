@@ -23,6 +23,7 @@ import time
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Literal
 
+from toolwire import remote_calls
 from toolwire.endings import (
     Ending,
     LoopResult,
@@ -374,6 +375,9 @@ class ToolLoop:
         context: ToolContext,
     ) -> RunState:
         """Run one turn's calls (see :mod:`toolwire.turn`) and append their results."""
+        jobs, spent = remote_calls.spend(jobs, self.registry, state.offered,
+                                         spent=state.remote_calls,
+                                         limit=state.options.max_remote_calls)  # fmt: skip
         messages = list(state.messages)
         invocations = list(state.invocations)
         gate = self._gate(state.options, context)
@@ -387,7 +391,8 @@ class ToolLoop:
                          messages=messages, invocations=invocations)  # fmt: skip
 
         await run_turn(jobs, invoke, record, concurrency=state.options.max_concurrency)
-        return state._replace(messages=tuple(messages), invocations=tuple(invocations))
+        return state._replace(messages=tuple(messages), invocations=tuple(invocations),
+                              remote_calls=spent)  # fmt: skip
 
     def _alone(self, call: ToolCall) -> bool:
         tool = self.registry.get(call.name)

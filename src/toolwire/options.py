@@ -23,6 +23,9 @@ DEFAULT_MAX_CALLS_PER_TURN = 32
 # default call limit would be idle.
 DEFAULT_MAX_CONCURRENCY = 8
 MAX_CONCURRENCY = 32
+# Calls to remote (MCP) tools over a whole run: each is another process's work and may reach
+# further than the machine; a model looping on one must not call it without end.
+DEFAULT_MAX_REMOTE_CALLS = 20
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,6 +42,7 @@ class RunOptions:
     stream: bool = True  # server-sent events where the adapter can; same result either way
     max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    max_remote_calls: int = DEFAULT_MAX_REMOTE_CALLS  # over the run; 0: none at all
     max_total_tokens: int | None = None  # budget: the run ends once its tokens pass this
     max_cost: float | None = None  # budget in US dollars, where the price is known
     capture_raw: bool = False
@@ -54,6 +58,8 @@ class RunOptions:
             raise ValueError("max_calls_per_turn must be at least 1")
         if not 1 <= self.max_concurrency <= MAX_CONCURRENCY:
             raise ValueError(f"max_concurrency must be between 1 and {MAX_CONCURRENCY}")
+        if self.max_remote_calls < 0:
+            raise ValueError("max_remote_calls must be 0 or more")
         if self.trust_zone is not None:
             object.__setattr__(self, "trust_zone", TrustZone.parse(self.trust_zone))
         if self.max_total_tokens is not None and self.max_total_tokens < 1:
@@ -81,6 +87,7 @@ class RunOptions:
             "stream": self.stream,
             "max_calls_per_turn": self.max_calls_per_turn,
             "max_concurrency": self.max_concurrency,
+            "max_remote_calls": self.max_remote_calls,
             "max_total_tokens": self.max_total_tokens,
             "max_cost": self.max_cost,
             "context_window": self.context_window,
@@ -100,6 +107,7 @@ class RunOptions:
             stream=data.get("stream", True),
             max_calls_per_turn=data.get("max_calls_per_turn", DEFAULT_MAX_CALLS_PER_TURN),
             max_concurrency=data.get("max_concurrency", DEFAULT_MAX_CONCURRENCY),
+            max_remote_calls=data.get("max_remote_calls", DEFAULT_MAX_REMOTE_CALLS),
             max_total_tokens=data.get("max_total_tokens"),
             max_cost=data.get("max_cost"),
             context_window=data.get("context_window"),

@@ -13,7 +13,8 @@ calls, the raw response, tool arguments, the tool result and its artifacts.
   the APIs use (else ``other``).
 - ``redacted``: the step keeps its shape; every string leaf and every string key, at any depth,
   goes through :func:`toolwire.redact.redact`. Keys are redacted too because tool arguments and
-  raw responses are model-shaped maps whose keys can carry data.
+  raw responses are model-shaped maps whose keys can carry data. An image artifact keeps its
+  type and label but not its pixels, which no redactor can read (a screenshot of a key).
 - ``full``: verbatim.
 
 Invariant: :func:`filter_step` never raises. Whatever a step holds, the result at ``none`` and
@@ -62,6 +63,7 @@ KNOWN_FINISH_REASONS = frozenset({
 # exhaust the stack (artifacts are already capped at depth 64 by the bounder).
 REDACT_MAX_DEPTH = 100
 TOO_DEEP = "… [too deep]"
+IMAGE_NOT_KEPT = "Image not kept at this privacy level: an image cannot be redacted."
 _ARTIFACT_TYPES = frozenset(str(t) for t in ArtifactType)
 
 
@@ -153,7 +155,7 @@ def filter_step(
         if level is PrivacyLevel.FULL:
             return dict(step)
         if level is PrivacyLevel.REDACTED:
-            return _redact_map(step, 0)
+            return _redact_map(_without_pixels(step), 0)
         return _metadata(step, keys)
     except Exception:
         return {"content_withheld": True, "filter_failed": True}
@@ -221,6 +223,22 @@ def _call_names(calls: Any) -> list[str]:
 
 def _clip(name: str) -> str:
     return name if len(name) <= NAME_CHAR_CAP else name[:NAME_CHAR_CAP] + "…"
+
+
+def _without_pixels(step: Mapping[str, Any]) -> Mapping[str, Any]:
+    artifacts = step.get("tool_artifacts")
+    if not isinstance(artifacts, list | tuple):
+        return step
+    return {**step, "tool_artifacts": [_pixelless(a) for a in artifacts]}
+
+
+def _pixelless(artifact: Any) -> Any:
+    if not isinstance(artifact, Mapping) or artifact.get("type") != str(ArtifactType.IMAGE):
+        return artifact
+    data = artifact.get("data")
+    mime = data.get("mime_type") if isinstance(data, Mapping) else None
+    kept = {"mime_type": mime if isinstance(mime, str) else "", "data": "", "note": IMAGE_NOT_KEPT}
+    return {**artifact, "data": kept}
 
 
 def _redact_map(value: Mapping[Any, Any], depth: int) -> dict[Any, Any]:

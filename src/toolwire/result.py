@@ -25,6 +25,10 @@ class ArtifactType(StrEnum):
     KEY_VALUE = "key_value"  # {"items": [[str, str], ...]}: ordered pairs
     CODE = "code"  # {"code": str, "language": str, "first_line": int}
     LINK = "link"  # {"url": str, "text": str}: shown as a link only for http(s) URLs
+    # {"mime_type": str, "data": base64 str, "note": str}: drawn from a data URL only for PNG,
+    # JPEG, GIF or WebP within the seam's cap (see bounding); else ``data`` is "" and ``note``
+    # says why
+    IMAGE = "image"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +74,11 @@ class Artifact:
     @classmethod
     def link(cls, label: str, url: str, text: str = "") -> Artifact:
         return cls(ArtifactType.LINK, label, {"url": url, "text": text or url})
+
+    @classmethod
+    def image(cls, label: str, mime_type: str, data: str, *, note: str = "") -> Artifact:
+        """An image as base64 ``data``; ``note`` says why the data is missing, when it is."""
+        return cls(ArtifactType.IMAGE, label, {"mime_type": mime_type, "data": data, "note": note})
 
     def to_dict(self) -> dict[str, Any]:
         """The plain form every sink serialises: ``{"type", "label", "data"}``."""

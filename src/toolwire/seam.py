@@ -9,7 +9,9 @@ raising :class:`toolwire.errors.ToolRefusal`; its message reaches the model as
 ``Error: tool "<name>" failed.``
 
 The texts below are the only ones the runtime itself writes into a tool turn. They are short,
-fixed, and echo at most a clipped tool name chosen by the model.
+fixed, and echo at most a clipped tool name chosen by the model (or a limit, or a count). That
+includes what a remote (MCP) tool's failure reads like: which server, why, and what it printed
+go to the operator's log only.
 """
 
 from __future__ import annotations
@@ -127,6 +129,47 @@ def answer_lost(name: str) -> str:
     return (
         f'Error: tool "{_clip(name)}" ran, but its result could not be handed back; '
         "see its run in the inspector."
+    )
+
+
+# -- remote (MCP) tools: the server's details go to the operator's log, never here -----------
+
+
+def remote_budget_spent(limit: int) -> str:
+    return (
+        f"Error: a run may make at most {limit} calls to remote tools; this call was past the "
+        "limit and was not executed."
+    )
+
+
+def remote_not_started(name: str) -> str:
+    return f'Error: the server of tool "{_clip(name)}" could not be started; nothing was executed.'
+
+
+def remote_stopped(name: str) -> str:
+    return (
+        f'Error: the server of tool "{_clip(name)}" stopped during the call; '
+        "whether the call took effect is unknown."
+    )
+
+
+def remote_timeout(name: str, seconds: float) -> str:
+    return f'Error: tool "{_clip(name)}" did not answer within {seconds:g} seconds.'
+
+
+def remote_garbage(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" answered with something that is not a tool result.'
+
+
+def remote_protocol_error(name: str) -> str:
+    return f'Error: the server of tool "{_clip(name)}" refused the call.'
+
+
+def remote_no_text(count: int) -> str:
+    # The items themselves (images, data, resources) are artifacts: the model reads only this.
+    return (
+        f"The tool returned no text; {count} other item(s) were kept for the operator "
+        "and are not shown here."
     )
 
 

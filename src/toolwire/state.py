@@ -112,6 +112,7 @@ class RunState(NamedTuple):
     workspace: str | None = None  # the workspace file the run's tools were given, if any
     tally: Tally | None = None  # the conversation's size for its context window; not serialised
     dropped_turns: int = 0  # assistant turns that left the conversation to fit the window
+    remote_calls: int = 0  # calls to remote tools so far, over every segment
 
     def __repr__(self) -> str:
         """Counts and where the run stands; no message, argument or result."""
@@ -142,6 +143,7 @@ class RunState(NamedTuple):
                 "user": None if self.user is None else [self.user.name, self.user.is_admin],
                 "workspace": self.workspace,
                 "dropped_turns": self.dropped_turns,
+                "remote_calls": self.remote_calls,
             }
         )
 
@@ -243,6 +245,7 @@ class _State(_Strict):
     user: tuple[str, bool] | None
     workspace: str | None
     dropped_turns: int = Field(default=0, ge=0)  # absent from states sealed before it existed
+    remote_calls: int = 0  # absent from states written before remote tools
 
     def build(self) -> RunState:
         return RunState(
@@ -256,4 +259,5 @@ class _State(_Strict):
             user=None if self.user is None else User(*self.user),
             workspace=self.workspace,
             dropped_turns=self.dropped_turns,
+            remote_calls=self.remote_calls,
         )

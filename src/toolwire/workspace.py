@@ -1,7 +1,8 @@
 """The workspace built-in tools work on: a SQL database, a folder of files, log files, web bases.
 
 It may also say how to talk to the workspace's model server: ``max_tokens_field`` names the
-output-cap field an OpenAI-compatible server reads (``max_tokens`` or ``max_completion_tokens``).
+output-cap field an OpenAI-compatible server reads (``max_tokens`` or ``max_completion_tokens``),
+and list MCP servers whose tools runs may use (``mcp_servers``: see :mod:`toolwire.mcp.config`).
 
 A ``Workspace`` is configuration plus one lazily created SQLAlchemy engine. Every part is
 optional; a tool that needs a missing part fails closed with a clear error result. Paths are
@@ -35,6 +36,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from toolwire.errors import ConfigError
+from toolwire.mcp.config import McpServer, McpServerSettings, mcp_servers
 from toolwire.providers.presets import MaxTokensField
 from toolwire.text import read_capped
 
@@ -61,6 +63,7 @@ class Workspace:
     transport: httpx.BaseTransport | None = None  # None: a real network transport
     source: Path | None = None  # the TOML file it was read from, so a resumed run finds it again
     max_tokens_field: MaxTokensField | None = None  # None: the provider's own default
+    mcp_servers: tuple[McpServer, ...] = ()
     _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -104,6 +107,7 @@ class _Settings(BaseModel):
     log_files: list[str] = []
     base_urls: list[str] = []
     max_tokens_field: MaxTokensField | None = None
+    mcp_servers: dict[str, McpServerSettings] = {}
 
 
 def load_workspace(path: str | Path) -> Workspace:
@@ -130,6 +134,7 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         log_files=tuple(_absolute(p, base) for p in settings.log_files),
         base_urls=tuple(_base_url(u, n, source) for n, u in enumerate(settings.base_urls)),
         max_tokens_field=settings.max_tokens_field,
+        mcp_servers=mcp_servers(settings.mcp_servers, base, source),
     )
 
 

@@ -85,3 +85,8 @@ ContextWindowOption = Annotated[
                  "exchanges are dropped to fit it (default: the price table's, if it lists "
                  "the model)."),
 ]  # fmt: skip
+MaxRemoteCallsOption = Annotated[
+    int,
+    typer.Option("--max-remote-calls", min=0,
+                 help="Calls to remote (MCP) tools the run may make in all."),
+]  # fmt: skip

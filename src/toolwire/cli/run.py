@@ -23,6 +23,7 @@ from toolwire.cli.options import (
     ContextWindowOption,
     MaxConcurrencyOption,
     MaxCostOption,
+    MaxRemoteCallsOption,
     MaxTokensFieldOption,
     MaxTokensOption,
     MaxTotalTokensOption,
@@ -34,15 +35,18 @@ from toolwire.cli.outcome import Output, report
 from toolwire.cli.show import StepPrinter, emit_json, error, safe, warning
 from toolwire.cli.store import DbOption, open_or_warn
 from toolwire.errors import ConfigError, StoreError, ToolwireError
-from toolwire.options import DEFAULT_MAX_CONCURRENCY, MAX_ROUNDS
+from toolwire.options import DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_REMOTE_CALLS, MAX_ROUNDS
 from toolwire.privacy import PrivacyLevel
 from toolwire.providers.presets import PROVIDER_NAMES
 
 WORKSPACE_FILE = "workspace.toml"  # the name a workspace folder (the demo's) gives it
 
 if TYPE_CHECKING:  # the run's own modules load when a run starts, not for --help
+    from collections.abc import Sequence
+
     from toolwire.store import RunStore
     from toolwire.tools.registry import ToolRegistry, ToolState
+    from toolwire.workspace import Workspace
 
 
 @app.command()
@@ -94,6 +98,7 @@ def run(
     max_tokens_field: MaxTokensFieldOption = None,
     context_window: ContextWindowOption = None,
     max_concurrency: MaxConcurrencyOption = None,
+    max_remote_calls: MaxRemoteCallsOption = DEFAULT_MAX_REMOTE_CALLS,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the outcome as one JSON object, no steps.")
     ] = False,
@@ -130,6 +135,7 @@ def run(
             max_cost=max_cost,
             context_window=context_window,
             max_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY,
+            max_remote_calls=max_remote_calls,
         )
         context = ToolContext(
             user=User("cli", is_admin=True) if admin else None,
@@ -140,7 +146,7 @@ def run(
         raise typer.Exit(1) from None
     key = read_key(console)
     store = open_or_warn(console, db, level)
-    registry = registry_for(console, store)
+    registry = registry_for(console, store, tools_workspace, requested=options.allowed_tools)
     unknown = unknown_tool(registry, tool or [])
     if unknown is not None:
         if store is not None:
@@ -204,8 +210,18 @@ def store_location(store: RunStore) -> str:
     return shown(store.url)
 
 
-def registry_for(console: Console, store: RunStore | None) -> ToolRegistry:
-    """The default registry with the store's enable/disable overrides, when there is a store."""
+def registry_for(
+    console: Console,
+    store: RunStore | None,
+    workspace: Workspace | None = None,
+    *,
+    requested: Sequence[str] | None = None,
+    every_server: bool = False,
+) -> ToolRegistry:
+    """The default registry with the store's enable/disable overrides, when there is a store,
+    and the tools of the workspace's MCP servers: every server's for a listing, only those a
+    run could be offered for a run (``requested``: the tools it asks for; None: every enabled
+    one). A server that cannot be listed is a warning; its tools are not offered."""
     from toolwire.tools.defaults import default_registry
 
     registry = default_registry()
@@ -214,31 +230,54 @@ def registry_for(console: Console, store: RunStore | None) -> ToolRegistry:
             registry.availability = store.load_availability()
         except StoreError as exc:
             warning(console, safe(str(exc), None))
+    if workspace is not None and workspace.mcp_servers:
+        from toolwire.mcp.remote import add_remote_tools, may_offer
+
+        availability = registry.availability
+        problems = add_remote_tools(
+            registry, workspace,
+            only=None if every_server else lambda s: may_offer(s, availability, requested),
+        )  # fmt: skip
+        for problem in problems:
+            warning(console, safe(problem, None))
     return registry
 
 
 @app.command("tools")
 def list_tools(
     db: DbOption = None,
+    workspace: Annotated[
+        Path | None,
+        typer.Option("--workspace", help="A workspace TOML file: its MCP servers' tools too."),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the tools as a JSON array.")
     ] = False,
 ) -> None:
     """List the registered tools with their group and state (overrides from the store)."""
+    from toolwire.workspace import load_workspace
+
     console = Console(highlight=False, stderr=as_json)
+    try:
+        tools_workspace = load_workspace(workspace_file(workspace)) if workspace else None
+    except ToolwireError as exc:
+        error(console, safe(str(exc), None))
+        raise typer.Exit(1) from None
     store = open_or_warn(console, db, PrivacyLevel.METADATA)
-    registry = registry_for(console, store)
+    registry = registry_for(console, store, tools_workspace, every_server=True)
     if store is not None:
         store.close()
     states = registry.states()
     if as_json:
         emit_json([_tool_json(state) for state in states])
         return
-    table = Table("tool", "group", "state", "why")
+    servers = any(state.server is not None for state in states)
+    table = Table("tool", "group", *(["server"] if servers else []), "state", "why")
     for state in states:
         table.add_row(
             Text(safe(state.name, 80)),
             Text(safe(state.group, 40)),
+            *([Text(safe(state.server or "", 40))] if servers else []),
             Text("enabled" if state.enabled else "disabled"),
             Text(_why(state) + (", admin only" if state.requires_admin else "")),
         )
@@ -258,4 +297,5 @@ def _tool_json(state: ToolState) -> dict[str, object]:
         "enabled": state.enabled,
         "why": _why(state),
         "admin_only": state.requires_admin,
+        "server": state.server,
     }

@@ -16,7 +16,7 @@ from rich.console import Console
 from toolwire.cli.app import app
 from toolwire.cli.keys import make_key
 from toolwire.cli.server import DEFAULT_PORT, bind, refuse_remote, run_server
-from toolwire.cli.show import error, safe
+from toolwire.cli.show import error, safe, warning
 from toolwire.cli.store import DbOption, notices, open_store
 from toolwire.errors import ToolwireError
 from toolwire.privacy import PrivacyLevel
@@ -49,7 +49,9 @@ def build_settings(
     key_folder: Path | None = None,
     allow_remote: bool = False,
 ) -> InspectorSettings:
-    """Settings for a served inspector; with ``store``, runs and tool states go to it.
+    """Settings for a served inspector; with ``store``, runs and tool states go to it. The
+    workspace's MCP servers are listed now, so the Tools page shows their tools; a server that
+    cannot be listed is a warning.
 
     The state key comes from the environment or ``state.key`` in ``key_folder`` (default: the
     user data directory), and is created there when there is none.
@@ -58,14 +60,21 @@ def build_settings(
     from toolwire.tools.defaults import default_registry
     from toolwire.workspace import load_workspace
 
+    tools_workspace = load_workspace(workspace) if workspace is not None else None
+    registry = default_registry()
+    if tools_workspace is not None and tools_workspace.mcp_servers:
+        from toolwire.mcp.remote import add_remote_tools
+
+        for problem in add_remote_tools(registry, tools_workspace):  # lists (starts) them
+            warning(notices(), safe(problem, None))
     key = make_key(key_folder)
     return InspectorSettings(
-        registry=default_registry(),
+        registry=registry,
         provider_factory=provider_factory(script),
         token=new_token(),
         store=store,
         privacy_level=str(privacy) if store is not None else None,
-        workspace=load_workspace(workspace) if workspace is not None else None,
+        workspace=tools_workspace,
         state_key=key,
         allow_remote=allow_remote,
     )

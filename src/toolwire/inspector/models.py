@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire.loop import MAX_ROUNDS
-from toolwire.options import MAX_CONCURRENCY
+from toolwire.options import DEFAULT_MAX_REMOTE_CALLS, MAX_CONCURRENCY
 
 MAX_PROMPT_CHARS = 200_000  # a long document pasted as a prompt; the body cap is the real bound
 MAX_NAME_CHARS = 200  # tool, group, provider and model names are identifiers
@@ -26,6 +26,7 @@ MAX_ANSWER_TOKENS = 1_000_000  # an output cap beyond every model's output windo
 MAX_RUN_TOKENS = 1_000_000_000  # a run budget: a billion tokens is no budget at all
 MAX_RUN_DOLLARS = 100_000.0  # a run budget in dollars; more is a typo, not a budget
 MAX_CONTEXT_TOKENS = 100_000_000  # a hundred times today's largest context window
+MAX_REMOTE_CALLS = 10_000  # remote calls a run may make; more is no budget at all
 
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 Effort = Literal["low", "medium", "high"]
@@ -60,6 +61,7 @@ class RunBody(_Strict):
     max_concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY)
     # A trust zone name (toolwire.trust.TrustZone); absent: the provider's own zone.
     trust_zone: Name | None = None
+    max_remote_calls: int = Field(default=DEFAULT_MAX_REMOTE_CALLS, ge=0, le=MAX_REMOTE_CALLS)
 
 
 class ToggleBody(_Strict):
@@ -99,6 +101,7 @@ class ToolRow(BaseModel):
     requires_admin: bool
     why: str
     parameters: dict[str, Any]  # the JSON schema of the tool's arguments, as the model sees it
+    server: str | None = None  # the MCP server of a remote tool
 
 
 class GroupRow(BaseModel):

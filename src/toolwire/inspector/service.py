@@ -87,6 +87,7 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
         max_cost=body.max_cost,
         context_window=body.context_window,
         max_concurrency=body.max_concurrency or DEFAULT_MAX_CONCURRENCY,
+        max_remote_calls=body.max_remote_calls,
         trust_zone=chosen,
     )
     context = ToolContext(user=settings.user, workspace=settings.workspace)

@@ -5,7 +5,9 @@ A tool's ``execute`` may be sync or async and returns a ``ToolResult``. Tools bu
 pydantic; invalid model arguments raise ``ToolRefusal``, whose message the model may read.
 
 Calls of one turn run concurrently unless a tool is sequential-only (``concurrent=False``, the
-default for a tool that needs approval): read it through :func:`runs_concurrently`.
+default for a tool that needs approval): read it through :func:`runs_concurrently`. A tool
+served by another process (an MCP server's) says ``remote = True``; its calls count against the
+run's remote-call budget: read it through :func:`is_remote`.
 
 Three optional traits make a run pause for a person (the protocol does not require them; read
 them through :func:`needs_approval`, :func:`input_model_of` and :func:`preview_of`):
@@ -113,6 +115,11 @@ def runs_concurrently(tool: Tool) -> bool:
     if isinstance(concurrent, bool):
         return concurrent
     return not needs_approval(tool)
+
+
+def is_remote(tool: Tool) -> bool:
+    """Whether ``tool`` runs in another process (an MCP server): its calls have a budget."""
+    return getattr(tool, "remote", False) is True
 
 
 def input_model_of(tool: Tool) -> type[BaseModel] | None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from toolwire.errors import ConfigError, DuplicateToolError, ToolError
 from toolwire.messages import ToolSpec
-from toolwire.tools.api import Tool
+from toolwire.tools.api import Tool, is_remote
 from toolwire.trust import DataClass
 
 ENTRY_POINT_GROUP = "toolwire.tools"
@@ -39,6 +39,7 @@ class ToolState:
     default_enabled: bool
     overridden: bool
     requires_admin: bool
+    server: str | None = None  # the MCP server a remote tool comes from
 
 
 @dataclass(slots=True)
@@ -144,6 +145,7 @@ class ToolRegistry:
             default_enabled=tool.enabled_by_default,
             overridden=override is not None,
             requires_admin=tool.requires_admin,
+            server=_server(tool),
         )
 
     def discover(self, group: str = ENTRY_POINT_GROUP) -> list[str]:
@@ -172,6 +174,11 @@ class ToolRegistry:
                 self.register(t)
                 added.append(t.spec.name)
         return added
+
+
+def _server(tool: Tool) -> str | None:
+    server = getattr(tool, "server", None) if is_remote(tool) else None
+    return server if isinstance(server, str) else None
 
 
 def _is_tool(value: Any) -> bool:

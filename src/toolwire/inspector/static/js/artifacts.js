@@ -1,7 +1,7 @@
 // Artifacts, rendered by type. Every shape is checked before it is drawn; anything unknown or
 // malformed is shown whole as pretty JSON, so nothing is silently dropped.
 
-import { h, pretty, safeLink } from "./dom.js";
+import { h, pretty, safeImage, safeLink } from "./dom.js";
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const isText = (v) => typeof v === "string";
@@ -14,7 +14,7 @@ function renderArtifact(artifact, index = 0) {
   const label = isObject(artifact) && isText(artifact.label) ? artifact.label : "Artifact";
   const type = isObject(artifact) && isText(artifact.type) ? artifact.type : "unknown";
   const data = isObject(artifact) && isObject(artifact.data) ? artifact.data : {};
-  const body = RENDERERS[type]?.(data) ?? fallback(artifact);
+  const body = RENDERERS[type]?.(data, label) ?? fallback(artifact);
   const kind = body.classList.contains("artifact-json") ? "json" : type;
   return h("section", { class: "artifact", "data-type": kind, "data-index": index },
     h("header", { class: "artifact-head" },
@@ -82,6 +82,15 @@ function link(data) {
   return h("p", { class: "artifact-link" }, safeLink(data.url, label));
 }
 
+// An image only through safeImage; the note says why the data is missing, when it is.
+function image(data, label) {
+  if (!isText(data.mime_type)) return null;
+  const note = isText(data.note) && data.note ? h("p", { class: "artifact-note" }, data.note) : null;
+  const picture = isText(data.data) && data.data ? safeImage(data.mime_type, data.data, label) : null;
+  return h("figure", { class: "artifact-image" },
+    picture ?? (note ? null : h("p", { class: "artifact-note" }, "No image data.")), note);
+}
+
 const RENDERERS = {
-  table, text, tree, key_value: keyValue, code, link,
+  table, text, tree, key_value: keyValue, code, link, image,
 };

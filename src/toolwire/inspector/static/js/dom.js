@@ -1,13 +1,19 @@
 // Building DOM without parsing HTML. Every string becomes a text node or a checked attribute
-// value; there is no path from data to markup. `href` is not settable here: see safeLink.
+// value; there is no path from data to markup. `href` and `src` are not settable here: see
+// safeLink and safeImage.
 
 const SAFE_ATTRIBUTES = new Set([
   "class", "id", "type", "name", "value", "for", "title", "role", "hidden", "disabled",
   "checked", "colspan", "start", "tabindex", "placeholder", "min", "max", "step", "rows",
   "aria-selected", "aria-label", "aria-live", "data-kind", "data-status", "data-view",
-  "data-type", "data-index", "data-testid",
+  "data-type", "data-index", "data-testid", "alt",
 ]);
 const WEB_PROTOCOLS = new Set(["http:", "https:"]);
+// Drawn from a data URL only for these types (no SVG: a document that can carry script), and
+// only within the seam's cap (toolwire.bounding.IMAGE_DATA_CAP, characters of base64).
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+export const IMAGE_DATA_CAP = 32000;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 export function h(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
@@ -56,6 +62,27 @@ export function safeLink(url, text) {
     return anchor;
   }
   return h("span", { class: "link-blocked", title: "not an http(s) link" }, label);
+}
+
+// An image from base64 data as an <img> with a data URL; anything the page does not draw (a type
+// outside the list, data that is not base64, data over the cap) as a visible note instead.
+export function safeImage(mimeType, data, alt) {
+  const why = imageProblem(mimeType, data);
+  if (why) return h("p", { class: "artifact-note image-blocked" }, why);
+  const image = h("img", { class: "artifact-img", alt: String(alt ?? "") });
+  image.src = `data:${mimeType};base64,${data}`;
+  return image;
+}
+
+function imageProblem(mimeType, data) {
+  if (typeof mimeType !== "string" || !IMAGE_TYPES.has(mimeType)) {
+    return "Image not shown: not a PNG, JPEG, GIF or WebP image.";
+  }
+  if (typeof data !== "string" || !data) return "Image not shown: no data.";
+  if (data.length > IMAGE_DATA_CAP) {
+    return `Image not shown: ${data.length} characters of data, over the ${IMAGE_DATA_CAP} cap.`;
+  }
+  return BASE64.test(data) ? null : "Image not shown: the data is not base64.";
 }
 
 function isWebUrl(url) {

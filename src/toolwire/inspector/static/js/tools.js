@@ -49,7 +49,10 @@ export class ToolsView {
     const open = h("button", { type: "button", class: "small" }, "Call…");
     const row = h("tr", { "data-kind": "tool-row" },
       h("td", { class: "col-name" }, h("code", {}, tool.name),
-        tool.requires_admin ? h("span", { class: "badge muted" }, "admin") : null),
+        tool.requires_admin ? h("span", { class: "badge muted" }, "admin") : null,
+        typeof tool.server === "string"
+          ? h("span", { class: "badge muted server", title: "MCP server" }, `MCP: ${tool.server}`)
+          : null),
       h("td", { class: "col-description muted" }, plainText(tool.description)),
       h("td", { class: "col-state" }, h("span", { class: tool.enabled ? "badge ok" : "badge error" },
         tool.enabled ? "enabled" : "disabled"), " ", h("span", { class: "muted" }, tool.why)),

@@ -1,0 +1,292 @@
+"""One session to one MCP server, living on the hub's event loop (see :mod:`toolwire.mcp.hub`).
+
+The session starts on first use (a listing or a call) and is shared by every caller; its
+requests may overlap. The SDK's client is an async context manager holding an anyio task group,
+which must be entered and left by one task: a runner task opens it, hands the client out, and
+keeps it open until told to stop.
+
+Every failure becomes a :class:`McpFailure` whose ``kind`` picks the text the model reads (the
+seam writes it); the details go to the log only. A server that stops (its process dies, its
+stream closes) is dropped, and the next use starts it again. A server's stderr is piped into
+the log line by line (``toolwire.mcp.stderr``, level INFO), never into a result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Literal, TextIO, TypeVar
+
+import anyio
+import anyio.lowlevel
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CONNECTION_CLOSED, CallToolResult, Implementation, Tool
+from pydantic import ValidationError
+
+from toolwire.mcp.config import Launch
+
+log = logging.getLogger("toolwire.mcp")
+stderr_log = logging.getLogger("toolwire.mcp.stderr")
+
+FailureKind = Literal["start", "stopped", "timeout", "garbage", "protocol"]
+MAX_LIST_PAGES = 20  # a server paging forever must not hang a listing
+STDERR_LINE_BYTES = 2_000  # one log line; a server can print a megabyte without a newline
+STDERR_TAIL_LINES = 20  # kept for the warning when a server fails to start
+STOP_TIMEOUT_S = 10.0  # the SDK closes stdin, waits, then kills: 2 s + 2 s + 2 s at worst
+T = TypeVar("T")
+_LOST = (OSError, anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+
+
+class McpFailure(Exception):
+    """A server could not answer. ``kind`` is what the model is told; ``str()`` is for the log."""
+
+    def __init__(self, kind: FailureKind, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+
+
+@dataclass(slots=True)
+class _Live:
+    client: Client
+    stop: asyncio.Event
+    runner: asyncio.Task[None]
+
+
+class Connection:
+    """The session to the server of one :class:`Launch`. Use it on the hub's loop only."""
+
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
+        self._live: _Live | None = None
+        self._starting = asyncio.Lock()  # binds to the hub's loop on first use
+
+    async def list_tools(self) -> list[Tool]:
+        """Every tool the server lists, page by page."""
+        live = await self._session()
+        return await self._answer(live, "the listing", _all_tools(live.client))
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+        """One call of ``tool`` (the server's own name for it)."""
+        live = await self._session()
+        return await self._answer(live, f"the call of {tool!r}",
+                                  live.client.call_tool(tool, arguments))  # fmt: skip
+
+    async def close(self) -> None:
+        """Stop the session, if one is open: the server process is ended."""
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop.set()
+            await asyncio.wait({live.runner}, timeout=STOP_TIMEOUT_S)
+
+    async def _answer(self, live: _Live, what: str, request: Awaitable[T]) -> T:
+        """``request``'s answer within the server's timeout; any failure as McpFailure."""
+        name = self.launch.name
+        try:
+            async with asyncio.timeout(self.launch.timeout):
+                return await request
+        except TimeoutError:
+            why = f"{name}: {what} took over {self.launch.timeout:g} s"
+            raise McpFailure("timeout", why) from None
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                self._ended(live.stop)
+                raise McpFailure("stopped", f"{name}: the server stopped during {what}") from exc
+            raise McpFailure("protocol", f"{name}: {what} failed: {exc.message}") from exc
+        except ValidationError as exc:
+            raise McpFailure("garbage", f"{name}: {what} got an answer that is not MCP") from exc
+        except _LOST as exc:
+            self._ended(live.stop)
+            raise McpFailure("stopped", f"{name}: lost the server during {what}") from exc
+
+    def _ended(self, stop: asyncio.Event) -> None:
+        """Forget the session ``stop`` ends (it failed, or its process exited): its runner
+        closes it, and the next use starts a new one."""
+        if self._live is not None and self._live.stop is stop:
+            self._live = None
+        stop.set()
+
+    async def _session(self) -> _Live:
+        live = self._live
+        if live is not None:
+            return live
+        async with self._starting:
+            if self._live is None:
+                self._live = await self._start()
+            return self._live
+
+    async def _start(self) -> _Live:
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[Client] = loop.create_future()
+        stop = asyncio.Event()
+        runner = loop.create_task(self._run(ready, stop), name=f"mcp:{self.launch.name}")
+        try:
+            async with asyncio.timeout(self.launch.timeout):
+                client = await asyncio.shield(ready)
+        except BaseException as exc:
+            ready.cancel()
+            runner.cancel()
+            await asyncio.wait({runner}, timeout=STOP_TIMEOUT_S)
+            if isinstance(exc, TimeoutError):
+                why = f"{self.launch.name}: did not start within {self.launch.timeout:g} s"
+                raise McpFailure("start", why) from None
+            if isinstance(exc, Exception):
+                raise McpFailure("start", f"{self.launch.name}: {describe(exc)}") from None
+            raise
+        return _Live(client, stop, runner)
+
+    async def _run(self, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
+        """Open the session, hand it out through ``ready``, hold it until ``stop``.
+
+        A stdio server's stderr reaching its end means its process exited: the session is
+        dropped then, so a call after a crash between calls starts the server again."""
+        stderr = None
+        if self.launch.command is not None:
+            ended = functools.partial(asyncio.get_running_loop().call_soon_threadsafe,
+                                      self._ended, stop)  # fmt: skip
+            stderr = StderrLog(self.launch.name, on_end=ended)
+        try:
+            async with open_client(self.launch, stderr) as client:
+                if stderr is not None:
+                    stderr.spawned()
+                if not ready.done():
+                    ready.set_result(client)
+                await stop.wait()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            tail = "" if stderr is None else stderr.tail()
+            if not ready.done():
+                log.warning("MCP server %r failed to start: %s%s", self.launch.name,
+                            describe(exc), tail)  # fmt: skip
+                ready.set_exception(exc)
+            else:
+                log.warning("MCP server %r stopped: %s%s", self.launch.name, describe(exc), tail)
+        finally:
+            if stderr is not None:
+                stderr.spawned()
+
+
+async def _all_tools(client: Client) -> list[Tool]:
+    tools: list[Tool] = []
+    cursor: str | None = None
+    for _ in range(MAX_LIST_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+@asynccontextmanager
+async def open_client(launch: Launch, stderr: StderrLog | None) -> AsyncIterator[Client]:
+    """The SDK's client for ``launch``, entered: stdio or streamable HTTP."""
+    async with AsyncExitStack() as stack:
+        if launch.command is not None:
+            assert stderr is not None
+            params = StdioServerParameters(
+                command=launch.command,
+                args=list(launch.args),
+                env=dict(launch.env),
+                cwd=launch.cwd,
+            )
+            transport = stdio_client(params, errlog=stderr.file)
+        else:
+            assert launch.url is not None
+            http = await stack.enter_async_context(
+                create_mcp_http_client(headers=dict(launch.headers))
+            )
+            transport = streamable_http_client(launch.url, http_client=http)
+        client = Client(
+            transport,
+            cache=None,
+            client_info=Implementation(name="toolwire", version=_version()),
+            message_handler=_Messages(launch.name),
+            logging_callback=_ServerLog(launch.name),
+        )
+        yield await stack.enter_async_context(client)
+
+
+class _Messages:
+    """What the session could not read from the server goes to the log."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            log.warning("MCP server %r sent something unreadable: %s", self.server,
+                        describe(message))  # fmt: skip
+        await anyio.lowlevel.checkpoint()
+
+
+class _ServerLog:
+    """A server's own log notifications, into the operator's log."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+
+    async def __call__(self, params: Any) -> None:
+        stderr_log.info("%s (%s): %s", self.server, params.level, str(params.data)[:2000])
+
+
+class StderrLog:
+    """A server's stderr, line by line, into the log: a pipe, read by a daemon thread, which
+    calls ``on_end`` when the pipe ends (the server exited)."""
+
+    def __init__(self, server: str, on_end: Callable[[], object] = lambda: None) -> None:
+        read_end, write_end = os.pipe()
+        self.server = server
+        self.on_end = on_end
+        self.file: TextIO = os.fdopen(write_end, "w")
+        self._tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        threading.Thread(
+            target=self._pump, args=(read_end,), name=f"mcp-stderr-{server}", daemon=True
+        ).start()
+
+    def spawned(self) -> None:
+        """Close this process's copy of the pipe (the server holds its own): the reader then
+        ends when the server does. Safe to call twice."""
+        self.file.close()
+
+    def tail(self) -> str:
+        """The last lines the server printed, for a warning in the log."""
+        lines = list(self._tail)
+        return "" if not lines else "; its last stderr lines: " + " | ".join(lines)
+
+    def _pump(self, fd: int) -> None:
+        with os.fdopen(fd, "rb") as pipe:
+            for raw in pipe:
+                line = raw[:STDERR_LINE_BYTES].decode("utf-8", "replace").rstrip()
+                self._tail.append(line)
+                stderr_log.info("%s: %s", self.server, line)
+        with contextlib.suppress(RuntimeError):  # the hub's loop is gone: the process is ending
+            self.on_end()
+
+
+def describe(exc: BaseException) -> str:
+    """An exception for the log: the leaves of an exception group, each as ``Type: message``."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe(inner) for inner in exc.exceptions)
+    text = str(exc)
+    return type(exc).__name__ + (f": {text[:500]}" if text else "")
+
+
+def _version() -> str:
+    try:
+        return version("toolwire")
+    except PackageNotFoundError:
+        return "0"
