@@ -461,6 +461,13 @@ class Runtime:
             self.recorder, self.state_key, run_id, name, decision_seconds=decision_seconds
         )
 
+    def workspace_of(self, run_id: str) -> str | None:
+        """The workspace file the waiting run ``run_id``'s tools were given, if any."""
+        waiting = self.recorder.waiting(run_id)
+        if waiting is None:
+            raise RunNotWaiting("no waiting run has this id")
+        return self._open(waiting).workspace
+
     def pending(self, run_id: str) -> Pause:
         """What the waiting run ``run_id`` waits on; ``RunNotWaiting`` or ``StateError``."""
         waiting = self.recorder.waiting(run_id)

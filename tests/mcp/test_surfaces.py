@@ -132,3 +132,56 @@ async def test_the_inspector_lists_a_remote_tool_and_calls_it_directly(
 
 def token(settings: InspectorSettings) -> dict[str, str]:
     return {"Authorization": f"Bearer {settings.token}"}
+
+
+def test_approving_from_the_command_line_runs_a_pending_remote_call(tmp_path: Path) -> None:
+    """A turn pausing on a write also holds a remote call: ``toolwire runs approve`` in a new
+    process loads the run's workspace's servers, so the remote call runs there too."""
+    import os
+    import subprocess
+    import sys
+
+    from toolwire.demo._content import write_database
+    from toolwire.store import RunStore
+
+    database = tmp_path / "shop.sqlite"
+    write_database(database)
+    workspace = tmp_path / "w.toml"
+    workspace.write_text(f'database_url = "sqlite:///{database}"\n' + TIME + "enabled = true\n")
+    script = tmp_path / "s.yaml"
+    script.write_text(
+        "turns:\n"
+        "  - tool_calls:\n"
+        "      - {name: update_record, arguments: {table: products, id: 1, values: {stock: 7}}}\n"
+        "      - {name: time__get_current_time, arguments: {timezone: Etc/UTC}}\n"
+        "  - content: Done.\n"
+    )
+    db = str(tmp_path / "runs.db")
+    with RunStore.open(db) as store:
+        store.set_tool_state("update_record", True)
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("TOOLWIRE_DB", "COLUMNS")},
+        "TOOLWIRE_STATE_KEY": "cd" * 32,
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "COLUMNS": "200",
+    }
+
+    def tw(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "toolwire", *args], capture_output=True,
+                              text=True, timeout=90, check=False, env=env)  # fmt: skip
+
+    paused = tw("run", "--workspace", str(workspace), "--script", str(script), "--db", db,
+                "--admin", "restock")  # fmt: skip
+    assert paused.returncode == 3, paused.stdout + paused.stderr
+    run_id = next(
+        line.split()[6] for line in paused.stdout.splitlines() if line.startswith("resume it with")
+    )
+    approved = tw("runs", "approve", run_id, "--db", db)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    assert "tool time__get_current_time ok" in approved.stdout
+    assert "unknown tool" not in approved.stdout
+    with RunStore.open(db) as store:
+        stored = store.get_run(run_id)
+    assert stored is not None and stored.status == "completed"
+    calls = [(s["tool_name"], s["tool_is_error"]) for s in stored.steps if s["kind"] == "tool"]
+    assert calls == [("update_record", False), ("time__get_current_time", False)]

@@ -8,7 +8,7 @@ sealed state. The steps print live, as in ``toolwire run``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -28,7 +28,12 @@ from toolwire.cli.run import registry_for
 from toolwire.cli.runs import guard, runs_app
 from toolwire.cli.show import StepPrinter, error, pause_lines, safe
 from toolwire.cli.store import DbOption, open_or_exit
-from toolwire.errors import DecisionError, StateError
+from toolwire.errors import ConfigError, DecisionError, StateError
+
+if TYPE_CHECKING:
+    from toolwire.runtime import Runtime
+    from toolwire.sealing import StateKey
+    from toolwire.store import RunStore
 
 RunId = Annotated[str, typer.Argument(help="The waiting run's id.")]
 Turn = Annotated[
@@ -36,6 +41,24 @@ Turn = Annotated[
     typer.Option("--turn", help="The pending turn's digest (default: the turn pending now)."),
 ]
 Reason = Annotated[str | None, typer.Option("--reason", help="Why; kept with the decision.")]
+
+
+def runtime_for(console: Console, store: RunStore, key: StateKey | None, run_id: str) -> Runtime:
+    """A runtime with the waiting run's tools: the built-ins, and the tools of the MCP servers
+    of the workspace the run was given (so a remote call in its pending turn can run)."""
+    from toolwire.runtime import Runtime
+    from toolwire.workspace import load_workspace
+
+    runtime = Runtime(registry_for(console, store), recorder=store, state_key=key)
+    try:
+        path = runtime.workspace_of(run_id)
+        workspace = None if path is None else load_workspace(path)
+    except (DecisionError, StateError, ConfigError):
+        return runtime  # the decision itself says what is wrong
+    if workspace is None or not workspace.mcp_servers:
+        return runtime
+    registry = registry_for(console, store, workspace)
+    return Runtime(registry, recorder=store, state_key=key)
 
 
 @runs_app.command("pending")
@@ -109,12 +132,12 @@ def _decide(
     reason: str | None = None,
     values: dict[str, Any] | None = None,
 ) -> None:
-    from toolwire.runtime import OperatorDecision, Runtime
+    from toolwire.runtime import OperatorDecision
 
     console = Console(highlight=False, soft_wrap=True)
     key = read_key(console)
     with open_or_exit(console, db) as store:
-        runtime = Runtime(registry_for(console, store), recorder=store, state_key=key)
+        runtime = runtime_for(console, store, key, run_id)
         printer = StepPrinter(console)
         with decision_errors(console):
             digest = turn or runtime.pending(run_id).digest
