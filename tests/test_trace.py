@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from toolwire import (
@@ -58,6 +60,7 @@ def test_artifacts_serialise_as_plain_maps_in_field_order() -> None:
         "kind",
         "round",
         "duration_ms",
+        "start_ms",
         "tool_call_id",
         "tool_name",
         "tool_arguments",
@@ -84,6 +87,7 @@ def test_llm_step_splits_tokens_and_requested_calls() -> None:
         raw={"secret": "body"},
     )
     data = trace.record_llm(1, 5.0, response).to_dict()
+    assert isinstance(data.pop("start_ms"), float)
     assert data == {
         "kind": "llm",
         "round": 1,
@@ -109,7 +113,8 @@ def test_request_step_snapshots_the_messages() -> None:
     messages = [ChatMessage.user("q")]
     step = trace.record_request(1, messages, ["a", "b"], [{"tool": "c", "reason": "disabled"}])
     messages.append(ChatMessage.assistant("later"))
-    assert step.to_dict() == {
+    assert step.start_ms is not None
+    assert step._replace(start_ms=None).to_dict() == {
         "kind": "request",
         "round": 1,
         "duration_ms": 0.0,
@@ -157,3 +162,24 @@ def test_a_step_is_immutable() -> None:
         step.tool_result = "changed"  # type: ignore[misc]
     assert step._replace(tool_result="copy").tool_result == "copy"
     assert step.tool_result == "r"
+
+
+def test_a_recorded_step_began_its_duration_before_it_was_recorded() -> None:
+    trace = RunTrace()
+    before = time.time() * 1000
+    step = trace.record(LlmStep(round=1, duration_ms=250.0))
+    after = time.time() * 1000
+    assert step is trace.steps[-1]
+    assert step.start_ms is not None
+    assert before - 250 - 5 <= step.start_ms <= after - 250 + 5
+    assert step.to_dict()["start_ms"] == step.start_ms
+    given = trace.record(LlmStep(round=2, start_ms=1234.5))
+    assert given.start_ms == 1234.5  # a start the caller knew is kept
+
+
+def test_a_call_started_earlier_keeps_its_start() -> None:
+    trace = RunTrace()
+    started = time.perf_counter() - 2.0  # it ran for two seconds, two seconds ago
+    step = trace.record_tool(1, 10.0, ToolInvocation("t", {}, "ok", False), None, started)
+    now = time.time() * 1000
+    assert step.start_ms is not None and now - 2100 < step.start_ms < now - 1900

@@ -13,7 +13,7 @@ from toolwire import ChatMessage, RunOptions, ToolLoop, ToolRegistry, tool
 from toolwire.lifecycle import RunStatus
 from toolwire.runtime import MemoryRecorder, RunRequest, Runtime
 from toolwire.tools.api import Effect, runs_concurrently
-from toolwire.trace import ToolStep
+from toolwire.trace import RunTrace, ToolStep
 
 from .fakes import RecordingProvider, call
 
@@ -260,3 +260,29 @@ def test_a_cancel_from_the_store_stops_the_other_calls_of_the_turn() -> None:
     assert sorted(gate.cancelled) == ["h0", "h1", "h2", "h3"] and gate.finished == []
     tool_steps = [s for s in outcome.steps if isinstance(s, ToolStep)]
     assert [s.tool_name for s in tool_steps] == ["quick"]  # the step that met the cancel
+
+
+def test_each_call_starts_when_it_ran_so_overlapping_calls_overlap_on_the_clock() -> None:
+    flight = InFlight()
+    trace = RunTrace()
+    provider = RecordingProvider.of(
+        [{"tool_calls": [call("nap", {"label": f"n{i}", "seconds": 0.2}) for i in range(3)]},
+         {"tool_calls": [call("write", {"label": "w"})]}, {"content": "done"}]
+    )  # fmt: skip
+    before = time.time() * 1000
+    ToolLoop(provider, sleepers(flight)).run_sync([ChatMessage.user("go")], trace=trace)
+    after = time.time() * 1000
+    naps = [s for s in trace.steps if isinstance(s, ToolStep) and s.tool_name == "nap"]
+    starts = [s.start_ms or 0.0 for s in naps]
+    assert max(starts) - min(starts) < 100  # side by side, not one after another
+    assert all(s.duration_ms >= 190 for s in naps)
+    ends = [(s.start_ms or 0.0) + s.duration_ms for s in trace.steps]
+    assert all(before <= (s.start_ms or 0.0) <= after for s in trace.steps)
+    # every step starts once the one before it started; sequential steps after it ended
+    kinds = [s.kind for s in trace.steps]
+    assert kinds == ["request", "llm", "tool", "tool", "tool", "request", "llm", "tool",
+                     "request", "llm"]  # fmt: skip
+    write_at = kinds.index("tool", 5)
+    assert (trace.steps[write_at].start_ms or 0.0) >= max(ends[2:5]) - 1
+    assert all((b.start_ms or 0.0) >= (a.start_ms or 0.0) - 1 for a, b in
+               zip(trace.steps[5:], trace.steps[6:], strict=False))  # fmt: skip

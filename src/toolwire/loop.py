@@ -163,7 +163,8 @@ class ToolLoop:
         messages: list[ChatMessage] = []
         invocations: list[ToolInvocation] = []
         self._record(trace, 0, (time.perf_counter() - started) * 1000, call, invoked,
-                     arguments=None, messages=messages, invocations=invocations)  # fmt: skip
+                     arguments=None, messages=messages, invocations=invocations,
+                     started=started)  # fmt: skip
         state = RunState(messages=(), options=options, offered=offered,
                          invocations=tuple(invocations))  # fmt: skip
         ran = call.name in offered and call.name in self.registry
@@ -386,9 +387,9 @@ class ToolLoop:
         def invoke(job: Job) -> Awaitable[Invoked]:
             return self.seam.invoke(job.call, offered, context, job.arguments, gate)
 
-        def record(job: Job, invoked: Invoked, elapsed_ms: float) -> None:
+        def record(job: Job, invoked: Invoked, elapsed_ms: float, started: float | None) -> None:
             self._record(trace, round_, elapsed_ms, job.call, invoked, arguments=job.arguments,
-                         messages=messages, invocations=invocations)  # fmt: skip
+                         messages=messages, invocations=invocations, started=started)  # fmt: skip
 
         await run_turn(jobs, invoke, record, concurrency=state.options.max_concurrency)
         return state._replace(messages=tuple(messages), invocations=tuple(invocations),
@@ -409,6 +410,7 @@ class ToolLoop:
         arguments: dict[str, Any] | None,
         messages: list[ChatMessage],
         invocations: list[ToolInvocation],
+        started: float | None = None,
     ) -> None:
         result = invoked.result
         messages.append(ChatMessage.tool_result(call.id, result.content, is_error=result.is_error))
@@ -423,7 +425,7 @@ class ToolLoop:
             call_id=call.id,
         )
         invocations.append(invocation)
-        trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes)
+        trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes, started)
 
     def _zone(self, options: RunOptions) -> TrustZone:
         return TrustZone.parse(options.trust_zone or self.provider.trust_zone)

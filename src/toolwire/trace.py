@@ -11,6 +11,7 @@ live stream and the store's privacy filter; never to a provider.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,8 +30,8 @@ S = TypeVar("S", "RequestStep", "LlmStep", "ToolStep", "DecisionStep", "ContextS
 
 # Output key order, so that stored and streamed steps read the same way everywhere.
 _ORDER = (
-    "kind", "round", "duration_ms", "messages_sent", "tool_specs", "tool_choice", "content",
-    "thinking",
+    "kind", "round", "duration_ms", "start_ms", "messages_sent", "tool_specs", "tool_choice",
+    "content", "thinking",
     "stop", "finish_reason", "refusal", "prompt_tokens", "completion_tokens", "total_tokens",
     "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost", "requested_tool_calls",
     "raw", "tool_call_id", "tool_name", "tool_arguments", "tool_result", "tool_result_bytes",
@@ -54,6 +55,7 @@ class RequestStep(NamedTuple):
     refusals: tuple[Mapping[str, str], ...] | None = None  # the gate's refusals, round 1 only
     tool_choice: str | None = None  # "none" when tools were sent but none may be called
     duration_ms: float = 0.0
+    start_ms: float | None = None  # when it began: ms since the Unix epoch (see RunTrace)
     kind: Literal["request"] = "request"
 
     def to_dict(self) -> dict[str, Any]:
@@ -90,6 +92,7 @@ class LlmStep(NamedTuple):
     cost: float | None = None  # US dollars, when the price is known
     requested_tool_calls: tuple[ToolCall, ...] | None = None
     raw: Mapping[str, Any] | None = None
+    start_ms: float | None = None  # when it began: ms since the Unix epoch (see RunTrace)
     kind: Literal["llm"] = "llm"
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,6 +127,7 @@ class ToolStep(NamedTuple):
     tool_result_bytes: int | None = None  # what the tool returned, before the cap
     tool_is_error: bool = False
     tool_artifacts: tuple[Artifact, ...] | None = None
+    start_ms: float | None = None  # when it began: ms since the Unix epoch (see RunTrace)
     kind: Literal["tool"] = "tool"
 
     def to_dict(self) -> dict[str, Any]:
@@ -156,6 +160,7 @@ class DecisionStep(NamedTuple):
     decided_at: str  # ISO 8601, UTC
     decision_reason: str | None = None
     duration_ms: float = 0.0
+    start_ms: float | None = None  # when it began: ms since the Unix epoch (see RunTrace)
     kind: Literal["decision"] = "decision"
 
     def to_dict(self) -> dict[str, Any]:
@@ -188,6 +193,7 @@ class ContextStep(NamedTuple):
     context_window: int
     reserved_tokens: int  # kept free for the answer
     duration_ms: float = 0.0
+    start_ms: float | None = None  # when it began: ms since the Unix epoch (see RunTrace)
     kind: Literal["context_truncated"] = "context_truncated"
 
     def to_dict(self) -> dict[str, Any]:
@@ -212,8 +218,8 @@ _TOOL_KEYS = _order(ToolStep._fields)
 _DECISION_KEYS = _order(DecisionStep._fields)
 _CONTEXT_KEYS = _order(ContextStep._fields)
 _CONVERTED = frozenset(
-    {"duration_ms", "messages_sent", "requested_tool_calls", "tool_artifacts", "tool_specs",
-     "refusals"}
+    {"duration_ms", "start_ms", "messages_sent", "requested_tool_calls", "tool_artifacts",
+     "tool_specs", "refusals"}
 )  # fmt: skip
 
 
@@ -228,7 +234,7 @@ def _plain(step: RunStep, keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _convert(name: str, value: Any) -> Any:
-    if name == "duration_ms":
+    if name in {"duration_ms", "start_ms"}:
         return _ms(value)
     if name == "messages_sent":
         return [m.to_dict() for m in value]
@@ -263,7 +269,15 @@ class ToolInvocation:
 
 
 class RunTrace:
-    """Collects steps in recording order and notifies observers synchronously."""
+    """Collects steps in recording order and notifies observers synchronously.
+
+    Every recorded step carries ``start_ms``, when it began on the wall clock (milliseconds
+    since the Unix epoch), so a timeline can place it: the calls of one turn may overlap, and
+    a run resumed in another process goes on where it stopped. Readings are taken on the
+    monotonic clock and anchored to the wall clock once per trace. A step recorded without a
+    start began ``duration_ms`` before it was recorded (true of every step but a concurrent
+    call, whose start the loop passes).
+    """
 
     def __init__(
         self,
@@ -276,6 +290,13 @@ class RunTrace:
         self.steps: list[RunStep] = []
         self._observers: list[Observer] = list(observers)
         self._delta_observers: list[DeltaObserver] = list(delta_observers)
+        self._wall_origin = time.time() * 1000
+        self._perf_origin = time.perf_counter()
+
+    def wall_ms(self, perf: float | None = None) -> float:
+        """A ``time.perf_counter()`` reading (now, by default) as ms since the Unix epoch."""
+        reading = time.perf_counter() if perf is None else perf
+        return self._wall_origin + (reading - self._perf_origin) * 1000
 
     def subscribe_deltas(self, observer: DeltaObserver) -> None:
         self._delta_observers.append(observer)
@@ -299,10 +320,14 @@ class RunTrace:
     def subscribe(self, observer: Observer) -> None:
         self._observers.append(observer)
 
-    def record(self, step: RunStep) -> None:
+    def record(self, step: S) -> S:
+        """Keep ``step`` (with its start) and tell every observer; return the kept step."""
+        if step.start_ms is None:
+            step = step._replace(start_ms=_ms(self.wall_ms() - step.duration_ms))
         self.steps.append(step)
         for observer in self._observers:
             observer(step)
+        return step
 
     def of_kind(self, kind: type[S]) -> list[S]:
         """The recorded steps of one kind, typed: ``trace.of_kind(ToolStep)``."""
@@ -324,8 +349,7 @@ class RunTrace:
             refusals=tuple(refusals) or None,
             tool_choice=tool_choice,
         )
-        self.record(step)
-        return step
+        return self.record(step)
 
     def record_llm(
         self,
@@ -353,8 +377,7 @@ class RunTrace:
             requested_tool_calls=response.tool_calls or None,
             raw=response.raw if self.capture_raw else None,
         )
-        self.record(step)
-        return step
+        return self.record(step)
 
     def record_decision(
         self, round: int, decision: str, decided_by: str, reason: str | None, digest: str
@@ -367,8 +390,7 @@ class RunTrace:
             turn_digest=digest,
             decided_at=datetime.now(UTC).isoformat(),
         )
-        self.record(step)
-        return step
+        return self.record(step)
 
     def record_context(
         self,
@@ -392,8 +414,7 @@ class RunTrace:
             context_window=context_window,
             reserved_tokens=reserved_tokens,
         )
-        self.record(step)
-        return step
+        return self.record(step)
 
     def record_tool(
         self,
@@ -401,10 +422,13 @@ class RunTrace:
         duration_ms: float,
         invocation: ToolInvocation,
         original_bytes: int | None = None,
+        started: float | None = None,
     ) -> ToolStep:
+        """``started`` is the call's ``time.perf_counter()`` at its start, when known."""
         step = ToolStep(
             round=round,
             duration_ms=duration_ms,
+            start_ms=None if started is None else _ms(self.wall_ms(started)),
             tool_call_id=invocation.call_id or None,
             tool_name=invocation.name,
             tool_arguments=invocation.arguments,
@@ -413,5 +437,4 @@ class RunTrace:
             tool_is_error=invocation.is_error,
             tool_artifacts=invocation.artifacts or None,
         )
-        self.record(step)
-        return step
+        return self.record(step)

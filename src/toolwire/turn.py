@@ -39,14 +39,17 @@ class Job:
 
 
 Invoke = Callable[[Job], Awaitable[Invoked]]
-Record = Callable[[Job, Invoked, float], None]
-_Entry = tuple[Job, "asyncio.Task[tuple[Invoked, float]] | None"]
+# The job, its outcome, how long it took (ms) and when it started (``time.perf_counter()``;
+# None for a refusal, which never ran).
+Record = Callable[[Job, Invoked, float, float | None], None]
+_Timed = tuple[Invoked, float, float | None]
+_Entry = tuple[Job, "asyncio.Task[_Timed] | None"]
 
 
 async def run_turn(
     jobs: Sequence[Job], invoke: Invoke, record: Record, *, concurrency: int
 ) -> None:
-    """Run ``jobs``; ``record(job, invoked, elapsed_ms)`` in their order."""
+    """Run ``jobs``; ``record(job, invoked, elapsed_ms, started)`` in their order."""
     if concurrency == 1 or len(jobs) < 2:
         for job in jobs:
             record(job, *await _timed(invoke, job))
@@ -68,15 +71,15 @@ async def run_turn(
         await _stop([task for _, task in pending if task is not None])
 
 
-async def _timed(invoke: Invoke, job: Job) -> tuple[Invoked, float]:
+async def _timed(invoke: Invoke, job: Job) -> _Timed:
     if job.refused is not None:
-        return refusal(job.refused), 0.0
+        return refusal(job.refused), 0.0, None
     started = time.perf_counter()
     invoked = await invoke(job)
-    return invoked, (time.perf_counter() - started) * 1000
+    return invoked, (time.perf_counter() - started) * 1000, started
 
 
-async def _bounded(slots: asyncio.Semaphore, invoke: Invoke, job: Job) -> tuple[Invoked, float]:
+async def _bounded(slots: asyncio.Semaphore, invoke: Invoke, job: Job) -> _Timed:
     async with slots:  # the call's time counts from its slot, not from its place in the queue
         return await _timed(invoke, job)
 
@@ -87,12 +90,14 @@ async def _drain(pending: list[_Entry], record: Record) -> None:
         job, task = pending[0]
         # Shielded: a cancel of this turn must not reach one call before the others, or a call
         # waiting for a slot could take the slot that call frees; ``_stop`` cancels them all.
-        outcome = (refusal(job.refused or ""), 0.0) if task is None else await asyncio.shield(task)
+        outcome = (
+            (refusal(job.refused or ""), 0.0, None) if task is None else await asyncio.shield(task)
+        )
         del pending[0]
         record(job, *outcome)
 
 
-async def _stop(tasks: list[asyncio.Task[tuple[Invoked, float]]]) -> None:
+async def _stop(tasks: list[asyncio.Task[_Timed]]) -> None:
     """Cancel the calls still in flight and wait until each has stopped."""
     running = [task for task in tasks if not task.done()]
     for task in running:

@@ -58,6 +58,7 @@ def test_a_context_step_is_stored_whole_at_every_level(
             "kind": "context_truncated",
             "round": step.round,
             "duration_ms": round(step.duration_ms, 2),
+            "start_ms": step.start_ms,
             **{name: getattr(step, name) for name in CONTEXT_FIELDS},
         }
         assert stored.steps[row["sequence"]]["kind"] == "request"  # the next one: its request

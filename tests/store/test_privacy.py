@@ -257,7 +257,7 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
     )
     from toolwire.trace import ContextStep, DecisionStep
 
-    common = {"kind", "round", "duration_ms"}
+    common = {"kind", "round", "duration_ms", "start_ms"}  # start_ms: a time, no content
     metadata: dict[Any, set[str]] = {
         RequestStep: common | {"tool_specs", "refusals", "tool_choice"},
         LlmStep: common

@@ -69,6 +69,7 @@ def test_a_run_is_stored_with_its_steps_in_sequence(store: RunStore) -> None:
         "kind": "tool",
         "round": 1,
         "duration_ms": stored.steps[2]["duration_ms"],
+        "start_ms": outcome.steps[2].start_ms,  # a time is metadata: kept at every level
         "tool_call_id": "call_1_1",
         "tool_name": "lookup",
         "tool_is_error": False,
