@@ -103,6 +103,7 @@ class RunRequest:
     model: str | None = None
     options: RunOptions = field(default_factory=RunOptions)
     context: ToolContext = field(default_factory=ToolContext)
+    rerun_of: str | None = None  # the stored run this one starts again, when it does
 
     @classmethod
     def of(

@@ -45,6 +45,9 @@ def test_a_run_is_stored_with_its_steps_in_sequence(store: RunStore) -> None:
     summary = stored.summary.to_dict()
     assert datetime.fromisoformat(summary.pop("created_at")).tzinfo == UTC
     assert datetime.fromisoformat(summary.pop("finished_at")).tzinfo == UTC
+    assert 0 < summary.pop("duration_ms") < 60_000
+    options = summary.pop("options")
+    assert options == {**RunOptions().to_dict(), "dry_run": False}
     assert summary == {
         "id": outcome.run_id,
         "status": "completed",
@@ -63,6 +66,8 @@ def test_a_run_is_stored_with_its_steps_in_sequence(store: RunStore) -> None:
         "cancel_requested": False,
         "cost": 0.0,  # the scripted model has no price: nothing known, so a floor of 0
         "cost_complete": False,
+        "rerun_of": None,
+        "tool_errors": 0,
     }
     assert stored.steps[2] == {
         "sequence": 3,

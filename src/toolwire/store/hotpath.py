@@ -58,10 +58,16 @@ class HotPath:
 
     def execute_many(self, compiled: Compiled, rows: list[Mapping[str, Any]]) -> None:
         """Run one statement once per row, all in one transaction."""
+        self.execute_batches([(compiled, rows)])
+
+    def execute_batches(self, batches: list[tuple[Compiled, list[Mapping[str, Any]]]]) -> None:
+        """Run each statement once per row of its batch, all in one transaction."""
         with self._connection() as connection:
             cursor = connection.cursor()
             try:
-                cursor.executemany(compiled.sql, [compiled.parameters(r) for r in rows])
+                for compiled, rows in batches:
+                    if rows:
+                        cursor.executemany(compiled.sql, [compiled.parameters(r) for r in rows])
             finally:
                 cursor.close()
             connection.commit()

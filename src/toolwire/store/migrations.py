@@ -11,12 +11,15 @@ the loser re-reads the version and finds nothing left to do.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import Connection, Engine, func, insert, inspect, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.schema import CreateIndex
 
 from toolwire.errors import StoreError
-from toolwire.store import schema
+from toolwire.store import schema, search
+from toolwire.store.backfill import backfill
 
 Migration = Callable[[Connection], None]
 
@@ -60,19 +63,44 @@ def _v6_held_answer(connection: Connection) -> None:
     _add_run_columns(connection, schema.HELD_ANSWER_COLUMNS)
 
 
+def _v7_reserved(connection: Connection) -> None:
+    """Number 7 belongs to a migration written alongside this code (the governance log)."""
+
+
+def _v8_reserved(connection: Connection) -> None:
+    """Number 8 belongs to a migration written alongside this code (the run queue)."""
+
+
+def _v9_runs_browser(connection: Connection) -> None:
+    """What the runs browser filters, sorts and searches on: the run's options, the run it
+    re-runs, its failed calls and duration; each tool step's name and error flag; the indexes
+    over them; and the search index. Runs stored before get them all (see ``backfill``)."""
+    _add_run_columns(connection, schema.VIEWER_RUN_COLUMNS)
+    _add_columns(connection, schema.steps, schema.VIEWER_STEP_COLUMNS)
+    for index in schema.VIEWER_INDEXES:  # IF NOT EXISTS: a new database has them from v1
+        connection.execute(CreateIndex(index, if_not_exists=True))
+    fresh = not inspect(connection).has_table(search.TABLE)
+    search.create(connection)
+    if fresh:
+        backfill(connection)
+
+
 def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
     """Add the ``runs`` columns in ``names`` that the table lacks (nullable, no default)."""
-    present = {c["name"] for c in inspect(connection).get_columns(schema.runs.name)}
+    _add_columns(connection, schema.runs, names)
+
+
+def _add_columns(connection: Connection, table: Any, names: tuple[str, ...]) -> None:
+    present = {c["name"] for c in inspect(connection).get_columns(table.name)}
     for name in names:
         if name not in present:
-            column = schema.runs.c[name]
-            kind = column.type.compile(dialect=connection.dialect)
-            connection.execute(text(f"ALTER TABLE {schema.runs.name} ADD COLUMN {name} {kind}"))
+            kind = table.c[name].type.compile(dialect=connection.dialect)
+            connection.execute(text(f"ALTER TABLE {table.name} ADD COLUMN {name} {kind}"))
 
 
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field, _v5_step_kind_width,
-    _v6_held_answer,
+    _v6_held_answer, _v7_reserved, _v8_reserved, _v9_runs_browser,
 )  # fmt: skip
 LATEST = len(MIGRATIONS)
 

@@ -39,6 +39,10 @@ class RunSummary:
     cancel_requested: bool = False
     cost: float | None = None  # US dollars; None: not settled, or recorded before costs were
     cost_complete: bool | None = None  # False: a call had no price, so ``cost`` is a floor
+    options: dict[str, Any] | None = None  # limits, sampling, tools asked for (metadata)
+    rerun_of: str | None = None  # the run this one was started again from
+    tool_errors: int | None = None  # calls that returned an error; None until the run ends
+    duration_ms: float | None = None  # from start to end; None until the run ends
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(RunSummary)}
@@ -125,4 +129,18 @@ def _summary_values(row: Mapping[Any, Any]) -> dict[str, Any]:
         "cancel_requested": bool(row["cancel_requested"]),
         "cost": None if row["cost"] is None else float(row["cost"]),
         "cost_complete": None if row["cost_complete"] is None else bool(row["cost_complete"]),
+        "options": _options(row["options"]),
+        "rerun_of": row["rerun_of"],
+        "tool_errors": None if row["tool_errors"] is None else int(row["tool_errors"]),
+        "duration_ms": None if row["duration_ms"] is None else round(float(row["duration_ms"]), 2),
     }
+
+
+def _options(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -24,6 +24,7 @@ Invariants:
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import math
 import re
 import threading
@@ -52,19 +53,22 @@ from toolwire.jsonenc import loads, sink_dumps
 from toolwire.lifecycle import CANCELLABLE, TERMINAL, WAITING, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_run_step
 from toolwire.runtime import DIRECT_CALL, ProviderRef, RunOutcome, RunRequest, Waiting
-from toolwire.store import liveness, schema
+from toolwire.store import browse, liveness, schema, search
+from toolwire.store.browse import RunPage, RunQuery
 from toolwire.store.cancels import CancelWatch
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
 from toolwire.store.hotpath import Compiled, HotPath
 from toolwire.store.migrations import migrate
-from toolwire.store.records import RunSummary, StoredRun
+from toolwire.store.records import RunSummary, StoredRun, step_dict
 from toolwire.store.statements import (
+    FINISH_TOTALS,
     INSERT_RUN,
     INSERT_STEP,
     SETTLE,
     STEP_COLUMNS,
     STEP_COUNT,
     settle_values,
+    step_columns,
     stored_totals,
 )
 from toolwire.store.writer import StepWriter
@@ -72,7 +76,8 @@ from toolwire.text import storable
 from toolwire.tools.registry import Availability
 from toolwire.trace import RunStep
 
-MAX_LIST_LIMIT = 1_000  # one page of a listing; more is a query, not a page
+MAX_LIST_LIMIT = browse.MAX_PAGE  # one page of a listing; more is a query, not a page
+EXPORT_BATCH = 200  # runs read per query while exporting
 INTERRUPTED_ERROR = "the process running this run stopped before the run finished"
 CALLER_GONE = "the caller waiting for this call stopped before it was decided"
 _runs, _steps = schema.runs, schema.steps
@@ -94,6 +99,9 @@ class RunStore:
         self._hot = HotPath(make_engine(self.url, pooled=False))
         dialect = self._engine.dialect
         self._insert_step = Compiled(INSERT_STEP, dialect, list(STEP_COLUMNS))
+        self._insert_text = Compiled(
+            search.insert(dialect), dialect, ["run_id", "sequence", "body"]
+        )
         self._writer = StepWriter(self._encode_step, self._insert_steps)
         atexit.register(self._writer.flush)  # a store never closed still writes its last steps
         self._owner = liveness.this_process()
@@ -131,6 +139,10 @@ class RunStore:
             "script": _text(ref.script),
             "max_tokens_field": _label(ref.max_tokens_field, 32),
             "privacy_level": self.privacy.value,
+            "options": sink_dumps(
+                {**request.options.to_dict(), "dry_run": request.options.dry_run}
+            ),
+            "rerun_of": request.rerun_of if is_run_id(request.rerun_of or "") else None,
             "owner_host": self._owner.host,
             "owner_pid": self._owner.pid,
             "owner_started": self._owner.started,
@@ -156,6 +168,8 @@ class RunStore:
         self._cancels.forget(outcome.run_id)
         with errors(f"settle run {outcome.run_id}"), self._engine.begin() as connection:
             settled = connection.execute(SETTLE, values).rowcount == 1
+            if settled:
+                _finish(connection, outcome.run_id, values["final_answer"], values["error"])
         self._writer.raise_failure(outcome.run_id)
         return settled
 
@@ -307,6 +321,8 @@ class RunStore:
         )
         with errors(f"cancel run {run_id}"), self._engine.begin() as connection:
             cancelled = connection.execute(statement).rowcount == 1
+            if cancelled:
+                connection.execute(FINISH_TOTALS, {"run_id": run_id})
         if cancelled:
             self._cancels.mark(run_id)
         return cancelled
@@ -315,21 +331,69 @@ class RunStore:
         self, *, limit: int = 50, offset: int = 0, waiting: bool = False
     ) -> list[RunSummary]:
         """Runs, newest first; only those waiting for a person when ``waiting``."""
-        if not 1 <= limit <= MAX_LIST_LIMIT:
-            raise ValueError(f"limit must be between 1 and {MAX_LIST_LIMIT}, not {limit}")
-        if offset < 0:
-            raise ValueError(f"offset must be 0 or more, not {offset}")
-        statement = (
-            select(_runs, STEP_COUNT)
-            .order_by(_runs.c.created_at.desc(), _runs.c.uid.desc())
-            .limit(limit)
-            .offset(offset)
-        )
-        if waiting:
-            statement = statement.where(_runs.c.status.in_(as_strings(WAITING)))
+        query = RunQuery(limit=limit, offset=offset, waiting=waiting)
+        return [RunSummary.from_row(row) for row in self.find_runs(query, total=False).rows]
+
+    def find_runs(self, query: RunQuery, *, total: bool = True) -> RunPage:
+        """One page of the runs ``query`` asks for, and (with ``total``) how many match."""
+        dialect = self._engine.dialect
         self._writer.flush()
         with errors("list runs"), self._engine.connect() as connection:
-            return [RunSummary.from_row(r._mapping) for r in connection.execute(statement)]
+            rows: list[Mapping[str, Any]] = [
+                dict(r._mapping) for r in connection.execute(browse.page(query, dialect))
+            ]
+            if not total:
+                return RunPage(rows=rows, total=-1)
+            if query.offset == 0 and len(rows) < query.limit:
+                return RunPage(rows=rows, total=len(rows))
+            counted = connection.execute(browse.count(query, dialect)).scalar_one()
+        return RunPage(rows=rows, total=int(counted))
+
+    def facets(self) -> dict[str, list[str]]:
+        """The values each filter of the runs browser can take (at most ``MAX_FACETS`` each)."""
+        with errors("list filter values"), self._engine.connect() as connection:
+            return {
+                name: [str(v) for v in connection.execute(statement).scalars()]
+                for name, statement in browse.facets().items()
+            }
+
+    def first_requests(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The first stored request step of each of ``run_ids`` that has one."""
+        wanted = [i for i in run_ids if is_run_id(i)]
+        if not wanted:
+            return {}
+        self._writer.flush()
+        with errors("read requests"), self._engine.connect() as connection:
+            rows = connection.execute(browse.first_requests(wanted)).all()
+        return {row.run_id: step_dict({"sequence": 0, "payload": row.payload}) for row in rows}
+
+    def export(self, query: RunQuery) -> Iterator[StoredRun]:
+        """Every run ``query`` matches, oldest first, each with its steps; read in batches."""
+        dialect = self._engine.dialect
+        batch = RunQuery(**{**_fields(query), "limit": EXPORT_BATCH, "offset": 0})
+        self._writer.flush()
+        after: tuple[datetime, int] | None = None
+        while True:
+            with errors("export runs"), self._engine.connect() as connection:
+                rows = [r._mapping for r in connection.execute(
+                    browse.export_batch(batch, dialect, after))]  # fmt: skip
+                ids = [row["id"] for row in rows]
+                steps = connection.execute(browse.steps_of(ids)).all() if ids else []
+            by_run: dict[str, list[Mapping[str, Any]]] = {}
+            for step in steps:
+                by_run.setdefault(step.run_id, []).append(dict(step._mapping))
+            for row in rows:
+                yield StoredRun.from_rows(row, by_run.get(row["id"], []))
+            if len(rows) < EXPORT_BATCH:
+                return
+            after = (rows[-1]["created_at"], rows[-1]["uid"])
+
+    def ids_starting(self, prefix: str) -> list[str]:
+        """Up to 100 run ids that begin with ``prefix``."""
+        if not prefix or not is_run_id(prefix):
+            return []
+        with errors("find runs by id"), self._engine.connect() as connection:
+            return list(connection.execute(browse.ids_starting(prefix)).scalars())
 
     def get_run(self, run_id: str) -> StoredRun | None:
         """One run with its stored steps, or None if there is no such run."""
@@ -355,11 +419,13 @@ class RunStore:
             raise ValueError(f"older_than_days must be 0 or more days, not {older_than_days}")
         self._writer.flush()
         cutoff = _now() - timedelta(days=older_than_days)
-        doomed = select(_runs.c.id).where(
+        doomed = select(_runs.c.id, _runs.c.uid).where(
             _runs.c.created_at < cutoff, _runs.c.status.in_(as_strings(TERMINAL))
         )
         with errors("purge old runs"), self._engine.begin() as connection:
-            ids = list(connection.execute(doomed).scalars())
+            found = connection.execute(doomed).all()
+            ids = [row.id for row in found]
+            search.delete_runs(connection, [row.uid for row in found])
             for chunk in _chunks(ids):
                 connection.execute(delete(_steps).where(_steps.c.run_id.in_(chunk)))
                 connection.execute(delete(_runs).where(_runs.c.id.in_(chunk)))
@@ -395,6 +461,7 @@ class RunStore:
                         **_recorded_totals(connection, row.id),
                     )
                 )
+                connection.execute(FINISH_TOTALS, {"run_id": row.id})
         return len(dead)
 
     # -- tool availability --------------------------------------------------------------------
@@ -433,18 +500,23 @@ class RunStore:
     # -- helpers ------------------------------------------------------------------------------
 
     def _encode_step(self, run_id: str, sequence: int, step: RunStep) -> dict[str, Any]:
-        """The row of one step: filtered at the store's level, then encoded (writer thread)."""
+        """The row of one step: filtered at the store's level, then encoded (writer thread);
+        with the words it holds for search (``body``, see :mod:`toolwire.store.search`)."""
+        kept = filter_run_step(step, self.privacy)
         return {
             "run_id": run_id,
             "sequence": sequence,
             "kind": step.kind,
             "round": step.round,
             "duration_ms": round(step.duration_ms, 2),
-            "payload": sink_dumps(filter_run_step(step, self.privacy)),
+            "payload": sink_dumps(kept),
+            **step_columns(step.kind, kept),
+            "body": search.step_body(kept) if sequence < search.SEQUENCE_SPAN else "",
         }
 
     def _insert_steps(self, rows: list[Mapping[str, Any]]) -> None:
-        self._hot.execute_many(self._insert_step, rows)
+        texts = [r for r in rows if r["body"]]
+        self._hot.execute_batches([(self._insert_step, rows), (self._insert_text, texts)])
 
     def _claim_sequence(self, run_id: str, sequence: int) -> None:
         with self._lock:
@@ -516,6 +588,25 @@ def _abandon(connection: Connection, run_id: str) -> None:
             pending_digest=None,
         )
     )
+    connection.execute(FINISH_TOTALS, {"run_id": run_id})
+
+
+def _finish(connection: Connection, run_id: str, answer: str | None, error: str | None) -> None:
+    """A settled run's duration and failed calls, and its answer's words for search."""
+    connection.execute(FINISH_TOTALS, {"run_id": run_id})
+    body = search.run_body(answer, error)
+    if body:
+        connection.execute(search.insert(connection.dialect),
+                           {"run_id": run_id, "sequence": 0, "body": body})  # fmt: skip
+
+
+def _options(request: RunRequest) -> dict[str, Any]:
+    """What a run was asked to do, as stored: its options (metadata, never a prompt)."""
+    return {**request.options.to_dict(), "dry_run": request.options.dry_run}
+
+
+def _fields(query: RunQuery) -> dict[str, Any]:
+    return {f.name: getattr(query, f.name) for f in dataclasses.fields(query)}
 
 
 def _owner(row: Any) -> liveness.Owner:

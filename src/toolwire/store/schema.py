@@ -12,9 +12,16 @@
   caller that waits for it (see :mod:`toolwire.held`), until that caller takes it. ``cost`` is
   the run's price in US dollars (NULL: not settled yet) and ``cost_complete`` is false when a
   call had no known price, so ``cost`` is a lower bound; both are metadata, kept at every
-  privacy level.
+  privacy level. ``options`` holds the run's options as JSON (limits, sampling, the tools it
+  asked for: metadata, never a prompt), ``rerun_of`` the run it was started again from,
+  ``tool_errors`` how many of its calls returned an error and ``duration_ms`` the time from
+  its start to its end (both NULL until it ends).
 - ``steps``: one row per recorded step; ``(run_id, sequence)`` is the key, so a sequence number
-  is unique within its run. ``payload`` is the privacy-filtered step as canonical JSON text.
+  is unique within its run. ``payload`` is the privacy-filtered step as canonical JSON text;
+  ``tool_name`` and ``is_error`` repeat a tool step's (filtered) name and error flag, so that
+  runs can be found by the tools they used.
+- ``run_text`` (see :mod:`toolwire.store.search`): the words of each step's kept text, for
+  search; created with dialect-specific SQL, so it is not declared here.
 - ``tool_state`` and ``tool_group_state``: sparse enable/disable overrides (no row: default).
 - ``schema_version``: one row, the last migration applied.
 """
@@ -46,6 +53,8 @@ COST_COLUMNS = ("cost", "cost_complete")  # added by migration 3
 PROVIDER_FIELD_COLUMNS = ("max_tokens_field",)  # added by migration 4
 KIND_CHARS = 32  # a step kind ("context_truncated"); 16 until migration 5
 HELD_ANSWER_COLUMNS = ("held_answer",)  # added by migration 6
+VIEWER_RUN_COLUMNS = ("options", "rerun_of", "tool_errors", "duration_ms")  # migration 9
+VIEWER_STEP_COLUMNS = ("tool_name", "is_error")  # migration 9
 
 runs = Table(
     "runs",
@@ -80,6 +89,10 @@ runs = Table(
     Column("held_answer", Text),
     Column("cost", Float),
     Column("cost_complete", Boolean),
+    Column("options", Text),
+    Column("rerun_of", String(ID_CHARS)),
+    Column("tool_errors", Integer),
+    Column("duration_ms", Float),
     Index("ix_runs_created_at", "created_at"),
     Index("ix_runs_status", "status"),
 )
@@ -98,6 +111,23 @@ steps = Table(
     Column("round", Integer, nullable=False),
     Column("duration_ms", Float, nullable=False),
     Column("payload", Text, nullable=False),
+    Column("tool_name", String(NAME_CHARS)),
+    Column("is_error", Boolean),
+)
+
+# The runs browser's filters and sorts, each walking an index instead of the table (migration
+# 9). A filter on one column pairs it with the creation time, the default order.
+TOKENS = runs.c.prompt_tokens + runs.c.completion_tokens  # the "tokens" sort
+VIEWER_INDEXES = (
+    Index("ix_runs_status_created", runs.c.status, runs.c.created_at),
+    Index("ix_runs_provider_created", runs.c.provider, runs.c.created_at),
+    Index("ix_runs_model_created", runs.c.model, runs.c.created_at),
+    Index("ix_runs_privacy_created", runs.c.privacy_level, runs.c.created_at),
+    Index("ix_runs_cost", runs.c.cost),
+    Index("ix_runs_tokens", TOKENS),
+    Index("ix_runs_duration", runs.c.duration_ms),
+    Index("ix_runs_rerun_of", runs.c.rerun_of),
+    Index("ix_steps_tool_name", steps.c.tool_name, steps.c.run_id),
 )
 
 tool_state = Table(

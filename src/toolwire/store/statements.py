@@ -6,11 +6,14 @@ the statements every run executes are module constants taking bound parameters.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, case, false, func, insert, select, update
+from sqlalchemy import Float, bindparam, case, false, func, insert, select, true, update
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 
 from toolwire.lifecycle import SETTLEABLE, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_text
@@ -21,7 +24,9 @@ from toolwire.trace import LlmStep
 
 _runs, _steps = schema.runs, schema.steps
 
-STEP_COLUMNS = ("run_id", "sequence", "kind", "round", "duration_ms", "payload")
+STEP_COLUMNS = (
+    "run_id", "sequence", "kind", "round", "duration_ms", "payload", "tool_name", "is_error",
+)  # fmt: skip
 INSERT_STEP = insert(_steps)
 INSERT_RUN = insert(_runs)
 STEP_COUNT = (
@@ -47,6 +52,51 @@ SETTLE = (
         **{name: bindparam(name) for name in SETTLED_COLUMNS},
     )
 )
+
+
+class elapsed_ms(FunctionElement[float]):
+    """Milliseconds from the second argument (a time) to the first, on either engine."""
+
+    type = Float()
+    inherit_cache = True
+    name = "elapsed_ms"
+
+
+@compiles(elapsed_ms, "sqlite")
+def _elapsed_sqlite(element: elapsed_ms, compiler: SQLCompiler, **kw: Any) -> str:
+    end, start = (compiler.process(c, **kw) for c in element.clauses)
+    return f"((julianday({end}) - julianday({start})) * 86400000.0)"
+
+
+@compiles(elapsed_ms, "postgresql")
+def _elapsed_postgresql(element: elapsed_ms, compiler: SQLCompiler, **kw: Any) -> str:
+    end, start = (compiler.process(c, **kw) for c in element.clauses)
+    return f"(EXTRACT(EPOCH FROM ({end} - {start})) * 1000)"
+
+
+# Once a run has ended: how long it took and how many of its calls failed (its steps are
+# written by then: the store flushes them first).
+FINISH_TOTALS = (
+    update(_runs)
+    .where(_runs.c.id == bindparam("run_id"), _runs.c.finished_at.is_not(None))
+    .values(
+        duration_ms=elapsed_ms(_runs.c.finished_at, _runs.c.created_at),
+        tool_errors=select(func.count())
+        .where(_steps.c.run_id == _runs.c.id, _steps.c.is_error == true())
+        .scalar_subquery(),
+    )
+)
+
+
+def step_columns(kind: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``tool_name`` and ``is_error`` columns of a stored step, from its filtered payload."""
+    if kind != "tool":
+        return {"tool_name": None, "is_error": None}
+    name = payload.get("tool_name")
+    return {
+        "tool_name": storable(name[: schema.NAME_CHARS]) if isinstance(name, str) else None,
+        "is_error": payload.get("tool_is_error") is True,
+    }
 
 
 def settle_values(
