@@ -26,6 +26,7 @@ from toolwire.providers.base import (
     no_session,
 )
 from toolwire.runtime import RunOutcome, RunRequest
+from toolwire.store.browse import RunPage
 from toolwire.tools.registry import Availability
 from toolwire.trace import RunStep
 from toolwire.trust import TrustZone
@@ -288,6 +289,16 @@ class MemoryStore:
     def list_runs(self, *, limit: int = 50, offset: int = 0, waiting: bool = False) -> list[Any]:
         runs = [r for r in self.runs.values() if not waiting or r["status"].startswith("awaiting")]
         return [Record(r) for r in runs[offset : offset + limit]]
+
+    def find_runs(self, query: Any, *, total: bool = True) -> Any:
+        runs = self.list_runs(limit=query.limit, offset=query.offset, waiting=query.waiting)
+        return RunPage(runs=runs, total=len(self.runs))
+
+    def facets(self) -> dict[str, list[str]]:
+        return {"providers": sorted({r["provider"] for r in self.runs.values()})}
+
+    def first_requests(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        return {}
 
     def get_run(self, run_id: str) -> Any | None:
         run = self.runs.get(run_id)

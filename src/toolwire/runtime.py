@@ -471,12 +471,16 @@ class Runtime:
 
     def pending(self, run_id: str) -> Pause:
         """What the waiting run ``run_id`` waits on; ``RunNotWaiting`` or ``StateError``."""
+        pause = self.suspended(run_id).pause
+        assert pause is not None
+        return pause
+
+    def suspended(self, run_id: str) -> RunState:
+        """The sealed state of the waiting run ``run_id``; ``RunNotWaiting`` or ``StateError``."""
         waiting = self.recorder.waiting(run_id)
         if waiting is None:
             raise RunNotWaiting("no waiting run has this id")
-        pause = self._open(waiting).pause
-        assert pause is not None
-        return pause
+        return self._open(waiting)
 
     def cancel(self, run_id: str) -> bool:
         """Ask a running run of this process to stop; True if there was one."""

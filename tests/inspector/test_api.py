@@ -316,7 +316,13 @@ async def test_an_oversized_body_is_refused_with_413(client: httpx.AsyncClient) 
 
 
 async def test_stored_runs_without_a_store_are_an_empty_list(client: httpx.AsyncClient) -> None:
-    assert (await client.get("/api/runs", headers=AUTH)).json() == {"runs": [], "stored": False}
+    assert (await client.get("/api/runs", headers=AUTH)).json() == {
+        "runs": [],
+        "stored": False,
+        "total": 0,
+        "limit": 50,
+        "offset": 0,
+    }
 
 
 async def test_a_malformed_run_id_is_refused_at_the_edge(client: httpx.AsyncClient) -> None:

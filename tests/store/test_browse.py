@@ -55,7 +55,7 @@ def record(store: RunStore, tool_name: str, argument: dict[str, Any], answer: st
 
 
 def ids(store: RunStore, **query: Any) -> list[str]:
-    return [str(row["id"]) for row in store.find_runs(RunQuery(**query)).rows]
+    return [run.id for run in store.find_runs(RunQuery(**query)).runs]
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_a_date_range_pages_and_a_total(full: RunStore, backend: Backend) -> Non
     engine.dispose()
     newest_first = made[::-1]
     page = full.find_runs(RunQuery(limit=2, offset=2))
-    assert [r["id"] for r in page.rows] == newest_first[2:4] and page.total == 5
+    assert [r.id for r in page.runs] == newest_first[2:4] and page.total == 5
     window = RunQuery(since=base + timedelta(days=1), until=base + timedelta(days=3))
     assert ids(full, **_fields(window)) == [made[2], made[1]]
     assert full.find_runs(window).total == 2

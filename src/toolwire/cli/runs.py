@@ -12,12 +12,14 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from toolwire.cli import filters
 from toolwire.cli.app import app
 from toolwire.cli.ask import interactive
 from toolwire.cli.show import cost_text, emit_json, error, plural, safe
 from toolwire.cli.store import DbOption, open_or_exit
 from toolwire.errors import StoreError
 from toolwire.jsonenc import dumps
+from toolwire.store.export import run_record
 
 if TYPE_CHECKING:
     from toolwire.store import RunStore, RunSummary, StoredRun
@@ -36,21 +38,36 @@ _HEADING_FIELDS = frozenset({"sequence", "kind", "round", "duration_ms"})
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON, nothing else.")]
 # The id prefix `runs list` prints; `runs show` takes it back while it names one run.
 SHORT_ID_CHARS = 8
-# How many runs one page of the prefix search reads; the store caps a page at 1,000.
-_SCAN_PAGE = 1000
 
 
 @runs_app.command("list")
 def list_runs(
+    *,
     db: DbOption = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many runs.")] = 20,
-    offset: Annotated[int, typer.Option(min=0, help="Skip this many of the newest.")] = 0,
+    offset: Annotated[int, typer.Option(min=0, help="Skip this many of the first.")] = 0,
+    status: filters.Status = None,
+    provider: filters.Provider = None,
+    model: filters.Model = None,
+    tool: filters.Tool = None,
+    since: filters.Since = None,
+    until: filters.Until = None,
+    errors: filters.Errors = None,
+    search: filters.Search = None,
+    sort: Annotated[
+        str, typer.Option(help="Order by created_at, cost, tokens, duration or rounds.")
+    ] = "created_at",
+    ascending: Annotated[bool, typer.Option("--asc", help="Smallest (oldest) first.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """The newest runs first, each by its short id (the full ids with --json)."""
+    """The newest runs first (or --sort), each by its short id (the full ids with --json)."""
     console = Console(highlight=False, soft_wrap=True, stderr=as_json)
+    query = filters.run_query(
+        limit=limit, offset=offset, status=status, provider=provider, model=model, tool=tool,
+        since=since, until=until, errors=errors, search=search, sort=sort, descending=not ascending,
+    )  # fmt: skip
     with open_or_exit(console, db) as store:
-        found = guard(console, lambda: store.list_runs(limit=limit, offset=offset))
+        found = guard(console, lambda: store.find_runs(query, total=False).runs)
     if as_json:
         emit_json([summary.to_dict() for summary in found])
         return
@@ -78,7 +95,7 @@ def show_run(
         error(console, f"no run with id {safe(run_id, 80)}")
         raise typer.Exit(1)
     if as_json:
-        emit_json(stored.to_dict())
+        emit_json(run_record(stored))
         return
     for line in _heading(stored):
         console.print(line)
@@ -102,16 +119,7 @@ def resolve_prefix(console: Console, store: RunStore, prefix: str) -> str:
 
 
 def _ids_starting(store: RunStore, prefix: str) -> list[str]:
-    if not prefix.strip():
-        return []
-    matches: list[str] = []
-    offset = 0
-    while True:
-        page = store.list_runs(limit=_SCAN_PAGE, offset=offset)
-        matches += [s.id for s in page if s.id.startswith(prefix)]
-        if len(page) < _SCAN_PAGE:
-            return matches
-        offset += _SCAN_PAGE
+    return store.ids_starting(prefix.strip()) if prefix.strip() else []
 
 
 @runs_app.command("purge")

@@ -20,7 +20,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
-from toolwire.inspector import errors, previews, service
+from toolwire.inspector import errors, service, stored
 from toolwire.inspector.errors import ApiError, ErrorBody
 from toolwire.inspector.models import (
     MAX_NAME_CHARS,
@@ -42,12 +42,12 @@ from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, RunTasks, ndjson
 from toolwire.jsonenc import sink_dumps_bytes
 from toolwire.runtime import Runtime
+from toolwire.store.browse import RunQuery
 from toolwire.tools.api import ToolContext
 from toolwire.trace import DeltaObserver, Observer
 from toolwire.trust import TrustZone
 
 STATIC = Path(__file__).parent / "static"
-MAX_RUNS_PAGE = 200  # one screen of the runs browser, with room to spare
 MAX_RUN_ID_CHARS = 100  # ids are uuid hex; anything longer is not an id
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422)
@@ -219,17 +219,12 @@ def _api(settings: InspectorSettings, runtime: Runtime, tasks: RunTasks) -> APIR
 
 
 def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) -> None:
+    stored.install(api, settings, runtime)
+
     @api.get("/runs", response_model=RunsList, responses=_ERRORS)
-    def runs(
-        limit: Annotated[int, Query(ge=1, le=MAX_RUNS_PAGE)] = 50,
-        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
-        waiting: bool = False,
-    ) -> Response:
-        if settings.store is None:
-            return _json({"runs": [], "stored": False})
-        found = settings.store.list_runs(limit=limit, offset=offset, waiting=waiting)
-        listed = previews.with_previews(settings.store, [_plain_record(r) for r in found])
-        return _json({"runs": listed, "stored": True})
+    def runs(query: Annotated[RunQuery, Depends(stored.query_of)]) -> Response:
+        """One page of stored runs: filtered, sorted, searched (see ``inspector.stored``)."""
+        return stored.list_page(settings, query)
 
     @api.get("/runs/{run_id}", responses=_ERRORS)
     def run(run_id: RunId) -> Response:

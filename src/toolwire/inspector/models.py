@@ -27,6 +27,8 @@ MAX_RUN_TOKENS = 1_000_000_000  # a run budget: a billion tokens is no budget at
 MAX_RUN_DOLLARS = 100_000.0  # a run budget in dollars; more is a typo, not a budget
 MAX_CONTEXT_TOKENS = 100_000_000  # a hundred times today's largest context window
 MAX_REMOTE_CALLS = 10_000  # remote calls a run may make; more is no budget at all
+MAX_RUN_ID_CHARS = 64  # run ids are UUIDs
+RUN_ID = r"^[0-9A-Za-z-]+$"
 
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 Effort = Literal["low", "medium", "high"]
@@ -62,6 +64,8 @@ class RunBody(_Strict):
     # A trust zone name (toolwire.trust.TrustZone); absent: the provider's own zone.
     trust_zone: Name | None = None
     max_remote_calls: int = Field(default=DEFAULT_MAX_REMOTE_CALLS, ge=0, le=MAX_REMOTE_CALLS)
+    # The stored run this one starts again (see ``toolwire.inspector.rerun``).
+    rerun_of: str | None = Field(default=None, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID)
 
 
 class ToggleBody(_Strict):
@@ -174,8 +178,45 @@ class RunResult(BaseModel):
 
 
 class RunsList(BaseModel):
+    """One page of stored runs; ``total`` counts every run the filters match."""
+
     runs: list[dict[str, Any]] = Field(repr=False)
     stored: bool
+    total: int = 0
+    limit: int = 50
+    offset: int = 0
+
+
+class Facets(BaseModel):
+    """The values each filter of the stored runs can take, as far as the store holds them."""
+
+    stored: bool
+    providers: list[str] = []
+    models: list[str] = []
+    tools: list[str] = []
+    statuses: list[str] = []
+    privacy_levels: list[str] = []
+
+
+class RerunTemplate(BaseModel):
+    """The run form for starting a stored run again, or why it cannot be (``reason``).
+
+    ``source`` says where the request came from: ``stored`` (kept at privacy level full) or
+    ``sealed`` (a waiting run's state). ``options`` are RunBody fields; empty when the run's
+    options were never recorded (``options_recorded`` false). ``provider_problem`` says why
+    this server cannot start the run's provider, when it cannot."""
+
+    run_id: str
+    available: bool
+    reason: str = ""
+    source: Literal["stored", "sealed"] | None = None
+    prompt: str | None = Field(default=None, repr=False)
+    system_prompt: str | None = Field(default=None, repr=False)
+    provider: str
+    model: str | None = None
+    options: dict[str, Any] = {}
+    options_recorded: bool = False
+    provider_problem: str = ""
 
 
 class PendingResult(BaseModel):

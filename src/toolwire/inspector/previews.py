@@ -17,16 +17,15 @@ PROMPT_PREVIEW_CHARS = 120  # one table cell's worth: enough to recognise a run,
 
 
 def with_previews(store: InspectorStore, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``runs`` (plain summaries), each with ``prompt_preview``: a string, or None."""
-    return [{**run, "prompt_preview": _preview(store, run)} for run in runs]
+    """``runs`` (plain summaries), each with ``prompt_preview``: a string, or None.
+
+    The first request of every run that keeps its messages is read in one query."""
+    kept = [str(run.get("id")) for run in runs if _keeps_messages(run.get("privacy_level"))]
+    requests = store.first_requests(kept) if kept else {}
+    return [{**run, "prompt_preview": _preview(requests.get(str(run.get("id"))))} for run in runs]
 
 
-def _preview(store: InspectorStore, run: dict[str, Any]) -> str | None:
-    if not _keeps_messages(run.get("privacy_level")):
-        return None
-    stored = store.get_run(str(run.get("id")))
-    steps = stored.to_dict().get("steps", []) if stored is not None else []
-    request = next((s for s in steps if s.get("kind") == "request"), None)
+def _preview(request: dict[str, Any] | None) -> str | None:
     messages = request.get("messages_sent") if request else None
     return first_user_line(messages) if isinstance(messages, list) else None
 

@@ -100,7 +100,7 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
     )
     request = RunRequest(
         messages=tuple(messages), provider=provider, model=body.model, options=options,
-        context=context,
+        context=context, rerun_of=body.rerun_of,
     )  # fmt: skip
     replay = settings.replay_label if isinstance(provider, ScriptedProvider) else None
     event = {
@@ -113,6 +113,7 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
         "privacy_level": settings.privacy_level,
         "stored": settings.store is not None,
         "dry_run": body.dry_run,
+        "rerun_of": body.rerun_of,
     }
     return LiveRun(request=request, context=event)
 

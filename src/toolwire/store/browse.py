@@ -72,8 +72,10 @@ class RunQuery:
             raise ValueError(
                 f"unknown status {unknown[0][:40]!r}: choose from {', '.join(sorted(STATUSES))}"
             )
-        if self.privacy_level is not None:
-            PrivacyLevel(self.privacy_level)  # a ValueError names it
+        if self.privacy_level not in (None, *(str(level) for level in PrivacyLevel)):
+            choices = ", ".join(str(level) for level in PrivacyLevel)
+            shown = str(self.privacy_level)[:40]
+            raise ValueError(f"unknown privacy level {shown!r}: choose one of {choices}")
         if self.search is not None and len(self.search) > MAX_SEARCH_CHARS:
             raise ValueError(f"a search is at most {MAX_SEARCH_CHARS} characters")
 
@@ -84,9 +86,10 @@ class RunQuery:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunPage:
-    """One page of runs (plain summaries' rows) and how many runs match in all."""
+    """One page of runs (``RunSummary`` each) and how many runs match in all (-1: not
+    counted)."""
 
-    rows: list[Mapping[str, Any]] = field(repr=False)
+    runs: list[Any] = field(repr=False)
     total: int
 
 

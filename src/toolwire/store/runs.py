@@ -332,22 +332,24 @@ class RunStore:
     ) -> list[RunSummary]:
         """Runs, newest first; only those waiting for a person when ``waiting``."""
         query = RunQuery(limit=limit, offset=offset, waiting=waiting)
-        return [RunSummary.from_row(row) for row in self.find_runs(query, total=False).rows]
+        page: list[RunSummary] = self.find_runs(query, total=False).runs
+        return page
 
     def find_runs(self, query: RunQuery, *, total: bool = True) -> RunPage:
         """One page of the runs ``query`` asks for, and (with ``total``) how many match."""
         dialect = self._engine.dialect
         self._writer.flush()
         with errors("list runs"), self._engine.connect() as connection:
-            rows: list[Mapping[str, Any]] = [
-                dict(r._mapping) for r in connection.execute(browse.page(query, dialect))
+            rows = [
+                RunSummary.from_row(r._mapping)
+                for r in connection.execute(browse.page(query, dialect))
             ]
             if not total:
-                return RunPage(rows=rows, total=-1)
+                return RunPage(runs=rows, total=-1)
             if query.offset == 0 and len(rows) < query.limit:
-                return RunPage(rows=rows, total=len(rows))
+                return RunPage(runs=rows, total=len(rows))
             counted = connection.execute(browse.count(query, dialect)).scalar_one()
-        return RunPage(rows=rows, total=int(counted))
+        return RunPage(runs=rows, total=int(counted))
 
     def facets(self) -> dict[str, list[str]]:
         """The values each filter of the runs browser can take (at most ``MAX_FACETS`` each)."""

@@ -1,0 +1,75 @@
+"""The filters ``toolwire runs list`` and ``toolwire runs export`` share, as command options.
+
+``--since`` and ``--until`` take an ISO 8601 date or time (UTC unless it names an offset) or
+an age: ``30m``, ``12h``, ``7d``, ``2w`` before now. Every other filter means what the
+inspector's filter of the same name means (see :mod:`toolwire.store.browse`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from toolwire.store.browse import RunQuery
+
+_AGE = re.compile(r"(\d{1,6})([mhdw])")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+WHEN = (
+    "an ISO 8601 date or time (2024-05-01, 2024-05-01T12:00:00+02:00) or an age (30m, 12h, 7d, 2w)"
+)
+
+Since = Annotated[str | None, typer.Option(help=f"Runs created at or after this: {WHEN}.")]
+Until = Annotated[str | None, typer.Option(help=f"Runs created before this: {WHEN}.")]
+Status = Annotated[
+    list[str] | None, typer.Option("--status", help="Only runs with this status (repeatable).")
+]
+Provider = Annotated[str | None, typer.Option(help="Only runs of this provider.")]
+Model = Annotated[str | None, typer.Option(help="Only runs of this model.")]
+Tool = Annotated[str | None, typer.Option(help="Only runs that called this tool.")]
+Errors = Annotated[
+    bool | None,
+    typer.Option(
+        "--errors/--no-errors",
+        help="Only runs that failed or had a call return an error (or only those without).",
+    ),
+]
+Search = Annotated[
+    str | None, typer.Option(help="Only runs whose kept text has words beginning with these.")
+]
+
+
+def moment(value: str | None, option: str, now: datetime | None = None) -> datetime | None:
+    """``value`` as a time; a ``typer.BadParameter`` naming ``option`` when it is neither."""
+    if value is None:
+        return None
+    age = _AGE.fullmatch(value.strip())
+    if age is not None:
+        amount, unit = age.groups()
+        return (now or datetime.now(UTC)) - timedelta(**{_UNITS[unit]: int(amount)})
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise typer.BadParameter(f"{value[:40]!r} is not {WHEN}", param_hint=option) from None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def run_query(**given: Any) -> RunQuery:
+    """A ``RunQuery`` from the shared options (and ``limit``, ``offset``, ``sort``...);
+    a ``typer.BadParameter`` for a value the store refuses."""
+    from toolwire.store.browse import RunQuery
+
+    fields = {
+        **{k: v for k, v in given.items() if k not in ("since", "until", "errors", "status")},
+        "statuses": tuple(given.get("status") or ()),
+        "has_error": given.get("errors"),
+        "since": moment(given.get("since"), "--since"),
+        "until": moment(given.get("until"), "--until"),
+    }
+    try:
+        return RunQuery(**fields)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None

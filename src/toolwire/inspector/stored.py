@@ -1,0 +1,141 @@
+"""The stored runs through the API: a filtered, sorted page, filter values, export, re-run.
+
+``GET /api/runs`` takes the filters of :class:`toolwire.store.browse.RunQuery` as query
+parameters (``status`` may repeat; ``since``/``until`` are ISO 8601, UTC when no offset is
+given; ``q`` searches the words the privacy level kept) and answers one page with the total
+the filters match. ``GET /api/runs/{id}/export`` is the run's export record (see
+:mod:`toolwire.store.export`), ``GET /api/runs/{id}/rerun`` the run form to start it again
+(see :mod:`toolwire.inspector.rerun`), ``GET /api/facets`` the values each filter can take.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+from fastapi import Path as PathParam
+from fastapi.responses import Response
+
+from toolwire.inspector import previews, rerun
+from toolwire.inspector.errors import ApiError, ErrorBody
+from toolwire.inspector.models import (
+    MAX_NAME_CHARS,
+    MAX_RUN_ID_CHARS,
+    RUN_ID,
+    Facets,
+    RerunTemplate,
+)
+from toolwire.inspector.settings import InspectorSettings
+from toolwire.jsonenc import sink_dumps_bytes
+from toolwire.runtime import Runtime
+from toolwire.store.browse import MAX_SEARCH_CHARS, SORTS, RunQuery
+from toolwire.store.export import run_record
+
+MAX_RUNS_PAGE = 200  # one screen of the runs browser, with room to spare
+MAX_OFFSET = 10_000_000
+MAX_STATUSES = 20  # more than there are statuses
+Name = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)]
+# An ISO 8601 date or time: a string, so that a bare number is not taken as a Unix time.
+Moment = Annotated[str | None, Query(min_length=10, max_length=40, pattern=r"^\d{4}-\d\d-\d\d")]
+RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID)]
+Sort = Literal["created_at", "cost", "tokens", "duration", "rounds"]
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422)
+}
+assert set(SORTS) == set(Sort.__args__)  # type: ignore[attr-defined]  # one list of sorts
+
+
+def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(sink_dumps_bytes(value), status, media_type="application/json",
+                    headers=headers)  # fmt: skip
+
+
+def install(api: APIRouter, settings: InspectorSettings, runtime: Runtime) -> None:
+    """Add the stored-runs routes to ``api`` (``GET /runs/{id}`` stays with the others)."""
+
+    @api.get("/facets", response_model=Facets, responses=_ERRORS)
+    def facets() -> Facets:
+        if settings.store is None:
+            return Facets(stored=False)
+        return Facets(stored=True, **settings.store.facets())
+
+    @api.get("/runs/{run_id}/export", responses=_ERRORS)
+    def export(run_id: RunId) -> Response:
+        """The run's export record (schema ``toolwire.run``), as a file to save."""
+        stored = _stored(settings, run_id)
+        disposition = f'attachment; filename="toolwire-run-{stored.id}.json"'
+        return json_response(run_record(stored), headers={"Content-Disposition": disposition})
+
+    @api.get("/runs/{run_id}/rerun", response_model=RerunTemplate, responses=_ERRORS)
+    def rerun_form(run_id: RunId) -> Response:
+        template = rerun.template(settings, runtime, _stored(settings, run_id))
+        return json_response(template.model_dump())
+
+
+def _stored(settings: InspectorSettings, run_id: str) -> Any:
+    found = None if settings.store is None else settings.store.get_run(run_id)
+    if found is None:
+        raise ApiError(404, "no stored run has this id")
+    return found
+
+
+def list_page(settings: InspectorSettings, query: RunQuery) -> Response:
+    """One page of stored runs, each with its prompt preview, and the total."""
+    if settings.store is None:
+        return json_response({"runs": [], "stored": False, "total": 0, "limit": query.limit,
+                              "offset": query.offset})  # fmt: skip
+    found = settings.store.find_runs(query)
+    runs = [_plain(run) for run in found.runs]
+    return json_response({
+        "runs": previews.with_previews(settings.store, runs), "stored": True,
+        "total": found.total, "limit": query.limit, "offset": query.offset,
+    })  # fmt: skip
+
+
+def _plain(run: Any) -> dict[str, Any]:
+    plain: dict[str, Any] = run.to_dict()
+    return plain
+
+
+def query_of(
+    *,
+    limit: Annotated[int, Query(ge=1, le=MAX_RUNS_PAGE)] = 50,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    waiting: bool = False,
+    status: Annotated[list[str] | None, Query(max_length=MAX_STATUSES)] = None,
+    provider: Name = None,
+    model: Name = None,
+    tool: Name = None,
+    since: Moment = None,
+    until: Moment = None,
+    has_error: bool | None = None,
+    privacy_level: Annotated[str | None, Query(max_length=16)] = None,
+    q: Annotated[str | None, Query(max_length=MAX_SEARCH_CHARS)] = None,
+    rerun_of: Annotated[str | None, Query(max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID)] = None,
+    sort: Sort = "created_at",
+    order: Literal["asc", "desc"] = "desc",
+) -> RunQuery:
+    """The query parameters of ``GET /api/runs`` as a ``RunQuery`` (422 for a bad value)."""
+    try:
+        return RunQuery(
+            limit=limit, offset=offset, waiting=waiting, statuses=tuple(status or ()),
+            provider=provider, model=model, tool=tool, since=moment(since, "since"),
+            until=moment(until, "until"),
+            has_error=has_error, privacy_level=privacy_level, search=q or None,
+            rerun_of=rerun_of, sort=sort, descending=order == "desc",
+        )  # fmt: skip
+    except ValueError as exc:
+        raise ApiError(422, str(exc)) from None
+
+
+def moment(value: str | None, name: str) -> datetime | None:
+    """An ISO 8601 date or time (``2024-05-01``, ``2024-05-01T12:00:00+02:00``); UTC when it
+    names no offset. A ``ValueError`` names the parameter."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{name} must be an ISO 8601 date or time, e.g. 2024-05-01") from None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
