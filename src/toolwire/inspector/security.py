@@ -1,7 +1,9 @@
 """Transport security of the inspector: headers on every response, the token, the origin check.
 
 - Every response carries a strict Content-Security-Policy (no inline script or style, no
-  framing, no form posts, fetches only to this origin), ``nosniff`` and ``no-referrer``.
+  framing, no form posts, fetches only to this origin; Trusted Types with no policy, so no
+  string ever reaches an HTML or script sink: the page builds DOM nodes only), ``nosniff``
+  and ``no-referrer``.
 - Every ``/api`` call needs ``Authorization: Bearer <token>``, compared in constant time.
 - A state-changing call is refused when its ``Origin`` (or, without one, ``Sec-Fetch-Site:
   cross-site``) says it came from another site. No CORS headers are ever sent.
@@ -30,7 +32,8 @@ log = logging.getLogger("toolwire.inspector")
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; "
+    "require-trusted-types-for 'script'; trusted-types 'none'"
 )
 SECURITY_HEADERS = (
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),

@@ -5,6 +5,7 @@ const TOKEN_KEY = "toolwire.token";
 
 // Returns { token, problem }: a fragment that holds no usable token is removed all the same
 // and named in `problem`; the page starts either way (with a token kept from before, if any).
+// The rest of the fragment (a deep link: `run=…&step=…`) stays in the address bar.
 export function adoptToken() {
   const match = /(?:^|[#&])token=([^&]*)/.exec(window.location.hash);
   let problem = null;
@@ -12,9 +13,23 @@ export function adoptToken() {
     const token = decodeToken(match[1]);
     if (token) sessionStorage.setItem(TOKEN_KEY, token);
     else problem = token === "" ? "the URL's token is empty" : "the URL's token is malformed";
-    history.replaceState(null, "", window.location.pathname + window.location.search);
+    const rest = window.location.hash.slice(1).split("&")
+      .filter((part) => part && !part.startsWith("token=")).join("&");
+    history.replaceState(null, "", window.location.pathname + window.location.search
+      + (rest ? `#${rest}` : ""));
   }
   return { token: sessionStorage.getItem(TOKEN_KEY), problem };
+}
+
+// A token typed or pasted into the page: the token itself, or the URL the server printed.
+// Returns true when it was kept (it is checked by the next API call, like any token).
+export function setToken(text) {
+  const value = String(text ?? "").trim();
+  const match = /(?:^|[#&])token=([^&\s]*)/.exec(value);
+  const token = match ? decodeToken(match[1]) : value;
+  if (!token || /\s/.test(token)) return false;
+  sessionStorage.setItem(TOKEN_KEY, token);
+  return true;
 }
 
 // The token, "" when empty, null when its percent-encoding is broken (e.g. "%E0%A4%A").

@@ -1,6 +1,7 @@
 // Artifacts, rendered by type. Every shape is checked before it is drawn; anything unknown or
 // malformed is shown whole as pretty JSON, so nothing is silently dropped.
 
+import { highlightLines } from "./codehighlight.js";
 import { h, pretty, safeImage, safeLink } from "./dom.js";
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -67,13 +68,17 @@ function keyValue(data) {
 function code(data) {
   if (!isText(data.code)) return null;
   const first = Number.isSafeInteger(data.first_line) ? data.first_line : 1;
-  const lines = data.code.split("\n");
-  return h("div", { class: "artifact-code" },
+  const texts = data.code.split("\n").map((line) => h("span", { class: "line-text" }, line));
+  const box = h("div", { class: "artifact-code" },
     isText(data.language) && data.language ? h("div", { class: "code-lang" }, data.language) : null,
-    h("pre", {}, h("code", {}, lines.map((line, i) =>
-      h("span", { class: "code-line" },
-        h("span", { class: "line-no" }, String(first + i)),
-        h("span", { class: "line-text" }, line))))));
+    h("pre", {}, h("code", {}, texts.map((text, i) =>
+      h("span", { class: "code-line" }, h("span", { class: "line-no" }, String(first + i)),
+        text)))));
+  // Coloured once its grammar loads; until then, and without one, plain text.
+  highlightLines(data.code, data.language, texts).then((done) => {
+    if (done) box.classList.add("highlighted");
+  });
+  return box;
 }
 
 function link(data) {

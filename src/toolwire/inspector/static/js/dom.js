@@ -6,7 +6,8 @@ const SAFE_ATTRIBUTES = new Set([
   "class", "id", "type", "name", "value", "for", "title", "role", "hidden", "disabled",
   "checked", "colspan", "start", "tabindex", "placeholder", "min", "max", "step", "rows",
   "aria-selected", "aria-label", "aria-live", "data-kind", "data-status", "data-view",
-  "data-type", "data-index", "data-testid", "alt",
+  "data-type", "data-index", "data-testid", "alt", "aria-sort", "data-sort", "data-side",
+  "data-diff", "autocomplete",
 ]);
 const WEB_PROTOCOLS = new Set(["http:", "https:"]);
 // Drawn from a data URL only for these types (no SVG: a document that can carry script), and

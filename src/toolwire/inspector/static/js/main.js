@@ -1,25 +1,22 @@
-// Start-up: adopt the token from the URL fragment, wire the three views, load the tools.
+// Start-up: adopt the token from the URL fragment (or ask for it), wire the views, load the
+// tools, and open the place a deep link names (`#run=…&step=…`, `#compare=…,…`).
 
-import { adoptToken, call, whenUnauthorized } from "./api.js";
+import { adoptToken, call, setToken, whenUnauthorized } from "./api.js";
+import { CompareView } from "./compare.js";
+import { readLink } from "./deeplink.js";
 import { RunView } from "./run.js";
 import { RunsView } from "./runs.js";
 import { ToolsView } from "./tools.js";
 
 const STALE_TOKEN = "This tab's token is no longer valid (the server was restarted?): open the "
   + "URL the server printed most recently.";
-
-// `#run=<id>` names a stored run to open.
-function linkedRun() {
-  const match = /(?:^|[#&])run=([0-9A-Za-z-]{1,100})(?:&|$)/.exec(window.location.hash);
-  return match ? match[1] : null;
-}
+const FIX = "open the URL the server printed, or paste the token below";
 
 function main() {
-  const linked = linkedRun();  // read first: adopting a token clears the fragment
-  const { token, problem } = adoptToken();
+  const { token, problem } = adoptToken();  // keeps a deep link's part of the fragment
   const auth = document.getElementById("auth-state");
-  const fix = "open the URL the server printed";
-  auth.textContent = problem ? `${problem}: ${fix}` : token ? "admin" : `no token: ${fix}`;
+  const tokenForm = document.getElementById("token-form");
+  auth.textContent = problem ? `${problem}: ${FIX}` : token ? "admin" : `no token: ${FIX}`;
   auth.className = token && !problem ? "auth-state ok" : "auth-state error";
   whenUnauthorized(() => {
     auth.textContent = "token no longer valid";
@@ -27,6 +24,7 @@ function main() {
     const banner = document.getElementById("auth-banner");
     banner.textContent = STALE_TOKEN;
     banner.hidden = false;
+    tokenForm.hidden = false;
   });
   const run = new RunView(document.getElementById("view-run"));
   // A decision taken on a stored run continues live in the Run view.
@@ -35,9 +33,14 @@ function main() {
     if (refused === null) show("run");
     return refused;
   };
-  const runs = new RunsView(document.getElementById("view-runs"), decide);
+  const compare = new CompareView(document.getElementById("view-compare"));
+  const runs = new RunsView(document.getElementById("view-runs"), {
+    decide,
+    rerun: (form) => { run.prefill(form); show("run"); },
+    compare: (a, b) => { show("compare"); compare.show(a, b); },
+  });
   const tools = new ToolsView(document.getElementById("view-tools"), (list) => run.setTools(list));
-  const views = { run: null, runs: () => runs.load(), tools: () => tools.load() };
+  const views = { run: null, runs: () => runs.load(), tools: () => tools.load(), compare: null };
   const show = (name) => {
     for (const link of document.querySelectorAll(".nav-link")) {
       link.setAttribute("aria-selected", String(link.getAttribute("data-view") === name));
@@ -50,19 +53,49 @@ function main() {
   for (const link of document.querySelectorAll(".nav-link")) {
     link.addEventListener("click", () => show(link.getAttribute("data-view")));
   }
-  const openLinked = (id = linkedRun()) => {
-    if (!id || !token) return;
-    show("runs");
-    runs.show(id);
+  const openLinked = () => {
+    const place = readLink();
+    if (place.compare) {
+      show("compare");
+      compare.show(...place.compare);
+    } else if (place.run) {
+      show("runs");
+      runs.show(place.run, place.step);
+    }
   };
-  window.addEventListener("hashchange", () => openLinked());
-  openLinked(linked);
   const ready = () => document.body.setAttribute("data-ready", "true");
-  if (token) {
+  let started = false;
+  const begin = () => {
+    if (started) {  // a token given again after the last one went stale
+      openLinked();
+      tools.load();
+      return;
+    }
+    started = true;
+    window.addEventListener("hashchange", openLinked);
+    openLinked();
     const defaults = call("GET", "/defaults").then((d) => run.setDefaults(d), () => {});
     Promise.allSettled([defaults, tools.load()]).finally(ready);
+  };
+  tokenForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const input = document.getElementById("token-input");
+    if (!setToken(input.value)) {
+      auth.textContent = "that is not a token: paste the token or the URL the server printed";
+      return;
+    }
+    input.value = "";
+    tokenForm.hidden = true;
+    document.getElementById("auth-banner").hidden = true;
+    auth.textContent = "admin";
+    auth.className = "auth-state ok";
+    begin();
+  });
+  if (token) begin();
+  else {
+    tokenForm.hidden = false;
+    ready();
   }
-  else ready();
 }
 
 main();

@@ -9,11 +9,15 @@ import { renderDetail } from "./detail.js";
 import { pendingPanel } from "./pending.js";
 import { shownStatus, WAITING } from "./status.js";
 import { stepRow, summarise, summaryStrip, waitingRow } from "./steps.js";
+import { renderTimeline } from "./timeline.js";
 
 export class StepView {
-  constructor(list, detail) {
+  // `timeline` (optional) gets a bar per step; `onSelect(index, step)` hears every selection.
+  constructor(list, detail, timeline = null, onSelect = null) {
     this.list = list;
     this.detail = detail;
+    this.timeline = timeline;
+    this.onSelect = onSelect;
     this.steps = [];
     this.selected = -1;
     this.follow = true;
@@ -44,10 +48,15 @@ export class StepView {
 
   pick(target) {
     const row = target.closest("li[data-index]");
-    if (!row) return;
-    this.selected = Number(row.getAttribute("data-index"));
+    if (row) this.select(Number(row.getAttribute("data-index")));
+  }
+
+  select(index) {
+    if (!Number.isInteger(index) || index < 0 || index >= this.steps.length) return;
+    this.selected = index;
     this.follow = this.selected === this.steps.length - 1;
     this.draw();
+    this.onSelect?.(index, this.steps[index]);
   }
 
   // A piece of a round's answer or thinking: only the waiting row is drawn again.
@@ -65,6 +74,9 @@ export class StepView {
     this.list.replaceChildren(...rows);
     this.drawWaiting();
     this.drawDetail();
+    if (this.timeline) {
+      renderTimeline(this.timeline, this.steps, this.selected, (i) => this.select(i));
+    }
   }
 
   // Streamed steps redraw the list, not the detail of a step being read: its open tab and
@@ -92,8 +104,9 @@ export class StepView {
 export class RunView {
   constructor(root) {
     this.$ = (id) => root.querySelector(`#${id}`);
-    this.view = new StepView(this.$("steps"), this.$("detail"));
+    this.view = new StepView(this.$("steps"), this.$("detail"), this.$("timeline"));
     this.runId = null;
+    this.rerunOf = null;  // the stored run the form was filled from, until the run starts
     this.controller = null;
     this.$("run-form").addEventListener("submit", (e) => { e.preventDefault(); this.start(); });
     this.$("cancel-button").addEventListener("click", () => this.cancel());
@@ -206,18 +219,68 @@ export class RunView {
       ["context_window", "context-window"], ["max_concurrency", "max-concurrency"]]) {
       if (number(id) !== undefined) body[field] = number(id);
     }
+    if (this.rerunOf) body.rerun_of = this.rerunOf;
     return body;
+  }
+
+  // Fill the form from a stored run's re-run template (GET /runs/{id}/rerun): its prompt,
+  // provider and options; the new run will be linked to it. The prompt stays editable.
+  prefill(form) {
+    const set = (id, value) => { this.$(id).value = value ?? ""; };
+    set("prompt", form.prompt);
+    set("system-prompt", form.system_prompt);
+    set("provider", form.provider);
+    set("model", form.model);
+    const o = form.options ?? {};
+    set("max-rounds", o.max_rounds ?? 5);
+    set("temperature", o.temperature);
+    this.$("trust-zone").value = typeof o.trust_zone === "string" ? o.trust_zone : "";
+    this.$("stream").checked = o.stream !== false;
+    this.$("dry-run").checked = o.dry_run === true;
+    this.$("capture-raw").checked = o.capture_raw === true;
+    this.$("reasoning").value = typeof o.reasoning === "string" ? o.reasoning : "";
+    set("reasoning-budget", Number.isInteger(o.reasoning) ? o.reasoning : "");
+    for (const [key, id] of [["max_tokens", "max-tokens"], ["max_total_tokens",
+      "max-total-tokens"], ["max_cost", "max-cost"], ["context_window", "context-window"],
+      ["max_concurrency", "max-concurrency"]]) set(id, o[key]);
+    const allowed = Array.isArray(o.allowed_tools) ? new Set(o.allowed_tools.map(String)) : null;
+    for (const box of this.$("tool-choices").querySelectorAll("input[name=tool]")) {
+      if (!box.disabled) box.checked = allowed === null || allowed.has(box.value);
+    }
+    this.rerunOf = form.run_id;
+    this.showRerun(form);
+    this.checkGate();
+  }
+
+  // The banner over a re-run's form: which run it repeats, what came from where.
+  showRerun(form) {
+    const box = this.$("rerun-banner");
+    if (!form) {
+      box.hidden = true;
+      box.replaceChildren();
+      return;
+    }
+    const clear = h("button", { type: "button", class: "small" }, "Not a re-run");
+    clear.addEventListener("click", () => { this.rerunOf = null; this.showRerun(null); });
+    fill(box, "Re-run of ", runLink(form.run_id, String(form.run_id).slice(0, 12)),
+      form.source === "sealed" ? " (request from its sealed state)" : "",
+      form.options_recorded ? "" : " · its options were not recorded: the form's defaults apply",
+      form.provider_problem ? ` · ${String(form.provider_problem)}` : "",
+      " · edit the prompt, then Run. ", clear);
+    box.hidden = false;
   }
 
   async start() {
     if (this.controller) return;
     this.runId = null;
+    const body = this.body();
+    this.rerunOf = null;
     this.$("replay-banner").hidden = true;
     this.showRunId(null);
     this.view.reset();
     this.begin();
     try {
-      await this.consume(await openStream("/runs/stream", this.body(), this.controller.signal));
+      await this.consume(await openStream("/runs/stream", body, this.controller.signal));
     } catch (err) {
       this.failed(err);
     }
@@ -278,7 +341,7 @@ export class RunView {
     switch (event.type) {
       case "context":
         this.runId = typeof event.run_id === "string" ? event.run_id : null;
-        this.showRunId(this.runId);
+        this.showRunId(this.runId, event.rerun_of);
         if (typeof event.replay_label === "string" && event.replay_label) {
           this.$("replay-banner").textContent = event.replay_label;
           this.$("replay-banner").hidden = false;
@@ -329,10 +392,12 @@ export class RunView {
   }
 
   // The run's id, linking to its stored view (`#run=<id>`) when a store keeps it.
-  showRunId(runId) {
+  showRunId(runId, rerunOf = null) {
     const box = this.$("run-id");
     box.hidden = !runId;
-    fill(box, runId ? ["Run ", runLink(runId, runId)] : null);
+    fill(box, runId ? ["Run ", runLink(runId, runId)] : null,
+      runId && typeof rerunOf === "string" ? [" · re-run of ", runLink(rerunOf, rerunOf)] : null);
+    if (runId) this.showRerun(null);
   }
 
   running(on) {

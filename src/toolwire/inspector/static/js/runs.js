@@ -1,63 +1,158 @@
-// The stored-runs browser: the store's list (all runs, or only those waiting for a person),
-// and one run's stored (privacy-filtered) steps; a waiting run shows its pending panel.
+// The stored-runs browser: the store's runs a page at a time (filtered, sorted and searched on
+// the server), and one run's stored (privacy-filtered) steps with its timeline, export,
+// re-run and deep links; a waiting run shows its pending panel. Two checked runs compare.
 
 import { ApiError, call } from "./api.js";
-import { fill, h, NOT_STORED, runLink } from "./dom.js";
+import { linkTo, writeLink } from "./deeplink.js";
+import { fill, h, ms, NOT_STORED, runLink } from "./dom.js";
+import { exportPanel } from "./exportview.js";
 import { pendingPanel } from "./pending.js";
 import { StepView } from "./run.js";
+import { RunFilters } from "./runfilters.js";
 import { shownStatus, WAITING } from "./status.js";
 import { costText, summarise, summaryStrip } from "./steps.js";
 
-const COLUMNS = ["Run", "Status", "Started", "Provider", "Model", "Rounds", "Tokens", "Cost",
-  "Steps", "Prompt"];
+const PAGE = 50;
+// Columns: [label, sort key or null].
+const COLUMNS = [["", null], ["Run", null], ["Status", null], ["Started", "created_at"],
+  ["Provider", null], ["Model", null], ["Rounds", "rounds"], ["Tokens", "tokens"],
+  ["Cost", "cost"], ["Duration", "duration"], ["Steps", null], ["Prompt", null]];
 
 export class RunsView {
-  // `decide(runId, body, steps)` answers a waiting run (see RunView.decide).
-  constructor(root, decide) {
+  // `decide(runId, body, steps)` answers a waiting run (see RunView.decide); `rerun(form)`
+  // fills the run form from a re-run template; `compare(a, b)` opens two runs side by side.
+  constructor(root, { decide, rerun, compare }) {
     this.$ = (id) => root.querySelector(`#${id}`);
     this.decide = decide;
+    this.rerun = rerun;
+    this.compare = compare;
+    this.offset = 0;
+    this.sort = "created_at";
+    this.order = "desc";
+    this.checked = [];  // run ids ticked for comparing, oldest tick first
+    this.shown = null;  // the id of the run shown below the table
+    this.filters = new RunFilters(this.$("runs-filters"), () => { this.offset = 0; this.load(); });
+    this.choicesLoaded = false;
     this.$("runs-refresh").addEventListener("click", () => this.load());
-    this.$("runs-waiting").addEventListener("change", () => this.load());
+    this.$("runs-waiting").addEventListener("change", () => { this.offset = 0; this.load(); });
+    this.$("runs-compare").addEventListener("click", () => this.compare(...this.checked));
   }
 
   async load() {
+    if (!this.choicesLoaded) {
+      this.choicesLoaded = true;
+      this.filters.loadChoices();
+    }
+    const query = this.filters.params();
+    if (this.$("runs-waiting").checked) query.set("waiting", "true");
+    query.set("limit", String(PAGE));
+    query.set("offset", String(this.offset));
+    query.set("sort", this.sort);
+    query.set("order", this.order);
     try {
-      const waiting = this.$("runs-waiting").checked ? "&waiting=true" : "";
-      const page = await call("GET", `/runs?limit=50${waiting}`);
+      const page = await call("GET", `/runs?${query}`);
       this.$("runs-note").textContent = page.stored ? ""
         : "No store is configured, so runs are not kept. Start the server with --db URL.";
-      this.$("runs-table").replaceChildren(this.table(page.runs));
+      this.$("runs-table").replaceChildren(this.table(page.runs, query.has("q")));
+      this.pager(page);
     } catch (err) {
       this.$("runs-note").textContent = err instanceof ApiError ? err.message : "Loading failed.";
     }
   }
 
-  table(runs) {
+  table(runs, searched) {
     if (!runs.length) {
-      return h("p", { class: "muted" }, this.$("runs-waiting").checked
-        ? "No run is waiting for a person." : "No stored runs yet.");
+      const filtered = [...this.filters.params().keys()].length > 0;
+      return h("p", { class: "muted", "data-testid": "no-runs" },
+        this.$("runs-waiting").checked ? "No run is waiting for a person."
+          : searched ? "No stored run has these words in what its privacy level kept."
+            : filtered ? "No stored run matches these filters." : "No stored runs yet.");
     }
-    const rows = runs.map((r) => {
-      const tokens = (Number(r.prompt_tokens) || 0) + (Number(r.completion_tokens) || 0);
-      const row = h("tr", { class: "run-row", tabindex: 0 },
-        h("td", { title: String(r.id) }, h("code", {}, String(r.id).slice(0, 12))),
-        h("td", {}, h("span", { class: `badge status-${String(r.status)}` }, String(r.status))),
-        h("td", { title: String(r.created_at ?? "") }, when(r.created_at)),
-        h("td", {}, String(r.provider ?? "")),
-        h("td", {}, String(r.model ?? "")),
-        h("td", {}, String(r.rounds ?? "")),
-        h("td", {}, String(tokens)),
-        h("td", { class: "cost" }, storedCost(r)),
-        h("td", {}, String(r.step_count ?? "")),
-        previewCell(r));
-      row.addEventListener("click", () => this.show(String(r.id)));
-      return row;
-    });
-    return h("div", { class: "table-wrap" }, h("table", { class: "data" },
-      h("thead", {}, h("tr", {}, COLUMNS.map((c) => h("th", {}, c)))), h("tbody", {}, rows)));
+    const head = h("tr", {}, COLUMNS.map(([label, key]) => this.header(label, key)));
+    return h("div", { class: "table-wrap" }, h("table", { class: "data runs-table" },
+      h("thead", {}, head), h("tbody", {}, runs.map((r) => this.row(r)))));
   }
 
-  async show(id) {
+  header(label, key) {
+    if (!key) return h("th", {}, label);
+    const active = this.sort === key;
+    const button = h("button", { type: "button", class: "sort", "data-sort": key },
+      label, active ? (this.order === "desc" ? " ▼" : " ▲") : "");
+    button.addEventListener("click", () => {
+      this.order = active && this.order === "desc" ? "asc" : "desc";
+      this.sort = key;
+      this.offset = 0;
+      this.load();
+    });
+    return h("th", { "aria-sort": active ? (this.order === "desc" ? "descending" : "ascending")
+      : null }, button);
+  }
+
+  row(r) {
+    const id = String(r.id);
+    const tokens = (Number(r.prompt_tokens) || 0) + (Number(r.completion_tokens) || 0);
+    const tick = h("input", { type: "checkbox", class: "compare-check",
+      "aria-label": "Compare this run", checked: this.checked.includes(id) });
+    tick.addEventListener("click", (e) => e.stopPropagation());
+    tick.addEventListener("change", () => this.tick(id, tick.checked));
+    const errors = Number(r.tool_errors) > 0 ? h("span", { class: "badge error",
+      title: "calls that returned an error" }, `${Number(r.tool_errors)} failed`) : null;
+    const row = h("tr", { class: "run-row", tabindex: 0, "data-status": String(r.status) },
+      h("td", { class: "pick" }, tick),
+      h("td", { title: id }, h("code", {}, id.slice(0, 12))),
+      h("td", {}, h("span", { class: `badge status-${String(r.status)}` }, String(r.status)),
+        errors),
+      h("td", { title: String(r.created_at ?? "") }, when(r.created_at)),
+      h("td", {}, String(r.provider ?? "")),
+      h("td", {}, String(r.model ?? "")),
+      h("td", {}, String(r.rounds ?? "")),
+      h("td", { title: `${Number(r.prompt_tokens) || 0} in, ${Number(r.completion_tokens) || 0} out` },
+        String(tokens)),
+      h("td", { class: "cost" }, storedCost(r)),
+      h("td", {}, Number.isFinite(r.duration_ms) ? ms(r.duration_ms) : "—"),
+      h("td", {}, String(r.step_count ?? "")),
+      previewCell(r));
+    row.addEventListener("click", () => this.show(id));
+    row.addEventListener("keydown", (e) => { if (e.key === "Enter") this.show(id); });
+    return row;
+  }
+
+  tick(id, on) {
+    this.checked = this.checked.filter((x) => x !== id);
+    if (on) this.checked.push(id);
+    if (this.checked.length > 2) {
+      const dropped = this.checked.shift();
+      for (const box of this.$("runs-table").querySelectorAll("tr.run-row")) {
+        if (box.querySelector("td[title]")?.getAttribute("title") === dropped) {
+          box.querySelector(".compare-check").checked = false;
+        }
+      }
+    }
+    this.$("runs-compare").disabled = this.checked.length !== 2;
+  }
+
+  pager(page) {
+    const total = Number(page.total) || 0;
+    const first = total ? this.offset + 1 : 0;
+    const last = Math.min(this.offset + (page.runs?.length ?? 0), total);
+    const prev = h("button", { type: "button", class: "small", disabled: this.offset === 0 },
+      "← Newer");
+    const next = h("button", { type: "button", class: "small", disabled: last >= total },
+      "Older →");
+    prev.addEventListener("click", () => { this.offset = Math.max(0, this.offset - PAGE); this.load(); });
+    next.addEventListener("click", () => { this.offset += PAGE; this.load(); });
+    if (this.sort !== "created_at" || this.order !== "desc") {
+      prev.textContent = "← Previous";
+      next.textContent = "Next →";
+    }
+    fill(this.$("runs-pager"), prev,
+      h("span", { class: "pager-text", "data-testid": "pager-text" },
+        `${first.toLocaleString("en")}–${last.toLocaleString("en")} of ${total.toLocaleString("en")}`),
+      next);
+  }
+
+  // One stored run below the table; `step` (a stored sequence number) is selected if given.
+  async show(id, step = null) {
     const box = this.$("stored-run");
     try {
       const run = await call("GET", `/runs/${encodeURIComponent(id)}`);
@@ -65,24 +160,100 @@ export class RunsView {
       const pending = await pendingOf(id, run, (body) => this.decide(id, body, steps));
       const list = h("ol", { class: "steps" });
       const detail = h("div", { class: "detail" });
+      const timeline = h("div", { class: "timeline", hidden: true });
+      const tools = h("div", { class: "stored-tools" });
       const final = { wall_ms: wallOf(run), usage: { total_tokens:
-        (Number(run.prompt_tokens) || 0) + (Number(run.completion_tokens) || 0) },
+        (Number(run.prompt_tokens) || 0) + (Number(run.completion_tokens) || 0),
+      prompt_tokens: run.prompt_tokens, completion_tokens: run.completion_tokens },
       cost: run.cost, cost_complete: run.cost_complete,
       termination_reason: run.termination_reason };
       fill(box,
-        h("h3", {}, "Run ", runLink(id, id)),
+        h("div", { class: "row stored-head" }, h("h3", {}, "Run ", runLink(id, id)),
+          this.actions(run, tools)),
         h("p", { class: "muted" }, `Stored at privacy level ${String(run.privacy_level ?? "?")}`,
           run.termination_reason ? ` · ${String(run.termination_reason)}` : "",
           run.error ? ` · ${String(run.error)}` : ""),
+        links(run),
+        tools,
         h("div", { class: "summary" }, summaryStrip(summarise(steps, final, 0), shownStatus(run))),
         pending,
+        timeline,
         h("div", { class: "workbench" }, list, detail),
         answerOf(run));
-      new StepView(list, detail).reset(steps);
+      this.shown = id;
+      const view = new StepView(list, detail, timeline,
+        (_, chosen) => writeLink({ run: id, step: chosen.sequence }));
+      view.reset(steps);
+      const at = steps.findIndex((s) => s.sequence === step);
+      if (at >= 0) {
+        view.select(at);
+        list.querySelector("li.selected")?.scrollIntoView({ block: "nearest" });
+      } else {
+        writeLink({ run: id });
+      }
+      reruns(id).then((found) => found && box.querySelector(".run-links")?.append(found));
     } catch (err) {
       fill(box, h("p", { class: "banner error" },
         err instanceof ApiError ? err.message : "Loading the run failed."));
     }
+  }
+
+  // Export, re-run, copy link: each opens its panel in `tools`.
+  actions(run, tools) {
+    const id = String(run.id);
+    const exported = h("button", { type: "button", class: "small", "data-testid": "export" },
+      "Export JSON");
+    exported.addEventListener("click", async () => fill(tools, await exportPanel(id)));
+    const again = h("button", { type: "button", class: "small", "data-testid": "rerun" },
+      "Re-run…");
+    again.addEventListener("click", async () => {
+      try {
+        const form = await call("GET", `/runs/${encodeURIComponent(id)}/rerun`);
+        if (form.available) this.rerun(form);
+        else fill(tools, h("p", { class: "banner", "data-testid": "rerun-refused" },
+          `This run cannot be re-run: ${String(form.reason)}.`));
+      } catch (err) {
+        fill(tools, h("p", { class: "banner error" },
+          err instanceof ApiError ? err.message : "The re-run form could not be loaded."));
+      }
+    });
+    const copy = h("button", { type: "button", class: "small", "data-testid": "copy-link" },
+      "Copy link");
+    copy.addEventListener("click", async () => {
+      const link = linkTo(readStep(id));
+      const shown = h("code", { class: "deep-link" }, link);
+      try {
+        await navigator.clipboard.writeText(link);
+        fill(tools, h("p", { class: "muted" }, "Copied: ", shown));
+      } catch {
+        fill(tools, h("p", { class: "muted" }, "Link: ", shown));
+      }
+    });
+    return h("span", { class: "actions" }, exported, again, copy);
+  }
+}
+
+// The place the address bar shows for this run (with its selected step, if any).
+function readStep(id) {
+  const match = /[#&]step=(\d+)/.exec(window.location.hash);
+  return { run: id, step: match ? Number(match[1]) : null };
+}
+
+// The run this one re-ran, as a link.
+function links(run) {
+  return h("p", { class: "run-links muted" }, typeof run.rerun_of === "string"
+    ? ["Re-run of ", runLink(run.rerun_of, run.rerun_of)] : null);
+}
+
+// The runs started again from this one, as links (none: nothing).
+async function reruns(id) {
+  try {
+    const page = await call("GET", `/runs?rerun_of=${encodeURIComponent(id)}&limit=20`);
+    if (!page.runs?.length) return null;
+    return h("span", { class: "reruns" }, " Re-runs: ",
+      page.runs.map((r, i) => [i ? ", " : "", runLink(String(r.id), String(r.id).slice(0, 12))]));
+  } catch {
+    return null;
   }
 }
 
@@ -120,9 +291,8 @@ async function pendingOf(id, run, decide) {
   }
 }
 
-
 // A stored timestamp in the reader's local time, to the second; the exact value is the title.
-function when(value) {
+export function when(value) {
   const time = Date.parse(String(value ?? ""));
   if (!Number.isFinite(time)) return String(value ?? "");
   const d = new Date(time);
@@ -132,7 +302,7 @@ function when(value) {
 }
 
 // A stored run's cost; runs stored before costs were kept have none.
-function storedCost(run) {
+export function storedCost(run) {
   return Number.isFinite(run.cost) ? costText(run.cost, run.cost_complete === true) : "—";
 }
 

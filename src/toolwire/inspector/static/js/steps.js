@@ -46,6 +46,7 @@ export function stepRow(step, index, selected) {
     const failed = step.tool_is_error === true;
     parts.push(h("span", { class: failed ? "badge error" : "badge ok" }, failed ? "error" : "ok"));
   }
+  if (step.kind === "llm") parts.push(usage(step));
   if (step.kind !== "request") parts.push(h("span", { class: "step-time" }, ms(step.duration_ms)));
   return h("li", {
     class: selected ? "step selected" : "step",
@@ -55,6 +56,17 @@ export function stepRow(step, index, selected) {
     role: "button",
     "aria-selected": selected ? "true" : "false",
   }, parts);
+}
+
+// A model call's tokens (in and out in the title) and cost, as the step list shows them.
+function usage(step) {
+  const tokens = Number(step.total_tokens);
+  const cost = Number(step.cost);
+  const text = [Number.isFinite(tokens) ? `${tokens} tok` : null,
+    Number.isFinite(cost) ? costText(cost, true) : null].filter(Boolean).join(" · ");
+  return h("span", { class: "step-usage", "data-testid": "step-usage",
+    title: `${Number(step.prompt_tokens) || 0} prompt + ${Number(step.completion_tokens) || 0} `
+      + `completion tokens; ${costText(cost, Number.isFinite(cost))}` }, text);
 }
 
 // The row of a round whose model has not answered yet; once its answer streams, the thinking
@@ -79,14 +91,19 @@ export function summarise(steps, final, elapsedMs) {
   const llm = steps.filter((s) => s.kind === "llm");
   const streamedTokens = llm.reduce((sum, s) => sum + (Number(s.total_tokens) || 0), 0);
   const usage = final && final.usage;
-  const known = final && Number.isFinite(final.cost);
+  const priced = final && Number.isFinite(final.cost);
+  const sum = (key) => llm.reduce((total, s) => total + (Number(s[key]) || 0), 0);
+  const known = (key) => (usage && Number.isFinite(Number(usage[key])) ? Number(usage[key])
+    : sum(key));
   return {
     rounds: llm.length,
     toolCalls: steps.filter((s) => s.kind === "tool").length,
     tokens: usage && Number.isFinite(usage.total_tokens) ? usage.total_tokens : streamedTokens,
+    tokensIn: known("prompt_tokens"),
+    tokensOut: known("completion_tokens"),
     wall: final && Number.isFinite(final.wall_ms) ? final.wall_ms : elapsedMs,
-    cost: known ? final.cost : llm.reduce((sum, s) => sum + (Number(s.cost) || 0), 0),
-    costComplete: known ? final.cost_complete === true
+    cost: priced ? final.cost : llm.reduce((total, s) => total + (Number(s.cost) || 0), 0),
+    costComplete: priced ? final.cost_complete === true
       : llm.every((s) => Number.isFinite(s.cost)),
     reason: reasonOf(final),
   };
@@ -102,16 +119,18 @@ export function costText(usd, complete) {
 }
 
 export function summaryStrip(counts, status) {
-  const cell = (label, value, id) =>
+  const cell = (label, value, id, more = null) =>
     h("div", { class: "metric", id }, h("span", { class: "metric-label" }, label),
-      h("span", { class: "metric-value" }, String(value)));
+      h("span", { class: "metric-value" }, String(value)),
+      more ? h("span", { class: "metric-more" }, more) : null);
   return [
     h("div", { class: `metric status status-${status}`, id: "run-status", "data-status": status },
       h("span", { class: "metric-label" }, "Status"),
       h("span", { class: "metric-value" }, STATUS_TEXT[status] ?? status)),
     cell("Rounds", counts.rounds, "metric-rounds"),
     cell("Tool calls", counts.toolCalls, "metric-tools"),
-    cell("Tokens", counts.tokens, "metric-tokens"),
+    cell("Tokens", counts.tokens, "metric-tokens",
+      `${counts.tokensIn} in · ${counts.tokensOut} out`),
     cell("Cost", costText(counts.cost, counts.costComplete), "metric-cost"),
     cell("Wall time", ms(counts.wall), "metric-wall"),
     counts.reason ? cell("Reason", counts.reason, "metric-reason") : null,
