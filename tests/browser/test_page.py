@@ -271,8 +271,11 @@ def test_a_malformed_token_fragment_still_starts_the_page_and_says_why(
     watched = Watched(page)
     page.goto(f"{base}/{fragment}")
     page.wait_for_selector("body[data-ready=true]")
-    assert page.text_content("#auth-state") == f"{problem}: open the URL the server printed"
+    assert page.text_content("#auth-state") == (
+        f"{problem}: open the URL the server printed, or paste the token below"
+    )
     assert page.get_attribute("#auth-state", "class") == "auth-state error"
+    assert page.is_visible("#token-form")
     assert page.url == f"{base}/"
     assert page.evaluate("sessionStorage.getItem('toolwire.token')") is None
     assert watched.errors == [] and watched.dialogs == []

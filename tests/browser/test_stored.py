@@ -47,11 +47,15 @@ def test_a_finished_run_is_listed_and_shows_its_stored_steps(watched: Watched) -
     row = page.locator("tr.run-row").first
     row.wait_for()
     cells = row.locator("td").all_text_contents()
-    run_id, status, started, *rest = cells
+    _, run_id, status, started, *rest = cells  # first: the box to tick for comparing
     assert status == "completed"
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", started)
-    assert rest == ["scripted", "", "2", "37", "unknown", "5", "go"]  # a script has no price
-    full_id = row.locator("td").first.get_attribute("title") or ""
+    provider, model, rounds, tokens, cost, duration, steps, prompt = rest
+    assert [provider, model, rounds, tokens, cost, steps, prompt] == [
+        "scripted", "", "2", "37", "unknown", "5", "go"  # a script has no price
+    ]  # fmt: skip
+    assert re.fullmatch(r"\d+(\.\d)? ms|\d+\.\d\d s", duration), duration
+    full_id = row.locator("td").nth(1).get_attribute("title") or ""
     assert len(run_id) == 12 and full_id.startswith(run_id) and len(full_id) == 36
     row.click()
     page.wait_for_selector("#stored-run ol.steps li[data-kind=tool]")

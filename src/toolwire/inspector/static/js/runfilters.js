@@ -7,6 +7,9 @@ import { fill, h } from "./dom.js";
 
 const ERRORS = [["", "any"], ["true", "with errors"], ["false", "without errors"]];
 const LEVELS = ["none", "metadata", "redacted", "full"];
+// Every status a stored run can have (toolwire.lifecycle.RunStatus), whether or not one has it.
+const STATUSES = ["running", "awaiting_approval", "awaiting_input", "completed", "dry_run",
+  "refused", "failed", "cancelled", "interrupted"];
 
 export class RunFilters {
   // `form` is the (empty) filter form; `changed()` is called whenever a filter changes.
@@ -38,7 +41,7 @@ export class RunFilters {
     fill(this.form,
       h("label", { class: "field search" }, "Search the kept text",
         h("input", { type: "search", name: "q", id: "runs-q", placeholder: "words…" })),
-      choice("status", "Status", f.statuses),
+      choice("status", "Status", [...new Set([...STATUSES, ...(f.statuses ?? [])])]),
       choice("provider", "Provider", f.providers),
       choice("model", "Model", f.models),
       choice("tool", "Tool used", f.tools),
