@@ -36,6 +36,7 @@ from toolwire.inspector.models import (
     InvokeBody,
     InvokeResult,
     PendingResult,
+    RerunTemplate,
     RunBody,
     RunResult,
     RunsList,
@@ -282,6 +283,10 @@ CASES: dict[str, Callable[[Canaries], object]] = {
         input_schema=None,
     ),
     "Defaults": lambda c: Defaults(prompt=c(), provider="scripted", model="m"),
+    "RerunTemplate": lambda c: RerunTemplate(
+        run_id="r1", available=True, prompt=c(), system_prompt=c(), provider="scripted"
+    ),
+    "RunBody with rerun_of": lambda c: RunBody(prompt=c(), rerun_of="r1"),
     "InspectorSettings": lambda c: InspectorSettings(
         registry=ToolRegistry(),
         provider_factory=lambda name, model: ScriptedProvider([]),
