@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Annotated
+from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -23,6 +24,9 @@ from toolwire.cli.runs import guard, runs_app
 from toolwire.cli.show import error, plural, safe
 from toolwire.cli.store import DbOption, open_or_exit
 from toolwire.store.export import run_record
+
+if TYPE_CHECKING:
+    from toolwire.store import StoredRun
 
 
 @runs_app.command("export")
@@ -60,9 +64,9 @@ def export_runs(
     notices.print(Text(f"exported {plural(count, 'run')}"))
 
 
-def _write(runs: object, sink: IO[str]) -> int:
+def _write(runs: Iterable[StoredRun], sink: IO[str]) -> int:
     count = 0
-    for stored in runs:  # type: ignore[attr-defined]
+    for stored in runs:
         sink.write(json.dumps(run_record(stored), ensure_ascii=True, allow_nan=False) + "\n")
         count += 1
     sink.flush()

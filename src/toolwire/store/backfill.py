@@ -14,7 +14,7 @@ from sqlalchemy import Connection, and_, bindparam, or_, select, update
 
 from toolwire.jsonenc import loads
 from toolwire.store import schema, search
-from toolwire.store.statements import FINISH_TOTALS, step_columns
+from toolwire.store.statements import FINISH_ALL_TOTALS, step_columns
 
 BATCH = 1_000  # steps read per query
 _steps, _runs = schema.steps, schema.runs
@@ -37,13 +37,17 @@ def backfill(connection: Connection) -> None:
         if any(texts):
             connection.execute(insert, [t for t in texts if t])
     finished = select(_runs.c.id, _runs.c.final_answer, _runs.c.error).where(
-        _runs.c.finished_at.is_not(None)
-    )
-    for run in connection.execute(finished).all():
-        body = search.run_body(run.final_answer, run.error)
-        if body:
-            connection.execute(insert, {"run_id": run.id, "sequence": 0, "body": body})
-        connection.execute(FINISH_TOTALS, {"run_id": run.id})
+        _runs.c.finished_at.is_not(None), or_(_runs.c.final_answer.is_not(None),
+                                              _runs.c.error.is_not(None))
+    )  # fmt: skip
+    result = connection.execute(finished)
+    while rows := result.fetchmany(BATCH):
+        answers = [{"run_id": r.id, "sequence": 0, "body": search.run_body(r.final_answer,
+                                                                          r.error)}
+                   for r in rows]  # fmt: skip
+        if bodies := [a for a in answers if a["body"]]:
+            connection.execute(insert, bodies)
+    connection.execute(FINISH_ALL_TOTALS)
 
 
 def _step_batches(connection: Connection) -> Any:

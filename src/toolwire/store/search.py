@@ -101,7 +101,13 @@ def _strings(value: Any, depth: int) -> Iterator[str]:
 def create(connection: Connection) -> None:
     """Create the index table (nothing when it exists)."""
     if connection.dialect.name == "sqlite":
-        connection.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS {TABLE} USING fts5(body)"))
+        # Diacritics kept, as PostgreSQL's "simple" configuration keeps them: one meaning.
+        connection.execute(
+            text(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {TABLE} USING "
+                "fts5(body, tokenize = 'unicode61 remove_diacritics 0')"
+            )
+        )
         return
     connection.execute(
         text(

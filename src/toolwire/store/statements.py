@@ -74,18 +74,23 @@ def _elapsed_postgresql(element: elapsed_ms, compiler: SQLCompiler, **kw: Any) -
     return f"(EXTRACT(EPOCH FROM ({end} - {start})) * 1000)"
 
 
-# Once a run has ended: how long it took and how many of its calls failed (its steps are
-# written by then: the store flushes them first).
-FINISH_TOTALS = (
-    update(_runs)
-    .where(_runs.c.id == bindparam("run_id"), _runs.c.finished_at.is_not(None))
-    .values(
-        duration_ms=elapsed_ms(_runs.c.finished_at, _runs.c.created_at),
-        tool_errors=select(func.count())
-        .where(_steps.c.run_id == _runs.c.id, _steps.c.is_error == true())
-        .scalar_subquery(),
+def _finish_totals(*where: Any) -> Any:
+    """Once a run has ended: how long it took and how many of its calls failed (its steps are
+    written by then: the store flushes them first)."""
+    return (
+        update(_runs)
+        .where(*where, _runs.c.finished_at.is_not(None))
+        .values(
+            duration_ms=elapsed_ms(_runs.c.finished_at, _runs.c.created_at),
+            tool_errors=select(func.count())
+            .where(_steps.c.run_id == _runs.c.id, _steps.c.is_error == true())
+            .scalar_subquery(),
+        )
     )
-)
+
+
+FINISH_TOTALS = _finish_totals(_runs.c.id == bindparam("run_id"))  # one run
+FINISH_ALL_TOTALS = _finish_totals()  # every ended run (the migration's backfill)
 
 
 def step_columns(kind: str, payload: Mapping[str, Any]) -> dict[str, Any]:
