@@ -40,8 +40,8 @@ def scripts() -> dict[str, list[dict[str, Any]]]:
     first = hostile_script()
     first[-1] = {**first[-1], "tool_calls": [{"name": "hostile_code", "arguments": {}}]}
     first.append({"content": PAYLOADS[13], "thinking": PAYLOADS[14]})
-    other: list[dict[str, Any]] = [{"tool_calls": [{"name": "echo", "arguments": {"text": x}} for x in PAYLOADS[::-3]]},
-             {"content": " ".join(PAYLOADS[:20])}]  # fmt: skip
+    calls = [{"name": "echo", "arguments": {"text": x}} for x in PAYLOADS[::-3]]
+    other: list[dict[str, Any]] = [{"tool_calls": calls}, {"content": " ".join(PAYLOADS[:20])}]
     return {"hostile": first, "hostile_other": other}
 
 
