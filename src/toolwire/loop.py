@@ -41,7 +41,7 @@ from toolwire.providers.base import (
     Provider,
     session_of,
 )
-from toolwire.seam import Invoked, Seam, too_many_calls
+from toolwire.seam import Invoked, Seam, past_limit, refusal
 from toolwire.state import RunState
 from toolwire.suspension import Refuse, plan, scan
 from toolwire.tools.api import ToolContext, runs_concurrently
@@ -125,10 +125,12 @@ class ToolLoop:
         state = state._replace(pause=None, offered=offered, invocations=())
         limit = state.options.max_calls_per_turn
         jobs = []
-        for index, (call, planned) in enumerate(answers):
-            answer = Refuse(too_many_calls(limit)) if index >= limit else planned
-            if isinstance(answer, Refuse):
-                jobs.append(Job(call, call.decoded_arguments(), answer.text))
+        for index, (call, answer) in enumerate(answers):
+            if index >= limit:
+                jobs.append(Job(call, call.decoded_arguments(), past_limit(limit)))
+            elif isinstance(answer, Refuse):
+                refused = refusal(answer.text, answer.reason)
+                jobs.append(Job(call, call.decoded_arguments(), refused))
             else:
                 jobs.append(Job(call, answer.arguments, alone=self._alone(call)))
         state = await self._run_jobs(state, trace, state.rounds, jobs, context)
@@ -312,7 +314,7 @@ class ToolLoop:
     ) -> RunState:
         limit = state.options.max_calls_per_turn
         jobs = [
-            Job(call, call.decoded_arguments(), too_many_calls(limit))
+            Job(call, call.decoded_arguments(), past_limit(limit))
             if index >= limit
             else Job(call, call.decoded_arguments(), alone=self._alone(call))
             for index, call in enumerate(calls)
@@ -372,7 +374,7 @@ class ToolLoop:
             call_id=call.id,
         )
         invocations.append(invocation)
-        trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes)
+        trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes, invoked.refused)
 
     def _zone(self, options: RunOptions) -> TrustZone:
         return TrustZone.parse(options.trust_zone or self.provider.trust_zone)
