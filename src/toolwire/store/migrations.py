@@ -55,6 +55,16 @@ def _v5_step_kind_width(connection: Connection) -> None:
         connection.execute(text(f"ALTER TABLE {schema.steps.name} ALTER COLUMN kind TYPE {kind}"))
 
 
+def _v6_reserved(connection: Connection) -> None:
+    """Version 6 belongs to the queued-runs migration, which is merged on its own; until then
+    this step changes nothing."""
+
+
+def _v7_governance_log(connection: Connection) -> None:
+    """The governance log's table (``gate_decisions``); older runs have no rows in it."""
+    schema.gate_decisions.create(connection, checkfirst=True)
+
+
 def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
     """Add the ``runs`` columns in ``names`` that the table lacks (nullable, no default)."""
     present = {c["name"] for c in inspect(connection).get_columns(schema.runs.name)}
@@ -67,6 +77,7 @@ def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
 
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field, _v5_step_kind_width,
+    _v6_reserved, _v7_governance_log,
 )  # fmt: skip
 LATEST = len(MIGRATIONS)
 
