@@ -20,8 +20,10 @@ for a call refused (``unknown_tool``, ``not_permitted``, ``not_an_object``, ``to
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -157,3 +159,25 @@ def _text(value: Any) -> str | None:
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+_AGO = re.compile(r"(\d{1,6})([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """The moment ``text`` names: a duration back from ``now`` (``30m``, ``12h``, ``7d``,
+    ``2w``) or an ISO 8601 date or time (UTC unless it says otherwise). ``ValueError`` with a
+    message to show for anything else."""
+    text = text.strip()
+    ago = _AGO.fullmatch(text)
+    if ago is not None:
+        return (now or datetime.now(UTC)) - timedelta(**{_UNITS[ago[2]]: int(ago[1])})
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        raise ValueError(
+            f"{shown!r} is neither a duration (30m, 12h, 7d, 2w) nor an ISO 8601 date or time"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
