@@ -172,7 +172,10 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     text = text.strip()
     ago = _AGO.fullmatch(text)
     if ago is not None:
-        return (now or datetime.now(UTC)) - timedelta(**{_UNITS[ago[2]]: int(ago[1])})
+        try:
+            return (now or datetime.now(UTC)) - timedelta(**{_UNITS[ago[2]]: int(ago[1])})
+        except OverflowError:
+            raise ValueError(f"{text!r} reaches back before the year 1") from None
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
