@@ -136,11 +136,8 @@ def test_model_call_spans_carry_the_conventions_attributes() -> None:
 def test_tool_spans_carry_name_call_id_and_errors_as_status() -> None:
     captured, _ = traced(three_rounds())
     ok, refused, failed = captured.named("execute_tool")
-    assert attributes(ok) | {"gen_ai.conversation.id": "", "toolwire.run.id": ""} == {
+    assert attributes(ok) | {"toolwire.run.id": ""} == {
         "gen_ai.operation.name": "execute_tool",
-        "gen_ai.provider.name": "openai",
-        "gen_ai.request.model": "gpt-4o-mini",
-        "gen_ai.conversation.id": "",
         "toolwire.run.id": "",
         "gen_ai.tool.name": "lookup",
         "gen_ai.tool.type": "function",

@@ -2,13 +2,16 @@
 
 The segment is one ``invoke_agent`` span (kind INTERNAL; a direct tool call has none); each
 model call is a ``chat {model}`` span (CLIENT) and each tool call an ``execute_tool {tool}``
-span (INTERNAL), both its children. Steps are recorded after the fact with their duration, so a
-child span is made whole when its step arrives: it ends then and starts its duration earlier.
-The calls of one turn may run concurrently but are recorded in the model's order, so a call
-that finished before an earlier one shows ending when it was recorded (its duration is exact).
-A model call that never answered (the provider failed, or the run was cancelled meanwhile) is
-closed when the segment ends, from its request's time, with its error; a dry run's request
-was never sent, so it has none.
+span (INTERNAL), both its children. The run's id is on every span; the provider and model on
+the agent and model-call spans (a tool call's are its parent's).
+
+Steps are recorded after the fact with their duration, so a child span is made whole when its
+step arrives: it ends then and starts its duration earlier. The calls of one turn may run
+concurrently but are recorded in the model's order, so a call that finished before an earlier
+one shows ending when it was recorded (its duration is exact). A model call that never
+answered (the provider failed, or the run was cancelled meanwhile) is closed when the segment
+ends, from its request's time, with its error; a dry run's request was never sent, so it has
+none.
 
 Every gate decision a step records (see :mod:`toolwire.governance`) is an event on the
 segment's span. What any span carries is the step as :func:`toolwire.privacy.filter_for_export`
@@ -125,9 +128,8 @@ class RunSpans:
     def _chat(self, step: LlmStep, shown: Mapping[str, Any], now: int) -> None:
         request = None if self.requested is None else self.requested[1]
         self.requested = None
-        span = self._child(self._chat_name(), SpanKind.CLIENT, now - _ns(step.duration_ms))
-        span.set_attributes({**self.base, gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT,
-                             **attrs.chat(request, shown)})  # fmt: skip
+        made = {**self.base, gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT, **attrs.chat(request, shown)}
+        span = self._child(self._chat_name(), SpanKind.CLIENT, now - _ns(step.duration_ms), made)
         span.end(end_time=now)
         if self.instruments is not None:
             tokens = (step.prompt_tokens, step.completion_tokens)
@@ -136,11 +138,12 @@ class RunSpans:
 
     def _tool(self, step: ToolStep, shown: Mapping[str, Any], now: int) -> None:
         name = f"{attrs.EXECUTE_TOOL} {shown.get('tool_name', '')}"
-        span = self._child(name, SpanKind.INTERNAL, now - _ns(step.duration_ms))
-        span.set_attributes({**self.base, **attrs.tool(shown)})
+        made = {attrs.RUN_ID: self.run_id, **attrs.tool(shown)}  # the rest is its parent's
         error = attrs.tool_error(shown)
         if error is not None:
-            span.set_attribute(attrs.ERROR_TYPE, error)
+            made[attrs.ERROR_TYPE] = error
+        span = self._child(name, SpanKind.INTERNAL, now - _ns(step.duration_ms), made)
+        if error is not None:
             span.set_status(Status(StatusCode.ERROR))
         span.end(end_time=now)
         if self.instruments is not None:
@@ -171,13 +174,13 @@ class RunSpans:
     def _unanswered(self, now: int, error: str | None) -> None:
         started, request = self.requested or (now, {})
         self.requested = None
-        span = self._child(self._chat_name(), SpanKind.CLIENT, started)
-        span.set_attributes({**self.base, gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT,
-                             **attrs.chat(request, {"round": request.get("round")})})  # fmt: skip
+        made = {**self.base, gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT,
+                **attrs.chat(request, {"round": request.get("round")})}  # fmt: skip
         if error is not None:
-            span.set_attribute(attrs.ERROR_TYPE, error)
-            if error != CANCELLED:
-                span.set_status(Status(StatusCode.ERROR))
+            made[attrs.ERROR_TYPE] = error
+        span = self._child(self._chat_name(), SpanKind.CLIENT, started, made)
+        if error is not None and error != CANCELLED:
+            span.set_status(Status(StatusCode.ERROR))
         span.end(end_time=now)
         if self.instruments is not None and error != CANCELLED:
             failed = {**self._model_attributes(), attrs.ERROR_TYPE: error or "_OTHER"}
@@ -204,8 +207,9 @@ class RunSpans:
 
     # -- pieces ------------------------------------------------------------------------------
 
-    def _child(self, name: str, kind: SpanKind, start: int) -> Span:
-        return self.tracer.start_span(name, context=self.context, kind=kind, start_time=start)
+    def _child(self, name: str, kind: SpanKind, start: int, made: attrs.Attributes) -> Span:
+        return self.tracer.start_span(name, context=self.context, kind=kind, attributes=made,
+                                      start_time=start)  # fmt: skip
 
     def _chat_name(self) -> str:
         return f"{attrs.CHAT} {self.model}" if self.model else attrs.CHAT
