@@ -34,6 +34,7 @@ PROVIDER_NAMES = {
     "gemini": gen_ai.GenAiProviderNameValues.GCP_GEMINI.value,
 }
 
+SCRIPTED = "scripted"
 RUN_ID = "toolwire.run.id"
 SEGMENT = "toolwire.segment"
 PRIVACY_LEVEL = "toolwire.privacy_level"
@@ -55,8 +56,10 @@ ROUNDS = "toolwire.rounds"
 GATE_EVENT = "toolwire.gate_decision"
 
 
-def provider_name(name: str) -> str:
-    return PROVIDER_NAMES.get(name, name)
+def provider_name(name: str, script: str | None = None) -> str:
+    """The conventions' name of a provider; a replayed script (whatever it calls itself) is
+    the ``scripted`` model."""
+    return SCRIPTED if script else PROVIDER_NAMES.get(name, name)
 
 
 def server(base_url: str | None) -> Attributes:

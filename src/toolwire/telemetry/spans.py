@@ -62,7 +62,7 @@ class RunSpans:
         self.instruments = instruments
         self.level = level
         self.run_id = run_id
-        self.provider = attrs.provider_name(provider.name)
+        self.provider = attrs.provider_name(provider.name, provider.script)
         self.model = provider.model
         self.base: attrs.Attributes = {
             gen_ai.GEN_AI_PROVIDER_NAME: self.provider,
