@@ -3,8 +3,9 @@
 Each command runs through ``bash`` in a scratch copy of the checkout, with its own data folder,
 store and state key, and must exit 0. Placeholders are filled: ``DEMO_FOLDER`` with the demo
 workspace ``toolwire demo`` uses, ``RUN_ID`` with a run made earlier in this test (a waiting
-one for the commands that decide on a run), an API key's ``...`` with a dummy key. Only these
-are not run as written:
+one for the commands that decide on a run), an API key's ``...`` with a dummy key, and the
+OTLP endpoint ``http://localhost:4318`` with a loopback receiver of this test's (which must then
+have received the run's spans). Only these are not run as written:
 
 - a command that needs the network (an ``*_API_KEY=`` or a ``--provider`` other than the
   scripted one, ``pip install``) gets ``--help`` appended: its parser still rejects an unknown
@@ -32,6 +33,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +44,7 @@ from toolwire.demo import prepare_demo
 
 from . import readme_mcp
 from .fakes import plugin
+from .otlp_receiver import Received, receiver
 from .test_cli_suspend import INPUT_PLUGIN, INPUT_SCRIPT
 
 ROOT = Path(__file__).parents[1]
@@ -68,6 +71,7 @@ turns:
 _URL = re.compile(r"(http://127\.0\.0\.1:\d+)/#token=([\w-]+)")
 _TOOL_FAILED = re.compile(r"^\[round \d+\]\s+tool (\w+) (?!ok )", re.M)
 _RUN_ID = re.compile(r"\brun ([0-9a-f]{8}-[0-9a-f-]{27})\b")
+OTLP_ENDPOINT = "http://localhost:4318"  # a collector's usual address; the test's receiver here
 
 
 def readme_commands() -> list[str]:
@@ -100,6 +104,7 @@ class Sandbox:
     env: dict[str, str]
     demo_folder: Path
     tmp: Path
+    otlp: Received
     first_run: str = ""
     made: list[str] = field(default_factory=list)
 
@@ -142,11 +147,18 @@ class Sandbox:
 
     def filled(self, part: str) -> str:
         part = part.replace("DEMO_FOLDER", str(self.demo_folder))
+        part = part.replace(OTLP_ENDPOINT, self.otlp.url)
         return part.replace("RUN_ID", self.run_id_for(part)) if "RUN_ID" in part else part
 
 
 @pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
+def otlp() -> Iterator[Received]:
+    with receiver() as received:
+        yield received
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory, otlp: Received) -> Sandbox:
     tmp = tmp_path_factory.mktemp("readme")
     checkout = tmp / "checkout"
     shutil.copytree(ROOT, checkout, ignore=shutil.ignore_patterns(*_NOT_COPIED))
@@ -168,7 +180,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     for name in [n for n in env if n.endswith("_API_KEY")]:
         del env[name]
     demo = prepare_demo(data / "toolwire")  # where `toolwire demo` keeps it
-    box = Sandbox(checkout=checkout, env=env, demo_folder=demo.root, tmp=tmp)
+    box = Sandbox(checkout=checkout, env=env, demo_folder=demo.root, tmp=tmp, otlp=otlp)
     box.first_run = box.new_run(demo.script_path.read_text(), "--admin")
     return box
 
@@ -186,8 +198,14 @@ def test_the_readme_command_runs(sandbox: Sandbox, command: str) -> None:
         parts[-1] += f" --port {free_port()}"
         check_serves(sandbox, " && ".join(parts))
         return
+    sent = len(sandbox.otlp.requests)
     done = sandbox.bash(" && ".join(parts))
     assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
+    if OTLP_ENDPOINT in command:  # the run's spans reached the collector before the process ended
+        spans = b"".join(
+            body for path, body in sandbox.otlp.requests[sent:] if path == "/v1/traces"
+        )
+        assert b"invoke_agent" in spans and b"execute_tool read_records" in spans
     if any(needs_network(part) for part in parts):
         assert "Usage:" in done.stdout, done.stdout
     if parts[-1].startswith("toolwire run "):  # (a denied call is an error turn, on purpose)

@@ -42,7 +42,7 @@ from toolwire.providers.base import (
     Provider,
     session_of,
 )
-from toolwire.seam import Invoked, Seam, too_many_calls
+from toolwire.seam import Invoked, Seam, past_limit, refusal
 from toolwire.state import RunState
 from toolwire.suspension import Refuse, plan, scan
 from toolwire.tools.api import ToolContext, runs_concurrently
@@ -126,10 +126,12 @@ class ToolLoop:
         state = state._replace(pause=None, offered=offered, invocations=())
         limit = state.options.max_calls_per_turn
         jobs = []
-        for index, (call, planned) in enumerate(answers):
-            answer = Refuse(too_many_calls(limit)) if index >= limit else planned
-            if isinstance(answer, Refuse):
-                jobs.append(Job(call, call.decoded_arguments(), answer.text))
+        for index, (call, answer) in enumerate(answers):
+            if index >= limit:
+                jobs.append(Job(call, call.decoded_arguments(), past_limit(limit)))
+            elif isinstance(answer, Refuse):
+                refused = refusal(answer.text, answer.reason)
+                jobs.append(Job(call, call.decoded_arguments(), refused))
             else:
                 jobs.append(Job(call, answer.arguments, alone=self._alone(call)))
         state = await self._run_jobs(state, trace, state.rounds, jobs, context)
@@ -188,7 +190,9 @@ class ToolLoop:
         answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
                        approved=approved, values=values)  # fmt: skip
         jobs = [
-            Job(c, c.decoded_arguments(), a.text) if isinstance(a, Refuse) else Job(c, a.arguments)
+            Job(c, c.decoded_arguments(), refusal(a.text, a.reason))
+            if isinstance(a, Refuse)
+            else Job(c, a.arguments)
             for c, a in answers
         ]
         state = state._replace(pause=None, offered=offered, invocations=())
@@ -359,7 +363,7 @@ class ToolLoop:
     ) -> RunState:
         limit = state.options.max_calls_per_turn
         jobs = [
-            Job(call, call.decoded_arguments(), too_many_calls(limit))
+            Job(call, call.decoded_arguments(), past_limit(limit))
             if index >= limit
             else Job(call, call.decoded_arguments(), alone=self._alone(call))
             for index, call in enumerate(calls)
@@ -423,7 +427,7 @@ class ToolLoop:
             call_id=call.id,
         )
         invocations.append(invocation)
-        trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes)
+        trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes, invoked.refused)
 
     def _zone(self, options: RunOptions) -> TrustZone:
         return TrustZone.parse(options.trust_zone or self.provider.trust_zone)

@@ -19,6 +19,8 @@ the run exactly once, or by suspending it. Statuses and their rules live in
   ``record_step`` only queues.
 - A direct call may be held for a person (see :mod:`toolwire.held`): whoever decides runs it
   with its caller's user and workspace and hands the answer over to the caller in the store.
+- Telemetry (:mod:`toolwire.telemetry`) watches a segment only when it is configured: then it
+  sees every step and the segment's end; otherwise nothing is attached.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from toolwire.reprs import count, ident, shape, size, tagged
 from toolwire.sealing import StateKey, require
 from toolwire.state import Pause, RunState
 from toolwire.suspension import validate_input
+from toolwire.telemetry import RunTelemetry, Segment, SegmentWatch, from_environment
 from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
@@ -312,9 +315,15 @@ class Runtime:
         policy: ToolPolicy | None = None,
         state_key: StateKey | None = None,
         provider_factory: ProviderFactory = provider_from_ref,
+        telemetry: RunTelemetry | None = None,
     ) -> None:
+        """``telemetry``: spans and metrics of runs; by default as the ``OTEL_*`` environment
+        configures them (and none when it does not)."""
         self.registry = registry
         self.recorder: RunRecorder = recorder or MemoryRecorder()
+        if telemetry is None:
+            telemetry = from_environment(getattr(recorder, "privacy", None))
+        self.telemetry = telemetry
         self.policy = policy or ToolPolicy(registry)
         self.state_key = state_key
         self.provider_factory = provider_factory
@@ -346,11 +355,12 @@ class Runtime:
         await asyncio.to_thread(run.begin, request)
         if on_start is not None:
             on_start(run.run_id)
-        trace = self._trace(run, request.options, observers, deltas)
+        watch = self._watch(run.run_id, request.provider_ref, request.options, "run")
+        trace = self._trace(run, request.options, observers, deltas, watch)
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
         segment = loop.run(request.messages, context=request.context, options=request.options,
                            trace=trace, run_id=run.run_id)  # fmt: skip
-        return await self._drive(run, trace, segment, request.context, started)
+        return await self._drive(run, trace, segment, request.context, started, watch=watch)
 
     def resume_sync(
         self,
@@ -403,7 +413,8 @@ class Runtime:
         if on_start is not None:
             on_start(run_id)
         run = _Recording(self.recorder, run_id=run_id, sequence=waiting.next_sequence - 1)
-        trace = self._trace(run, state.options, observers, deltas)
+        watch = self._watch(run_id, waiting.provider, state.options, "resume")
+        trace = self._trace(run, state.options, observers, deltas, watch)
         trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
                               decision.digest)  # fmt: skip
         loop = ToolLoop(provider, self.registry, policy=self.policy)
@@ -412,10 +423,11 @@ class Runtime:
             segment = loop.resume_call(state, approved=approved, values=values, context=context,
                                        trace=trace)  # fmt: skip
             name = state.pause.calls[0].name if state.pause and state.pause.calls else ""
-            return await self._drive(run, trace, segment, context, started, held=name)
+            return await self._drive(run, trace, segment, context, started, held=name,
+                                     watch=watch)  # fmt: skip
         segment = loop.resume(state, approved=approved, values=values, context=context,
                               trace=trace, run_id=run_id)  # fmt: skip
-        return await self._drive(run, trace, segment, context, started)
+        return await self._drive(run, trace, segment, context, started, watch=watch)
 
     async def call(
         self,
@@ -448,11 +460,12 @@ class Runtime:
         await asyncio.to_thread(run.begin, request)
         if on_start is not None:
             on_start(run.run_id)
-        trace = self._trace(run, request.options, observers)
+        watch = self._watch(run.run_id, request.provider_ref, request.options, "call")
+        trace = self._trace(run, request.options, observers, watch=watch)
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
         segment = loop.call(call, offered=offered, context=context, trace=trace,
                             options=request.options, hold=hold, run_id=run.run_id)  # fmt: skip
-        return await self._drive(run, trace, segment, context, started)
+        return await self._drive(run, trace, segment, context, started, watch=watch)
 
     async def await_answer(self, run_id: str, name: str, *, decision_seconds: float) -> CallAnswer:
         """The answer of the held call ``run_id`` (of tool ``name``) once it was decided and
@@ -504,13 +517,23 @@ class Runtime:
         options: RunOptions,
         observers: Sequence[Observer],
         deltas: Sequence[DeltaObserver] = (),
+        watch: SegmentWatch | None = None,
     ) -> RunTrace:
         trace = RunTrace(
             capture_raw=options.capture_raw, observers=observers, delta_observers=deltas
         )
         trace.subscribe(run.record_step)  # the step that meets a cancel is still recorded
+        if watch is not None:
+            trace.subscribe(watch.step)
         trace.subscribe(lambda step: self._check_cancel(run))
         return trace
+
+    def _watch(
+        self, run_id: str, provider: ProviderRef, options: RunOptions, segment: Segment
+    ) -> SegmentWatch | None:
+        if self.telemetry is None:
+            return None
+        return self.telemetry.watch(run_id, provider, options, segment)
 
     async def _drive(
         self,
@@ -521,6 +544,7 @@ class Runtime:
         started: float,
         *,
         held: str | None = None,
+        watch: SegmentWatch | None = None,
     ) -> RunOutcome:
         """Run one segment to its end and settle it (or suspend it). ``held`` names the tool of
         a held call, whose answer is handed over to its caller before the run settles."""
@@ -528,19 +552,22 @@ class Runtime:
         self._track(run.run_id, task)
         result: LoopResult | None = None
         error: str | None = None
+        failure: Exception | None = None
         try:
             result = await task
             status = settled_status(result.reason)
         except (RunCancelled, asyncio.CancelledError):
             if not self._forget_cancel(run.run_id) and _outer_cancelled():
+                if watch is not None:
+                    watch.end(None, None)
                 raise
             status = RunStatus.CANCELLED
         except ProviderError as exc:
             log.warning("run %s: provider failed: %s", run.run_id, exc)
-            status, error = RunStatus.FAILED, _provider_error_text(exc)
-        except Exception:
+            status, error, failure = RunStatus.FAILED, _provider_error_text(exc), exc
+        except Exception as exc:
             log.exception("run %s failed", run.run_id)
-            status, error = RunStatus.FAILED, RUN_FAILED
+            status, error, failure = RunStatus.FAILED, RUN_FAILED, exc
         finally:
             self._untrack(run.run_id)
         if result is not None and result.suspended is not None:
@@ -554,10 +581,14 @@ class Runtime:
             error=error,
         )
         if status.waiting:
-            return run.report(outcome)
-        if held is not None and run.begun:
-            await asyncio.to_thread(self._hand_over, run, outcome, held)
-        return await asyncio.to_thread(run.settle, outcome)
+            outcome = run.report(outcome)
+        else:
+            if held is not None and run.begun:
+                await asyncio.to_thread(self._hand_over, run, outcome, held)
+            outcome = await asyncio.to_thread(run.settle, outcome)
+        if watch is not None:
+            watch.end(outcome, failure)
+        return outcome
 
     def _hand_over(self, run: _Recording, outcome: RunOutcome, name: str) -> None:
         """Seal the held call's answer for its caller; a failure is logged, and the caller

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolwire.messages import ToolCall
-from toolwire.seam import Invoked, refusal
+from toolwire.seam import Invoked
 
 __all__ = ["Job", "run_turn"]
 
@@ -31,7 +31,7 @@ class Job:
 
     call: ToolCall
     arguments: dict[str, Any] | None
-    refused: str | None = None
+    refused: Invoked | None = None  # a fixed refusal (see :func:`toolwire.seam.refusal`)
     alone: bool = False  # sequential-only: nothing else of the turn overlaps it
 
     def __repr__(self) -> str:
@@ -70,10 +70,15 @@ async def run_turn(
 
 async def _timed(invoke: Invoke, job: Job) -> tuple[Invoked, float]:
     if job.refused is not None:
-        return refusal(job.refused), 0.0
+        return _refused(job)
     started = time.perf_counter()
     invoked = await invoke(job)
     return invoked, (time.perf_counter() - started) * 1000
+
+
+def _refused(job: Job) -> tuple[Invoked, float]:
+    assert job.refused is not None  # a job without a task is a refused one
+    return job.refused, 0.0
 
 
 async def _bounded(slots: asyncio.Semaphore, invoke: Invoke, job: Job) -> tuple[Invoked, float]:
@@ -87,7 +92,7 @@ async def _drain(pending: list[_Entry], record: Record) -> None:
         job, task = pending[0]
         # Shielded: a cancel of this turn must not reach one call before the others, or a call
         # waiting for a slot could take the slot that call frees; ``_stop`` cancels them all.
-        outcome = (refusal(job.refused or ""), 0.0) if task is None else await asyncio.shield(task)
+        outcome = _refused(job) if task is None else await asyncio.shield(task)
         del pending[0]
         record(job, *outcome)
 

@@ -51,6 +51,7 @@ def load_commands() -> None:
     from toolwire.cli import demo, mcp, run, runs, serve  # noqa: F401  (this order is --help's)
 
     import_module("toolwire.cli.decisions")  # the ``runs`` decision commands
+    import_module("toolwire.cli.audit")
 
 
 def flags_as_flags(command: Any) -> Any:

@@ -24,6 +24,7 @@ from toolwire.inspector import errors, previews, service
 from toolwire.inspector.errors import ApiError, ErrorBody
 from toolwire.inspector.models import (
     MAX_NAME_CHARS,
+    AuditList,
     CancelResult,
     DecisionBody,
     Defaults,
@@ -49,6 +50,9 @@ from toolwire.trust import TrustZone
 STATIC = Path(__file__).parent / "static"
 MAX_RUNS_PAGE = 200  # one screen of the runs browser, with room to spare
 MAX_RUN_ID_CHARS = 100  # ids are uuid hex; anything longer is not an id
+MAX_AUDIT_PAGE = 1_000  # the store's page of the governance log
+MAX_SINCE_CHARS = 64  # a duration or an ISO 8601 time
+MAX_LOGGED_NAME_CHARS = 255  # what the store keeps of a tool name or an actor
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422)
 }
@@ -237,6 +241,24 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
         if found is None:
             raise ApiError(404, "no stored run has this id")
         return _json(_plain_record(found))
+
+    @api.get("/audit", response_model=AuditList, responses=_ERRORS)
+    def audit(
+        *,
+        since: Annotated[str | None, Query(min_length=1, max_length=MAX_SINCE_CHARS)] = None,
+        tool: Annotated[str | None, Query(min_length=1, max_length=MAX_LOGGED_NAME_CHARS)] = None,
+        reason: Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)] = None,
+        run_id: Annotated[
+            str | None,
+            Query(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=r"^[0-9A-Za-z-]+$"),
+        ] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_AUDIT_PAGE)] = 100,
+        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    ) -> Response:
+        """The governance log, newest first: every gate decision that refused or changed
+        something (``since``: a duration such as 24h, or an ISO 8601 time)."""
+        return _json(service.audit(settings, since=since, tool=tool, reason=reason,
+                                   run_id=run_id, limit=limit, offset=offset))  # fmt: skip
 
     @api.post("/runs/{run_id}/cancel", response_model=CancelResult, responses=_ERRORS)
     def cancel(run_id: RunId) -> CancelResult:

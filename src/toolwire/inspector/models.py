@@ -178,6 +178,13 @@ class RunsList(BaseModel):
     stored: bool
 
 
+class AuditList(BaseModel):
+    """The governance log, newest first (``stored`` false: no store, so no log)."""
+
+    decisions: list[dict[str, Any]] = Field(repr=False)
+    stored: bool
+
+
 class PendingResult(BaseModel):
     """What a waiting run waits on: its pending calls, their previews and the turn digest."""
 

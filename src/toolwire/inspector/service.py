@@ -310,6 +310,31 @@ def resume_context(
     return event, provider
 
 
+def audit(
+    settings: InspectorSettings,
+    *,
+    since: str | None,
+    tool: str | None,
+    reason: str | None,
+    run_id: str | None,
+    limit: int,
+    offset: int,
+) -> dict[str, Any]:
+    """The governance log as the API lists it; a ``since`` it cannot read is a 422."""
+    from toolwire.governance import parse_since
+
+    if settings.store is None:
+        return {"decisions": [], "stored": False}
+    try:
+        moment = None if since is None else parse_since(since)
+    except ValueError as exc:
+        raise ApiError(422, f"since: {exc}") from None
+    found = settings.store.list_gate_decisions(
+        since=moment, tool=tool, reason=reason, run_id=run_id, limit=limit, offset=offset
+    )
+    return {"decisions": [record.to_dict() for record in found], "stored": True}
+
+
 def pending(runtime: Runtime, run_id: str) -> Pause:
     """What a waiting run waits on, or the refusal for it."""
     try:

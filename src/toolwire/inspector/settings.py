@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,6 +39,16 @@ class InspectorStore(RunRecorder, Protocol):
     def load_availability(self) -> Availability: ...
     def set_tool_state(self, name: str, enabled: bool | None) -> None: ...
     def set_group_state(self, name: str, enabled: bool | None) -> None: ...
+    def list_gate_decisions(
+        self,
+        *,
+        since: datetime | None = None,
+        tool: str | None = None,
+        reason: str | None = None,
+        run_id: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Any]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -60,6 +60,11 @@ def _v6_held_answer(connection: Connection) -> None:
     _add_run_columns(connection, schema.HELD_ANSWER_COLUMNS)
 
 
+def _v7_governance_log(connection: Connection) -> None:
+    """The governance log's table (``gate_decisions``); older runs have no rows in it."""
+    schema.gate_decisions.create(connection, checkfirst=True)
+
+
 def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
     """Add the ``runs`` columns in ``names`` that the table lacks (nullable, no default)."""
     present = {c["name"] for c in inspect(connection).get_columns(schema.runs.name)}
@@ -72,7 +77,7 @@ def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
 
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field, _v5_step_kind_width,
-    _v6_held_answer,
+    _v6_held_answer, _v7_governance_log,
 )  # fmt: skip
 LATEST = len(MIGRATIONS)
 

@@ -48,6 +48,7 @@ from sqlalchemy import (
 )
 
 from toolwire.errors import StoreError
+from toolwire.governance import decider_of, decisions_of_outcome, decisions_of_step
 from toolwire.jsonenc import loads, sink_dumps
 from toolwire.lifecycle import CANCELLABLE, TERMINAL, WAITING, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_run_step
@@ -55,6 +56,7 @@ from toolwire.runtime import DIRECT_CALL, ProviderRef, RunOutcome, RunRequest, W
 from toolwire.store import liveness, schema
 from toolwire.store.cancels import CancelWatch
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
+from toolwire.store.gates import GATE_COLUMNS, INSERT_GATE, GateRecord, audit_query, gate_rows
 from toolwire.store.hotpath import Compiled, HotPath
 from toolwire.store.migrations import migrate
 from toolwire.store.records import RunSummary, StoredRun
@@ -75,7 +77,8 @@ from toolwire.trace import RunStep
 MAX_LIST_LIMIT = 1_000  # one page of a listing; more is a query, not a page
 INTERRUPTED_ERROR = "the process running this run stopped before the run finished"
 CALLER_GONE = "the caller waiting for this call stopped before it was decided"
-_runs, _steps = schema.runs, schema.steps
+_runs, _steps, _gates = schema.runs, schema.steps, schema.gate_decisions
+_GATES = "gates"  # the key of a step row's governance rows (written beside it, not in it)
 _MAX_SEQUENCE = (
     select(func.max(_steps.c.sequence))
     .where(_steps.c.run_id == _runs.c.id)
@@ -94,6 +97,8 @@ class RunStore:
         self._hot = HotPath(make_engine(self.url, pooled=False))
         dialect = self._engine.dialect
         self._insert_step = Compiled(INSERT_STEP, dialect, list(STEP_COLUMNS))
+        self._insert_gate = Compiled(INSERT_GATE, dialect, list(GATE_COLUMNS))
+        self._deciders: dict[str, str] = {}  # who decided each run's paused turn, per segment
         self._writer = StepWriter(self._encode_step, self._insert_steps)
         atexit.register(self._writer.flush)  # a store never closed still writes its last steps
         self._owner = liveness.this_process()
@@ -153,9 +158,13 @@ class RunStore:
             values |= self._recorded_cost(outcome.run_id) or {}
         with self._lock:
             self._last_sequence.pop(outcome.run_id, None)
+        self._deciders.pop(outcome.run_id, None)
         self._cancels.forget(outcome.run_id)
+        cut_off = gate_rows(outcome.run_id, None, decisions_of_outcome(outcome), _now())
         with errors(f"settle run {outcome.run_id}"), self._engine.begin() as connection:
             settled = connection.execute(SETTLE, values).rowcount == 1
+            if settled and cut_off:
+                connection.execute(insert(_gates), cut_off)
         self._writer.raise_failure(outcome.run_id)
         return settled
 
@@ -197,6 +206,7 @@ class RunStore:
             moved = connection.execute(statement).rowcount == 1
         with self._lock:
             self._last_sequence.pop(run_id, None)
+        self._deciders.pop(run_id, None)
         self._cancels.forget(run_id)
         return moved
 
@@ -349,6 +359,26 @@ class RunStore:
             step_rows = [s._mapping for s in connection.execute(step_query)]
         return StoredRun.from_rows(row._mapping, step_rows)
 
+    def list_gate_decisions(
+        self,
+        *,
+        since: datetime | None = None,
+        tool: str | None = None,
+        reason: str | None = None,
+        run_id: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[GateRecord]:
+        """The governance log, newest first: every gate decision that refused or changed
+        something, matching each filter given (see :mod:`toolwire.governance`)."""
+        if run_id is not None and not is_run_id(run_id):
+            return []
+        query = audit_query(since=since, tool=_filter(tool), reason=_filter(reason),
+                            run_id=run_id, limit=limit, offset=offset)  # fmt: skip
+        self._writer.flush()
+        with errors("read the governance log"), self._engine.connect() as connection:
+            return [GateRecord.from_row(r._mapping) for r in connection.execute(query)]
+
     def purge(self, *, older_than_days: float) -> int:
         """Delete finished runs created more than ``older_than_days`` ago; return how many."""
         if not math.isfinite(older_than_days) or older_than_days < 0:
@@ -361,6 +391,7 @@ class RunStore:
         with errors("purge old runs"), self._engine.begin() as connection:
             ids = list(connection.execute(doomed).scalars())
             for chunk in _chunks(ids):
+                connection.execute(delete(_gates).where(_gates.c.run_id.in_(chunk)))
                 connection.execute(delete(_steps).where(_steps.c.run_id.in_(chunk)))
                 connection.execute(delete(_runs).where(_runs.c.id.in_(chunk)))
         return len(ids)
@@ -433,18 +464,26 @@ class RunStore:
     # -- helpers ------------------------------------------------------------------------------
 
     def _encode_step(self, run_id: str, sequence: int, step: RunStep) -> dict[str, Any]:
-        """The row of one step: filtered at the store's level, then encoded (writer thread)."""
+        """The row of one step: filtered at the store's level, then encoded (writer thread);
+        with the governance rows derived from what the filter kept."""
+        kept = filter_run_step(step, self.privacy)
+        decider = decider_of(kept)
+        if decider is not None:
+            self._deciders[run_id] = decider
+        decisions = decisions_of_step(kept, self._deciders.get(run_id))
         return {
             "run_id": run_id,
             "sequence": sequence,
             "kind": step.kind,
             "round": step.round,
             "duration_ms": round(step.duration_ms, 2),
-            "payload": sink_dumps(filter_run_step(step, self.privacy)),
+            "payload": sink_dumps(kept),
+            _GATES: gate_rows(run_id, sequence, decisions, _now()) if decisions else (),
         }
 
     def _insert_steps(self, rows: list[Mapping[str, Any]]) -> None:
-        self._hot.execute_many(self._insert_step, rows)
+        gates = [gate for row in rows for gate in row[_GATES]]
+        self._hot.execute_many(self._insert_step, rows, (self._insert_gate, gates))
 
     def _claim_sequence(self, run_id: str, sequence: int) -> None:
         with self._lock:
@@ -483,6 +522,11 @@ def _label(value: object, chars: int = schema.NAME_CHARS) -> str | None:
     if not isinstance(value, str) or not value:
         return None
     return storable(value[:chars])
+
+
+def _filter(value: str | None) -> str | None:
+    """A filter value as the store could hold it (a NUL would make PostgreSQL refuse the query)."""
+    return None if value is None else storable(value)
 
 
 def _text(value: object) -> str | None:

@@ -15,6 +15,10 @@
   privacy level.
 - ``steps``: one row per recorded step; ``(run_id, sequence)`` is the key, so a sequence number
   is unique within its run. ``payload`` is the privacy-filtered step as canonical JSON text.
+- ``gate_decisions``: the governance log (see :mod:`toolwire.governance`): one row per gate
+  decision that refused or changed something, derived from the filtered steps and the run's
+  ending. ``sequence`` names the step it came from (NULL: the run's ending); ``detail`` holds
+  metadata only. Added by migration 7.
 - ``tool_state`` and ``tool_group_state``: sparse enable/disable overrides (no row: default).
 - ``schema_version``: one row, the last migration applied.
 """
@@ -98,6 +102,28 @@ steps = Table(
     Column("round", Integer, nullable=False),
     Column("duration_ms", Float, nullable=False),
     Column("payload", Text, nullable=False),
+)
+
+GATE_CHARS = 16  # a gate's name ("approval")
+REASON_CHARS = 32  # a reason code ("no_longer_permitted")
+
+gate_decisions = Table(
+    "gate_decisions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(ID_CHARS), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("sequence", Integer),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("round", Integer),
+    Column("gate", String(GATE_CHARS), nullable=False),
+    Column("reason", String(REASON_CHARS), nullable=False),
+    Column("actor", String(NAME_CHARS), nullable=False),
+    Column("tool", String(NAME_CHARS)),
+    Column("detail", Text),
+    Index("ix_gate_decisions_at", "at"),
+    Index("ix_gate_decisions_run_id", "run_id"),
+    Index("ix_gate_decisions_tool", "tool"),
+    Index("ix_gate_decisions_reason", "reason"),
 )
 
 tool_state = Table(

@@ -1,6 +1,7 @@
-// Start-up: adopt the token from the URL fragment, wire the three views, load the tools.
+// Start-up: adopt the token from the URL fragment, wire the four views, load the tools.
 
 import { adoptToken, call, whenUnauthorized } from "./api.js";
+import { AuditView } from "./audit.js";
 import { RunView } from "./run.js";
 import { RunsView } from "./runs.js";
 import { ToolsView } from "./tools.js";
@@ -37,7 +38,9 @@ function main() {
   };
   const runs = new RunsView(document.getElementById("view-runs"), decide);
   const tools = new ToolsView(document.getElementById("view-tools"), (list) => run.setTools(list));
-  const views = { run: null, runs: () => runs.load(), tools: () => tools.load() };
+  const audit = new AuditView(document.getElementById("view-audit"));
+  const views = { run: null, runs: () => runs.load(), tools: () => tools.load(),
+    audit: () => audit.load() };
   const show = (name) => {
     for (const link of document.querySelectorAll(".nav-link")) {
       link.setAttribute("aria-selected", String(link.getAttribute("data-view") === name));
