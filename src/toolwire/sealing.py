@@ -3,7 +3,8 @@
 The key comes from ``TOOLWIRE_STATE_KEY`` (32 bytes, base64url or hex) or from a key file;
 ``toolwire demo`` and ``toolwire serve`` create the file (mode 0600) in their data directory
 when there is none. A sealed value is ``tw1:`` + base64url(nonce ‖ ciphertext ‖ tag), with a
-fresh 96-bit nonce per seal and the run id bound as associated data.
+fresh 96-bit nonce per seal and the run id and the value's purpose (a suspended state, a queued
+run's request or its checkpoint) bound as associated data.
 
 Invariants:
 - No key, no state: sealing without a key raises ``StateKeyMissing``; nothing is ever stored
@@ -33,6 +34,11 @@ KEY_BYTES = 32  # AES-256
 _NONCE_BYTES = 12  # GCM's native nonce size; random per seal, so no counter to keep
 _MARKER = "tw1:"
 _AAD_PREFIX = b"toolwire:suspended-state:"
+# What a sealed value is for: bound as associated data with the run id, so a value moved to
+# another column (a queued request into the checkpoint) fails authentication.
+SUSPENDED_STATE = "suspended-state"
+QUEUED_REQUEST = "queued-request"
+CHECKPOINT = "checkpoint"
 _MAX_KEY_FILE_BYTES = 1024
 
 
@@ -58,18 +64,19 @@ class StateKey:
         """A key written as 64 hex digits or 43-44 base64url characters."""
         return cls(_decode_key(text.strip(), where))
 
-    def seal(self, run_id: str, plaintext: str) -> str:
+    def seal(self, run_id: str, plaintext: str, purpose: str = SUSPENDED_STATE) -> str:
+        """``plaintext`` sealed for ``run_id`` and ``purpose`` (the column it is stored in)."""
         nonce = secrets.token_bytes(_NONCE_BYTES)
-        sealed = self._aead.encrypt(nonce, plaintext.encode(), _aad(run_id))
+        sealed = self._aead.encrypt(nonce, plaintext.encode(), _aad(run_id, purpose))
         return _MARKER + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
 
-    def open(self, run_id: str, sealed: str) -> str:
+    def open(self, run_id: str, sealed: str, purpose: str = SUSPENDED_STATE) -> str:
         if not sealed.startswith(_MARKER):
             raise StateUnreadable("the suspended state is not sealed by toolwire")
         try:
             raw = base64.urlsafe_b64decode(sealed[len(_MARKER) :].encode("ascii"))
             nonce, body = raw[:_NONCE_BYTES], raw[_NONCE_BYTES:]
-            return self._aead.decrypt(nonce, body, _aad(run_id)).decode()
+            return self._aead.decrypt(nonce, body, _aad(run_id, purpose)).decode()
         except (InvalidTag, ValueError, UnicodeError, binascii.Error):
             raise StateUnreadable(
                 "the suspended state cannot be opened: it was changed, belongs to another "
@@ -77,8 +84,10 @@ class StateKey:
             ) from None
 
 
-def _aad(run_id: str) -> bytes:
-    return _AAD_PREFIX + run_id.encode()
+def _aad(run_id: str, purpose: str) -> bytes:
+    if purpose == SUSPENDED_STATE:  # the associated data of states sealed before purposes
+        return _AAD_PREFIX + run_id.encode()
+    return f"toolwire:{purpose}:".encode() + run_id.encode()
 
 
 def _decode_key(text: str, where: str) -> bytes:

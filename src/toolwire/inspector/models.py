@@ -184,6 +184,8 @@ class PendingResult(BaseModel):
     previews: list[dict[str, Any]] = Field(repr=False)
     input_tool: str | None
     input_schema: dict[str, Any] | None
+    # Writes whose outcome is unknown (their worker stopped): approving runs them again.
+    rerun: list[str] = Field(default_factory=list)
 
 
 class CancelResult(BaseModel):
