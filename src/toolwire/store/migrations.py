@@ -55,6 +55,27 @@ def _v5_step_kind_width(connection: Connection) -> None:
         connection.execute(text(f"ALTER TABLE {schema.steps.name} ALTER COLUMN kind TYPE {kind}"))
 
 
+def _v6_queue(connection: Connection) -> None:
+    """Queued runs: their sealed request and checkpoint, claim, job and stall count. On
+    PostgreSQL also the queue engine's own tables (Procrastinate's schema, when absent) and
+    the table of live workers."""
+    _add_run_columns(connection, schema.QUEUE_COLUMNS)
+    if connection.dialect.name != "postgresql":
+        return
+    if connection.exec_driver_sql("SELECT to_regclass('procrastinate_jobs')").scalar() is None:
+        from procrastinate.schema import SchemaManager
+
+        # Without parameters psycopg still reads % as a placeholder: double them.
+        connection.exec_driver_sql(SchemaManager.get_schema().replace("%", "%%"))
+    workers = schema.queue_workers
+    connection.exec_driver_sql(
+        f"CREATE TABLE IF NOT EXISTS {workers.name} ("
+        "id bigint PRIMARY KEY REFERENCES procrastinate_workers(id) ON DELETE CASCADE, "
+        f"host varchar({schema.NAME_CHARS}) NOT NULL, pid integer NOT NULL, "
+        "concurrency integer NOT NULL, started_at timestamp with time zone NOT NULL)"
+    )
+
+
 def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
     """Add the ``runs`` columns in ``names`` that the table lacks (nullable, no default)."""
     present = {c["name"] for c in inspect(connection).get_columns(schema.runs.name)}
@@ -67,6 +88,7 @@ def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
 
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field, _v5_step_kind_width,
+    _v6_queue,
 )  # fmt: skip
 LATEST = len(MIGRATIONS)
 

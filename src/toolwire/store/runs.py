@@ -16,6 +16,11 @@ Invariants:
 - A cancel is seen at once by the store that requested it, and by other processes' stores
   within ``cancels.POLL_SECONDS`` (then at the run's next step boundary), without a query on
   the thread that runs the run.
+- A queued run held by a worker (``hold``) is written under its claim: its checkpoint, its
+  suspension and its settle change nothing once another worker holds it (the run is then
+  stopped at its next step boundary, like a cancel), and its steps and answer are filtered at
+  the run's own privacy level. A queued run is never marked ``interrupted``: its worker's
+  heartbeats decide (see :mod:`toolwire.queue`).
 - Every failure is a :class:`toolwire.errors.StoreError`; the runtime keeps a run going
   without its store when one is raised.
 """
@@ -28,10 +33,23 @@ import re
 import threading
 import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Engine, case, delete, false, func, insert, select, true, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    case,
+    delete,
+    false,
+    func,
+    insert,
+    or_,
+    select,
+    true,
+    update,
+)
 
 from toolwire.errors import StoreError
 from toolwire.jsonenc import loads, sink_dumps
@@ -43,11 +61,12 @@ from toolwire.store.cancels import CancelWatch
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
 from toolwire.store.hotpath import Compiled, HotPath
 from toolwire.store.migrations import migrate
-from toolwire.store.records import RunSummary, StoredRun
+from toolwire.store.records import Progress, RunSummary, StoredRun, step_dict
 from toolwire.store.statements import (
     INSERT_RUN,
     INSERT_STEP,
     SETTLE,
+    SETTLE_HELD,
     STEP_COLUMNS,
     STEP_COUNT,
     settle_values,
@@ -69,6 +88,14 @@ _MAX_SEQUENCE = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A queued run this process's worker holds: its claim and its own privacy level."""
+
+    claim: str
+    privacy: PrivacyLevel
+
+
 class RunStore:
     """Runs and steps in a SQL database, filtered at ``privacy``. Safe to share across threads."""
 
@@ -79,11 +106,12 @@ class RunStore:
         self._hot = HotPath(make_engine(self.url, pooled=False))
         dialect = self._engine.dialect
         self._insert_step = Compiled(INSERT_STEP, dialect, list(STEP_COLUMNS))
-        self._writer = StepWriter(self._encode_step, self._insert_steps)
+        self._writer = StepWriter(self.encode_step, self._insert_steps)
         atexit.register(self._writer.flush)  # a store never closed still writes its last steps
         self._owner = liveness.this_process()
         self._lock = threading.Lock()
         self._last_sequence: dict[str, int] = {}
+        self._held: dict[str, Held] = {}
         self._cancels = CancelWatch(self._cancelled_among)
         try:
             with errors(f"open {shown(self.url)}"):
@@ -102,12 +130,26 @@ class RunStore:
 
     # -- recording (the RunRecorder protocol) ------------------------------------------------
 
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
     def begin(self, request: RunRequest) -> str:
         run_id = str(uuid.uuid4())
+        row = self.run_row(run_id, request)
+        with errors("begin a run"), self._engine.begin() as connection:
+            connection.execute(INSERT_RUN, row)
+        self._cancels.watch(run_id)
+        return run_id
+
+    def run_row(
+        self, run_id: str, request: RunRequest, status: RunStatus = RunStatus.RUNNING
+    ) -> dict[str, Any]:
+        """The row a new run is inserted as: who runs it, with what provider, kept how."""
         ref = request.provider_ref
-        row = {
+        return {
             "id": run_id,
-            "status": RunStatus.RUNNING.value,
+            "status": status.value,
             "created_at": _now(),
             "provider": _label(ref.name),
             "model": _label(request.model),
@@ -120,10 +162,27 @@ class RunStore:
             "owner_pid": self._owner.pid,
             "owner_started": self._owner.started,
         }
-        with errors("begin a run"), self._engine.begin() as connection:
-            connection.execute(INSERT_RUN, row)
+
+    @property
+    def owner(self) -> liveness.Owner:
+        """This process, as a run's owner."""
+        return self._owner
+
+    def hold(self, run_id: str, claim: str, privacy: PrivacyLevel) -> None:
+        """Write the queued run ``run_id`` under ``claim``, at its own ``privacy``, and watch it:
+        a cancel, or another worker taking it, stops it at its next step boundary."""
+        with self._lock:
+            self._held[run_id] = Held(claim, privacy)
         self._cancels.watch(run_id)
-        return run_id
+
+    def release(self, run_id: str) -> None:
+        with self._lock:
+            self._held.pop(run_id, None)
+        self._cancels.forget(run_id)
+
+    def held(self, run_id: str) -> Held | None:
+        with self._lock:
+            return self._held.get(run_id)
 
     def record_step(self, run_id: str, sequence: int, step: RunStep) -> None:
         """Queue ``step`` for the writer; an earlier failure of this run is raised here."""
@@ -133,21 +192,26 @@ class RunStore:
     def settle(self, outcome: RunOutcome) -> bool:
         """Write the outcome once; then raise if one of the run's steps could not be stored."""
         self._writer.flush()
-        values = settle_values(outcome, self.privacy, finished_at=_now())
+        held = self.held(outcome.run_id)
+        privacy = self.privacy if held is None else held.privacy
+        values = settle_values(outcome, privacy, finished_at=_now())
         if outcome.result is None:  # every segment's calls, not just the last one's
             values |= self._recorded_cost(outcome.run_id) or {}
         with self._lock:
             self._last_sequence.pop(outcome.run_id, None)
         self._cancels.forget(outcome.run_id)
+        statement = SETTLE if held is None else SETTLE_HELD
+        if held is not None:
+            values["held_claim"] = held.claim
         with errors(f"settle run {outcome.run_id}"), self._engine.begin() as connection:
-            settled = connection.execute(SETTLE, values).rowcount == 1
+            settled = connection.execute(statement, values).rowcount == 1
         self._writer.raise_failure(outcome.run_id)
         return settled
 
     def _recorded_cost(self, run_id: str) -> dict[str, Any] | None:
         """The cost of a run's stored model calls, over all its segments; None without any."""
         with errors(f"read the cost of run {run_id}"), self._engine.connect() as connection:
-            totals = _recorded_totals(connection, run_id)
+            totals = recorded_totals(connection, run_id)
         if totals["cost"] is None:
             return None
         return {"cost": totals["cost"], "cost_complete": totals["cost_complete"]}
@@ -161,9 +225,17 @@ class RunStore:
         return self._cancels.cancelled(run_id)
 
     def _cancelled_among(self, run_ids: Collection[str]) -> list[str]:
-        query = select(_runs.c.id).where(_runs.c.id.in_(list(run_ids)), _runs.c.cancel_requested)
+        """The runs cancelled, and the held ones another worker has taken since."""
+        query = select(_runs.c.id, _runs.c.cancel_requested, _runs.c.claim).where(
+            _runs.c.id.in_(list(run_ids))
+        )
         with self._engine.connect() as connection:
-            return list(connection.execute(query).scalars())
+            rows = connection.execute(query).all()
+        return [row.id for row in rows if row.cancel_requested or self._lost(row.id, row.claim)]
+
+    def _lost(self, run_id: str, claim: str | None) -> bool:
+        held = self.held(run_id)
+        return held is not None and claim != held.claim
 
     def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
         """Move a running run to waiting with its sealed state; False if a cancel won.
@@ -176,8 +248,12 @@ class RunStore:
         statement = (
             update(_runs)
             .where(_runs.c.id == run_id, _runs.c.status == RunStatus.RUNNING.value)
-            .values(status=status.value, suspended_state=sealed, pending_digest=digest)
-        )
+            .values(status=status.value, suspended_state=sealed, pending_digest=digest,
+                    checkpoint=None, claim=None)
+        )  # fmt: skip
+        held = self.held(run_id)
+        if held is not None:
+            statement = statement.where(_runs.c.claim == held.claim)
         with errors(f"suspend run {run_id}"), self._engine.begin() as connection:
             moved = connection.execute(statement).rowcount == 1
         with self._lock:
@@ -211,6 +287,7 @@ class RunStore:
                 max_tokens_field=row.max_tokens_field,
             ),
             next_sequence=int(row.max_sequence or 0) + 1,
+            queued=bool(row.queued),
         )
 
     def claim(self, run_id: str, status: RunStatus, digest: str) -> bool:
@@ -243,7 +320,7 @@ class RunStore:
         """Cancel a running or waiting run; True if it was one. The cancel wins.
 
         A running run stops at its next step boundary and its runtime settles the totals; a
-        waiting run is settled here, and its sealed state is erased.
+        waiting or queued run is settled here. Every sealed value of the run is erased.
         """
         if not is_run_id(run_id):
             return False
@@ -259,6 +336,8 @@ class RunStore:
                 termination_reason=case((running, None), else_="cancelled"),
                 suspended_state=None,
                 pending_digest=None,
+                queued_request=None,
+                checkpoint=None,
             )
         )
         with errors(f"cancel run {run_id}"), self._engine.begin() as connection:
@@ -305,6 +384,26 @@ class RunStore:
             step_rows = [s._mapping for s in connection.execute(step_query)]
         return StoredRun.from_rows(row._mapping, step_rows)
 
+    def progress(self, run_id: str, after: int = 0) -> Progress | None:
+        """The run, and its steps stored after sequence ``after``; None without such a run.
+        (For following a run executed elsewhere: another process, or a queue worker.)"""
+        if not is_run_id(run_id):
+            return None
+        run_query = select(_runs, STEP_COUNT).where(_runs.c.id == run_id)
+        step_query = (
+            select(_steps.c.sequence, _steps.c.payload)
+            .where(_steps.c.run_id == run_id, _steps.c.sequence > after)
+            .order_by(_steps.c.sequence)
+        )
+        self._writer.flush()
+        with errors(f"read run {run_id}"), self._engine.connect() as connection:
+            row = connection.execute(run_query).first()
+            if row is None:
+                return None
+            steps = [step_dict(s._mapping) for s in connection.execute(step_query)]
+        return Progress(run=RunSummary.from_row(row._mapping), settled=bool(row.settled),
+                        steps=steps)  # fmt: skip
+
     def purge(self, *, older_than_days: float) -> int:
         """Delete finished runs created more than ``older_than_days`` ago; return how many."""
         if not math.isfinite(older_than_days) or older_than_days < 0:
@@ -328,7 +427,11 @@ class RunStore:
         """
         query = select(
             _runs.c.id, _runs.c.owner_host, _runs.c.owner_pid, _runs.c.owner_started
-        ).where(_runs.c.status == RunStatus.RUNNING.value, _runs.c.owner_host == self._owner.host)
+        ).where(
+            _runs.c.status == RunStatus.RUNNING.value,
+            _runs.c.owner_host == self._owner.host,
+            or_(_runs.c.queued.is_(None), _runs.c.queued == false()),  # see toolwire.queue
+        )
         with errors("check for interrupted runs"), self._engine.begin() as connection:
             dead = [row.id for row in connection.execute(query) if liveness.is_dead(_owner(row))]
             for run_id in dead:
@@ -341,7 +444,9 @@ class RunStore:
                         error=INTERRUPTED_ERROR,
                         suspended_state=None,
                         pending_digest=None,
-                        **_recorded_totals(connection, run_id),
+                        queued_request=None,
+                        checkpoint=None,
+                        **recorded_totals(connection, run_id),
                     )
                 )
         return len(dead)
@@ -381,15 +486,24 @@ class RunStore:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _encode_step(self, run_id: str, sequence: int, step: RunStep) -> dict[str, Any]:
-        """The row of one step: filtered at the store's level, then encoded (writer thread)."""
+    def encode_step(self, run_id: str, sequence: int, step: RunStep) -> dict[str, Any]:
+        """The row of one step, filtered at the run's level: a held run's own, else the
+        store's (on the writer thread)."""
+        held = self._held.get(run_id)  # a dict read is atomic; no lock on the writer's path
+        return self.step_row(run_id, sequence, step, self.privacy if held is None else held.privacy)
+
+    @staticmethod
+    def step_row(
+        run_id: str, sequence: int, step: RunStep, privacy: PrivacyLevel
+    ) -> dict[str, Any]:
+        """The row of one step: filtered at ``privacy``, then encoded."""
         return {
             "run_id": run_id,
             "sequence": sequence,
             "kind": step.kind,
             "round": step.round,
             "duration_ms": round(step.duration_ms, 2),
-            "payload": sink_dumps(filter_run_step(step, self.privacy)),
+            "payload": sink_dumps(filter_run_step(step, privacy)),
         }
 
     def _insert_steps(self, rows: list[Mapping[str, Any]]) -> None:
@@ -443,7 +557,7 @@ def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
         yield ids[start : start + PURGE_CHUNK]
 
 
-def _recorded_totals(connection: Connection, run_id: str) -> dict[str, Any]:
+def recorded_totals(connection: Connection, run_id: str) -> dict[str, Any]:
     """The totals of a run's stored model calls, over all its segments (see ``stored_totals``)."""
     query = select(_steps.c.round, _steps.c.payload).where(
         _steps.c.run_id == run_id, _steps.c.kind == "llm"
