@@ -170,6 +170,14 @@ class RunResult(BaseModel):
     result: dict[str, Any] = Field(repr=False)
 
 
+class QueuedRun(BaseModel):
+    """A run queued for the workers (``serve --queue``): follow it at
+    ``/api/runs/{run_id}/stream`` or read it at ``/api/runs/{run_id}``."""
+
+    run_id: str
+    status: Literal["queued"]
+
+
 class RunsList(BaseModel):
     runs: list[dict[str, Any]] = Field(repr=False)
     stored: bool

@@ -35,7 +35,11 @@ function main() {
     if (refused === null) show("run");
     return refused;
   };
-  const runs = new RunsView(document.getElementById("view-runs"), decide);
+  const follow = (runId) => {
+    show("run");
+    run.follow(runId);
+  };
+  const runs = new RunsView(document.getElementById("view-runs"), decide, follow);
   const tools = new ToolsView(document.getElementById("view-tools"), (list) => run.setTools(list));
   const views = { run: null, runs: () => runs.load(), tools: () => tools.load() };
   const show = (name) => {
