@@ -5,12 +5,14 @@ every later migration, in order, each in its own transaction together with the v
 so a crash between two migrations leaves a database that the next open finishes. Migrating an
 up-to-date database does nothing, and a database newer than this code is refused rather than
 guessed at. Two processes opening a fresh database at once may race on the first migration;
-the loser re-reads the version and finds nothing left to do.
+the loser re-reads the version and finds nothing left to do. On PostgreSQL, where many workers
+may start together, migrating holds an advisory lock, so they migrate one after another.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from sqlalchemy import Connection, Engine, func, insert, inspect, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
@@ -19,6 +21,7 @@ from toolwire.errors import StoreError
 from toolwire.store import schema
 
 Migration = Callable[[Connection], None]
+MIGRATION_LOCK = 0x746F6F6C77697265  # "toolwire": the advisory lock migrating holds on PostgreSQL
 
 
 def _v1_initial(connection: Connection) -> None:
@@ -95,11 +98,26 @@ LATEST = len(MIGRATIONS)
 
 def migrate(engine: Engine) -> int:
     """Bring the schema to ``LATEST``; return the version found before migrating."""
-    try:
-        return _migrate_once(engine)
-    except SQLAlchemyError:
-        # Another process may have migrated between our read and our write: look again.
-        return _migrate_once(engine)
+    with _exclusive(engine):
+        try:
+            return _migrate_once(engine)
+        except SQLAlchemyError:
+            # Another process may have migrated between our read and our write: look again.
+            return _migrate_once(engine)
+
+
+@contextmanager
+def _exclusive(engine: Engine) -> Iterator[None]:
+    """On PostgreSQL, one migrating process at a time (per database)."""
+    if engine.dialect.name != "postgresql":
+        yield
+        return
+    with engine.connect() as connection:
+        connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
+        try:
+            yield
+        finally:
+            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK})
 
 
 def current_version(engine: Engine) -> int:
