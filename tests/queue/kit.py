@@ -177,11 +177,11 @@ class Queue:
 
     def start(
         self, count: int = 1, *, concurrency: int = 4, recover: float = 4.0,
-        max_stalls: int = 3, **env: str,
+        max_stalls: int = 3, grace: float = 5.0, **env: str,
     ) -> list[Worker]:  # fmt: skip
         """Start ``count`` worker processes and wait until each is ready."""
         args = ["--concurrency", str(concurrency), "--recover-after", str(recover),
-                "--max-stalls", str(max_stalls), "--grace", "5"]  # fmt: skip
+                "--max-stalls", str(max_stalls), "--grace", str(grace)]  # fmt: skip
         command = [sys.executable, "-m", "toolwire", "worker", "--db", self.url, *args]
         processes = [
             subprocess.Popen(
