@@ -16,7 +16,6 @@ from toolwire.queue.engine import NOT_POSTGRES
 from ..served import free_port
 from .kit import Queue, rounds, three_turns, with_write
 
-
 ROOT = Path(__file__).parents[2]
 
 
