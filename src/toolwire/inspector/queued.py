@@ -94,8 +94,10 @@ def response(
 
 async def check_stored(settings: InspectorSettings, run_id: str) -> None:
     """404 unless the store holds ``run_id``."""
+    from toolwire.store import RunStore
+
     store = settings.store
-    if store is None or await asyncio.to_thread(store.progress, run_id, 0) is None:
+    if not isinstance(store, RunStore) or await asyncio.to_thread(store.progress, run_id) is None:
         raise ApiError(404, "no stored run has this id")
 
 

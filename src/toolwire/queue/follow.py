@@ -36,17 +36,19 @@ async def follow(
     store: RunStore,
     run_id: str,
     *,
+    after: int = 0,
     pending: Callable[[str], Pause] | None = None,
     poll: float = POLL_SECONDS,
 ) -> AsyncIterator[Event]:
-    """The events of ``run_id`` as the store records them; none when there is no such run.
+    """The events of ``run_id`` as the store records them, from the step after sequence
+    ``after``; none when there is no such run.
 
     ``pending`` opens a waiting run's pause (it needs the state key) for its end line."""
-    progress = await asyncio.to_thread(store.progress, run_id, 0)
+    progress = await asyncio.to_thread(store.progress, run_id, after)
     if progress is None:
         return
     yield context_event(progress.run)
-    last, cancelled_at, llm = 0, None, None
+    last, cancelled_at, llm = after, None, None
     while True:
         for step in progress.steps:
             yield {"type": "step", "step": step}

@@ -80,10 +80,10 @@ class RunQueue:
             raise StaleDecision("another decision on this turn was taken first")
 
     def events(
-        self, run_id: str, pending: Callable[[str], Pause] | None = None
+        self, run_id: str, pending: Callable[[str], Pause] | None = None, after: int = 0
     ) -> AsyncIterator[Event]:
         """The run's events as its steps are stored: context, steps, end (see ``follow``)."""
-        return follow(self.store, run_id, pending=pending)
+        return follow(self.store, run_id, pending=pending, after=after)
 
     def run_sync(
         self, request: RunRequest, pending: Callable[[str], Pause] | None = None
@@ -99,11 +99,14 @@ class RunQueue:
         *,
         pending: Callable[[str], Pause] | None = None,
         started: float | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        after: int = 0,
     ) -> RunOutcome:
-        """The outcome of ``run_id`` once it ends or waits, as the store has it."""
-        steps = 0
-        async for event in follow(self.store, run_id, pending=pending):
-            steps += event["type"] == "step"
+        """The outcome of ``run_id`` once it ends or waits, as the store has it; ``on_event``
+        sees each of its events (steps after sequence ``after``) on the way."""
+        async for event in follow(self.store, run_id, pending=pending, after=after):
+            if on_event is not None:
+                on_event(event)
         found = await asyncio.to_thread(self.store.get_run, run_id)
         if found is None:
             raise QueueError("the run is no longer in the store")
