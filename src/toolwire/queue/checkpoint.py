@@ -163,9 +163,11 @@ class Checkpointer:
             await self._write(saved)
 
     async def _write(self, saved: Saved) -> None:
-        sealed = await asyncio.to_thread(self._key.seal, self.run_id, saved.to_json(), CHECKPOINT)
-        if not await asyncio.to_thread(self._save, sealed):
+        if not await asyncio.to_thread(self._seal_and_save, saved):
             raise RunCancelled(LOST)
+
+    def _seal_and_save(self, saved: Saved) -> bool:
+        return self._save(self._key.seal(self.run_id, saved.to_json(), CHECKPOINT))
 
 
 async def _answered(found: Recorded) -> Invoked:

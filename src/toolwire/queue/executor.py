@@ -92,6 +92,9 @@ class Executor:
             return await self._fail(run_id, f"the run cannot start on this worker: {exc}")
         except RefusedStart as exc:
             return await self._fail(run_id, str(exc))
+        except Exception:  # a bug, or a store that failed: never a run left running for it
+            log.exception("run %s could not start", run_id)
+            return await self._fail(run_id, RUN_FAILED)
         await asyncio.to_thread(self._refresh_availability)
         checkpointer = Checkpointer(
             run_id, key=self.key, save=self._saver(run_id), registry=self.registry,
