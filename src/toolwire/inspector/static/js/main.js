@@ -64,7 +64,7 @@ function main() {
   const ready = () => document.body.setAttribute("data-ready", "true");
   if (token) {
     const defaults = call("GET", "/defaults").then((d) => run.setDefaults(d), () => {});
-    Promise.allSettled([defaults, tools.load()]).finally(ready);
+    Promise.allSettled([defaults, tools.load()]).then(() => run.gateChecked).finally(ready);
   }
   else ready();
 }

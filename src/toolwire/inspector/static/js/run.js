@@ -135,7 +135,7 @@ export class RunView {
   setTools(list) {
     this.tools = list;
     this.drawTools();
-    this.checkGate();
+    this.gateChecked = this.checkGate();  // the page is ready once the choices are final
   }
 
   // The tools, each marked with the gate's refusal (and its reason) for this provider and zone:
