@@ -178,6 +178,7 @@ class RunStore:
     def release(self, run_id: str) -> None:
         with self._lock:
             self._held.pop(run_id, None)
+            self._last_sequence.pop(run_id, None)  # a later hold counts from the store again
         self._cancels.forget(run_id)
 
     def held(self, run_id: str) -> Held | None:
