@@ -79,6 +79,11 @@ def worker(
             asyncio.run(serve_worker(store, registry, key, settings, on_ready=ready))
         except KeyboardInterrupt:  # a second Ctrl-C: stop without waiting
             raise typer.Exit(130) from None
+        except Exception as exc:  # the database went away, most often: one line, exit 1
+            from toolwire.store.engine import reason
+
+            error(console, f"the worker stopped: {safe(reason(exc), None)}")
+            raise typer.Exit(1) from None
     console.print(Text("worker stopped"))
 
 
