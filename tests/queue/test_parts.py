@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from toolwire import ScriptedProvider, ToolRegistry, ToolResult, tool
 from toolwire.errors import (
@@ -177,6 +177,9 @@ def test_a_queued_request_is_sealed_at_rest_and_erased_when_the_run_ends(pg_sche
         assert (row.status, row.queued, row.stalls) == ("queued", True, 0)
         state = RunState.from_json(KEY.open(run_id, row.queued_request, QUEUED_REQUEST))
         assert state.messages[-1].content == f"find {CANARY}"
+        with store.engine.connect() as connection:
+            jobs = connection.execute(text("SELECT args, lock FROM procrastinate_jobs")).all()
+        assert [tuple(job) for job in jobs] == [({"run_id": run_id}, run_id)]  # ids only
         assert store.request_cancel(run_id)  # a queued run is cancelled at once
         row = _row(store, run_id)
         assert (row.status, row.settled, row.queued_request) == ("cancelled", True, None)
