@@ -23,13 +23,16 @@ export class RunsView {
   }
 
   async load() {
+    const ticket = (this.loads = (this.loads ?? 0) + 1);
     try {
       const waiting = this.$("runs-waiting").checked ? "&waiting=true" : "";
       const page = await call("GET", `/runs?limit=50${waiting}`);
+      if (ticket !== this.loads) return;  // a newer listing was asked for meanwhile
       this.$("runs-note").textContent = page.stored ? ""
         : "No store is configured, so runs are not kept. Start the server with --db URL.";
       this.$("runs-table").replaceChildren(this.table(page.runs));
     } catch (err) {
+      if (ticket !== this.loads) return;
       this.$("runs-note").textContent = err instanceof ApiError ? err.message : "Loading failed.";
     }
   }
