@@ -13,6 +13,8 @@ Invariants:
 - Resuming re-checks the gate for every pending call; the round cap counts over every segment.
 - Every request is first fitted to the model's context window (:mod:`toolwire.window`): old
   exchanges leave the conversation whole, or the run ends ``context_full`` without the call.
+- A loop with a :class:`Checkpoint` (a queued run's worker) hands it every call of a turn to
+  wrap and the state after every completed round; without one, nothing of that runs.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, Protocol
 
 from toolwire import remote_calls
 from toolwire.endings import (
@@ -53,23 +55,43 @@ from toolwire.trust import TrustZone
 from toolwire.turn import Job, run_turn
 from toolwire.window import Overflow, Window, calibrated, fit, window_for
 
-__all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "LoopResult", "RunOptions", "TerminationReason",
-           "ToolLoop"]  # fmt: skip
+__all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "Checkpoint", "LoopResult", "RunOptions",
+           "TerminationReason", "ToolLoop"]  # fmt: skip
 
 log = logging.getLogger("toolwire.loop")
 ToolChoice = Literal["auto", "none"]
+
+
+class Checkpoint(Protocol):
+    """Where a queued run keeps its progress, so another worker can carry it on.
+
+    ``invoke`` wraps each call of a turn: ``run`` executes it through the seam. (A worker's
+    checkpoint marks a write started before it runs and keeps its result after, and answers a
+    call already recorded without running it.) ``round_done`` gets the state after each
+    completed round.
+    """
+
+    def invoke(self, job: Job, run: Callable[[], Awaitable[Invoked]]) -> Awaitable[Invoked]: ...
+
+    async def round_done(self, state: RunState) -> None: ...
 
 
 class ToolLoop:
     """Runs a conversation against a provider, executing tool calls through the seam."""
 
     def __init__(
-        self, provider: Provider, registry: ToolRegistry, *, policy: ToolPolicy | None = None
+        self,
+        provider: Provider,
+        registry: ToolRegistry,
+        *,
+        policy: ToolPolicy | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         self.provider = provider
         self.registry = registry
         self.policy = policy or ToolPolicy(registry)
         self.seam = Seam(registry)
+        self.checkpoint = checkpoint
 
     def run_sync(
         self,
@@ -386,17 +408,25 @@ class ToolLoop:
         invocations = list(state.invocations)
         gate = self._gate(state.options, context)
         offered = state.offered
+        checkpoint = self.checkpoint
 
         def invoke(job: Job) -> Awaitable[Invoked]:
-            return self.seam.invoke(job.call, offered, context, job.arguments, gate)
+            if checkpoint is None:
+                return self.seam.invoke(job.call, offered, context, job.arguments, gate)
+            return checkpoint.invoke(
+                job, lambda: self.seam.invoke(job.call, offered, context, job.arguments, gate)
+            )
 
         def record(job: Job, invoked: Invoked, elapsed_ms: float) -> None:
             self._record(trace, round_, elapsed_ms, job.call, invoked, arguments=job.arguments,
                          messages=messages, invocations=invocations)  # fmt: skip
 
         await run_turn(jobs, invoke, record, concurrency=state.options.max_concurrency)
-        return state._replace(messages=tuple(messages), invocations=tuple(invocations),
-                              remote_calls=spent)  # fmt: skip
+        state = state._replace(messages=tuple(messages), invocations=tuple(invocations),
+                               remote_calls=spent)  # fmt: skip
+        if checkpoint is not None:
+            await checkpoint.round_done(state)
+        return state
 
     def _alone(self, call: ToolCall) -> bool:
         tool = self.registry.get(call.name)

@@ -21,6 +21,8 @@ the run exactly once, or by suspending it. Statuses and their rules live in
   with its caller's user and workspace and hands the answer over to the caller in the store.
 - Telemetry (:mod:`toolwire.telemetry`) watches a segment only when it is configured: then it
   sees every step and the segment's end; otherwise nothing is attached.
+- A queued run (:mod:`toolwire.queue`) is executed by workers, which carry it on with
+  ``carry_on``; a decision on it is queued, never resumed in the deciding process.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from toolwire.errors import (
+    DecisionError,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeout,
@@ -47,7 +50,7 @@ from toolwire.errors import (
 )
 from toolwire.held import CallAnswer, answer_of, await_answer, seal_answer
 from toolwire.lifecycle import RUN_FAILED, RunStatus, settled_status
-from toolwire.loop import LoopResult, ToolLoop
+from toolwire.loop import Checkpoint, LoopResult, ToolLoop
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.options import RunOptions
 from toolwire.providers.base import (
@@ -70,6 +73,10 @@ from toolwire.trust import TrustZone
 
 log = logging.getLogger("toolwire.runtime")
 STORE_FAILED = "the run store failed; this run is not fully recorded"
+QUEUED_RUN = (
+    "this run is executed by queue workers: its decision goes to the queue (toolwire runs "
+    "approve, deny or input, or an inspector on the same store)"
+)
 DIRECT_CALL = "direct call"  # the provider label of a direct tool call's run
 T = TypeVar("T")
 
@@ -212,6 +219,7 @@ class Waiting:
     digest: str
     provider: ProviderRef
     next_sequence: int
+    queued: bool = False  # executed by queue workers: a decision on it is queued
 
     def __repr__(self) -> str:
         return tagged(
@@ -269,6 +277,20 @@ class RunRecorder(Protocol):
 
 ProviderFactory = Callable[[ProviderRef], Provider]
 ContextFactory = Callable[[RunState], ToolContext]
+LoopSegment = Callable[[ToolLoop, RunTrace], Coroutine[Any, Any, LoopResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A decision checked against its waiting run: the run, its opened state, the input."""
+
+    waiting: Waiting
+    state: RunState
+    values: Mapping[str, Any] | None
+
+    def __repr__(self) -> str:
+        return tagged("Checked", waiting=self.waiting, state=self.state,
+                      values=None if self.values is None else shape(self.values))  # fmt: skip
 
 
 def provider_from_ref(ref: ProviderRef) -> Provider:
@@ -398,7 +420,10 @@ class Runtime:
         ``StateError`` when the sealed state cannot be opened.
         """
         started = time.perf_counter()
-        waiting, state, values = await asyncio.to_thread(self._check, run_id, decision)
+        checked = await asyncio.to_thread(self.check, run_id, decision)
+        waiting, state, values = checked.waiting, checked.state, checked.values
+        if waiting.queued:
+            raise DecisionError(QUEUED_RUN)
         held = waiting.provider.name == DIRECT_CALL
         if held:  # the call is its caller's: its user and workspace, whoever decides
             provider, context = DirectCall(), context_from_state(state)
@@ -428,6 +453,32 @@ class Runtime:
         segment = loop.resume(state, approved=approved, values=values, context=context,
                               trace=trace, run_id=run_id)  # fmt: skip
         return await self._drive(run, trace, segment, context, started, watch=watch)
+
+    async def carry_on(
+        self,
+        run_id: str,
+        segment: LoopSegment,
+        *,
+        provider: Provider,
+        context: ToolContext,
+        options: RunOptions,
+        sequence: int,
+        checkpoint: Checkpoint | None = None,
+        observers: Sequence[Observer] = (),
+    ) -> RunOutcome:
+        """Carry on a run the recorder already holds (a queued run, in a worker).
+
+        ``segment(loop, trace)`` starts the loop where the run stands: a fresh request, the
+        round after a checkpoint, or a decided turn. ``sequence`` is the run's last stored
+        step; ``checkpoint`` keeps the run's progress as it goes.
+        """
+        started = time.perf_counter()
+        run = _Recording(self.recorder, run_id=run_id, sequence=sequence)
+        watch = self._watch(run_id, ProviderRef.of(provider, None, options), options, "run")
+        trace = self._trace(run, options, observers, watch=watch)
+        loop = ToolLoop(provider, self.registry, policy=self.policy, checkpoint=checkpoint)
+        return await self._drive(run, trace, segment(loop, trace), context, started,
+                                 watch=watch)  # fmt: skip
 
     async def call(
         self,
@@ -622,10 +673,10 @@ class Runtime:
             return RunStatus.CANCELLED, None
         return pause.status, None
 
-    def _check(
-        self, run_id: str, decision: OperatorDecision
-    ) -> tuple[Waiting, RunState, Mapping[str, Any] | None]:
-        """Everything about a decision that can be checked before the run changes."""
+    def check(self, run_id: str, decision: OperatorDecision) -> Checked:
+        """Everything about a decision that can be checked before the run changes.
+
+        Raises ``DecisionError`` or ``StateError``, as ``resume`` does."""
         waiting = self.recorder.waiting(run_id)
         if waiting is None:
             raise RunNotWaiting("no waiting run has this id")
@@ -642,7 +693,7 @@ class Runtime:
         if wants_input:
             tool = self.registry.get(pause.input_tool or "")
             values = validate_input(tool, decision.values or {})
-        return waiting, state, values
+        return Checked(waiting, state, values)
 
     def _open(self, waiting: Waiting) -> RunState:
         state = RunState.from_json(require(self.state_key).open(waiting.run_id, waiting.sealed))

@@ -173,6 +173,14 @@ class RunResult(BaseModel):
     result: dict[str, Any] = Field(repr=False)
 
 
+class QueuedRun(BaseModel):
+    """A run queued for the workers (``serve --queue``): follow it at
+    ``/api/runs/{run_id}/stream`` or read it at ``/api/runs/{run_id}``."""
+
+    run_id: str
+    status: Literal["queued"]
+
+
 class RunsList(BaseModel):
     runs: list[dict[str, Any]] = Field(repr=False)
     stored: bool
@@ -194,6 +202,8 @@ class PendingResult(BaseModel):
     previews: list[dict[str, Any]] = Field(repr=False)
     input_tool: str | None
     input_schema: dict[str, Any] | None
+    # Writes whose outcome is unknown (their worker stopped): approving runs them again.
+    rerun: list[str] = Field(default_factory=list)
 
 
 class CancelResult(BaseModel):

@@ -18,6 +18,7 @@ from typing import Any
 
 from toolwire.errors import (
     ConfigError,
+    DecisionError,
     InvalidInput,
     RunNotWaiting,
     StaleDecision,
@@ -357,5 +358,7 @@ def refusal(exc: Exception) -> ApiError:
         return ApiError(409, f"the run's suspended state cannot be read: {exc}", code="state")
     if isinstance(exc, ConfigError):
         return ApiError(422, str(exc))
+    if isinstance(exc, DecisionError):  # any other refusal of a decision, e.g. a queued run's
+        return ApiError(409, str(exc))
     log.error("a decision failed before the run resumed", exc_info=exc)
     return ApiError(500, "the decision could not be applied; see the server log")

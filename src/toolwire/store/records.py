@@ -39,6 +39,8 @@ class RunSummary:
     cancel_requested: bool = False
     cost: float | None = None  # US dollars; None: not settled, or recorded before costs were
     cost_complete: bool | None = None  # False: a call had no price, so ``cost`` is a floor
+    queued: bool = False  # executed by queue workers
+    stalls: int = 0  # how often a worker executing it stopped
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(RunSummary)}
@@ -70,6 +72,19 @@ class StoredRun(RunSummary):
     @classmethod
     def from_rows(cls, row: Mapping[Any, Any], step_rows: Sequence[Mapping[Any, Any]]) -> StoredRun:
         return cls(**_summary_values(row), steps=[step_dict(s) for s in step_rows])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Progress:
+    """A run as a follower sees it: its summary, whether its settle is written, and the steps
+    stored after the ones it has seen."""
+
+    run: RunSummary
+    settled: bool
+    steps: list[dict[str, Any]]
+
+    def __repr__(self) -> str:
+        return tagged("Progress", run=self.run, settled=self.settled, steps=len(self.steps))
 
 
 def _shown(run: RunSummary, **more: object) -> str:
@@ -125,4 +140,6 @@ def _summary_values(row: Mapping[Any, Any]) -> dict[str, Any]:
         "cancel_requested": bool(row["cancel_requested"]),
         "cost": None if row["cost"] is None else float(row["cost"]),
         "cost_complete": None if row["cost_complete"] is None else bool(row["cost_complete"]),
+        "queued": bool(row.get("queued")),
+        "stalls": int(row.get("stalls") or 0),
     }

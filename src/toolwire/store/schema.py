@@ -13,6 +13,11 @@
   the run's price in US dollars (NULL: not settled yet) and ``cost_complete`` is false when a
   call had no known price, so ``cost`` is a lower bound; both are metadata, kept at every
   privacy level.
+  A queued run (executed by workers, see :mod:`toolwire.queue`) has ``queued`` set; its
+  request waits sealed in ``queued_request`` and its progress in ``checkpoint`` (both AES-GCM
+  like the suspended state, both erased when the run ends). ``claim`` names the segment that
+  holds it (a worker's writes are guarded by it), ``job_id`` the engine's job that runs it,
+  ``stalls`` how often its worker stopped, ``queued_at`` when it last started waiting.
 - ``steps``: one row per recorded step; ``(run_id, sequence)`` is the key, so a sequence number
   is unique within its run. ``payload`` is the privacy-filtered step as canonical JSON text.
 - ``gate_decisions``: the governance log (see :mod:`toolwire.governance`): one row per gate
@@ -20,12 +25,15 @@
   ending. ``sequence`` names the step it came from (NULL: the run's ending); ``detail`` holds
   metadata only. Added by migration 7.
 - ``tool_state`` and ``tool_group_state``: sparse enable/disable overrides (no row: default).
+- ``queue_workers`` (PostgreSQL only): the host, process and concurrency of each live worker,
+  keyed by the engine's worker id (and dropped with it).
 - ``schema_version``: one row, the last migration applied.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -50,6 +58,10 @@ COST_COLUMNS = ("cost", "cost_complete")  # added by migration 3
 PROVIDER_FIELD_COLUMNS = ("max_tokens_field",)  # added by migration 4
 KIND_CHARS = 32  # a step kind ("context_truncated"); 16 until migration 5
 HELD_ANSWER_COLUMNS = ("held_answer",)  # added by migration 6
+CLAIM_CHARS = 32  # a segment's claim: 32 hex characters
+QUEUE_COLUMNS = (
+    "queued", "queued_request", "checkpoint", "claim", "job_id", "stalls", "queued_at",
+)  # fmt: skip  # added by migration 8
 
 runs = Table(
     "runs",
@@ -84,6 +96,13 @@ runs = Table(
     Column("held_answer", Text),
     Column("cost", Float),
     Column("cost_complete", Boolean),
+    Column("queued", Boolean),
+    Column("queued_request", Text),
+    Column("checkpoint", Text),
+    Column("claim", String(CLAIM_CHARS)),
+    Column("job_id", BigInteger),
+    Column("stalls", Integer),
+    Column("queued_at", DateTime(timezone=True)),
     Index("ix_runs_created_at", "created_at"),
     Index("ix_runs_status", "status"),
 )
@@ -138,6 +157,18 @@ tool_group_state = Table(
     metadata,
     Column("name", String(NAME_CHARS), primary_key=True),
     Column("enabled", Boolean, nullable=False),
+)
+
+# Created by migration 8 on PostgreSQL only, with a foreign key to the engine's own table of
+# workers (procrastinate_workers), so a row goes when its worker is pruned or stops.
+queue_workers = Table(
+    "queue_workers",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=False),
+    Column("host", String(NAME_CHARS), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("concurrency", Integer, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
 )
 
 schema_version = Table(

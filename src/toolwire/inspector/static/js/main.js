@@ -36,7 +36,11 @@ function main() {
     if (refused === null) show("run");
     return refused;
   };
-  const runs = new RunsView(document.getElementById("view-runs"), decide);
+  const follow = (runId) => {
+    show("run");
+    run.follow(runId);
+  };
+  const runs = new RunsView(document.getElementById("view-runs"), decide, follow);
   const tools = new ToolsView(document.getElementById("view-tools"), (list) => run.setTools(list));
   const audit = new AuditView(document.getElementById("view-audit"));
   const views = { run: null, runs: () => runs.load(), tools: () => tools.load(),
@@ -63,7 +67,7 @@ function main() {
   const ready = () => document.body.setAttribute("data-ready", "true");
   if (token) {
     const defaults = call("GET", "/defaults").then((d) => run.setDefaults(d), () => {});
-    Promise.allSettled([defaults, tools.load()]).finally(ready);
+    Promise.allSettled([defaults, tools.load()]).then(() => run.gateChecked).finally(ready);
   }
   else ready();
 }

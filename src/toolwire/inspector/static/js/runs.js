@@ -5,29 +5,34 @@ import { ApiError, call } from "./api.js";
 import { fill, h, NOT_STORED, runLink } from "./dom.js";
 import { pendingPanel } from "./pending.js";
 import { StepView } from "./run.js";
-import { shownStatus, WAITING } from "./status.js";
+import { LIVE, shownStatus, WAITING } from "./status.js";
 import { costText, summarise, summaryStrip } from "./steps.js";
 
 const COLUMNS = ["Run", "Status", "Started", "Provider", "Model", "Rounds", "Tokens", "Cost",
   "Steps", "Prompt"];
 
 export class RunsView {
-  // `decide(runId, body, steps)` answers a waiting run (see RunView.decide).
-  constructor(root, decide) {
+  // `decide(runId, body, steps)` answers a waiting run (see RunView.decide); `follow(runId)`
+  // follows a run still going (queued or running, here or on a worker) live.
+  constructor(root, decide, follow) {
     this.$ = (id) => root.querySelector(`#${id}`);
     this.decide = decide;
+    this.follow = follow;
     this.$("runs-refresh").addEventListener("click", () => this.load());
     this.$("runs-waiting").addEventListener("change", () => this.load());
   }
 
   async load() {
+    const ticket = (this.loads = (this.loads ?? 0) + 1);
     try {
       const waiting = this.$("runs-waiting").checked ? "&waiting=true" : "";
       const page = await call("GET", `/runs?limit=50${waiting}`);
+      if (ticket !== this.loads) return;  // a newer listing was asked for meanwhile
       this.$("runs-note").textContent = page.stored ? ""
         : "No store is configured, so runs are not kept. Start the server with --db URL.";
       this.$("runs-table").replaceChildren(this.table(page.runs));
     } catch (err) {
+      if (ticket !== this.loads) return;
       this.$("runs-note").textContent = err instanceof ApiError ? err.message : "Loading failed.";
     }
   }
@@ -61,6 +66,11 @@ export class RunsView {
     const box = this.$("stored-run");
     try {
       const run = await call("GET", `/runs/${encodeURIComponent(id)}`);
+      if (LIVE.has(run.status)) {
+        fill(box, null);
+        this.follow(id);
+        return;
+      }
       const steps = Array.isArray(run.steps) ? run.steps : [];
       const pending = await pendingOf(id, run, (body) => this.decide(id, body, steps));
       const list = h("ol", { class: "steps" });
