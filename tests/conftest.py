@@ -57,6 +57,16 @@ def on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _no_telemetry() -> Iterator[None]:
+    """Telemetry is off unless a test turns it on: no ``OTEL_*`` variable of the caller's."""
+    saved = {name: value for name, value in os.environ.items() if name.startswith("OTEL_")}
+    for name in saved:
+        del os.environ[name]
+    yield
+    os.environ.update(saved)
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _store_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Commands that record runs by default write to a scratch file, never the user's store."""
     saved = os.environ.get("TOOLWIRE_DB")

@@ -3,17 +3,21 @@
 Each command runs through ``bash`` in a scratch copy of the checkout, with its own data folder,
 store and state key, and must exit 0. Placeholders are filled: ``DEMO_FOLDER`` with the demo
 workspace ``toolwire demo`` uses, ``RUN_ID`` with a run made earlier in this test (a waiting
-one for the commands that decide on a run), an API key's ``...`` with a dummy key. Only these
-are not run as written:
+one for the commands that decide on a run), an API key's ``...`` with a dummy key, and the
+OTLP endpoint ``http://localhost:4318`` with a loopback receiver of this test's (which must then
+have received the run's spans). Only these are not run as written:
 
 - a command that needs the network (an ``*_API_KEY=`` or a ``--provider`` other than the
   scripted one, ``pip install``) gets ``--help`` appended: its parser still rejects an unknown
   command or option, but nothing is sent;
 - a long-running command (``toolwire serve``, ``toolwire demo``) is started on a free port, its
-  printed URL must answer, and it is stopped with Ctrl-C;
+  printed URL must answer, and it is stopped with Ctrl-C; ``toolwire worker`` must say it is
+  ready, and stop on Ctrl-C;
 - ``toolwire mcp`` is started as a host would: over stdio through the MCP SDK's client (its
   tools listed, one called), or with ``--http`` on a free port, where a request needs the
   printed token;
+- the README's PostgreSQL database (``README_DATABASE``) is a schema of its own in
+  ``$TOOLWIRE_TEST_PG_URL``, where a worker runs while the module's commands do;
 - ``SKIPPED`` commands, each with its reason.
 
 A command added to the README is run by default, so it is covered the moment it is written.
@@ -31,17 +35,24 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
 from toolwire.demo import prepare_demo
 
 from . import readme_mcp
 from .fakes import plugin
+from .otlp_receiver import Received, receiver
+from .store.conftest import pg_base_url
 from .test_cli_suspend import INPUT_PLUGIN, INPUT_SCRIPT
 
 ROOT = Path(__file__).parents[1]
@@ -55,7 +66,8 @@ DUMMY_KEY = "sk-readme-test-not-a-key"
 SKIPPED = {
     "scripts/test": "the test command itself: it runs this test",
 }
-LONG_RUNNING = ("toolwire serve", "toolwire demo")
+LONG_RUNNING = ("toolwire serve ", "toolwire demo", "toolwire worker ")
+README_DATABASE = "postgresql+psycopg://toolwire@db.internal/toolwire"
 MCP = "toolwire mcp"
 _NOT_COPIED = (".git", ".venv", "__pycache__", "*_cache", ".hypothesis", ".benchmarks", "*egg-info",
                "node_modules")  # fmt: skip
@@ -68,6 +80,7 @@ turns:
 _URL = re.compile(r"(http://127\.0\.0\.1:\d+)/#token=([\w-]+)")
 _TOOL_FAILED = re.compile(r"^\[round \d+\]\s+tool (\w+) (?!ok )", re.M)
 _RUN_ID = re.compile(r"\brun ([0-9a-f]{8}-[0-9a-f-]{27})\b")
+OTLP_ENDPOINT = "http://localhost:4318"  # a collector's usual address; the test's receiver here
 
 
 def readme_commands() -> list[str]:
@@ -100,6 +113,8 @@ class Sandbox:
     env: dict[str, str]
     demo_folder: Path
     tmp: Path
+    otlp: Received
+    database: str = ""
     first_run: str = ""
     made: list[str] = field(default_factory=list)
 
@@ -142,11 +157,19 @@ class Sandbox:
 
     def filled(self, part: str) -> str:
         part = part.replace("DEMO_FOLDER", str(self.demo_folder))
+        part = part.replace(OTLP_ENDPOINT, self.otlp.url)
+        part = part.replace(README_DATABASE, shlex.quote(self.database))
         return part.replace("RUN_ID", self.run_id_for(part)) if "RUN_ID" in part else part
 
 
 @pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
+def otlp() -> Iterator[Received]:
+    with receiver() as received:
+        yield received
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory, otlp: Received) -> Iterator[Sandbox]:
     tmp = tmp_path_factory.mktemp("readme")
     checkout = tmp / "checkout"
     shutil.copytree(ROOT, checkout, ignore=shutil.ignore_patterns(*_NOT_COPIED))
@@ -168,9 +191,69 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     for name in [n for n in env if n.endswith("_API_KEY")]:
         del env[name]
     demo = prepare_demo(data / "toolwire")  # where `toolwire demo` keeps it
-    box = Sandbox(checkout=checkout, env=env, demo_folder=demo.root, tmp=tmp)
-    box.first_run = box.new_run(demo.script_path.read_text(), "--admin")
-    return box
+    with readme_database() as database:
+        box = Sandbox(checkout=checkout, env=env, demo_folder=demo.root, tmp=tmp,
+                      otlp=otlp, database=database)  # fmt: skip
+        box.first_run = box.new_run(demo.script_path.read_text(), "--admin")
+        worker, drain = start_worker(box)  # the queued runs' worker
+        try:
+            yield box
+        finally:
+            os.killpg(worker.pid, signal.SIGINT)
+            worker.wait(timeout=30)
+            drain.join(timeout=10)  # it read to the end
+            if worker.stdout is not None:
+                worker.stdout.close()
+
+
+@contextmanager
+def readme_database() -> Iterator[str]:
+    """A PostgreSQL schema of its own, for the README's ``README_DATABASE``."""
+    base = pg_base_url()
+    schema = f"readme_{os.getpid()}_{int(time.time())}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f"CREATE SCHEMA {schema}"))
+    try:
+        yield make_url(base).update_query_dict({"options": f"-csearch_path={schema}"}
+                                               ).render_as_string(hide_password=False)  # fmt: skip
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+def start_worker(sandbox: Sandbox) -> tuple[subprocess.Popen[bytes], threading.Thread]:
+    """A worker on the README's database, running while the module's commands do."""
+    command = shlex.join(["toolwire", "worker", "--db", sandbox.database, "--concurrency", "4"])
+    process = subprocess.Popen(
+        ["bash", "-c", command], cwd=sandbox.checkout, env=sandbox.env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    said = ready(process)
+    assert b" ready: " in said, said.decode(errors="replace")
+    drain = threading.Thread(target=_drain, args=(process,), daemon=True)
+    drain.start()
+    return process, drain
+
+
+def ready(process: subprocess.Popen[bytes]) -> bytes:
+    """What a worker printed up to its ready line (or until it ended)."""
+    assert process.stdout is not None
+    said = b""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while b" ready: " not in said and time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        said += line
+    return said
+
+
+def _drain(process: subprocess.Popen[bytes]) -> None:
+    assert process.stdout is not None
+    for _ in process.stdout:
+        pass
 
 
 @pytest.mark.parametrize("command", readme_commands())
@@ -182,12 +265,21 @@ def test_the_readme_command_runs(sandbox: Sandbox, command: str) -> None:
     if parts[-1].startswith(MCP):
         check_mcp(sandbox, parts)
         return
+    if parts[-1].startswith("toolwire worker "):
+        check_works(sandbox, " && ".join(parts))
+        return
     if parts[-1].startswith(LONG_RUNNING):
         parts[-1] += f" --port {free_port()}"
         check_serves(sandbox, " && ".join(parts))
         return
+    sent = len(sandbox.otlp.requests)
     done = sandbox.bash(" && ".join(parts))
     assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
+    if OTLP_ENDPOINT in command:  # the run's spans reached the collector before the process ended
+        spans = b"".join(
+            body for path, body in sandbox.otlp.requests[sent:] if path == "/v1/traces"
+        )
+        assert b"invoke_agent" in spans and b"execute_tool read_records" in spans
     if any(needs_network(part) for part in parts):
         assert "Usage:" in done.stdout, done.stdout
     if parts[-1].startswith("toolwire run "):  # (a denied call is an error turn, on purpose)
@@ -239,6 +331,27 @@ def test_the_host_configuration_starts_a_server_that_serves(sandbox: Sandbox) ->
     assert server["command"] == "toolwire" and args[0] == "mcp"
     names = readme_mcp.check_stdio([server["command"], *args], sandbox.env, sandbox.checkout)
     assert "list_tables" not in names  # external_global: content-class tools only
+
+
+def check_works(sandbox: Sandbox, command: str) -> None:
+    """Start the worker, wait for its ready line, stop it with Ctrl-C: it exits 0."""
+    process = subprocess.Popen(
+        ["bash", "-c", command], cwd=sandbox.checkout, env=sandbox.env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    try:
+        said = ready(process)
+        assert b" ready: " in said, said.decode(errors="replace")
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            rest, _ = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
+    assert process.returncode == 0, (said + rest).decode(errors="replace")
+    assert rest.decode().strip().endswith("worker stopped")
 
 
 def announced(process: subprocess.Popen[bytes]) -> tuple[str, str]:

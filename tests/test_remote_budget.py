@@ -145,3 +145,22 @@ def test_a_state_written_before_the_budget_reads_with_the_defaults() -> None:
     del state["options"]["max_remote_calls"]
     old = RunState.from_json(json.dumps(state))
     assert old.remote_calls == 0 and old.options.max_remote_calls == 20
+
+
+def test_a_call_past_the_budget_carries_its_reason_for_the_governance_log() -> None:
+    from toolwire.trace import RunTrace, ToolStep
+
+    trace = RunTrace()
+    loop = ToolLoop(
+        ScriptedProvider.from_turns(
+            [{"tool_calls": [call("fake__a", {"n": 1}), call("local", {"n": 2})]},
+             {"content": "done"}]
+        ),
+        registry(),
+    )  # fmt: skip
+    asyncio.run(loop.run([ChatMessage.user("go")], options=RunOptions(max_remote_calls=0),
+                         trace=trace))  # fmt: skip
+    steps = trace.of_kind(ToolStep)
+    assert [(s.tool_name, s.tool_refused) for s in steps] == [
+        ("fake__a", "remote_budget"), ("local", None)
+    ]  # fmt: skip

@@ -51,6 +51,7 @@ from toolwire.providers.scripted import Script, ScriptedCall, Turn
 from toolwire.reprs import NAME_CHARS, utf8_size
 from toolwire.runtime import OperatorDecision, ProviderRef, RunOutcome, RunRequest, Runtime, Waiting
 from toolwire.sealing import StateKey
+from toolwire.seam import Refused
 from toolwire.state import CallPreview, Pause, RunState
 from toolwire.store.records import RunSummary, StoredRun
 from toolwire.suspension import Refuse, Run
@@ -248,7 +249,7 @@ CASES: dict[str, Callable[[Canaries], object]] = {
     ),
     "BoundedContent": lambda c: BoundedContent(c(), 9),
     "Run": lambda c: Run({"query": c()}),
-    "Refuse": lambda c: Refuse(c()),
+    "Refuse": lambda c: Refuse(c(), Refused.DENIED),
     "openai stream call": lambda c: _Call("call_1", "lookup", [c(), c()]),
     "http stream call": lambda c: _StreamCall(
         url="https://api.example/v1?key=" + c(),

@@ -180,6 +180,6 @@ def test_a_recorded_step_began_its_duration_before_it_was_recorded() -> None:
 def test_a_call_started_earlier_keeps_its_start() -> None:
     trace = RunTrace()
     started = time.perf_counter() - 2.0  # it ran for two seconds, two seconds ago
-    step = trace.record_tool(1, 10.0, ToolInvocation("t", {}, "ok", False), None, started)
+    step = trace.record_tool(1, 10.0, ToolInvocation("t", {}, "ok", False), started=started)
     now = time.time() * 1000
     assert step.start_ms is not None and now - 2100 < step.start_ms < now - 1900

@@ -25,7 +25,9 @@ never the model or the inspector's DOM.
     │   ├── RunNotWaiting           no such run, or it is not waiting for this decision
     │   ├── StaleDecision           the decision was made on another turn (or lost a race)
     │   └── InvalidInput            the input does not fit the tool's input schema
-    └── StoreError                  the audit store failed
+    ├── StoreError                  the audit store failed
+    └── QueueError                  queued runs cannot be used here (a SQLite store, no state
+                                    key) or the queue failed
 """
 
 from __future__ import annotations
@@ -148,3 +150,7 @@ class InvalidInput(DecisionError):
 
 class StoreError(ToolwireError):
     """The audit store failed to read or write."""
+
+
+class QueueError(ToolwireError):
+    """Queued runs cannot be used (a SQLite store, no state key) or the queue failed."""

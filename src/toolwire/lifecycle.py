@@ -10,6 +10,14 @@ API and the page speak the same status names: a stream's last line is ``{"type":
        v  │ (resume: an atomic claim, so two racing resumes execute a turn at most once)
     awaiting_approval | awaiting_input ──> cancelled | interrupted (a held call's caller died)
 
+    queued ──> running | cancelled           (queued runs only; see below)
+    running ──> queued                       (its worker stopped or shut down)
+    awaiting_approval | awaiting_input ──> queued   (a decision on a queued run)
+
+A queued run (PostgreSQL, executed by workers: :mod:`toolwire.queue`) waits in ``queued`` for a
+worker, and goes back there when its worker stopped (its heartbeats ceased) or shut down: the
+next worker carries it on from its last checkpoint.
+
 Rules:
 - A terminal status is final. The first settle wins; a later one changes nothing.
 - A cancel wins over a settle that comes after it: a cancelled run stays cancelled.
@@ -19,6 +27,8 @@ Rules:
 - A held call (see :mod:`toolwire.held`) waits for its caller as much as for a person: once
   the caller's process is provably dead, nobody would get its answer, so it is ``interrupted``
   instead of being decided.
+- A queued run is cancelled at once (it never starts). A run whose workers stopped
+  ``max_stalls`` times fails with ``STALLED_TOO_OFTEN``; it is never left running.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from enum import StrEnum
 
 
 class RunStatus(StrEnum):
+    QUEUED = "queued"  # waiting for a worker (queued runs only)
     RUNNING = "running"
     AWAITING_APPROVAL = "awaiting_approval"
     AWAITING_INPUT = "awaiting_input"
@@ -51,19 +62,17 @@ TERMINAL = frozenset(
      RunStatus.CANCELLED, RunStatus.INTERRUPTED}
 )  # fmt: skip
 WAITING = frozenset({RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_INPUT})
-CANCELLABLE = frozenset({RunStatus.RUNNING}) | WAITING
+CANCELLABLE = frozenset({RunStatus.QUEUED, RunStatus.RUNNING}) | WAITING
 # What settling may move a run from: a running run, or one whose cancel already won (which
 # then stays cancelled; see the store's SETTLE statement).
 SETTLEABLE = frozenset({RunStatus.RUNNING, RunStatus.CANCELLED})
 
+_RESUMED = frozenset({RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.CANCELLED})
 TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
-    RunStatus.RUNNING: WAITING | TERMINAL,
-    RunStatus.AWAITING_APPROVAL: frozenset(
-        {RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.INTERRUPTED}
-    ),
-    RunStatus.AWAITING_INPUT: frozenset(
-        {RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.INTERRUPTED}
-    ),
+    RunStatus.QUEUED: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
+    RunStatus.RUNNING: WAITING | TERMINAL | {RunStatus.QUEUED},
+    RunStatus.AWAITING_APPROVAL: _RESUMED | {RunStatus.INTERRUPTED},
+    RunStatus.AWAITING_INPUT: _RESUMED | {RunStatus.INTERRUPTED},
     **{status: frozenset() for status in TERMINAL},
 }
 
@@ -110,3 +119,15 @@ def settled_status(reason: TerminationReason) -> RunStatus:
 # Short, safe texts for how a run ended, shared by the stream, the API and the CLI.
 CANCELLED_MESSAGE = "The run was cancelled."
 RUN_FAILED = "the run failed; see the server log"
+# Why a queued run failed without its worker settling it.
+STALLED_TOO_OFTEN = (
+    "the workers executing this run stopped {count} times (killed or unresponsive); "
+    "it is not retried again"
+)
+WRITE_NOT_REPEATED = (
+    "an operator chose not to repeat a write whose outcome was unknown after its worker stopped"
+)
+
+
+def stalled_too_often(count: int) -> str:
+    return STALLED_TOO_OFTEN.format(count=count)

@@ -13,6 +13,8 @@ Invariants:
 - Resuming re-checks the gate for every pending call; the round cap counts over every segment.
 - Every request is first fitted to the model's context window (:mod:`toolwire.window`): old
   exchanges leave the conversation whole, or the run ends ``context_full`` without the call.
+- A loop with a :class:`Checkpoint` (a queued run's worker) hands it every call of a turn to
+  wrap and the state after every completed round; without one, nothing of that runs.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, Protocol
 
 from toolwire import remote_calls
 from toolwire.endings import (
@@ -42,7 +44,7 @@ from toolwire.providers.base import (
     Provider,
     session_of,
 )
-from toolwire.seam import Invoked, Seam, too_many_calls
+from toolwire.seam import Invoked, Seam, past_limit, refusal
 from toolwire.state import RunState
 from toolwire.suspension import Refuse, plan, scan
 from toolwire.tools.api import ToolContext, runs_concurrently
@@ -53,23 +55,43 @@ from toolwire.trust import TrustZone
 from toolwire.turn import Job, run_turn
 from toolwire.window import Overflow, Window, calibrated, fit, window_for
 
-__all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "LoopResult", "RunOptions", "TerminationReason",
-           "ToolLoop"]  # fmt: skip
+__all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "Checkpoint", "LoopResult", "RunOptions",
+           "TerminationReason", "ToolLoop"]  # fmt: skip
 
 log = logging.getLogger("toolwire.loop")
 ToolChoice = Literal["auto", "none"]
+
+
+class Checkpoint(Protocol):
+    """Where a queued run keeps its progress, so another worker can carry it on.
+
+    ``invoke`` wraps each call of a turn: ``run`` executes it through the seam. (A worker's
+    checkpoint marks a write started before it runs and keeps its result after, and answers a
+    call already recorded without running it.) ``round_done`` gets the state after each
+    completed round.
+    """
+
+    def invoke(self, job: Job, run: Callable[[], Awaitable[Invoked]]) -> Awaitable[Invoked]: ...
+
+    async def round_done(self, state: RunState) -> None: ...
 
 
 class ToolLoop:
     """Runs a conversation against a provider, executing tool calls through the seam."""
 
     def __init__(
-        self, provider: Provider, registry: ToolRegistry, *, policy: ToolPolicy | None = None
+        self,
+        provider: Provider,
+        registry: ToolRegistry,
+        *,
+        policy: ToolPolicy | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         self.provider = provider
         self.registry = registry
         self.policy = policy or ToolPolicy(registry)
         self.seam = Seam(registry)
+        self.checkpoint = checkpoint
 
     def run_sync(
         self,
@@ -126,10 +148,12 @@ class ToolLoop:
         state = state._replace(pause=None, offered=offered, invocations=())
         limit = state.options.max_calls_per_turn
         jobs = []
-        for index, (call, planned) in enumerate(answers):
-            answer = Refuse(too_many_calls(limit)) if index >= limit else planned
-            if isinstance(answer, Refuse):
-                jobs.append(Job(call, call.decoded_arguments(), answer.text))
+        for index, (call, answer) in enumerate(answers):
+            if index >= limit:
+                jobs.append(Job(call, call.decoded_arguments(), past_limit(limit)))
+            elif isinstance(answer, Refuse):
+                refused = refusal(answer.text, answer.reason)
+                jobs.append(Job(call, call.decoded_arguments(), refused))
             else:
                 jobs.append(Job(call, answer.arguments, alone=self._alone(call)))
         state = await self._run_jobs(state, trace, state.rounds, jobs, context)
@@ -189,7 +213,9 @@ class ToolLoop:
         answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
                        approved=approved, values=values)  # fmt: skip
         jobs = [
-            Job(c, c.decoded_arguments(), a.text) if isinstance(a, Refuse) else Job(c, a.arguments)
+            Job(c, c.decoded_arguments(), refusal(a.text, a.reason))
+            if isinstance(a, Refuse)
+            else Job(c, a.arguments)
             for c, a in answers
         ]
         state = state._replace(pause=None, offered=offered, invocations=())
@@ -360,7 +386,7 @@ class ToolLoop:
     ) -> RunState:
         limit = state.options.max_calls_per_turn
         jobs = [
-            Job(call, call.decoded_arguments(), too_many_calls(limit))
+            Job(call, call.decoded_arguments(), past_limit(limit))
             if index >= limit
             else Job(call, call.decoded_arguments(), alone=self._alone(call))
             for index, call in enumerate(calls)
@@ -383,17 +409,25 @@ class ToolLoop:
         invocations = list(state.invocations)
         gate = self._gate(state.options, context)
         offered = state.offered
+        checkpoint = self.checkpoint
 
         def invoke(job: Job) -> Awaitable[Invoked]:
-            return self.seam.invoke(job.call, offered, context, job.arguments, gate)
+            if checkpoint is None:
+                return self.seam.invoke(job.call, offered, context, job.arguments, gate)
+            return checkpoint.invoke(
+                job, lambda: self.seam.invoke(job.call, offered, context, job.arguments, gate)
+            )
 
         def record(job: Job, invoked: Invoked, elapsed_ms: float, started: float | None) -> None:
             self._record(trace, round_, elapsed_ms, job.call, invoked, arguments=job.arguments,
                          messages=messages, invocations=invocations, started=started)  # fmt: skip
 
         await run_turn(jobs, invoke, record, concurrency=state.options.max_concurrency)
-        return state._replace(messages=tuple(messages), invocations=tuple(invocations),
-                              remote_calls=spent)  # fmt: skip
+        state = state._replace(messages=tuple(messages), invocations=tuple(invocations),
+                               remote_calls=spent)  # fmt: skip
+        if checkpoint is not None:
+            await checkpoint.round_done(state)
+        return state
 
     def _alone(self, call: ToolCall) -> bool:
         tool = self.registry.get(call.name)
@@ -425,7 +459,9 @@ class ToolLoop:
             call_id=call.id,
         )
         invocations.append(invocation)
-        trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes, started)
+        trace.record_tool(
+            round_, elapsed_ms, invocation, invoked.original_bytes, invoked.refused, started=started
+        )
 
     def _zone(self, options: RunOptions) -> TrustZone:
         return TrustZone.parse(options.trust_zone or self.provider.trust_zone)

@@ -17,6 +17,10 @@ calls, the raw response, tool arguments, the tool result and its artifacts.
   type and label but not its pixels, which no redactor can read (a screenshot of a key).
 - ``full``: verbatim.
 
+What leaves the process (an exported span, see :mod:`toolwire.telemetry`) is filtered the same
+way by :func:`filter_for_export`, with one rule more: artifacts never leave, at any level (their
+count and types are metadata and do).
+
 Invariant: :func:`filter_step` never raises. Whatever a step holds, the result at ``none`` and
 ``metadata`` holds no content key, and a step it cannot filter becomes a bare marker.
 """
@@ -141,6 +145,22 @@ def content_keys(step: RunStep) -> frozenset[str]:
 def filter_run_step(step: RunStep, level: PrivacyLevel) -> dict[str, Any]:
     """The plain copy of a recorded step the store may keep at ``level``. Never raises."""
     return filter_step(step.to_dict(), level, content_keys(step))
+
+
+def filter_for_export(step: RunStep, level: PrivacyLevel) -> dict[str, Any]:
+    """The plain copy of ``step`` that may leave the process at ``level``: what the store would
+    keep, without artifacts at any level (their count and types stay). Never raises."""
+    try:
+        artifacts = step.tool_artifacts if isinstance(step, ToolStep) else None
+        if isinstance(step, ToolStep) and artifacts is not None:
+            step = step._replace(tool_artifacts=None)
+        out = filter_step(step.to_dict(), level, content_keys(step))
+        if artifacts is not None:
+            out["tool_artifacts_count"] = len(artifacts)
+            out["tool_artifact_types"] = [_artifact_type(a.to_dict()) for a in artifacts]
+        return out
+    except Exception:
+        return {"content_withheld": True, "filter_failed": True}
 
 
 def filter_step(

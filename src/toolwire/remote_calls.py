@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolwire.seam import remote_budget_spent
+from toolwire.seam import Refused, refusal, remote_budget_spent
 from toolwire.tools.api import is_remote
 from toolwire.tools.registry import ToolRegistry
 from toolwire.turn import Job
@@ -34,7 +34,8 @@ def spend(
         counts = job.refused is None and job.call.name in offered
         if counts and tool is not None and is_remote(tool):
             if spent >= limit:
-                out.append(Job(job.call, job.arguments, remote_budget_spent(limit)))
+                spent_out = refusal(remote_budget_spent(limit), Refused.REMOTE_BUDGET)
+                out.append(Job(job.call, job.arguments, spent_out))
                 continue
             spent += 1
         out.append(job)

@@ -19,6 +19,10 @@ the run exactly once, or by suspending it. Statuses and their rules live in
   ``record_step`` only queues.
 - A direct call may be held for a person (see :mod:`toolwire.held`): whoever decides runs it
   with its caller's user and workspace and hands the answer over to the caller in the store.
+- Telemetry (:mod:`toolwire.telemetry`) watches a segment only when it is configured: then it
+  sees every step and the segment's end; otherwise nothing is attached.
+- A queued run (:mod:`toolwire.queue`) is executed by workers, which carry it on with
+  ``carry_on``; a decision on it is queued, never resumed in the deciding process.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from toolwire.errors import (
+    DecisionError,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeout,
@@ -45,7 +50,7 @@ from toolwire.errors import (
 )
 from toolwire.held import CallAnswer, answer_of, await_answer, seal_answer
 from toolwire.lifecycle import RUN_FAILED, RunStatus, settled_status
-from toolwire.loop import LoopResult, ToolLoop
+from toolwire.loop import Checkpoint, LoopResult, ToolLoop
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.options import RunOptions
 from toolwire.providers.base import (
@@ -59,6 +64,7 @@ from toolwire.reprs import count, ident, shape, size, tagged
 from toolwire.sealing import StateKey, require
 from toolwire.state import Pause, RunState
 from toolwire.suspension import validate_input
+from toolwire.telemetry import RunTelemetry, Segment, SegmentWatch, from_environment
 from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
@@ -67,6 +73,10 @@ from toolwire.trust import TrustZone
 
 log = logging.getLogger("toolwire.runtime")
 STORE_FAILED = "the run store failed; this run is not fully recorded"
+QUEUED_RUN = (
+    "this run is executed by queue workers: its decision goes to the queue (toolwire runs "
+    "approve, deny or input, or an inspector on the same store)"
+)
 DIRECT_CALL = "direct call"  # the provider label of a direct tool call's run
 T = TypeVar("T")
 
@@ -210,6 +220,7 @@ class Waiting:
     digest: str
     provider: ProviderRef
     next_sequence: int
+    queued: bool = False  # executed by queue workers: a decision on it is queued
 
     def __repr__(self) -> str:
         return tagged(
@@ -267,6 +278,20 @@ class RunRecorder(Protocol):
 
 ProviderFactory = Callable[[ProviderRef], Provider]
 ContextFactory = Callable[[RunState], ToolContext]
+LoopSegment = Callable[[ToolLoop, RunTrace], Coroutine[Any, Any, LoopResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A decision checked against its waiting run: the run, its opened state, the input."""
+
+    waiting: Waiting
+    state: RunState
+    values: Mapping[str, Any] | None
+
+    def __repr__(self) -> str:
+        return tagged("Checked", waiting=self.waiting, state=self.state,
+                      values=None if self.values is None else shape(self.values))  # fmt: skip
 
 
 def provider_from_ref(ref: ProviderRef) -> Provider:
@@ -313,9 +338,15 @@ class Runtime:
         policy: ToolPolicy | None = None,
         state_key: StateKey | None = None,
         provider_factory: ProviderFactory = provider_from_ref,
+        telemetry: RunTelemetry | None = None,
     ) -> None:
+        """``telemetry``: spans and metrics of runs; by default as the ``OTEL_*`` environment
+        configures them (and none when it does not)."""
         self.registry = registry
         self.recorder: RunRecorder = recorder or MemoryRecorder()
+        if telemetry is None:
+            telemetry = from_environment(getattr(recorder, "privacy", None))
+        self.telemetry = telemetry
         self.policy = policy or ToolPolicy(registry)
         self.state_key = state_key
         self.provider_factory = provider_factory
@@ -347,11 +378,12 @@ class Runtime:
         await asyncio.to_thread(run.begin, request)
         if on_start is not None:
             on_start(run.run_id)
-        trace = self._trace(run, request.options, observers, deltas)
+        watch = self._watch(run.run_id, request.provider_ref, request.options, "run")
+        trace = self._trace(run, request.options, observers, deltas, watch)
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
         segment = loop.run(request.messages, context=request.context, options=request.options,
                            trace=trace, run_id=run.run_id)  # fmt: skip
-        return await self._drive(run, trace, segment, request.context, started)
+        return await self._drive(run, trace, segment, request.context, started, watch=watch)
 
     def resume_sync(
         self,
@@ -389,7 +421,10 @@ class Runtime:
         ``StateError`` when the sealed state cannot be opened.
         """
         started = time.perf_counter()
-        waiting, state, values = await asyncio.to_thread(self._check, run_id, decision)
+        checked = await asyncio.to_thread(self.check, run_id, decision)
+        waiting, state, values = checked.waiting, checked.state, checked.values
+        if waiting.queued:
+            raise DecisionError(QUEUED_RUN)
         held = waiting.provider.name == DIRECT_CALL
         if held:  # the call is its caller's: its user and workspace, whoever decides
             provider, context = DirectCall(), context_from_state(state)
@@ -404,7 +439,8 @@ class Runtime:
         if on_start is not None:
             on_start(run_id)
         run = _Recording(self.recorder, run_id=run_id, sequence=waiting.next_sequence - 1)
-        trace = self._trace(run, state.options, observers, deltas)
+        watch = self._watch(run_id, waiting.provider, state.options, "resume")
+        trace = self._trace(run, state.options, observers, deltas, watch)
         trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
                               decision.digest)  # fmt: skip
         loop = ToolLoop(provider, self.registry, policy=self.policy)
@@ -413,10 +449,37 @@ class Runtime:
             segment = loop.resume_call(state, approved=approved, values=values, context=context,
                                        trace=trace)  # fmt: skip
             name = state.pause.calls[0].name if state.pause and state.pause.calls else ""
-            return await self._drive(run, trace, segment, context, started, held=name)
+            return await self._drive(run, trace, segment, context, started, held=name,
+                                     watch=watch)  # fmt: skip
         segment = loop.resume(state, approved=approved, values=values, context=context,
                               trace=trace, run_id=run_id)  # fmt: skip
-        return await self._drive(run, trace, segment, context, started)
+        return await self._drive(run, trace, segment, context, started, watch=watch)
+
+    async def carry_on(
+        self,
+        run_id: str,
+        segment: LoopSegment,
+        *,
+        provider: Provider,
+        context: ToolContext,
+        options: RunOptions,
+        sequence: int,
+        checkpoint: Checkpoint | None = None,
+        observers: Sequence[Observer] = (),
+    ) -> RunOutcome:
+        """Carry on a run the recorder already holds (a queued run, in a worker).
+
+        ``segment(loop, trace)`` starts the loop where the run stands: a fresh request, the
+        round after a checkpoint, or a decided turn. ``sequence`` is the run's last stored
+        step; ``checkpoint`` keeps the run's progress as it goes.
+        """
+        started = time.perf_counter()
+        run = _Recording(self.recorder, run_id=run_id, sequence=sequence)
+        watch = self._watch(run_id, ProviderRef.of(provider, None, options), options, "run")
+        trace = self._trace(run, options, observers, watch=watch)
+        loop = ToolLoop(provider, self.registry, policy=self.policy, checkpoint=checkpoint)
+        return await self._drive(run, trace, segment(loop, trace), context, started,
+                                 watch=watch)  # fmt: skip
 
     async def call(
         self,
@@ -449,11 +512,12 @@ class Runtime:
         await asyncio.to_thread(run.begin, request)
         if on_start is not None:
             on_start(run.run_id)
-        trace = self._trace(run, request.options, observers)
+        watch = self._watch(run.run_id, request.provider_ref, request.options, "call")
+        trace = self._trace(run, request.options, observers, watch=watch)
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
         segment = loop.call(call, offered=offered, context=context, trace=trace,
                             options=request.options, hold=hold, run_id=run.run_id)  # fmt: skip
-        return await self._drive(run, trace, segment, context, started)
+        return await self._drive(run, trace, segment, context, started, watch=watch)
 
     async def await_answer(self, run_id: str, name: str, *, decision_seconds: float) -> CallAnswer:
         """The answer of the held call ``run_id`` (of tool ``name``) once it was decided and
@@ -509,13 +573,23 @@ class Runtime:
         options: RunOptions,
         observers: Sequence[Observer],
         deltas: Sequence[DeltaObserver] = (),
+        watch: SegmentWatch | None = None,
     ) -> RunTrace:
         trace = RunTrace(
             capture_raw=options.capture_raw, observers=observers, delta_observers=deltas
         )
         trace.subscribe(run.record_step)  # the step that meets a cancel is still recorded
+        if watch is not None:
+            trace.subscribe(watch.step)
         trace.subscribe(lambda step: self._check_cancel(run))
         return trace
+
+    def _watch(
+        self, run_id: str, provider: ProviderRef, options: RunOptions, segment: Segment
+    ) -> SegmentWatch | None:
+        if self.telemetry is None:
+            return None
+        return self.telemetry.watch(run_id, provider, options, segment)
 
     async def _drive(
         self,
@@ -526,6 +600,7 @@ class Runtime:
         started: float,
         *,
         held: str | None = None,
+        watch: SegmentWatch | None = None,
     ) -> RunOutcome:
         """Run one segment to its end and settle it (or suspend it). ``held`` names the tool of
         a held call, whose answer is handed over to its caller before the run settles."""
@@ -533,19 +608,22 @@ class Runtime:
         self._track(run.run_id, task)
         result: LoopResult | None = None
         error: str | None = None
+        failure: Exception | None = None
         try:
             result = await task
             status = settled_status(result.reason)
         except (RunCancelled, asyncio.CancelledError):
             if not self._forget_cancel(run.run_id) and _outer_cancelled():
+                if watch is not None:
+                    watch.end(None, None)
                 raise
             status = RunStatus.CANCELLED
         except ProviderError as exc:
             log.warning("run %s: provider failed: %s", run.run_id, exc)
-            status, error = RunStatus.FAILED, _provider_error_text(exc)
-        except Exception:
+            status, error, failure = RunStatus.FAILED, _provider_error_text(exc), exc
+        except Exception as exc:
             log.exception("run %s failed", run.run_id)
-            status, error = RunStatus.FAILED, RUN_FAILED
+            status, error, failure = RunStatus.FAILED, RUN_FAILED, exc
         finally:
             self._untrack(run.run_id)
         if result is not None and result.suspended is not None:
@@ -559,10 +637,14 @@ class Runtime:
             error=error,
         )
         if status.waiting:
-            return run.report(outcome)
-        if held is not None and run.begun:
-            await asyncio.to_thread(self._hand_over, run, outcome, held)
-        return await asyncio.to_thread(run.settle, outcome)
+            outcome = run.report(outcome)
+        else:
+            if held is not None and run.begun:
+                await asyncio.to_thread(self._hand_over, run, outcome, held)
+            outcome = await asyncio.to_thread(run.settle, outcome)
+        if watch is not None:
+            watch.end(outcome, failure)
+        return outcome
 
     def _hand_over(self, run: _Recording, outcome: RunOutcome, name: str) -> None:
         """Seal the held call's answer for its caller; a failure is logged, and the caller
@@ -596,10 +678,10 @@ class Runtime:
             return RunStatus.CANCELLED, None
         return pause.status, None
 
-    def _check(
-        self, run_id: str, decision: OperatorDecision
-    ) -> tuple[Waiting, RunState, Mapping[str, Any] | None]:
-        """Everything about a decision that can be checked before the run changes."""
+    def check(self, run_id: str, decision: OperatorDecision) -> Checked:
+        """Everything about a decision that can be checked before the run changes.
+
+        Raises ``DecisionError`` or ``StateError``, as ``resume`` does."""
         waiting = self.recorder.waiting(run_id)
         if waiting is None:
             raise RunNotWaiting("no waiting run has this id")
@@ -616,7 +698,7 @@ class Runtime:
         if wants_input:
             tool = self.registry.get(pause.input_tool or "")
             values = validate_input(tool, decision.values or {})
-        return waiting, state, values
+        return Checked(waiting, state, values)
 
     def _open(self, waiting: Waiting) -> RunState:
         state = RunState.from_json(require(self.state_key).open(waiting.run_id, waiting.sealed))

@@ -3,7 +3,8 @@
 The key comes from ``TOOLWIRE_STATE_KEY`` (32 bytes, base64url or hex) or from a key file;
 ``toolwire demo`` and ``toolwire serve`` create the file (mode 0600) in their data directory
 when there is none. A sealed value is ``tw1:`` + base64url(nonce ‖ ciphertext ‖ tag), with a
-fresh 96-bit nonce per seal and the run id bound as associated data.
+fresh 96-bit nonce per seal and the run id and the value's purpose (a suspended state, a queued
+run's request or its checkpoint) bound as associated data.
 
 Invariants:
 - No key, no state: sealing without a key raises ``StateKeyMissing``; nothing is ever stored
@@ -34,7 +35,11 @@ KEY_FILE_NAME = "state.key"
 KEY_BYTES = 32  # AES-256
 _NONCE_BYTES = 12  # GCM's native nonce size; random per seal, so no counter to keep
 _MARKER = "tw1:"
+# What a sealed value is for: bound as associated data with the run id, so a value moved to
+# another column (a queued request into the checkpoint) fails authentication.
 SUSPENDED_STATE = "suspended-state"  # the purpose of a waiting run's sealed state
+QUEUED_REQUEST = "queued-request"
+CHECKPOINT = "checkpoint"
 _MAX_KEY_FILE_BYTES = 1024
 
 
@@ -60,12 +65,13 @@ class StateKey:
         """A key written as 64 hex digits or 43-44 base64url characters."""
         return cls(_decode_key(text.strip(), where))
 
-    def seal(self, run_id: str, plaintext: str, *, purpose: str = SUSPENDED_STATE) -> str:
+    def seal(self, run_id: str, plaintext: str, purpose: str = SUSPENDED_STATE) -> str:
+        """``plaintext`` sealed for ``run_id`` and ``purpose`` (the column it is stored in)."""
         nonce = secrets.token_bytes(_NONCE_BYTES)
         sealed = self._aead.encrypt(nonce, plaintext.encode(), _aad(run_id, purpose))
         return _MARKER + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
 
-    def open(self, run_id: str, sealed: str, *, purpose: str = SUSPENDED_STATE) -> str:
+    def open(self, run_id: str, sealed: str, purpose: str = SUSPENDED_STATE) -> str:
         if not sealed.startswith(_MARKER):
             raise StateUnreadable("the suspended state is not sealed by toolwire")
         try:

@@ -11,7 +11,9 @@ raising :class:`toolwire.errors.ToolRefusal`; its message reaches the model as
 The texts below are the only ones the runtime itself writes into a tool turn. They are short,
 fixed, and echo at most a clipped tool name chosen by the model (or a limit, or a count). That
 includes what a remote (MCP) tool's failure reads like: which server, why, and what it printed
-go to the operator's log only.
+go to the operator's log only. Each refusal also carries its reason as data (:class:`Refused`),
+recorded on the call's step for the governance log and the telemetry: nothing downstream has to
+read a text to learn why a call did not run.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import logging
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from toolwire.bounding import bound_artifacts, bound_content
@@ -43,6 +46,21 @@ WORKER_THREADS = 32
 # Made once and kept (threads start on demand): they outlive one ``asyncio.run``, where a loop's
 # own default executor starts new threads every run.
 _WORKERS = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="toolwire-tool")
+
+
+class Refused(StrEnum):
+    """Why the runtime answered a call with a fixed text instead of running it. (A tool that
+    refuses by raising ``ToolRefusal`` did run: its answer is an error result, not one of these.)"""
+
+    UNKNOWN_TOOL = "unknown_tool"
+    NOT_PERMITTED = "not_permitted"  # not offered to this run, or the gate no longer allows it
+    NOT_AN_OBJECT = "not_an_object"  # the arguments were not a JSON object
+    TOO_MANY_CALLS = "too_many_calls"  # past the per-turn limit
+    DENIED = "denied"  # an operator denied the turn
+    NO_LONGER_PERMITTED = "no_longer_permitted"  # offered when asked for, not when resumed
+    INPUT_MISSING = "input_missing"
+    APPROVAL_MISSING = "approval_missing"
+    REMOTE_BUDGET = "remote_budget"  # past the run's budget of calls to remote (MCP) tools
 
 
 def _clip(name: str) -> str:
@@ -175,15 +193,22 @@ def remote_no_text(count: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Invoked:
-    """A call's bounded result; ``original_bytes`` is the content's size when it was cut."""
+    """A call's bounded result; ``original_bytes`` is the content's size when it was cut;
+    ``refused`` says why the call was refused, when it was."""
 
     result: ToolResult
     original_bytes: int | None = None
+    refused: Refused | None = None
 
 
-def refusal(text: str) -> Invoked:
+def refusal(text: str, reason: Refused) -> Invoked:
     """A call answered with one of the fixed texts above, without executing anything."""
-    return Invoked(ToolResult.error(text))
+    return Invoked(ToolResult.error(text), refused=reason)
+
+
+def past_limit(limit: int) -> Invoked:
+    """The answer to a call past the per-turn limit of ``limit`` calls."""
+    return refusal(too_many_calls(limit), Refused.TOO_MANY_CALLS)
 
 
 class Seam:
@@ -206,20 +231,20 @@ class Seam:
         """
         tool = self.registry.get(call.name)
         if tool is None:
-            return refusal(unknown_tool(call.name))
+            return refusal(unknown_tool(call.name), Refused.UNKNOWN_TOOL)
         if call.name not in offered or (gate is not None and not gate.allows(call.name)):
-            return refusal(not_permitted(call.name))
+            return refusal(not_permitted(call.name), Refused.NOT_PERMITTED)
         if arguments is None:
             arguments = call.decoded_arguments()
         if arguments is None:
-            return refusal(not_an_object(call.name))
+            return refusal(not_an_object(call.name), Refused.NOT_AN_OBJECT)
         try:
             raw = await _execute(tool, arguments, context)
         except ToolRefusal as exc:
             raw = ToolResult.error(refused(str(exc)))
         except Exception:
             log.exception('Tool "%s" failed.', call.name)
-            return refusal(tool_failed(call.name))
+            return Invoked(ToolResult.error(tool_failed(call.name)))
         content = bound_content(raw.content)
         original = content.original_bytes if content.truncated else None
         if raw.is_error:

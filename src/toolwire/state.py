@@ -59,9 +59,23 @@ class CallPreview:
                       lines=count(self.lines), failed=self.failed)  # fmt: skip
 
 
+class Recorded(NamedTuple):
+    """A call of a pending turn that already ran (before its worker stopped): its result."""
+
+    call_id: str
+    content: str
+    is_error: bool
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Pause:
-    """Why a run waits: the whole pending turn, its previews, and what it waits for."""
+    """Why a run waits: the whole pending turn, its previews, and what it waits for.
+
+    A queued run whose worker stopped in the middle of an approved turn waits again on that
+    turn: ``rerun`` names the writes that started and whose outcome is unknown (approving runs
+    them again), ``recorded`` the calls that had finished (their results are kept, never
+    run again).
+    """
 
     status: Literal[RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_INPUT]
     calls: tuple[ToolCall, ...]
@@ -69,9 +83,11 @@ class Pause:
     digest: str
     input_tool: str | None = None
     input_schema: Mapping[str, Any] | None = None
+    rerun: tuple[str, ...] = ()
+    recorded: tuple[Recorded, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The pending turn as the inspector and the CLI show it."""
+        """The pending turn as the inspector and the CLI show it (recorded results stay)."""
         return {
             "status": self.status.value,
             "digest": self.digest,
@@ -79,6 +95,7 @@ class Pause:
             "previews": [p.to_dict() for p in self.previews],
             "input_tool": self.input_tool,
             "input_schema": None if self.input_schema is None else dict(self.input_schema),
+            "rerun": list(self.rerun),
         }
 
     def __repr__(self) -> str:
@@ -89,6 +106,8 @@ class Pause:
             previews=count(self.previews),
             digest=ident(self.digest),
             input_tool=ident(self.input_tool),
+            rerun=count(self.rerun),
+            recorded=count(self.recorded),
         )
 
 
@@ -170,7 +189,7 @@ def _usage_list(usage: Usage) -> list[int]:
 
 
 def _pause_dict(pause: Pause) -> dict[str, Any]:
-    return pause.to_dict()
+    return {**pause.to_dict(), "recorded": [list(r) for r in pause.recorded]}
 
 
 # -- reading a state back: every field checked --------------------------------------------
@@ -221,6 +240,8 @@ class _Pause(_Strict):
     previews: list[_Preview]
     input_tool: str | None
     input_schema: dict[str, Any] | None
+    rerun: list[str] = []  # absent from states sealed before queued runs
+    recorded: list[tuple[str, str, bool]] = Field(default=[], repr=False)
 
     def build(self) -> Pause:
         return Pause(
@@ -230,6 +251,8 @@ class _Pause(_Strict):
             digest=self.digest,
             input_tool=self.input_tool,
             input_schema=self.input_schema,
+            rerun=tuple(self.rerun),
+            recorded=tuple(Recorded(*r) for r in self.recorded),
         )
 
 

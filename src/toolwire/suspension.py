@@ -26,6 +26,7 @@ from toolwire.jsonenc import dumps
 from toolwire.lifecycle import RunStatus
 from toolwire.messages import ToolCall
 from toolwire.reprs import shape, size, tagged
+from toolwire.seam import Refused
 from toolwire.state import CallPreview, Pause, turn_digest
 from toolwire.tools.api import Tool, ToolContext, input_model_of, needs_approval, preview_of
 from toolwire.tools.registry import ToolRegistry
@@ -146,9 +147,10 @@ class Run:
 
 @dataclass(frozen=True, slots=True)
 class Refuse:
-    """This call does not run; the model reads ``text``."""
+    """This call does not run; the model reads ``text``; ``reason`` says why, as data."""
 
     text: str
+    reason: seam.Refused
 
     def __repr__(self) -> str:
         return tagged("Refuse", text_bytes=size(self.text))
@@ -200,19 +202,28 @@ def _answer(
     values: Mapping[str, Any] | None,
 ) -> Answer:
     if pause.status is RunStatus.AWAITING_APPROVAL and not approved:
-        return Refuse(seam.denied(call.name))
+        return Refuse(seam.denied(call.name), Refused.DENIED)
     if tool is None:
-        return Refuse(seam.unknown_tool(call.name))
+        return Refuse(seam.unknown_tool(call.name), Refused.UNKNOWN_TOOL)
     if call.name not in offered_then:
-        return Refuse(seam.not_permitted(call.name))  # it was not permitted when it was made
+        # it was not permitted when it was made
+        return Refuse(seam.not_permitted(call.name), Refused.NOT_PERMITTED)
     if call.name not in offered_now:
-        return Refuse(seam.no_longer_permitted(call.name))
+        return Refuse(seam.no_longer_permitted(call.name), Refused.NO_LONGER_PERMITTED)
     if pause.status is RunStatus.AWAITING_APPROVAL:
-        return Refuse(seam.input_missing(call.name)) if input_model_of(tool) else Run()
+        return (
+            Refuse(seam.input_missing(call.name), Refused.INPUT_MISSING)
+            if input_model_of(tool)
+            else Run()
+        )
     if needs_approval(tool):
-        return Refuse(seam.approval_missing(call.name))
+        return Refuse(seam.approval_missing(call.name), Refused.APPROVAL_MISSING)
     if call.name != pause.input_tool or values is None:
-        return Refuse(seam.input_missing(call.name)) if input_model_of(tool) else Run()
+        return (
+            Refuse(seam.input_missing(call.name), Refused.INPUT_MISSING)
+            if input_model_of(tool)
+            else Run()
+        )
     return Run(overlay(call.decoded_arguments(), pause.input_schema, values))
 
 

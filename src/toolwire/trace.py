@@ -35,9 +35,9 @@ _ORDER = (
     "stop", "finish_reason", "refusal", "prompt_tokens", "completion_tokens", "total_tokens",
     "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost", "requested_tool_calls",
     "raw", "tool_call_id", "tool_name", "tool_arguments", "tool_result", "tool_result_bytes",
-    "tool_is_error", "tool_artifacts", "refusals", "decision", "decided_by", "decision_reason",
-    "turn_digest", "decided_at", "dropped_exchanges", "dropped_messages", "tokens_before",
-    "tokens_after", "context_window", "reserved_tokens",
+    "tool_is_error", "tool_refused", "tool_artifacts", "refusals", "decision", "decided_by",
+    "decision_reason", "turn_digest", "decided_at", "dropped_exchanges", "dropped_messages",
+    "tokens_before", "tokens_after", "context_window", "reserved_tokens",
 )  # fmt: skip
 
 # Steps are NamedTuples rather than frozen dataclasses: just as immutable, and several times
@@ -127,6 +127,7 @@ class ToolStep(NamedTuple):
     tool_result_bytes: int | None = None  # what the tool returned, before the cap
     tool_is_error: bool = False
     tool_artifacts: tuple[Artifact, ...] | None = None
+    tool_refused: str | None = None  # why the seam refused it (``toolwire.seam.Refused``)
     start_ms: float | None = None  # when it began: ms since the Unix epoch (see RunTrace)
     kind: Literal["tool"] = "tool"
 
@@ -143,6 +144,7 @@ class ToolStep(NamedTuple):
             tool_call_id=ident(self.tool_call_id),
             arguments=shape(self.tool_arguments),
             is_error=self.tool_is_error,
+            refused=ident(self.tool_refused),
             result_bytes=size(self.tool_result),
             original_bytes=self.tool_result_bytes,
             artifacts=count(self.tool_artifacts),
@@ -422,6 +424,8 @@ class RunTrace:
         duration_ms: float,
         invocation: ToolInvocation,
         original_bytes: int | None = None,
+        refused: str | None = None,
+        *,
         started: float | None = None,
     ) -> ToolStep:
         """``started`` is the call's ``time.perf_counter()`` at its start, when known."""
@@ -436,5 +440,6 @@ class RunTrace:
             tool_result_bytes=original_bytes,
             tool_is_error=invocation.is_error,
             tool_artifacts=invocation.artifacts or None,
+            tool_refused=None if refused is None else str(refused),
         )
         return self.record(step)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolwire.messages import ToolCall
-from toolwire.seam import Invoked, refusal
+from toolwire.seam import Invoked
 
 __all__ = ["Job", "run_turn"]
 
@@ -31,7 +31,7 @@ class Job:
 
     call: ToolCall
     arguments: dict[str, Any] | None
-    refused: str | None = None
+    refused: Invoked | None = None  # a fixed refusal (see :func:`toolwire.seam.refusal`)
     alone: bool = False  # sequential-only: nothing else of the turn overlaps it
 
     def __repr__(self) -> str:
@@ -73,10 +73,15 @@ async def run_turn(
 
 async def _timed(invoke: Invoke, job: Job) -> _Timed:
     if job.refused is not None:
-        return refusal(job.refused), 0.0, None
+        return _refused(job)
     started = time.perf_counter()
     invoked = await invoke(job)
     return invoked, (time.perf_counter() - started) * 1000, started
+
+
+def _refused(job: Job) -> _Timed:
+    assert job.refused is not None  # a job without a task is a refused one
+    return job.refused, 0.0, None
 
 
 async def _bounded(slots: asyncio.Semaphore, invoke: Invoke, job: Job) -> _Timed:
@@ -90,9 +95,7 @@ async def _drain(pending: list[_Entry], record: Record) -> None:
         job, task = pending[0]
         # Shielded: a cancel of this turn must not reach one call before the others, or a call
         # waiting for a slot could take the slot that call frees; ``_stop`` cancels them all.
-        outcome = (
-            (refusal(job.refused or ""), 0.0, None) if task is None else await asyncio.shield(task)
-        )
+        outcome = _refused(job) if task is None else await asyncio.shield(task)
         del pending[0]
         record(job, *outcome)
 

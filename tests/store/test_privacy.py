@@ -263,7 +263,8 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
         LlmStep: common
         | {"stop", "finish_reason", "prompt_tokens", "completion_tokens", "total_tokens"}
         | {"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost"},
-        ToolStep: common | {"tool_call_id", "tool_name", "tool_result_bytes", "tool_is_error"},
+        ToolStep: common
+        | {"tool_call_id", "tool_name", "tool_result_bytes", "tool_is_error", "tool_refused"},
         DecisionStep: common | {"decision", "decided_by", "turn_digest", "decided_at"},
         ContextStep: common
         | {"dropped_exchanges", "dropped_messages", "tokens_before", "tokens_after"}

@@ -66,6 +66,8 @@ def test_a_run_is_stored_with_its_steps_in_sequence(store: RunStore) -> None:
         "cancel_requested": False,
         "cost": 0.0,  # the scripted model has no price: nothing known, so a floor of 0
         "cost_complete": False,
+        "queued": False,  # run in this process, not by a queue worker
+        "stalls": 0,
         "rerun_of": None,
         "tool_errors": 0,
     }

@@ -48,9 +48,10 @@ def _root(
 
 def load_commands() -> None:
     """Import every command module; each registers its commands on ``app``."""
-    from toolwire.cli import demo, mcp, run, runs, serve  # noqa: F401  (this order is --help's)
+    from toolwire.cli import demo, mcp, run, runs, serve, worker  # noqa: F401  (this order is --help's)
 
     import_module("toolwire.cli.decisions")  # the ``runs`` decision commands
+    import_module("toolwire.cli.audit")
     import_module("toolwire.cli.export")  # ``runs export``
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import getpass
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -69,17 +69,27 @@ def decision_errors(console: Console) -> Iterator[None]:
         raise typer.Exit(1) from None
 
 
-def carry_on(
-    console: Console, runtime: Runtime, outcome: RunOutcome, printer: StepPrinter
-) -> RunOutcome:
-    """Ask about each pause and resume, until the run ends or the person leaves it waiting."""
+Resume = Callable[[str, "OperatorDecision"], "RunOutcome"]
+
+
+def resumer(runtime: Runtime, printer: StepPrinter) -> Resume:
+    """Resume a run in this process, printing its steps."""
+
+    def resume(run_id: str, decision: OperatorDecision) -> RunOutcome:
+        return runtime.resume_sync(run_id, decision, observers=[printer], deltas=[printer.delta])
+
+    return resume
+
+
+def carry_on(console: Console, outcome: RunOutcome, resume: Resume) -> RunOutcome:
+    """Ask about each pause and ``resume``, until the run ends or the person leaves it
+    waiting."""
     while outcome.pause is not None:
         decision = ask(console, outcome.pause)
         if decision is None:
             return outcome
         try:
-            outcome = runtime.resume_sync(outcome.run_id, decision, observers=[printer],
-                                          deltas=[printer.delta])  # fmt: skip
+            outcome = resume(outcome.run_id, decision)
         except InvalidInput as exc:  # nothing changed: ask again
             error(console, safe(str(exc), None))
     return outcome

@@ -3,7 +3,8 @@
 A decision quotes the pending turn's digest (``--turn``, else the turn pending right now), is
 taken by the operating system's user, and resumes the run in this process: its provider is
 rebuilt from the stored reference (keys from the environment), its tools' context from the
-sealed state. The steps print live, as in ``toolwire run``.
+sealed state. The steps print live, as in ``toolwire run``. A queued run's decision is queued
+instead: a worker carries the run on, and the command follows its stored steps.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from toolwire.cli.ask import (
     decision_errors,
     interactive,
     json_object,
+    resumer,
 )
 from toolwire.cli.keys import read_key
 from toolwire.cli.outcome import report
@@ -132,10 +134,12 @@ def _decide(
     reason: str | None = None,
     values: dict[str, Any] | None = None,
 ) -> None:
+    from toolwire.cli.queued import Follower, open_queue
     from toolwire.runtime import OperatorDecision
 
     console = Console(highlight=False, soft_wrap=True)
     key = read_key(console)
+    follower: Follower | None = None
     with open_or_exit(console, db) as store:
         runtime = runtime_for(console, store, key, run_id)
         printer = StepPrinter(console)
@@ -143,8 +147,12 @@ def _decide(
             digest = turn or runtime.pending(run_id).digest
             decision = OperatorDecision(action=action, digest=digest, actor=actor(),
                                         reason=reason, values=values)  # fmt: skip
-            outcome = runtime.resume_sync(run_id, decision, observers=[printer],
-                                          deltas=[printer.delta])  # fmt: skip
+            waiting = store.waiting(run_id)
+            if waiting is not None and waiting.queued:  # a worker carries it on
+                follower = Follower(console, open_queue(console, store, key), runtime)
+            resume = resumer(runtime, printer) if follower is None else follower.decide
+            outcome = resume(run_id, decision)
             if outcome.status.waiting and interactive():
-                outcome = carry_on(console, runtime, outcome, printer)
-    report(console, outcome, recorded=True, db=db, printer=printer)
+                outcome = carry_on(console, outcome, resume)
+    steps = None if follower is None else follower.steps
+    report(console, outcome, recorded=True, db=db, printer=printer, steps=steps)

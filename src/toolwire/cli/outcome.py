@@ -71,18 +71,21 @@ def report(
     printer: StepPrinter | None = None,
     output: Output = Output.HUMAN,
     stored_in: str | None = None,
+    steps: int | None = None,
 ) -> None:
     """Print how the run ended; exit 1 on failure and ``WAITING_EXIT_CODE`` when it waits.
 
     ``console`` takes what a person reads (stderr unless ``output`` is HUMAN). An answer
-    ``printer`` already showed as it streamed is not printed twice."""
+    ``printer`` already showed as it streamed is not printed twice. ``steps`` counts a queued
+    run's stored steps (its outcome carries none)."""
     if outcome.store_error:
         warning(console, safe(outcome.store_error, None))
     elif recorded and output is Output.HUMAN:
         where = f" in {safe(stored_in, None)}" if stored_in else ""
         console.print(Text(f"\nrun {outcome.run_id} recorded{where}", style="dim"), soft_wrap=True)
     if output is Output.JSON:
-        emit_json(outcome_json(outcome, recorded=recorded, db=db, stored_in=stored_in))
+        shown = outcome_json(outcome, recorded=recorded, db=db, stored_in=stored_in)
+        emit_json(shown if steps is None else shown | {"steps": steps})
     if outcome.status.waiting:
         _waiting(console, outcome, recorded=recorded, db=db)
     result = outcome.result
@@ -99,6 +102,10 @@ def report(
                       soft_wrap=True)  # fmt: skip
     if printer is None or not printer.was_streamed(result.final_content):
         console.print(Text(safe(result.final_content, None)), soft_wrap=True)
+    if steps is not None and not result.final_content:
+        console.print(Text("(a queued run's answer is read from the store, which keeps none at "
+                           "this privacy level; --privacy redacted or full keeps it)",
+                           style="dim"), soft_wrap=True)  # fmt: skip
 
 
 def outcome_json(

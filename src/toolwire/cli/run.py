@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from toolwire.cli.app import app
-from toolwire.cli.ask import carry_on, decision_errors, interactive
+from toolwire.cli.ask import carry_on, decision_errors, interactive, resumer
 from toolwire.cli.keys import read_key
 from toolwire.cli.options import (
     ContextWindowOption,
@@ -44,6 +44,7 @@ WORKSPACE_FILE = "workspace.toml"  # the name a workspace folder (the demo's) gi
 if TYPE_CHECKING:  # the run's own modules load when a run starts, not for --help
     from collections.abc import Sequence
 
+    from toolwire.runtime import RunRequest, Runtime
     from toolwire.store import RunStore
     from toolwire.tools.registry import ToolRegistry, ToolState
     from toolwire.workspace import Workspace
@@ -106,7 +107,12 @@ def run(
         bool,
         typer.Option("--quiet", "-q", help="Print only the answer (with --json: nothing)."),
     ] = False,
-) -> None:
+    queue: Annotated[
+        bool,
+        typer.Option("--queue", help="Queue the run for a worker (toolwire worker) and follow "
+                     "its stored steps here; needs a PostgreSQL --db."),
+    ] = False,
+) -> None:  # fmt: skip
     """Run one tool loop, show each step live, then the answer; the run is recorded."""
     from toolwire.options import RunOptions
     from toolwire.providers.select import create_provider
@@ -157,6 +163,9 @@ def run(
     request = RunRequest.of(
         prompt, system=system, provider=provider, model=model, options=options, context=context
     )
+    if queue:
+        run_queued(console, store, runtime, request, output=output, db=db)
+        return
     printer = StepPrinter(console, spinner=True)
     observers = [printer] if output is Output.HUMAN else []
     deltas = [printer.delta] if output is Output.HUMAN else []
@@ -164,7 +173,7 @@ def run(
         outcome = runtime.run_sync(request, observers=observers, deltas=deltas)
         if outcome.status.waiting and interactive():
             with decision_errors(console):
-                outcome = carry_on(console, runtime, outcome, printer)
+                outcome = carry_on(console, outcome, resumer(runtime, printer))
     finally:
         printer.finish()
         stored_in = None if store is None else store_location(store)
@@ -172,6 +181,39 @@ def run(
             store.close()
     report(console, outcome, recorded=store is not None, db=db, printer=printer,
            output=output, stored_in=stored_in)  # fmt: skip
+
+
+def run_queued(
+    console: Console,
+    store: RunStore | None,
+    runtime: Runtime,
+    request: RunRequest,
+    *,
+    output: Output,
+    db: str | None,
+) -> None:
+    """Queue ``request`` for a worker and follow it until it ends or waits."""
+    from toolwire.cli.queued import Follower, open_queue
+    from toolwire.queue.engine import NOT_POSTGRES
+
+    if store is None:
+        error(console, NOT_POSTGRES)
+        raise typer.Exit(1)
+    try:
+        queue = open_queue(console, store, runtime.state_key)
+        follower = Follower(console if output is Output.HUMAN else None, queue, runtime)
+        with decision_errors(console):
+            run_id = queue.submit(request)
+            if output is Output.HUMAN:
+                console.print(Text(f"run {run_id} queued for a worker", style="dim"))
+            outcome = follower.follow(run_id)
+            if outcome.status.waiting and interactive():
+                outcome = carry_on(console, outcome, follower.decide)
+        stored_in = store_location(store)
+    finally:
+        store.close()
+    report(console, outcome, recorded=True, db=db, output=output, stored_in=stored_in,
+           steps=follower.steps)  # fmt: skip
 
 
 def output_mode(*, as_json: bool, quiet: bool) -> Output:

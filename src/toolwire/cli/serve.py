@@ -48,6 +48,7 @@ def build_settings(
     workspace: Path | None = None,
     key_folder: Path | None = None,
     allow_remote: bool = False,
+    queue_runs: bool = False,
 ) -> InspectorSettings:
     """Settings for a served inspector; with ``store``, runs and tool states go to it. The
     workspace's MCP servers are listed now, so the Tools page shows their tools; a server that
@@ -77,6 +78,7 @@ def build_settings(
         workspace=tools_workspace,
         state_key=key,
         allow_remote=allow_remote,
+        queue_runs=queue_runs,
     )
 
 
@@ -102,7 +104,12 @@ def serve(
             help="Allow binding to a non-loopback address and answering to any host name.",
         ),
     ] = False,
-) -> None:
+    queue: Annotated[
+        bool,
+        typer.Option("--queue", help="Queue runs started here for workers (toolwire worker); "
+                     "needs a PostgreSQL --db."),
+    ] = False,
+) -> None:  # fmt: skip
     """Start the inspector and print its URL with a fresh admin token."""
     from toolwire.store.engine import choose_store
 
@@ -112,8 +119,13 @@ def serve(
     store = open_store(choose_store(db), privacy, announce=True)
     try:
         settings = build_settings(
-            script, store, privacy, workspace=workspace, allow_remote=allow_remote
-        )
+            script, store, privacy, workspace=workspace, allow_remote=allow_remote,
+            queue_runs=queue,
+        )  # fmt: skip
+        if queue:
+            from toolwire.inspector.queued import queue_of
+
+            queue_of(settings)  # a SQLite store or no key: refused before the URL is printed
     except ToolwireError as exc:
         if store is not None:
             store.close()

@@ -13,17 +13,18 @@ import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Query
 from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
-from toolwire.inspector import errors, service, stored
+from toolwire.inspector import errors, queued, service, stored
 from toolwire.inspector.errors import ApiError, ErrorBody
 from toolwire.inspector.models import (
     MAX_NAME_CHARS,
+    AuditList,
     CancelResult,
     DecisionBody,
     Defaults,
@@ -31,6 +32,7 @@ from toolwire.inspector.models import (
     InvokeBody,
     InvokeResult,
     PendingResult,
+    QueuedRun,
     RunBody,
     RunResult,
     RunsList,
@@ -47,8 +49,14 @@ from toolwire.tools.api import ToolContext
 from toolwire.trace import DeltaObserver, Observer
 from toolwire.trust import TrustZone
 
+if TYPE_CHECKING:
+    from toolwire.queue import RunQueue
+
 STATIC = Path(__file__).parent / "static"
 MAX_RUN_ID_CHARS = 100  # ids are uuid hex; anything longer is not an id
+MAX_AUDIT_PAGE = 1_000  # the store's page of the governance log
+MAX_SINCE_CHARS = 64  # a duration or an ISO 8601 time
+MAX_LOGGED_NAME_CHARS = 255  # what the store keeps of a tool name or an actor
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422)
 }
@@ -68,6 +76,7 @@ def create_app(settings: InspectorSettings) -> FastAPI:
         provider_factory=lambda ref: service.provider_of(settings, ref),
     )
     tasks = RunTasks(runtime.cancel, runtime.running)
+    queue = queued.queue_of(settings)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -85,7 +94,7 @@ def create_app(settings: InspectorSettings) -> FastAPI:
     app.state.runtime = runtime
     errors.install(app)
     app.add_middleware(SecurityMiddleware, allow_remote=settings.allow_remote)
-    app.include_router(_api(settings, runtime, tasks))
+    app.include_router(_api(settings, runtime, tasks, queue))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get(
@@ -114,8 +123,11 @@ def _plain_record(record: Any) -> Any:
     return dataclasses.asdict(record)
 
 
-def _api(settings: InspectorSettings, runtime: Runtime, tasks: RunTasks) -> APIRouter:
+def _api(
+    settings: InspectorSettings, runtime: Runtime, tasks: RunTasks, queue: RunQueue | None
+) -> APIRouter:
     api = APIRouter(prefix="/api", dependencies=[Depends(token_guard(settings.token))])
+    queuing = queue if settings.queue_runs else None  # where new runs go; None: here
 
     @api.get("/defaults", response_model=Defaults, responses=_ERRORS)
     def defaults() -> Defaults:
@@ -154,10 +166,16 @@ def _api(settings: InspectorSettings, runtime: Runtime, tasks: RunTasks) -> APIR
             raise ApiError(404, f'no tool is named "{name}"')
         return _json((await service.invoke_tool(settings, runtime, name, body)).model_dump())
 
-    @api.post("/runs", response_model=RunResult, responses=_ERRORS)
+    @api.post("/runs", response_model=RunResult, responses={202: {"model": QueuedRun}, **_ERRORS})
     async def run_batch(body: RunBody) -> Response:
+        """Run, and answer with every step and the outcome; with ``serve --queue``, queue the
+        run and answer 202 at once with its id."""
+        live = service.prepare_run(settings, runtime, body)
+        if queuing is not None:
+            run_id = await queued.submit(queuing, live)
+            return _json(QueuedRun(run_id=run_id, status="queued").model_dump(), 202)
         channel = RunChannel()
-        _start(service.prepare_run(settings, runtime, body), channel)
+        _start(live, channel)
         events = [event async for event in channel.events()]
         steps = [e["step"] for e in events if e["type"] == "step"]
         return _json({"context": events[0], "steps": steps, "result": events[-1]})
@@ -168,8 +186,14 @@ def _api(settings: InspectorSettings, runtime: Runtime, tasks: RunTasks) -> APIR
         responses={200: {"content": {"application/x-ndjson": {}}}, **_ERRORS},
     )
     async def run_stream(body: RunBody) -> StreamingResponse:
+        """Run, streaming its events; with ``serve --queue``, queue it and stream it as a
+        worker records it."""
+        live = service.prepare_run(settings, runtime, body)
+        if queuing is not None:
+            run_id = await queued.submit(queuing, live)
+            return queued.response(settings, runtime, run_id, context=live.context)
         channel = RunChannel()
-        _start(service.prepare_run(settings, runtime, body), channel)
+        _start(live, channel)
         return StreamingResponse(ndjson(channel), media_type=NDJSON, headers=STREAM_HEADERS)
 
     def _start(live: service.LiveRun, channel: RunChannel) -> None:
@@ -188,11 +212,15 @@ def _api(settings: InspectorSettings, runtime: Runtime, tasks: RunTasks) -> APIR
         """Approve, deny or answer a waiting run; stream its resumed segment.
 
         Every refusal (not waiting, a stale digest, input that does not fit, a state that
-        cannot be opened) is answered before the stream starts, and nothing ran."""
+        cannot be opened) is answered before the stream starts, and nothing ran. A queued
+        run's decision is queued: any worker carries it on, and the stream follows it."""
+        decision = service.decision_of(settings, body)
+        waiting = await asyncio.to_thread(runtime.recorder.waiting, run_id)
+        if waiting is not None and waiting.queued:
+            return await queued.decide(settings, runtime, queue, waiting, decision)
         context, provider = await asyncio.to_thread(
             service.resume_context, settings, runtime, run_id
         )
-        decision = service.decision_of(settings, body)
         workspace = settings.workspace
 
         def segment(on_step: Observer, on_start: Any, on_delta: DeltaObserver) -> Any:
@@ -232,6 +260,35 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
         if found is None:
             raise ApiError(404, "no stored run has this id")
         return _json(_plain_record(found))
+
+    @api.get("/audit", response_model=AuditList, responses=_ERRORS)
+    def audit(
+        *,
+        since: Annotated[str | None, Query(min_length=1, max_length=MAX_SINCE_CHARS)] = None,
+        tool: Annotated[str | None, Query(min_length=1, max_length=MAX_LOGGED_NAME_CHARS)] = None,
+        reason: Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)] = None,
+        run_id: Annotated[
+            str | None,
+            Query(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=r"^[0-9A-Za-z-]+$"),
+        ] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_AUDIT_PAGE)] = 100,
+        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    ) -> Response:
+        """The governance log, newest first: every gate decision that refused or changed
+        something (``since``: a duration such as 24h, or an ISO 8601 time)."""
+        return _json(service.audit(settings, since=since, tool=tool, reason=reason,
+                                   run_id=run_id, limit=limit, offset=offset))  # fmt: skip
+
+    @api.get(
+        "/runs/{run_id}/stream",
+        response_class=StreamingResponse,
+        responses={200: {"content": {"application/x-ndjson": {}}}, **_ERRORS},
+    )
+    async def follow(run_id: RunId) -> StreamingResponse:
+        """Follow a stored run live, wherever it executes (a queue worker, another process):
+        its stored steps as they are stored, then its terminal event."""
+        await queued.check_stored(settings, run_id)
+        return queued.response(settings, runtime, run_id)
 
     @api.post("/runs/{run_id}/cancel", response_model=CancelResult, responses=_ERRORS)
     def cancel(run_id: RunId) -> CancelResult:

@@ -177,6 +177,14 @@ class RunResult(BaseModel):
     result: dict[str, Any] = Field(repr=False)
 
 
+class QueuedRun(BaseModel):
+    """A run queued for the workers (``serve --queue``): follow it at
+    ``/api/runs/{run_id}/stream`` or read it at ``/api/runs/{run_id}``."""
+
+    run_id: str
+    status: Literal["queued"]
+
+
 class RunsList(BaseModel):
     """One page of stored runs; ``total`` counts every run the filters match."""
 
@@ -219,6 +227,13 @@ class RerunTemplate(BaseModel):
     provider_problem: str = ""
 
 
+class AuditList(BaseModel):
+    """The governance log, newest first (``stored`` false: no store, so no log)."""
+
+    decisions: list[dict[str, Any]] = Field(repr=False)
+    stored: bool
+
+
 class PendingResult(BaseModel):
     """What a waiting run waits on: its pending calls, their previews and the turn digest."""
 
@@ -228,6 +243,8 @@ class PendingResult(BaseModel):
     previews: list[dict[str, Any]] = Field(repr=False)
     input_tool: str | None
     input_schema: dict[str, Any] | None
+    # Writes whose outcome is unknown (their worker stopped): approving runs them again.
+    rerun: list[str] = Field(default_factory=list)
 
 
 class CancelResult(BaseModel):

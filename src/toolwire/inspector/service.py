@@ -18,6 +18,7 @@ from typing import Any
 
 from toolwire.errors import (
     ConfigError,
+    DecisionError,
     InvalidInput,
     RunNotWaiting,
     StaleDecision,
@@ -311,6 +312,31 @@ def resume_context(
     return event, provider
 
 
+def audit(
+    settings: InspectorSettings,
+    *,
+    since: str | None,
+    tool: str | None,
+    reason: str | None,
+    run_id: str | None,
+    limit: int,
+    offset: int,
+) -> dict[str, Any]:
+    """The governance log as the API lists it; a ``since`` it cannot read is a 422."""
+    from toolwire.governance import parse_since
+
+    if settings.store is None:
+        return {"decisions": [], "stored": False}
+    try:
+        moment = None if since is None else parse_since(since)
+    except ValueError as exc:
+        raise ApiError(422, f"since: {exc}") from None
+    found = settings.store.list_gate_decisions(
+        since=moment, tool=tool, reason=reason, run_id=run_id, limit=limit, offset=offset
+    )
+    return {"decisions": [record.to_dict() for record in found], "stored": True}
+
+
 def pending(runtime: Runtime, run_id: str) -> Pause:
     """What a waiting run waits on, or the refusal for it."""
     try:
@@ -333,5 +359,7 @@ def refusal(exc: Exception) -> ApiError:
         return ApiError(409, f"the run's suspended state cannot be read: {exc}", code="state")
     if isinstance(exc, ConfigError):
         return ApiError(422, str(exc))
+    if isinstance(exc, DecisionError):  # any other refusal of a decision, e.g. a queued run's
+        return ApiError(409, str(exc))
     log.error("a decision failed before the run resumed", exc_info=exc)
     return ApiError(500, "the decision could not be applied; see the server log")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,9 +39,20 @@ class InspectorStore(RunRecorder, Protocol):
     def find_runs(self, query: Any, *, total: bool = True) -> Any: ...
     def facets(self) -> dict[str, list[str]]: ...
     def first_requests(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+    def progress(self, run_id: str, after: int = 0) -> Any | None: ...
     def load_availability(self) -> Availability: ...
     def set_tool_state(self, name: str, enabled: bool | None) -> None: ...
     def set_group_state(self, name: str, enabled: bool | None) -> None: ...
+    def list_gate_decisions(
+        self,
+        *,
+        since: datetime | None = None,
+        tool: str | None = None,
+        reason: str | None = None,
+        run_id: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Any]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +93,7 @@ class InspectorSettings:
     defaults: RunDefaults = field(default_factory=RunDefaults)
     state_key: StateKey | None = None  # seals suspended runs; without it no run can wait
     allow_remote: bool = False  # answer to any Host name, not only loopback ones
+    queue_runs: bool = False  # queue new runs for workers (a PostgreSQL store; serve --queue)
 
     def __post_init__(self) -> None:
         if len(self.token) < 16:  # a short token could be guessed over loopback

@@ -194,7 +194,7 @@ def end_event(outcome: RunOutcome) -> Event:
         return {**base, "message": CANCELLED_MESSAGE}
     if status is RunStatus.FAILED or status is RunStatus.INTERRUPTED:
         return {**base, "message": outcome.error or RUN_FAILED}
-    if status is RunStatus.RUNNING:  # a settled outcome is never running; say so safely
+    if status is RunStatus.RUNNING or status is RunStatus.QUEUED:  # never, once settled
         return {**base, "status": str(RunStatus.FAILED), "message": RUN_FAILED}
     assert_never(status)
 

@@ -28,12 +28,16 @@ class Compiled:
     def __init__(self, statement: ClauseElement, dialect: Dialect, keys: list[str]) -> None:
         compiled: Any = statement.compile(dialect=dialect, column_keys=keys)
         self.sql: str = compiled.string
+        self._keys = tuple(keys)  # a row may carry more than its statement takes
         self._order = tuple(compiled.positiontup or ()) if compiled.positional else None
 
     def parameters(self, values: Mapping[str, Any]) -> Any:
         if self._order is None:
-            return dict(values)
+            return {name: values[name] for name in self._keys}
         return tuple(values[name] for name in self._order)
+
+
+Batch = tuple[Compiled, list[Mapping[str, Any]]]
 
 
 class HotPath:
@@ -56,18 +60,15 @@ class HotPath:
             connection.commit()  # ends the read transaction a SELECT opens on PostgreSQL
         return None if row is None else row[0]
 
-    def execute_many(self, compiled: Compiled, rows: list[Mapping[str, Any]]) -> None:
-        """Run one statement once per row, all in one transaction."""
-        self.execute_batches([(compiled, rows)])
-
-    def execute_batches(self, batches: list[tuple[Compiled, list[Mapping[str, Any]]]]) -> None:
-        """Run each statement once per row of its batch, all in one transaction."""
+    def execute_many(self, compiled: Compiled, rows: list[Mapping[str, Any]], *more: Batch) -> None:
+        """Run one statement once per row, then each of ``more`` (a statement and its rows),
+        all in one transaction."""
         with self._connection() as connection:
             cursor = connection.cursor()
             try:
-                for compiled, rows in batches:
-                    if rows:
-                        cursor.executemany(compiled.sql, [compiled.parameters(r) for r in rows])
+                for statement, values in ((compiled, rows), *more):
+                    if values:
+                        cursor.executemany(statement.sql, [statement.parameters(v) for v in values])
             finally:
                 cursor.close()
             connection.commit()

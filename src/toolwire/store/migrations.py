@@ -5,12 +5,14 @@ every later migration, in order, each in its own transaction together with the v
 so a crash between two migrations leaves a database that the next open finishes. Migrating an
 up-to-date database does nothing, and a database newer than this code is refused rather than
 guessed at. Two processes opening a fresh database at once may race on the first migration;
-the loser re-reads the version and finds nothing left to do.
+the loser re-reads the version and finds nothing left to do. On PostgreSQL, where many workers
+may start together, migrating holds an advisory lock, so they migrate one after another.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, Engine, func, insert, inspect, select, text, update
@@ -22,6 +24,7 @@ from toolwire.store import schema, search
 from toolwire.store.backfill import backfill
 
 Migration = Callable[[Connection], None]
+MIGRATION_LOCK = 0x746F6F6C77697265  # "toolwire": the advisory lock migrating holds on PostgreSQL
 
 
 def _v1_initial(connection: Connection) -> None:
@@ -63,12 +66,30 @@ def _v6_held_answer(connection: Connection) -> None:
     _add_run_columns(connection, schema.HELD_ANSWER_COLUMNS)
 
 
-def _v7_reserved(connection: Connection) -> None:
-    """Number 7 belongs to a migration written alongside this code (the governance log)."""
+def _v7_governance_log(connection: Connection) -> None:
+    """The governance log's table (``gate_decisions``); older runs have no rows in it."""
+    schema.gate_decisions.create(connection, checkfirst=True)
 
 
-def _v8_reserved(connection: Connection) -> None:
-    """Number 8 belongs to a migration written alongside this code (the run queue)."""
+def _v8_queue(connection: Connection) -> None:
+    """Queued runs: their sealed request and checkpoint, claim, job and stall count. On
+    PostgreSQL also the queue engine's own tables (Procrastinate's schema, when absent) and
+    the table of live workers."""
+    _add_run_columns(connection, schema.QUEUE_COLUMNS)
+    if connection.dialect.name != "postgresql":
+        return
+    if connection.exec_driver_sql("SELECT to_regclass('procrastinate_jobs')").scalar() is None:
+        from procrastinate.schema import SchemaManager
+
+        # Without parameters psycopg still reads % as a placeholder: double them.
+        connection.exec_driver_sql(SchemaManager.get_schema().replace("%", "%%"))
+    workers = schema.queue_workers
+    connection.exec_driver_sql(
+        f"CREATE TABLE IF NOT EXISTS {workers.name} ("
+        "id bigint PRIMARY KEY REFERENCES procrastinate_workers(id) ON DELETE CASCADE, "
+        f"host varchar({schema.NAME_CHARS}) NOT NULL, pid integer NOT NULL, "
+        "concurrency integer NOT NULL, started_at timestamp with time zone NOT NULL)"
+    )
 
 
 def _v9_runs_browser(connection: Connection) -> None:
@@ -100,18 +121,33 @@ def _add_columns(connection: Connection, table: Any, names: tuple[str, ...]) -> 
 
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field, _v5_step_kind_width,
-    _v6_held_answer, _v7_reserved, _v8_reserved, _v9_runs_browser,
+    _v6_held_answer, _v7_governance_log, _v8_queue, _v9_runs_browser,
 )  # fmt: skip
 LATEST = len(MIGRATIONS)
 
 
 def migrate(engine: Engine) -> int:
     """Bring the schema to ``LATEST``; return the version found before migrating."""
-    try:
-        return _migrate_once(engine)
-    except SQLAlchemyError:
-        # Another process may have migrated between our read and our write: look again.
-        return _migrate_once(engine)
+    with _exclusive(engine):
+        try:
+            return _migrate_once(engine)
+        except SQLAlchemyError:
+            # Another process may have migrated between our read and our write: look again.
+            return _migrate_once(engine)
+
+
+@contextmanager
+def _exclusive(engine: Engine) -> Iterator[None]:
+    """On PostgreSQL, one migrating process at a time (per database)."""
+    if engine.dialect.name != "postgresql":
+        yield
+        return
+    with engine.connect() as connection:
+        connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
+        try:
+            yield
+        finally:
+            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK})
 
 
 def current_version(engine: Engine) -> int:

@@ -39,6 +39,8 @@ class RunSummary:
     cancel_requested: bool = False
     cost: float | None = None  # US dollars; None: not settled, or recorded before costs were
     cost_complete: bool | None = None  # False: a call had no price, so ``cost`` is a floor
+    queued: bool = False  # executed by queue workers
+    stalls: int = 0  # how often a worker executing it stopped
     options: dict[str, Any] | None = None  # limits, sampling, tools asked for (metadata)
     rerun_of: str | None = None  # the run this one was started again from
     tool_errors: int | None = None  # calls that returned an error; None until the run ends
@@ -74,6 +76,19 @@ class StoredRun(RunSummary):
     @classmethod
     def from_rows(cls, row: Mapping[Any, Any], step_rows: Sequence[Mapping[Any, Any]]) -> StoredRun:
         return cls(**_summary_values(row), steps=[step_dict(s) for s in step_rows])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Progress:
+    """A run as a follower sees it: its summary, whether its settle is written, and the steps
+    stored after the ones it has seen."""
+
+    run: RunSummary
+    settled: bool
+    steps: list[dict[str, Any]]
+
+    def __repr__(self) -> str:
+        return tagged("Progress", run=self.run, settled=self.settled, steps=len(self.steps))
 
 
 def _shown(run: RunSummary, **more: object) -> str:
@@ -129,6 +144,8 @@ def _summary_values(row: Mapping[Any, Any]) -> dict[str, Any]:
         "cancel_requested": bool(row["cancel_requested"]),
         "cost": None if row["cost"] is None else float(row["cost"]),
         "cost_complete": None if row["cost_complete"] is None else bool(row["cost_complete"]),
+        "queued": bool(row.get("queued")),
+        "stalls": int(row.get("stalls") or 0),
         "options": _options(row["options"]),
         "rerun_of": row["rerun_of"],
         "tool_errors": None if row["tool_errors"] is None else int(row["tool_errors"]),

@@ -17,6 +17,11 @@ Invariants:
 - A cancel is seen at once by the store that requested it, and by other processes' stores
   within ``cancels.POLL_SECONDS`` (then at the run's next step boundary), without a query on
   the thread that runs the run.
+- A queued run held by a worker (``hold``) is written under its claim: its checkpoint, its
+  suspension and its settle change nothing once another worker holds it (the run is then
+  stopped at its next step boundary, like a cancel), and its steps and answer are filtered at
+  the run's own privacy level. A queued run is never marked ``interrupted``: its worker's
+  heartbeats decide (see :mod:`toolwire.queue`).
 - Every failure is a :class:`toolwire.errors.StoreError`; the runtime keeps a run going
   without its store when one is raised.
 """
@@ -30,6 +35,7 @@ import re
 import threading
 import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -49,6 +55,7 @@ from sqlalchemy import (
 )
 
 from toolwire.errors import StoreError
+from toolwire.governance import decider_of, decisions_of_outcome, decisions_of_step
 from toolwire.jsonenc import loads, sink_dumps
 from toolwire.lifecycle import CANCELLABLE, TERMINAL, WAITING, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_run_step
@@ -57,14 +64,16 @@ from toolwire.store import browse, liveness, schema, search
 from toolwire.store.browse import RunPage, RunQuery
 from toolwire.store.cancels import CancelWatch
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
+from toolwire.store.gates import GATE_COLUMNS, INSERT_GATE, GateRecord, audit_query, gate_rows
 from toolwire.store.hotpath import Compiled, HotPath
 from toolwire.store.migrations import migrate
-from toolwire.store.records import RunSummary, StoredRun, step_dict
+from toolwire.store.records import Progress, RunSummary, StoredRun, step_dict
 from toolwire.store.statements import (
     FINISH_TOTALS,
     INSERT_RUN,
     INSERT_STEP,
     SETTLE,
+    SETTLE_HELD,
     STEP_COLUMNS,
     STEP_COUNT,
     settle_values,
@@ -80,13 +89,23 @@ MAX_LIST_LIMIT = browse.MAX_PAGE  # one page of a listing; more is a query, not 
 EXPORT_BATCH = 200  # runs read per query while exporting
 INTERRUPTED_ERROR = "the process running this run stopped before the run finished"
 CALLER_GONE = "the caller waiting for this call stopped before it was decided"
-_runs, _steps = schema.runs, schema.steps
+_runs, _steps, _gates = schema.runs, schema.steps, schema.gate_decisions
+_GATES = "gates"  # the key of a step row's governance rows (written beside it, not in it)
+_TEXT = "body"  # the key of a step row's words for search (written beside it, see search)
 _MAX_SEQUENCE = (
     select(func.max(_steps.c.sequence))
     .where(_steps.c.run_id == _runs.c.id)
     .scalar_subquery()
     .label("max_sequence")
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A queued run this process's worker holds: its claim and its own privacy level."""
+
+    claim: str
+    privacy: PrivacyLevel
 
 
 class RunStore:
@@ -102,11 +121,14 @@ class RunStore:
         self._insert_text = Compiled(
             search.insert(dialect), dialect, ["run_id", "sequence", "body"]
         )
-        self._writer = StepWriter(self._encode_step, self._insert_steps)
+        self._insert_gate = Compiled(INSERT_GATE, dialect, list(GATE_COLUMNS))
+        self._deciders: dict[str, str] = {}  # who decided each run's paused turn, per segment
+        self._writer = StepWriter(self.encode_step, self._insert_steps)
         atexit.register(self._writer.flush)  # a store never closed still writes its last steps
         self._owner = liveness.this_process()
         self._lock = threading.Lock()
         self._last_sequence: dict[str, int] = {}
+        self._held: dict[str, Held] = {}
         self._cancels = CancelWatch(self._cancelled_among)
         try:
             with errors(f"open {shown(self.url)}"):
@@ -125,12 +147,26 @@ class RunStore:
 
     # -- recording (the RunRecorder protocol) ------------------------------------------------
 
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
     def begin(self, request: RunRequest) -> str:
         run_id = str(uuid.uuid4())
+        row = self.run_row(run_id, request)
+        with errors("begin a run"), self._engine.begin() as connection:
+            connection.execute(INSERT_RUN, row)
+        self._cancels.watch(run_id)
+        return run_id
+
+    def run_row(
+        self, run_id: str, request: RunRequest, status: RunStatus = RunStatus.RUNNING
+    ) -> dict[str, Any]:
+        """The row a new run is inserted as: who runs it, with what provider, kept how."""
         ref = request.provider_ref
-        row = {
+        return {
             "id": run_id,
-            "status": RunStatus.RUNNING.value,
+            "status": status.value,
             "created_at": _now(),
             "provider": _label(ref.name),
             "model": _label(request.model),
@@ -139,18 +175,34 @@ class RunStore:
             "script": _text(ref.script),
             "max_tokens_field": _label(ref.max_tokens_field, 32),
             "privacy_level": self.privacy.value,
-            "options": sink_dumps(
-                {**request.options.to_dict(), "dry_run": request.options.dry_run}
-            ),
+            "options": sink_dumps(_options(request)),
             "rerun_of": request.rerun_of if is_run_id(request.rerun_of or "") else None,
             "owner_host": self._owner.host,
             "owner_pid": self._owner.pid,
             "owner_started": self._owner.started,
         }
-        with errors("begin a run"), self._engine.begin() as connection:
-            connection.execute(INSERT_RUN, row)
+
+    @property
+    def owner(self) -> liveness.Owner:
+        """This process, as a run's owner."""
+        return self._owner
+
+    def hold(self, run_id: str, claim: str, privacy: PrivacyLevel) -> None:
+        """Write the queued run ``run_id`` under ``claim``, at its own ``privacy``, and watch it:
+        a cancel, or another worker taking it, stops it at its next step boundary."""
+        with self._lock:
+            self._held[run_id] = Held(claim, privacy)
         self._cancels.watch(run_id)
-        return run_id
+
+    def release(self, run_id: str) -> None:
+        with self._lock:
+            self._held.pop(run_id, None)
+            self._last_sequence.pop(run_id, None)  # a later hold counts from the store again
+        self._cancels.forget(run_id)
+
+    def held(self, run_id: str) -> Held | None:
+        with self._lock:
+            return self._held.get(run_id)
 
     def record_step(self, run_id: str, sequence: int, step: RunStep) -> None:
         """Queue ``step`` for the writer; an earlier failure of this run is raised here."""
@@ -160,14 +212,23 @@ class RunStore:
     def settle(self, outcome: RunOutcome) -> bool:
         """Write the outcome once; then raise if one of the run's steps could not be stored."""
         self._writer.flush()
-        values = settle_values(outcome, self.privacy, finished_at=_now())
+        held = self.held(outcome.run_id)
+        privacy = self.privacy if held is None else held.privacy
+        values = settle_values(outcome, privacy, finished_at=_now())
         if outcome.result is None:  # every segment's calls, not just the last one's
             values |= self._recorded_cost(outcome.run_id) or {}
         with self._lock:
             self._last_sequence.pop(outcome.run_id, None)
+        self._deciders.pop(outcome.run_id, None)
         self._cancels.forget(outcome.run_id)
+        cut_off = gate_rows(outcome.run_id, None, decisions_of_outcome(outcome), _now())
+        statement = SETTLE if held is None else SETTLE_HELD
+        if held is not None:
+            values["held_claim"] = held.claim
         with errors(f"settle run {outcome.run_id}"), self._engine.begin() as connection:
-            settled = connection.execute(SETTLE, values).rowcount == 1
+            settled = connection.execute(statement, values).rowcount == 1
+            if settled and cut_off:
+                connection.execute(insert(_gates), cut_off)
             if settled:
                 _finish(connection, outcome.run_id, values["final_answer"], values["error"])
         self._writer.raise_failure(outcome.run_id)
@@ -176,7 +237,7 @@ class RunStore:
     def _recorded_cost(self, run_id: str) -> dict[str, Any] | None:
         """The cost of a run's stored model calls, over all its segments; None without any."""
         with errors(f"read the cost of run {run_id}"), self._engine.connect() as connection:
-            totals = _recorded_totals(connection, run_id)
+            totals = recorded_totals(connection, run_id)
         if totals["cost"] is None:
             return None
         return {"cost": totals["cost"], "cost_complete": totals["cost_complete"]}
@@ -190,9 +251,17 @@ class RunStore:
         return self._cancels.cancelled(run_id)
 
     def _cancelled_among(self, run_ids: Collection[str]) -> list[str]:
-        query = select(_runs.c.id).where(_runs.c.id.in_(list(run_ids)), _runs.c.cancel_requested)
+        """The runs cancelled, and the held ones another worker has taken since."""
+        query = select(_runs.c.id, _runs.c.cancel_requested, _runs.c.claim).where(
+            _runs.c.id.in_(list(run_ids))
+        )
         with self._engine.connect() as connection:
-            return list(connection.execute(query).scalars())
+            rows = connection.execute(query).all()
+        return [row.id for row in rows if row.cancel_requested or self._lost(row.id, row.claim)]
+
+    def _lost(self, run_id: str, claim: str | None) -> bool:
+        held = self.held(run_id)
+        return held is not None and claim != held.claim
 
     def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
         """Move a running run to waiting with its sealed state; False if a cancel won.
@@ -205,12 +274,17 @@ class RunStore:
         statement = (
             update(_runs)
             .where(_runs.c.id == run_id, _runs.c.status == RunStatus.RUNNING.value)
-            .values(status=status.value, suspended_state=sealed, pending_digest=digest)
-        )
+            .values(status=status.value, suspended_state=sealed, pending_digest=digest,
+                    checkpoint=None, claim=None)
+        )  # fmt: skip
+        held = self.held(run_id)
+        if held is not None:
+            statement = statement.where(_runs.c.claim == held.claim)
         with errors(f"suspend run {run_id}"), self._engine.begin() as connection:
             moved = connection.execute(statement).rowcount == 1
         with self._lock:
             self._last_sequence.pop(run_id, None)
+        self._deciders.pop(run_id, None)
         self._cancels.forget(run_id)
         return moved
 
@@ -244,6 +318,7 @@ class RunStore:
                 max_tokens_field=row.max_tokens_field,
             ),
             next_sequence=int(row.max_sequence or 0) + 1,
+            queued=bool(row.queued),
         )
 
     def claim(self, run_id: str, status: RunStatus, digest: str) -> bool:
@@ -301,7 +376,7 @@ class RunStore:
         """Cancel a running or waiting run; True if it was one. The cancel wins.
 
         A running run stops at its next step boundary and its runtime settles the totals; a
-        waiting run is settled here, and its sealed state is erased.
+        waiting or queued run is settled here. Every sealed value of the run is erased.
         """
         if not is_run_id(run_id):
             return False
@@ -317,6 +392,8 @@ class RunStore:
                 termination_reason=case((running, None), else_="cancelled"),
                 suspended_state=None,
                 pending_digest=None,
+                queued_request=None,
+                checkpoint=None,
             )
         )
         with errors(f"cancel run {run_id}"), self._engine.begin() as connection:
@@ -415,6 +492,46 @@ class RunStore:
             step_rows = [s._mapping for s in connection.execute(step_query)]
         return StoredRun.from_rows(row._mapping, step_rows)
 
+    def list_gate_decisions(
+        self,
+        *,
+        since: datetime | None = None,
+        tool: str | None = None,
+        reason: str | None = None,
+        run_id: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[GateRecord]:
+        """The governance log, newest first: every gate decision that refused or changed
+        something, matching each filter given (see :mod:`toolwire.governance`)."""
+        if run_id is not None and not is_run_id(run_id):
+            return []
+        query = audit_query(since=since, tool=_filter(tool), reason=_filter(reason),
+                            run_id=run_id, limit=limit, offset=offset)  # fmt: skip
+        self._writer.flush()
+        with errors("read the governance log"), self._engine.connect() as connection:
+            return [GateRecord.from_row(r._mapping) for r in connection.execute(query)]
+
+    def progress(self, run_id: str, after: int = 0) -> Progress | None:
+        """The run, and its steps stored after sequence ``after``; None without such a run.
+        (For following a run executed elsewhere: another process, or a queue worker.)"""
+        if not is_run_id(run_id):
+            return None
+        run_query = select(_runs, STEP_COUNT).where(_runs.c.id == run_id)
+        step_query = (
+            select(_steps.c.sequence, _steps.c.payload)
+            .where(_steps.c.run_id == run_id, _steps.c.sequence > after)
+            .order_by(_steps.c.sequence)
+        )
+        self._writer.flush()
+        with errors(f"read run {run_id}"), self._engine.connect() as connection:
+            row = connection.execute(run_query).first()
+            if row is None:
+                return None
+            steps = [step_dict(s._mapping) for s in connection.execute(step_query)]
+        return Progress(run=RunSummary.from_row(row._mapping), settled=bool(row.settled),
+                        steps=steps)  # fmt: skip
+
     def purge(self, *, older_than_days: float) -> int:
         """Delete finished runs created more than ``older_than_days`` ago; return how many."""
         if not math.isfinite(older_than_days) or older_than_days < 0:
@@ -429,6 +546,7 @@ class RunStore:
             ids = [row.id for row in found]
             search.delete_runs(connection, [row.uid for row in found])
             for chunk in _chunks(ids):
+                connection.execute(delete(_gates).where(_gates.c.run_id.in_(chunk)))
                 connection.execute(delete(_steps).where(_steps.c.run_id.in_(chunk)))
                 connection.execute(delete(_runs).where(_runs.c.id.in_(chunk)))
         return len(ids)
@@ -442,9 +560,16 @@ class RunStore:
         running = _runs.c.status == RunStatus.RUNNING.value
         held = and_(_runs.c.status.in_(as_strings(WAITING)), _runs.c.provider == DIRECT_CALL)
         query = select(
-            _runs.c.id, _runs.c.status, _runs.c.owner_host, _runs.c.owner_pid,
+            _runs.c.id,
+            _runs.c.status,
+            _runs.c.owner_host,
+            _runs.c.owner_pid,
             _runs.c.owner_started,
-        ).where(or_(running, held), _runs.c.owner_host == self._owner.host)  # fmt: skip
+        ).where(
+            or_(running, held),
+            _runs.c.owner_host == self._owner.host,
+            or_(_runs.c.queued.is_(None), _runs.c.queued == false()),  # see toolwire.queue
+        )
         with errors("check for interrupted runs"), self._engine.begin() as connection:
             dead = [row for row in connection.execute(query) if liveness.is_dead(_owner(row))]
             for row in dead:
@@ -460,7 +585,9 @@ class RunStore:
                         error=INTERRUPTED_ERROR,
                         suspended_state=None,
                         pending_digest=None,
-                        **_recorded_totals(connection, row.id),
+                        queued_request=None,
+                        checkpoint=None,
+                        **recorded_totals(connection, row.id),
                     )
                 )
                 connection.execute(FINISH_TOTALS, {"run_id": row.id})
@@ -501,10 +628,24 @@ class RunStore:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _encode_step(self, run_id: str, sequence: int, step: RunStep) -> dict[str, Any]:
-        """The row of one step: filtered at the store's level, then encoded (writer thread);
-        with the words it holds for search (``body``, see :mod:`toolwire.store.search`)."""
-        kept = filter_run_step(step, self.privacy)
+    def encode_step(self, run_id: str, sequence: int, step: RunStep) -> dict[str, Any]:
+        """The row of one step, filtered at the run's level (a held run's own, else the
+        store's), with the governance rows derived from what the filter kept (writer thread)."""
+        held = self._held.get(run_id)  # a dict read is atomic; no lock on the writer's path
+        kept = filter_run_step(step, self.privacy if held is None else held.privacy)
+        decider = decider_of(kept)
+        if decider is not None:
+            self._deciders[run_id] = decider
+        return self.step_row(run_id, sequence, step, kept, self._deciders.get(run_id))
+
+    @staticmethod
+    def step_row(
+        run_id: str, sequence: int, step: RunStep, kept: dict[str, Any], decider: str | None
+    ) -> dict[str, Any]:
+        """The row of one step, ``kept`` being what its privacy filter kept, with the governance
+        rows derived from it (``decider``: who decided the run's paused turn, if anyone) and the
+        words it holds for search (see :mod:`toolwire.store.search`)."""
+        decisions = decisions_of_step(kept, decider)
         return {
             "run_id": run_id,
             "sequence": sequence,
@@ -513,12 +654,28 @@ class RunStore:
             "duration_ms": round(step.duration_ms, 2),
             "payload": sink_dumps(kept),
             **step_columns(step.kind, kept),
-            "body": search.step_body(kept) if sequence < search.SEQUENCE_SPAN else "",
+            _TEXT: search.step_body(kept) if sequence < search.SEQUENCE_SPAN else "",
+            _GATES: gate_rows(run_id, sequence, decisions, _now()) if decisions else (),
         }
 
+    @staticmethod
+    def insert_step(connection: Connection, row: Mapping[str, Any]) -> None:
+        """Insert a row made by :meth:`step_row`, with its governance rows and its words, in the
+        caller's transaction."""
+        beside = (_GATES, _TEXT)
+        connection.execute(insert(_steps).values({k: v for k, v in row.items() if k not in beside}))
+        if row[_GATES]:
+            connection.execute(insert(_gates), list(row[_GATES]))
+        if row[_TEXT]:
+            words = {"run_id": row["run_id"], "sequence": row["sequence"], "body": row[_TEXT]}
+            connection.execute(search.insert(connection.dialect), words)
+
     def _insert_steps(self, rows: list[Mapping[str, Any]]) -> None:
-        texts = [r for r in rows if r["body"]]
-        self._hot.execute_batches([(self._insert_step, rows), (self._insert_text, texts)])
+        gates = [gate for row in rows for gate in row[_GATES]]
+        texts = [row for row in rows if row[_TEXT]]
+        self._hot.execute_many(
+            self._insert_step, rows, (self._insert_gate, gates), (self._insert_text, texts)
+        )
 
     def _claim_sequence(self, run_id: str, sequence: int) -> None:
         with self._lock:
@@ -559,6 +716,11 @@ def _label(value: object, chars: int = schema.NAME_CHARS) -> str | None:
     return storable(value[:chars])
 
 
+def _filter(value: str | None) -> str | None:
+    """A filter value as the store could hold it (a NUL would make PostgreSQL refuse the query)."""
+    return None if value is None else storable(value)
+
+
 def _text(value: object) -> str | None:
     return storable(value) if isinstance(value, str) and value else None
 
@@ -568,7 +730,7 @@ def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
         yield ids[start : start + PURGE_CHUNK]
 
 
-def _recorded_totals(connection: Connection, run_id: str) -> dict[str, Any]:
+def recorded_totals(connection: Connection, run_id: str) -> dict[str, Any]:
     """The totals of a run's stored model calls, over all its segments (see ``stored_totals``)."""
     query = select(_steps.c.round, _steps.c.payload).where(
         _steps.c.run_id == run_id, _steps.c.kind == "llm"

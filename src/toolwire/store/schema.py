@@ -15,20 +15,32 @@
   privacy level. ``options`` holds the run's options as JSON (limits, sampling, the tools it
   asked for: metadata, never a prompt), ``rerun_of`` the run it was started again from,
   ``tool_errors`` how many of its calls returned an error and ``duration_ms`` the time from
-  its start to its end (both NULL until it ends).
+  its start to its end (both NULL until it ends); added by migration 9.
+  A queued run (executed by workers, see :mod:`toolwire.queue`) has ``queued`` set; its
+  request waits sealed in ``queued_request`` and its progress in ``checkpoint`` (both AES-GCM
+  like the suspended state, both erased when the run ends). ``claim`` names the segment that
+  holds it (a worker's writes are guarded by it), ``job_id`` the engine's job that runs it,
+  ``stalls`` how often its worker stopped, ``queued_at`` when it last started waiting.
 - ``steps``: one row per recorded step; ``(run_id, sequence)`` is the key, so a sequence number
   is unique within its run. ``payload`` is the privacy-filtered step as canonical JSON text;
   ``tool_name`` and ``is_error`` repeat a tool step's (filtered) name and error flag, so that
-  runs can be found by the tools they used.
+  runs can be found by the tools they used (migration 9).
 - ``run_text`` (see :mod:`toolwire.store.search`): the words of each step's kept text, for
-  search; created with dialect-specific SQL, so it is not declared here.
+  search; created with dialect-specific SQL, so it is not declared here (migration 9).
+- ``gate_decisions``: the governance log (see :mod:`toolwire.governance`): one row per gate
+  decision that refused or changed something, derived from the filtered steps and the run's
+  ending. ``sequence`` names the step it came from (NULL: the run's ending); ``detail`` holds
+  metadata only. Added by migration 7.
 - ``tool_state`` and ``tool_group_state``: sparse enable/disable overrides (no row: default).
+- ``queue_workers`` (PostgreSQL only): the host, process and concurrency of each live worker,
+  keyed by the engine's worker id (and dropped with it).
 - ``schema_version``: one row, the last migration applied.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -53,6 +65,10 @@ COST_COLUMNS = ("cost", "cost_complete")  # added by migration 3
 PROVIDER_FIELD_COLUMNS = ("max_tokens_field",)  # added by migration 4
 KIND_CHARS = 32  # a step kind ("context_truncated"); 16 until migration 5
 HELD_ANSWER_COLUMNS = ("held_answer",)  # added by migration 6
+CLAIM_CHARS = 32  # a segment's claim: 32 hex characters
+QUEUE_COLUMNS = (
+    "queued", "queued_request", "checkpoint", "claim", "job_id", "stalls", "queued_at",
+)  # fmt: skip  # added by migration 8
 VIEWER_RUN_COLUMNS = ("options", "rerun_of", "tool_errors", "duration_ms")  # migration 9
 VIEWER_STEP_COLUMNS = ("tool_name", "is_error")  # migration 9
 
@@ -89,6 +105,13 @@ runs = Table(
     Column("held_answer", Text),
     Column("cost", Float),
     Column("cost_complete", Boolean),
+    Column("queued", Boolean),
+    Column("queued_request", Text),
+    Column("checkpoint", Text),
+    Column("claim", String(CLAIM_CHARS)),
+    Column("job_id", BigInteger),
+    Column("stalls", Integer),
+    Column("queued_at", DateTime(timezone=True)),
     Column("options", Text),
     Column("rerun_of", String(ID_CHARS)),
     Column("tool_errors", Integer),
@@ -130,6 +153,28 @@ VIEWER_INDEXES = (
     Index("ix_steps_tool_name", steps.c.tool_name, steps.c.run_id),
 )
 
+GATE_CHARS = 16  # a gate's name ("approval")
+REASON_CHARS = 32  # a reason code ("no_longer_permitted")
+
+gate_decisions = Table(
+    "gate_decisions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(ID_CHARS), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("sequence", Integer),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("round", Integer),
+    Column("gate", String(GATE_CHARS), nullable=False),
+    Column("reason", String(REASON_CHARS), nullable=False),
+    Column("actor", String(NAME_CHARS), nullable=False),
+    Column("tool", String(NAME_CHARS)),
+    Column("detail", Text),
+    Index("ix_gate_decisions_at", "at"),
+    Index("ix_gate_decisions_run_id", "run_id"),
+    Index("ix_gate_decisions_tool", "tool"),
+    Index("ix_gate_decisions_reason", "reason"),
+)
+
 tool_state = Table(
     "tool_state",
     metadata,
@@ -142,6 +187,18 @@ tool_group_state = Table(
     metadata,
     Column("name", String(NAME_CHARS), primary_key=True),
     Column("enabled", Boolean, nullable=False),
+)
+
+# Created by migration 8 on PostgreSQL only, with a foreign key to the engine's own table of
+# workers (procrastinate_workers), so a row goes when its worker is pruned or stops.
+queue_workers = Table(
+    "queue_workers",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=False),
+    Column("host", String(NAME_CHARS), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("concurrency", Integer, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
 )
 
 schema_version = Table(

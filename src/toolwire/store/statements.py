@@ -49,9 +49,13 @@ SETTLE = (
         settled=True,
         suspended_state=None,
         pending_digest=None,
+        queued_request=None,
+        checkpoint=None,
         **{name: bindparam(name) for name in SETTLED_COLUMNS},
     )
 )
+# A held queued run settles only under its claim: a worker that lost the run changes nothing.
+SETTLE_HELD = SETTLE.where(_runs.c.claim == bindparam("held_claim"))
 
 
 class elapsed_ms(FunctionElement[float]):

@@ -100,6 +100,16 @@ export async function openStream(path, body, signal) {
   return ndjson(response.body);
 }
 
+// GET a stored run's live stream (a run executing elsewhere: a queue worker, another process).
+export async function followStream(path, signal) {
+  const response = await fetch(`/api${path}`, {
+    headers: headers({ Accept: "application/x-ndjson" }),
+    signal,
+  });
+  if (!response.ok) throw await failure(response);
+  return ndjson(response.body);
+}
+
 async function* ndjson(stream) {
   const reader = stream.getReader();
   const decoder = new TextDecoder();

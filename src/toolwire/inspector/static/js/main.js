@@ -2,6 +2,7 @@
 // tools, and open the place a deep link names (`#run=…&step=…`, `#compare=…,…`).
 
 import { adoptToken, call, setToken, whenUnauthorized } from "./api.js";
+import { AuditView } from "./audit.js";
 import { CompareView } from "./compare.js";
 import { readLink } from "./deeplink.js";
 import { RunView } from "./run.js";
@@ -33,14 +34,21 @@ function main() {
     if (refused === null) show("run");
     return refused;
   };
+  const follow = (runId) => {
+    show("run");
+    run.follow(runId);
+  };
   const compare = new CompareView(document.getElementById("view-compare"));
   const runs = new RunsView(document.getElementById("view-runs"), {
     decide,
+    follow,
     rerun: (form) => { run.prefill(form); show("run"); },
     compare: (a, b) => { show("compare"); compare.show(a, b); },
   });
   const tools = new ToolsView(document.getElementById("view-tools"), (list) => run.setTools(list));
-  const views = { run: null, runs: () => runs.load(), tools: () => tools.load(), compare: null };
+  const audit = new AuditView(document.getElementById("view-audit"));
+  const views = { run: null, runs: () => runs.load(), tools: () => tools.load(),
+    audit: () => audit.load(), compare: null };
   const show = (name) => {
     for (const link of document.querySelectorAll(".nav-link")) {
       link.setAttribute("aria-selected", String(link.getAttribute("data-view") === name));
@@ -75,7 +83,7 @@ function main() {
     window.addEventListener("hashchange", openLinked);
     openLinked();
     const defaults = call("GET", "/defaults").then((d) => run.setDefaults(d), () => {});
-    Promise.allSettled([defaults, tools.load()]).finally(ready);
+    Promise.allSettled([defaults, tools.load()]).then(() => run.gateChecked).finally(ready);
   };
   tokenForm.addEventListener("submit", (e) => {
     e.preventDefault();

@@ -3,8 +3,8 @@
 // never a guess: a stream that ends without one has failed. A decision streams the resumed
 // segment into the same step list.
 
-import { ApiError, call, openStream } from "./api.js";
-import { fill, h, runLink } from "./dom.js";
+import { ApiError, call, followStream, openStream } from "./api.js";
+import { fill, h, NOT_STORED, runLink } from "./dom.js";
 import { renderDetail } from "./detail.js";
 import { pendingPanel } from "./pending.js";
 import { shownStatus, WAITING } from "./status.js";
@@ -148,7 +148,7 @@ export class RunView {
   setTools(list) {
     this.tools = list;
     this.drawTools();
-    this.checkGate();
+    this.gateChecked = this.checkGate();  // the page is ready once the choices are final
   }
 
   // The tools, each marked with the gate's refusal (and its reason) for this provider and zone:
@@ -286,6 +286,22 @@ export class RunView {
     }
   }
 
+  // Follow the stored run `runId` live, wherever it executes (a queue worker, another
+  // process): its steps as they are stored, then how it ended.
+  async follow(runId) {
+    if (this.controller) return;
+    this.runId = runId;
+    this.showRunId(runId);
+    this.view.reset();
+    this.begin();
+    try {
+      await this.consume(await followStream(`/runs/${encodeURIComponent(runId)}/stream`,
+        this.controller.signal));
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
   // Answer the waiting run `runId`; `steps` (a stored run's) start the list when given.
   // Resolves to null once the resumed segment streams, or to the refusal's message.
   async decide(runId, body, steps) {
@@ -340,8 +356,9 @@ export class RunView {
   on(event) {
     switch (event.type) {
       case "context":
-        this.runId = typeof event.run_id === "string" ? event.run_id : null;
+        this.runId = typeof event.run_id === "string" ? event.run_id : this.runId;
         this.showRunId(this.runId, event.rerun_of);
+        if (event.status === "queued") this.status("queued");
         if (typeof event.replay_label === "string" && event.replay_label) {
           this.$("replay-banner").textContent = event.replay_label;
           this.$("replay-banner").hidden = false;
@@ -422,6 +439,10 @@ export class RunView {
 // The answer, and for a refusal or a safety block what the provider said (untrusted text).
 function finalParts(event) {
   const parts = [];
+  if (event.answer_withheld === true) {  // a followed run: the store's copy keeps no content
+    return [h("h3", {}, "Answer"), h("p", { class: "muted not-stored",
+      "data-testid": "answer-not-stored" }, `The answer is ${NOT_STORED}.`)];
+  }
   if (typeof event.refusal === "string" && event.refusal) {
     parts.push(h("h3", {}, event.reason === "blocked" ? "Blocked" : "Refused"),
       h("pre", { class: "block refusal", "data-testid": "refusal" }, event.refusal));

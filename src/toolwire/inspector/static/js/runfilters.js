@@ -8,8 +8,8 @@ import { fill, h } from "./dom.js";
 const ERRORS = [["", "any"], ["true", "with errors"], ["false", "without errors"]];
 const LEVELS = ["none", "metadata", "redacted", "full"];
 // Every status a stored run can have (toolwire.lifecycle.RunStatus), whether or not one has it.
-const STATUSES = ["running", "awaiting_approval", "awaiting_input", "completed", "dry_run",
-  "refused", "failed", "cancelled", "interrupted"];
+const STATUSES = ["queued", "running", "awaiting_approval", "awaiting_input", "completed",
+  "dry_run", "refused", "failed", "cancelled", "interrupted"];
 
 export class RunFilters {
   // `form` is the (empty) filter form; `changed()` is called whenever a filter changes.

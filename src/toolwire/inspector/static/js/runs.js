@@ -9,7 +9,7 @@ import { exportPanel } from "./exportview.js";
 import { pendingPanel } from "./pending.js";
 import { StepView } from "./run.js";
 import { RunFilters } from "./runfilters.js";
-import { shownStatus, WAITING } from "./status.js";
+import { LIVE, shownStatus, WAITING } from "./status.js";
 import { costText, summarise, summaryStrip } from "./steps.js";
 
 const PAGE = 50;
@@ -19,11 +19,13 @@ const COLUMNS = [["", null], ["Run", null], ["Status", null], ["Started", "creat
   ["Cost", "cost"], ["Duration", "duration"], ["Steps", null], ["Prompt", null]];
 
 export class RunsView {
-  // `decide(runId, body, steps)` answers a waiting run (see RunView.decide); `rerun(form)`
+  // `decide(runId, body, steps)` answers a waiting run (see RunView.decide); `follow(runId)`
+  // follows a run still going (queued or running, here or on a worker) live; `rerun(form)`
   // fills the run form from a re-run template; `compare(a, b)` opens two runs side by side.
-  constructor(root, { decide, rerun, compare }) {
+  constructor(root, { decide, follow, rerun, compare }) {
     this.$ = (id) => root.querySelector(`#${id}`);
     this.decide = decide;
+    this.follow = follow;
     this.rerun = rerun;
     this.compare = compare;
     this.offset = 0;
@@ -49,13 +51,16 @@ export class RunsView {
     query.set("offset", String(this.offset));
     query.set("sort", this.sort);
     query.set("order", this.order);
+    const ticket = (this.loads = (this.loads ?? 0) + 1);
     try {
       const page = await call("GET", `/runs?${query}`);
+      if (ticket !== this.loads) return;  // a newer listing was asked for meanwhile
       this.$("runs-note").textContent = page.stored ? ""
         : "No store is configured, so runs are not kept. Start the server with --db URL.";
       this.$("runs-table").replaceChildren(this.table(page.runs, query.has("q")));
       this.pager(page);
     } catch (err) {
+      if (ticket !== this.loads) return;
       this.$("runs-note").textContent = err instanceof ApiError ? err.message : "Loading failed.";
     }
   }
@@ -156,6 +161,11 @@ export class RunsView {
     const box = this.$("stored-run");
     try {
       const run = await call("GET", `/runs/${encodeURIComponent(id)}`);
+      if (LIVE.has(run.status)) {
+        fill(box, null);
+        this.follow(id);
+        return;
+      }
       const steps = Array.isArray(run.steps) ? run.steps : [];
       const pending = await pendingOf(id, run, (body) => this.decide(id, body, steps));
       const list = h("ol", { class: "steps" });

@@ -3,6 +3,7 @@
 
 export const STATUS_TEXT = {
   idle: "Ready",
+  queued: "Queued",
   running: "Running",
   completed: "Completed",
   truncated: "Truncated (round cap)",
@@ -18,6 +19,8 @@ export const STATUS_TEXT = {
 };
 
 export const WAITING = new Set(["awaiting_approval", "awaiting_input"]);
+// A run still going, here or elsewhere (a queue worker): the page can follow it live.
+export const LIVE = new Set(["queued", "running"]);
 
 // What a run's status shows as: a completed run that hit the round cap is "truncated", one cut
 // otherwise (output cap, context window, budget) is "cut", a refusal or a safety block shows

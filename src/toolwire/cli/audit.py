@@ -1,0 +1,104 @@
+"""``toolwire audit``: the governance log, newest first.
+
+Every gate decision that refused or changed something (a tool not offered, a call refused, a
+person's decision, a budget or the context window cutting a run off) is one line: when, which
+run and round, the gate and its reason, the tool, who decided, and a detail made of metadata.
+See :mod:`toolwire.governance` for the reasons. Values come from the store and may have been
+chosen by a model (a tool name), so each reaches the terminal through ``safe``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from toolwire.cli.app import app
+from toolwire.cli.runs import JsonOption, guard, resolve_prefix
+from toolwire.cli.show import emit_json, safe
+from toolwire.cli.store import DbOption, open_or_exit
+
+if TYPE_CHECKING:
+    from toolwire.store.gates import GateRecord
+
+NAME_OPTION_CHARS = 255  # a tool name or a reason; the store keeps nothing longer
+
+
+def _since(value: str | None) -> datetime | None:
+    from toolwire.governance import parse_since  # the seam's codes load the tool layer
+
+    if value is None:
+        return None
+    try:
+        return parse_since(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _name(value: str | None) -> str | None:
+    if value is not None and not 1 <= len(value) <= NAME_OPTION_CHARS:
+        raise typer.BadParameter(f"give 1 to {NAME_OPTION_CHARS} characters")
+    return value
+
+
+@app.command("audit")
+def audit(
+    *,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            help="Only decisions since then: 30m, 12h, 7d, 2w, or an ISO 8601 date or time (UTC)."
+        ),
+    ] = None,
+    tool: Annotated[
+        str | None, typer.Option(help="Only decisions about this tool.", callback=_name)
+    ] = None,
+    reason: Annotated[
+        str | None,
+        typer.Option(
+            help="Only this reason (not_permitted, denied, budget_exhausted, ...).", callback=_name
+        ),
+    ] = None,
+    run: Annotated[
+        str | None, typer.Option("--run", help="Only this run (its id, or a prefix naming one).")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="How many decisions.")] = 50,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The governance log: every gate decision that refused or changed something."""
+    console = Console(highlight=False, soft_wrap=True, stderr=as_json)
+    moment = _since(since)
+    with open_or_exit(console, db) as store:
+        run_id = None if run is None else resolve_prefix(console, store, run)
+        found = guard(console, lambda: store.list_gate_decisions(
+            since=moment, tool=tool, reason=reason, run_id=run_id, limit=limit))  # fmt: skip
+    if as_json:
+        emit_json([record.to_dict() for record in found])
+        return
+    if not found:
+        console.print(Text("no gate decisions recorded" + (" that match" if _filtered(
+            since, tool, reason, run) else "")))  # fmt: skip
+        return
+    for record in found:  # one plain line per decision, for grep
+        console.print(Text("  ".join(_row(record))))
+
+
+def _filtered(*filters: str | None) -> bool:
+    return any(f is not None for f in filters)
+
+
+def _row(record: GateRecord) -> list[str]:
+    where = f"round {record.round}" if record.round is not None else "end"
+    row = [
+        record.at[:19].replace("T", " "),
+        record.run_id[:8],
+        where,
+        f"{record.gate}/{safe(record.reason, 40)}",
+        safe(record.tool, 60) if record.tool else "-",
+        f"by {safe(record.actor, 60)}",
+    ]
+    return row + ([safe(record.detail)] if record.detail else [])

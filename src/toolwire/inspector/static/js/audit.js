@@ -1,0 +1,74 @@
+// The governance log: every gate decision that refused or changed something, newest first
+// (a tool not offered, a call refused, a person's decision, a budget or the context window
+// cutting a run off), filtered by time, tool and reason. Every value is shown as text.
+
+import { ApiError, call } from "./api.js";
+import { h, runLink } from "./dom.js";
+
+const COLUMNS = ["When", "Run", "Round", "Gate", "Reason", "Tool", "By", "Detail"];
+const PAGE = 200;
+
+export class AuditView {
+  constructor(root) {
+    this.$ = (id) => root.querySelector(`#${id}`);
+    this.latest = 0;  // only the answer to the latest request is shown
+    this.$("audit-refresh").addEventListener("click", () => this.load());
+    this.$("audit-filters").addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.load();
+    });
+  }
+
+  query() {
+    const params = new URLSearchParams({ limit: String(PAGE) });
+    for (const [name, id] of [["since", "audit-since"], ["tool", "audit-tool"],
+      ["reason", "audit-reason"]]) {
+      const value = this.$(id).value.trim();
+      if (value) params.set(name, value);
+    }
+    return params.toString();
+  }
+
+  // Shows the log for the filters as they are; the table's `data-query` names what it shows.
+  async load() {
+    const query = this.query();
+    const request = ++this.latest;
+    let note = "";
+    let shown = [];
+    try {
+      const page = await call("GET", `/audit?${query}`);
+      if (!page.stored) {
+        note = "No store is configured, so no decision is kept. Start the server with --db URL.";
+      }
+      shown = [table(page.decisions)];
+    } catch (err) {
+      note = err instanceof ApiError ? err.message : "Loading failed.";
+    }
+    if (request !== this.latest) return;
+    this.$("audit-note").textContent = note;
+    this.$("audit-table").replaceChildren(...shown);
+    this.$("audit-table").dataset.query = query;
+  }
+}
+
+function table(decisions) {
+  if (!Array.isArray(decisions) || !decisions.length) {
+    return h("p", { class: "muted" }, "No gate decision matches.");
+  }
+  const rows = decisions.map((d) => h("tr", { class: "audit-row", "data-testid": "audit-row" },
+    h("td", { title: text(d.at) }, text(d.at).slice(0, 19).replace("T", " ")),
+    h("td", { title: text(d.run_id) }, runLink(text(d.run_id), text(d.run_id).slice(0, 8))),
+    h("td", {}, d.round === null || d.round === undefined ? "—" : text(d.round)),
+    h("td", {}, text(d.gate)),
+    h("td", {}, h("span", { class: "badge" }, text(d.reason))),
+    h("td", {}, d.tool === null || d.tool === undefined ? "—" : text(d.tool)),
+    h("td", {}, text(d.actor)),
+    h("td", { class: "audit-detail" }, d.detail === null || d.detail === undefined
+      ? "" : text(d.detail))));
+  return h("div", { class: "table-wrap" }, h("table", { class: "data audit-table" },
+    h("thead", {}, h("tr", {}, COLUMNS.map((c) => h("th", {}, c)))), h("tbody", {}, rows)));
+}
+
+function text(value) {
+  return value === null || value === undefined ? "" : String(value);
+}

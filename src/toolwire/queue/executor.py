@@ -1,0 +1,223 @@
+"""One job in a worker: take its run, carry it on from where it stands, settle or suspend it.
+
+The job names a run; the store says the rest. ``execute``:
+
+1. takes the run (``queued`` -> ``running`` under a fresh claim); a run that is not queued
+   (cancelled meanwhile, or already taken) is left alone;
+2. opens its sealed request or checkpoint and rebuilds its provider (keyed from this worker's
+   environment) and its tools' context (the run's user and workspace file);
+3. decides where it starts (see :mod:`toolwire.queue.recovery`) and runs it through
+   ``Runtime.carry_on`` with a :class:`~toolwire.queue.checkpoint.Checkpointer`;
+4. while it runs, a cancel from anywhere (or another worker taking it) stops it: at its next
+   step boundary at the latest, and an in-flight provider call is aborted.
+
+Anything that keeps the run from starting (a state it cannot open, no key for its provider on
+this worker) fails it with a short, safe reason. When the worker shuts down (its job is
+cancelled), the run goes back to the queue from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+import uuid
+from collections.abc import Callable
+
+from toolwire.endings import LoopResult, result_of
+from toolwire.errors import ConfigError, StateError, StoreError
+from toolwire.lifecycle import RUN_FAILED, WRITE_NOT_REPEATED, RunStatus, TerminationReason
+from toolwire.queue import engine
+from toolwire.queue.checkpoint import Checkpointer, Saved, open_saved
+from toolwire.queue.recovery import WRITE_OUTSIDE_TURN, waiting_again
+from toolwire.runtime import (
+    LoopSegment,
+    ProviderFactory,
+    RunOutcome,
+    Runtime,
+    context_from_state,
+)
+from toolwire.sealing import QUEUED_REQUEST, StateKey
+from toolwire.state import RunState
+from toolwire.store.queued import QueuedRuns, Taken
+from toolwire.store.runs import RunStore
+from toolwire.tools.api import ToolContext
+from toolwire.tools.registry import ToolRegistry
+
+log = logging.getLogger("toolwire.queue")
+CANCEL_POLL_SECONDS = 0.05  # a cancel reaches this worker's store within its own poll (0.02 s)
+AVAILABILITY_SECONDS = 5.0  # tool switches made in the inspector reach new runs this late
+
+
+class Executor:
+    """Executes the runs of a worker's jobs on ``runtime`` (whose recorder is ``store``)."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        runtime: Runtime,
+        key: StateKey,
+        *,
+        provider_factory: ProviderFactory,
+    ) -> None:
+        self.store = store
+        self.runtime = runtime
+        self.key = key
+        self.provider_factory = provider_factory
+        self.runs = QueuedRuns(store)
+        self._availability_at = -AVAILABILITY_SECONDS
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.runtime.registry
+
+    async def execute(self, run_id: str, job_id: int) -> RunOutcome | None:
+        """Carry ``run_id`` on; None when it was not this job's to carry."""
+        claim = uuid.uuid4().hex
+        taken = await asyncio.to_thread(self.runs.take, run_id, claim, job_id)
+        if taken is None:
+            return None
+        self.store.hold(run_id, claim, taken.privacy)
+        try:
+            return await self._carry(taken)
+        except asyncio.CancelledError:
+            # The worker is shutting down: the run waits for the next one, from its checkpoint.
+            await asyncio.shield(asyncio.to_thread(self.runs.requeue, run_id, claim, engine.defer))
+            raise
+        finally:
+            self.store.release(run_id)
+
+    async def _carry(self, taken: Taken) -> RunOutcome:
+        run_id = taken.run_id
+        try:
+            saved, start = await asyncio.to_thread(self._start, taken)
+            provider = self.provider_factory(taken.provider)
+            context = dataclasses.replace(context_from_state(saved.state), run_id=run_id)
+        except (StateError, ConfigError) as exc:
+            return await self._fail(run_id, f"the run cannot start on this worker: {exc}")
+        except RefusedStart as exc:
+            return await self._fail(run_id, str(exc))
+        except Exception:  # a bug, or a store that failed: never a run left running for it
+            log.exception("run %s could not start", run_id)
+            return await self._fail(run_id, RUN_FAILED)
+        await asyncio.to_thread(self._refresh_availability)
+        checkpointer = Checkpointer(
+            run_id, key=self.key, save=self._saver(run_id), registry=self.registry,
+            saved=saved if saved.action is not None else None,
+        )  # fmt: skip
+        watch = asyncio.ensure_future(self._watch_cancel(run_id))
+        try:
+            return await self.runtime.carry_on(
+                run_id, start(context), provider=provider, context=context,
+                options=saved.state.options, sequence=taken.sequence, checkpoint=checkpointer,
+            )  # fmt: skip
+        finally:
+            watch.cancel()
+
+    def _start(self, taken: Taken) -> tuple[Saved, Start]:
+        """Where the run starts, and how (see :mod:`toolwire.queue.recovery`)."""
+        run_id = taken.run_id
+        if taken.checkpoint is None:
+            if taken.request is None:
+                raise RefusedStart("the run has neither a request nor a checkpoint")
+            state = RunState.from_json(self.key.open(run_id, taken.request, QUEUED_REQUEST))
+            return Saved(state=state), _fresh(run_id, state)
+        saved = open_saved(self.key, run_id, taken.checkpoint)
+        if saved.action is None:
+            if saved.started:
+                raise RefusedStart(WRITE_OUTSIDE_TURN)
+            return saved, _next_round(run_id, saved.state)
+        if saved.unknown:
+            return saved, _paused(waiting_again(run_id, saved))
+        pause = saved.state.pause
+        if pause is not None and pause.rerun and saved.action == "deny":
+            raise RefusedStart(WRITE_NOT_REPEATED)
+        return saved, _decided(run_id, saved)
+
+    def _saver(self, run_id: str) -> Callable[[str], bool]:
+        held = self.store.held(run_id)
+        assert held is not None
+        claim = held.claim
+
+        def save(sealed: str) -> bool:
+            self.store.flush()  # the round's steps first: the next worker's follow them
+            return self.runs.save_checkpoint(run_id, claim, sealed)
+
+        return save
+
+    async def _watch_cancel(self, run_id: str) -> None:
+        """Abort the run's in-flight call once it is cancelled (or taken by another worker)."""
+        while True:
+            await asyncio.sleep(CANCEL_POLL_SECONDS)
+            if self.store.cancel_requested(run_id) and self.runtime.cancel(run_id):
+                return
+
+    async def _fail(self, run_id: str, error: str) -> RunOutcome:
+        log.warning("run %s failed before it started: %s", run_id, error)
+        outcome = RunOutcome(run_id=run_id, status=RunStatus.FAILED, result=None, steps=(),
+                             wall_ms=0.0, error=error)  # fmt: skip
+        try:
+            await asyncio.to_thread(self.store.settle, outcome)
+        except StoreError:
+            log.exception("run %s could not be settled", run_id)
+            return dataclasses.replace(outcome, error=RUN_FAILED)
+        return outcome
+
+    def _refresh_availability(self) -> None:
+        """The store's tool switches, re-read at most every ``AVAILABILITY_SECONDS``."""
+        now = time.monotonic()
+        if now - self._availability_at < AVAILABILITY_SECONDS:
+            return
+        self._availability_at = now
+        try:
+            self.registry.availability = self.store.load_availability()
+        except StoreError:
+            log.warning("the tool switches could not be read; keeping the last ones")
+
+
+class RefusedStart(Exception):
+    """The run cannot be carried on automatically; the message says why (safe to show)."""
+
+
+Start = Callable[[ToolContext], LoopSegment]  # given the run's tools' context, its segment
+
+
+def _fresh(run_id: str, state: RunState) -> Start:
+    """A run whose first round never completed: from its request, as a new run."""
+
+    def start(context: ToolContext) -> LoopSegment:
+        return lambda loop, trace: loop.run(
+            state.messages, context=context, options=state.options, trace=trace, run_id=run_id
+        )
+
+    return start
+
+
+def _next_round(run_id: str, state: RunState) -> Start:
+    def start(context: ToolContext) -> LoopSegment:
+        return lambda loop, trace: loop.advance(state, context=context, trace=trace,
+                                                run_id=run_id)  # fmt: skip
+
+    return start
+
+
+def _decided(run_id: str, saved: Saved) -> Start:
+    """A decided turn: the decision applied (again) to its paused state."""
+
+    def start(context: ToolContext) -> LoopSegment:
+        return lambda loop, trace: loop.resume(
+            saved.state, approved=saved.action == "approve", values=saved.values,
+            context=context, trace=trace, run_id=run_id,
+        )  # fmt: skip
+
+    return start
+
+
+def _paused(state: RunState) -> Start:
+    """A turn whose writes have unknown outcomes: the run waits for an operator on it."""
+
+    async def paused() -> LoopResult:
+        return result_of(state, "", False, TerminationReason.SUSPENDED, state)
+
+    return lambda context: lambda loop, trace: paused()

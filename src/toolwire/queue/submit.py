@@ -1,0 +1,116 @@
+"""The submitting side of the queue: queue a run, queue a decision, follow a run to its end.
+
+``RunQueue`` is what a command, the inspector or a program uses: ``submit`` stores the run
+(``queued``, its request sealed: prompt, options, user, workspace file; the provider is the
+row's plain reference, never a key) together with its job and returns the run's id at once;
+``decide`` queues a person's decision on a waiting queued run; ``run_sync`` submits and waits,
+returning the same :class:`toolwire.runtime.RunOutcome` an in-process run returns (its steps
+and answer are the store's copies, at the run's privacy level).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+
+from toolwire.errors import QueueError, StaleDecision
+from toolwire.queue import engine
+from toolwire.queue.checkpoint import Saved
+from toolwire.queue.follow import Event, follow
+from toolwire.queue.outcome import stored_outcome
+from toolwire.runtime import Checked, OperatorDecision, RunOutcome, RunRequest
+from toolwire.sealing import CHECKPOINT, QUEUED_REQUEST, StateKey
+from toolwire.state import Pause, RunState
+from toolwire.store.queued import QueuedRuns
+from toolwire.store.runs import RunStore
+from toolwire.trace import RunTrace
+
+NO_KEY = (
+    "queued runs need a state key to seal their requests: set TOOLWIRE_STATE_KEY, the same on "
+    "every worker and every process that submits or decides"
+)
+NO_FILE = (
+    "a queued run's workspace must come from a file (load_workspace), so that a worker on "
+    "another machine can load it"
+)
+
+
+class RunQueue:
+    """Queues runs and decisions on ``store`` (PostgreSQL) for workers to execute."""
+
+    def __init__(self, store: RunStore, key: StateKey | None) -> None:
+        engine.require_postgres(store.url)
+        if key is None:
+            raise QueueError(NO_KEY)
+        self.store = store
+        self.key = key
+        self.runs = QueuedRuns(store)
+
+    def submit(self, request: RunRequest) -> str:
+        """Store the run with its job; its id. Nothing runs here."""
+        workspace = request.context.workspace
+        source = getattr(workspace, "source", None)
+        if workspace is not None and source is None:
+            raise QueueError(NO_FILE)
+        run_id = str(uuid.uuid4())
+        state = RunState(
+            messages=request.messages,
+            options=request.options,
+            user=request.context.user,
+            workspace=None if source is None else str(source),
+        )
+        sealed = self.key.seal(run_id, state.to_json(), QUEUED_REQUEST)
+        self.runs.submit(run_id, request, sealed, engine.defer)
+        return run_id
+
+    def decide(self, checked: Checked, decision: OperatorDecision) -> None:
+        """Queue ``decision`` (checked by ``Runtime.check``) on its waiting queued run: its
+        step is recorded now, and any worker carries the run on. ``StaleDecision`` when
+        another decision on the turn was taken first."""
+        waiting = checked.waiting
+        saved = Saved(state=checked.state, action=decision.action, values=checked.values)
+        sealed = self.key.seal(waiting.run_id, saved.to_json(), CHECKPOINT)
+        step = RunTrace().record_decision(checked.state.rounds, decision.action, decision.actor,
+                                          decision.reason, decision.digest)  # fmt: skip
+        queued = self.runs.decide(waiting.run_id, waiting.status, waiting.digest,
+                                  sealed=sealed, step=step, defer=engine.defer)  # fmt: skip
+        if not queued:
+            raise StaleDecision("another decision on this turn was taken first")
+
+    def events(
+        self, run_id: str, pending: Callable[[str], Pause] | None = None, after: int = 0
+    ) -> AsyncIterator[Event]:
+        """The run's events as its steps are stored: context, steps, end (see ``follow``)."""
+        return follow(self.store, run_id, pending=pending, after=after)
+
+    def run_sync(
+        self, request: RunRequest, pending: Callable[[str], Pause] | None = None
+    ) -> RunOutcome:
+        """Submit ``request`` and wait until the run ends or waits for a person."""
+        started = time.perf_counter()
+        run_id = self.submit(request)
+        return asyncio.run(self.wait(run_id, pending=pending, started=started))
+
+    async def wait(
+        self,
+        run_id: str,
+        *,
+        pending: Callable[[str], Pause] | None = None,
+        started: float | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        after: int = 0,
+    ) -> RunOutcome:
+        """The outcome of ``run_id`` once it ends or waits, as the store has it; ``on_event``
+        sees each of its events (steps after sequence ``after``) on the way."""
+        async for event in follow(self.store, run_id, pending=pending, after=after):
+            if on_event is not None:
+                on_event(event)
+        found = await asyncio.to_thread(self.store.get_run, run_id)
+        if found is None:
+            raise QueueError("the run is no longer in the store")
+        pause = None
+        if found.status in ("awaiting_approval", "awaiting_input") and pending is not None:
+            pause = pending(run_id)
+        return stored_outcome(found, pause, started=started)

@@ -1,0 +1,105 @@
+"""The governance log in the store: rows written beside the steps they come from, and read back
+newest first, filtered by time, tool, reason or run.
+
+Rows are derived by :mod:`toolwire.governance` from each step after the store's privacy filter
+(so they hold nothing the store withheld) and from a settled run's ending. Every text is cut to
+its column and made storable; a detail is a sentence of metadata, cut at ``DETAIL_CHARS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, insert, select
+
+from toolwire.governance import GateDecision
+from toolwire.reprs import ident, tagged
+from toolwire.store import schema
+from toolwire.store.records import iso
+from toolwire.text import storable
+
+_gates = schema.gate_decisions
+GATE_COLUMNS = ("run_id", "sequence", "at", "round", "gate", "reason", "actor", "tool", "detail")
+INSERT_GATE = insert(_gates)
+DETAIL_CHARS = 500  # a detail is a sentence of counts and names; more is not a detail
+MAX_AUDIT_LIMIT = 1_000  # one page of the log
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateRecord:
+    """One row of the governance log as the store hands it back (``at`` in ISO 8601, UTC)."""
+
+    run_id: str
+    sequence: int | None
+    at: str
+    round: int | None
+    gate: str
+    reason: str
+    actor: str
+    tool: str | None
+    detail: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(GateRecord)}
+
+    @classmethod
+    def from_row(cls, row: Mapping[Any, Any]) -> GateRecord:
+        return cls(**{name: row[name] for name in GATE_COLUMNS if name != "at"},
+                   at=iso(row["at"]) or "")  # fmt: skip
+
+    def __repr__(self) -> str:
+        return tagged("GateRecord", run_id=ident(self.run_id), gate=ident(self.gate),
+                      reason=ident(self.reason), tool=ident(self.tool))  # fmt: skip
+
+
+def gate_rows(
+    run_id: str, sequence: int | None, decisions: Iterable[GateDecision], at: datetime
+) -> list[dict[str, Any]]:
+    """The rows of ``decisions``, made at ``at`` by the step ``sequence`` of ``run_id``."""
+    return [
+        {
+            "run_id": run_id,
+            "sequence": sequence,
+            "at": at,
+            "round": d.round,
+            "gate": _cut(str(d.gate), schema.GATE_CHARS),
+            "reason": _cut(d.reason, schema.REASON_CHARS),
+            "actor": _cut(d.actor, schema.NAME_CHARS),
+            "tool": None if d.tool is None else _cut(d.tool, schema.NAME_CHARS),
+            "detail": None if d.detail is None else _cut(d.detail, DETAIL_CHARS),
+        }
+        for d in decisions
+    ]
+
+
+def audit_query(
+    *,
+    since: datetime | None = None,
+    tool: str | None = None,
+    reason: str | None = None,
+    run_id: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> Select[Any]:
+    """The log's rows, newest first, matching every filter given."""
+    if not 1 <= limit <= MAX_AUDIT_LIMIT:
+        raise ValueError(f"limit must be between 1 and {MAX_AUDIT_LIMIT}, not {limit}")
+    if offset < 0:
+        raise ValueError(f"offset must be 0 or more, not {offset}")
+    query = select(_gates).order_by(_gates.c.at.desc(), _gates.c.id.desc())
+    if since is not None:
+        query = query.where(_gates.c.at >= since)
+    if tool is not None:
+        query = query.where(_gates.c.tool == tool)
+    if reason is not None:
+        query = query.where(_gates.c.reason == reason)
+    if run_id is not None:
+        query = query.where(_gates.c.run_id == run_id)
+    return query.limit(limit).offset(offset)
+
+
+def _cut(text: str, chars: int) -> str:
+    return storable(text if len(text) <= chars else text[: chars - 1] + "…")

@@ -1,0 +1,301 @@
+"""Queued runs in the store: submitted, taken, checkpointed, decided, requeued, recovered.
+
+The statements a queue (:mod:`toolwire.queue`) needs on top of :class:`RunStore`, on
+PostgreSQL only (the queue refuses SQLite before anything here runs). Every transition is one
+guarded UPDATE, and every one that needs a job adds it (``defer``, on the same connection) in
+the same transaction, so a run is never queued without a job to carry it:
+
+- ``submit``: a new run, ``queued``, with its sealed request.
+- ``take``: ``queued`` -> ``running`` under a fresh claim, by the job that carries it.
+- ``save_checkpoint``: the held run's progress, while it runs under its claim.
+- ``decide``: a waiting queued run -> ``queued`` with the decision sealed as its checkpoint and
+  the decision's step; of two racing decisions one moves the run, the other changes nothing.
+- ``requeue``: a held run back to ``queued`` (its worker is shutting down).
+- ``recover``: a run whose job's worker stopped -> ``queued`` again, one more stall counted; or
+  ``failed`` once it has stalled ``max_stalls`` times. The stalled job is finished in the same
+  transaction, so of two workers recovering it, one does.
+- ``orphans``: queued or running runs with no live job (a worker that ended a job without
+  settling its run); ``recover`` carries each on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from sqlalchemy import Connection, and_, func, insert, select, text, true, update
+
+from toolwire.governance import decider_of
+from toolwire.lifecycle import RunStatus, stalled_too_often
+from toolwire.privacy import PrivacyLevel, filter_run_step
+from toolwire.reprs import ident, size, tagged
+from toolwire.runtime import ProviderRef, RunRequest
+from toolwire.store import schema
+from toolwire.store.engine import errors
+from toolwire.store.runs import RunStore, recorded_totals
+from toolwire.trace import RunStep
+
+# Adds the job of a run on this connection (in a savepoint: when one already waits for the run,
+# the engine's queueing lock refuses the second and nothing changes).
+Defer = Callable[[Connection, str], None]
+Recovery = Literal["requeued", "failed", "settled", "none"]
+_runs, _steps, _workers = schema.runs, schema.steps, schema.queue_workers
+_QUEUED, _RUNNING = RunStatus.QUEUED.value, RunStatus.RUNNING.value
+_FINISH_JOB = text("SELECT procrastinate_finish_job_v1(:job, 'failed', false)")
+_ORPHANS = text(
+    "SELECT r.id FROM runs r WHERE r.queued AND r.status IN ('queued', 'running') AND "
+    "NOT EXISTS (SELECT 1 FROM procrastinate_jobs j WHERE j.lock = r.id "
+    "AND j.status IN ('todo', 'doing'))"
+)
+_ORPHANED = text(
+    "SELECT 1 FROM runs r WHERE r.id = :id AND "
+    "NOT EXISTS (SELECT 1 FROM procrastinate_jobs j WHERE j.lock = r.id "
+    "AND j.status IN ('todo', 'doing'))"
+)
+_WORKERS = text(
+    "SELECT w.id, w.last_heartbeat, EXTRACT(EPOCH FROM now() - w.last_heartbeat) AS age, "
+    "q.host, q.pid, q.concurrency FROM procrastinate_workers w "
+    "LEFT JOIN queue_workers q ON q.id = w.id ORDER BY w.id"
+)
+_HELD = text(
+    "SELECT j.worker_id, r.id, r.status, (SELECT count(*) FROM steps s WHERE s.run_id = r.id) "
+    "AS steps FROM procrastinate_jobs j JOIN runs r ON r.id = j.lock "
+    "WHERE j.status = 'doing' AND j.worker_id IS NOT NULL ORDER BY r.created_at"
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Taken:
+    """A queued run a worker now holds: how to reach its provider, and its sealed progress."""
+
+    run_id: str
+    provider: ProviderRef
+    privacy: PrivacyLevel
+    request: str | None  # the sealed request (a fresh run starts from it)
+    checkpoint: str | None  # the sealed checkpoint, once there is one
+    stalls: int
+    sequence: int  # the run's last stored step
+
+    def __repr__(self) -> str:
+        return tagged("Taken", run_id=ident(self.run_id), provider=ident(self.provider.name),
+                      request_bytes=size(self.request), checkpoint_bytes=size(self.checkpoint),
+                      stalls=self.stalls, sequence=self.sequence)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerRow:
+    """A live (or stalled) worker and the runs its jobs hold."""
+
+    id: int
+    host: str | None
+    pid: int | None
+    concurrency: int | None
+    heartbeat_age: float  # seconds since its last heartbeat
+    runs: tuple[tuple[str, str, int], ...]  # (run id, status, steps stored)
+
+
+class QueuedRuns:
+    """The queue's statements over ``store``'s database."""
+
+    def __init__(self, store: RunStore) -> None:
+        self.store = store
+        self._engine = store.engine
+
+    def submit(self, run_id: str, request: RunRequest, sealed: str, defer: Defer) -> None:
+        row = self.store.run_row(run_id, request, RunStatus.QUEUED)
+        row |= {"queued": True, "queued_request": sealed, "queued_at": _now(), "stalls": 0}
+        with errors("queue a run"), self._engine.begin() as connection:
+            connection.execute(insert(_runs).values(row))
+            defer(connection, run_id)
+
+    def take(self, run_id: str, claim: str, job_id: int) -> Taken | None:
+        """Move the queued run to running under ``claim``; None when it is not queued."""
+        owner = self.store.owner
+        statement = (
+            update(_runs)
+            .where(_runs.c.id == run_id, _runs.c.status == _QUEUED)
+            .values(status=_RUNNING, claim=claim, job_id=job_id, owner_host=owner.host,
+                    owner_pid=owner.pid, owner_started=owner.started)
+            .returning(*(_runs.c[name] for name in _TAKEN_COLUMNS))
+        )  # fmt: skip
+        with errors(f"take run {run_id}"), self._engine.begin() as connection:
+            row = connection.execute(statement).first()
+            if row is None:
+                return None
+            last = connection.execute(_last_sequence(run_id)).scalar()
+        return Taken(
+            run_id=run_id,
+            provider=ProviderRef(
+                name=row.provider or "",
+                model=row.model,
+                base_url=row.base_url,
+                trust_zone=row.trust_zone,
+                script=row.script,
+                max_tokens_field=row.max_tokens_field,
+            ),
+            privacy=PrivacyLevel.parse(row.privacy_level),
+            request=row.queued_request,
+            checkpoint=row.checkpoint,
+            stalls=int(row.stalls or 0),
+            sequence=int(last or 0),
+        )
+
+    def save_checkpoint(self, run_id: str, claim: str, sealed: str) -> bool:
+        """Keep the held run's progress; False once the run is no longer running under
+        ``claim`` (cancelled, or taken by another worker)."""
+        statement = (
+            update(_runs)
+            .where(_runs.c.id == run_id, _runs.c.status == _RUNNING, _runs.c.claim == claim)
+            .values(checkpoint=sealed)
+        )
+        with errors(f"checkpoint run {run_id}"), self._engine.begin() as connection:
+            return bool(connection.execute(statement).rowcount == 1)
+
+    def decide(
+        self,
+        run_id: str,
+        status: RunStatus,
+        digest: str,
+        *,
+        sealed: str,
+        step: RunStep,
+        defer: Defer,
+    ) -> bool:
+        """Queue the decided turn of a waiting queued run, recording ``step`` (the decision)."""
+        statement = (
+            update(_runs)
+            .where(_runs.c.id == run_id, _runs.c.status == status.value,
+                   _runs.c.pending_digest == digest, _runs.c.queued == true())
+            .values(status=_QUEUED, queued_at=_now(), checkpoint=sealed, suspended_state=None,
+                    pending_digest=None)
+            .returning(_runs.c.privacy_level)
+        )  # fmt: skip
+        with errors(f"queue the decision on run {run_id}"), self._engine.begin() as connection:
+            row = connection.execute(statement).first()
+            if row is None:
+                return False
+            sequence = int(connection.execute(_last_sequence(run_id)).scalar() or 0) + 1
+            level = PrivacyLevel.parse(row.privacy_level)
+            kept = filter_run_step(step, level)
+            step_row = self.store.step_row(run_id, sequence, step, kept, decider_of(kept))
+            self.store.insert_step(connection, step_row)
+            defer(connection, run_id)
+        return True
+
+    def requeue(self, run_id: str, claim: str, defer: Defer) -> bool:
+        """Put the held run back in the queue (no stall: its worker is stopping cleanly)."""
+        statement = (
+            update(_runs)
+            .where(_runs.c.id == run_id, _runs.c.status == _RUNNING, _runs.c.claim == claim)
+            .values(status=_QUEUED, claim=None, queued_at=_now())
+        )
+        with errors(f"requeue run {run_id}"), self._engine.begin() as connection:
+            moved = connection.execute(statement).rowcount == 1
+            if moved:
+                defer(connection, run_id)
+        return bool(moved)
+
+    def recover(self, run_id: str, job_id: int | None, max_stalls: int, defer: Defer) -> Recovery:
+        """Carry on a run whose job stopped: ``job_id`` (still ``doing``, its worker gone) is
+        finished failed and the run queued again, one stall more; or, at ``max_stalls``, the
+        run fails. Without a job (an orphan), the run is queued again the same way."""
+        with errors(f"recover run {run_id}"), self._engine.begin() as connection:
+            if job_id is not None:
+                connection.execute(_FINISH_JOB, {"job": job_id})  # raises if already done
+            row = connection.execute(
+                select(_runs.c.status, _runs.c.stalls, _runs.c.settled, _runs.c.job_id)
+                .where(_runs.c.id == run_id)
+                .with_for_update()
+            ).first()
+            if row is None:
+                return "none"
+            if job_id is None and connection.execute(_ORPHANED, {"id": run_id}).first() is None:
+                return "none"  # a job carries it again by now
+            ours = job_id is None or row.job_id == job_id
+            if row.status == _RUNNING and ours:
+                stalls = int(row.stalls or 0) + 1
+                if stalls >= max_stalls:
+                    _fail(connection, run_id, stalls)
+                    return "failed"
+                _requeue(connection, run_id, stalls)
+                defer(connection, run_id)
+                return "requeued"
+            if row.status == _QUEUED:
+                defer(connection, run_id)
+                return "requeued"
+            if row.status == RunStatus.CANCELLED.value and not row.settled and ours:
+                _settle_cancelled(connection, run_id)
+                return "settled"
+        return "none"
+
+    def orphans(self) -> list[str]:
+        """Queued or running queued runs that no job carries."""
+        with errors("look for queued runs without a job"), self._engine.connect() as connection:
+            return list(connection.execute(_ORPHANS).scalars())
+
+    def register_worker(self, worker_id: int, concurrency: int) -> None:
+        owner = self.store.owner
+        row = {"id": worker_id, "host": owner.host, "pid": owner.pid,
+               "concurrency": concurrency, "started_at": _now()}  # fmt: skip
+        with errors("register the worker"), self._engine.begin() as connection:
+            connection.execute(insert(_workers).values(row))
+
+    def workers(self) -> list[WorkerRow]:
+        """Every worker the engine knows (live or stalled), with the runs it holds."""
+        with errors("list the workers"), self._engine.connect() as connection:
+            workers = connection.execute(_WORKERS).all()
+            held = connection.execute(_HELD).all()
+        runs: dict[int, list[tuple[str, str, int]]] = {}
+        for row in held:
+            runs.setdefault(int(row.worker_id), []).append((row.id, row.status, int(row.steps)))
+        return [
+            WorkerRow(id=int(w.id), host=w.host, pid=w.pid, concurrency=w.concurrency,
+                      heartbeat_age=float(w.age), runs=tuple(runs.get(int(w.id), ())))
+            for w in workers
+        ]  # fmt: skip
+
+
+_TAKEN_COLUMNS = (
+    "provider", "model", "base_url", "trust_zone", "script", "max_tokens_field", "privacy_level",
+    "queued_request", "checkpoint", "stalls",
+)  # fmt: skip
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _last_sequence(run_id: str) -> Any:
+    return select(func.max(_steps.c.sequence)).where(_steps.c.run_id == run_id)
+
+
+def _requeue(connection: Connection, run_id: str, stalls: int) -> None:
+    connection.execute(
+        update(_runs)
+        .where(_runs.c.id == run_id)
+        .values(status=_QUEUED, claim=None, stalls=stalls, queued_at=_now())
+    )
+
+
+def _fail(connection: Connection, run_id: str, stalls: int) -> None:
+    values = {
+        "status": RunStatus.FAILED.value, "settled": True, "stalls": stalls,
+        "finished_at": _now(), "error": stalled_too_often(stalls), "claim": None, **_ERASED,
+    }  # fmt: skip
+    values |= recorded_totals(connection, run_id)
+    connection.execute(update(_runs).where(_runs.c.id == run_id).values(values))
+
+
+def _settle_cancelled(connection: Connection, run_id: str) -> None:
+    """A running run cancelled while its worker was gone: settle it with what it recorded."""
+    values = {"settled": True, "termination_reason": "cancelled", **_ERASED}
+    values |= recorded_totals(connection, run_id)
+    cancelled = and_(_runs.c.id == run_id, _runs.c.status == RunStatus.CANCELLED.value)
+    connection.execute(update(_runs).where(cancelled).values(values))
+
+
+_ERASED: dict[str, Any] = {
+    "queued_request": None, "checkpoint": None, "suspended_state": None, "pending_digest": None,
+}  # fmt: skip

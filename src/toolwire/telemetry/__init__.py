@@ -1,0 +1,147 @@
+"""OpenTelemetry traces and metrics of runs, configured by the standard ``OTEL_*`` variables.
+
+This module is light: it reads the environment and decides; the SDK is imported only when
+telemetry is on (``toolwire.telemetry.otel``, the ``toolwire[otel]`` extra).
+
+When it is on. ``OTEL_SDK_DISABLED=true`` turns everything off. Otherwise a signal (traces or
+metrics) is on when ``OTEL_{TRACES,METRICS}_EXPORTER`` names an exporter (``otlp``, or
+``console`` to print them on stderr), or, when that variable is unset, when an OTLP endpoint is set
+(``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT``). OTLP goes
+over HTTP (protobuf); a gRPC protocol is refused with a warning. Without any of this (or without
+the extra, which then earns one warning) the runtime attaches nothing: a run costs what it cost
+before. Everything else (headers, timeout, sampler, batch sizes, resource, service name) is the
+SDK's own reading of its ``OTEL_*`` variables.
+
+What a span may carry is :mod:`toolwire.privacy`'s decision, at the store's level, lowered to
+``metadata`` unless ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` opts in (``true``,
+``SPAN_ONLY`` or ``SPAN_AND_EVENT``): content leaves the process only when both the store's
+level and the operator say it may. Artifacts never leave, at any level.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from importlib import import_module
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from toolwire.options import RunOptions
+    from toolwire.privacy import PrivacyLevel
+    from toolwire.runtime import ProviderRef, RunOutcome
+    from toolwire.trace import RunStep
+
+__all__ = ["RunTelemetry", "Segment", "SegmentWatch", "content_opt_in", "from_environment",
+           "signals"]  # fmt: skip
+
+log = logging.getLogger("toolwire.telemetry")
+Signal = Literal["traces", "metrics"]
+Segment = Literal["run", "resume", "call"]  # a new run, a resumed one, a direct tool call
+EXPORTERS = frozenset({"otlp", "console"})
+HTTP_PROTOCOLS = frozenset({"http/protobuf"})
+CONTENT_OPT_IN = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+_OPTED_IN = frozenset({"true", "span_only", "span_and_event"})
+_warned: set[str] = set()
+
+
+class SegmentWatch(Protocol):
+    """One segment of one run, watched: each recorded step, then how the segment ended."""
+
+    def step(self, step: RunStep) -> None:
+        """Called for every recorded step, in order; never raises."""
+        ...
+
+    def end(self, outcome: RunOutcome | None, failure: BaseException | None) -> None:
+        """The segment ended (``outcome`` None: its caller was cancelled); never raises."""
+        ...
+
+
+class RunTelemetry(Protocol):
+    """What the runtime asks of telemetry: a watch per segment."""
+
+    def watch(
+        self, run_id: str, provider: ProviderRef, options: RunOptions, segment: Segment
+    ) -> SegmentWatch: ...
+
+
+def signals(environ: Mapping[str, str] = os.environ) -> dict[Signal, str]:
+    """The signals the environment turns on, each with its exporter (``otlp`` or ``console``)."""
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return {}
+    found: dict[Signal, str] = {}
+    for signal in ("traces", "metrics"):
+        exporter = _exporter(signal, environ)
+        if exporter is not None:
+            found[signal] = exporter
+    return found
+
+
+def content_opt_in(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether the operator lets content (at the store's level) into spans."""
+    return environ.get(CONTENT_OPT_IN, "").strip().lower() in _OPTED_IN
+
+
+def from_environment(
+    ceiling: object = None, environ: Mapping[str, str] = os.environ
+) -> RunTelemetry | None:
+    """The process's telemetry as the environment configures it, or None (nothing to do).
+
+    ``ceiling`` is the store's privacy level (anything else, None included: ``metadata``).
+    """
+    wanted = signals(environ)
+    if not wanted:
+        return None
+    try:
+        otel = import_module("toolwire.telemetry.otel")
+    except ImportError:
+        _warn_once("extra", "OTEL_* is set but toolwire[otel] is not installed: no telemetry")
+        return None
+    made: RunTelemetry = otel.configured(wanted, level=_level(ceiling, environ))
+    return made
+
+
+def _level(ceiling: object, environ: Mapping[str, str]) -> PrivacyLevel:
+    from toolwire.privacy import PrivacyLevel
+
+    level = ceiling if isinstance(ceiling, PrivacyLevel) else PrivacyLevel.METADATA
+    return level if content_opt_in(environ) else min(level, PrivacyLevel.METADATA)
+
+
+def _exporter(signal: Signal, environ: Mapping[str, str]) -> str | None:
+    upper = signal.upper()
+    named = environ.get(f"OTEL_{upper}_EXPORTER", "").strip().lower()
+    if not named:
+        endpoint = environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get(
+            f"OTEL_EXPORTER_OTLP_{upper}_ENDPOINT"
+        )
+        named = "otlp" if endpoint else "none"
+    first = named.split(",")[0].strip()  # the SDK takes a list; toolwire uses the first
+    if first == "none":
+        return None
+    if first not in EXPORTERS:
+        message = f"OTEL_{upper}_EXPORTER={first!r} is not otlp or console: no {signal}"
+        _warn_once(f"{signal}:{first}", message)
+        return None
+    if first == "otlp" and not _http(signal, environ):
+        return None
+    return first
+
+
+def _http(signal: Signal, environ: Mapping[str, str]) -> bool:
+    protocol = (
+        environ.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL")
+        or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+        or "http/protobuf"
+    ).strip()
+    if protocol in HTTP_PROTOCOLS:
+        return True
+    _warn_once(f"protocol:{protocol}", f"OTLP protocol {protocol!r} is not supported: toolwire "
+               f"exports OTLP over HTTP (http/protobuf): no {signal}")  # fmt: skip
+    return False
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        log.warning("%s", message)

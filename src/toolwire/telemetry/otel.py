@@ -1,0 +1,153 @@
+"""The OpenTelemetry SDK side: providers built from the environment, and :class:`Telemetry`.
+
+Providers are made once per process and shared by every runtime in it; each flushes at exit.
+An application that already installed an SDK tracer or meter provider globally (by code, or
+``opentelemetry-instrument``) keeps it: toolwire's spans and metrics go there instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Mapping
+
+from opentelemetry import metrics, trace
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
+from opentelemetry.sdk.metrics.export import (
+    ConsoleMetricExporter,
+    MetricExporter,
+    PeriodicExportingMetricReader,
+)
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.trace import TracerProvider
+
+from toolwire.options import RunOptions
+from toolwire.privacy import PrivacyLevel
+from toolwire.runtime import ProviderRef, RunOutcome
+from toolwire.telemetry import Segment, SegmentWatch, Signal
+from toolwire.telemetry.metrics import Instruments, QueueDepth
+from toolwire.telemetry.spans import RunSpans
+from toolwire.trace import RunStep
+
+log = logging.getLogger("toolwire.telemetry")
+SERVICE_NAME = "toolwire"  # unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names one
+_lock = threading.Lock()
+_providers: dict[Signal, object] = {}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("toolwire")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class Unwatched:
+    """A segment nobody watches."""
+
+    def step(self, step: RunStep) -> None:
+        pass
+
+    def end(self, outcome: RunOutcome | None, failure: BaseException | None) -> None:
+        pass
+
+
+class Telemetry:
+    """Spans and metrics for runs, at a privacy level. Give it providers (an application's
+    own, or in-memory ones in a test); without a tracer provider there are no spans, and
+    without a meter provider no metrics."""
+
+    def __init__(
+        self,
+        *,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+        level: PrivacyLevel = PrivacyLevel.METADATA,
+    ) -> None:
+        version = _version()
+        provider = tracer_provider or trace.NoOpTracerProvider()
+        self.tracer = provider.get_tracer("toolwire", version)
+        self.instruments = None if meter_provider is None else Instruments(meter_provider, version)
+        self.level = level
+
+    def watch(
+        self, run_id: str, provider: ProviderRef, options: RunOptions, segment: Segment
+    ) -> SegmentWatch:
+        """The watch of one segment; one that watches nothing if its span cannot start."""
+        try:
+            return RunSpans(self.tracer, self.instruments, self.level, run_id=run_id,
+                            provider=provider, options=options, segment=segment)  # fmt: skip
+        except Exception:
+            log.exception("telemetry could not watch a run; the run goes on")
+            return Unwatched()
+
+    def observe_queue_depth(self, depth: QueueDepth) -> None:
+        """Report ``depth()`` as ``toolwire.queue.depth`` (for a process that queues runs)."""
+        if self.instruments is not None:
+            self.instruments.observe_queue_depth(depth)
+
+
+def configured(signals: Mapping[Signal, str], *, level: PrivacyLevel) -> Telemetry:
+    """Telemetry for the signals the environment turned on (see :mod:`toolwire.telemetry`)."""
+    tracer = _tracer_provider(signals["traces"]) if "traces" in signals else None
+    meter = _meter_provider(signals["metrics"]) if "metrics" in signals else None
+    return Telemetry(tracer_provider=tracer, meter_provider=meter, level=level)
+
+
+def _tracer_provider(exporter: str) -> TracerProvider:
+    installed = trace.get_tracer_provider()
+    if isinstance(installed, SdkTracerProvider):
+        return installed
+    with _lock:
+        made = _providers.get("traces")
+        if made is None:
+            made = SdkTracerProvider(resource=_resource())
+            made.add_span_processor(BatchSpanProcessor(_span_exporter(exporter)))
+            _providers["traces"] = made
+    assert isinstance(made, SdkTracerProvider)
+    return made
+
+
+def _meter_provider(exporter: str) -> MeterProvider:
+    installed = metrics.get_meter_provider()
+    if isinstance(installed, SdkMeterProvider):
+        return installed
+    with _lock:
+        made = _providers.get("metrics")
+        if made is None:
+            reader = PeriodicExportingMetricReader(_metric_exporter(exporter))
+            made = SdkMeterProvider(resource=_resource(), metric_readers=[reader])
+            _providers["metrics"] = made
+    assert isinstance(made, SdkMeterProvider)
+    return made
+
+
+def _span_exporter(name: str) -> SpanExporter:
+    if name == "console":  # on stderr: stdout is what a command prints for a script
+        return ConsoleSpanExporter(out=sys.stderr)
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter()
+
+
+def _metric_exporter(name: str) -> MetricExporter:
+    if name == "console":
+        return ConsoleMetricExporter(out=sys.stderr)
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+    return OTLPMetricExporter()
+
+
+def _resource() -> Resource:
+    """The SDK's resource from the environment; named ``toolwire`` unless it names itself."""
+    named = os.environ.get("OTEL_SERVICE_NAME") or "service.name=" in os.environ.get(
+        "OTEL_RESOURCE_ATTRIBUTES", ""
+    )
+    return Resource.create({} if named else {"service.name": SERVICE_NAME})

@@ -1,0 +1,252 @@
+"""One segment of a run as OpenTelemetry spans, built from its recorded steps.
+
+The segment is one ``invoke_agent`` span (kind INTERNAL; a direct tool call has none); each
+model call is a ``chat {model}`` span (CLIENT) and each tool call an ``execute_tool {tool}``
+span (INTERNAL), both its children. The run's id is on every span; the provider and model on
+the agent and model-call spans (a tool call's are its parent's).
+
+Steps are recorded after the fact with their duration, so a child span is made whole when its
+step arrives: it ends then and starts its duration earlier. The calls of one turn may run
+concurrently but are recorded in the model's order, so a call that finished before an earlier
+one shows ending when it was recorded (its duration is exact). A model call that never
+answered (the provider failed, or the run was cancelled meanwhile) is closed when the segment
+ends, from its request's time, with its error; a dry run's request was never sent, so it has
+none.
+
+Every gate decision a step records (see :mod:`toolwire.governance`) is an event on the
+segment's span. What any span carries is the step as :func:`toolwire.privacy.filter_for_export`
+lets it leave. A watch never raises into the run: a failure is logged and the run goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+
+from toolwire.errors import ProviderError
+from toolwire.governance import GateDecision, decider_of, decisions_of_outcome, decisions_of_step
+from toolwire.options import RunOptions
+from toolwire.privacy import PrivacyLevel, filter_for_export, filter_text
+from toolwire.runtime import ProviderRef, RunOutcome
+from toolwire.telemetry import Segment
+from toolwire.telemetry import genai as attrs
+from toolwire.telemetry.metrics import Instruments
+from toolwire.trace import LlmStep, RequestStep, RunStep, ToolStep
+
+log = logging.getLogger("toolwire.telemetry")
+CANCELLED = "cancelled"
+
+
+class RunSpans:
+    """The spans (and metrics) of one segment; a :class:`toolwire.telemetry.SegmentWatch`."""
+
+    def __init__(
+        self,
+        tracer: Tracer,
+        instruments: Instruments | None,
+        level: PrivacyLevel,
+        *,
+        run_id: str,
+        provider: ProviderRef,
+        options: RunOptions,
+        segment: Segment,
+    ) -> None:
+        self.tracer = tracer
+        self.instruments = instruments
+        self.level = level
+        self.run_id = run_id
+        self.provider = attrs.provider_name(provider.name, provider.script)
+        self.model = provider.model
+        self.base: attrs.Attributes = {
+            gen_ai.GEN_AI_PROVIDER_NAME: self.provider,
+            gen_ai.GEN_AI_CONVERSATION_ID: run_id,
+            attrs.RUN_ID: run_id,
+            **attrs.server(provider.base_url),
+        }
+        if self.model:
+            self.base[gen_ai.GEN_AI_REQUEST_MODEL] = self.model
+        self.requested: tuple[int, Mapping[str, Any]] | None = None  # a call not yet answered
+        self.decider: str | None = None  # who decided this segment's paused turn
+        self.root: Span | None = None
+        if segment != "call":
+            self.root = self._start_root(options, segment)
+        self.context: Context | None = None if self.root is None else trace.set_span_in_context(
+            self.root
+        )  # fmt: skip
+
+    def _start_root(self, options: RunOptions, segment: Segment) -> Span:
+        started: attrs.Attributes = {
+            **self.base,
+            gen_ai.GEN_AI_OPERATION_NAME: attrs.INVOKE_AGENT,
+            attrs.SEGMENT: segment,
+            attrs.PRIVACY_LEVEL: str(self.level),
+        }
+        if options.max_tokens is not None:
+            started[gen_ai.GEN_AI_REQUEST_MAX_TOKENS] = options.max_tokens
+        if options.temperature is not None:
+            started[gen_ai.GEN_AI_REQUEST_TEMPERATURE] = options.temperature
+        return self.tracer.start_span(attrs.INVOKE_AGENT, kind=SpanKind.INTERNAL,
+                                      attributes=started)  # fmt: skip
+
+    # -- the watch ---------------------------------------------------------------------------
+
+    def step(self, step: RunStep) -> None:
+        try:
+            self._step(step, filter_for_export(step, self.level))
+        except Exception:
+            log.exception("telemetry could not record a step; the run goes on")
+
+    def end(self, outcome: RunOutcome | None, failure: BaseException | None) -> None:
+        try:
+            self._end(outcome, failure)
+        except Exception:
+            log.exception("telemetry could not end a run's span; the run goes on")
+
+    # -- steps -------------------------------------------------------------------------------
+
+    def _step(self, step: RunStep, shown: Mapping[str, Any]) -> None:
+        now = time.time_ns()
+        if isinstance(step, RequestStep):
+            self.requested = (now, shown)
+        elif isinstance(step, LlmStep):
+            self._chat(step, shown, now)
+        elif isinstance(step, ToolStep):
+            self._tool(step, shown, now)
+        self.decider = decider_of(shown) or self.decider
+        for decision in decisions_of_step(shown, self.decider):
+            self._event(decision)
+        if self.root is not None and "decision_reason" in shown:
+            self.root.set_attribute("toolwire.decision_reason", str(shown["decision_reason"]))
+
+    def _chat(self, step: LlmStep, shown: Mapping[str, Any], now: int) -> None:
+        request = None if self.requested is None else self.requested[1]
+        self.requested = None
+        made = {**self.base, gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT, **attrs.chat(request, shown)}
+        span = self._child(self._chat_name(), SpanKind.CLIENT, now - _ns(step.duration_ms), made)
+        span.end(end_time=now)
+        if self.instruments is not None:
+            tokens = (step.prompt_tokens, step.completion_tokens)
+            self.instruments.record_call(self._model_attributes(), step.duration_ms / 1000,
+                                         tokens, step.cost)  # fmt: skip
+
+    def _tool(self, step: ToolStep, shown: Mapping[str, Any], now: int) -> None:
+        name = f"{attrs.EXECUTE_TOOL} {shown.get('tool_name', '')}"
+        made = {attrs.RUN_ID: self.run_id, **attrs.tool(shown)}  # the rest is its parent's
+        error = attrs.tool_error(shown)
+        if error is not None:
+            made[attrs.ERROR_TYPE] = error
+        span = self._child(name, SpanKind.INTERNAL, now - _ns(step.duration_ms), made)
+        if error is not None:
+            span.set_status(Status(StatusCode.ERROR))
+        span.end(end_time=now)
+        if self.instruments is not None:
+            self.instruments.record_tool(step.tool_name, step.tool_refused, step.tool_is_error)
+
+    # -- the end -----------------------------------------------------------------------------
+
+    def _end(self, outcome: RunOutcome | None, failure: BaseException | None) -> None:
+        now = time.time_ns()
+        error = _error_type(outcome, failure)
+        ended = outcome is not None and outcome.result is not None
+        if self.requested is not None and not ended:  # a model call that never answered
+            self._unanswered(now, error)
+        if outcome is not None and self.instruments is not None:
+            self.instruments.record_run(str(outcome.status), self.provider)
+        if self.root is None:
+            return
+        if outcome is not None:
+            for decision in decisions_of_outcome(outcome):
+                self._event(decision)
+            self.root.set_attributes(self._ending(outcome))
+        if error is not None and error != CANCELLED:
+            self.root.set_attribute(attrs.ERROR_TYPE, error)
+            shown = None if outcome is None else outcome.error
+            self.root.set_status(Status(StatusCode.ERROR, shown))
+        self.root.end(end_time=now)
+
+    def _unanswered(self, now: int, error: str | None) -> None:
+        started, request = self.requested or (now, {})
+        self.requested = None
+        made = {**self.base, gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT,
+                **attrs.chat(request, {"round": request.get("round")})}  # fmt: skip
+        if error is not None:
+            made[attrs.ERROR_TYPE] = error
+        span = self._child(self._chat_name(), SpanKind.CLIENT, started, made)
+        if error is not None and error != CANCELLED:
+            span.set_status(Status(StatusCode.ERROR))
+        span.end(end_time=now)
+        if self.instruments is not None and error != CANCELLED:
+            failed = {**self._model_attributes(), attrs.ERROR_TYPE: error or "_OTHER"}
+            self.instruments.record_call(failed, (now - started) / 1e9, None, None)
+
+    def _ending(self, outcome: RunOutcome) -> attrs.Attributes:
+        out: attrs.Attributes = {attrs.STATUS: str(outcome.status)}
+        result = outcome.result
+        if result is None:
+            return out
+        out |= {
+            attrs.TERMINATION: str(result.reason),
+            attrs.TRUNCATED: result.truncated,
+            attrs.ROUNDS: result.iterations,
+            gen_ai.GEN_AI_USAGE_INPUT_TOKENS: result.usage.prompt_tokens,
+            gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS: result.usage.completion_tokens,
+            attrs.COST: result.cost.shown,
+        }
+        finish = result.finish_reason or (None if result.stop is None else str(result.stop))
+        answer = filter_text(result.final_content, self.level) if result.final_content else None
+        if answer is not None:
+            out[gen_ai.GEN_AI_OUTPUT_MESSAGES] = attrs.output_text(answer, finish)
+        return out
+
+    # -- pieces ------------------------------------------------------------------------------
+
+    def _child(self, name: str, kind: SpanKind, start: int, made: attrs.Attributes) -> Span:
+        return self.tracer.start_span(name, context=self.context, kind=kind, attributes=made,
+                                      start_time=start)  # fmt: skip
+
+    def _chat_name(self) -> str:
+        return f"{attrs.CHAT} {self.model}" if self.model else attrs.CHAT
+
+    def _model_attributes(self) -> attrs.Attributes:
+        keep = (gen_ai.GEN_AI_PROVIDER_NAME, gen_ai.GEN_AI_REQUEST_MODEL)
+        return {gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT,
+                **{k: v for k, v in self.base.items() if k in keep}}  # fmt: skip
+
+    def _event(self, decision: GateDecision) -> None:
+        if self.root is None:
+            return
+        shown: attrs.Attributes = {
+            "toolwire.gate": str(decision.gate),
+            "toolwire.reason": decision.reason,
+            "toolwire.actor": decision.actor,
+        }
+        if decision.tool is not None:
+            shown[gen_ai.GEN_AI_TOOL_NAME] = decision.tool
+        if decision.round is not None:
+            shown[attrs.ROUND] = decision.round
+        if decision.detail is not None:
+            shown["toolwire.detail"] = decision.detail
+        self.root.add_event(attrs.GATE_EVENT, shown)
+
+
+def _ns(duration_ms: float) -> int:
+    return int(duration_ms * 1_000_000)
+
+
+def _error_type(outcome: RunOutcome | None, failure: BaseException | None) -> str | None:
+    """How the segment failed, as a low-cardinality ``error.type``: the provider's HTTP status,
+    the exception's class, or ``cancelled``; None when it did not fail."""
+    if isinstance(failure, ProviderError) and failure.status:
+        return str(failure.status)
+    if failure is not None:
+        return type(failure).__qualname__
+    if outcome is None or str(outcome.status) == CANCELLED:
+        return CANCELLED
+    return None
