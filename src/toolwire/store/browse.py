@@ -152,7 +152,12 @@ def facets() -> dict[str, Select[Any]]:
 
 
 def _distinct(column: Any) -> Select[Any]:
-    return select(column).where(column.is_not(None)).distinct().order_by(column).limit(MAX_FACETS)
+    """The column's distinct values, smallest first, each found by one seek of its index (a
+    loose index scan): a few hundred seeks instead of a pass over every row."""
+    found = select(func.min(column).label("value")).cte("found", recursive=True)
+    following = select(func.min(column)).where(column > found.c.value).scalar_subquery()
+    found = found.union_all(select(following).where(found.c.value.is_not(None)))
+    return select(found.c.value).where(found.c.value.is_not(None)).limit(MAX_FACETS)
 
 
 def first_requests(run_ids: Sequence[str]) -> Select[Any]:
