@@ -37,6 +37,7 @@ SORTS: Mapping[str, Any] = {
     "duration": _runs.c.duration_ms,
     "rounds": _runs.c.rounds,
 }
+NULLABLE_SORTS = frozenset({"cost", "duration"})  # a run without them yet sorts last
 STATUSES = frozenset(str(s) for s in RunStatus)
 
 
@@ -127,13 +128,23 @@ def conditions(query: RunQuery, dialect: Dialect) -> list[ColumnElement[bool]]:
 
 def page(query: RunQuery, dialect: Dialect) -> Select[Any]:
     """The rows of one page, each with its step count."""
-    key = SORTS[query.sort]
-    order = [key.is_(None), key.desc() if query.descending else key.asc()]
-    order.append(_runs.c.uid.desc() if query.descending else _runs.c.uid.asc())
-    if query.sort == "created_at":  # never NULL: the plain order walks its index
-        order = order[1:]
     statement = select(_runs, STEP_COUNT).where(*conditions(query, dialect))
-    return statement.order_by(*order).limit(query.limit).offset(query.offset)
+    return statement.order_by(*order(query, dialect)).limit(query.limit).offset(query.offset)
+
+
+def order(query: RunQuery, dialect: Dialect) -> list[Any]:
+    """The ORDER BY of ``query``, NULL last both ways, each walking an index where it can:
+    SQLite sorts NULL smallest (last when descending); PostgreSQL is told NULLS LAST, which
+    its indexes (``schema.PG_SORT_INDEXES`` for descending) are built in."""
+    key = SORTS[query.sort]
+    uid = _runs.c.uid.desc() if query.descending else _runs.c.uid.asc()
+    if query.sort not in NULLABLE_SORTS:
+        return [key.desc() if query.descending else key.asc(), uid]
+    if dialect.name == "postgresql":
+        return [(key.desc() if query.descending else key.asc()).nulls_last(), uid]
+    if query.descending:
+        return [key.desc(), uid]
+    return [key.is_(None), key.asc(), uid]
 
 
 def count(query: RunQuery, dialect: Dialect) -> Select[Any]:

@@ -100,6 +100,9 @@ def _v9_runs_browser(connection: Connection) -> None:
     _add_columns(connection, schema.steps, schema.VIEWER_STEP_COLUMNS)
     for index in schema.VIEWER_INDEXES:  # IF NOT EXISTS: a new database has them from v1
         connection.execute(CreateIndex(index, if_not_exists=True))
+    if connection.dialect.name == "postgresql":
+        for name, columns in schema.PG_SORT_INDEXES.items():
+            connection.execute(text(f"CREATE INDEX IF NOT EXISTS {name} ON {columns}"))
     fresh = not inspect(connection).has_table(search.TABLE)
     search.create(connection)
     if fresh:

@@ -146,12 +146,20 @@ VIEWER_INDEXES = (
     Index("ix_runs_provider_created", runs.c.provider, runs.c.created_at),
     Index("ix_runs_model_created", runs.c.model, runs.c.created_at),
     Index("ix_runs_privacy_created", runs.c.privacy_level, runs.c.created_at),
-    Index("ix_runs_cost", runs.c.cost),
-    Index("ix_runs_tokens", TOKENS),
-    Index("ix_runs_duration", runs.c.duration_ms),
+    Index("ix_runs_cost", runs.c.cost, runs.c.uid),
+    Index("ix_runs_tokens", TOKENS, runs.c.uid),
+    Index("ix_runs_duration", runs.c.duration_ms, runs.c.uid),
+    Index("ix_runs_rounds", runs.c.rounds, runs.c.uid),
     Index("ix_runs_rerun_of", runs.c.rerun_of),
     Index("ix_steps_tool_name", steps.c.tool_name, steps.c.run_id),
 )
+# PostgreSQL sorts NULL first when descending; the browser wants runs without a cost (still
+# running, or stored before costs) last either way, which a descending sort walks only in an
+# index built that way. SQLite already sorts NULL smallest, and cannot declare it.
+PG_SORT_INDEXES = {
+    "ix_runs_cost_desc": "runs (cost DESC NULLS LAST, uid DESC)",
+    "ix_runs_duration_desc": "runs (duration_ms DESC NULLS LAST, uid DESC)",
+}
 
 GATE_CHARS = 16  # a gate's name ("approval")
 REASON_CHARS = 32  # a reason code ("no_longer_permitted")
