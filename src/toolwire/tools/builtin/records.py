@@ -20,7 +20,7 @@ from sqlalchemy.sql import Executable
 from toolwire.errors import ToolRefusal
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, echo, format_cell
+from toolwire.tools.builtin._common import TEXT_BUDGET_BYTES, builtin, echo, format_cell
 from toolwire.tools.builtin._matching import count_kept, phrase_matcher, scan, shown_as_stored
 from toolwire.tools.builtin._sensitive import safe_cell
 from toolwire.tools.builtin._sql import (
@@ -40,8 +40,6 @@ MAX_OFFSET = 10_000  # paging deeper than this is a dump, not a lookup
 MAX_QUERY_CHARS = 200  # a search phrase, not a document
 # Searching masks each candidate cell in Python; past this many rows a search is a dump.
 MAX_SEARCHED_ROWS = 100_000
-# Below the seam's 50,000-byte cap, so the seam never cuts text the artifact would still show.
-TEXT_BUDGET_BYTES = 45_000
 
 Where = Annotated[dict[str, Scalar] | None, Field(description="column = value filters")]
 Limit = Annotated[int, Field(ge=1, description=f"rows to return (at most {MAX_LIMIT})")]
