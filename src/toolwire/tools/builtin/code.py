@@ -89,6 +89,7 @@ def read_source(
 def search_code(
     context: ToolContext,
     pattern: str,
+    *,
     regex: bool = False,
     ignore_case: bool = True,
     glob: str = "*",
