@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from toolwire.tools.api import Tool
 from toolwire.tools.builtin.code import read_source, search_code
+from toolwire.tools.builtin.documents import fetch_document, search_documents
 from toolwire.tools.builtin.editing import insert_record, update_record
 from toolwire.tools.builtin.files import browse_folder, file_info, find_files
 from toolwire.tools.builtin.probe import probe_url
@@ -34,6 +35,7 @@ def builtin_tools() -> list[Tool]:
         list_tables, get_table_schema, get_relations,
         browse_folder, find_files, file_info,
         read_source, search_code,
+        search_documents, fetch_document,
         get_env, get_env_raw, get_system_status, list_packages, fetch_logs, search_logs,
         get_last_exception,
         probe_url,
