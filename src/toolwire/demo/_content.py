@@ -54,7 +54,61 @@ CREATE TABLE order_lines (
     unit_price_cents INTEGER NOT NULL
 );
 CREATE TABLE sessions (id INTEGER PRIMARY KEY, customer_id INTEGER, session_token TEXT);
+CREATE TABLE categories (
+    id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES categories(id), name TEXT NOT NULL
+);
+CREATE TABLE product_categories (
+    product_id INTEGER NOT NULL REFERENCES products(id),
+    category_id INTEGER NOT NULL REFERENCES categories(id),
+    PRIMARY KEY (product_id, category_id)
+);
+CREATE TABLE record_history (
+    id INTEGER PRIMARY KEY, table_name TEXT NOT NULL, record_id INTEGER NOT NULL,
+    field TEXT NOT NULL, old_value TEXT, new_value TEXT, changed_by TEXT, changed_at TEXT NOT NULL
+);
+CREATE TABLE roles (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, description TEXT);
+CREATE TABLE staff (
+    id INTEGER PRIMARY KEY, username TEXT NOT NULL UNIQUE, display_name TEXT, email TEXT,
+    role_id INTEGER REFERENCES roles(id), password_hash TEXT NOT NULL, mfa_secret TEXT,
+    active INTEGER NOT NULL, last_login TEXT
+);
+CREATE TABLE scheduled_jobs (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, command TEXT NOT NULL,
+    enabled INTEGER NOT NULL
+);
 """
+# (parent, name): a small catalogue tree, three levels deep
+CATEGORIES = (
+    (None, "All products"), (1, "Kitchen"), (2, "Mugs"), (1, "Clothing"), (4, "T-shirts"),
+    (1, "Stationery"), (6, "Pens"), (1, "Bags"),
+)  # fmt: skip
+PRODUCT_CATEGORIES = ((1, 3), (2, 5), (3, 8), (4, 7))
+# (table, record, field, old, new, by, at): the audit trail the shop's admin screens write
+HISTORY = (
+    ("customers", 1, "city", "Paris", "London", "grace@example.com", "2026-02-01 09:30:00"),
+    ("customers", 1, "password_hash", CUSTOMERS[0][3][:-2] + "00", CUSTOMERS[0][3],
+     "ada@example.com", "2026-02-11 18:02:44"),
+    ("products", 2, "price_cents", "2200", "2500", "grace@example.com", "2026-02-20 11:00:00"),
+    ("customers", 1, "email", "ada@old.example", "ada@example.com", "ada@example.com",
+     "2026-03-02 08:15:10"),
+)  # fmt: skip
+ROLES = (("admin", "Everything"), ("editor", "Products and orders"), ("support", "Read only"))
+# (username, display name, e-mail, role, password hash, MFA secret, active, last login)
+STAFF = (
+    ("grace", "Grace Hopper", "grace@example.com", 1,
+     "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$c3RhZmZoYXNoMQ", "JBSWY3DPEHPK3PXP", 1,
+     "2026-03-09 10:02:40"),
+    ("linus", "Linus", "linus@example.com", 2,
+     "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$c3RhZmZoYXNoMg", "KRSXG5CTMVRXEZLU", 1, None),
+    ("old-intern", "Former intern", "intern@example.com", 3,
+     "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$c3RhZmZoYXNoMw", None, 0, "2025-08-30 16:00:00"),
+)  # fmt: skip
+JOB_TOKEN = "ghp_" + "R3p0rtT0k3n" * 3 + "abc"  # fake, shaped like a GitHub token
+JOBS = (
+    ("nightly report", "0 2 * * *", f"python -m shop.report --token {JOB_TOKEN}", 1),
+    ("stock sync", "*/15 * * * *", "python -m shop.stock sync", 1),
+    ("old newsletter", "0 9 * * 1", "python -m shop.newsletter", 0),
+)
 
 
 def write_database(path: Path) -> None:
@@ -77,7 +131,27 @@ def write_database(path: Path) -> None:
             ORDER_LINES,
         )
         db.execute("INSERT INTO sessions (customer_id, session_token) VALUES (1, 'sess_9f8e7d6c')")
+        _write_catalogue_and_staff(db)
     db.close()
+
+
+def _write_catalogue_and_staff(db: sqlite3.Connection) -> None:
+    db.executemany("INSERT INTO categories (parent_id, name) VALUES (?, ?)", CATEGORIES)
+    db.executemany("INSERT INTO product_categories VALUES (?, ?)", PRODUCT_CATEGORIES)
+    db.executemany(
+        "INSERT INTO record_history (table_name, record_id, field, old_value, new_value,"
+        " changed_by, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        HISTORY,
+    )
+    db.executemany("INSERT INTO roles (name, description) VALUES (?, ?)", ROLES)
+    db.executemany(
+        "INSERT INTO staff (username, display_name, email, role_id, password_hash, mfa_secret,"
+        " active, last_login) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        STAFF,
+    )
+    db.executemany(
+        "INSERT INTO scheduled_jobs (name, schedule, command, enabled) VALUES (?, ?, ?, ?)", JOBS
+    )
 
 
 def write_env(path: Path) -> None:

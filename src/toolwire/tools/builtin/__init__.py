@@ -13,6 +13,8 @@ from toolwire.tools.builtin.code import read_source, search_code
 from toolwire.tools.builtin.documents import fetch_document, search_documents
 from toolwire.tools.builtin.editing import insert_record, update_record
 from toolwire.tools.builtin.files import browse_folder, file_info, find_files
+from toolwire.tools.builtin.history import record_history
+from toolwire.tools.builtin.lint import lint_schema
 from toolwire.tools.builtin.probe import probe_url
 from toolwire.tools.builtin.records import count_records, read_records, search_records
 from toolwire.tools.builtin.structure import get_relations, get_table_schema, list_tables
@@ -25,14 +27,15 @@ from toolwire.tools.builtin.system import (
     list_packages,
     search_logs,
 )
+from toolwire.tools.builtin.tree import record_tree
 from toolwire.tools.builtin.writing import write_file
 
 
 def builtin_tools() -> list[Tool]:
     """Every built-in, in the order a tools listing shows them."""
     return [
-        read_records, search_records, count_records,
-        list_tables, get_table_schema, get_relations,
+        read_records, search_records, count_records, record_history, record_tree,
+        list_tables, get_table_schema, get_relations, lint_schema,
         browse_folder, find_files, file_info,
         read_source, search_code,
         search_documents, fetch_document,

@@ -10,7 +10,7 @@ Search phrases and filter values match what the model would be shown, never mask
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -177,25 +177,31 @@ def render_rows(
     rows: Sequence[Sequence[object]],
     offset: int,
     notes: Sequence[str] = (),
+    *,
+    heading: Callable[[int], str] | None = None,
 ) -> ToolResult:
-    """Text and table artifact in one pass, from the same cells, within the text budget."""
+    """Text and table artifact in one pass, from the same cells, within the text budget.
+
+    ``heading`` writes the first line from the number of rows shown."""
     lines = [*notes]
     if not rows:
         lines.append(f"No records in {table} for the given filters.")
         return ToolResult.text("\n".join(lines))
-    size = sum(len(line.encode()) + 1 for line in lines) + 100  # the header, written last
+    size = sum(len(line.encode()) + 1 for line in lines) + 300  # the header, written last
     shown: list[list[str]] = []
     for number, row in enumerate(rows, start=offset + 1):
-        cells = [format_cell(safe_cell(v)) for v in row]
+        row_cells = [format_cell(safe_cell(v)) for v in row]
         block = [f"- {table} row {number}"]
-        block += [f"  {f}: {c}" for f, c in zip(fields, cells, strict=True)]
+        block += [f"  {f}: {c}" for f, c in zip(fields, row_cells, strict=True)]
         cost = sum(len(line.encode()) + 1 for line in block)
         if size + cost > TEXT_BUDGET_BYTES:
             lines.append(f"({len(rows) - len(shown)} more rows not shown: narrow the query)")
             break
         size += cost
         lines.extend(block)
-        shown.append(cells)
-    header = f"Records in {table} ({len(shown)}, offset {offset}):"
+        shown.append(row_cells)
+    header = (
+        heading(len(shown)) if heading else f"Records in {table} ({len(shown)}, offset {offset}):"
+    )
     artifact = Artifact.table(f"{table} records", fields, shown)
     return ToolResult.text("\n".join([header, *lines]), artifact)
