@@ -220,7 +220,8 @@ def test_built_ins_offered_to_an_admin_on_an_external_provider_are_content_only(
     offered, refused = gate.offered(None, context=ADMIN, grant=OPEN, zone=TrustZone.EXTERNAL_GLOBAL)
     assert offered == [
         "read_records", "search_records", "count_records", "record_history", "record_tree",
-        "browse_folder", "find_files", "file_info", "search_documents", "fetch_document",
+        "browse_folder", "find_files", "file_info", "find_missing_files", "file_references",
+        "search_documents", "fetch_document",
         "write_file",
     ]  # fmt: skip
     assert {d.name: d.reason for d in refused}["get_env"] is Refusal.TRUST_ZONE

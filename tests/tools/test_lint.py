@@ -18,7 +18,7 @@ from .conftest import assert_artifacts_within_text, invoke
 def test_the_demo_schema_findings(workspace: Workspace) -> None:
     result = invoke(workspace, "lint_schema")
     assert result.content == (
-        "Schema problems in 12 tables (11 shown):\n"
+        "Schema problems in 13 tables (12 shown):\n"
         "- categories.parent_id: foreign key to categories.id has no index\n"
         "- categories.parent_id: foreign key to categories may be null\n"
         "- customers.api_token: named like a secret; nothing in its name says it is hashed or"
@@ -27,6 +27,7 @@ def test_the_demo_schema_findings(workspace: Workspace) -> None:
         "- order_lines.order_id: foreign key to orders.id has no index\n"
         "- orders.customer_id: foreign key to customers.id has no index\n"
         "- product_categories.category_id: foreign key to categories.id has no index\n"
+        "- product_images.product_id: foreign key to products.id has no index\n"
         "- staff.role_id: foreign key to roles.id has no index\n"
         "- staff.role_id: foreign key to roles may be null\n"
         "- staff.mfa_secret: named like a secret; nothing in its name says it is hashed or"

@@ -13,7 +13,7 @@ def test_list_tables_hides_sensitive_and_internal_tables(workspace: Workspace) -
     names = [row[0] for row in result.artifacts[0].data["rows"]]
     assert names == [
         "categories", "customers", "notes", "order_lines", "orders", "product_categories",
-        "products", "record_history", "roles", "scheduled_jobs", "staff", "wide",
+        "product_images", "products", "record_history", "roles", "scheduled_jobs", "staff", "wide",
     ]  # fmt: skip
     assert "sessions" not in result.content
     assert result.content.startswith("Tables:\n- categories (3 columns)\n- customers (7 columns)\n")
@@ -54,5 +54,6 @@ def test_relations_are_a_tree_without_sensitive_tables(workspace: Workspace) -> 
         "- order_lines.product_id -> products.id\n"
         "- order_lines.order_id -> orders.id\n- orders.customer_id -> customers.id\n"
         "- product_categories.category_id -> categories.id\n"
-        "- product_categories.product_id -> products.id\n- staff.role_id -> roles.id"
+        "- product_categories.product_id -> products.id\n"
+        "- product_images.product_id -> products.id\n- staff.role_id -> roles.id"
     )

@@ -62,6 +62,10 @@ CREATE TABLE product_categories (
     category_id INTEGER NOT NULL REFERENCES categories(id),
     PRIMARY KEY (product_id, category_id)
 );
+CREATE TABLE product_images (
+    id INTEGER PRIMARY KEY, product_id INTEGER NOT NULL REFERENCES products(id),
+    path TEXT NOT NULL, alt_text TEXT
+);
 CREATE TABLE record_history (
     id INTEGER PRIMARY KEY, table_name TEXT NOT NULL, record_id INTEGER NOT NULL,
     field TEXT NOT NULL, old_value TEXT, new_value TEXT, changed_by TEXT, changed_at TEXT NOT NULL
@@ -83,6 +87,12 @@ CATEGORIES = (
     (1, "Stationery"), (6, "Pens"), (1, "Bags"),
 )  # fmt: skip
 PRODUCT_CATEGORIES = ((1, 3), (2, 5), (3, 8), (4, 7))
+# (product, path in the files folder, alt text): one missing, one outside, one a URL
+PRODUCT_IMAGES = (
+    (1, "images/mug.svg", "Enamel mug"), (2, "images/tee.jpg", "Organic T-shirt"),
+    (3, "../private/tote.png", "Canvas tote"), (4, "/images/pen.svg", "Fountain pen"),
+    (4, "https://cdn.shop.example/pen-side.jpg", "Fountain pen, side"),
+)  # fmt: skip
 # (table, record, field, old, new, by, at): the audit trail the shop's admin screens write
 HISTORY = (
     ("customers", 1, "city", "Paris", "London", "grace@example.com", "2026-02-01 09:30:00"),
@@ -138,6 +148,9 @@ def write_database(path: Path) -> None:
 def _write_catalogue_and_staff(db: sqlite3.Connection) -> None:
     db.executemany("INSERT INTO categories (parent_id, name) VALUES (?, ?)", CATEGORIES)
     db.executemany("INSERT INTO product_categories VALUES (?, ?)", PRODUCT_CATEGORIES)
+    db.executemany(
+        "INSERT INTO product_images (product_id, path, alt_text) VALUES (?, ?, ?)", PRODUCT_IMAGES
+    )
     db.executemany(
         "INSERT INTO record_history (table_name, record_id, field, old_value, new_value,"
         " changed_by, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
