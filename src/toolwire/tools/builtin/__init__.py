@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from toolwire.tools.api import Tool
 from toolwire.tools.builtin.code import read_source, search_code
+from toolwire.tools.builtin.config import check_config, get_config
 from toolwire.tools.builtin.documents import fetch_document, search_documents
 from toolwire.tools.builtin.editing import insert_record, update_record
 from toolwire.tools.builtin.files import browse_folder, file_info, find_files
@@ -40,6 +41,7 @@ def builtin_tools() -> list[Tool]:
         browse_folder, find_files, file_info, find_missing_files, file_references,
         read_source, search_code,
         search_documents, fetch_document,
+        get_config, check_config,
         get_env, get_env_raw, get_system_status, list_packages, fetch_logs, search_logs,
         get_last_exception,
         probe_url,
