@@ -232,14 +232,9 @@ def test_built_ins_offered_to_an_admin_on_an_external_provider_are_content_only(
 def test_every_built_in_declares_its_group_and_a_known_data_class() -> None:
     for builtin in builtin_tools():
         assert builtin.group in {
-            "records",
-            "structure",
-            "files",
-            "code",
-            "system",
-            "editing",
-            "documents",
-        }
+            "records", "structure", "files", "code", "system", "editing", "documents",
+            "configuration", "accounts",
+        }  # fmt: skip
         assert DataClass.parse(builtin.data_class).name.lower() == builtin.data_class
 
 
