@@ -74,7 +74,7 @@ CREATE TABLE roles (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, descripti
 CREATE TABLE staff (
     id INTEGER PRIMARY KEY, username TEXT NOT NULL UNIQUE, display_name TEXT, email TEXT,
     role_id INTEGER REFERENCES roles(id), password_hash TEXT NOT NULL, mfa_secret TEXT,
-    active INTEGER NOT NULL, last_login TEXT
+    active INTEGER NOT NULL, last_login TEXT, phone TEXT, notes TEXT
 );
 CREATE TABLE scheduled_jobs (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, schedule TEXT NOT NULL, command TEXT NOT NULL,
@@ -103,15 +103,18 @@ HISTORY = (
      "2026-03-02 08:15:10"),
 )  # fmt: skip
 ROLES = (("admin", "Everything"), ("editor", "Products and orders"), ("support", "Read only"))
-# (username, display name, e-mail, role, password hash, MFA secret, active, last login)
+# (username, display name, e-mail, role, password hash, MFA secret, active, last login,
+#  phone, notes)
 STAFF = (
     ("grace", "Grace Hopper", "grace@example.com", 1,
      "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$c3RhZmZoYXNoMQ", "JBSWY3DPEHPK3PXP", 1,
-     "2026-03-09 10:02:40"),
+     "2026-03-09 10:02:40", "+1 555 0100", "Owner"),
     ("linus", "Linus", "linus@example.com", 2,
-     "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$c3RhZmZoYXNoMg", "KRSXG5CTMVRXEZLU", 1, None),
+     "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$c3RhZmZoYXNoMg", "KRSXG5CTMVRXEZLU", 1, None,
+     None, "Edits the catalogue"),
     ("old-intern", "Former intern", "intern@example.com", 3,
-     "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$c3RhZmZoYXNoMw", None, 0, "2025-08-30 16:00:00"),
+     "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$c3RhZmZoYXNoMw", None, 0, "2025-08-30 16:00:00",
+     None, "Left in August"),
 )  # fmt: skip
 JOB_TOKEN = "ghp_" + "R3p0rtT0k3n" * 3 + "abc"  # fake, shaped like a GitHub token
 JOBS = (
@@ -159,7 +162,7 @@ def _write_catalogue_and_staff(db: sqlite3.Connection) -> None:
     db.executemany("INSERT INTO roles (name, description) VALUES (?, ?)", ROLES)
     db.executemany(
         "INSERT INTO staff (username, display_name, email, role_id, password_hash, mfa_secret,"
-        " active, last_login) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        " active, last_login, phone, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         STAFF,
     )
     db.executemany(

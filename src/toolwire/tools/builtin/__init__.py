@@ -9,6 +9,7 @@ declares its group and data class explicitly; admin-only where it exposes diagno
 from __future__ import annotations
 
 from toolwire.tools.api import Tool
+from toolwire.tools.builtin.accounts import list_roles, list_users, list_users_raw
 from toolwire.tools.builtin.code import read_source, search_code
 from toolwire.tools.builtin.config import check_config, get_config
 from toolwire.tools.builtin.documents import fetch_document, search_documents
@@ -42,6 +43,7 @@ def builtin_tools() -> list[Tool]:
         read_source, search_code,
         search_documents, fetch_document,
         get_config, check_config,
+        list_users, list_users_raw, list_roles,
         get_env, get_env_raw, get_system_status, list_packages, fetch_logs, search_logs,
         get_last_exception,
         probe_url,
