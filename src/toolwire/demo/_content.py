@@ -34,6 +34,10 @@ ENV_SECRETS = {
     "MAIL_PASSWORD": "correct-horse-battery-staple",
 }
 LOG_JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIyIn0.c2lnbmF0dXJl"
+UTCNOW = (
+    "/srv/shop/shop/report.py:40: DeprecationWarning: datetime.datetime.utcnow() is deprecated"
+    " and scheduled for removal in a future version."
+)
 
 _SCHEMA = """
 CREATE TABLE customers (
@@ -178,6 +182,12 @@ def write_log(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     ada, grace = CUSTOMERS[0], CUSTOMERS[1]
     path.write_text(
+        f"2026-03-09 09:58:01 WARNING {UTCNOW}\n"
+        "2026-03-09 09:58:02 WARNING /srv/shop/shop/stock.py:12: PendingDeprecationWarning:"
+        f" the 'sync' command will be removed; use 'refresh' (token={ada[4]})\n"
+        f"2026-03-09 10:00:30 WARNING {UTCNOW}\n"
+        "2026-03-09 10:00:45 WARNING shop.payments: the v1 checkout endpoint is deprecated;"
+        " move to /v2/checkout by 2026-06-30\n"
         f"2026-03-09 10:01:12 INFO login ok for {ada[1]}\n"
         f"2026-03-09 10:01:13 INFO api call with token={ada[4]}\n"
         f"2026-03-09 10:02:40 INFO login ok for {grace[1]}\n"

@@ -12,10 +12,12 @@ from toolwire.tools.api import Tool
 from toolwire.tools.builtin.accounts import list_roles, list_users, list_users_raw
 from toolwire.tools.builtin.code import read_source, search_code
 from toolwire.tools.builtin.config import check_config, get_config
+from toolwire.tools.builtin.deprecations import list_deprecations
 from toolwire.tools.builtin.documents import fetch_document, search_documents
 from toolwire.tools.builtin.editing import insert_record, update_record
 from toolwire.tools.builtin.files import browse_folder, file_info, find_files
 from toolwire.tools.builtin.history import record_history
+from toolwire.tools.builtin.jobs import list_scheduled_jobs
 from toolwire.tools.builtin.lint import lint_schema
 from toolwire.tools.builtin.probe import probe_url
 from toolwire.tools.builtin.records import count_records, read_records, search_records
@@ -45,7 +47,7 @@ def builtin_tools() -> list[Tool]:
         get_config, check_config,
         list_users, list_users_raw, list_roles,
         get_env, get_env_raw, get_system_status, list_packages, fetch_logs, search_logs,
-        get_last_exception,
+        get_last_exception, list_deprecations, list_scheduled_jobs,
         probe_url,
         update_record, insert_record, write_file,
     ]  # fmt: skip

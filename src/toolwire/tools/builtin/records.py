@@ -187,21 +187,31 @@ def render_rows(
     if not rows:
         lines.append(f"No records in {table} for the given filters.")
         return ToolResult.text("\n".join(lines))
-    size = sum(len(line.encode()) + 1 for line in lines) + 300  # the header, written last
-    shown: list[list[str]] = []
-    for number, row in enumerate(rows, start=offset + 1):
-        row_cells = [format_cell(safe_cell(v)) for v in row]
-        block = [f"- {table} row {number}"]
-        block += [f"  {f}: {c}" for f, c in zip(fields, row_cells, strict=True)]
-        cost = sum(len(line.encode()) + 1 for line in block)
-        if size + cost > TEXT_BUDGET_BYTES:
-            lines.append(f"({len(rows) - len(shown)} more rows not shown: narrow the query)")
-            break
-        size += cost
-        lines.extend(block)
-        shown.append(row_cells)
+    used = sum(len(line.encode()) + 1 for line in lines) + 300  # the header, written last
+    blocks, shown = row_blocks(table, fields, rows, offset, used)
     header = (
         heading(len(shown)) if heading else f"Records in {table} ({len(shown)}, offset {offset}):"
     )
     artifact = Artifact.table(f"{table} records", fields, shown)
-    return ToolResult.text("\n".join([header, *lines]), artifact)
+    return ToolResult.text("\n".join([header, *lines, *blocks]), artifact)
+
+
+def row_blocks(
+    table: str, fields: list[str], rows: Sequence[Sequence[object]], offset: int, used: int
+) -> tuple[list[str], list[list[str]]]:
+    """One block of lines per row (``- table row N`` and ``  field: cell``) and the rows'
+    cells, both ending where the text, ``used`` bytes so far, would outgrow the budget."""
+    lines: list[str] = []
+    shown: list[list[str]] = []
+    for number, row in enumerate(rows, start=offset + 1):
+        cells = [format_cell(safe_cell(v)) for v in row]
+        block = [f"- {table} row {number}"]
+        block += [f"  {f}: {c}" for f, c in zip(fields, cells, strict=True)]
+        cost = sum(len(line.encode()) + 1 for line in block)
+        if used + cost > TEXT_BUDGET_BYTES:
+            lines.append(f"({len(rows) - len(shown)} more rows not shown: narrow the query)")
+            break
+        used += cost
+        lines.extend(block)
+        shown.append(cells)
+    return lines, shown
