@@ -22,6 +22,7 @@ from toolwire.tools.builtin.lint import lint_schema
 from toolwire.tools.builtin.probe import probe_url
 from toolwire.tools.builtin.records import count_records, read_records, search_records
 from toolwire.tools.builtin.references import file_references, find_missing_files
+from toolwire.tools.builtin.routes import resolve_route
 from toolwire.tools.builtin.structure import get_relations, get_table_schema, list_tables
 from toolwire.tools.builtin.system import (
     fetch_logs,
@@ -40,7 +41,7 @@ def builtin_tools() -> list[Tool]:
     """Every built-in, in the order a tools listing shows them."""
     return [
         read_records, search_records, count_records, record_history, record_tree,
-        list_tables, get_table_schema, get_relations, lint_schema,
+        list_tables, get_table_schema, get_relations, lint_schema, resolve_route,
         browse_folder, find_files, file_info, find_missing_files, file_references,
         read_source, search_code,
         search_documents, fetch_document,
