@@ -88,9 +88,9 @@ def test_the_number_of_groups_is_bounded(tmp_path: Path) -> None:
     assert len(result.artifacts[0].data["rows"]) == 100
 
 
-SHORT = st.text(max_size=30)
+SHORT = st.text(st.characters(codec="utf-8"), max_size=30)
 LINES = st.one_of(
-    st.text(st.characters(exclude_characters="\n\r\x00"), max_size=80),
+    st.text(st.characters(codec="utf-8", exclude_characters="\n\r\x00"), max_size=80),
     st.builds(lambda a, b: f"{a} DeprecationWarning: {b}", SHORT, SHORT),
     st.builds(lambda a: f"2026-01-01 00:00:00 WARNING {a} is deprecated, token=zz9top", SHORT),
 )
