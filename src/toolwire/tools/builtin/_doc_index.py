@@ -96,8 +96,7 @@ class _Known(NamedTuple):
 _KNOWN: dict[str, tuple[int, dict[str, _Known]]] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class _Seen:
+class _Seen(NamedTuple):
     """A file the walk found: its path in the folder, on disk, and its status."""
 
     relative: str
@@ -247,7 +246,9 @@ class DocumentIndex:
             stack.extend(reversed(folders))
 
     def _candidate(self, entry: os.DirEntry[str], prefix: str) -> _Seen | None:
-        if os.path.splitext(entry.name)[1].lower() not in SUFFIXES:
+        name = entry.name
+        dot = name.rfind(".")
+        if dot <= 0 or name[dot:].lower() not in SUFFIXES:  # ".md" alone is a hidden file
             return None
         if entry.is_symlink() and not contained(self.folder, Path(entry.path)):
             return None
@@ -257,7 +258,7 @@ class DocumentIndex:
             return None
         if not stat.S_ISREG(info.st_mode):
             return None
-        return _Seen(prefix + entry.name, entry.path, info)
+        return _Seen(prefix + name, entry.path, info)
 
     def _update(
         self, found: _Seen, signature: str, old: _Known | None, inodes: _Inodes
