@@ -331,6 +331,23 @@ def test_another_process_writing_the_index_is_noticed(library: Workspace) -> Non
     assert refresh(library) == Refresh(added=3, changed=0, removed=0, documents=3)
 
 
+def test_a_damaged_index_is_rebuilt(library: Workspace) -> None:
+    refresh(library)
+    index = index_file(docs_of(library), index_dir(library))
+    index.write_bytes(b"not a database at all" * 100)
+    result = invoke(library, "search_documents", {"query": "frequently"})
+    assert result.content.startswith("Documents for 'frequently' (1 of 1")
+    assert index.read_bytes().startswith(b"SQLite format 3")
+
+
+def test_an_index_that_cannot_be_written_is_a_clear_refusal(library: Workspace) -> None:
+    folder = index_dir(library)
+    folder.parent.mkdir(parents=True)
+    folder.write_text("a file where the index folder should be")
+    result = invoke(library, "search_documents", {"query": "refund"})
+    assert result.content == "Error: the documents index could not be read or updated."
+
+
 def test_a_changed_catalogue_rebuilds_the_index(library: Workspace) -> None:
     refresh(library)
     index = index_file(docs_of(library), index_dir(library))

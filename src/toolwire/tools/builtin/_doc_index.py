@@ -135,10 +135,26 @@ class DocumentIndex:
         private_dir(index_dir)
         private_file(self.path)
         self._db = sqlite3.connect(self.path, isolation_level=None)
-        self._db.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-        self._prepare()
+        try:
+            self._db.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+            self._prepare()
+        except BaseException:
+            self._db.close()
+            raise
+
+    @classmethod
+    def open(cls, folder: Path, index_dir: Path) -> DocumentIndex:
+        """The index, rebuilt from nothing when its file is not a database any more: it is a
+        cache of the folder, and a damaged cache is discarded, not kept failing."""
+        try:
+            return cls(folder, index_dir)
+        except sqlite3.DatabaseError:
+            path = index_file(folder, index_dir)
+            for damaged in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+                damaged.unlink(missing_ok=True)
+            return cls(folder, index_dir)
 
     def __enter__(self) -> DocumentIndex:
         return self
@@ -149,6 +165,9 @@ class DocumentIndex:
         error: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self.close()
+
+    def close(self) -> None:
         self._db.close()
 
     def _prepare(self) -> None:

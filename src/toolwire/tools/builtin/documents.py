@@ -61,11 +61,14 @@ def _open(context: ToolContext) -> DocumentIndex:
     target = index_dir(workspace)
     if target.resolve().is_relative_to(folder.resolve()):
         raise ToolRefusal("the documents index would live inside the documents folder.")
+    index: DocumentIndex | None = None
     try:
-        index = DocumentIndex(folder, target)
+        index = DocumentIndex.open(folder, target)
         index.refresh()
     except (OSError, sqlite3.Error):
         log.exception("the documents index failed")
+        if index is not None:
+            index.close()
         raise ToolRefusal(INDEX_FAILED) from None
     return index
 
