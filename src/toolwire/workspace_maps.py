@@ -130,7 +130,10 @@ def named_roots(
             raise ConfigError(f"{where}: a root name is 1 to 40 letters, digits, _ or -")
         if name in found:
             raise ConfigError(f"{where}: the root {name!r} is already files_root")
-        found[name] = folder(value, base, where) or Path()
+        resolved = folder(value, base, where)
+        if resolved is None:
+            raise ConfigError(f"{where}: must name a folder")
+        found[name] = resolved
     return found
 
 

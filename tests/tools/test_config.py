@@ -220,6 +220,16 @@ def test_without_a_configuration_folder_both_fail_closed() -> None:
         assert result.content == "Error: the workspace has no configuration folder."
 
 
+def test_a_huge_file_is_not_parsed(tmp_path: Path) -> None:
+    folder = tmp_path / "config"
+    folder.mkdir()
+    (folder / "big.json").write_text("[" + "1," * 600_000 + "1]")
+    result = invoke(Workspace(config=ConfigMap(folder=folder)), "check_config")
+    assert result.content.endswith("- big.json: syntax: larger than 1000000 bytes: not checked")
+    refused = invoke(Workspace(config=ConfigMap(folder=folder)), "get_config", {"path": "big.json"})
+    assert refused.content == "Error: 'big.json' is larger than 1000000 bytes."
+
+
 def test_a_broken_schema_is_one_problem(configured: Workspace, tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text('{"type": 12}')
     schemas = (("search.yaml", tmp_path / "bad.json"), ("app.toml", tmp_path / "missing.json"))
@@ -248,15 +258,14 @@ SCALARS = st.one_of(
     st.text(max_size=30), st.integers(-(10**6), 10**6), st.booleans(), st.none(),
     st.sampled_from(["sk-abcdefghijklmnopqrstu", "a@b.example", "postgres://u:pw@h/db", "x" * 400]),
 )  # fmt: skip
-DOCUMENTS = st.recursive(
-    SCALARS,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4),
-        st.dictionaries(st.sampled_from(["a", "password", "token", "name", "b c", "url"]),
-                        inner, max_size=4),
-    ),
-    max_leaves=20,
-)  # fmt: skip
+KEYS = st.sampled_from(["a", "password", "token", "name", "b c", "url"])
+
+
+def nested(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.lists(inner, max_size=4), st.dictionaries(KEYS, inner, max_size=4))
+
+
+DOCUMENTS = st.recursive(SCALARS, nested, max_leaves=20)
 
 
 @settings(

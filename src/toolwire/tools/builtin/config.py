@@ -162,11 +162,21 @@ def check_config(context: ToolContext, path: str | None = None) -> ToolResult:
         files = [(shown, target)]
     rows: list[list[str]] = []
     for shown, target in files:
-        text = target.read_bytes()[:MAX_CONFIG_BYTES].decode("utf-8", "replace")
-        for problem in _problems(config, shown, text)[:MAX_PROBLEMS]:
+        for problem in _file_problems(config, shown, target)[:MAX_PROBLEMS]:
             line = "" if problem.line is None else str(problem.line)
             rows.append([shown, line, problem.kind, format_cell(problem.text)])
     return _report(len(files), rows)
+
+
+def _file_problems(config: ConfigMap, shown: str, target: Path) -> list[Problem]:
+    try:
+        with target.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError:
+        return [Problem(None, None, "syntax", "cannot be read")]
+    if len(data) > MAX_CONFIG_BYTES:
+        return [Problem(None, None, "syntax", f"larger than {MAX_CONFIG_BYTES} bytes: not checked")]
+    return _problems(config, shown, data.decode("utf-8", "replace"))
 
 
 def _report(checked: int, rows: list[list[str]]) -> ToolResult:
