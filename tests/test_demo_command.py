@@ -62,7 +62,7 @@ def test_demo_serves_the_page_and_a_scripted_run_completes_with_artifacts(
     steps = [e["step"] for e in events if e["type"] == "step"]
     assert [s["decided_by"] for s in steps if s["kind"] == "decision"] == ["admin"]
     tool_steps = [s for s in steps if s["kind"] == "tool"]
-    assert len(tool_steps) == 6 and not any(s["tool_is_error"] for s in tool_steps)
+    assert len(tool_steps) == 10 and not any(s["tool_is_error"] for s in tool_steps)
     assert tool_steps[-1]["tool_name"] == "write_file"
     kinds = {a["type"] for s in tool_steps for a in s.get("tool_artifacts", [])}
     assert {"table", "tree", "code", "key_value"} <= kinds
@@ -72,6 +72,10 @@ def test_demo_serves_the_page_and_a_scripted_run_completes_with_artifacts(
     assert "$argon2" not in everything and "pbkdf2" not in everything
 
     assert (home / "toolwire" / "demo" / "shop.db").is_file()
+    # the documents index is in the data folder, beside the store, not in the documents
+    (index,) = (home / "toolwire" / "documents").glob("*.sqlite3")
+    assert index.stat().st_size > 0
+    assert not list((home / "toolwire" / "demo" / "docs").rglob("*.sqlite3"))
     assert (home / "toolwire" / "runs.db").is_file()  # the store every command uses
     stored = httpx.get(base + "/api/runs", headers=headers, timeout=10).json()
     assert stored["runs"][0]["status"] == "completed"

@@ -27,8 +27,9 @@ from .mcp_serve_kit import (
 )
 
 SERVED_BY_DEFAULT = [
-    "read_records", "search_records", "count_records", "browse_folder", "find_files",
-    "file_info", "write_file", "leak",
+    "read_records", "search_records", "count_records", "record_history", "record_tree",
+    "browse_folder", "find_files", "file_info", "find_missing_files", "file_references",
+    "search_documents", "fetch_document", "write_file", "leak",
 ]  # fmt: skip
 READ_CUSTOMERS = {"table": "customers", "limit": 3}
 

@@ -219,8 +219,10 @@ def test_built_ins_offered_to_an_admin_on_an_external_provider_are_content_only(
     gate = ToolPolicy(ToolRegistry(builtin_tools()))
     offered, refused = gate.offered(None, context=ADMIN, grant=OPEN, zone=TrustZone.EXTERNAL_GLOBAL)
     assert offered == [
-        "read_records", "search_records", "count_records", "browse_folder", "find_files",
-        "file_info", "write_file",
+        "read_records", "search_records", "count_records", "record_history", "record_tree",
+        "browse_folder", "find_files", "file_info", "find_missing_files", "file_references",
+        "search_documents", "fetch_document",
+        "write_file",
     ]  # fmt: skip
     assert {d.name: d.reason for d in refused}["get_env"] is Refusal.TRUST_ZONE
     local, _ = gate.offered(None, context=BOB, grant=OPEN, zone=LOCAL)
@@ -229,7 +231,10 @@ def test_built_ins_offered_to_an_admin_on_an_external_provider_are_content_only(
 
 def test_every_built_in_declares_its_group_and_a_known_data_class() -> None:
     for builtin in builtin_tools():
-        assert builtin.group in {"records", "structure", "files", "code", "system", "editing"}
+        assert builtin.group in {
+            "records", "structure", "files", "code", "system", "editing", "documents",
+            "configuration", "accounts",
+        }  # fmt: skip
         assert DataClass.parse(builtin.data_class).name.lower() == builtin.data_class
 
 

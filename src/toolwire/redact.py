@@ -2,7 +2,8 @@
 
 Best effort, not a PII scrubber. The catalogue (``PATTERNS``) holds private-key blocks,
 credentials in URLs, token-like query parameters and assignments (``DB_PASS=``,
-``PGPASSWORD=``, ``AccountKey=``), ``Authorization`` headers, e-mail addresses, and the
+``PGPASSWORD=``, ``AccountKey=``), command-line flags (``--password=``, ``--token x``),
+``Authorization`` headers, e-mail addresses, and the
 self-identifying provider tokens of gitleaks' rule set (``config/gitleaks.toml``: GitHub,
 GitLab, Slack, AWS, Stripe, Hugging Face, npm, SendGrid, Twilio, ...), ported as
 prefix-plus-body shapes. gitleaks' keyword-context rules (``twitter ... = <32 chars>``) are
@@ -50,6 +51,12 @@ _ASSIGNED_NAMES = (
     r"secret_access_key|session_token|client_secret|api[_\-]?key|access_token|auth_token"
     r"|secret_key|private_key|password|passwd|passphrase|pgpassword|pwd|pass|token|secret"
     r"|credentials?|accountkey|sharedaccesskey|sharedaccesssignature"
+)
+
+# Names of command-line flags whose value is a credential (``--password=``, ``--api-key``).
+_FLAG_NAMES = (
+    r"password|passwd|pass|pwd|passphrase|token|secret|api[_\-]?key|access[_\-]?key"
+    r"|secret[_\-]?key|private[_\-]?key|client[_\-]?secret|auth[_\-]?token|credentials?"
 )
 
 # Self-identifying provider tokens, ported from gitleaks' rule set (``config/gitleaks.toml``):
@@ -272,6 +279,16 @@ _STRUCTURED: tuple[SecretPattern, ...] = (
         rf"(?<![A-Za-z0-9_.\-])(?P<prefix>(?:[A-Za-z0-9]+[_.\-])*(?:{_ASSIGNED_NAMES})"
         r"[\"']?\s*+[:=]\s*+[\"']?)[^\s\"'&,;]++",
         re.IGNORECASE,
+    ),
+    _pattern(
+        "command_line_flag",
+        # --password=x, --db-password x, -token x: a flag named for a credential and its value.
+        # Segments end at a separator outside their class, as in the assignment shape; a value
+        # that starts with "-" is the next flag, not a secret.
+        rf"(?<![A-Za-z0-9_.\-])(?P<prefix>--?(?:[A-Za-z0-9]+[_\-])*(?:{_FLAG_NAMES})"
+        r"(?:=|[ \t]++))(?!-)[^\s\"'&,;]++",
+        re.IGNORECASE,
+        keywords=("pass", "pwd", "token", "secret", "key", "credential"),
     ),
     _pattern(
         "basic_authorization",

@@ -1,4 +1,10 @@
-"""The workspace built-in tools work on: a SQL database, a folder of files, log files, web bases.
+"""The workspace built-in tools work on: a SQL database, folders of files, log files, web bases.
+
+Files live in named roots: ``files_root`` is the root called ``files`` (the default a file
+tool uses), and ``[files_roots]`` names more (``docs = "docs"``). The optional sections in
+``workspace_maps`` name a documents folder, configuration files, a history table, account
+tables, scheduled jobs and routes. ``data_dir`` is where toolwire keeps what it derives from
+the workspace (the documents index); by default the user data directory.
 
 It may also say how to talk to the workspace's model server: ``max_tokens_field`` names the
 output-cap field an OpenAI-compatible server reads (``max_tokens`` or ``max_completion_tokens``),
@@ -39,6 +45,27 @@ from toolwire.errors import ConfigError
 from toolwire.mcp.config import McpServer, McpServerSettings, mcp_servers
 from toolwire.providers.presets import MaxTokensField
 from toolwire.text import read_capped
+from toolwire.workspace_maps import (
+    DEFAULT_ROOT,
+    AccountMap,
+    AccountSettings,
+    ConfigMap,
+    ConfigSettings,
+    HistoryMap,
+    HistorySettings,
+    JobMap,
+    JobSettings,
+    RouteMap,
+    RouteSettings,
+    absolute,
+    account_map,
+    config_map,
+    folder,
+    history_map,
+    job_map,
+    named_roots,
+    route_map,
+)
 
 Resolver = Callable[[str, int], list[str]]
 MAX_WORKSPACE_FILE_BYTES = 1_000_000  # a hand-written settings file; larger is a mistake
@@ -64,6 +91,14 @@ class Workspace:
     source: Path | None = None  # the TOML file it was read from, so a resumed run finds it again
     max_tokens_field: MaxTokensField | None = None  # None: the provider's own default
     mcp_servers: tuple[McpServer, ...] = ()
+    files_roots: Mapping[str, Path] = field(default_factory=dict)  # more roots, by name
+    documents: Path | None = None  # the folder search_documents indexes
+    data_dir: Path | None = None  # None: the user data directory
+    config: ConfigMap | None = None
+    history: HistoryMap | None = None
+    accounts: AccountMap | None = None
+    jobs: JobMap | None = None
+    routes: RouteMap | None = None
     _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -90,6 +125,11 @@ class Workspace:
             self._engines[self.database_url] = engine
         return engine
 
+    def roots(self) -> dict[str, Path]:
+        """Every file root by name: ``files`` (``files_root``) first, then the named ones."""
+        found = {} if self.files_root is None else {DEFAULT_ROOT: self.files_root}
+        return found | {k: v for k, v in self.files_roots.items() if k != DEFAULT_ROOT}
+
     def env(self) -> Mapping[str, str]:
         return os.environ if self.environ is None else self.environ
 
@@ -108,6 +148,14 @@ class _Settings(BaseModel):
     base_urls: list[str] = []
     max_tokens_field: MaxTokensField | None = None
     mcp_servers: dict[str, McpServerSettings] = {}
+    files_roots: dict[str, str] = {}
+    documents: str | None = None
+    data_dir: str | None = None
+    config: ConfigSettings | None = None
+    history: HistorySettings | None = None
+    accounts: AccountSettings | None = None
+    jobs: JobSettings | None = None
+    routes: RouteSettings | None = None
 
 
 def load_workspace(path: str | Path) -> Workspace:
@@ -128,13 +176,24 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         settings = _Settings.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"{source}: {_problems(exc)}") from None
+    files_root = folder(settings.files_root, base, f"{source}: files_root")
+    roots = named_roots(settings.files_roots, files_root, base, source)
+    roots.pop(DEFAULT_ROOT, None)
     return Workspace(
         database_url=_database_url(settings.database_url, base, source),
-        files_root=_folder(settings.files_root, base, source),
-        log_files=tuple(_absolute(p, base) for p in settings.log_files),
+        files_root=files_root,
+        log_files=tuple(absolute(p, base) for p in settings.log_files),
         base_urls=tuple(_base_url(u, n, source) for n, u in enumerate(settings.base_urls)),
         max_tokens_field=settings.max_tokens_field,
         mcp_servers=mcp_servers(settings.mcp_servers, base, source),
+        files_roots=roots,
+        documents=folder(settings.documents, base, f"{source}: documents"),
+        data_dir=absolute(settings.data_dir, base) if settings.data_dir else None,
+        config=config_map(settings.config, base, source),
+        history=history_map(settings.history),
+        accounts=account_map(settings.accounts),
+        jobs=job_map(settings.jobs, base, source),
+        routes=route_map(settings.routes, base, source),
     )
 
 
@@ -147,20 +206,6 @@ def _problems(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _absolute(value: str, base: Path) -> Path:
-    path = Path(value).expanduser()
-    return path if path.is_absolute() else base / path
-
-
-def _folder(value: str | None, base: Path, source: str) -> Path | None:
-    if not value:
-        return None
-    folder = _absolute(value, base).resolve()
-    if not folder.is_dir():
-        raise ConfigError(f"{source}: files_root: {folder} is not a folder")
-    return folder
-
-
 def _database_url(value: str | None, base: Path, source: str) -> str | None:
     if not value:
         return None
@@ -170,7 +215,7 @@ def _database_url(value: str | None, base: Path, source: str) -> str | None:
         # The value may hold a password: name the key, never echo it.
         raise ConfigError(f"{source}: database_url: not a valid SQLAlchemy URL") from None
     if _sqlite_file(url):
-        path = _absolute(str(url.database), base)
+        path = absolute(str(url.database), base)
         if not path.is_file():
             raise ConfigError(f"{source}: database_url: no SQLite database at {path}")
         url = url.set(database=str(path))

@@ -29,6 +29,10 @@ CASES = {
         "Authorization: Basic dXNlcjpodW50ZXIyaHVudGVy",
         "Authorization: Basic ***",
     ),
+    "command_line_flag": (
+        "run --token=abc123def --db-password hunter2 -api-key zz9 --verbose",
+        "run --token=*** --db-password *** -api-key *** --verbose",
+    ),
     "mailchimp_key": (f"mc {fake(32, HEX)}-us12 ok", "mc *** ok"),
     "gitlab_token": (
         f"glpat-{fake(20)} gldt-{fake(20)} glrt-{fake(24)}",
@@ -290,6 +294,10 @@ def test_prefixed_names_stay_linear_on_long_identifiers() -> None:
         ("x_api_key=zz9top", "x_api_key=***"),
         ("Basic setup: read the guide", "Basic setup: read the guide"),
         ("pass the salt", "pass the salt"),
+        ("pg_dump --password=s3cret -U shop", "pg_dump --password=*** -U shop"),
+        ("app --no-password --port 80", "app --no-password --port 80"),
+        ("tool --token-file /run/t --secret\tx", "tool --token-file /run/t --secret\t***"),
+        ("foo--password=2 x-token 3", "foo--password=2 x-token 3"),
     ],
 )
 def test_shapes_the_catalogue_used_to_miss(text: str, expected: str) -> None:
@@ -332,6 +340,8 @@ NEAR_MISSES = [
     "xoxb-",
     "a@b.",
     "sk-ant-",
+    "--db-password ",
+    "-a-b-c-token",
 ]
 # Generous: measured at 2-5 times one substitution pass; a quadratic pattern would be thousands.
 RATIO_BOUND = 60

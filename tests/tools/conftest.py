@@ -125,3 +125,33 @@ def gated_run(workspace: Workspace, name: str, arguments: Mapping[str, Any]) -> 
     options = RunOptions(allowed_tools=[name])
     request = RunRequest.of("go", provider=provider, context=context, options=options)
     return Gated(runtime, provider, context, runtime.run_sync(request))
+
+
+def artifact_leaves(result: ToolResult) -> list[str]:
+    """Every string an artifact of ``result`` shows from data: cells, tree labels, values and
+    code (not column names, key names or a code block's language, which the tool chose)."""
+    leaves: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, str):
+            leaves.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+
+    for artifact in result.artifacts:
+        data = dict(artifact.data)
+        if "items" in data:
+            data["items"] = [value for _key, value in data["items"]]
+        walk({k: v for k, v in data.items() if k not in ("columns", "language")})
+    return leaves
+
+
+def assert_artifacts_within_text(result: ToolResult) -> None:
+    """The artifact never shows more than the text: each of its strings is in the content."""
+    assert not result.is_error, result.content
+    for leaf in artifact_leaves(result):
+        assert leaf in result.content, leaf

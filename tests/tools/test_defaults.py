@@ -6,7 +6,7 @@ from toolwire.tools.defaults import default_registry
 
 def test_default_registry_starts_with_every_built_in() -> None:
     names = [t.spec.name for t in builtin_tools()]
-    assert len(names) == len(set(names)) == 22
+    assert len(names) == len(set(names)) == 39
     assert default_registry().names()[: len(names)] == names
 
 

@@ -11,9 +11,12 @@ from .conftest import invoke
 def test_list_tables_hides_sensitive_and_internal_tables(workspace: Workspace) -> None:
     result = invoke(workspace, "list_tables")
     names = [row[0] for row in result.artifacts[0].data["rows"]]
-    assert names == ["customers", "notes", "order_lines", "orders", "products", "wide"]
+    assert names == [
+        "categories", "customers", "notes", "order_lines", "orders", "product_categories",
+        "product_images", "products", "record_history", "roles", "scheduled_jobs", "staff", "wide",
+    ]  # fmt: skip
     assert "sessions" not in result.content
-    assert result.content.startswith("Tables:\n- customers (7 columns)\n- notes (2 columns)\n")
+    assert result.content.startswith("Tables:\n- categories (3 columns)\n- customers (7 columns)\n")
 
 
 def test_schema_lists_sensitive_columns_as_withheld(workspace: Workspace) -> None:
@@ -36,7 +39,7 @@ def test_relations_are_a_tree_without_sensitive_tables(workspace: Workspace) -> 
     result = invoke(workspace, "get_relations")
     (tree,) = result.artifacts
     assert tree.type is ArtifactType.TREE
-    assert tree.data["nodes"] == [
+    assert tree.data["nodes"][1:3] == [
         {
             "label": "order_lines",
             "children": [
@@ -47,6 +50,10 @@ def test_relations_are_a_tree_without_sensitive_tables(workspace: Workspace) -> 
         {"label": "orders", "children": [{"label": "customer_id -> customers.id", "children": []}]},
     ]
     assert result.content == (
-        "Foreign keys:\n- order_lines.product_id -> products.id\n"
-        "- order_lines.order_id -> orders.id\n- orders.customer_id -> customers.id"
+        "Foreign keys:\n- categories.parent_id -> categories.id\n"
+        "- order_lines.product_id -> products.id\n"
+        "- order_lines.order_id -> orders.id\n- orders.customer_id -> customers.id\n"
+        "- product_categories.category_id -> categories.id\n"
+        "- product_categories.product_id -> products.id\n"
+        "- product_images.product_id -> products.id\n- staff.role_id -> roles.id"
     )

@@ -1,4 +1,5 @@
-"""The demo workspace: a small shop with a database, source files, secrets and logs.
+"""The demo workspace: a small shop with a database, source files, documents, configuration,
+scheduled jobs, routes, secrets and logs.
 
 ``prepare_demo(data_dir)`` creates it under ``data_dir/demo`` once and reuses it afterwards
 (a ``.ready`` marker holding ``DEMO_VERSION`` says it is complete; a partial build is never
@@ -21,10 +22,15 @@ from toolwire.errors import ConfigError
 from toolwire.store.private import private_dir
 from toolwire.workspace import Workspace, load_workspace
 
-DEMO_VERSION = "1"  # bump when the content changes, so existing copies are rebuilt
+DEMO_VERSION = "2"  # bump when the content changes, so existing copies are rebuilt
 SCRIPT_PATH = Path(__file__).with_name("script.yaml")
-PROMPT = "Give me an overview of the shop: customers, the code, and the server's health."
-_FILES = Path(__file__).with_name("files")
+PROMPT = (
+    "Give me an overview of the shop: customers, the code, the docs and configuration, "
+    "and the server's health."
+)
+_HERE = Path(__file__).parent
+# Folders copied as they are: the files root, the documents, the configuration, its schemas.
+_FOLDERS = ("files", "docs", "config", "schemas")
 _READY = ".ready"
 
 
@@ -67,14 +73,46 @@ def _rebuild(root: Path) -> None:
 
 
 def _build(folder: Path) -> None:
-    shutil.copytree(_FILES, folder / "files", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in _FOLDERS:
+        shutil.copytree(_HERE / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
     write_env(folder / "files" / ".env")
     write_database(folder / "shop.db")
     write_log(folder / "logs" / "app.log")
-    (folder / "workspace.toml").write_text(
-        'database_url = "sqlite:///shop.db"\n'
-        'files_root = "files"\n'
-        'log_files = ["logs/app.log"]\n'
-        'base_urls = ["https://shop.example"]\n'
-    )
+    (folder / "workspace.toml").write_text(WORKSPACE_TOML)
     (folder / _READY).write_text(DEMO_VERSION)
+
+
+# The documents index goes to the data folder the demo lives in (``..``), beside its runs.
+WORKSPACE_TOML = """\
+database_url = "sqlite:///shop.db"
+files_root = "files"
+log_files = ["logs/app.log"]
+base_urls = ["https://shop.example"]
+documents = "docs"
+data_dir = ".."
+
+[files_roots]
+docs = "docs"
+config = "config"
+
+[config]
+folder = "config"
+schemas = { "app.toml" = "schemas/app.schema.json" }
+
+[history]
+table = "record_history"
+field_column = "field"
+time_column = "changed_at"
+
+[accounts]
+users = "staff"
+roles = "roles"
+
+[jobs]
+crontab = "config/crontab"
+systemd = "config/systemd"
+table = "scheduled_jobs"
+
+[routes]
+file = "config/routes.txt"
+"""

@@ -9,18 +9,28 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from toolwire.errors import ToolRefusal
 from toolwire.result import ToolResult
 from toolwire.tools.api import Effect, FunctionTool, ToolContext
 from toolwire.workspace import Workspace
+from toolwire.workspace_maps import DEFAULT_ROOT
 
+# Below the seam's 50,000-byte cap, so the seam never cuts text an artifact would still show:
+# a tool stops adding entries (to text and artifact alike) before its text outgrows this.
+TEXT_BUDGET_BYTES = 45_000
 CELL_CHARS = 300  # one value in a listing; longer values are cut and marked with "…"
 ECHO_CHARS = 80  # model input quoted back in a refusal: enough to recognise, too short to abuse
 _WHITESPACE = re.compile(r"\s+")
+
+Root = Annotated[
+    str, Field(description=f"which file root of the workspace (default {DEFAULT_ROOT!r})")
+]
 
 
 def builtin(
@@ -71,11 +81,25 @@ def workspace_of(context: ToolContext) -> Workspace:
     return workspace
 
 
-def files_root(context: ToolContext) -> Path:
-    root = workspace_of(context).files_root
-    if root is None:
+def files_root(context: ToolContext, root: str = DEFAULT_ROOT) -> Path:
+    """The folder of the file root called ``root``; refused when there is none by that name."""
+    roots = workspace_of(context).roots()
+    if not roots:
         raise ToolRefusal("the workspace has no files folder.")
-    return root
+    if root not in roots:
+        names = ", ".join(roots)
+        raise ToolRefusal(f"root {echo(root)} is not a file root of the workspace: {names}.")
+    return roots[root]
+
+
+def fits(lines: Sequence[str], used: int, budget: int = TEXT_BUDGET_BYTES) -> bool:
+    """Whether ``lines`` still fit in ``budget`` bytes of text after ``used`` bytes."""
+    return used + text_bytes(lines) <= budget
+
+
+def text_bytes(lines: Sequence[str]) -> int:
+    """The bytes ``lines`` take once joined with newlines (one per line, counted generously)."""
+    return sum(len(line.encode()) + 1 for line in lines)
 
 
 def echo(value: object) -> str:

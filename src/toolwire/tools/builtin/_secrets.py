@@ -157,3 +157,13 @@ def is_secret_file(
         return False  # a file yet to be written: judged by its name alone
     except OSError:
         return True  # unreadable: nothing to show, and nothing to risk
+
+
+def is_secret_named_file(path: Path, inodes: frozenset[tuple[int, int]]) -> bool:
+    """A file the operator names (a log, a crontab): secret by its name, by the name its
+    symlinks resolve to, or as a hard link to one of the files root's secrets files
+    (``inodes``, from :func:`secret_inodes`)."""
+    if is_secret_name(path.name) or is_secret_name(path.resolve().name):
+        return True
+    info = path.stat()
+    return info.st_nlink > 1 and (info.st_dev, info.st_ino) in inodes

@@ -74,6 +74,11 @@ def is_sensitive(name: str) -> bool:
     return any(_sensitive_part(part.casefold()) for part in _PARTS.findall(plain))
 
 
+def name_parts(name: str) -> list[str]:
+    """The parts of a name, case-folded, split as :func:`is_sensitive` splits it."""
+    return [part.casefold() for part in _PARTS.findall(latin(name))]
+
+
 def _sensitive_part(part: str) -> bool:
     return part in SENSITIVE_PARTS or (part.endswith("s") and part[:-1] in SENSITIVE_PARTS)
 

@@ -60,6 +60,15 @@ def readable_table(engine: Engine, name: str) -> Table:
     return guard(lambda: Table(name, MetaData(), autoload_with=engine))
 
 
+def mapped_table(engine: Engine, name: str) -> Table:
+    """A table the operator's workspace names (never the model): it may carry a sensitive
+    name (Django's ``auth_user``), but never an internal one; its columns stay filtered."""
+    internal = latin(name).casefold().startswith(INTERNAL_TABLE_PREFIXES)
+    if internal or name not in guard(lambda: inspect(engine).get_table_names()):
+        raise ToolRefusal(f"the workspace's table {echo(name)} is not found or not permitted.")
+    return guard(lambda: Table(name, MetaData(), autoload_with=engine))
+
+
 def readable_columns(table: Table) -> list[Column[object]]:
     return [c for c in table.columns if not is_sensitive(c.name)]
 

@@ -26,7 +26,7 @@ from toolwire.errors import ToolRefusal
 from toolwire.redact import catalogue_spec, mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, echo, files_root
+from toolwire.tools.builtin._common import Root, builtin, echo, files_root
 from toolwire.tools.builtin._paths import check_relative, display, regular_file, walk_files
 from toolwire.tools.builtin._secrets import (
     SECRET_CONTENT,
@@ -34,6 +34,7 @@ from toolwire.tools.builtin._secrets import (
     is_secret_path,
     secret_inodes,
 )
+from toolwire.workspace_maps import DEFAULT_ROOT
 
 MAX_LINES = 400  # one screenful of a module; page with start_line for more
 MAX_FILE_BYTES = 2_000_000  # larger files are data or generated, not source to read
@@ -54,15 +55,19 @@ Line = Annotated[int, Field(ge=1)]
 
 @builtin(group="code", data_class="source_code", requires_admin=True)
 def read_source(
-    context: ToolContext, path: str, start_line: Line = 1, end_line: Line | None = None
+    context: ToolContext,
+    path: str,
+    start_line: Line = 1,
+    end_line: Line | None = None,
+    root: Root = DEFAULT_ROOT,
 ) -> ToolResult:
     """Read lines ``start_line``..``end_line`` (at most 400) of a source file, secrets redacted.
 
     Artifact: ``code`` ``{code, language, first_line}``, the same lines as the text.
     """
-    root = files_root(context)
-    target = regular_file(root, path)
-    if is_secret_path(check_relative(path)) or is_secret_file(root.resolve(), target):
+    top = files_root(context, root)
+    target = regular_file(top, path)
+    if is_secret_path(check_relative(path)) or is_secret_file(top.resolve(), target):
         raise ToolRefusal(f"{echo(path)} looks like a secrets file and is never read.")
     lines = _source_lines(target, path)
     last = min(len(lines), end_line or start_line + MAX_LINES - 1, start_line + MAX_LINES - 1)
@@ -73,7 +78,7 @@ def read_source(
     if last < start_line:
         raise ToolRefusal("end_line must not be before start_line.")
     code = mask_secrets("\n".join(lines[start_line - 1 : last]))
-    shown = display(root, target)
+    shown = display(top, target)
     header = f"{shown} lines {start_line}-{last} of {len(lines)}:"
     language = LANGUAGES.get(target.suffix.lower(), "")
     artifact = Artifact.code(shown, code, language=language, first_line=start_line)
@@ -84,9 +89,11 @@ def read_source(
 def search_code(
     context: ToolContext,
     pattern: str,
+    *,
     regex: bool = False,
     ignore_case: bool = True,
     glob: str = "*",
+    root: Root = DEFAULT_ROOT,
 ) -> ToolResult:
     """Search source files for a substring (or a regular expression when ``regex`` is true).
 
@@ -99,8 +106,7 @@ def search_code(
         re.compile(source)
     except re.error as exc:
         raise ToolRefusal(f"invalid regular expression: {exc.msg} at position {exc.pos}.") from None
-    root = files_root(context)
-    files = _searchable(root, glob)
+    files = _searchable(files_root(context, root), glob)
     result = _run_worker(source, ignore_case, files)
     lines = [f"{p}:{n}: {text}" for p, n, text in result["matches"]]
     if not lines:

@@ -1,7 +1,8 @@
-"""Record-editing tools: ``update_record`` and ``insert_record``. Both wait for an operator.
+"""Record-editing tools: ``update_record``, ``set_field`` (one column of one row) and
+``insert_record``. Each waits for an operator.
 
 Every call pauses the run for a person, who reads the tool's preview first: the row before and
-after for an update, the row to be inserted for an insert. Both ship disabled. They keep the
+after for an update, the row to be inserted for an insert. All ship disabled. They keep the
 read tools' rules, in the tool and in its preview alike: reflected identifiers only, no
 sensitive table or column (a sensitive value is never shown, not even to the approver), values
 always bound, and an update addresses exactly one row by its single-column primary key.
@@ -36,6 +37,7 @@ Values = Annotated[dict[str, Scalar], Field(min_length=1, max_length=MAX_FILTERS
 InsertValues = Annotated[dict[str, Scalar], Field(min_length=1, max_length=MAX_INSERT_COLUMNS)]
 
 UPDATE_COLUMNS = "values may only name existing, non-sensitive, non-key columns."
+SET_COLUMN = "column must be an existing, non-sensitive, non-key column."
 INSERT_COLUMNS = "values may only name existing, non-sensitive columns."
 
 
@@ -58,12 +60,14 @@ def _insert_target(context: ToolContext, table: str, values: Mapping[str, Scalar
     return _checked(engine, sql_table, values, INSERT_COLUMNS, frozenset())
 
 
-def _update_target(context: ToolContext, table: str, values: Mapping[str, Scalar]) -> Target:
+def _update_target(
+    context: ToolContext, table: str, values: Mapping[str, Scalar], rule: str = UPDATE_COLUMNS
+) -> Target:
     engine, sql_table = _target(context, table)
     keys = list(sql_table.primary_key.columns)
     if len(keys) != 1:
         raise ToolRefusal(f"table {echo(sql_table.name)} has no single-column primary key.")
-    return _checked(engine, sql_table, values, UPDATE_COLUMNS, frozenset({keys[0].name}))
+    return _checked(engine, sql_table, values, rule, frozenset({keys[0].name}))
 
 
 def _checked(
@@ -88,23 +92,62 @@ def _key(target: Target) -> Column[Any]:
 )
 def update_record(table: str, id: int, values: Values, context: ToolContext) -> ToolResult:
     """Set columns of one row, found by its single-column primary key ``id``. Needs approval."""
-    target = _update_target(context, table, values)
+    return _update(context, table, id, values, UPDATE_COLUMNS)
+
+
+@update_record.previewer
+@refusal_shown
+def _preview_update(table: str, id: int, values: Values, context: ToolContext) -> list[str]:
+    return _update_preview(context, table, id, values, verb="update", rule=UPDATE_COLUMNS)
+
+
+@builtin(
+    group="editing",
+    data_class="content",
+    enabled_by_default=False,
+    requires_approval=True,
+    effect=Effect.IDEMPOTENT_WRITE,
+)
+def set_field(table: str, id: int, column: str, value: Scalar, context: ToolContext) -> ToolResult:
+    """Set one column of one row, found by its single-column primary key ``id``. Needs
+    approval."""
+    return _update(context, table, id, {column: value}, SET_COLUMN)
+
+
+@set_field.previewer
+@refusal_shown
+def _preview_set(
+    table: str, id: int, column: str, value: Scalar, context: ToolContext
+) -> list[str]:
+    return _update_preview(context, table, id, {column: value}, verb="set", rule=SET_COLUMN)
+
+
+def _update(
+    context: ToolContext, table: str, id: int, values: Mapping[str, Scalar], rule: str
+) -> ToolResult:
+    target = _update_target(context, table, values, rule)
     statement = update(target.table).where(_key(target) == id).values(**values)
 
     def write() -> int:
         with target.engine.begin() as connection:
             return connection.execute(statement).rowcount
 
-    changed = guard(write)
+    changed = guard(write, WRITE_FAILED)
     return ToolResult.text(f"{target.table.name} row {id}: {changed} row updated.")
 
 
-@update_record.previewer
-@refusal_shown
-def _preview_update(table: str, id: int, values: Values, context: ToolContext) -> list[str]:
-    target = _update_target(context, table, values)
+def _update_preview(
+    context: ToolContext,
+    table: str,
+    id: int,
+    values: Mapping[str, Scalar],
+    *,
+    verb: str,
+    rule: str,
+) -> list[str]:
+    target = _update_target(context, table, values, rule)
     before = _current(target, id, list(values))
-    heading = f"update {target.table.name} row {id}:"
+    heading = f"{verb} {target.table.name} row {id}:"
     if before is None:
         return [heading, f"no row of {target.table.name} has id {id}; nothing would change."]
     return [heading, *(_change(name, before[name], new) for name, new in values.items())]

@@ -20,9 +20,10 @@ from pydantic import Field
 from toolwire.errors import ToolRefusal
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, echo, files_root
+from toolwire.tools.builtin._common import Root, builtin, echo, files_root
 from toolwire.tools.builtin._paths import check_relative, contained, display, inside, walk_files
 from toolwire.tools.builtin._secrets import LISTING_SNIFF_BYTES, is_secret_file, secret_inodes
+from toolwire.workspace_maps import DEFAULT_ROOT
 
 MAX_DEPTH = 3  # a folder outline, not a dump of the tree
 MAX_ENTRIES = 300  # entries per listing: enough to orient, bounded for the wire
@@ -34,27 +35,31 @@ Depth = Annotated[int, Field(ge=1, le=MAX_DEPTH)]
 
 
 @builtin(group="files", data_class="content")
-def browse_folder(context: ToolContext, path: str = ".", depth: Depth = 1) -> ToolResult:
+def browse_folder(
+    context: ToolContext, path: str = ".", depth: Depth = 1, root: Root = DEFAULT_ROOT
+) -> ToolResult:
     """List a folder inside the workspace files, with sizes, to ``depth`` levels.
 
     Artifact: ``tree`` ``{nodes: [{label: "name/" or "name (N bytes)", children: [...]}]}``.
     """
-    root = files_root(context)
-    folder = inside(root, path)
+    top = files_root(context, root)
+    folder = inside(top, path)
     if not folder.is_dir():
         raise ToolRefusal(f"path {echo(path)} is not a folder.")
     budget = [MAX_ENTRIES]
-    base = root.resolve()
+    base = top.resolve()
     nodes = _children(_Listing(base, secret_inodes(base)), folder, depth, budget)
-    lines = [f"Folder {display(root, folder)}:"]
+    lines = [f"Folder {display(top, folder)}:"]
     _outline(nodes, lines, 1)
     if budget[0] <= 0:
         lines.append(f"(listing stopped at {MAX_ENTRIES} entries)")
-    return ToolResult.text("\n".join(lines), Artifact.tree(display(root, folder), nodes))
+    return ToolResult.text("\n".join(lines), Artifact.tree(display(top, folder), nodes))
 
 
 @builtin(group="files", data_class="content")
-def find_files(context: ToolContext, pattern: str, limit: int = 50) -> ToolResult:
+def find_files(
+    context: ToolContext, pattern: str, limit: int = 50, root: Root = DEFAULT_ROOT
+) -> ToolResult:
     """Find files whose path (relative to the files folder) matches a glob such as ``*.py``.
 
     Artifact: ``table`` ``{columns: ["path", "bytes"], rows}``.
@@ -62,13 +67,13 @@ def find_files(context: ToolContext, pattern: str, limit: int = 50) -> ToolResul
     if not pattern.strip() or len(pattern) > MAX_PATTERN_CHARS:
         raise ToolRefusal(f"pattern must be 1 to {MAX_PATTERN_CHARS} characters.")
     check_relative(pattern)
-    root = files_root(context)
-    base = root.resolve()
+    top = files_root(context, root)
+    base = top.resolve()
     cap = max(1, min(limit, MAX_MATCHES))
     listing = _Listing(base, secret_inodes(base))
     rows: list[list[str]] = []
     for entry in walk_files(base, base):
-        relative = display(root, entry)
+        relative = display(top, entry)
         if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(entry.name, pattern):
             rows.append([relative, listing.size(entry)])
             if len(rows) >= cap:
@@ -81,20 +86,20 @@ def find_files(context: ToolContext, pattern: str, limit: int = 50) -> ToolResul
 
 
 @builtin(group="files", data_class="content")
-def file_info(context: ToolContext, path: str) -> ToolResult:
+def file_info(context: ToolContext, path: str, root: Root = DEFAULT_ROOT) -> ToolResult:
     """Size, kind, modification time and permissions of one file or folder.
 
     Artifact: ``key_value`` ``{items: [["path", ...], ["kind", ...], ...]}``.
     """
-    root = files_root(context)
-    target = inside(root, path)
+    top = files_root(context, root)
+    target = inside(top, path)
     info = target.stat()
     if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
         raise ToolRefusal(f"path {echo(path)} is a special file.")
     modified = datetime.fromtimestamp(info.st_mtime, UTC).isoformat(timespec="seconds")
-    secret = stat.S_ISREG(info.st_mode) and is_secret_file(root.resolve(), target)
+    secret = stat.S_ISREG(info.st_mode) and is_secret_file(top.resolve(), target)
     items = [
-        ("path", display(root, target)),
+        ("path", display(top, target)),
         ("kind", "folder" if stat.S_ISDIR(info.st_mode) else "file"),
         ("bytes", WITHHELD if secret else str(info.st_size)),
         ("modified", WITHHELD if secret else modified),
@@ -102,7 +107,7 @@ def file_info(context: ToolContext, path: str) -> ToolResult:
         ("secret_like_name", "yes" if secret else "no"),
     ]
     text = "\n".join(f"{key}: {value}" for key, value in items)
-    return ToolResult.text(text, Artifact.key_value(display(root, target), items))
+    return ToolResult.text(text, Artifact.key_value(display(top, target), items))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ Search phrases and filter values match what the model would be shown, never mask
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -20,7 +20,7 @@ from sqlalchemy.sql import Executable
 from toolwire.errors import ToolRefusal
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, echo, format_cell
+from toolwire.tools.builtin._common import TEXT_BUDGET_BYTES, builtin, echo, format_cell
 from toolwire.tools.builtin._matching import count_kept, phrase_matcher, scan, shown_as_stored
 from toolwire.tools.builtin._sensitive import safe_cell
 from toolwire.tools.builtin._sql import (
@@ -40,8 +40,6 @@ MAX_OFFSET = 10_000  # paging deeper than this is a dump, not a lookup
 MAX_QUERY_CHARS = 200  # a search phrase, not a document
 # Searching masks each candidate cell in Python; past this many rows a search is a dump.
 MAX_SEARCHED_ROWS = 100_000
-# Below the seam's 50,000-byte cap, so the seam never cuts text the artifact would still show.
-TEXT_BUDGET_BYTES = 45_000
 
 Where = Annotated[dict[str, Scalar] | None, Field(description="column = value filters")]
 Limit = Annotated[int, Field(ge=1, description=f"rows to return (at most {MAX_LIMIT})")]
@@ -179,25 +177,41 @@ def render_rows(
     rows: Sequence[Sequence[object]],
     offset: int,
     notes: Sequence[str] = (),
+    *,
+    heading: Callable[[int], str] | None = None,
 ) -> ToolResult:
-    """Text and table artifact in one pass, from the same cells, within the text budget."""
+    """Text and table artifact in one pass, from the same cells, within the text budget.
+
+    ``heading`` writes the first line from the number of rows shown."""
     lines = [*notes]
     if not rows:
         lines.append(f"No records in {table} for the given filters.")
         return ToolResult.text("\n".join(lines))
-    size = sum(len(line.encode()) + 1 for line in lines) + 100  # the header, written last
+    used = sum(len(line.encode()) + 1 for line in lines) + 300  # the header, written last
+    blocks, shown = row_blocks(table, fields, rows, offset, used)
+    header = (
+        heading(len(shown)) if heading else f"Records in {table} ({len(shown)}, offset {offset}):"
+    )
+    artifact = Artifact.table(f"{table} records", fields, shown)
+    return ToolResult.text("\n".join([header, *lines, *blocks]), artifact)
+
+
+def row_blocks(
+    table: str, fields: list[str], rows: Sequence[Sequence[object]], offset: int, used: int
+) -> tuple[list[str], list[list[str]]]:
+    """One block of lines per row (``- table row N`` and ``  field: cell``) and the rows'
+    cells, both ending where the text, ``used`` bytes so far, would outgrow the budget."""
+    lines: list[str] = []
     shown: list[list[str]] = []
     for number, row in enumerate(rows, start=offset + 1):
         cells = [format_cell(safe_cell(v)) for v in row]
         block = [f"- {table} row {number}"]
         block += [f"  {f}: {c}" for f, c in zip(fields, cells, strict=True)]
         cost = sum(len(line.encode()) + 1 for line in block)
-        if size + cost > TEXT_BUDGET_BYTES:
+        if used + cost > TEXT_BUDGET_BYTES:
             lines.append(f"({len(rows) - len(shown)} more rows not shown: narrow the query)")
             break
-        size += cost
+        used += cost
         lines.extend(block)
         shown.append(cells)
-    header = f"Records in {table} ({len(shown)}, offset {offset}):"
-    artifact = Artifact.table(f"{table} records", fields, shown)
-    return ToolResult.text("\n".join([header, *lines]), artifact)
+    return lines, shown

@@ -24,7 +24,7 @@ from toolwire.redact import mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, format_cell, workspace_of
-from toolwire.tools.builtin._secrets import is_secret_name, secret_inodes
+from toolwire.tools.builtin._secrets import is_secret_named_file, secret_inodes
 from toolwire.tools.builtin._sensitive import is_sensitive
 
 REDACTED = "[redacted]"
@@ -102,8 +102,8 @@ def list_packages(context: ToolContext) -> ToolResult:
 def fetch_logs(context: ToolContext, lines: LogLines = 50) -> ToolResult:
     """The last ``lines`` lines of each configured log file; e-mails, tokens, keys redacted."""
     blocks = []
-    for path in _log_files(context):
-        tail = _tail_lines(path)[-lines:]
+    for path in readable_logs(context):
+        tail = tail_lines(path)[-lines:]
         blocks.append(f"== {path.name} (last {len(tail)} lines)\n" + mask_secrets("\n".join(tail)))
     return ToolResult.text("\n\n".join(blocks))
 
@@ -118,7 +118,7 @@ def search_logs(context: ToolContext, text: str, lines: LogLines = 50) -> ToolRe
     if not needle or len(needle) > MAX_SEARCH_CHARS:
         raise ToolRefusal(f"text must be 1 to {MAX_SEARCH_CHARS} characters.")
     hits = []
-    for path in _log_files(context):
+    for path in readable_logs(context):
         hits += [f"{path.name}: {line}" for line in _redacted_tail(path) if needle in line.lower()]
     if not hits:
         return ToolResult.text(f"No log lines contain {text.strip()[:MAX_SEARCH_CHARS]!r}.")
@@ -131,8 +131,8 @@ def get_last_exception(context: ToolContext) -> ToolResult:
 
     Artifact: ``code`` ``{code, language: "pytb", first_line}``.
     """
-    for path in reversed(_log_files(context)):
-        lines = _tail_lines(path)
+    for path in reversed(readable_logs(context)):
+        lines = tail_lines(path)
         starts = [n for n, line in enumerate(lines) if TRACEBACK_START in line]
         if starts:
             block = mask_secrets("\n".join(_traceback(lines, starts[-1])))
@@ -148,28 +148,21 @@ def _safe_env_value(name: str, value: str) -> str:
     return cleaned if cleaned == value else REDACTED
 
 
-def _log_files(context: ToolContext) -> list[Path]:
+def readable_logs(context: ToolContext) -> list[Path]:
     workspace = workspace_of(context)
     root = workspace.files_root
     inodes = secret_inodes(root.resolve()) if root is not None else frozenset()
-    files = [p for p in workspace.log_files if p.is_file() and not _secret_log(p, inodes)]
+    files = [p for p in workspace.log_files if p.is_file() and not is_secret_named_file(p, inodes)]
     if not files:
         raise ToolRefusal("the workspace has no readable log files.")
     return files
 
 
-def _secret_log(path: Path, inodes: frozenset[tuple[int, int]]) -> bool:
-    if is_secret_name(path.name) or is_secret_name(path.resolve().name):
-        return True
-    info = path.stat()
-    return info.st_nlink > 1 and (info.st_dev, info.st_ino) in inodes
-
-
 def _redacted_tail(path: Path) -> list[str]:
-    return [mask_secrets(line) for line in _tail_lines(path)]
+    return [mask_secrets(line) for line in tail_lines(path)]
 
 
-def _tail_lines(path: Path) -> list[str]:
+def tail_lines(path: Path) -> list[str]:
     with path.open("rb") as handle:
         size = handle.seek(0, os.SEEK_END)
         handle.seek(max(0, size - LOG_TAIL_BYTES))

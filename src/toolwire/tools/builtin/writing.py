@@ -20,8 +20,9 @@ from pathlib import Path, PurePosixPath
 from toolwire.errors import ToolRefusal
 from toolwire.result import ToolResult
 from toolwire.tools.api import Effect, ToolContext
-from toolwire.tools.builtin._common import builtin, echo, files_root, refusal_shown
+from toolwire.tools.builtin._common import Root, builtin, echo, files_root, refusal_shown
 from toolwire.tools.builtin._paths import writable_file
+from toolwire.workspace_maps import DEFAULT_ROOT
 
 MAX_WRITE_BYTES = 200_000  # a source file or a document; anything larger is data, not an edit
 MAX_DIFF_BYTES = 1_000_000  # an existing file larger than this is not diffed line by line
@@ -52,9 +53,9 @@ def _shown(path: str) -> str:
     requires_approval=True,
     effect=Effect.IDEMPOTENT_WRITE,
 )
-def write_file(path: str, text: str, context: ToolContext) -> ToolResult:
+def write_file(path: str, text: str, context: ToolContext, root: Root = DEFAULT_ROOT) -> ToolResult:
     """Write text to a file in the workspace's files folder, replacing it. Needs approval."""
-    target = writable_file(files_root(context), path)
+    target = writable_file(files_root(context, root), path)
     data = _encoded(text)
     try:
         _replace(target, data)
@@ -82,8 +83,10 @@ def _replace(target: Path, data: bytes) -> None:
 
 @write_file.previewer
 @refusal_shown
-def _preview_write(path: str, text: str, context: ToolContext) -> list[str]:
-    target = writable_file(files_root(context), path)
+def _preview_write(
+    path: str, text: str, context: ToolContext, root: Root = DEFAULT_ROOT
+) -> list[str]:
+    target = writable_file(files_root(context, root), path)
     _encoded(text)
     shown = _shown(path)
     new = text.splitlines()

@@ -1,0 +1,401 @@
+"""The documents index: SQLite FTS5 over a documents folder, kept in the data directory.
+
+Invariants:
+- The index lives in the data directory, one file per documents folder (named by a hash of the
+  folder's resolved path), never inside the folder it indexes; its folder is 0700, its file 0600.
+- Only what a model may read is stored. Secrets files (by name, path, hard link or content; see
+  ``_secrets``) are never indexed, and every title and text is masked (``toolwire.redact``)
+  before it is stored, so neither a snippet nor a match can show or confirm a secret. The index
+  records the catalogue it masked with and is rebuilt when the catalogue changes.
+- Refresh is incremental: a file is read again only when its signature (size, modification and
+  change times, inode) changed, and indexed again only when its SHA-256 changed too; a file gone
+  from the folder leaves the index. The walk skips hidden folders and never follows a symlinked
+  folder; a symlinked file counts only when it resolves inside the folder.
+- A model's query never reaches FTS5 as syntax: it is cut into words and each word is quoted.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+from typing import NamedTuple
+
+from toolwire.redact import catalogue_spec, mask_secrets
+from toolwire.store.private import private_dir, private_file
+from toolwire.tools.builtin._doc_text import SUFFIXES, extract
+from toolwire.tools.builtin._paths import contained
+from toolwire.tools.builtin._secrets import has_secret_content, is_secret_file, secret_inodes
+
+SCHEMA_VERSION = 1  # bump when the tables change: an older index is rebuilt
+MAX_DOCUMENT_BYTES = 2_000_000  # a long manual; larger files are data, not documents
+MAX_DOCUMENTS = 50_000  # files considered per folder: bounds one refresh's walk
+MAX_QUERY_WORDS = 16  # a question, not a document
+# Each call opens the index afresh; reading it through the operating system's page cache
+# (mmap) instead of a new connection's empty one halves a search for a common word.
+MMAP_BYTES = 256 * 2**20
+BUSY_MS = 10_000  # how long one refresh waits for another to finish writing
+SNIPPET_TOKENS = 20  # words around the best match in a hit's snippet
+TITLE_WEIGHT = 4.0  # a word in the title counts as much as four in the body
+HIGHLIGHT = ("**", "**")  # around matched words in a snippet: Markdown bold
+_WORD = re.compile(r"\w+\*?")
+_TABLES = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, signature TEXT NOT NULL,
+    sha256 TEXT, indexed INTEGER NOT NULL
+);
+CREATE VIRTUAL TABLE docs USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """What one refresh changed, and how many documents the index holds after it."""
+
+    added: int
+    changed: int
+    removed: int
+    documents: int
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    path: str
+    title: str
+    snippet: str
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    path: str
+    title: str
+    text: str
+
+
+class _Known(NamedTuple):
+    """What the index holds for one file."""
+
+    id: int
+    signature: str
+    sha256: str | None
+    indexed: bool
+
+
+# Per index file, in this process: (generation, files) as of the last refresh here. The
+# generation in the index's meta table moves on every write, so a copy another process has
+# outdated is read again from the index.
+_KNOWN: dict[str, tuple[int, dict[str, _Known]]] = {}
+
+
+class _Seen(NamedTuple):
+    """A file the walk found: its path in the folder, on disk, and its status."""
+
+    relative: str
+    full: str
+    info: os.stat_result
+
+
+def index_file(folder: Path, index_dir: Path) -> Path:
+    """Where the index of ``folder`` lives inside ``index_dir``."""
+    key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:24]
+    return index_dir / f"{key}.sqlite3"
+
+
+def match_expression(query: str, *, any_word: bool = False) -> str:
+    """``query`` as an FTS5 expression: each word quoted (``"refund"``, ``"pay"*``), all of
+    them required unless ``any_word``. Empty when the query has no words."""
+    words = _WORD.findall(query)[:MAX_QUERY_WORDS]
+    terms = [f'"{w[:-1]}"*' if w.endswith("*") else f'"{w}"' for w in words]
+    return (" OR " if any_word else " ").join(terms)
+
+
+@functools.cache
+def _fingerprint() -> str:
+    """What the stored text depends on besides the files: the schema, the masking catalogue
+    and the suffixes indexed. A change rebuilds the index."""
+    spec = json.dumps([SCHEMA_VERSION, catalogue_spec(), sorted(SUFFIXES)])
+    return hashlib.sha256(spec.encode()).hexdigest()
+
+
+class DocumentIndex:
+    """One open index of one documents folder; use it as a context manager."""
+
+    def __init__(self, folder: Path, index_dir: Path) -> None:
+        self.folder = folder.resolve()
+        self.path = index_file(folder, index_dir)
+        private_dir(index_dir)
+        private_file(self.path)
+        self._db = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            self._db.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+            self._prepare()
+        except BaseException:
+            self._db.close()
+            raise
+
+    @classmethod
+    def open(cls, folder: Path, index_dir: Path) -> DocumentIndex:
+        """The index, rebuilt from nothing when its file is not a database any more: it is a
+        cache of the folder, and a damaged cache is discarded, not kept failing."""
+        try:
+            return cls(folder, index_dir)
+        except sqlite3.DatabaseError:
+            path = index_file(folder, index_dir)
+            for damaged in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+                damaged.unlink(missing_ok=True)
+            return cls(folder, index_dir)
+
+    def __enter__(self) -> DocumentIndex:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _prepare(self) -> None:
+        with self._transaction():
+            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+            if "meta" in tables:
+                query = "SELECT value FROM meta WHERE key = 'fingerprint'"
+                row = self._db.execute(query).fetchone()
+                if row is not None and row[0] == _fingerprint():
+                    return
+                for name in ("docs", "files", "meta"):
+                    self._db.execute(f"DROP TABLE IF EXISTS {name}")
+            for statement in _TABLES.split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+            self._db.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (_fingerprint(),))
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    def refresh(self) -> Refresh:
+        """Bring the index in line with the folder; read only files that changed."""
+        key = str(self.path)
+        try:
+            with self._transaction():
+                generation = int(self._meta("generation") or 0)
+                known = self._known(key, generation)
+                counts, dirty = self._sync(known)
+                if dirty:
+                    generation += 1
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(generation),)
+                    )
+        except BaseException:
+            _KNOWN.pop(key, None)
+            raise
+        _KNOWN[key] = (generation, known)
+        total = sum(1 for entry in known.values() if entry.indexed)
+        return Refresh(counts["added"], counts["changed"], counts["removed"], total)
+
+    def _meta(self, name: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (name,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _known(self, key: str, generation: int) -> dict[str, _Known]:
+        """What the index holds per file: this process's copy while no other process wrote."""
+        cached = _KNOWN.get(key)
+        if cached is not None and cached[0] == generation:
+            return dict(cached[1])
+        rows = self._db.execute("SELECT path, id, signature, sha256, indexed FROM files")
+        return {row[0]: _Known(row[1], row[2], row[3], bool(row[4])) for row in rows}
+
+    def _sync(self, known: dict[str, _Known]) -> tuple[dict[str, int], bool]:
+        counts = {"added": 0, "changed": 0, "removed": 0}
+        inodes = _Inodes(self.folder)
+        seen: set[str] = set()
+        dirty = False
+        for found in self._walk():
+            seen.add(found.relative)
+            old = known.get(found.relative)
+            signature = _signature(found.info)
+            if old is None or old.signature != signature:
+                outcome, known[found.relative] = self._update(found, signature, old, inodes)
+                if outcome in counts:
+                    counts[outcome] += 1
+                dirty = True
+        for path in known.keys() - seen:
+            counts["removed"] += self._remove(known.pop(path))
+            dirty = True
+        return counts, dirty
+
+    def _walk(self) -> Iterator[_Seen]:
+        """Candidate files, in path order; plain strings on the hot path (pathlib is slow)."""
+        count = 0
+        stack = [(str(self.folder), "")]
+        while stack:
+            folder, prefix = stack.pop()
+            try:
+                with os.scandir(folder) as listing:
+                    entries = sorted(listing, key=_name)
+            except OSError:
+                continue
+            folders = []
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if not entry.name.startswith("."):
+                        folders.append((entry.path, f"{prefix}{entry.name}/"))
+                    continue
+                found = self._candidate(entry, prefix)
+                if found is not None:
+                    count += 1
+                    if count > MAX_DOCUMENTS:
+                        return
+                    yield found
+            stack.extend(reversed(folders))
+
+    def _candidate(self, entry: os.DirEntry[str], prefix: str) -> _Seen | None:
+        name = entry.name
+        dot = name.rfind(".")
+        if dot <= 0 or name[dot:].lower() not in SUFFIXES:  # ".md" alone is a hidden file
+            return None
+        if entry.is_symlink() and not contained(self.folder, Path(entry.path)):
+            return None
+        try:
+            info = entry.stat()
+        except OSError:
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return _Seen(prefix + name, entry.path, info)
+
+    def _update(
+        self, found: _Seen, signature: str, old: _Known | None, inodes: _Inodes
+    ) -> tuple[str, _Known]:
+        """Index one new or changed file: which count it adds to ("touched" adds to none),
+        and what the index now holds for it."""
+        data = self._readable(found, inodes)
+        digest = hashlib.sha256(data).hexdigest() if data is not None else None
+        if old is not None and digest is not None and old.sha256 == digest and old.indexed:
+            self._db.execute("UPDATE files SET signature = ? WHERE id = ?", (signature, old.id))
+            return "touched", old._replace(signature=signature)
+        if old is None:
+            cursor = self._db.execute(
+                "INSERT INTO files (path, signature, sha256, indexed) VALUES (?, ?, ?, 0)",
+                (found.relative, signature, digest),
+            )
+            row_id = int(cursor.lastrowid or 0)
+        else:
+            row_id = old.id
+            self._db.execute("DELETE FROM docs WHERE rowid = ?", (row_id,))
+        was_indexed = old is not None and old.indexed
+        self._db.execute(
+            "UPDATE files SET signature = ?, sha256 = ?, indexed = ? WHERE id = ?",
+            (signature, digest, int(data is not None), row_id),
+        )
+        now = _Known(row_id, signature, digest, data is not None)
+        if data is None:
+            return ("removed" if was_indexed else "skipped"), now
+        document = extract(PurePosixPath(found.relative), data)
+        self._db.execute(
+            "INSERT INTO docs (rowid, title, body) VALUES (?, ?, ?)",
+            (row_id, mask_secrets(document.title), mask_secrets(document.text)),
+        )
+        return ("changed" if was_indexed else "added"), now
+
+    def _readable(self, found: _Seen, inodes: _Inodes) -> bytes | None:
+        """The file's bytes, or None when it must not be indexed (too large, secret, binary)."""
+        if found.info.st_size > MAX_DOCUMENT_BYTES:
+            return None
+        lazy = inodes.get() if found.info.st_nlink > 1 else frozenset()
+        if is_secret_file(self.folder, Path(found.full), sniff_bytes=0, inodes=lazy):
+            return None
+        try:
+            with open(found.full, "rb") as handle:
+                data = handle.read(MAX_DOCUMENT_BYTES + 1)
+        except OSError:
+            return None
+        if len(data) > MAX_DOCUMENT_BYTES or b"\x00" in data or has_secret_content(data):
+            return None
+        return data
+
+    def _remove(self, gone: _Known) -> int:
+        self._db.execute("DELETE FROM docs WHERE rowid = ?", (gone.id,))
+        self._db.execute("DELETE FROM files WHERE id = ?", (gone.id,))
+        return int(gone.indexed)
+
+    def search(self, expression: str, limit: int) -> tuple[list[Hit], int]:
+        """The best ``limit`` hits for an FTS5 ``expression`` (from :func:`match_expression`),
+        best first, and how many documents match in all."""
+        # Rank first, snippets after: SQLite would otherwise build a snippet for every match
+        # before sorting, and a common word matches most of the folder.
+        rows = self._db.execute(
+            "WITH top AS (SELECT rowid, bm25(docs, ?, 1.0) AS score FROM docs"
+            " WHERE docs MATCH ? ORDER BY score LIMIT ?)"
+            " SELECT files.path, docs.title, snippet(docs, 1, ?, ?, '…', ?) FROM top"
+            " JOIN docs ON docs.rowid = top.rowid JOIN files ON files.id = top.rowid"
+            " WHERE docs MATCH ? ORDER BY top.score, files.path",
+            (TITLE_WEIGHT, expression, limit, *HIGHLIGHT, SNIPPET_TOKENS, expression),
+        ).fetchall()
+        total = self._db.execute(
+            "SELECT count(*) FROM docs WHERE docs MATCH ?", (expression,)
+        ).fetchone()[0]
+        return [Hit(path, title, snippet) for path, title, snippet in rows], int(total)
+
+    def fetch(self, path: str) -> Document | None:
+        """The indexed document at ``path`` (relative, with forward slashes), if there is one."""
+        row = self._db.execute(
+            "SELECT files.path, docs.title, docs.body FROM files"
+            " JOIN docs ON docs.rowid = files.id WHERE files.path = ? AND files.indexed = 1",
+            (path,),
+        ).fetchone()
+        return None if row is None else Document(*row)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` when the block raises."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._db.execute("ROLLBACK" if kind is not None else "COMMIT")
+
+
+class _Inodes:
+    """The secrets files' inodes under a folder, found only if a hard-linked file needs them."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._found: frozenset[tuple[int, int]] | None = None
+
+    def get(self) -> frozenset[tuple[int, int]]:
+        if self._found is None:
+            self._found = secret_inodes(self._folder)
+        return self._found
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _signature(info: os.stat_result) -> str:
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}"

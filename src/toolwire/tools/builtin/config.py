@@ -1,0 +1,275 @@
+"""Configuration tools: ``get_config`` and ``check_config`` over the workspace's configuration
+folder (``[config] folder`` in the workspace TOML; ``schemas`` maps file globs to JSON schemas).
+
+``get_config`` shows a file's values with secrets masked by the one catalogue: a value under a
+sensitive key name (``password``, ``api_key``, ``dsn``, ...; see ``_sensitive``) is ``***``
+whatever it holds, every other string passes through ``toolwire.redact``. ``check_config``
+reports syntax errors and, where a schema is mapped, schema errors, each with its line, built
+from fixed phrases that never quote a value (``_config_files``). Paths are confined to the
+folder as every file tool confines them, and secrets files are never read.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from jsonschema import exceptions as schema_errors
+from jsonschema import validators
+
+from toolwire.errors import ToolRefusal
+from toolwire.redact import MASK, mask_secrets
+from toolwire.result import Artifact, ToolResult
+from toolwire.tools.api import ToolContext
+from toolwire.tools.builtin._common import (
+    builtin,
+    echo,
+    fits,
+    format_cell,
+    text_bytes,
+    workspace_of,
+)
+from toolwire.tools.builtin._config_files import (
+    MAX_CONFIG_BYTES,
+    ConfigSyntaxError,
+    Problem,
+    flatten,
+    format_of,
+    key_line,
+    parse,
+)
+from toolwire.tools.builtin._paths import check_relative, display, regular_file, walk_files
+from toolwire.tools.builtin._secrets import is_secret_file, is_secret_path, secret_inodes
+from toolwire.tools.builtin._sensitive import is_sensitive
+from toolwire.workspace_maps import ConfigMap
+
+MAX_CONFIG_FILES = 200  # files listed or checked per call
+MAX_VALUES_SHOWN = 500  # values of one file; the text budget may end the list sooner
+MAX_PROBLEMS = 20  # per file: the first ones say what is wrong
+WITHHELD = "secrets file, not read"
+
+
+def _config(context: ToolContext) -> ConfigMap:
+    config = workspace_of(context).config
+    if config is None:
+        raise ToolRefusal("the workspace has no configuration folder.")
+    return config
+
+
+def _files(config: ConfigMap) -> list[tuple[str, Path, bool]]:
+    """Every configuration file in the folder: (shown path, path, is a secrets file)."""
+    base = config.folder.resolve()
+    inodes = secret_inodes(base)
+    found = []
+    for entry in walk_files(base, base):
+        if format_of(entry.name) is None:
+            continue
+        secret = is_secret_file(base, entry, inodes=inodes)
+        found.append((display(config.folder, entry), entry, secret))
+        if len(found) >= MAX_CONFIG_FILES:
+            break
+    return found
+
+
+def _read(config: ConfigMap, path: str) -> tuple[str, Path, str]:
+    """(shown path, path, text) of one readable configuration file, or a refusal."""
+    target = regular_file(config.folder, path)
+    shown = display(config.folder, target)
+    if format_of(target.name) is None:
+        raise ToolRefusal(f"{echo(path)} is not a TOML, YAML, JSON or INI file.")
+    if is_secret_path(check_relative(path)) or is_secret_file(config.folder.resolve(), target):
+        raise ToolRefusal(f"{echo(path)} looks like a secrets file and is never read.")
+    if target.stat().st_size > MAX_CONFIG_BYTES:
+        raise ToolRefusal(f"{echo(path)} is larger than {MAX_CONFIG_BYTES} bytes.")
+    return shown, target, target.read_bytes().decode("utf-8", "replace")
+
+
+@builtin(group="configuration", data_class="secret_adjacent", requires_admin=True)
+def get_config(context: ToolContext, path: str | None = None) -> ToolResult:
+    """The application's configuration: the list of its files, or one file's values, parsed,
+    with secrets masked.
+
+    Artifact: ``table`` ``{columns: ["path", "format"], rows}`` for the list, ``key_value``
+    ``{items: [[key, value], ...]}`` for a file; the same entries as the text.
+    """
+    config = _config(context)
+    if path is None:
+        return _listing(config)
+    shown, target, text = _read(config, path)
+    kind = format_of(target.name) or ""
+    try:
+        document = parse(text, kind)
+    except ConfigSyntaxError as exc:
+        where = f"line {exc.problem.line}: " if exc.problem.line else ""
+        raise ToolRefusal(
+            f"{shown} is not valid {kind} ({where}{mask_secrets(exc.problem.text)}); "
+            "check_config lists every problem."
+        ) from None
+    items: list[tuple[str, str]] = []
+    lines: list[str] = []
+    used = 300  # the header, written last
+    for key, value in flatten(document):
+        shown_key, shown_value = format_cell(mask_secrets(key)), _shown_value(key, value)
+        line = f"{shown_key} = {shown_value}"
+        if len(items) >= MAX_VALUES_SHOWN or not fits([line], used):
+            lines.append("(more values not shown)")
+            break
+        used += text_bytes([line])
+        lines.append(line)
+        items.append((shown_key, shown_value))
+    header = f"{shown} ({kind}, {len(items)} values, secrets masked):"
+    return ToolResult.text("\n".join([header, *lines]), Artifact.key_value(shown, items))
+
+
+def _listing(config: ConfigMap) -> ToolResult:
+    rows = [
+        [shown, WITHHELD if secret else format_of(shown) or ""]
+        for shown, _, secret in _files(config)
+    ]
+    if not rows:
+        return ToolResult.text("The configuration folder holds no TOML, YAML, JSON or INI file.")
+    lines = [f"- {shown} ({kind})" for shown, kind in rows]
+    text = "\n".join([f"Configuration files ({len(rows)}):", *lines])
+    return ToolResult.text(text, Artifact.table("configuration files", ["path", "format"], rows))
+
+
+def _shown_value(key: str, value: Any) -> str:
+    """A value as shown: masked whole under a sensitive key, else through the redactor."""
+    if any(is_sensitive(part) for part in key.replace("[", ".").split(".")):
+        return MASK
+    if isinstance(value, str):
+        return format_cell(mask_secrets(value))
+    if isinstance(value, dict | list):  # an empty one: a leaf of its own
+        return "{}" if isinstance(value, dict) else "[]"
+    return format_cell(mask_secrets(json.dumps(value, default=str)))
+
+
+@builtin(group="configuration", data_class="configuration", requires_admin=True)
+def check_config(context: ToolContext, path: str | None = None) -> ToolResult:
+    """Check the application's configuration files (or one) for syntax errors and, where the
+    workspace maps a schema, schema errors; each problem with its line.
+
+    Values are never quoted. Artifact: ``table`` ``{columns: ["file", "line", "kind",
+    "problem"], rows}``, the problems the text lists.
+    """
+    config = _config(context)
+    if path is None:
+        files = [(shown, target) for shown, target, secret in _files(config) if not secret]
+    else:
+        shown, target, _ = _read(config, path)
+        files = [(shown, target)]
+    rows: list[list[str]] = []
+    for shown, target in files:
+        for problem in _file_problems(config, shown, target)[:MAX_PROBLEMS]:
+            line = "" if problem.line is None else str(problem.line)
+            rows.append([shown, line, problem.kind, format_cell(problem.text)])
+    return _report(len(files), rows)
+
+
+def _file_problems(config: ConfigMap, shown: str, target: Path) -> list[Problem]:
+    try:
+        with target.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError:
+        return [Problem(None, None, "syntax", "cannot be read")]
+    if len(data) > MAX_CONFIG_BYTES:
+        return [Problem(None, None, "syntax", f"larger than {MAX_CONFIG_BYTES} bytes: not checked")]
+    return _problems(config, shown, data.decode("utf-8", "replace"))
+
+
+def _report(checked: int, rows: list[list[str]]) -> ToolResult:
+    if not rows:
+        return ToolResult.text(f"{checked} configuration files checked: no problems.")
+    lines: list[str] = []
+    shown: list[list[str]] = []
+    for row in rows:
+        where = f"{row[0]}:{row[1]}" if row[1] else row[0]
+        line = f"- {where}: {row[2]}: {row[3]}"
+        if not fits([line], text_bytes(lines) + 200):
+            lines.append(f"({len(rows) - len(shown)} more problems not shown)")
+            break
+        lines.append(line)
+        shown.append(row)
+    header = f"{checked} configuration files checked: {len(rows)} problems."
+    artifact = Artifact.table("configuration problems", ["file", "line", "kind", "problem"], shown)
+    return ToolResult.text("\n".join([header, *lines]), artifact)
+
+
+def _problems(config: ConfigMap, shown: str, text: str) -> list[Problem]:
+    kind = format_of(shown) or ""
+    try:
+        document = parse(text, kind)
+    except ConfigSyntaxError as exc:
+        problem = exc.problem  # fixed phrases; a quoted token of the file is masked all the same
+        return [Problem(problem.line, problem.column, problem.kind, mask_secrets(problem.text))]
+    schema_path = _schema_for(config, shown)
+    if schema_path is None:
+        return []
+    try:
+        schema = json.loads(schema_path.read_text())
+        validator = validators.validator_for(schema)(schema)
+        validator.check_schema(schema)
+    except (OSError, ValueError, schema_errors.SchemaError):
+        return [Problem(None, None, "schema", "its schema file cannot be read or is not valid")]
+    try:
+        errors = list(validator.iter_errors(document))
+    except RecursionError:
+        return [Problem(None, None, "schema", "nested too deeply to check")]
+    problems = [_schema_problem(text, kind, error) for error in errors]
+    return sorted(problems, key=lambda p: (p.line is None, p.line or 0, p.text))
+
+
+def _schema_for(config: ConfigMap, shown: str) -> Path | None:
+    name = PurePosixPath(shown).name
+    for glob, schema in config.schemas:
+        if fnmatch.fnmatchcase(shown, glob) or fnmatch.fnmatchcase(name, glob):
+            return schema
+    return None
+
+
+def _schema_problem(text: str, kind: str, error: Any) -> Problem:
+    path = list(error.absolute_path)
+    extra = _unexpected(error)
+    line = key_line(text, kind, [*path, extra[0]] if extra else path)
+    where = mask_secrets(_dotted(path)) if path else "the document"
+    return Problem(line, None, "schema", f"{where}: {_rule(error, extra)}")
+
+
+def _dotted(path: list[str | int]) -> str:
+    """A value's path as ``get_config`` writes it: ``servers[0].port``."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else f"{'.' if text else ''}{part}"
+    return text
+
+
+def _unexpected(error: Any) -> list[str]:
+    if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
+        return []
+    allowed = set(error.schema.get("properties", {}))
+    return [str(k) for k in error.instance if k not in allowed]
+
+
+def _rule(error: Any, extra: list[str]) -> str:
+    """What a schema rule asks, from the schema alone: never the value that broke it."""
+    rule, wanted = error.validator, error.validator_value
+    if rule == "required":
+        # one error per missing key; its message starts with that key, as the schema names it
+        missing = [k for k in wanted if str(error.message).startswith(repr(k))][:1]
+        return "missing required key " + ", ".join(repr(k) for k in missing or wanted)
+    if extra:
+        return "unexpected key " + ", ".join(repr(mask_secrets(k)) for k in extra[:10])
+    if rule == "type":
+        return f"must be of type {' or '.join(wanted) if isinstance(wanted, list) else wanted}"
+    if rule in ("enum", "const"):
+        return f"must be {'one of ' if rule == 'enum' else ''}{_clip(json.dumps(wanted))}"
+    limits = {"minimum": "≥", "maximum": "≤", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+    if rule in limits:
+        return f"must be {limits[rule]} {wanted}"
+    return f"fails the schema's {rule!r} rule ({_clip(json.dumps(wanted, default=str))})"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 120 else text[:120] + "…"

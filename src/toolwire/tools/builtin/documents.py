@@ -1,0 +1,150 @@
+"""Document tools: ``search_documents`` and ``fetch_document`` over the workspace's documents.
+
+The documents folder (``documents`` in the workspace TOML) holds Markdown, text and HTML files.
+Both tools first bring its full-text index up to date (``_doc_index``: SQLite FTS5 in the data
+directory, refreshed incrementally, secrets never indexed and every text masked), then answer
+from the index alone: a file the index left out (a secrets file, a binary, one too large, one
+behind a symlink that leaves the folder) cannot be searched or fetched. A search answers with
+ranked snippets, and its ``table`` artifact holds exactly the hits the text shows.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import platformdirs
+from pydantic import Field
+
+from toolwire.errors import ToolRefusal
+from toolwire.result import Artifact, ToolResult
+from toolwire.tools.api import ToolContext
+from toolwire.tools.builtin._common import (
+    builtin,
+    echo,
+    fits,
+    format_cell,
+    text_bytes,
+    workspace_of,
+)
+from toolwire.tools.builtin._doc_index import DocumentIndex, Hit, match_expression
+from toolwire.tools.builtin._paths import check_relative
+from toolwire.workspace import Workspace
+
+DEFAULT_HITS = 10  # enough to choose from, short enough to read
+MAX_HITS = 25  # more snippets than a model uses well in one turn
+FETCH_CHARS = 8_000  # one document's share of a turn; page on with offset
+MAX_QUERY_CHARS = 200  # a question, not a document
+INDEX_FAILED = "the documents index could not be read or updated."
+log = logging.getLogger("toolwire.tools.builtin")
+T = TypeVar("T")
+
+Hits = Annotated[int, Field(ge=1, description=f"hits to return (at most {MAX_HITS})")]
+Offset = Annotated[int, Field(ge=0, description="the first character to return")]
+
+
+def index_dir(workspace: Workspace) -> Path:
+    """Where documents indexes live: ``data_dir/documents``, by default in the user data
+    directory."""
+    base = workspace.data_dir or Path(platformdirs.user_data_dir("toolwire"))
+    return base / "documents"
+
+
+def _open(context: ToolContext) -> DocumentIndex:
+    workspace = workspace_of(context)
+    folder = workspace.documents
+    if folder is None:
+        raise ToolRefusal("the workspace has no documents folder.")
+    target = index_dir(workspace)
+    if target.resolve().is_relative_to(folder.resolve()):
+        raise ToolRefusal("the documents index would live inside the documents folder.")
+    index: DocumentIndex | None = None
+    try:
+        index = DocumentIndex.open(folder, target)
+        index.refresh()
+    except (OSError, sqlite3.Error):
+        log.exception("the documents index failed")
+        if index is not None:
+            index.close()
+        raise ToolRefusal(INDEX_FAILED) from None
+    return index
+
+
+@builtin(group="documents", data_class="content")
+def search_documents(query: str, context: ToolContext, limit: Hits = DEFAULT_HITS) -> ToolResult:
+    """Search the workspace's documents (Markdown, text, HTML) for words; best matches first.
+
+    Each hit is a path, a title and a snippet with the matched words in **bold**; read a whole
+    document with ``fetch_document``. Artifact: ``table`` ``{columns: ["rank", "path",
+    "title", "snippet"], rows}``, the hits the text shows.
+    """
+    if not query.strip() or len(query) > MAX_QUERY_CHARS:
+        raise ToolRefusal(f"query must be 1 to {MAX_QUERY_CHARS} characters.")
+    expression = match_expression(query)
+    if not expression:
+        raise ToolRefusal(f"query {echo(query)} holds no word to search for.")
+    take = min(limit, MAX_HITS)
+    with _open(context) as index:
+        hits, total = _guarded(lambda: index.search(expression, take))
+        widened = not hits and " " in expression
+        if widened:
+            any_word = match_expression(query, any_word=True)
+            hits, total = _guarded(lambda: index.search(any_word, take))
+    if not hits:
+        return ToolResult.text(f"No document matches {echo(query)}.")
+    return _render(query, hits, total, widened)
+
+
+def _guarded(action: Callable[[], T]) -> T:
+    try:
+        return action()
+    except sqlite3.Error:
+        log.exception("a documents search failed")
+        raise ToolRefusal(INDEX_FAILED) from None
+
+
+def _render(query: str, hits: list[Hit], total: int, widened: bool) -> ToolResult:
+    lines: list[str] = []
+    rows: list[list[str]] = []
+    used = 300  # the header, written last
+    for rank, hit in enumerate(hits, start=1):
+        cells = [str(rank), format_cell(hit.path), format_cell(hit.title), format_cell(hit.snippet)]
+        block = [f"{cells[0]}. {cells[1]}: {cells[2]}", f"   {cells[3]}"]
+        if not fits(block, used):
+            break
+        used += text_bytes(block)
+        lines += block
+        rows.append(cells)
+    lead = "No document holds every word; documents with any of them" if widened else "Documents"
+    header = f"{lead} for {echo(query)} ({len(rows)} of {total}, best first):"
+    artifact = Artifact.table("documents", ["rank", "path", "title", "snippet"], rows)
+    return ToolResult.text("\n".join([header, *lines]), artifact)
+
+
+@builtin(group="documents", data_class="content")
+def fetch_document(path: str, context: ToolContext, offset: Offset = 0) -> ToolResult:
+    """Read one document of the workspace's documents as plain text, 8,000 characters at a time.
+
+    ``path`` is as ``search_documents`` lists it; ``offset`` pages through a long document.
+    Artifact: ``key_value`` ``{items: [["path", ...], ["title", ...], ["characters", ...]]}``.
+    """
+    wanted = check_relative(path).as_posix()
+    with _open(context) as index:
+        document = _guarded(lambda: index.fetch(wanted))
+    if document is None:
+        raise ToolRefusal(f"no document at {echo(path)}; give a path search_documents listed.")
+    total = len(document.text)
+    if offset and offset >= total:
+        past = f"offset {offset} is past the end: {document.path} has {total} characters."
+        raise ToolRefusal(past)
+    end = min(total, offset + FETCH_CHARS)
+    span = f"{offset + 1}-{end} of {total}" if total else "0 of 0"
+    title = format_cell(document.title)
+    lines = [f"{document.path}: {title} (characters {span})", document.text[offset:end]]
+    if end < total:
+        lines.append(f"(more: call fetch_document with offset={end})")
+    items = [("path", document.path), ("title", title), ("characters", span)]
+    return ToolResult.text("\n".join(lines), Artifact.key_value(document.path, items))

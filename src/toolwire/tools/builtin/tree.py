@@ -1,0 +1,174 @@
+"""``record_tree``: the rows of one table as a tree over a parent-id column.
+
+The table, its parent column and its label column follow ``read_records``' rules (readable
+tables and columns only, identifiers compared with the reflected schema, labels through
+``safe_cell``). The tree is capped three ways: ``MAX_TREE_DEPTH`` levels, ``MAX_NODES`` nodes and
+the text budget; the outline in the text and the ``tree`` artifact are built in one pass from
+the same labels, so the artifact never shows a node the text does not. A row reached twice (a
+cycle in the data) is shown once more, marked, without its children.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from pydantic import Field
+from sqlalchemy import Column, String, Table, Text, select
+
+from toolwire.errors import ToolRefusal
+from toolwire.result import Artifact, ToolResult
+from toolwire.tools.api import ToolContext
+from toolwire.tools.builtin._common import TEXT_BUDGET_BYTES, builtin, echo, format_cell
+from toolwire.tools.builtin._sensitive import safe_cell
+from toolwire.tools.builtin._sql import engine_of, guard, readable_columns, readable_table
+
+MAX_TREE_DEPTH = 6  # an outline, not the whole hierarchy
+MAX_NODES = 300  # nodes per tree: enough to orient, bounded for the wire
+MAX_TREE_ROWS = 10_000  # rows read to build a tree; a larger table is read in part
+LABEL_NAMES = ("name", "title", "label", "slug")  # a label column's usual names, in preference
+
+Depth = Annotated[int, Field(ge=1, le=MAX_TREE_DEPTH)]
+RootId = Annotated[int | str | None, Field(description="start from this row (default: all roots)")]
+
+
+@dataclass
+class _Outline:
+    """The tree being written: its text lines and the budget left."""
+
+    lines: list[str] = field(default_factory=list)
+    nodes: int = 0
+    used: int = 300  # the header, written last
+    full: bool = False
+
+
+@builtin(group="records", data_class="content")
+def record_tree(
+    table: str,
+    context: ToolContext,
+    *,
+    parent_column: str = "parent_id",
+    label_column: str | None = None,
+    root_id: RootId = None,
+    depth: Depth = 3,
+) -> ToolResult:
+    """Rows of a table as a tree over its parent-id column, from its roots or one row, to
+    ``depth`` levels.
+
+    Artifact: ``tree`` ``{nodes: [{label: "id: label", children: [...]}]}``, the outline's nodes.
+    """
+    engine = engine_of(context)
+    sql_table = readable_table(engine, table.strip())
+    key = _single_key(sql_table)
+    parent = _readable(sql_table, parent_column, "parent_column")
+    label = _label(sql_table, label_column, {key.name, parent.name})
+    statement = select(key, parent, label).order_by(key).limit(MAX_TREE_ROWS + 1)
+    rows = guard(lambda: _fetch(engine, statement))
+    notes = (
+        [f"(only the first {MAX_TREE_ROWS} rows were read)"] if len(rows) > MAX_TREE_ROWS else []
+    )
+    tree = _Tree.of(rows[:MAX_TREE_ROWS])
+    starts = tree.roots() if root_id is None else [tree.find(root_id, sql_table.name)]
+    outline = _Outline()
+    nodes = tree.outline(starts, depth, outline)
+    if outline.full:
+        notes.append(f"(tree stopped at {outline.nodes} nodes: give root_id or a smaller depth)")
+    header = f"Tree of {sql_table.name} by {parent.name} ({outline.nodes} rows, depth {depth}):"
+    text = "\n".join([header, *outline.lines, *notes])
+    return ToolResult.text(text, Artifact.tree(f"{sql_table.name} tree", nodes))
+
+
+def _single_key(table: Table) -> Column[Any]:
+    keys = list(table.primary_key.columns)
+    if len(keys) != 1:
+        raise ToolRefusal(f"table {echo(table.name)} has no single-column primary key.")
+    return keys[0]
+
+
+def _readable(table: Table, name: str, argument: str) -> Column[Any]:
+    readable = {c.name: c for c in readable_columns(table)}
+    if name not in readable:
+        raise ToolRefusal(
+            f"{argument} {echo(name)} is not a readable column of table {echo(table.name)}."
+        )
+    return readable[name]
+
+
+def _label(table: Table, name: str | None, taken: set[str]) -> Column[Any]:
+    if name is not None:
+        return _readable(table, name, "label_column")
+    texts = [
+        c
+        for c in readable_columns(table)
+        if c.name not in taken and isinstance(c.type, String | Text)
+    ]
+    if not texts:
+        raise ToolRefusal(f"table {echo(table.name)} has no readable text column for labels.")
+    preferred = [c for n in LABEL_NAMES for c in texts if c.name.lower() == n]
+    return (preferred or texts)[0]
+
+
+def _fetch(engine: Any, statement: Any) -> list[Sequence[Any]]:
+    with engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(statement)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Tree:
+    """Rows by id and children by parent id, as read."""
+
+    labels: dict[Hashable, str]
+    children: dict[Hashable, list[Hashable]]
+    parents: dict[Hashable, Hashable]
+
+    @classmethod
+    def of(cls, rows: Sequence[Sequence[Any]]) -> _Tree:
+        labels: dict[Hashable, str] = {}
+        children: dict[Hashable, list[Hashable]] = defaultdict(list)
+        parents: dict[Hashable, Hashable] = {}
+        for key, parent, label in rows:
+            labels[key] = f"{format_cell(key)}: {format_cell(safe_cell(label))}"
+            parents[key] = parent
+            if parent is not None and parent != key:
+                children[parent].append(key)
+        return cls(labels, dict(children), parents)
+
+    def roots(self) -> list[Hashable]:
+        """Rows without a parent, or whose parent is not a row of the table."""
+        return [k for k, p in self.parents.items() if p is None or p == k or p not in self.labels]
+
+    def find(self, wanted: int | str, table: str) -> Hashable:
+        for key in self.labels:
+            if key == wanted or str(key) == str(wanted):
+                return key
+        raise ToolRefusal(f"no row of {table} has id {echo(wanted)}.")
+
+    def outline(
+        self,
+        keys: list[Hashable],
+        depth: int,
+        outline: _Outline,
+        above: frozenset[Hashable] = frozenset(),
+    ) -> list[dict[str, Any]]:
+        """Nodes for ``keys`` and their children to ``depth`` levels; each written to the
+        outline as it is added, and none once the outline is full. ``above`` holds the
+        ancestors: a row among them closes a cycle and is shown without children."""
+        nodes: list[dict[str, Any]] = []
+        level = len(above) + 1
+        for key in keys:
+            cycle = key in above
+            label = self.labels[key] + (" (cycle)" if cycle else "")
+            line = f"{'  ' * level}- {label}"
+            cost = len(line.encode()) + 1
+            if outline.nodes >= MAX_NODES or outline.used + cost > TEXT_BUDGET_BYTES:
+                outline.full = True
+                break
+            outline.lines.append(line)
+            outline.nodes += 1
+            outline.used += cost
+            below = self.children.get(key, []) if depth > 1 and not cycle else []
+            children = self.outline(below, depth - 1, outline, above | {key})
+            nodes.append({"label": label, "children": children})
+        return nodes
