@@ -38,7 +38,9 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def record(tmp_path: Path, backend: Backend, script: str, prompt: str) -> str:
+def record(
+    tmp_path: Path, backend: Backend, script: str, prompt: str, privacy: str = "full"
+) -> str:
     path = tmp_path / f"script-{abs(hash(script))}.yaml"
     path.write_text(script)
     (tmp_path / "files").mkdir(exist_ok=True)
@@ -46,7 +48,7 @@ def record(tmp_path: Path, backend: Backend, script: str, prompt: str) -> str:
     workspace = tmp_path / "workspace.toml"
     workspace.write_text('files_root = "files"\n')
     code, out, err = invoke("run", prompt, "--script", str(path), "--db", backend.url,
-                            "--privacy", "full", "--workspace", str(workspace))  # fmt: skip
+                            "--privacy", privacy, "--workspace", str(workspace))  # fmt: skip
     assert code == 0, out + err
     found = RUN_LINE.search(out + err)
     assert found is not None, out + err
@@ -77,6 +79,19 @@ def test_runs_list_filters_sorts_and_searches(tmp_path: Path, backend: Backend) 
     assert listed(backend, "--until", "2000-01-01") == []
     code, _, err = invoke("runs", "list", "--db", backend.url, "--sort", "price")
     assert code == 2 and "unknown sort 'price'" in err
+
+
+def test_runs_list_and_export_filter_by_privacy_level(tmp_path: Path, backend: Backend) -> None:
+    kept = record(tmp_path, backend, LOOKUP, "what does the note say?")
+    bare = record(tmp_path, backend, ANSWER, "hello", privacy="metadata")
+    assert listed(backend, "--privacy", "full") == [kept]
+    assert listed(backend, "--privacy", "metadata") == [bare]
+    assert listed(backend, "--privacy", "redacted") == []
+    code, out, err = invoke("runs", "export", "--privacy", "metadata", "--db", backend.url)
+    assert code == 0 and err.strip() == "exported 1 run"
+    assert [json.loads(line)["id"] for line in out.splitlines()] == [bare]
+    code, _, err = invoke("runs", "list", "--db", backend.url, "--privacy", "secret")
+    assert code == 2 and "unknown privacy level 'secret'" in err
 
 
 def test_runs_show_json_is_the_export_record(tmp_path: Path, backend: Backend) -> None:

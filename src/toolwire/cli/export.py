@@ -40,6 +40,7 @@ def export_runs(
     model: filters.Model = None,
     tool: filters.Tool = None,
     errors: filters.Errors = None,
+    privacy: filters.Privacy = None,
     search: filters.Search = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to FILE instead of stdout.")
@@ -49,7 +50,7 @@ def export_runs(
     notices = Console(stderr=True, highlight=False, soft_wrap=True)
     query = filters.run_query(
         status=status, provider=provider, model=model, tool=tool, since=since, until=until,
-        errors=errors, search=search, descending=False,
+        errors=errors, privacy=privacy, search=search, descending=False,
     )  # fmt: skip
     with open_or_exit(notices, db) as store:
         if output is None:

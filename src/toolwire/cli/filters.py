@@ -37,6 +37,12 @@ Errors = Annotated[
         help="Only runs that failed or had a call return an error (or only those without).",
     ),
 ]
+Privacy = Annotated[
+    str | None,
+    typer.Option(
+        "--privacy", help="Only runs stored at this privacy level (none, metadata, redacted, full)."
+    ),
+]
 Search = Annotated[
     str | None, typer.Option(help="Only runs whose kept text has words beginning with these.")
 ]
@@ -63,7 +69,12 @@ def run_query(**given: Any) -> RunQuery:
     from toolwire.store.browse import RunQuery
 
     fields = {
-        **{k: v for k, v in given.items() if k not in ("since", "until", "errors", "status")},
+        **{
+            k: v
+            for k, v in given.items()
+            if k not in ("since", "until", "errors", "status", "privacy")
+        },
+        "privacy_level": given.get("privacy"),
         "statuses": tuple(given.get("status") or ()),
         "has_error": given.get("errors"),
         "since": moment(given.get("since"), "--since"),

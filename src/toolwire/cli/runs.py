@@ -53,6 +53,7 @@ def list_runs(
     since: filters.Since = None,
     until: filters.Until = None,
     errors: filters.Errors = None,
+    privacy: filters.Privacy = None,
     search: filters.Search = None,
     sort: Annotated[
         str, typer.Option(help="Order by created_at, cost, tokens, duration or rounds.")
@@ -64,7 +65,8 @@ def list_runs(
     console = Console(highlight=False, soft_wrap=True, stderr=as_json)
     query = filters.run_query(
         limit=limit, offset=offset, status=status, provider=provider, model=model, tool=tool,
-        since=since, until=until, errors=errors, search=search, sort=sort, descending=not ascending,
+        since=since, until=until, errors=errors, privacy=privacy, search=search, sort=sort,
+        descending=not ascending,
     )  # fmt: skip
     with open_or_exit(console, db) as store:
         found = guard(console, lambda: store.find_runs(query, total=False).runs)
