@@ -9,8 +9,10 @@ import pytest
 from sqlalchemy import create_engine, text, update
 
 from toolwire import Artifact, ScriptedProvider, ToolRegistry, ToolResult, tool
+from toolwire.lifecycle import RunStatus
 from toolwire.privacy import PrivacyLevel
 from toolwire.runtime import RunRequest, Runtime
+from toolwire.sealing import StateKey
 from toolwire.store import RunStore, schema
 from toolwire.store.browse import RunQuery
 from toolwire.store.migrations import LATEST
@@ -80,6 +82,31 @@ def test_filters_pick_runs_by_tool_error_model_and_status(full: RunStore) -> Non
     assert ids(full, privacy_level="metadata") == []
     stored = full.get_run(nobody)
     assert stored is not None and stored.tool_errors == 1 and stored.error is None
+
+
+def test_a_waiting_run_is_listed_with_what_it_has_done_so_far(full: RunStore) -> None:
+    @tool(name="ship", data_class="public", requires_approval=True)
+    def ship(order: int) -> str:
+        return f"shipped {order}"
+
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "find_orders", "arguments": {"customer": "nobody"}}],
+         "prompt_tokens": 20, "completion_tokens": 4},
+        {"tool_calls": [{"name": "ship", "arguments": {"order": 7}}],
+         "prompt_tokens": 30, "completion_tokens": 5},
+        {"content": "Shipped."},
+    ]  # fmt: skip
+    runtime = Runtime(
+        ToolRegistry([find_orders, ship]), recorder=full, state_key=StateKey.generate()
+    )
+    outcome = runtime.run_sync(
+        RunRequest.of("ship it", provider=ScriptedProvider.from_turns(turns))
+    )
+    assert outcome.status is RunStatus.AWAITING_APPROVAL
+    (listed,) = full.find_runs(RunQuery(statuses=("awaiting_approval",))).runs
+    assert (listed.rounds, listed.prompt_tokens, listed.completion_tokens) == (2, 50, 9)
+    assert ids(full, has_error=True) == [outcome.run_id]  # its first call failed
+    assert ids(full, sort="rounds") == [outcome.run_id]
 
 
 def test_a_date_range_pages_and_a_total(full: RunStore, backend: Backend) -> None:

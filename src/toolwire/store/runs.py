@@ -282,6 +282,14 @@ class RunStore:
             statement = statement.where(_runs.c.claim == held.claim)
         with errors(f"suspend run {run_id}"), self._engine.begin() as connection:
             moved = connection.execute(statement).rowcount == 1
+            if moved:  # the stored-runs table shows what a waiting run has done so far
+                connection.execute(
+                    update(_runs)
+                    .where(_runs.c.id == run_id)
+                    .values(
+                        **recorded_totals(connection, run_id), tool_errors=_failed_calls(run_id)
+                    )
+                )
         with self._lock:
             self._last_sequence.pop(run_id, None)
         self._deciders.pop(run_id, None)
@@ -728,6 +736,15 @@ def _text(value: object) -> str | None:
 def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
     for start in range(0, len(ids), PURGE_CHUNK):
         yield ids[start : start + PURGE_CHUNK]
+
+
+def _failed_calls(run_id: str) -> Any:
+    """How many of a run's stored calls returned an error, as a subquery."""
+    return (
+        select(func.count())
+        .where(_steps.c.run_id == run_id, _steps.c.is_error == true())
+        .scalar_subquery()
+    )
 
 
 def recorded_totals(connection: Connection, run_id: str) -> dict[str, Any]:
