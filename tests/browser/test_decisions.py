@@ -134,9 +134,12 @@ def test_a_waiting_run_is_approved_from_the_stored_runs_view(watched: Watched) -
         "#runs-table tr.run-row .badge", "e => e.map(x => x.textContent)"
     )
     assert badges == ["awaiting_approval"]
+    rounds = page.text_content("#runs-table tr.run-row >> nth=0 >> td >> nth=6")
+    assert rounds == "1"  # what the waiting run has done so far
     page.click("#runs-table tr.run-row >> nth=0")
     stored = "#stored-run .pending-panel"
     page.wait_for_selector(stored)
+    assert page.text_content("#stored-run #metric-wall .metric-value") == "—"  # not ended yet
     lines = page.eval_on_selector_all(f"{stored} .preview-line", "e => e.map(x => x.textContent)")
     assert lines == ["write notes/a.md", "+ one", "+ two"]
     page.click(f"{stored} button.approve")

@@ -185,7 +185,7 @@ export class RunsView {
           run.error ? ` · ${String(run.error)}` : ""),
         links(run),
         tools,
-        h("div", { class: "summary" }, summaryStrip(summarise(steps, final, 0), shownStatus(run))),
+        h("div", { class: "summary" }, summaryStrip(summarise(steps, final, NaN), shownStatus(run))),
         pending,
         timeline,
         h("div", { class: "workbench" }, list, detail),
