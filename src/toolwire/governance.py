@@ -31,7 +31,7 @@ from toolwire.lifecycle import TerminationReason
 from toolwire.seam import Refused
 
 if TYPE_CHECKING:
-    from toolwire.runtime import RunOutcome
+    from toolwire.run import RunOutcome
 
 POLICY = "policy"  # the tool policy (toolwire.tools.policy) and the gate it asks per call
 RUNTIME = "runtime"  # the runtime's own limits and checks

@@ -33,7 +33,8 @@ from toolwire.lifecycle import RunStatus
 from toolwire.sealing import StateKey, require
 
 if TYPE_CHECKING:
-    from toolwire.runtime import RunOutcome
+    from toolwire.recorder import Recording
+    from toolwire.run import RunOutcome
 
 log = logging.getLogger("toolwire.held")
 
@@ -75,6 +76,17 @@ def answer_of(outcome: RunOutcome, name: str) -> CallAnswer:
 
 
 _ANSWERED = frozenset({RunStatus.COMPLETED, RunStatus.REFUSED})
+
+
+def hand_over(key: StateKey | None, run: Recording, outcome: RunOutcome, name: str) -> None:
+    """Seal the held call's answer for its caller; a failure is logged, and the caller then
+    reads that the answer was lost."""
+    try:
+        sealed = seal_answer(key, run.run_id, answer_of(outcome, name))
+    except StateError:
+        log.exception("run %s: the answer of a held call could not be sealed", run.run_id)
+        return
+    run.guard(lambda: run.recorder.hand_over(run.run_id, sealed), None)
 
 
 def seal_answer(key: StateKey | None, run_id: str, answer: CallAnswer) -> str:

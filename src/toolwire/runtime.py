@@ -3,7 +3,9 @@
 For every run (and every resumed segment of one): the recorder (the audit store) holds a row;
 each step goes first to the live observers, then to the recorder; a segment ends by settling
 the run exactly once, or by suspending it. Statuses and their rules live in
-:mod:`toolwire.lifecycle`; this module decides which one applies.
+:mod:`toolwire.lifecycle`; this module decides which one applies. The run's values (request,
+outcome, decision) live in :mod:`toolwire.run`, the recorder in :mod:`toolwire.recorder`, a
+decision's checks in :mod:`toolwire.resume`; their names stay importable from here.
 
 - A recorder failure never breaks a run: it is logged and reported on the outcome. But a
   suspension that cannot be stored (no state key, a store error, a cancel that won) fails the
@@ -28,15 +30,11 @@ the run exactly once, or by suspending it. Statuses and their rules live in
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import threading
 import time
-import uuid
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 from toolwire.errors import (
     DecisionError,
@@ -44,287 +42,65 @@ from toolwire.errors import (
     ProviderError,
     ProviderTimeout,
     RunCancelled,
-    RunNotWaiting,
     StaleDecision,
     StateError,
 )
-from toolwire.held import CallAnswer, answer_of, await_answer, seal_answer
+from toolwire.held import CallAnswer, await_answer, hand_over
 from toolwire.lifecycle import RUN_FAILED, RunStatus, settled_status
 from toolwire.loop import Checkpoint, LoopResult, ToolLoop
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.options import RunOptions
-from toolwire.providers.base import (
-    CompletionRequest,
-    CompletionResponse,
-    Provider,
-    no_session,
+from toolwire.providers.base import Provider
+from toolwire.recorder import STORE_FAILED, MemoryRecorder, Recording, RunRecorder, Waiting
+from toolwire.resume import (
+    QUEUED_RUN,
+    Checked,
+    check_decision,
+    context_from_state,
+    open_state,
+    waiting_run,
 )
-from toolwire.providers.presets import MaxTokensField
-from toolwire.reprs import count, ident, shape, size, tagged
+from toolwire.run import (
+    DIRECT_CALL,
+    DirectCall,
+    OperatorDecision,
+    ProviderFactory,
+    ProviderRef,
+    RunOutcome,
+    RunRequest,
+    provider_from_ref,
+)
 from toolwire.sealing import StateKey, require
 from toolwire.state import Pause, RunState
-from toolwire.suspension import validate_input
 from toolwire.telemetry import RunTelemetry, Segment, SegmentWatch, from_environment
 from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
-from toolwire.trace import DeltaObserver, Observer, RunStep, RunTrace
-from toolwire.trust import TrustZone
+from toolwire.trace import DeltaObserver, Observer, RunTrace
+
+__all__ = [
+    "DIRECT_CALL",
+    "QUEUED_RUN",
+    "STORE_FAILED",
+    "Checked",
+    "DirectCall",
+    "LoopSegment",
+    "MemoryRecorder",
+    "OperatorDecision",
+    "ProviderFactory",
+    "ProviderRef",
+    "RunOutcome",
+    "RunRecorder",
+    "RunRequest",
+    "RunStatus",
+    "Runtime",
+    "Waiting",
+    "context_from_state",
+    "provider_from_ref",
+]
 
 log = logging.getLogger("toolwire.runtime")
-STORE_FAILED = "the run store failed; this run is not fully recorded"
-QUEUED_RUN = (
-    "this run is executed by queue workers: its decision goes to the queue (toolwire runs "
-    "approve, deny or input, or an inspector on the same store)"
-)
-DIRECT_CALL = "direct call"  # the provider label of a direct tool call's run
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProviderRef:
-    """How to reach a run's provider again, in another process. Never a key."""
-
-    name: str
-    model: str | None = None
-    base_url: str | None = None
-    trust_zone: str | None = None
-    script: str | None = None
-    max_tokens_field: str | None = None  # OpenAI-compatible servers differ on the name
-
-    @classmethod
-    def of(cls, provider: Provider, model: str | None, options: RunOptions) -> ProviderRef:
-        return cls(
-            name=provider.name,
-            model=model or getattr(provider, "model", None),
-            base_url=getattr(provider, "base_url", None),
-            trust_zone=options.trust_zone or provider.trust_zone,
-            script=getattr(provider, "script_path", None),
-            max_tokens_field=getattr(provider, "max_tokens_field", None),
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunRequest:
-    """Everything one run needs. ``model`` labels the run; the provider already knows it."""
-
-    messages: tuple[ChatMessage, ...]
-    provider: Provider
-    model: str | None = None
-    options: RunOptions = field(default_factory=RunOptions)
-    context: ToolContext = field(default_factory=ToolContext)
-    rerun_of: str | None = None  # the stored run this one starts again, when it does
-
-    @classmethod
-    def of(
-        cls,
-        prompt: str,
-        *,
-        provider: Provider,
-        system: str | None = None,
-        model: str | None = None,
-        options: RunOptions | None = None,
-        context: ToolContext | None = None,
-    ) -> RunRequest:
-        """A request from a prompt and an optional system prompt."""
-        messages = ([ChatMessage.system(system)] if system else []) + [ChatMessage.user(prompt)]
-        return cls(
-            messages=tuple(messages),
-            provider=provider,
-            model=model,
-            options=options or RunOptions(),
-            context=context or ToolContext(),
-        )
-
-    @property
-    def provider_ref(self) -> ProviderRef:
-        return ProviderRef.of(self.provider, self.model, self.options)
-
-    def __repr__(self) -> str:
-        """Counts and names; no prompt, and nothing of the workspace (it may hold secrets)."""
-        user = self.context.user
-        return tagged(
-            "RunRequest",
-            messages=count(self.messages),
-            provider=ident(getattr(self.provider, "name", None)),
-            model=ident(self.model),
-            max_rounds=self.options.max_rounds,
-            user=None if user is None else ident(user.name),
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OperatorDecision:
-    """A person's answer to a waiting run. ``digest`` names the turn it was made on."""
-
-    action: Literal["approve", "deny", "input"]
-    digest: str
-    actor: str
-    reason: str | None = None
-    values: Mapping[str, Any] | None = None  # the input, for ``input``; never recorded
-
-    def __repr__(self) -> str:
-        return tagged(
-            "OperatorDecision",
-            action=ident(self.action),
-            digest=ident(self.digest),
-            actor=ident(self.actor),
-            reason_bytes=size(self.reason),
-            values=None if self.values is None else shape(self.values),
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunOutcome:
-    """How a run (or a segment of it) ended. ``error`` is a short, safe text."""
-
-    run_id: str
-    status: RunStatus
-    result: LoopResult | None
-    steps: tuple[RunStep, ...]
-    wall_ms: float
-    error: str | None = None
-    store_error: str | None = None
-
-    @property
-    def truncated(self) -> bool:
-        return self.result is not None and self.result.truncated
-
-    def __repr__(self) -> str:
-        """Status, result and counts; the steps themselves are for the trace's sinks."""
-        return tagged(
-            "RunOutcome",
-            run_id=ident(self.run_id),
-            status=self.status,
-            result=self.result,
-            steps=len(self.steps),
-            wall_ms=round(self.wall_ms, 2),
-            error=ident(self.error),
-            store_error=ident(self.store_error),
-        )
-
-    @property
-    def pause(self) -> Pause | None:
-        """What a waiting run waits on (its calls, previews and digest)."""
-        state = None if self.result is None else self.result.suspended
-        return None if state is None or not self.status.waiting else state.pause
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Waiting:
-    """A waiting run as the recorder keeps it: the sealed state and how to resume it."""
-
-    run_id: str
-    status: RunStatus
-    sealed: str
-    digest: str
-    provider: ProviderRef
-    next_sequence: int
-    queued: bool = False  # executed by queue workers: a decision on it is queued
-
-    def __repr__(self) -> str:
-        return tagged(
-            "Waiting",
-            run_id=ident(self.run_id),
-            status=self.status,
-            sealed_bytes=size(self.sealed),
-            digest=ident(self.digest),
-            provider=ident(self.provider.name),
-            next_sequence=self.next_sequence,
-        )
-
-
-class RunRecorder(Protocol):
-    """Where runs are kept: the audit store implements this."""
-
-    def begin(self, request: RunRequest) -> str:
-        """Create the run row (status running) and return its id."""
-        ...
-
-    def record_step(self, run_id: str, sequence: int, step: RunStep) -> None: ...
-
-    def settle(self, outcome: RunOutcome) -> bool:
-        """Set the terminal state once, erasing any sealed state; a second settle is ignored."""
-        ...
-
-    def cancel_requested(self, run_id: str) -> bool:
-        """True when someone (maybe another process) asked to cancel this run."""
-        ...
-
-    def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
-        """Move a running run to ``status`` with its sealed state; False if a cancel won."""
-        ...
-
-    def waiting(self, run_id: str) -> Waiting | None:
-        """The run if it is waiting, else None."""
-        ...
-
-    def claim(self, run_id: str, status: RunStatus, digest: str) -> bool:
-        """Atomically move the run from ``status`` (with ``digest``) back to running."""
-        ...
-
-    def request_cancel(self, run_id: str) -> bool:
-        """Cancel a running or waiting run; True if it was one."""
-        ...
-
-    def hand_over(self, run_id: str, sealed: str) -> None:
-        """Keep a held call's sealed answer for the caller waiting for it."""
-        ...
-
-    def take_answer(self, run_id: str) -> tuple[RunStatus, str | None] | None:
-        """The run's status and, once it ended, its held answer (erased as it is taken)."""
-        ...
-
-
-ProviderFactory = Callable[[ProviderRef], Provider]
-ContextFactory = Callable[[RunState], ToolContext]
 LoopSegment = Callable[[ToolLoop, RunTrace], Coroutine[Any, Any, LoopResult]]
-
-
-@dataclass(frozen=True, slots=True)
-class Checked:
-    """A decision checked against its waiting run: the run, its opened state, the input."""
-
-    waiting: Waiting
-    state: RunState
-    values: Mapping[str, Any] | None
-
-    def __repr__(self) -> str:
-        return tagged("Checked", waiting=self.waiting, state=self.state,
-                      values=None if self.values is None else shape(self.values))  # fmt: skip
-
-
-def provider_from_ref(ref: ProviderRef) -> Provider:
-    """The provider ``ref`` names, keyed from the environment (never from the store)."""
-    from pathlib import Path
-
-    from toolwire.providers.select import create_provider
-
-    return create_provider(
-        "scripted" if ref.script else ref.name,  # a script's own name labels runs, not adapters
-        model=ref.model,
-        base_url=ref.base_url,
-        trust_zone=ref.trust_zone,
-        script=Path(ref.script) if ref.script else None,
-        max_tokens_field=_cap_field(ref.max_tokens_field),
-    )
-
-
-def _cap_field(value: str | None) -> MaxTokensField | None:
-    """A stored output-cap field name, if it is one the adapter knows."""
-    fields: dict[str | None, MaxTokensField] = {
-        "max_tokens": "max_tokens",
-        "max_completion_tokens": "max_completion_tokens",
-    }
-    return fields.get(value)
-
-
-def context_from_state(state: RunState) -> ToolContext:
-    """The run's user again, and its workspace read from the file it came from."""
-    from toolwire.workspace import load_workspace
-
-    workspace = load_workspace(state.workspace) if state.workspace else None
-    return ToolContext(user=state.user, workspace=workspace)
 
 
 class Runtime:
@@ -374,7 +150,7 @@ class Runtime:
         """Run one request. ``on_start`` gets the run id before the first step; ``deltas``
         get the pieces of each streamed answer as they arrive (for a live view)."""
         started = time.perf_counter()
-        run = _Recording(self.recorder)
+        run = Recording(self.recorder)
         await asyncio.to_thread(run.begin, request)
         if on_start is not None:
             on_start(run.run_id)
@@ -438,7 +214,7 @@ class Runtime:
             raise StaleDecision("another decision on this turn was taken first")
         if on_start is not None:
             on_start(run_id)
-        run = _Recording(self.recorder, run_id=run_id, sequence=waiting.next_sequence - 1)
+        run = Recording(self.recorder, run_id=run_id, sequence=waiting.next_sequence - 1)
         watch = self._watch(run_id, waiting.provider, state.options, "resume")
         trace = self._trace(run, state.options, observers, deltas, watch)
         trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
@@ -474,7 +250,7 @@ class Runtime:
         step; ``checkpoint`` keeps the run's progress as it goes.
         """
         started = time.perf_counter()
-        run = _Recording(self.recorder, run_id=run_id, sequence=sequence)
+        run = Recording(self.recorder, run_id=run_id, sequence=sequence)
         watch = self._watch(run_id, ProviderRef.of(provider, None, options), options, "run")
         trace = self._trace(run, options, observers, watch=watch)
         loop = ToolLoop(provider, self.registry, policy=self.policy, checkpoint=checkpoint)
@@ -508,7 +284,7 @@ class Runtime:
             options=options or RunOptions(),
             context=context,
         )
-        run = _Recording(self.recorder)
+        run = Recording(self.recorder)
         await asyncio.to_thread(run.begin, request)
         if on_start is not None:
             on_start(run.run_id)
@@ -528,10 +304,7 @@ class Runtime:
 
     def workspace_of(self, run_id: str) -> str | None:
         """The workspace file the waiting run ``run_id``'s tools were given, if any."""
-        waiting = self.recorder.waiting(run_id)
-        if waiting is None:
-            raise RunNotWaiting("no waiting run has this id")
-        return self._open(waiting).workspace
+        return self.suspended(run_id).workspace
 
     def pending(self, run_id: str) -> Pause:
         """What the waiting run ``run_id`` waits on; ``RunNotWaiting`` or ``StateError``."""
@@ -541,10 +314,7 @@ class Runtime:
 
     def suspended(self, run_id: str) -> RunState:
         """The sealed state of the waiting run ``run_id``; ``RunNotWaiting`` or ``StateError``."""
-        waiting = self.recorder.waiting(run_id)
-        if waiting is None:
-            raise RunNotWaiting("no waiting run has this id")
-        return self._open(waiting)
+        return open_state(self.state_key, waiting_run(self.recorder, run_id))
 
     def cancel(self, run_id: str) -> bool:
         """Ask a running run of this process to stop; True if there was one."""
@@ -569,7 +339,7 @@ class Runtime:
 
     def _trace(
         self,
-        run: _Recording,
+        run: Recording,
         options: RunOptions,
         observers: Sequence[Observer],
         deltas: Sequence[DeltaObserver] = (),
@@ -593,7 +363,7 @@ class Runtime:
 
     async def _drive(
         self,
-        run: _Recording,
+        run: Recording,
         trace: RunTrace,
         segment: Coroutine[Any, Any, LoopResult],
         context: ToolContext,
@@ -640,24 +410,14 @@ class Runtime:
             outcome = run.report(outcome)
         else:
             if held is not None and run.begun:
-                await asyncio.to_thread(self._hand_over, run, outcome, held)
+                await asyncio.to_thread(hand_over, self.state_key, run, outcome, held)
             outcome = await asyncio.to_thread(run.settle, outcome)
         if watch is not None:
             watch.end(outcome, failure)
         return outcome
 
-    def _hand_over(self, run: _Recording, outcome: RunOutcome, name: str) -> None:
-        """Seal the held call's answer for its caller; a failure is logged, and the caller
-        then reads that the answer was lost."""
-        try:
-            sealed = seal_answer(self.state_key, run.run_id, answer_of(outcome, name))
-        except StateError:
-            log.exception("run %s: the answer of a held call could not be sealed", run.run_id)
-            return
-        run.guard(lambda: self.recorder.hand_over(run.run_id, sealed), None)
-
     def _suspend(
-        self, run: _Recording, state: RunState, context: ToolContext
+        self, run: Recording, state: RunState, context: ToolContext
     ) -> tuple[RunStatus, str | None]:
         """Seal and store the paused state; a run that cannot wait fails instead."""
         pause = state.pause
@@ -682,31 +442,11 @@ class Runtime:
         """Everything about a decision that can be checked before the run changes.
 
         Raises ``DecisionError`` or ``StateError``, as ``resume`` does."""
-        waiting = self.recorder.waiting(run_id)
-        if waiting is None:
-            raise RunNotWaiting("no waiting run has this id")
-        state = self._open(waiting)
-        pause = state.pause
-        assert pause is not None
-        if decision.digest != pause.digest:
-            raise StaleDecision("the decision was made on another turn than the one pending")
-        wants_input = pause.status is RunStatus.AWAITING_INPUT
-        if (decision.action == "input") != wants_input:
-            needed = "input" if wants_input else "approve or deny"
-            raise RunNotWaiting(f"this run waits for {needed}, not {decision.action}")
-        values = None
-        if wants_input:
-            tool = self.registry.get(pause.input_tool or "")
-            values = validate_input(tool, decision.values or {})
-        return Checked(waiting, state, values)
+        waiting = waiting_run(self.recorder, run_id)
+        return check_decision(waiting, open_state(self.state_key, waiting), decision,
+                              self.registry)  # fmt: skip
 
-    def _open(self, waiting: Waiting) -> RunState:
-        state = RunState.from_json(require(self.state_key).open(waiting.run_id, waiting.sealed))
-        if state.pause is None or state.pause.digest != waiting.digest:
-            raise RunNotWaiting("the run's stored state does not match its pending turn")
-        return state
-
-    def _check_cancel(self, run: _Recording) -> None:
+    def _check_cancel(self, run: Recording) -> None:
         with self._lock:
             flagged = run.run_id in self._cancelled
         if flagged or run.cancel_requested():
@@ -742,164 +482,3 @@ def _provider_error_text(exc: ProviderError) -> str:
         return f"the provider call failed: {exc}"
     status = f" (HTTP {exc.status})" if exc.status else ""
     return f"the provider call failed: {type(exc).__name__}{status}"
-
-
-class DirectCall:
-    """The provider of a direct tool call: there is none, and asking for one is a bug."""
-
-    name = DIRECT_CALL
-    trust_zone = TrustZone.LOCAL  # nothing leaves the machine
-
-    def session(self) -> AbstractAsyncContextManager[None]:
-        return no_session()
-
-    async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        raise RuntimeError("a direct tool call has no model")
-
-
-class MemoryRecorder:
-    """Keeps waiting runs in memory and nothing else; mints ids. For runtimes without a store.
-
-    A run suspended here can be resumed by the same process only. How a held call ended is
-    kept until its caller takes the answer (see :mod:`toolwire.held`).
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._refs: dict[str, ProviderRef] = {}
-        self._sequences: dict[str, int] = {}
-        self._waiting: dict[str, Waiting] = {}
-        self._cancelled: set[str] = set()
-        self._held: set[str] = set()
-        self._ended: dict[str, RunStatus] = {}
-        self._answers: dict[str, str] = {}
-
-    def begin(self, request: RunRequest) -> str:
-        run_id = uuid.uuid4().hex
-        with self._lock:
-            self._refs[run_id] = request.provider_ref
-        return run_id
-
-    def record_step(self, run_id: str, sequence: int, step: RunStep) -> None:
-        with self._lock:
-            self._sequences[run_id] = sequence
-
-    def settle(self, outcome: RunOutcome) -> bool:
-        with self._lock:
-            self._waiting.pop(outcome.run_id, None)
-            self._sequences.pop(outcome.run_id, None)
-            settled = self._refs.pop(outcome.run_id, None) is not None
-            if settled:
-                cancelled = outcome.run_id in self._cancelled
-                self._end(outcome.run_id, RunStatus.CANCELLED if cancelled else outcome.status)
-            return settled
-
-    def cancel_requested(self, run_id: str) -> bool:
-        return run_id in self._cancelled
-
-    def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
-        with self._lock:
-            if run_id in self._cancelled or run_id not in self._refs:
-                return False
-            self._waiting[run_id] = Waiting(
-                run_id=run_id, status=status, sealed=sealed, digest=digest,
-                provider=self._refs[run_id], next_sequence=self._sequences.get(run_id, 0) + 1,
-            )  # fmt: skip
-            if self._refs[run_id].name == DIRECT_CALL:
-                self._held.add(run_id)
-            return True
-
-    def waiting(self, run_id: str) -> Waiting | None:
-        with self._lock:
-            return self._waiting.get(run_id)
-
-    def claim(self, run_id: str, status: RunStatus, digest: str) -> bool:
-        with self._lock:
-            found = self._waiting.get(run_id)
-            if found is None or found.status is not status or found.digest != digest:
-                return False
-            del self._waiting[run_id]
-            return True
-
-    def request_cancel(self, run_id: str) -> bool:
-        with self._lock:
-            if run_id not in self._refs:
-                return False
-            self._cancelled.add(run_id)
-            if self._waiting.pop(run_id, None) is not None:
-                self._refs.pop(run_id, None)
-                self._end(run_id, RunStatus.CANCELLED)
-            return True
-
-    def hand_over(self, run_id: str, sealed: str) -> None:
-        with self._lock:
-            self._answers[run_id] = sealed
-
-    def take_answer(self, run_id: str) -> tuple[RunStatus, str | None] | None:
-        with self._lock:
-            if run_id in self._waiting:
-                return self._waiting[run_id].status, None
-            if run_id in self._refs:
-                return RunStatus.RUNNING, None
-            ended = self._ended.pop(run_id, None)
-            if ended is None:
-                return None
-            return ended, self._answers.pop(run_id, None)
-
-    def _end(self, run_id: str, status: RunStatus) -> None:
-        """Remember how a held call ended, for its caller (lock held)."""
-        if run_id in self._held:
-            self._held.discard(run_id)
-            self._ended[run_id] = status
-
-
-class _Recording:
-    """One segment's view of the recorder: fail-soft, counting sequence numbers.
-
-    After a failed ``begin`` the store has no row, so nothing more is sent. After a failed
-    step, later steps are skipped (the record is already incomplete) but the settle is still
-    attempted, so the run does not stay ``running`` in the store.
-    """
-
-    def __init__(self, recorder: RunRecorder, *, run_id: str = "", sequence: int = 0) -> None:
-        self.recorder = recorder
-        self.run_id = run_id
-        self.sequence = sequence
-        self.begun = bool(run_id)
-        self.store_error: str | None = None
-
-    def begin(self, request: RunRequest) -> None:
-        self.run_id = self.guard(lambda: self.recorder.begin(request), "")
-        self.begun = bool(self.run_id)
-        self.run_id = self.run_id or uuid.uuid4().hex
-
-    def record_step(self, step: RunStep) -> None:
-        self.sequence += 1
-        sequence = self.sequence
-        if self.begun and self.store_error is None:
-            self.guard(lambda: self.recorder.record_step(self.run_id, sequence, step), None)
-
-    def cancel_requested(self) -> bool:
-        if not self.begun or self.store_error is not None:
-            return False
-        return self.guard(lambda: self.recorder.cancel_requested(self.run_id), False)
-
-    def report(self, outcome: RunOutcome) -> RunOutcome:
-        if self.store_error is not None:
-            outcome = dataclasses.replace(outcome, store_error=self.store_error)
-        return outcome
-
-    def settle(self, outcome: RunOutcome) -> RunOutcome:
-        outcome = self.report(outcome)
-        if self.begun:
-            self.guard(lambda: self.recorder.settle(outcome), False)
-        return self.report(outcome)
-
-    def guard(self, action: Callable[[], T], fallback: T) -> T:
-        """Run a store action; a failure is logged and remembered, never raised."""
-        try:
-            return action()
-        except Exception:
-            log.exception("the run store failed; run %s goes on without it", self.run_id)
-            self.store_error = STORE_FAILED
-            return fallback

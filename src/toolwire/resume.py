@@ -1,0 +1,87 @@
+"""What resuming a waiting run needs before anything changes: its sealed state opened, the
+decision checked against it, and the tool context its calls had, made again in this process.
+
+Every check here reads only: a decision that fails one raises ``DecisionError`` (or
+``StateError`` for a state that cannot be opened) and leaves the run as it was. Claiming the
+run and carrying it on is the runtime's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolwire.errors import RunNotWaiting, StaleDecision
+from toolwire.lifecycle import RunStatus
+from toolwire.recorder import RunRecorder, Waiting
+from toolwire.reprs import shape, tagged
+from toolwire.run import OperatorDecision
+from toolwire.sealing import StateKey, require
+from toolwire.state import RunState
+from toolwire.suspension import validate_input
+from toolwire.tools.api import ToolContext
+from toolwire.tools.registry import ToolRegistry
+
+QUEUED_RUN = (
+    "this run is executed by queue workers: its decision goes to the queue (toolwire runs "
+    "approve, deny or input, or an inspector on the same store)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A decision checked against its waiting run: the run, its opened state, the input."""
+
+    waiting: Waiting
+    state: RunState
+    values: Mapping[str, Any] | None
+
+    def __repr__(self) -> str:
+        return tagged("Checked", waiting=self.waiting, state=self.state,
+                      values=None if self.values is None else shape(self.values))  # fmt: skip
+
+
+def waiting_run(recorder: RunRecorder, run_id: str) -> Waiting:
+    """The waiting run ``run_id``; ``RunNotWaiting`` if there is none."""
+    waiting = recorder.waiting(run_id)
+    if waiting is None:
+        raise RunNotWaiting("no waiting run has this id")
+    return waiting
+
+
+def open_state(key: StateKey | None, waiting: Waiting) -> RunState:
+    """The waiting run's sealed state; ``StateError``, or ``RunNotWaiting`` when it does not
+    belong to the turn the run waits on."""
+    state = RunState.from_json(require(key).open(waiting.run_id, waiting.sealed))
+    if state.pause is None or state.pause.digest != waiting.digest:
+        raise RunNotWaiting("the run's stored state does not match its pending turn")
+    return state
+
+
+def check_decision(
+    waiting: Waiting, state: RunState, decision: OperatorDecision, registry: ToolRegistry
+) -> Checked:
+    """``decision`` checked against the run's pending turn: its digest, its kind, and a
+    person's input against the tool's schema."""
+    pause = state.pause
+    assert pause is not None
+    if decision.digest != pause.digest:
+        raise StaleDecision("the decision was made on another turn than the one pending")
+    wants_input = pause.status is RunStatus.AWAITING_INPUT
+    if (decision.action == "input") != wants_input:
+        needed = "input" if wants_input else "approve or deny"
+        raise RunNotWaiting(f"this run waits for {needed}, not {decision.action}")
+    values = None
+    if wants_input:
+        tool = registry.get(pause.input_tool or "")
+        values = validate_input(tool, decision.values or {})
+    return Checked(waiting, state, values)
+
+
+def context_from_state(state: RunState) -> ToolContext:
+    """The run's user again, and its workspace read from the file it came from."""
+    from toolwire.workspace import load_workspace
+
+    workspace = load_workspace(state.workspace) if state.workspace else None
+    return ToolContext(user=state.user, workspace=workspace)

@@ -1,0 +1,204 @@
+"""One run as values: what it asks, how it ended, a person's decision on it, and its provider.
+
+These are what the runtime, the store, the queue and telemetry pass between them. None holds a
+key, and each ``repr`` shows counts and names, never a prompt, an input or an artifact. A run's
+provider is named by a :class:`ProviderRef` so another process can reach it again
+(:func:`provider_from_ref`), keyed from that process's environment, never from the store. A
+direct tool call's run has no provider: :class:`DirectCall` stands in for one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolwire.lifecycle import RunStatus
+from toolwire.loop import LoopResult
+from toolwire.messages import ChatMessage
+from toolwire.options import RunOptions
+from toolwire.providers.base import (
+    CompletionRequest,
+    CompletionResponse,
+    Provider,
+    no_session,
+)
+from toolwire.providers.presets import MaxTokensField
+from toolwire.reprs import count, ident, shape, size, tagged
+from toolwire.state import Pause
+from toolwire.tools.api import ToolContext
+from toolwire.trace import RunStep
+from toolwire.trust import TrustZone
+
+DIRECT_CALL = "direct call"  # the provider label of a direct tool call's run
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderRef:
+    """How to reach a run's provider again, in another process. Never a key."""
+
+    name: str
+    model: str | None = None
+    base_url: str | None = None
+    trust_zone: str | None = None
+    script: str | None = None
+    max_tokens_field: str | None = None  # OpenAI-compatible servers differ on the name
+
+    @classmethod
+    def of(cls, provider: Provider, model: str | None, options: RunOptions) -> ProviderRef:
+        return cls(
+            name=provider.name,
+            model=model or getattr(provider, "model", None),
+            base_url=getattr(provider, "base_url", None),
+            trust_zone=options.trust_zone or provider.trust_zone,
+            script=getattr(provider, "script_path", None),
+            max_tokens_field=getattr(provider, "max_tokens_field", None),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunRequest:
+    """Everything one run needs. ``model`` labels the run; the provider already knows it."""
+
+    messages: tuple[ChatMessage, ...]
+    provider: Provider
+    model: str | None = None
+    options: RunOptions = field(default_factory=RunOptions)
+    context: ToolContext = field(default_factory=ToolContext)
+    rerun_of: str | None = None  # the stored run this one starts again, when it does
+
+    @classmethod
+    def of(
+        cls,
+        prompt: str,
+        *,
+        provider: Provider,
+        system: str | None = None,
+        model: str | None = None,
+        options: RunOptions | None = None,
+        context: ToolContext | None = None,
+    ) -> RunRequest:
+        """A request from a prompt and an optional system prompt."""
+        messages = ([ChatMessage.system(system)] if system else []) + [ChatMessage.user(prompt)]
+        return cls(
+            messages=tuple(messages),
+            provider=provider,
+            model=model,
+            options=options or RunOptions(),
+            context=context or ToolContext(),
+        )
+
+    @property
+    def provider_ref(self) -> ProviderRef:
+        return ProviderRef.of(self.provider, self.model, self.options)
+
+    def __repr__(self) -> str:
+        """Counts and names; no prompt, and nothing of the workspace (it may hold secrets)."""
+        user = self.context.user
+        return tagged(
+            "RunRequest",
+            messages=count(self.messages),
+            provider=ident(getattr(self.provider, "name", None)),
+            model=ident(self.model),
+            max_rounds=self.options.max_rounds,
+            user=None if user is None else ident(user.name),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperatorDecision:
+    """A person's answer to a waiting run. ``digest`` names the turn it was made on."""
+
+    action: Literal["approve", "deny", "input"]
+    digest: str
+    actor: str
+    reason: str | None = None
+    values: Mapping[str, Any] | None = None  # the input, for ``input``; never recorded
+
+    def __repr__(self) -> str:
+        return tagged(
+            "OperatorDecision",
+            action=ident(self.action),
+            digest=ident(self.digest),
+            actor=ident(self.actor),
+            reason_bytes=size(self.reason),
+            values=None if self.values is None else shape(self.values),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOutcome:
+    """How a run (or a segment of it) ended. ``error`` is a short, safe text."""
+
+    run_id: str
+    status: RunStatus
+    result: LoopResult | None
+    steps: tuple[RunStep, ...]
+    wall_ms: float
+    error: str | None = None
+    store_error: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        return self.result is not None and self.result.truncated
+
+    def __repr__(self) -> str:
+        """Status, result and counts; the steps themselves are for the trace's sinks."""
+        return tagged(
+            "RunOutcome",
+            run_id=ident(self.run_id),
+            status=self.status,
+            result=self.result,
+            steps=len(self.steps),
+            wall_ms=round(self.wall_ms, 2),
+            error=ident(self.error),
+            store_error=ident(self.store_error),
+        )
+
+    @property
+    def pause(self) -> Pause | None:
+        """What a waiting run waits on (its calls, previews and digest)."""
+        state = None if self.result is None else self.result.suspended
+        return None if state is None or not self.status.waiting else state.pause
+
+
+ProviderFactory = Callable[[ProviderRef], Provider]
+
+
+def provider_from_ref(ref: ProviderRef) -> Provider:
+    """The provider ``ref`` names, keyed from the environment (never from the store)."""
+    from pathlib import Path
+
+    from toolwire.providers.select import create_provider
+
+    return create_provider(
+        "scripted" if ref.script else ref.name,  # a script's own name labels runs, not adapters
+        model=ref.model,
+        base_url=ref.base_url,
+        trust_zone=ref.trust_zone,
+        script=Path(ref.script) if ref.script else None,
+        max_tokens_field=_cap_field(ref.max_tokens_field),
+    )
+
+
+def _cap_field(value: str | None) -> MaxTokensField | None:
+    """A stored output-cap field name, if it is one the adapter knows."""
+    fields: dict[str | None, MaxTokensField] = {
+        "max_tokens": "max_tokens",
+        "max_completion_tokens": "max_completion_tokens",
+    }
+    return fields.get(value)
+
+
+class DirectCall:
+    """The provider of a direct tool call: there is none, and asking for one is a bug."""
+
+    name = DIRECT_CALL
+    trust_zone = TrustZone.LOCAL  # nothing leaves the machine
+
+    def session(self) -> AbstractAsyncContextManager[None]:
+        return no_session()
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        raise RuntimeError("a direct tool call has no model")
