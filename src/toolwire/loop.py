@@ -46,7 +46,7 @@ from toolwire.providers.base import (
 )
 from toolwire.seam import Invoked, Seam, past_limit, refusal
 from toolwire.state import RunState
-from toolwire.suspension import Refuse, plan, scan
+from toolwire.suspension import Answer, Refuse, Run, plan, scan
 from toolwire.tools.api import ToolContext, runs_concurrently
 from toolwire.tools.policy import Gate, ToolPolicy
 from toolwire.tools.registry import ToolRegistry
@@ -146,16 +146,7 @@ class ToolLoop:
         answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
                        approved=approved, values=values)  # fmt: skip
         state = state._replace(pause=None, offered=offered, invocations=())
-        limit = state.options.max_calls_per_turn
-        jobs = []
-        for index, (call, answer) in enumerate(answers):
-            if index >= limit:
-                jobs.append(Job(call, call.decoded_arguments(), past_limit(limit)))
-            elif isinstance(answer, Refuse):
-                refused = refusal(answer.text, answer.reason)
-                jobs.append(Job(call, call.decoded_arguments(), refused))
-            else:
-                jobs.append(Job(call, answer.arguments, alone=self._alone(call)))
+        jobs = self._jobs(answers, state.options.max_calls_per_turn)
         state = await self._run_jobs(state, trace, state.rounds, jobs, context)
         return await self.advance(state, context=context, trace=trace, run_id=run_id)
 
@@ -212,12 +203,7 @@ class ToolLoop:
         offered, _ = self._offered(state.options, context)
         answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
                        approved=approved, values=values)  # fmt: skip
-        jobs = [
-            Job(c, c.decoded_arguments(), refusal(a.text, a.reason))
-            if isinstance(a, Refuse)
-            else Job(c, a.arguments)
-            for c, a in answers
-        ]
+        jobs = self._jobs(answers, state.options.max_calls_per_turn)
         state = state._replace(pause=None, offered=offered, invocations=())
         state = await self._run_jobs(state, trace, 0, jobs, context)
         content = state.invocations[-1].result if state.invocations else ""
@@ -384,14 +370,23 @@ class ToolLoop:
         calls: Sequence[ToolCall],
         context: ToolContext,
     ) -> RunState:
-        limit = state.options.max_calls_per_turn
-        jobs = [
-            Job(call, call.decoded_arguments(), past_limit(limit))
-            if index >= limit
-            else Job(call, call.decoded_arguments(), alone=self._alone(call))
-            for index, call in enumerate(calls)
-        ]
+        answers = [(call, Run(call.decoded_arguments())) for call in calls]
+        jobs = self._jobs(answers, state.options.max_calls_per_turn)
         return await self._run_jobs(state, trace, round_, jobs, context)
+
+    def _jobs(self, answers: Sequence[tuple[ToolCall, Answer]], limit: int) -> list[Job]:
+        """A turn's calls as jobs: one past the turn's call limit, or refused, is answered with
+        its fixed refusal and never runs; the others run with the arguments their answer gives."""
+        jobs = []
+        for index, (call, answer) in enumerate(answers):
+            if index >= limit:
+                jobs.append(Job(call, call.decoded_arguments(), past_limit(limit)))
+            elif isinstance(answer, Refuse):
+                refused = refusal(answer.text, answer.reason)
+                jobs.append(Job(call, call.decoded_arguments(), refused))
+            else:
+                jobs.append(Job(call, answer.arguments, alone=self._alone(call)))
+        return jobs
 
     async def _run_jobs(
         self,
