@@ -31,6 +31,7 @@ from toolwire.messages import ChatMessage, ToolSpec
 from toolwire.options import RunOptions
 from toolwire.pricing import context_window_of, model_of, pricing_family
 from toolwire.providers.base import Provider, Usage
+from toolwire.reprs import utf8_size
 
 # The estimate: UTF-8 bytes over BYTES_PER_TOKEN, plus framing. English prose runs near four
 # bytes a token and JSON or code near three, so three errs towards too many tokens (a request
@@ -152,18 +153,20 @@ def exchange_starts(messages: Sequence[ChatMessage]) -> list[int]:
 
 def message_tokens(message: ChatMessage) -> int:
     """A cheap, generous estimate of one message's tokens: no tokenizer, no network."""
-    size = _bytes(message.content)
+    size = utf8_size(message.content)
     for call in message.tool_calls:
-        size += _bytes(call.id) + _bytes(call.name) + _bytes(call.arguments)
+        size += utf8_size(call.id) + utf8_size(call.name) + utf8_size(call.arguments)
     if message.provider_state is not None:  # it repeats the turn's text and calls, and more
-        size = max(size, _bytes(json.dumps(message.provider_state.data, default=str)))
+        size = max(size, utf8_size(json.dumps(message.provider_state.data, default=str)))
     return MESSAGE_OVERHEAD + CALL_OVERHEAD * len(message.tool_calls) + _tokens(size)
 
 
 def spec_tokens(spec: ToolSpec) -> int:
     """A tool definition's estimated tokens."""
     schema = json.dumps(spec.parameters, default=str)
-    return CALL_OVERHEAD + _tokens(_bytes(spec.name) + _bytes(spec.description) + _bytes(schema))
+    return CALL_OVERHEAD + _tokens(
+        utf8_size(spec.name) + utf8_size(spec.description) + utf8_size(schema)
+    )
 
 
 def _counted(messages: tuple[ChatMessage, ...], tally: Tally | None, window: Window) -> Tally:
@@ -179,10 +182,6 @@ def _scaled(estimated: int, tally: Tally) -> int:
     if tally.estimate <= 0:
         return estimated
     return estimated * tally.tokens // tally.estimate
-
-
-def _bytes(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def _tokens(size: int) -> int:
