@@ -31,13 +31,7 @@ from toolwire.lifecycle import RUN_FAILED, WRITE_NOT_REPEATED, RunStatus, Termin
 from toolwire.queue import engine
 from toolwire.queue.checkpoint import Checkpointer, Saved, open_saved
 from toolwire.queue.recovery import WRITE_OUTSIDE_TURN, waiting_again
-from toolwire.runtime import (
-    LoopSegment,
-    ProviderFactory,
-    RunOutcome,
-    Runtime,
-    context_from_state,
-)
+from toolwire.runtime import LoopSegment, RunOutcome, Runtime, context_from_state
 from toolwire.sealing import QUEUED_REQUEST, StateKey
 from toolwire.state import RunState
 from toolwire.store.queued import QueuedRuns, Taken
@@ -53,18 +47,10 @@ AVAILABILITY_SECONDS = 5.0  # tool switches made in the inspector reach new runs
 class Executor:
     """Executes the runs of a worker's jobs on ``runtime`` (whose recorder is ``store``)."""
 
-    def __init__(
-        self,
-        store: RunStore,
-        runtime: Runtime,
-        key: StateKey,
-        *,
-        provider_factory: ProviderFactory,
-    ) -> None:
+    def __init__(self, store: RunStore, runtime: Runtime, key: StateKey) -> None:
         self.store = store
         self.runtime = runtime
         self.key = key
-        self.provider_factory = provider_factory
         self.runs = QueuedRuns(store)
         self._availability_at = -AVAILABILITY_SECONDS
 
@@ -92,7 +78,7 @@ class Executor:
         run_id = taken.run_id
         try:
             saved, start = await asyncio.to_thread(self._start, taken)
-            provider = self.provider_factory(taken.provider)
+            provider = self.runtime.provider_factory(taken.provider)
             context = dataclasses.replace(context_from_state(saved.state), run_id=run_id)
         except (StateError, ConfigError) as exc:
             return await self._fail(run_id, f"the run cannot start on this worker: {exc}")

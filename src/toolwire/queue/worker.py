@@ -55,7 +55,7 @@ async def serve_worker(
         ThreadPoolExecutor(settings.concurrency * 2 + 4, thread_name_prefix="toolwire-worker")
     )
     runtime = Runtime(registry, recorder=store, state_key=key, provider_factory=provider_factory)
-    executor = Executor(store, runtime, key, provider_factory=provider_factory)
+    executor = Executor(store, runtime, key)
     app = engine.make_app(store.url, connections=ENGINE_CONNECTIONS)
 
     async def run(context: JobContext, run_id: str) -> None:
