@@ -16,6 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 
 from toolwire.errors import QueueError, StaleDecision
+from toolwire.lifecycle import RunStatus
 from toolwire.queue import engine
 from toolwire.queue.checkpoint import Saved
 from toolwire.queue.follow import Event, follow
@@ -111,6 +112,6 @@ class RunQueue:
         if found is None:
             raise QueueError("the run is no longer in the store")
         pause = None
-        if found.status in ("awaiting_approval", "awaiting_input") and pending is not None:
+        if RunStatus(found.status).waiting and pending is not None:
             pause = pending(run_id)
         return stored_outcome(found, pause, started=started)
