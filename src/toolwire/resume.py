@@ -85,3 +85,10 @@ def context_from_state(state: RunState) -> ToolContext:
 
     workspace = load_workspace(state.workspace) if state.workspace else None
     return ToolContext(user=state.user, workspace=workspace)
+
+
+def workspace_file(context: ToolContext) -> str | None:
+    """The file ``context``'s workspace was loaded from (what :func:`context_from_state` loads
+    again), or None: no workspace, or one not loaded from a file."""
+    source = getattr(context.workspace, "source", None)
+    return None if source is None else str(source)

@@ -59,6 +59,7 @@ from toolwire.resume import (
     context_from_state,
     open_state,
     waiting_run,
+    workspace_file,
 )
 from toolwire.run import (
     DIRECT_CALL,
@@ -422,8 +423,7 @@ class Runtime:
         """Seal and store the paused state; a run that cannot wait fails instead."""
         pause = state.pause
         assert pause is not None
-        source = getattr(context.workspace, "source", None)
-        state = state._replace(workspace=None if source is None else str(source))
+        state = state._replace(workspace=workspace_file(context))
         try:
             sealed = require(self.state_key).seal(run.run_id, state.to_json())
         except StateError as exc:

@@ -21,6 +21,7 @@ from toolwire.queue import engine
 from toolwire.queue.checkpoint import Saved
 from toolwire.queue.follow import Event, follow
 from toolwire.queue.outcome import stored_outcome
+from toolwire.resume import workspace_file
 from toolwire.runtime import Checked, OperatorDecision, RunOutcome, RunRequest
 from toolwire.sealing import CHECKPOINT, QUEUED_REQUEST, StateKey
 from toolwire.state import Pause, RunState
@@ -51,16 +52,15 @@ class RunQueue:
 
     def submit(self, request: RunRequest) -> str:
         """Store the run with its job; its id. Nothing runs here."""
-        workspace = request.context.workspace
-        source = getattr(workspace, "source", None)
-        if workspace is not None and source is None:
+        workspace = workspace_file(request.context)
+        if request.context.workspace is not None and workspace is None:
             raise QueueError(NO_FILE)
         run_id = str(uuid.uuid4())
         state = RunState(
             messages=request.messages,
             options=request.options,
             user=request.context.user,
-            workspace=None if source is None else str(source),
+            workspace=workspace,
         )
         sealed = self.key.seal(run_id, state.to_json(), QUEUED_REQUEST)
         self.runs.submit(run_id, request, sealed, engine.defer)
