@@ -14,8 +14,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from toolwire.endings import LoopResult
 from toolwire.lifecycle import RunStatus
-from toolwire.loop import LoopResult
 from toolwire.messages import ChatMessage
 from toolwire.options import RunOptions
 from toolwire.providers.base import (
