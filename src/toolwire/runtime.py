@@ -202,8 +202,8 @@ class Runtime:
         waiting, state, values = checked.waiting, checked.state, checked.values
         if waiting.queued:
             raise DecisionError(QUEUED_RUN)
-        held = waiting.provider.name == DIRECT_CALL
-        if held:  # the call is its caller's: its user and workspace, whoever decides
+        held = _held_tool(state) if waiting.provider.name == DIRECT_CALL else None
+        if held is not None:  # the call is its caller's: its user and workspace, whoever decides
             provider, context = DirectCall(), context_from_state(state)
         else:
             provider = provider or self.provider_factory(waiting.provider)
@@ -222,15 +222,13 @@ class Runtime:
                               decision.digest)  # fmt: skip
         loop = ToolLoop(provider, self.registry, policy=self.policy)
         approved = decision.action == "approve"
-        if held:
+        if held is not None:
             segment = loop.resume_call(state, approved=approved, values=values, context=context,
                                        trace=trace)  # fmt: skip
-            name = state.pause.calls[0].name if state.pause and state.pause.calls else ""
-            return await self._drive(run, trace, segment, context, started, held=name,
-                                     watch=watch)  # fmt: skip
-        segment = loop.resume(state, approved=approved, values=values, context=context,
-                              trace=trace, run_id=run_id)  # fmt: skip
-        return await self._drive(run, trace, segment, context, started, watch=watch)
+        else:
+            segment = loop.resume(state, approved=approved, values=values, context=context,
+                                  trace=trace, run_id=run_id)  # fmt: skip
+        return await self._drive(run, trace, segment, context, started, held=held, watch=watch)
 
     async def carry_on(
         self,
@@ -467,6 +465,11 @@ class Runtime:
             was = run_id in self._cancelled
             self._cancelled.discard(run_id)
             return was
+
+
+def _held_tool(state: RunState) -> str:
+    """The tool a held call's paused state waits to run."""
+    return state.pause.calls[0].name if state.pause and state.pause.calls else ""
 
 
 def _outer_cancelled() -> bool:
