@@ -34,7 +34,8 @@ from toolwire.reprs import ident, size, tagged
 from toolwire.runtime import ProviderRef, RunRequest
 from toolwire.store import schema
 from toolwire.store.engine import errors
-from toolwire.store.runs import RunStore, recorded_totals
+from toolwire.store.runs import RunStore
+from toolwire.store.statements import ERASED, recorded_totals
 from toolwire.trace import RunStep
 
 # Adds the job of a run on this connection (in a savepoint: when one already waits for the run,
@@ -282,7 +283,7 @@ def _requeue(connection: Connection, run_id: str, stalls: int) -> None:
 def _fail(connection: Connection, run_id: str, stalls: int) -> None:
     values = {
         "status": RunStatus.FAILED.value, "settled": True, "stalls": stalls,
-        "finished_at": _now(), "error": stalled_too_often(stalls), "claim": None, **_ERASED,
+        "finished_at": _now(), "error": stalled_too_often(stalls), "claim": None, **ERASED,
     }  # fmt: skip
     values |= recorded_totals(connection, run_id)
     connection.execute(update(_runs).where(_runs.c.id == run_id).values(values))
@@ -290,12 +291,7 @@ def _fail(connection: Connection, run_id: str, stalls: int) -> None:
 
 def _settle_cancelled(connection: Connection, run_id: str) -> None:
     """A running run cancelled while its worker was gone: settle it with what it recorded."""
-    values = {"settled": True, "termination_reason": "cancelled", **_ERASED}
+    values = {"settled": True, "termination_reason": "cancelled", **ERASED}
     values |= recorded_totals(connection, run_id)
     cancelled = and_(_runs.c.id == run_id, _runs.c.status == RunStatus.CANCELLED.value)
     connection.execute(update(_runs).where(cancelled).values(values))
-
-
-_ERASED: dict[str, Any] = {
-    "queued_request": None, "checkpoint": None, "suspended_state": None, "pending_digest": None,
-}  # fmt: skip

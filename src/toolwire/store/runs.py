@@ -56,7 +56,7 @@ from sqlalchemy import (
 
 from toolwire.errors import StoreError
 from toolwire.governance import decider_of, decisions_of_outcome, decisions_of_step
-from toolwire.jsonenc import loads, sink_dumps
+from toolwire.jsonenc import sink_dumps
 from toolwire.lifecycle import CANCELLABLE, TERMINAL, WAITING, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_run_step
 from toolwire.runtime import DIRECT_CALL, ProviderRef, RunOutcome, RunRequest, Waiting
@@ -69,6 +69,8 @@ from toolwire.store.hotpath import Compiled, HotPath
 from toolwire.store.migrations import migrate
 from toolwire.store.records import Progress, RunSummary, StoredRun, step_dict
 from toolwire.store.statements import (
+    ERASED,
+    FAILED_CALLS,
     FINISH_TOTALS,
     INSERT_RUN,
     INSERT_STEP,
@@ -76,9 +78,9 @@ from toolwire.store.statements import (
     SETTLE_HELD,
     STEP_COLUMNS,
     STEP_COUNT,
+    recorded_totals,
     settle_values,
     step_columns,
-    stored_totals,
 )
 from toolwire.store.writer import StepWriter
 from toolwire.text import storable
@@ -286,9 +288,7 @@ class RunStore:
                 connection.execute(
                     update(_runs)
                     .where(_runs.c.id == run_id)
-                    .values(
-                        **recorded_totals(connection, run_id), tool_errors=_failed_calls(run_id)
-                    )
+                    .values(**recorded_totals(connection, run_id), tool_errors=FAILED_CALLS)
                 )
         with self._lock:
             self._last_sequence.pop(run_id, None)
@@ -398,10 +398,7 @@ class RunStore:
                 finished_at=_now(),
                 settled=case((running, false()), else_=true()),
                 termination_reason=case((running, None), else_="cancelled"),
-                suspended_state=None,
-                pending_digest=None,
-                queued_request=None,
-                checkpoint=None,
+                **ERASED,
             )
         )
         with errors(f"cancel run {run_id}"), self._engine.begin() as connection:
@@ -591,10 +588,7 @@ class RunStore:
                         status=RunStatus.INTERRUPTED.value,
                         finished_at=_now(),
                         error=INTERRUPTED_ERROR,
-                        suspended_state=None,
-                        pending_digest=None,
-                        queued_request=None,
-                        checkpoint=None,
+                        **ERASED,
                         **recorded_totals(connection, row.id),
                     )
                 )
@@ -736,23 +730,6 @@ def _text(value: object) -> str | None:
 def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
     for start in range(0, len(ids), PURGE_CHUNK):
         yield ids[start : start + PURGE_CHUNK]
-
-
-def _failed_calls(run_id: str) -> Any:
-    """How many of a run's stored calls returned an error, as a subquery."""
-    return (
-        select(func.count())
-        .where(_steps.c.run_id == run_id, _steps.c.is_error == true())
-        .scalar_subquery()
-    )
-
-
-def recorded_totals(connection: Connection, run_id: str) -> dict[str, Any]:
-    """The totals of a run's stored model calls, over all its segments (see ``stored_totals``)."""
-    query = select(_steps.c.round, _steps.c.payload).where(
-        _steps.c.run_id == run_id, _steps.c.kind == "llm"
-    )
-    return stored_totals([(r.round, loads(r.payload)) for r in connection.execute(query)])
 
 
 def _abandon(connection: Connection, run_id: str) -> None:
