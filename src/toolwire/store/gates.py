@@ -92,10 +92,10 @@ def audit_query(
     query = select(_gates).order_by(_gates.c.at.desc(), _gates.c.id.desc())
     if since is not None:
         query = query.where(_gates.c.at >= since)
-    if tool is not None:
-        query = query.where(_gates.c.tool == tool)
+    if tool is not None:  # storable: a NUL would make PostgreSQL refuse the query
+        query = query.where(_gates.c.tool == storable(tool))
     if reason is not None:
-        query = query.where(_gates.c.reason == reason)
+        query = query.where(_gates.c.reason == storable(reason))
     if run_id is not None:
         query = query.where(_gates.c.run_id == run_id)
     return query.limit(limit).offset(offset)

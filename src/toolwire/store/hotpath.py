@@ -48,18 +48,6 @@ class HotPath:
         self._free: list[PoolProxiedConnection] = []
         self._lock = threading.Lock()
 
-    def execute(self, compiled: Compiled, values: Mapping[str, Any]) -> Any:
-        """Run one statement; return the first column of its first row, if any."""
-        with self._connection() as connection:
-            cursor = connection.cursor()
-            try:
-                cursor.execute(compiled.sql, compiled.parameters(values))
-                row = cursor.fetchone() if cursor.description else None
-            finally:
-                cursor.close()
-            connection.commit()  # ends the read transaction a SELECT opens on PostgreSQL
-        return None if row is None else row[0]
-
     def execute_many(self, compiled: Compiled, rows: list[Mapping[str, Any]], *more: Batch) -> None:
         """Run one statement once per row, then each of ``more`` (a statement and its rows),
         all in one transaction."""

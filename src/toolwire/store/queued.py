@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from sqlalchemy import Connection, and_, func, insert, select, text, true, update
@@ -34,7 +33,9 @@ from toolwire.reprs import ident, size, tagged
 from toolwire.runtime import ProviderRef, RunRequest
 from toolwire.store import schema
 from toolwire.store.engine import errors
-from toolwire.store.runs import RunStore, recorded_totals
+from toolwire.store.rows import now, provider_ref
+from toolwire.store.runs import RunStore
+from toolwire.store.statements import ERASED, recorded_totals
 from toolwire.trace import RunStep
 
 # Adds the job of a run on this connection (in a savepoint: when one already waits for the run,
@@ -105,7 +106,7 @@ class QueuedRuns:
 
     def submit(self, run_id: str, request: RunRequest, sealed: str, defer: Defer) -> None:
         row = self.store.run_row(run_id, request, RunStatus.QUEUED)
-        row |= {"queued": True, "queued_request": sealed, "queued_at": _now(), "stalls": 0}
+        row |= {"queued": True, "queued_request": sealed, "queued_at": now(), "stalls": 0}
         with errors("queue a run"), self._engine.begin() as connection:
             connection.execute(insert(_runs).values(row))
             defer(connection, run_id)
@@ -127,14 +128,7 @@ class QueuedRuns:
             last = connection.execute(_last_sequence(run_id)).scalar()
         return Taken(
             run_id=run_id,
-            provider=ProviderRef(
-                name=row.provider or "",
-                model=row.model,
-                base_url=row.base_url,
-                trust_zone=row.trust_zone,
-                script=row.script,
-                max_tokens_field=row.max_tokens_field,
-            ),
+            provider=provider_ref(row),
             privacy=PrivacyLevel.parse(row.privacy_level),
             request=row.queued_request,
             checkpoint=row.checkpoint,
@@ -168,7 +162,7 @@ class QueuedRuns:
             update(_runs)
             .where(_runs.c.id == run_id, _runs.c.status == status.value,
                    _runs.c.pending_digest == digest, _runs.c.queued == true())
-            .values(status=_QUEUED, queued_at=_now(), checkpoint=sealed, suspended_state=None,
+            .values(status=_QUEUED, queued_at=now(), checkpoint=sealed, suspended_state=None,
                     pending_digest=None)
             .returning(_runs.c.privacy_level)
         )  # fmt: skip
@@ -189,7 +183,7 @@ class QueuedRuns:
         statement = (
             update(_runs)
             .where(_runs.c.id == run_id, _runs.c.status == _RUNNING, _runs.c.claim == claim)
-            .values(status=_QUEUED, claim=None, queued_at=_now())
+            .values(status=_QUEUED, claim=None, queued_at=now())
         )
         with errors(f"requeue run {run_id}"), self._engine.begin() as connection:
             moved = connection.execute(statement).rowcount == 1
@@ -238,7 +232,7 @@ class QueuedRuns:
     def register_worker(self, worker_id: int, concurrency: int) -> None:
         owner = self.store.owner
         row = {"id": worker_id, "host": owner.host, "pid": owner.pid,
-               "concurrency": concurrency, "started_at": _now()}  # fmt: skip
+               "concurrency": concurrency, "started_at": now()}  # fmt: skip
         with errors("register the worker"), self._engine.begin() as connection:
             connection.execute(insert(_workers).values(row))
 
@@ -263,10 +257,6 @@ _TAKEN_COLUMNS = (
 )  # fmt: skip
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 def _last_sequence(run_id: str) -> Any:
     return select(func.max(_steps.c.sequence)).where(_steps.c.run_id == run_id)
 
@@ -275,14 +265,14 @@ def _requeue(connection: Connection, run_id: str, stalls: int) -> None:
     connection.execute(
         update(_runs)
         .where(_runs.c.id == run_id)
-        .values(status=_QUEUED, claim=None, stalls=stalls, queued_at=_now())
+        .values(status=_QUEUED, claim=None, stalls=stalls, queued_at=now())
     )
 
 
 def _fail(connection: Connection, run_id: str, stalls: int) -> None:
     values = {
         "status": RunStatus.FAILED.value, "settled": True, "stalls": stalls,
-        "finished_at": _now(), "error": stalled_too_often(stalls), "claim": None, **_ERASED,
+        "finished_at": now(), "error": stalled_too_often(stalls), "claim": None, **ERASED,
     }  # fmt: skip
     values |= recorded_totals(connection, run_id)
     connection.execute(update(_runs).where(_runs.c.id == run_id).values(values))
@@ -290,12 +280,7 @@ def _fail(connection: Connection, run_id: str, stalls: int) -> None:
 
 def _settle_cancelled(connection: Connection, run_id: str) -> None:
     """A running run cancelled while its worker was gone: settle it with what it recorded."""
-    values = {"settled": True, "termination_reason": "cancelled", **_ERASED}
+    values = {"settled": True, "termination_reason": "cancelled", **ERASED}
     values |= recorded_totals(connection, run_id)
     cancelled = and_(_runs.c.id == run_id, _runs.c.status == RunStatus.CANCELLED.value)
     connection.execute(update(_runs).where(cancelled).values(values))
-
-
-_ERASED: dict[str, Any] = {
-    "queued_request": None, "checkpoint": None, "suspended_state": None, "pending_digest": None,
-}  # fmt: skip

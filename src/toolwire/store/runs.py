@@ -1,7 +1,12 @@
 """The audit store: every run and its steps, privacy-filtered, in SQLite or PostgreSQL.
 
 ``RunStore`` implements :class:`toolwire.runtime.RunRecorder` (begin, record_step, settle,
-cancel_requested) and the reading side the inspector and the command line use.
+cancel_requested) and the reading side the inspector and the command line use. It keeps what
+belongs to this process (the step writer, the cancel watch, the runs its worker holds) and
+hands each concern's SQL to its module: :mod:`~toolwire.store.rows` (what a run and a step are
+written as), :mod:`~toolwire.store.waiting` (suspend, claim, held answers),
+:mod:`~toolwire.store.interrupted`, :mod:`~toolwire.store.reading`,
+:mod:`~toolwire.store.purge` and :mod:`~toolwire.store.availability`.
 
 Invariants:
 - A step is filtered at the store's privacy level before it is encoded; nothing unfiltered is
@@ -10,7 +15,7 @@ Invariants:
 - A run settles once: the first settle wins and later ones return False. A cancel that won
   (``request_cancel`` on a running run) keeps the run ``cancelled`` whatever the settle says.
 - A run whose owning process died on this host is marked ``interrupted`` when a store opens
-  (see :mod:`toolwire.store.liveness`), and so is a held call whose caller died, also when a
+  (see :mod:`toolwire.store.interrupted`), and so is a held call whose caller died, also when a
   decision on it is about to be taken.
 - Steps are written behind the run by one writer thread in batches (see
   :mod:`toolwire.store.writer`); every read and every settle waits for them first.
@@ -29,75 +34,57 @@ Invariants:
 from __future__ import annotations
 
 import atexit
-import dataclasses
-import math
-import re
 import threading
 import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    Engine,
-    and_,
-    case,
-    delete,
-    false,
-    func,
-    insert,
-    or_,
-    select,
-    true,
-    update,
-)
+from sqlalchemy import Connection, Engine, case, false, insert, select, true, update
 
 from toolwire.errors import StoreError
-from toolwire.governance import decider_of, decisions_of_outcome, decisions_of_step
-from toolwire.jsonenc import loads, sink_dumps
-from toolwire.lifecycle import CANCELLABLE, TERMINAL, WAITING, RunStatus, as_strings
+from toolwire.governance import decider_of, decisions_of_outcome
+from toolwire.lifecycle import CANCELLABLE, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_run_step
-from toolwire.runtime import DIRECT_CALL, ProviderRef, RunOutcome, RunRequest, Waiting
-from toolwire.store import browse, liveness, schema, search
+from toolwire.runtime import RunOutcome, RunRequest, Waiting
+from toolwire.store import (
+    availability,
+    interrupted,
+    liveness,
+    purge,
+    reading,
+    rows,
+    schema,
+    search,
+    waiting,
+)
 from toolwire.store.browse import RunPage, RunQuery
 from toolwire.store.cancels import CancelWatch
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
 from toolwire.store.gates import GATE_COLUMNS, INSERT_GATE, GateRecord, audit_query, gate_rows
 from toolwire.store.hotpath import Compiled, HotPath
+from toolwire.store.interrupted import CALLER_GONE, INTERRUPTED_ERROR
 from toolwire.store.migrations import migrate
-from toolwire.store.records import Progress, RunSummary, StoredRun, step_dict
+from toolwire.store.records import Progress, RunSummary, StoredRun
+from toolwire.store.rows import is_run_id, now
 from toolwire.store.statements import (
+    ERASED,
     FINISH_TOTALS,
     INSERT_RUN,
     INSERT_STEP,
     SETTLE,
     SETTLE_HELD,
     STEP_COLUMNS,
-    STEP_COUNT,
+    recorded_totals,
     settle_values,
-    step_columns,
-    stored_totals,
 )
 from toolwire.store.writer import StepWriter
-from toolwire.text import storable
 from toolwire.tools.registry import Availability
 from toolwire.trace import RunStep
 
-MAX_LIST_LIMIT = browse.MAX_PAGE  # one page of a listing; more is a query, not a page
-EXPORT_BATCH = 200  # runs read per query while exporting
-INTERRUPTED_ERROR = "the process running this run stopped before the run finished"
-CALLER_GONE = "the caller waiting for this call stopped before it was decided"
-_runs, _steps, _gates = schema.runs, schema.steps, schema.gate_decisions
-_GATES = "gates"  # the key of a step row's governance rows (written beside it, not in it)
-_TEXT = "body"  # the key of a step row's words for search (written beside it, see search)
-_MAX_SEQUENCE = (
-    select(func.max(_steps.c.sequence))
-    .where(_steps.c.run_id == _runs.c.id)
-    .scalar_subquery()
-    .label("max_sequence")
-)
+__all__ = ["CALLER_GONE", "INTERRUPTED_ERROR", "Held", "RunStore"]
+_runs, _gates = schema.runs, schema.gate_decisions
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,24 +150,7 @@ class RunStore:
         self, run_id: str, request: RunRequest, status: RunStatus = RunStatus.RUNNING
     ) -> dict[str, Any]:
         """The row a new run is inserted as: who runs it, with what provider, kept how."""
-        ref = request.provider_ref
-        return {
-            "id": run_id,
-            "status": status.value,
-            "created_at": _now(),
-            "provider": _label(ref.name),
-            "model": _label(request.model),
-            "base_url": _text(ref.base_url),
-            "trust_zone": _label(ref.trust_zone, 32),
-            "script": _text(ref.script),
-            "max_tokens_field": _label(ref.max_tokens_field, 32),
-            "privacy_level": self.privacy.value,
-            "options": sink_dumps(_options(request)),
-            "rerun_of": request.rerun_of if is_run_id(request.rerun_of or "") else None,
-            "owner_host": self._owner.host,
-            "owner_pid": self._owner.pid,
-            "owner_started": self._owner.started,
-        }
+        return rows.run_row(run_id, request, status, privacy=self.privacy, owner=self._owner)
 
     @property
     def owner(self) -> liveness.Owner:
@@ -214,14 +184,11 @@ class RunStore:
         self._writer.flush()
         held = self.held(outcome.run_id)
         privacy = self.privacy if held is None else held.privacy
-        values = settle_values(outcome, privacy, finished_at=_now())
+        values = settle_values(outcome, privacy, finished_at=now())
         if outcome.result is None:  # every segment's calls, not just the last one's
             values |= self._recorded_cost(outcome.run_id) or {}
-        with self._lock:
-            self._last_sequence.pop(outcome.run_id, None)
-        self._deciders.pop(outcome.run_id, None)
-        self._cancels.forget(outcome.run_id)
-        cut_off = gate_rows(outcome.run_id, None, decisions_of_outcome(outcome), _now())
+        self._end_segment(outcome.run_id)
+        cut_off = gate_rows(outcome.run_id, None, decisions_of_outcome(outcome), now())
         statement = SETTLE if held is None else SETTLE_HELD
         if held is not None:
             values["held_claim"] = held.claim
@@ -256,12 +223,14 @@ class RunStore:
             _runs.c.id.in_(list(run_ids))
         )
         with self._engine.connect() as connection:
-            rows = connection.execute(query).all()
-        return [row.id for row in rows if row.cancel_requested or self._lost(row.id, row.claim)]
+            found = connection.execute(query).all()
+        return [row.id for row in found if row.cancel_requested or self._lost(row.id, row.claim)]
 
     def _lost(self, run_id: str, claim: str | None) -> bool:
         held = self.held(run_id)
         return held is not None and claim != held.claim
+
+    # -- waiting for a person (see toolwire.store.waiting) ----------------------------------------
 
     def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
         """Move a running run to waiting with its sealed state; False if a cancel won.
@@ -271,112 +240,33 @@ class RunStore:
         """
         self._writer.flush()
         self._writer.raise_failure(run_id)
-        statement = (
-            update(_runs)
-            .where(_runs.c.id == run_id, _runs.c.status == RunStatus.RUNNING.value)
-            .values(status=status.value, suspended_state=sealed, pending_digest=digest,
-                    checkpoint=None, claim=None)
-        )  # fmt: skip
         held = self.held(run_id)
-        if held is not None:
-            statement = statement.where(_runs.c.claim == held.claim)
-        with errors(f"suspend run {run_id}"), self._engine.begin() as connection:
-            moved = connection.execute(statement).rowcount == 1
-            if moved:  # the stored-runs table shows what a waiting run has done so far
-                connection.execute(
-                    update(_runs)
-                    .where(_runs.c.id == run_id)
-                    .values(
-                        **recorded_totals(connection, run_id), tool_errors=_failed_calls(run_id)
-                    )
-                )
-        with self._lock:
-            self._last_sequence.pop(run_id, None)
-        self._deciders.pop(run_id, None)
-        self._cancels.forget(run_id)
+        claim = None if held is None else held.claim
+        moved = waiting.suspend(self._engine, run_id, status, sealed, digest, claim=claim)
+        self._end_segment(run_id)
         return moved
 
     def waiting(self, run_id: str) -> Waiting | None:
         """The run, with its sealed state, if it is waiting for a decision."""
-        if not is_run_id(run_id):
-            return None
         self._writer.flush()
-        query = select(_runs, _MAX_SEQUENCE).where(
-            _runs.c.id == run_id, _runs.c.status.in_(as_strings(WAITING))
-        )
-        with errors(f"read run {run_id}"), self._engine.connect() as connection:
-            row = connection.execute(query).first()
-        if row is None or row.suspended_state is None or row.pending_digest is None:
-            return None
-        if row.provider == DIRECT_CALL and liveness.is_dead(_owner(row)):
-            with errors(f"interrupt run {run_id}"), self._engine.begin() as connection:
-                _abandon(connection, run_id)
-            return None
-        return Waiting(
-            run_id=run_id,
-            status=RunStatus(row.status),
-            sealed=row.suspended_state,
-            digest=row.pending_digest,
-            provider=ProviderRef(
-                name=row.provider or "",
-                model=row.model,
-                base_url=row.base_url,
-                trust_zone=row.trust_zone,
-                script=row.script,
-                max_tokens_field=row.max_tokens_field,
-            ),
-            next_sequence=int(row.max_sequence or 0) + 1,
-            queued=bool(row.queued),
-        )
+        return waiting.waiting(self._engine, run_id)
 
     def claim(self, run_id: str, status: RunStatus, digest: str) -> bool:
         """Atomically take a waiting run back to running: of racing claims, one wins."""
-        statement = (
-            update(_runs)
-            .where(
-                _runs.c.id == run_id,
-                _runs.c.status == status.value,
-                _runs.c.pending_digest == digest,
-            )
-            .values(
-                status=RunStatus.RUNNING.value,
-                suspended_state=None,
-                pending_digest=None,
-                owner_host=self._owner.host,
-                owner_pid=self._owner.pid,
-                owner_started=self._owner.started,
-            )
-        )
-        with errors(f"claim run {run_id}"), self._engine.begin() as connection:
-            claimed = connection.execute(statement).rowcount == 1
+        claimed = waiting.claim(self._engine, run_id, status, digest, self._owner)
         if claimed:
             self._cancels.watch(run_id)
         return claimed
 
     def hand_over(self, run_id: str, sealed: str) -> None:
         """Keep a held call's sealed answer for the caller waiting for it."""
-        statement = update(_runs).where(_runs.c.id == run_id).values(held_answer=sealed)
-        with errors(f"hand over the answer of run {run_id}"), self._engine.begin() as connection:
-            connection.execute(statement)
+        waiting.hand_over(self._engine, run_id, sealed)
 
     def take_answer(self, run_id: str) -> tuple[RunStatus, str | None] | None:
         """The run's status and, once it ended, its held answer, erased as it is taken.
 
         None when there is no such run."""
-        if not is_run_id(run_id):
-            return None
-        query = select(_runs.c.status, _runs.c.held_answer).where(_runs.c.id == run_id)
-        erase = update(_runs).where(_runs.c.id == run_id).values(held_answer=None)
-        with errors(f"read the answer of run {run_id}"), self._engine.begin() as connection:
-            row = connection.execute(query).first()
-            if row is None:
-                return None
-            status = RunStatus(row.status)
-            if not status.terminal:
-                return status, None
-            if row.held_answer is not None:
-                connection.execute(erase)
-            return status, row.held_answer
+        return waiting.take_answer(self._engine, run_id)
 
     # -- operating ----------------------------------------------------------------------------
 
@@ -395,13 +285,10 @@ class RunStore:
             .values(
                 cancel_requested=True,
                 status=RunStatus.CANCELLED.value,
-                finished_at=_now(),
+                finished_at=now(),
                 settled=case((running, false()), else_=true()),
                 termination_reason=case((running, None), else_="cancelled"),
-                suspended_state=None,
-                pending_digest=None,
-                queued_request=None,
-                checkpoint=None,
+                **ERASED,
             )
         )
         with errors(f"cancel run {run_id}"), self._engine.begin() as connection:
@@ -411,6 +298,21 @@ class RunStore:
         if cancelled:
             self._cancels.mark(run_id)
         return cancelled
+
+    def purge(self, *, older_than_days: float) -> int:
+        """Delete finished runs created more than ``older_than_days`` ago; return how many."""
+        self._writer.flush()
+        return purge.purge(self._engine, older_than_days)
+
+    def mark_interrupted(self) -> int:
+        """Mark runs whose owning process died on this host ``interrupted``; return how many.
+
+        Their rounds, tokens and cost are what their stored model calls say. A held call
+        waiting for a caller that died is interrupted too: nobody would get its answer.
+        """
+        return interrupted.mark_interrupted(self._engine, self._owner)
+
+    # -- reading (see toolwire.store.reading) -------------------------------------------------
 
     def list_runs(
         self, *, limit: int = 50, offset: int = 0, waiting: bool = False
@@ -422,83 +324,31 @@ class RunStore:
 
     def find_runs(self, query: RunQuery, *, total: bool = True) -> RunPage:
         """One page of the runs ``query`` asks for, and (with ``total``) how many match."""
-        dialect = self._engine.dialect
         self._writer.flush()
-        with errors("list runs"), self._engine.connect() as connection:
-            rows = [
-                RunSummary.from_row(r._mapping)
-                for r in connection.execute(browse.page(query, dialect))
-            ]
-            if not total:
-                return RunPage(runs=rows, total=-1)
-            if query.offset == 0 and len(rows) < query.limit:
-                return RunPage(runs=rows, total=len(rows))
-            counted = connection.execute(browse.count(query, dialect)).scalar_one()
-        return RunPage(runs=rows, total=int(counted))
+        return reading.find_runs(self._engine, query, total=total)
 
     def facets(self) -> dict[str, list[str]]:
         """The values each filter of the runs browser can take (at most ``MAX_FACETS`` each)."""
-        with errors("list filter values"), self._engine.connect() as connection:
-            return {
-                name: [str(v) for v in connection.execute(statement).scalars()]
-                for name, statement in browse.facets().items()
-            }
+        return reading.facets(self._engine)
 
     def first_requests(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The first stored request step of each of ``run_ids`` that has one."""
-        wanted = [i for i in run_ids if is_run_id(i)]
-        if not wanted:
-            return {}
         self._writer.flush()
-        with errors("read requests"), self._engine.connect() as connection:
-            rows = connection.execute(browse.first_requests(wanted)).all()
-        return {row.run_id: step_dict({"sequence": 0, "payload": row.payload}) for row in rows}
+        return reading.first_requests(self._engine, run_ids)
 
     def export(self, query: RunQuery) -> Iterator[StoredRun]:
         """Every run ``query`` matches, oldest first, each with its steps; read in batches."""
-        dialect = self._engine.dialect
-        batch = RunQuery(**{**_fields(query), "limit": EXPORT_BATCH, "offset": 0})
         self._writer.flush()
-        after: tuple[datetime, int] | None = None
-        while True:
-            with errors("export runs"), self._engine.connect() as connection:
-                rows = [r._mapping for r in connection.execute(
-                    browse.export_batch(batch, dialect, after))]  # fmt: skip
-                ids = [row["id"] for row in rows]
-                steps = connection.execute(browse.steps_of(ids)).all() if ids else []
-            by_run: dict[str, list[Mapping[str, Any]]] = {}
-            for step in steps:
-                by_run.setdefault(step.run_id, []).append(dict(step._mapping))
-            for row in rows:
-                yield StoredRun.from_rows(row, by_run.get(row["id"], []))
-            if len(rows) < EXPORT_BATCH:
-                return
-            after = (rows[-1]["created_at"], rows[-1]["uid"])
+        yield from reading.export(self._engine, query)
 
     def ids_starting(self, prefix: str) -> list[str]:
         """Up to 100 run ids that begin with ``prefix``."""
-        if not prefix or not is_run_id(prefix):
-            return []
-        with errors("find runs by id"), self._engine.connect() as connection:
-            return list(connection.execute(browse.ids_starting(prefix)).scalars())
+        return reading.ids_starting(self._engine, prefix)
 
     def get_run(self, run_id: str) -> StoredRun | None:
         """One run with its stored steps, or None if there is no such run."""
-        if not is_run_id(run_id):
-            return None
-        run_query = select(_runs, STEP_COUNT).where(_runs.c.id == run_id)
-        step_query = (
-            select(_steps.c.sequence, _steps.c.payload)
-            .where(_steps.c.run_id == run_id)
-            .order_by(_steps.c.sequence)
-        )
         self._writer.flush()
-        with errors(f"read run {run_id}"), self._engine.connect() as connection:
-            row = connection.execute(run_query).first()
-            if row is None:
-                return None
-            step_rows = [s._mapping for s in connection.execute(step_query)]
-        return StoredRun.from_rows(row._mapping, step_rows)
+        return reading.get_run(self._engine, run_id)
 
     def list_gate_decisions(
         self,
@@ -514,108 +364,29 @@ class RunStore:
         something, matching each filter given (see :mod:`toolwire.governance`)."""
         if run_id is not None and not is_run_id(run_id):
             return []
-        query = audit_query(since=since, tool=_filter(tool), reason=_filter(reason),
-                            run_id=run_id, limit=limit, offset=offset)  # fmt: skip
+        query = audit_query(since=since, tool=tool, reason=reason, run_id=run_id, limit=limit,
+                            offset=offset)  # fmt: skip
         self._writer.flush()
-        with errors("read the governance log"), self._engine.connect() as connection:
-            return [GateRecord.from_row(r._mapping) for r in connection.execute(query)]
+        return reading.gate_records(self._engine, query)
 
     def progress(self, run_id: str, after: int = 0) -> Progress | None:
         """The run, and its steps stored after sequence ``after``; None without such a run.
         (For following a run executed elsewhere: another process, or a queue worker.)"""
-        if not is_run_id(run_id):
-            return None
-        run_query = select(_runs, STEP_COUNT).where(_runs.c.id == run_id)
-        step_query = (
-            select(_steps.c.sequence, _steps.c.payload)
-            .where(_steps.c.run_id == run_id, _steps.c.sequence > after)
-            .order_by(_steps.c.sequence)
-        )
         self._writer.flush()
-        with errors(f"read run {run_id}"), self._engine.connect() as connection:
-            row = connection.execute(run_query).first()
-            if row is None:
-                return None
-            steps = [step_dict(s._mapping) for s in connection.execute(step_query)]
-        return Progress(run=RunSummary.from_row(row._mapping), settled=bool(row.settled),
-                        steps=steps)  # fmt: skip
+        return reading.progress(self._engine, run_id, after)
 
-    def purge(self, *, older_than_days: float) -> int:
-        """Delete finished runs created more than ``older_than_days`` ago; return how many."""
-        if not math.isfinite(older_than_days) or older_than_days < 0:
-            raise ValueError(f"older_than_days must be 0 or more days, not {older_than_days}")
-        self._writer.flush()
-        cutoff = _now() - timedelta(days=older_than_days)
-        doomed = select(_runs.c.id, _runs.c.uid).where(
-            _runs.c.created_at < cutoff, _runs.c.status.in_(as_strings(TERMINAL))
-        )
-        with errors("purge old runs"), self._engine.begin() as connection:
-            found = connection.execute(doomed).all()
-            ids = [row.id for row in found]
-            search.delete_runs(connection, [row.uid for row in found])
-            for chunk in _chunks(ids):
-                connection.execute(delete(_gates).where(_gates.c.run_id.in_(chunk)))
-                connection.execute(delete(_steps).where(_steps.c.run_id.in_(chunk)))
-                connection.execute(delete(_runs).where(_runs.c.id.in_(chunk)))
-        return len(ids)
-
-    def mark_interrupted(self) -> int:
-        """Mark runs whose owning process died on this host ``interrupted``; return how many.
-
-        Their rounds, tokens and cost are what their stored model calls say. A held call
-        waiting for a caller that died is interrupted too: nobody would get its answer.
-        """
-        running = _runs.c.status == RunStatus.RUNNING.value
-        held = and_(_runs.c.status.in_(as_strings(WAITING)), _runs.c.provider == DIRECT_CALL)
-        query = select(
-            _runs.c.id,
-            _runs.c.status,
-            _runs.c.owner_host,
-            _runs.c.owner_pid,
-            _runs.c.owner_started,
-        ).where(
-            or_(running, held),
-            _runs.c.owner_host == self._owner.host,
-            or_(_runs.c.queued.is_(None), _runs.c.queued == false()),  # see toolwire.queue
-        )
-        with errors("check for interrupted runs"), self._engine.begin() as connection:
-            dead = [row for row in connection.execute(query) if liveness.is_dead(_owner(row))]
-            for row in dead:
-                if row.status != RunStatus.RUNNING.value:
-                    _abandon(connection, row.id)
-                    continue
-                connection.execute(
-                    update(_runs)
-                    .where(_runs.c.id == row.id, running)
-                    .values(
-                        status=RunStatus.INTERRUPTED.value,
-                        finished_at=_now(),
-                        error=INTERRUPTED_ERROR,
-                        suspended_state=None,
-                        pending_digest=None,
-                        queued_request=None,
-                        checkpoint=None,
-                        **recorded_totals(connection, row.id),
-                    )
-                )
-                connection.execute(FINISH_TOTALS, {"run_id": row.id})
-        return len(dead)
-
-    # -- tool availability --------------------------------------------------------------------
+    # -- tool availability (see toolwire.store.availability) ----------------------------------
 
     def load_availability(self) -> Availability:
-        with errors("read tool states"), self._engine.connect() as connection:
-            tools: dict[str, Any] = dict(connection.execute(select(schema.tool_state)).all())
-            groups: dict[str, Any] = dict(connection.execute(select(schema.tool_group_state)).all())
-        return Availability(tools=_flags(tools), groups=_flags(groups))
+        return availability.load(self._engine)
 
     def set_tool_state(self, name: str, enabled: bool | None) -> None:
         """Override a tool's state; None removes the override."""
-        self._set_state(schema.tool_state, "tool", name, enabled)
+        availability.set_state(self._engine, schema.tool_state, "tool", name, enabled)
 
     def set_group_state(self, name: str, enabled: bool | None) -> None:
         """Override a group's state; None removes the override."""
-        self._set_state(schema.tool_group_state, "group", name, enabled)
+        availability.set_state(self._engine, schema.tool_group_state, "group", name, enabled)
 
     def flush(self) -> None:
         """Wait until every step recorded so far is written."""
@@ -634,7 +405,7 @@ class RunStore:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    # -- helpers ------------------------------------------------------------------------------
+    # -- writing steps ------------------------------------------------------------------------
 
     def encode_step(self, run_id: str, sequence: int, step: RunStep) -> dict[str, Any]:
         """The row of one step, filtered at the run's level (a held run's own, else the
@@ -644,45 +415,15 @@ class RunStore:
         decider = decider_of(kept)
         if decider is not None:
             self._deciders[run_id] = decider
-        return self.step_row(run_id, sequence, step, kept, self._deciders.get(run_id))
+        return rows.step_row(run_id, sequence, step, kept, self._deciders.get(run_id))
 
-    @staticmethod
-    def step_row(
-        run_id: str, sequence: int, step: RunStep, kept: dict[str, Any], decider: str | None
-    ) -> dict[str, Any]:
-        """The row of one step, ``kept`` being what its privacy filter kept, with the governance
-        rows derived from it (``decider``: who decided the run's paused turn, if anyone) and the
-        words it holds for search (see :mod:`toolwire.store.search`)."""
-        decisions = decisions_of_step(kept, decider)
-        return {
-            "run_id": run_id,
-            "sequence": sequence,
-            "kind": step.kind,
-            "round": step.round,
-            "duration_ms": round(step.duration_ms, 2),
-            "payload": sink_dumps(kept),
-            **step_columns(step.kind, kept),
-            _TEXT: search.step_body(kept) if sequence < search.SEQUENCE_SPAN else "",
-            _GATES: gate_rows(run_id, sequence, decisions, _now()) if decisions else (),
-        }
+    step_row = staticmethod(rows.step_row)
+    insert_step = staticmethod(rows.insert_step)
 
-    @staticmethod
-    def insert_step(connection: Connection, row: Mapping[str, Any]) -> None:
-        """Insert a row made by :meth:`step_row`, with its governance rows and its words, in the
-        caller's transaction."""
-        beside = (_GATES, _TEXT)
-        connection.execute(insert(_steps).values({k: v for k, v in row.items() if k not in beside}))
-        if row[_GATES]:
-            connection.execute(insert(_gates), list(row[_GATES]))
-        if row[_TEXT]:
-            words = {"run_id": row["run_id"], "sequence": row["sequence"], "body": row[_TEXT]}
-            connection.execute(search.insert(connection.dialect), words)
-
-    def _insert_steps(self, rows: list[Mapping[str, Any]]) -> None:
-        gates = [gate for row in rows for gate in row[_GATES]]
-        texts = [row for row in rows if row[_TEXT]]
+    def _insert_steps(self, batch: list[Mapping[str, Any]]) -> None:
+        gates, texts = rows.beside(batch)
         self._hot.execute_many(
-            self._insert_step, rows, (self._insert_gate, gates), (self._insert_text, texts)
+            self._insert_step, batch, (self._insert_gate, gates), (self._insert_text, texts)
         )
 
     def _claim_sequence(self, run_id: str, sequence: int) -> None:
@@ -694,82 +435,12 @@ class RunStore:
                 )
             self._last_sequence[run_id] = sequence
 
-    def _set_state(self, table: Any, what: str, name: str, enabled: bool | None) -> None:
-        if not name or len(name) > schema.NAME_CHARS:
-            raise ValueError(f"a {what} name must be 1 to {schema.NAME_CHARS} characters long")
-        with errors(f"set the state of {what} {name!r}"), self._engine.begin() as connection:
-            connection.execute(delete(table).where(table.c.name == name))
-            if enabled is not None:
-                connection.execute(insert(table).values(name=name, enabled=enabled))
-
-
-RUN_ID = re.compile(r"[0-9A-Za-z-]{1,64}")
-PURGE_CHUNK = 500  # ids per DELETE: well under every driver's bound-parameter limit
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def is_run_id(value: str) -> bool:
-    """Whether ``value`` can name a run: ids are UUIDs, so anything else is simply not found
-    (and never reaches a driver, which may refuse it: PostgreSQL text cannot hold NUL)."""
-    return RUN_ID.fullmatch(value) is not None
-
-
-def _label(value: object, chars: int = schema.NAME_CHARS) -> str | None:
-    """A provider or model label, cut to fit its column."""
-    if not isinstance(value, str) or not value:
-        return None
-    return storable(value[:chars])
-
-
-def _filter(value: str | None) -> str | None:
-    """A filter value as the store could hold it (a NUL would make PostgreSQL refuse the query)."""
-    return None if value is None else storable(value)
-
-
-def _text(value: object) -> str | None:
-    return storable(value) if isinstance(value, str) and value else None
-
-
-def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
-    for start in range(0, len(ids), PURGE_CHUNK):
-        yield ids[start : start + PURGE_CHUNK]
-
-
-def _failed_calls(run_id: str) -> Any:
-    """How many of a run's stored calls returned an error, as a subquery."""
-    return (
-        select(func.count())
-        .where(_steps.c.run_id == run_id, _steps.c.is_error == true())
-        .scalar_subquery()
-    )
-
-
-def recorded_totals(connection: Connection, run_id: str) -> dict[str, Any]:
-    """The totals of a run's stored model calls, over all its segments (see ``stored_totals``)."""
-    query = select(_steps.c.round, _steps.c.payload).where(
-        _steps.c.run_id == run_id, _steps.c.kind == "llm"
-    )
-    return stored_totals([(r.round, loads(r.payload)) for r in connection.execute(query)])
-
-
-def _abandon(connection: Connection, run_id: str) -> None:
-    """A held call whose caller died: interrupted, its sealed state erased, never decided."""
-    connection.execute(
-        update(_runs)
-        .where(_runs.c.id == run_id, _runs.c.status.in_(as_strings(WAITING)))
-        .values(
-            status=RunStatus.INTERRUPTED.value,
-            finished_at=_now(),
-            error=CALLER_GONE,
-            settled=True,
-            suspended_state=None,
-            pending_digest=None,
-        )
-    )
-    connection.execute(FINISH_TOTALS, {"run_id": run_id})
+    def _end_segment(self, run_id: str) -> None:
+        """Forget what this process tracked of the run's segment (it settled or waits)."""
+        with self._lock:
+            self._last_sequence.pop(run_id, None)
+        self._deciders.pop(run_id, None)
+        self._cancels.forget(run_id)
 
 
 def _finish(connection: Connection, run_id: str, answer: str | None, error: str | None) -> None:
@@ -779,20 +450,3 @@ def _finish(connection: Connection, run_id: str, answer: str | None, error: str 
     if body:
         connection.execute(search.insert(connection.dialect),
                            {"run_id": run_id, "sequence": 0, "body": body})  # fmt: skip
-
-
-def _options(request: RunRequest) -> dict[str, Any]:
-    """What a run was asked to do, as stored: its options (metadata, never a prompt)."""
-    return {**request.options.to_dict(), "dry_run": request.options.dry_run}
-
-
-def _fields(query: RunQuery) -> dict[str, Any]:
-    return {f.name: getattr(query, f.name) for f in dataclasses.fields(query)}
-
-
-def _owner(row: Any) -> liveness.Owner:
-    return liveness.Owner(host=row.owner_host, pid=row.owner_pid or 0, started=row.owner_started)
-
-
-def _flags(rows: dict[str, Any]) -> dict[str, bool]:
-    return {name: bool(enabled) for name, enabled in rows.items()}

@@ -10,11 +10,23 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Float, bindparam, case, false, func, insert, select, true, update
+from sqlalchemy import (
+    Connection,
+    Float,
+    bindparam,
+    case,
+    false,
+    func,
+    insert,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
+from toolwire.jsonenc import loads
 from toolwire.lifecycle import SETTLEABLE, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_text
 from toolwire.runtime import RunOutcome
@@ -32,6 +44,16 @@ INSERT_RUN = insert(_runs)
 STEP_COUNT = (
     select(func.count()).where(_steps.c.run_id == _runs.c.id).scalar_subquery().label("step_count")
 )
+# A run's failed calls, counted in an UPDATE of its row.
+FAILED_CALLS = (
+    select(func.count())
+    .where(_steps.c.run_id == _runs.c.id, _steps.c.is_error == true())
+    .scalar_subquery()
+)
+# What a run that stops waiting or queueing for good keeps of its sealed values: nothing.
+ERASED: Mapping[str, Any] = {
+    "suspended_state": None, "pending_digest": None, "queued_request": None, "checkpoint": None,
+}  # fmt: skip
 SETTLED_COLUMNS = (
     "finished_at", "error", "final_answer_length", "termination_reason", "truncated", "rounds",
     "prompt_tokens", "completion_tokens", "final_answer", "cost", "cost_complete",
@@ -47,10 +69,7 @@ SETTLE = (
             else_=bindparam("new_status"),
         ),
         settled=True,
-        suspended_state=None,
-        pending_digest=None,
-        queued_request=None,
-        checkpoint=None,
+        **ERASED,
         **{name: bindparam(name) for name in SETTLED_COLUMNS},
     )
 )
@@ -86,9 +105,7 @@ def _finish_totals(*where: Any) -> Any:
         .where(*where, _runs.c.finished_at.is_not(None))
         .values(
             duration_ms=elapsed_ms(_runs.c.finished_at, _runs.c.created_at),
-            tool_errors=select(func.count())
-            .where(_steps.c.run_id == _runs.c.id, _steps.c.is_error == true())
-            .scalar_subquery(),
+            tool_errors=FAILED_CALLS,
         )
     )
 
@@ -170,6 +187,14 @@ def stored_totals(llm_rows: Sequence[tuple[int, Any]]) -> dict[str, Any]:
         "cost": float(sum(priced)) if costs else None,
         "cost_complete": len(priced) == len(costs) if costs else None,
     }
+
+
+def recorded_totals(connection: Connection, run_id: str) -> dict[str, Any]:
+    """The totals of a run's stored model calls, over all its segments (see ``stored_totals``)."""
+    query = select(_steps.c.round, _steps.c.payload).where(
+        _steps.c.run_id == run_id, _steps.c.kind == "llm"
+    )
+    return stored_totals([(r.round, loads(r.payload)) for r in connection.execute(query)])
 
 
 def _count(value: object) -> int:
