@@ -55,6 +55,12 @@ export class ApiError extends Error {
   }
 }
 
+// What a failed call shows: the server's own message, or `fallback` when there is none (the
+// server could not be reached, or answered in another shape).
+export function errorText(err, fallback) {
+  return err instanceof ApiError ? err.message : fallback;
+}
+
 function headers(extra = {}) {
   const token = sessionStorage.getItem(TOKEN_KEY) ?? "";
   return { Authorization: `Bearer ${token}`, ...extra };

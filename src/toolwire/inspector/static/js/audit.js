@@ -2,7 +2,7 @@
 // (a tool not offered, a call refused, a person's decision, a budget or the context window
 // cutting a run off), filtered by time, tool and reason. Every value is shown as text.
 
-import { ApiError, call } from "./api.js";
+import { call, errorText } from "./api.js";
 import { h, runLink } from "./dom.js";
 
 const COLUMNS = ["When", "Run", "Round", "Gate", "Reason", "Tool", "By", "Detail"];
@@ -42,7 +42,7 @@ export class AuditView {
       }
       shown = [table(page.decisions)];
     } catch (err) {
-      note = err instanceof ApiError ? err.message : "Loading failed.";
+      note = errorText(err, "Loading failed.");
     }
     if (request !== this.latest) return;
     this.$("audit-note").textContent = note;

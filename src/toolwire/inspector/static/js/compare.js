@@ -4,7 +4,7 @@
 // the words only one run has are marked in place. Everything is text: both runs are as the
 // store keeps them, so at a level that keeps no content their lengths are compared instead.
 
-import { ApiError, call } from "./api.js";
+import { call, errorText } from "./api.js";
 import { writeLink } from "./deeplink.js";
 import { fill, h, ms, runLink } from "./dom.js";
 import { shownStatus } from "./status.js";
@@ -36,7 +36,7 @@ export class CompareView {
       note.textContent = "";
       fill(this.$("compare-out"), comparison(left, right));
     } catch (err) {
-      note.textContent = err instanceof ApiError ? err.message : "Loading the runs failed.";
+      note.textContent = errorText(err, "Loading the runs failed.");
       this.$("compare-out").replaceChildren();
     }
   }

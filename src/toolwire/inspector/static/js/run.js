@@ -3,7 +3,7 @@
 // never a guess: a stream that ends without one has failed. A decision streams the resumed
 // segment into the same step list.
 
-import { ApiError, call, followStream, openStream } from "./api.js";
+import { call, errorText, followStream, openStream } from "./api.js";
 import { fill, h, NOT_STORED, runLink } from "./dom.js";
 import { renderDetail } from "./detail.js";
 import { pendingPanel } from "./pending.js";
@@ -189,7 +189,7 @@ export class RunView {
       this.verdicts = new Map(gate.tools.filter((v) => !v.allowed).map((v) => [v.tool, v]));
     } catch (err) {
       this.verdicts = new Map();
-      note = err instanceof ApiError ? err.message : "The gate could not be asked.";
+      note = errorText(err, "The gate could not be asked.");
     }
     this.drawTools();
     if (note) this.$("tool-choices").append(h("p", { class: "muted gate-note" }, note));
@@ -313,7 +313,7 @@ export class RunView {
         this.controller.signal);
     } catch (err) {
       this.controller = null;
-      return err instanceof ApiError ? err.message : "The server could not be reached.";
+      return errorText(err, "The server could not be reached.");
     }
     if (steps) this.view.reset(steps);
     this.runId = runId;
@@ -347,7 +347,7 @@ export class RunView {
   }
 
   failed(err) {
-    const text = err instanceof ApiError ? err.message : "The server could not be reached.";
+    const text = errorText(err, "The server could not be reached.");
     if (!this.final) this.finish(failure(text));
     this.controller = null;
     this.running(false);
@@ -404,7 +404,7 @@ export class RunView {
     try {
       await call("POST", `/runs/${encodeURIComponent(this.runId)}/cancel`);
     } catch (err) {
-      this.message(err instanceof ApiError ? err.message : "Cancelling failed.", "error");
+      this.message(errorText(err, "Cancelling failed."), "error");
     }
   }
 

@@ -2,7 +2,7 @@
 // the server), and one run's stored (privacy-filtered) steps with its timeline, export,
 // re-run and deep links; a waiting run shows its pending panel. Two checked runs compare.
 
-import { ApiError, call } from "./api.js";
+import { call, errorText } from "./api.js";
 import { linkTo, writeLink } from "./deeplink.js";
 import { fill, h, ms, NOT_STORED, runLink } from "./dom.js";
 import { exportPanel } from "./exportview.js";
@@ -61,7 +61,7 @@ export class RunsView {
       this.pager(page);
     } catch (err) {
       if (ticket !== this.loads) return;
-      this.$("runs-note").textContent = err instanceof ApiError ? err.message : "Loading failed.";
+      this.$("runs-note").textContent = errorText(err, "Loading failed.");
     }
   }
 
@@ -204,7 +204,7 @@ export class RunsView {
       reruns(id).then((found) => found && box.querySelector(".run-links")?.append(found));
     } catch (err) {
       fill(box, h("p", { class: "banner error" },
-        err instanceof ApiError ? err.message : "Loading the run failed."));
+        errorText(err, "Loading the run failed.")));
     }
   }
 
@@ -224,7 +224,7 @@ export class RunsView {
           `This run cannot be re-run: ${String(form.reason)}.`));
       } catch (err) {
         fill(tools, h("p", { class: "banner error" },
-          err instanceof ApiError ? err.message : "The re-run form could not be loaded."));
+          errorText(err, "The re-run form could not be loaded.")));
       }
     });
     const copy = h("button", { type: "button", class: "small", "data-testid": "copy-link" },
@@ -297,7 +297,7 @@ async function pendingOf(id, run, decide) {
     return pendingPanel(await call("GET", `/runs/${encodeURIComponent(id)}/pending`), decide);
   } catch (err) {
     return h("p", { class: "banner error" },
-      err instanceof ApiError ? err.message : "Loading the pending turn failed.");
+      errorText(err, "Loading the pending turn failed."));
   }
 }
 
