@@ -95,7 +95,7 @@ export async function call(method, path, body, signal) {
 
 // POST a body to a streaming endpoint. A refusal (an error status) throws ApiError before any
 // event; otherwise resolves to the parsed events. Lines that do not parse are skipped.
-export function openStream(path, body, signal) {
+export async function openStream(path, body, signal) {
   return stream(path, {
     method: "POST",
     headers: headers({ "Content-Type": "application/json", Accept: "application/x-ndjson" }),
@@ -105,7 +105,7 @@ export function openStream(path, body, signal) {
 }
 
 // GET a stored run's live stream (a run executing elsewhere: a queue worker, another process).
-export function followStream(path, signal) {
+export async function followStream(path, signal) {
   return stream(path, { headers: headers({ Accept: "application/x-ndjson" }), signal });
 }
 

@@ -8,7 +8,7 @@ import { call, errorText } from "./api.js";
 import { writeLink } from "./deeplink.js";
 import { fill, h, ms, runLink } from "./dom.js";
 import { shownStatus } from "./status.js";
-import { costText, stepTitle } from "./steps.js";
+import { costText, requestedNames, stepTitle } from "./steps.js";
 
 const WORD_DIFF_CAP = 2000;  // words per text: beyond, the texts are only said to differ
 
@@ -140,12 +140,7 @@ function toolsTable(a, b) {
 function signature(step) {
   if (!step || typeof step !== "object") return "?";
   if (step.kind === "tool") return `tool:${String(step.tool_name)}`;
-  if (step.kind === "llm") {
-    const calls = Array.isArray(step.requested_tool_calls)
-      ? step.requested_tool_calls.map((c) => String(c && c.name))
-      : Array.isArray(step.requested_tool_names) ? step.requested_tool_names.map(String) : [];
-    return `llm:${calls.join(",")}`;
-  }
+  if (step.kind === "llm") return `llm:${requestedNames(step).join(",")}`;
   return String(step.kind);
 }
 

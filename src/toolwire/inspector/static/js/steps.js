@@ -33,7 +33,8 @@ export function stepTitle(step) {
   }
 }
 
-function requestedNames(step) {
+// The names of the calls a model turn asked for (a stored step may keep only the names).
+export function requestedNames(step) {
   if (Array.isArray(step.requested_tool_calls)) {
     return step.requested_tool_calls.map((c) => String(c && c.name));
   }
