@@ -7,8 +7,9 @@
 import { call, errorText } from "./api.js";
 import { writeLink } from "./deeplink.js";
 import { fill, h, ms, runLink } from "./dom.js";
+import { storedCost, storedDuration } from "./runs.js";
 import { shownStatus } from "./status.js";
-import { costText, requestedNames, stepTitle } from "./steps.js";
+import { requestedNames, stepTitle } from "./steps.js";
 
 const WORD_DIFF_CAP = 2000;  // words per text: beyond, the texts are only said to differ
 
@@ -71,8 +72,8 @@ function settings(a, b) {
     ["Rounds", a.rounds, b.rounds],
     ["Prompt tokens", a.prompt_tokens, b.prompt_tokens],
     ["Completion tokens", a.completion_tokens, b.completion_tokens],
-    ["Cost", cost(a), cost(b)],
-    ["Duration", duration(a), duration(b)],
+    ["Cost", storedCost(a), storedCost(b)],
+    ["Duration", storedDuration(a), storedDuration(b)],
     ["Steps", a.step_count, b.step_count],
     ["Failed calls", a.tool_errors, b.tool_errors],
     ["Error", a.error, b.error],
@@ -83,14 +84,6 @@ function settings(a, b) {
     rows.push([`Option ${key}`, oa[key], ob[key]]);
   }
   return rows;
-}
-
-function cost(run) {
-  return Number.isFinite(run.cost) ? costText(run.cost, run.cost_complete === true) : null;
-}
-
-function duration(run) {
-  return Number.isFinite(run.duration_ms) ? ms(run.duration_ms) : null;
 }
 
 function shown(value) {

@@ -114,7 +114,7 @@ export class RunsView {
       h("td", { title: `${Number(r.prompt_tokens) || 0} in, ${Number(r.completion_tokens) || 0} out` },
         String(tokens)),
       h("td", { class: "cost" }, storedCost(r)),
-      h("td", {}, Number.isFinite(r.duration_ms) ? ms(r.duration_ms) : "—"),
+      h("td", {}, storedDuration(r)),
       h("td", {}, String(r.step_count ?? "")),
       previewCell(r));
     row.addEventListener("click", () => this.show(id));
@@ -314,6 +314,11 @@ export function when(value) {
 // A stored run's cost; runs stored before costs were kept have none.
 export function storedCost(run) {
   return Number.isFinite(run.cost) ? costText(run.cost, run.cost_complete === true) : "—";
+}
+
+// A stored run's duration; a run that has not ended has none.
+export function storedDuration(run) {
+  return Number.isFinite(run.duration_ms) ? ms(run.duration_ms) : "—";
 }
 
 function wallOf(run) {
