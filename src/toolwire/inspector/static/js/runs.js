@@ -3,7 +3,7 @@
 // re-run and deep links; a waiting run shows its pending panel. Two checked runs compare.
 
 import { call, errorText } from "./api.js";
-import { linkTo, writeLink } from "./deeplink.js";
+import { linkTo, readLink, writeLink } from "./deeplink.js";
 import { fill, h, ms, NOT_STORED, runLink } from "./dom.js";
 import { exportPanel } from "./exportview.js";
 import { pendingPanel } from "./pending.js";
@@ -230,7 +230,7 @@ export class RunsView {
     const copy = h("button", { type: "button", class: "small", "data-testid": "copy-link" },
       "Copy link");
     copy.addEventListener("click", async () => {
-      const link = linkTo(readStep(id));
+      const link = linkTo({ run: id, step: readLink().step });  // the step selected, if any
       const shown = h("code", { class: "deep-link" }, link);
       try {
         await navigator.clipboard.writeText(link);
@@ -241,12 +241,6 @@ export class RunsView {
     });
     return h("span", { class: "actions" }, exported, again, copy);
   }
-}
-
-// The place the address bar shows for this run (with its selected step, if any).
-function readStep(id) {
-  const match = /[#&]step=(\d+)/.exec(window.location.hash);
-  return { run: id, step: match ? Number(match[1]) : null };
 }
 
 // The run this one re-ran, as a link.
