@@ -3,7 +3,7 @@
 // cutting a run off), filtered by time, tool and reason. Every value is shown as text.
 
 import { call, errorText } from "./api.js";
-import { h, runLink } from "./dom.js";
+import { dataTable, h, runLink } from "./dom.js";
 
 const COLUMNS = ["When", "Run", "Round", "Gate", "Reason", "Tool", "By", "Detail"];
 const PAGE = 200;
@@ -65,8 +65,7 @@ function table(decisions) {
     h("td", {}, text(d.actor)),
     h("td", { class: "audit-detail" }, d.detail === null || d.detail === undefined
       ? "" : text(d.detail))));
-  return h("div", { class: "table-wrap" }, h("table", { class: "data audit-table" },
-    h("thead", {}, h("tr", {}, COLUMNS.map((c) => h("th", {}, c)))), h("tbody", {}, rows)));
+  return dataTable("data audit-table", COLUMNS.map((c) => h("th", {}, c)), rows);
 }
 
 function text(value) {

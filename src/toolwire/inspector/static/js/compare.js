@@ -6,7 +6,7 @@
 
 import { call, errorText } from "./api.js";
 import { writeLink } from "./deeplink.js";
-import { fill, h, ms, runLink } from "./dom.js";
+import { dataTable, fill, h, ms, runLink } from "./dom.js";
 import { storedCost, storedDuration } from "./runs.js";
 import { shownStatus } from "./status.js";
 import { requestedNames, stepTitle } from "./steps.js";
@@ -100,15 +100,14 @@ function settingsTable(a, b) {
 
 // Rows: [label, A cell, B cell, differs]; the mark column says ≠ where they differ.
 function table(heads, rows) {
-  return h("div", { class: "table-wrap" }, h("table", { class: "data compare-table" },
-    h("thead", {}, h("tr", {}, h("th", {}, heads[0]), h("th", {}, ""), h("th", {}, heads[1]),
-      h("th", {}, heads[2]))),
-    h("tbody", {}, rows.map(([label, x, y, differs, mark]) =>
+  return dataTable("data compare-table",
+    [h("th", {}, heads[0]), h("th", {}, ""), h("th", {}, heads[1]), h("th", {}, heads[2])],
+    rows.map(([label, x, y, differs, mark]) =>
       h("tr", { class: differs ? "diff" : "same", "data-diff": differs ? "true" : "false" },
         h("th", { class: "compare-label" }, label),
         h("td", { class: "compare-mark" }, mark ?? (differs ? "≠" : "")),
         h("td", { "data-side": "a" }, x),
-        h("td", { "data-side": "b" }, y))))));
+        h("td", { "data-side": "b" }, y))));
 }
 
 function offered(run) {

@@ -47,6 +47,12 @@ export function runLink(id, text) {
 
 export const NOT_STORED = "not stored at this privacy level";
 
+// A table in its scrolling wrapper: one header row of `heads` (th elements), then `rows`.
+export function dataTable(cls, heads, rows) {
+  return h("div", { class: "table-wrap" }, h("table", { class: cls },
+    h("thead", {}, h("tr", {}, heads)), h("tbody", {}, rows)));
+}
+
 function append(element, children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;

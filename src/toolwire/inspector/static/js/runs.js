@@ -4,7 +4,7 @@
 
 import { call, errorText } from "./api.js";
 import { linkTo, readLink, writeLink } from "./deeplink.js";
-import { fill, h, ms, NOT_STORED, runLink } from "./dom.js";
+import { dataTable, fill, h, ms, NOT_STORED, runLink } from "./dom.js";
 import { exportPanel } from "./exportview.js";
 import { pendingPanel } from "./pending.js";
 import { StepView } from "./run.js";
@@ -73,9 +73,8 @@ export class RunsView {
           : searched ? "No stored run has these words in what its privacy level kept."
             : filtered ? "No stored run matches these filters." : "No stored runs yet.");
     }
-    const head = h("tr", {}, COLUMNS.map(([label, key]) => this.header(label, key)));
-    return h("div", { class: "table-wrap" }, h("table", { class: "data runs-table" },
-      h("thead", {}, head), h("tbody", {}, runs.map((r) => this.row(r)))));
+    return dataTable("data runs-table", COLUMNS.map(([label, key]) => this.header(label, key)),
+      runs.map((r) => this.row(r)));
   }
 
   header(label, key) {
