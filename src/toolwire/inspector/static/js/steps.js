@@ -110,6 +110,11 @@ export function summarise(steps, final, elapsedMs) {
   };
 }
 
+// A model call's cost, as the detail pane and the timeline show it.
+export function stepCost(step) {
+  return costText(Number(step.cost), Number.isFinite(step.cost));
+}
+
 // A cost as a person reads it: exact, a floor when a call had no price, or unknown.
 export function costText(usd, complete) {
   if (!Number.isFinite(usd)) return "—";
