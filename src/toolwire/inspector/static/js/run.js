@@ -11,6 +11,11 @@ import { shownStatus, WAITING } from "./status.js";
 import { stepRow, summarise, summaryStrip, waitingRow } from "./steps.js";
 import { renderTimeline } from "./timeline.js";
 
+// The run's numeric limits: [RunBody field, form input id].
+const LIMITS = [["max_tokens", "max-tokens"], ["max_total_tokens", "max-total-tokens"],
+  ["max_cost", "max-cost"], ["context_window", "context-window"],
+  ["max_concurrency", "max-concurrency"]];
+
 export class StepView {
   // `timeline` (optional) gets a bar per step; `onSelect(index, step)` hears every selection.
   constructor(list, detail, timeline = null, onSelect = null) {
@@ -138,9 +143,7 @@ export class RunView {
       this.$("replay-banner").textContent = defaults.replay_label;
       this.$("replay-banner").hidden = false;
     }
-    for (const [key, id] of [["max_tokens", "max-tokens"], ["max_total_tokens",
-      "max-total-tokens"], ["max_cost", "max-cost"], ["context_window", "context-window"],
-      ["max_concurrency", "max-concurrency"]]) {
+    for (const [key, id] of LIMITS) {
       if (Number.isFinite(defaults[key])) this.$(id).value = String(defaults[key]);
     }
   }
@@ -214,9 +217,7 @@ export class RunView {
     body.stream = this.$("stream").checked;
     const reasoning = number("reasoning-budget") ?? (value("reasoning") || undefined);
     if (reasoning !== undefined) body.reasoning = reasoning;
-    for (const [field, id] of [["max_tokens", "max-tokens"],
-      ["max_total_tokens", "max-total-tokens"], ["max_cost", "max-cost"],
-      ["context_window", "context-window"], ["max_concurrency", "max-concurrency"]]) {
+    for (const [field, id] of LIMITS) {
       if (number(id) !== undefined) body[field] = number(id);
     }
     if (this.rerunOf) body.rerun_of = this.rerunOf;
@@ -240,9 +241,7 @@ export class RunView {
     this.$("capture-raw").checked = o.capture_raw === true;
     this.$("reasoning").value = typeof o.reasoning === "string" ? o.reasoning : "";
     set("reasoning-budget", Number.isInteger(o.reasoning) ? o.reasoning : "");
-    for (const [key, id] of [["max_tokens", "max-tokens"], ["max_total_tokens",
-      "max-total-tokens"], ["max_cost", "max-cost"], ["context_window", "context-window"],
-      ["max_concurrency", "max-concurrency"]]) set(id, o[key]);
+    for (const [key, id] of LIMITS) set(id, o[key]);
     const allowed = Array.isArray(o.allowed_tools) ? new Set(o.allowed_tools.map(String)) : null;
     for (const box of this.$("tool-choices").querySelectorAll("input[name=tool]")) {
       if (!box.disabled) box.checked = allowed === null || allowed.has(box.value);
