@@ -6,7 +6,7 @@
 
 import { call, errorText } from "./api.js";
 import { writeLink } from "./deeplink.js";
-import { dataTable, fill, h, ms, runLink } from "./dom.js";
+import { dataTable, fill, h, ms, NOT_STORED, runLink } from "./dom.js";
 import { storedCost, storedDuration } from "./runs.js";
 import { shownStatus } from "./status.js";
 import { requestedNames, stepTitle } from "./steps.js";
@@ -222,7 +222,7 @@ function textBlock(value) {
   if (typeof value === "string") return h("pre", { class: "block compare-text" }, value);
   const length = Number.isFinite(value.withheld) ? `${value.withheld} characters` : "unknown length";
   return h("span", { class: "muted not-stored" },
-    `not stored at this privacy level (${length}${value.error ? ", an error" : ""})`);
+    `${NOT_STORED} (${length}${value.error ? ", an error" : ""})`);
 }
 
 export function wordDiff(x, y) {
