@@ -12,7 +12,7 @@ export class AuditView {
   constructor(root) {
     this.$ = (id) => root.querySelector(`#${id}`);
     this.latest = 0;  // only the answer to the latest request is shown
-    this.$("audit-refresh").addEventListener("click", () => this.load());
+    // Refresh is the form's submit button: its click and Enter in a field both submit.
     this.$("audit-filters").addEventListener("submit", (event) => {
       event.preventDefault();
       this.load();
