@@ -51,6 +51,12 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
+# The error answers every API route documents in the OpenAPI document.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422)
+}
+
+
 class ApiError(Exception):
     """A refusal with a status, a code and a safe message."""
 

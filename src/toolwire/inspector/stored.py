@@ -18,7 +18,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import Response
 
 from toolwire.inspector import previews, rerun
-from toolwire.inspector.errors import ApiError, ErrorBody
+from toolwire.inspector.errors import ERROR_RESPONSES, ApiError
 from toolwire.inspector.models import (
     MAX_NAME_CHARS,
     MAX_RUN_ID_CHARS,
@@ -40,9 +40,6 @@ Name = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)]
 Moment = Annotated[str | None, Query(min_length=10, max_length=40, pattern=r"^\d{4}-\d\d-\d\d")]
 RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID)]
 Sort = Literal["created_at", "cost", "tokens", "duration", "rounds"]
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422)
-}
 assert set(SORTS) == set(get_args(Sort))  # the API offers exactly the store's sorts
 
 
@@ -54,20 +51,20 @@ def json_response(value: Any, status: int = 200, headers: dict[str, str] | None 
 def install(api: APIRouter, settings: InspectorSettings, runtime: Runtime) -> None:
     """Add the stored-runs routes to ``api`` (``GET /runs/{id}`` stays with the others)."""
 
-    @api.get("/facets", response_model=Facets, responses=_ERRORS)
+    @api.get("/facets", response_model=Facets, responses=ERROR_RESPONSES)
     def facets() -> Facets:
         if settings.store is None:
             return Facets(stored=False)
         return Facets(stored=True, **settings.store.facets())
 
-    @api.get("/runs/{run_id}/export", responses=_ERRORS)
+    @api.get("/runs/{run_id}/export", responses=ERROR_RESPONSES)
     def export(run_id: RunId) -> Response:
         """The run's export record (schema ``toolwire.run``), as a file to save."""
         stored = _stored(settings, run_id)
         disposition = f'attachment; filename="toolwire-run-{stored.id}.json"'
         return json_response(run_record(stored), headers={"Content-Disposition": disposition})
 
-    @api.get("/runs/{run_id}/rerun", response_model=RerunTemplate, responses=_ERRORS)
+    @api.get("/runs/{run_id}/rerun", response_model=RerunTemplate, responses=ERROR_RESPONSES)
     def rerun_form(run_id: RunId) -> Response:
         template = rerun.template(settings, runtime, _stored(settings, run_id))
         return json_response(template.model_dump())
