@@ -21,7 +21,7 @@ from fastapi.responses import FileResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from toolwire.inspector import errors, queued, service, stored
-from toolwire.inspector.errors import ERROR_RESPONSES, ApiError
+from toolwire.inspector.errors import ERROR_RESPONSES, ApiError, json_response
 from toolwire.inspector.models import (
     MAX_NAME_CHARS,
     AuditList,
@@ -42,7 +42,6 @@ from toolwire.inspector.models import (
 from toolwire.inspector.security import SecurityMiddleware, token_guard
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, RunTasks, ndjson
-from toolwire.jsonenc import sink_dumps_bytes
 from toolwire.runtime import Runtime
 from toolwire.store.browse import RunQuery
 from toolwire.tools.api import ToolContext
@@ -114,10 +113,6 @@ def create_app(settings: InspectorSettings) -> FastAPI:
     return app
 
 
-def _json(value: Any, status: int = 200) -> Response:
-    return Response(sink_dumps_bytes(value), status, media_type="application/json")
-
-
 def _plain_record(record: Any) -> Any:
     """A stored record as plain data: its ``to_dict()``, or its dataclass fields."""
     if hasattr(record, "to_dict"):
@@ -166,7 +161,9 @@ def _api(
     async def invoke(name: str, body: InvokeBody) -> Response:
         if name not in settings.registry:
             raise ApiError(404, f'no tool is named "{name}"')
-        return _json((await service.invoke_tool(settings, runtime, name, body)).model_dump())
+        return json_response(
+            (await service.invoke_tool(settings, runtime, name, body)).model_dump()
+        )
 
     @api.post(
         "/runs", response_model=RunResult, responses={202: {"model": QueuedRun}, **ERROR_RESPONSES}
@@ -177,12 +174,12 @@ def _api(
         live = service.prepare_run(settings, runtime, body)
         if queuing is not None:
             run_id = await queued.submit(queuing, live)
-            return _json(QueuedRun(run_id=run_id, status="queued").model_dump(), 202)
+            return json_response(QueuedRun(run_id=run_id, status="queued").model_dump(), 202)
         channel = RunChannel()
         _start(live, channel)
         events = [event async for event in channel.events()]
         steps = [e["step"] for e in events if e["type"] == "step"]
-        return _json({"context": events[0], "steps": steps, "result": events[-1]})
+        return json_response({"context": events[0], "steps": steps, "result": events[-1]})
 
     @api.post(
         "/runs/stream",
@@ -244,7 +241,7 @@ def _api(
     @api.get("/runs/{run_id}/pending", response_model=PendingResult, responses=ERROR_RESPONSES)
     async def pending(run_id: RunId) -> Response:
         pause = await asyncio.to_thread(service.pending, runtime, run_id)
-        return _json(pause.to_dict())
+        return json_response(pause.to_dict())
 
     _stored_runs(api, settings, runtime)
     return api
@@ -263,7 +260,7 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
         found = None if settings.store is None else settings.store.get_run(run_id)
         if found is None:
             raise ApiError(404, "no stored run has this id")
-        return _json(_plain_record(found))
+        return json_response(_plain_record(found))
 
     @api.get("/audit", response_model=AuditList, responses=ERROR_RESPONSES)
     def audit(
@@ -280,8 +277,9 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
     ) -> Response:
         """The governance log, newest first: every gate decision that refused or changed
         something (``since``: a duration such as 24h, or an ISO 8601 time)."""
-        return _json(service.audit(settings, since=since, tool=tool, reason=reason,
-                                   run_id=run_id, limit=limit, offset=offset))  # fmt: skip
+        found = service.audit(settings, since=since, tool=tool, reason=reason, run_id=run_id,
+                              limit=limit, offset=offset)  # fmt: skip
+        return json_response(found)
 
     @api.get(
         "/runs/{run_id}/stream",

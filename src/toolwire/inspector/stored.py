@@ -18,7 +18,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import Response
 
 from toolwire.inspector import previews, rerun
-from toolwire.inspector.errors import ERROR_RESPONSES, ApiError
+from toolwire.inspector.errors import ERROR_RESPONSES, ApiError, json_response
 from toolwire.inspector.models import (
     MAX_NAME_CHARS,
     MAX_RUN_ID_CHARS,
@@ -27,7 +27,6 @@ from toolwire.inspector.models import (
     RerunTemplate,
 )
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.jsonenc import sink_dumps_bytes
 from toolwire.runtime import Runtime
 from toolwire.store.browse import MAX_SEARCH_CHARS, SORTS, RunQuery
 from toolwire.store.export import run_record
@@ -41,11 +40,6 @@ Moment = Annotated[str | None, Query(min_length=10, max_length=40, pattern=r"^\d
 RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID)]
 Sort = Literal["created_at", "cost", "tokens", "duration", "rounds"]
 assert set(SORTS) == set(get_args(Sort))  # the API offers exactly the store's sorts
-
-
-def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(sink_dumps_bytes(value), status, media_type="application/json",
-                    headers=headers)  # fmt: skip
 
 
 def install(api: APIRouter, settings: InspectorSettings, runtime: Runtime) -> None:
