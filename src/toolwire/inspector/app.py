@@ -113,13 +113,6 @@ def create_app(settings: InspectorSettings) -> FastAPI:
     return app
 
 
-def _plain_record(record: Any) -> Any:
-    """A stored record as plain data: its ``to_dict()``, or its dataclass fields."""
-    if hasattr(record, "to_dict"):
-        return record.to_dict()
-    return dataclasses.asdict(record)
-
-
 def _api(
     settings: InspectorSettings, runtime: Runtime, tasks: RunTasks, queue: RunQueue | None
 ) -> APIRouter:
@@ -257,10 +250,7 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
 
     @api.get("/runs/{run_id}", responses=ERROR_RESPONSES)
     def run(run_id: RunId) -> Response:
-        found = None if settings.store is None else settings.store.get_run(run_id)
-        if found is None:
-            raise ApiError(404, "no stored run has this id")
-        return json_response(_plain_record(found))
+        return json_response(stored.stored_run(settings, run_id).to_dict())
 
     @api.get("/audit", response_model=AuditList, responses=ERROR_RESPONSES)
     def audit(

@@ -54,17 +54,18 @@ def install(api: APIRouter, settings: InspectorSettings, runtime: Runtime) -> No
     @api.get("/runs/{run_id}/export", responses=ERROR_RESPONSES)
     def export(run_id: RunId) -> Response:
         """The run's export record (schema ``toolwire.run``), as a file to save."""
-        stored = _stored(settings, run_id)
+        stored = stored_run(settings, run_id)
         disposition = f'attachment; filename="toolwire-run-{stored.id}.json"'
         return json_response(run_record(stored), headers={"Content-Disposition": disposition})
 
     @api.get("/runs/{run_id}/rerun", response_model=RerunTemplate, responses=ERROR_RESPONSES)
     def rerun_form(run_id: RunId) -> Response:
-        template = rerun.template(settings, runtime, _stored(settings, run_id))
+        template = rerun.template(settings, runtime, stored_run(settings, run_id))
         return json_response(template.model_dump())
 
 
-def _stored(settings: InspectorSettings, run_id: str) -> Any:
+def stored_run(settings: InspectorSettings, run_id: str) -> Any:
+    """The store's run ``run_id`` (a ``StoredRun``); 404 when there is none, or no store."""
     found = None if settings.store is None else settings.store.get_run(run_id)
     if found is None:
         raise ApiError(404, "no stored run has this id")
@@ -77,16 +78,11 @@ def list_page(settings: InspectorSettings, query: RunQuery) -> Response:
         return json_response({"runs": [], "stored": False, "total": 0, "limit": query.limit,
                               "offset": query.offset})  # fmt: skip
     found = settings.store.find_runs(query)
-    runs = [_plain(run) for run in found.runs]
+    runs = [run.to_dict() for run in found.runs]
     return json_response({
         "runs": previews.with_previews(settings.store, runs), "stored": True,
         "total": found.total, "limit": query.limit, "offset": query.offset,
     })  # fmt: skip
-
-
-def _plain(run: Any) -> dict[str, Any]:
-    plain: dict[str, Any] = run.to_dict()
-    return plain
 
 
 def query_of(
