@@ -35,7 +35,6 @@ from toolwire.inspector.models import (
     QueuedRun,
     RunBody,
     RunResult,
-    RunsList,
     ToggleBody,
     ToolsList,
 )
@@ -43,7 +42,6 @@ from toolwire.inspector.security import SecurityMiddleware, token_guard
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, RunTasks, ndjson
 from toolwire.runtime import Runtime
-from toolwire.store.browse import RunQuery
 from toolwire.tools.api import ToolContext
 from toolwire.trace import DeltaObserver, Observer
 from toolwire.trust import TrustZone
@@ -242,11 +240,6 @@ def _api(
 
 def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) -> None:
     stored.install(api, settings, runtime)
-
-    @api.get("/runs", response_model=RunsList, responses=ERROR_RESPONSES)
-    def runs(query: Annotated[RunQuery, Depends(stored.query_of)]) -> Response:
-        """One page of stored runs: filtered, sorted, searched (see ``inspector.stored``)."""
-        return stored.list_page(settings, query)
 
     @api.get("/runs/{run_id}", responses=ERROR_RESPONSES)
     def run(run_id: RunId) -> Response:

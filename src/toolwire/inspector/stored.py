@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, get_args
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi import Path as PathParam
 from fastapi.responses import Response
 
@@ -25,6 +25,7 @@ from toolwire.inspector.models import (
     RUN_ID,
     Facets,
     RerunTemplate,
+    RunsList,
 )
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.runtime import Runtime
@@ -62,6 +63,11 @@ def install(api: APIRouter, settings: InspectorSettings, runtime: Runtime) -> No
     def rerun_form(run_id: RunId) -> Response:
         template = rerun.template(settings, runtime, stored_run(settings, run_id))
         return json_response(template.model_dump())
+
+    @api.get("/runs", response_model=RunsList, responses=ERROR_RESPONSES)
+    def runs(query: Annotated[RunQuery, Depends(query_of)]) -> Response:
+        """One page of stored runs: filtered, sorted, searched (see ``inspector.stored``)."""
+        return list_page(settings, query)
 
 
 def stored_run(settings: InspectorSettings, run_id: str) -> Any:
