@@ -24,6 +24,7 @@ from toolwire.inspector import errors, queued, service, stored
 from toolwire.inspector.errors import ERROR_RESPONSES, ApiError, json_response
 from toolwire.inspector.models import (
     MAX_NAME_CHARS,
+    RUN_ID,
     AuditList,
     CancelResult,
     DecisionBody,
@@ -59,9 +60,7 @@ _STREAMED: dict[int | str, dict[str, Any]] = {
     200: {"content": {"application/x-ndjson": {}}},
     **ERROR_RESPONSES,
 }
-RunId = Annotated[
-    str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=r"^[0-9A-Za-z-]+$")
-]
+RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID)]
 
 
 def create_app(settings: InspectorSettings) -> FastAPI:
@@ -253,7 +252,7 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
         reason: Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)] = None,
         run_id: Annotated[
             str | None,
-            Query(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=r"^[0-9A-Za-z-]+$"),
+            Query(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID),
         ] = None,
         limit: Annotated[int, Query(ge=1, le=MAX_AUDIT_PAGE)] = 100,
         offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
