@@ -43,8 +43,12 @@ export class CompareView {
   }
 }
 
+// Two plain values (settings, what a step said) are the same when their JSON is.
+function same(x, y) {
+  return JSON.stringify(x) === JSON.stringify(y);
+}
+
 function comparison(a, b) {
-  const same = (x, y) => JSON.stringify(x) === JSON.stringify(y);
   const differences = settings(a, b).filter(([, x, y]) => !same(x, y)).length;
   return [
     h("p", { class: "muted", "data-testid": "compare-heads" }, "A: ", runLink(a.id, a.id),
@@ -180,7 +184,7 @@ function stepsTable(a, b) {
   if (!pairs.length) return h("p", { class: "muted" }, "Neither run has a stored step.");
   return table(["#", "A", "B"], pairs.map(([x, y], i) => {
     const mark = !x ? "+ only B" : !y ? "− only A"
-      : JSON.stringify(said(x)) !== JSON.stringify(said(y)) ? "≠" : "";
+      : same(said(x), said(y)) ? "" : "≠";
     return [String(i + 1), stepCell(x), stepCell(y), Boolean(mark), mark];
   }));
 }
@@ -192,7 +196,7 @@ function resultsTable(a, b) {
   return table(["Call", "A", "B"], pairs.map(([x, y]) => {
     const name = String((x ?? y).tool_name);
     const [left, right] = texts(x && resultOf(x), y && resultOf(y));
-    const differs = !x || !y || JSON.stringify(said(x)) !== JSON.stringify(said(y));
+    const differs = !x || !y || !same(said(x), said(y));
     return [name, left, right, differs, !x ? "+ only B" : !y ? "− only A" : undefined];
   }));
 }
@@ -207,8 +211,7 @@ function answers(a, b) {
   const answer = (run) => (typeof run.final_answer === "string" ? run.final_answer
     : { withheld: run.final_answer_length ?? null });
   const [left, right] = texts(answer(a), answer(b));
-  const differs = JSON.stringify(answer(a)) !== JSON.stringify(answer(b));
-  return table(["", "A", "B"], [["Answer", left, right, differs]]);
+  return table(["", "A", "B"], [["Answer", left, right, !same(answer(a), answer(b))]]);
 }
 
 // Two texts as <pre> blocks, their different words marked; a withheld text as its length.

@@ -3,7 +3,7 @@
 // save as a file. The JSON is text in a <pre>; the file is a Blob, never markup.
 
 import { call, errorText } from "./api.js";
-import { h } from "./dom.js";
+import { h, pretty } from "./dom.js";
 
 export async function exportPanel(id) {
   let record;
@@ -13,7 +13,7 @@ export async function exportPanel(id) {
     return h("p", { class: "banner error" },
       errorText(err, "The export could not be loaded."));
   }
-  const text = JSON.stringify(record, null, 2);
+  const text = pretty(record);
   const name = `toolwire-run-${String(record.id).replace(/[^0-9A-Za-z-]/g, "")}.json`;
   const save = h("button", { type: "button", class: "small primary", "data-testid": "download" },
     "Download");
