@@ -94,7 +94,6 @@ export class RunsView {
 
   row(r) {
     const id = String(r.id);
-    const tokens = (Number(r.prompt_tokens) || 0) + (Number(r.completion_tokens) || 0);
     const tick = h("input", { type: "checkbox", class: "compare-check",
       "aria-label": "Compare this run", checked: this.checked.includes(id) });
     tick.addEventListener("click", (e) => e.stopPropagation());
@@ -111,7 +110,7 @@ export class RunsView {
       h("td", {}, String(r.model ?? "")),
       h("td", {}, String(r.rounds ?? "")),
       h("td", { title: `${Number(r.prompt_tokens) || 0} in, ${Number(r.completion_tokens) || 0} out` },
-        String(tokens)),
+        String(tokensOf(r))),
       h("td", { class: "cost" }, storedCost(r)),
       h("td", {}, storedDuration(r)),
       h("td", {}, String(r.step_count ?? "")),
@@ -171,9 +170,8 @@ export class RunsView {
       const detail = h("div", { class: "detail" });
       const timeline = h("div", { class: "timeline", hidden: true });
       const tools = h("div", { class: "stored-tools" });
-      const final = { wall_ms: wallOf(run), usage: { total_tokens:
-        (Number(run.prompt_tokens) || 0) + (Number(run.completion_tokens) || 0),
-      prompt_tokens: run.prompt_tokens, completion_tokens: run.completion_tokens },
+      const final = { wall_ms: wallOf(run), usage: { total_tokens: tokensOf(run),
+        prompt_tokens: run.prompt_tokens, completion_tokens: run.completion_tokens },
       cost: run.cost, cost_complete: run.cost_complete,
       termination_reason: run.termination_reason };
       fill(box,
@@ -312,6 +310,11 @@ export function storedCost(run) {
 // A stored run's duration; a run that has not ended has none.
 export function storedDuration(run) {
   return Number.isFinite(run.duration_ms) ? ms(run.duration_ms) : "—";
+}
+
+// A stored run's tokens in and out, together.
+function tokensOf(run) {
+  return (Number(run.prompt_tokens) || 0) + (Number(run.completion_tokens) || 0);
 }
 
 function wallOf(run) {
