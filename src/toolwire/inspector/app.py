@@ -255,7 +255,7 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
             Query(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID),
         ] = None,
         limit: Annotated[int, Query(ge=1, le=MAX_AUDIT_PAGE)] = 100,
-        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+        offset: Annotated[int, Query(ge=0, le=stored.MAX_OFFSET)] = 0,
     ) -> Response:
         """The governance log, newest first: every gate decision that refused or changed
         something (``since``: a duration such as 24h, or an ISO 8601 time)."""

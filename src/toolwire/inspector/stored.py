@@ -33,7 +33,7 @@ from toolwire.store.browse import MAX_SEARCH_CHARS, SORTS, RunQuery
 from toolwire.store.export import run_record
 
 MAX_RUNS_PAGE = 200  # one screen of the runs browser, with room to spare
-MAX_OFFSET = 10_000_000
+MAX_OFFSET = 10_000_000  # far past any page a person reads; bounds the query
 MAX_STATUSES = 20  # more than there are statuses
 Name = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)]
 # An ISO 8601 date or time: a string, so that a bare number is not taken as a Unix time.
