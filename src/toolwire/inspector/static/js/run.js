@@ -139,10 +139,7 @@ export class RunView {
       this.$("trust-zone").append(...defaults.trust_zones.map((z) =>
         h("option", { value: String(z) }, String(z))));
     }
-    if (typeof defaults.replay_label === "string" && defaults.replay_label) {
-      this.$("replay-banner").textContent = defaults.replay_label;
-      this.$("replay-banner").hidden = false;
-    }
+    this.showReplay(defaults.replay_label);
     for (const [key, id] of LIMITS) {
       if (Number.isFinite(defaults[key])) this.$(id).value = String(defaults[key]);
     }
@@ -358,10 +355,7 @@ export class RunView {
         this.runId = typeof event.run_id === "string" ? event.run_id : this.runId;
         this.showRunId(this.runId, event.rerun_of);
         if (event.status === "queued") this.status("queued");
-        if (typeof event.replay_label === "string" && event.replay_label) {
-          this.$("replay-banner").textContent = event.replay_label;
-          this.$("replay-banner").hidden = false;
-        }
+        this.showReplay(event.replay_label);
         break;
       case "step":
         if (event.step && typeof event.step === "object") this.view.add(event.step);
@@ -414,6 +408,13 @@ export class RunView {
     fill(box, runId ? ["Run ", runLink(runId, runId)] : null,
       runId && typeof rerunOf === "string" ? [" · re-run of ", runLink(rerunOf, rerunOf)] : null);
     if (runId) this.showRerun(null);
+  }
+
+  // The banner naming the script a scripted provider replays; nothing without one.
+  showReplay(label) {
+    if (typeof label !== "string" || !label) return;
+    this.$("replay-banner").textContent = label;
+    this.$("replay-banner").hidden = false;
   }
 
   running(on) {
