@@ -7,7 +7,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+
+from toolwire.inspector import create_app
+from toolwire.privacy import PrivacyLevel
+from toolwire.store import RunStore
+
+from ..inspector_kit import live_server, settings
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -27,6 +34,22 @@ def launch() -> Iterator[Browser]:
         )
         yield browser
         browser.close()
+
+
+@contextmanager
+def stored_inspector(
+    tmp_path_factory: pytest.TempPathFactory, level: PrivacyLevel, **kit: Any
+) -> Iterator[str]:
+    """A live inspector over a new SQLite store that keeps runs at ``level``; its base URL.
+
+    ``kit`` goes to ``inspector_kit.settings`` (``registry``, ``scripts``, ``state_key``...)."""
+    path = tmp_path_factory.mktemp("runs") / "runs.db"
+    store = RunStore.open(f"sqlite:///{path}", privacy=level)
+    try:
+        with live_server(create_app(settings(store=store, privacy_level=str(level), **kit))) as url:
+            yield url
+    finally:
+        store.close()
 
 
 class Watched:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
 
-from toolwire.inspector import create_app
 from toolwire.privacy import PrivacyLevel
 from toolwire.sealing import StateKey
-from toolwire.store import RunStore
 
-from ..inspector_kit import TOKEN, WRITES, live_server, settings, waiting_registry
-from .harness import Watched, open_step, start_run, wait_status, watching
+from ..inspector_kit import WRITES, waiting_registry
+from .harness import Watched, open_step, start_run, stored_inspector, wait_status
 
 pytestmark = pytest.mark.browser
 PANEL = "#view-run .pending-panel"
@@ -23,19 +20,9 @@ DENIED = 'Error: tool "write_note" was denied by the operator.'
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    path = Path(tmp_path_factory.mktemp("decisions")) / "runs.db"
-    store = RunStore.open(f"sqlite:///{path}", privacy=PrivacyLevel.METADATA)
-    app = create_app(settings(registry=waiting_registry(), store=store,
-                              privacy_level="metadata", state_key=StateKey.generate()))  # fmt: skip
-    with live_server(app) as url:
+    with stored_inspector(tmp_path_factory, PrivacyLevel.METADATA, registry=waiting_registry(),
+                          state_key=StateKey.generate()) as url:  # fmt: skip
         yield url
-    store.close()
-
-
-@pytest.fixture
-def watched(browser: Browser, base: str) -> Iterator[Watched]:
-    with watching(browser, base, TOKEN) as watched:
-        yield watched
 
 
 def titles(page: Page) -> list[str]:

@@ -6,25 +6,20 @@ a run id with a deep link, trust zones and the gate's refusals before a run star
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, Route
 
-from toolwire.inspector import create_app
 from toolwire.jsonenc import dumps
 from toolwire.privacy import PrivacyLevel
-from toolwire.store import RunStore
 
 from ..inspector_kit import (
     HOSTILE_SCHEMA_TEXT,
     TOKEN,
     TUNE_PLAIN,
     form_registry,
-    live_server,
-    settings,
 )
-from .harness import Watched, open_inspector, start_run, wait_status, watching
+from .harness import Watched, open_inspector, start_run, stored_inspector, wait_status
 
 pytestmark = pytest.mark.browser
 NOT_STORED = "not stored at this privacy level"
@@ -33,19 +28,15 @@ HOSTILE_PREVIEW = '<img src=x onerror="window.__pwned=1"> sk-proj-***'
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    path: Path = tmp_path_factory.mktemp("first-hour") / "runs.db"
-    store = RunStore.open(f"sqlite:///{path}", privacy=PrivacyLevel.METADATA)
-    app = create_app(settings(store=store, privacy_level="metadata", registry=form_registry()))
-    with live_server(app) as url:
+    with stored_inspector(tmp_path_factory, PrivacyLevel.METADATA, registry=form_registry()) as url:
         yield url
-    store.close()
 
 
 @pytest.fixture
-def watched(browser: Browser, base: str) -> Iterator[Watched]:
-    with watching(browser, base, TOKEN) as watched:
-        yield watched
-        assert watched.page.evaluate("window.__pwned") is None
+def watched(watched: Watched) -> Iterator[Watched]:
+    """The shared page (see conftest), and no script of the payloads ran in it."""
+    yield watched
+    assert watched.page.evaluate("window.__pwned") is None
 
 
 def tool_row(page: Page, name: str) -> Locator:

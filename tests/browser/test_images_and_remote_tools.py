@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
 
 from toolwire import Artifact, ToolResult, tool
 from toolwire.bounding import IMAGE_DATA_CAP
@@ -19,9 +19,9 @@ from toolwire.inspector import create_app
 from toolwire.mcp.hub import HUB
 from toolwire.mcp.remote import add_remote_tools
 
-from ..inspector_kit import TOKEN, live_server, registry, settings
+from ..inspector_kit import live_server, registry, settings
 from ..mcp.kit import EVERYTHING, workspace
-from .harness import Watched, open_step, start_run, wait_status, watching
+from .harness import Watched, open_step, start_run, wait_status
 from .test_page import CONTEXT, REQUEST, fake_stream
 
 pytestmark = pytest.mark.browser
@@ -73,12 +73,6 @@ enabled = true
             yield url
     finally:
         HUB.close()
-
-
-@pytest.fixture
-def watched(browser: Browser, base: str) -> Iterator[Watched]:
-    with watching(browser, base, TOKEN) as watched:
-        yield watched
 
 
 def decoded_width(page: Page, selector: str) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page
@@ -13,7 +12,6 @@ from playwright.sync_api import Browser, Page
 from toolwire.inspector import RunDefaults, create_app
 from toolwire.privacy import PrivacyLevel
 from toolwire.providers.base import Reasoning
-from toolwire.store import RunStore
 
 from ..inspector_kit import (
     HOSTILE_REFUSAL,
@@ -23,7 +21,7 @@ from ..inspector_kit import (
     live_server,
     settings,
 )
-from .harness import Watched, open_step, start_run, wait_status, watching
+from .harness import Watched, open_step, start_run, stored_inspector, wait_status, watching
 
 pytestmark = pytest.mark.browser
 FORBIDDEN = "script, img, b, i, svg, iframe"
@@ -31,18 +29,15 @@ FORBIDDEN = "script, img, b, i, svg, iframe"
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    path: Path = tmp_path_factory.mktemp("live") / "runs.db"
-    store = RunStore.open(f"sqlite:///{path}", privacy=PrivacyLevel.FULL)
-    with live_server(create_app(settings(store=store, privacy_level="full"))) as url:
+    with stored_inspector(tmp_path_factory, PrivacyLevel.FULL) as url:
         yield url
-    store.close()
 
 
 @pytest.fixture
-def watched(browser: Browser, base: str) -> Iterator[Watched]:
-    with watching(browser, base, TOKEN) as watched:
-        yield watched
-        assert watched.page.evaluate("window.__pwned") is None
+def watched(watched: Watched) -> Iterator[Watched]:
+    """The shared page (see conftest), and no script of the payloads ran in it."""
+    yield watched
+    assert watched.page.evaluate("window.__pwned") is None
 
 
 def metric(page: Page, name: str) -> str:

@@ -12,7 +12,7 @@ from toolwire.inspector import create_app
 from toolwire.jsonenc import dumps
 
 from ..inspector_kit import TABLE_COLUMNS, TABLE_ROWS, TOKEN, live_server, settings
-from .harness import Watched, open_step, start_run, wait_status, watching
+from .harness import Watched, open_step, start_run, wait_status
 
 pytestmark = pytest.mark.browser
 
@@ -21,12 +21,6 @@ pytestmark = pytest.mark.browser
 def base() -> Iterator[str]:
     with live_server(create_app(settings())) as url:
         yield url
-
-
-@pytest.fixture
-def watched(browser: Browser, base: str) -> Iterator[Watched]:
-    with watching(browser, base, TOKEN) as watched:
-        yield watched
 
 
 def status_text(page: Page) -> str:

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser
 
-from toolwire.inspector import create_app
 from toolwire.privacy import PrivacyLevel
-from toolwire.store import RunStore
 
-from ..inspector_kit import TOKEN, live_server, settings
-from .harness import Watched, start_run, wait_status, watching
+from .harness import Watched, start_run, stored_inspector, wait_status
 
 pytestmark = pytest.mark.browser
 
@@ -24,19 +19,15 @@ EXTRA = {"hostile": [{"content": HOSTILE}]}
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    path: Path = tmp_path_factory.mktemp("stored") / "runs.db"
-    store = RunStore.open(f"sqlite:///{path}", privacy=PrivacyLevel.REDACTED)
-    app = create_app(settings(store=store, privacy_level="redacted", scripts=EXTRA))
-    with live_server(app) as url:
+    with stored_inspector(tmp_path_factory, PrivacyLevel.REDACTED, scripts=EXTRA) as url:
         yield url
-    store.close()
 
 
 @pytest.fixture
-def watched(browser: Browser, base: str) -> Iterator[Watched]:
-    with watching(browser, base, TOKEN) as watched:
-        yield watched
-        assert watched.page.evaluate("window.__pwned") is None
+def watched(watched: Watched) -> Iterator[Watched]:
+    """The shared page (see conftest), and no script of the payloads ran in it."""
+    yield watched
+    assert watched.page.evaluate("window.__pwned") is None
 
 
 def test_a_finished_run_is_listed_and_shows_its_stored_steps(watched: Watched) -> None:

@@ -20,7 +20,7 @@ from toolwire.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 from ..inspector_kit import AUTH, TOKEN, call, live_server, registry, settings
-from .harness import Watched, open_inspector, start_run, wait_status, watching
+from .harness import Watched, open_inspector, start_run, stored_inspector, wait_status, watching
 
 pytestmark = pytest.mark.browser
 NAP_S = 0.4
@@ -66,21 +66,13 @@ SCRIPTS = {
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    path: Path = tmp_path_factory.mktemp("viewer") / "runs.db"
-    store = RunStore.open(f"sqlite:///{path}", privacy=PrivacyLevel.FULL)
     tools = registry()
     tools.register(nap)
     tools.register(show_code)
-    app = create_app(settings(store=store, privacy_level="full", scripts=SCRIPTS, registry=tools))
-    with live_server(app) as url:
+    with stored_inspector(
+        tmp_path_factory, PrivacyLevel.FULL, scripts=SCRIPTS, registry=tools
+    ) as url:
         yield url
-    store.close()
-
-
-@pytest.fixture
-def watched(browser: Browser, base: str) -> Iterator[Watched]:
-    with watching(browser, base, TOKEN) as watched:
-        yield watched
 
 
 def api_run(base: str, provider: str, prompt: str = "go", **body: Any) -> str:

@@ -13,21 +13,16 @@ from toolwire.inspector.security import CONTENT_SECURITY_POLICY
 from toolwire.jsonenc import loads
 
 from ..inspector_kit import AUTH, TABLE_COLUMNS, TABLE_ROWS, settings
+from .asgi import BASE, asgi_client
 
-BASE = "http://127.0.0.1:8765"  # a loopback name: the inspector answers no other
 ORIGIN = {"Origin": BASE}
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(settings())
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as c:
+    async with asgi_client(app) as c:
         yield c
 
 
@@ -156,7 +151,7 @@ async def test_invalid_utf8_in_tool_output_is_substituted_on_the_wire(
     scripts = {"lone": [{"tool_calls": [{"name": "echo", "arguments": {"text": "a\ud800b"}}]},
                         {"content": "c\udfffd"}]}  # fmt: skip
     app = create_app(settings(scripts=scripts))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as c:
+    async with asgi_client(app) as c:
         response = await c.post("/api/runs/stream", json={"prompt": "x", "provider": "lone"},
                                 headers=AUTH)  # fmt: skip
     response.content.decode("utf-8")  # strict: raises on any invalid byte

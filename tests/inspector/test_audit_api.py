@@ -15,16 +15,11 @@ from toolwire.store import RunStore
 
 from ..governed import EXPECTED, governed_run
 from ..inspector_kit import AUTH, settings
+from .asgi import asgi_client
 
 pytestmark = pytest.mark.anyio
-BASE = "http://127.0.0.1:8765"
 SCRIPTS = {"strays": [{"tool_calls": [{"name": "no_such_tool", "arguments": {}}]},
                       {"content": "ok"}]}  # fmt: skip
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture
@@ -35,7 +30,7 @@ def store(tmp_path: Path) -> RunStore:
 @pytest.fixture
 async def client(store: RunStore) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(settings(store=store, privacy_level="metadata", scripts=SCRIPTS))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as c:
+    async with asgi_client(app) as c:
         yield c
 
 
@@ -96,6 +91,6 @@ async def test_the_log_needs_the_token(client: httpx.AsyncClient) -> None:
 
 async def test_without_a_store_there_is_no_log() -> None:
     app = create_app(settings())
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as c:
+    async with asgi_client(app) as c:
         body = (await c.get("/api/audit", headers=AUTH)).json()
     assert body == {"decisions": [], "stored": False}

@@ -19,17 +19,12 @@ from toolwire.store import RunStore
 
 from ..inspector_kit import AUTH, WRITES, settings, waiting_registry
 from ..store.conftest import pg_schema
+from .asgi import asgi_client
 
 __all__ = ["pg_schema"]  # a fixture: a fresh PostgreSQL schema per test
 
-BASE = "http://127.0.0.1:8765"  # a loopback name: the inspector answers no other
 DENIED = 'Error: tool "write_note" was denied by the operator.'
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture
@@ -39,7 +34,7 @@ def app() -> FastAPI:
 
 @pytest.fixture
 async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as c:
+    async with asgi_client(app) as c:
         yield c
 
 
@@ -206,7 +201,7 @@ async def test_a_state_sealed_with_another_key_is_a_clear_409(
 
 async def test_without_a_state_key_a_write_fails_the_run_clearly() -> None:
     app = create_app(settings(registry=waiting_registry()))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as client:
+    async with asgi_client(app) as client:
         end = await start(client, "approve")
     assert end["status"] == "failed"
     assert end["message"].startswith("the run could not be suspended: ")
@@ -233,7 +228,7 @@ async def test_the_store_lists_waiting_runs_and_resumes_them(store_url: str) -> 
     store = RunStore.open(store_url, privacy=PrivacyLevel.METADATA)
     key = StateKey.generate()
     app = create_app(settings(registry=waiting_registry(), store=store, state_key=key))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as client:
+    async with asgi_client(app) as client:
         waiting = await start(client, "approve")
         done = await start(client, "scripted")
         everything = (await client.get("/api/runs", headers=AUTH)).json()["runs"]

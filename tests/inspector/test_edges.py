@@ -11,8 +11,8 @@ from toolwire.inspector import create_app
 from toolwire.inspector.security import MISDIRECTED
 
 from ..inspector_kit import AUTH, settings
+from .asgi import asgi_client
 
-BASE = "http://127.0.0.1:8765"
 pytestmark = pytest.mark.anyio
 BODY_TOO_LARGE = {
     "error": {
@@ -22,14 +22,9 @@ BODY_TOO_LARGE = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def client_for(allow_remote: bool = False) -> httpx.AsyncClient:
     app = create_app(settings(allow_remote=allow_remote))
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE)
+    return asgi_client(app)
 
 
 @pytest.fixture

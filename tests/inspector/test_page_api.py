@@ -16,8 +16,8 @@ from toolwire.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 from ..inspector_kit import AUTH, HOSTILE_SCHEMA_TEXT, form_registry, settings, tune
+from .asgi import asgi_client
 
-BASE = "http://127.0.0.1:8765"
 pytestmark = pytest.mark.anyio
 HOSTILE_PROMPT = (
     '<img src=x onerror="window.__pwned=1">  Ada\'s\norders sk-proj-AbCdEfGhIjKlMnOpQrStUv'
@@ -25,14 +25,9 @@ HOSTILE_PROMPT = (
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(settings(registry=form_registry()))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as c:
+    async with asgi_client(app) as c:
         yield c
 
 
@@ -63,7 +58,7 @@ async def test_a_real_default_provider_has_no_replay_label() -> None:
     from toolwire.inspector.settings import RunDefaults
 
     app = create_app(settings(defaults=RunDefaults(provider="nonesuch")))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as c:
+    async with asgi_client(app) as c:
         assert (await get(c, "/api/defaults"))["replay_label"] is None
 
 
@@ -131,7 +126,7 @@ async def stored_previews(tmp_path: Path, level: PrivacyLevel, prompt: str) -> l
     store = RunStore.open(f"sqlite:///{tmp_path / 'runs.db'}", privacy=level)
     app = create_app(settings(store=store, privacy_level=str(level)))
     try:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as c:
+        async with asgi_client(app) as c:
             ran = await c.post("/api/runs", json={"prompt": prompt, "stream": False}, headers=AUTH)
             assert ran.status_code == 200
             return [r["prompt_preview"] for r in (await get(c, "/api/runs"))["runs"]]

@@ -15,20 +15,15 @@ from toolwire.jsonenc import loads
 from toolwire.providers.base import Reasoning
 
 from ..inspector_kit import AUTH, HOSTILE_REFUSAL, STREAMED_ANSWER, StreamingModel, settings
+from .asgi import asgi_client
 
-BASE = "http://127.0.0.1:8765"  # a loopback name: the inspector answers no other
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(settings())
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as c:
+    async with asgi_client(app) as c:
         yield c
 
 

@@ -13,14 +13,9 @@ from toolwire.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 from ..inspector_kit import AUTH, settings
+from .asgi import asgi_client
 
 pytestmark = pytest.mark.anyio
-BASE = "http://127.0.0.1:8765"  # a loopback name: the inspector answers no other
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture
@@ -32,7 +27,7 @@ def url(tmp_path: Path) -> str:
 async def client(url: str) -> AsyncIterator[httpx.AsyncClient]:
     store = RunStore.open(url, privacy=PrivacyLevel.METADATA)
     app = create_app(settings(store=store, privacy_level="metadata"))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as c:
+    async with asgi_client(app) as c:
         yield c
 
 
@@ -63,7 +58,7 @@ async def test_tool_states_persist_across_a_restart(client: httpx.AsyncClient, u
     await client.put("/api/tools/dormant", json={"enabled": True}, headers=AUTH)
     await client.put("/api/groups/files", json={"enabled": False}, headers=AUTH)
     app = create_app(settings(store=RunStore.open(url)))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as again:
+    async with asgi_client(app) as again:
         tools = (await again.get("/api/tools", headers=AUTH)).json()
     rows = {t["name"]: (t["tool_enabled"], t["enabled"]) for t in tools["tools"]}
     assert rows["dormant"] == (True, False)

@@ -21,9 +21,10 @@ from fastapi.responses import FileResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from toolwire.inspector import errors, queued, service, stored
-from toolwire.inspector.errors import ApiError, ErrorBody
+from toolwire.inspector.errors import ERROR_RESPONSES, ApiError, json_response
 from toolwire.inspector.models import (
     MAX_NAME_CHARS,
+    RUN_ID,
     AuditList,
     CancelResult,
     DecisionBody,
@@ -35,16 +36,13 @@ from toolwire.inspector.models import (
     QueuedRun,
     RunBody,
     RunResult,
-    RunsList,
     ToggleBody,
     ToolsList,
 )
 from toolwire.inspector.security import SecurityMiddleware, token_guard
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, RunTasks, ndjson
-from toolwire.jsonenc import sink_dumps_bytes
 from toolwire.runtime import Runtime
-from toolwire.store.browse import RunQuery
 from toolwire.tools.api import ToolContext
 from toolwire.trace import DeltaObserver, Observer
 from toolwire.trust import TrustZone
@@ -57,12 +55,12 @@ MAX_RUN_ID_CHARS = 100  # ids are uuid hex; anything longer is not an id
 MAX_AUDIT_PAGE = 1_000  # the store's page of the governance log
 MAX_SINCE_CHARS = 64  # a duration or an ISO 8601 time
 MAX_LOGGED_NAME_CHARS = 255  # what the store keeps of a tool name or an actor
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422)
+# A streaming route's answers: NDJSON lines, or an error before the first line.
+_STREAMED: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/x-ndjson": {}}},
+    **ERROR_RESPONSES,
 }
-RunId = Annotated[
-    str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=r"^[0-9A-Za-z-]+$")
-]
+RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID)]
 
 
 def create_app(settings: InspectorSettings) -> FastAPI:
@@ -112,24 +110,13 @@ def create_app(settings: InspectorSettings) -> FastAPI:
     return app
 
 
-def _json(value: Any, status: int = 200) -> Response:
-    return Response(sink_dumps_bytes(value), status, media_type="application/json")
-
-
-def _plain_record(record: Any) -> Any:
-    """A stored record as plain data: its ``to_dict()``, or its dataclass fields."""
-    if hasattr(record, "to_dict"):
-        return record.to_dict()
-    return dataclasses.asdict(record)
-
-
 def _api(
     settings: InspectorSettings, runtime: Runtime, tasks: RunTasks, queue: RunQueue | None
 ) -> APIRouter:
     api = APIRouter(prefix="/api", dependencies=[Depends(token_guard(settings.token))])
     queuing = queue if settings.queue_runs else None  # where new runs go; None: here
 
-    @api.get("/defaults", response_model=Defaults, responses=_ERRORS)
+    @api.get("/defaults", response_model=Defaults, responses=ERROR_RESPONSES)
     def defaults() -> Defaults:
         return Defaults(
             **dataclasses.asdict(settings.defaults),
@@ -137,7 +124,7 @@ def _api(
             trust_zones=[str(zone) for zone in TrustZone],
         )
 
-    @api.get("/gate", response_model=GateResult, responses=_ERRORS)
+    @api.get("/gate", response_model=GateResult, responses=ERROR_RESPONSES)
     def gate(
         provider: Annotated[str, Query(min_length=1, max_length=MAX_NAME_CHARS)] = "scripted",
         model: Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)] = None,
@@ -146,44 +133,48 @@ def _api(
         """Which tools a run with this provider (or this trust zone) would be offered."""
         return service.gate_verdicts(settings, runtime, provider, model, trust_zone)
 
-    @api.get("/tools", response_model=ToolsList, responses=_ERRORS)
+    @api.get("/tools", response_model=ToolsList, responses=ERROR_RESPONSES)
     def tools() -> ToolsList:
         return service.list_tools(settings)
 
-    @api.put("/tools/{name}", response_model=ToolsList, responses=_ERRORS)
+    @api.put("/tools/{name}", response_model=ToolsList, responses=ERROR_RESPONSES)
     def toggle_tool(name: str, body: ToggleBody) -> ToolsList:
         service.set_tool(settings, name, body.enabled)
         return service.list_tools(settings)
 
-    @api.put("/groups/{name}", response_model=ToolsList, responses=_ERRORS)
+    @api.put("/groups/{name}", response_model=ToolsList, responses=ERROR_RESPONSES)
     def toggle_group(name: str, body: ToggleBody) -> ToolsList:
         service.set_group(settings, name, body.enabled)
         return service.list_tools(settings)
 
-    @api.post("/tools/{name}/invoke", response_model=InvokeResult, responses=_ERRORS)
+    @api.post("/tools/{name}/invoke", response_model=InvokeResult, responses=ERROR_RESPONSES)
     async def invoke(name: str, body: InvokeBody) -> Response:
         if name not in settings.registry:
             raise ApiError(404, f'no tool is named "{name}"')
-        return _json((await service.invoke_tool(settings, runtime, name, body)).model_dump())
+        return json_response(
+            (await service.invoke_tool(settings, runtime, name, body)).model_dump()
+        )
 
-    @api.post("/runs", response_model=RunResult, responses={202: {"model": QueuedRun}, **_ERRORS})
+    @api.post(
+        "/runs", response_model=RunResult, responses={202: {"model": QueuedRun}, **ERROR_RESPONSES}
+    )
     async def run_batch(body: RunBody) -> Response:
         """Run, and answer with every step and the outcome; with ``serve --queue``, queue the
         run and answer 202 at once with its id."""
         live = service.prepare_run(settings, runtime, body)
         if queuing is not None:
             run_id = await queued.submit(queuing, live)
-            return _json(QueuedRun(run_id=run_id, status="queued").model_dump(), 202)
+            return json_response(QueuedRun(run_id=run_id, status="queued").model_dump(), 202)
         channel = RunChannel()
         _start(live, channel)
         events = [event async for event in channel.events()]
         steps = [e["step"] for e in events if e["type"] == "step"]
-        return _json({"context": events[0], "steps": steps, "result": events[-1]})
+        return json_response({"context": events[0], "steps": steps, "result": events[-1]})
 
     @api.post(
         "/runs/stream",
         response_class=StreamingResponse,
-        responses={200: {"content": {"application/x-ndjson": {}}}, **_ERRORS},
+        responses=_STREAMED,
     )
     async def run_stream(body: RunBody) -> StreamingResponse:
         """Run, streaming its events; with ``serve --queue``, queue it and stream it as a
@@ -206,7 +197,7 @@ def _api(
     @api.post(
         "/runs/{run_id}/decision",
         response_class=StreamingResponse,
-        responses={200: {"content": {"application/x-ndjson": {}}}, **_ERRORS},
+        responses=_STREAMED,
     )
     async def decide(run_id: RunId, body: DecisionBody) -> StreamingResponse:
         """Approve, deny or answer a waiting run; stream its resumed segment.
@@ -237,10 +228,10 @@ def _api(
             raise service.refusal(exc) from None
         return StreamingResponse(ndjson(channel), media_type=NDJSON, headers=STREAM_HEADERS)
 
-    @api.get("/runs/{run_id}/pending", response_model=PendingResult, responses=_ERRORS)
+    @api.get("/runs/{run_id}/pending", response_model=PendingResult, responses=ERROR_RESPONSES)
     async def pending(run_id: RunId) -> Response:
         pause = await asyncio.to_thread(service.pending, runtime, run_id)
-        return _json(pause.to_dict())
+        return json_response(pause.to_dict())
 
     _stored_runs(api, settings, runtime)
     return api
@@ -249,19 +240,11 @@ def _api(
 def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) -> None:
     stored.install(api, settings, runtime)
 
-    @api.get("/runs", response_model=RunsList, responses=_ERRORS)
-    def runs(query: Annotated[RunQuery, Depends(stored.query_of)]) -> Response:
-        """One page of stored runs: filtered, sorted, searched (see ``inspector.stored``)."""
-        return stored.list_page(settings, query)
-
-    @api.get("/runs/{run_id}", responses=_ERRORS)
+    @api.get("/runs/{run_id}", responses=ERROR_RESPONSES)
     def run(run_id: RunId) -> Response:
-        found = None if settings.store is None else settings.store.get_run(run_id)
-        if found is None:
-            raise ApiError(404, "no stored run has this id")
-        return _json(_plain_record(found))
+        return json_response(stored.stored_run(settings, run_id).to_dict())
 
-    @api.get("/audit", response_model=AuditList, responses=_ERRORS)
+    @api.get("/audit", response_model=AuditList, responses=ERROR_RESPONSES)
     def audit(
         *,
         since: Annotated[str | None, Query(min_length=1, max_length=MAX_SINCE_CHARS)] = None,
@@ -269,20 +252,21 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
         reason: Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)] = None,
         run_id: Annotated[
             str | None,
-            Query(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=r"^[0-9A-Za-z-]+$"),
+            Query(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID),
         ] = None,
         limit: Annotated[int, Query(ge=1, le=MAX_AUDIT_PAGE)] = 100,
-        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+        offset: Annotated[int, Query(ge=0, le=stored.MAX_OFFSET)] = 0,
     ) -> Response:
         """The governance log, newest first: every gate decision that refused or changed
         something (``since``: a duration such as 24h, or an ISO 8601 time)."""
-        return _json(service.audit(settings, since=since, tool=tool, reason=reason,
-                                   run_id=run_id, limit=limit, offset=offset))  # fmt: skip
+        found = service.audit(settings, since=since, tool=tool, reason=reason, run_id=run_id,
+                              limit=limit, offset=offset)  # fmt: skip
+        return json_response(found)
 
     @api.get(
         "/runs/{run_id}/stream",
         response_class=StreamingResponse,
-        responses={200: {"content": {"application/x-ndjson": {}}}, **_ERRORS},
+        responses=_STREAMED,
     )
     async def follow(run_id: RunId) -> StreamingResponse:
         """Follow a stored run live, wherever it executes (a queue worker, another process):
@@ -290,7 +274,7 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
         await queued.check_stored(settings, run_id)
         return queued.response(settings, runtime, run_id)
 
-    @api.post("/runs/{run_id}/cancel", response_model=CancelResult, responses=_ERRORS)
+    @api.post("/runs/{run_id}/cancel", response_model=CancelResult, responses=ERROR_RESPONSES)
     def cancel(run_id: RunId) -> CancelResult:
         if runtime.cancel(run_id):
             return CancelResult(run_id=run_id, cancelling=True, where="this_process")

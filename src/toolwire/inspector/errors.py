@@ -3,6 +3,7 @@
 Every failure answers in this shape: our own refusals, FastAPI's validation errors, Starlette's
 404/405, and anything unexpected (500, with a fixed message; the exception goes to the log).
 Messages name the input that was wrong and why; they never carry exception text or secrets.
+Every other JSON body is written by ``json_response``, printable whatever a stored step holds.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import Match, Mount
 
-from toolwire.jsonenc import dumps_bytes
+from toolwire.jsonenc import dumps_bytes, sink_dumps_bytes
 
 _CODES = {
     400: "bad_request",
@@ -51,6 +52,12 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
+# The error answers every API route documents in the OpenAPI document.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422)
+}
+
+
 class ApiError(Exception):
     """A refusal with a status, a code and a safe message."""
 
@@ -66,6 +73,11 @@ def error_response(
 ) -> Response:
     body = {"error": {"code": code or _CODES.get(status, "error"), "message": message}}
     return Response(dumps_bytes(body), status, headers, media_type="application/json")
+
+
+def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A JSON answer; a value the strict encoder refuses (a NaN in a raw body) is made printable."""
+    return Response(sink_dumps_bytes(value), status, headers, media_type="application/json")
 
 
 def describe_validation(errors: list[Any]) -> str:

@@ -75,8 +75,8 @@ async def stream(
     from toolwire.queue.follow import follow
 
     async for event in follow(store, run_id, pending=runtime.pending, after=after):
-        first = event["type"] == "context" and context is not None
-        yield encode_line({**context, **event} if first and context is not None else event)
+        local = context if event["type"] == "context" else None
+        yield encode_line(event if local is None else {**local, **event})
 
 
 def response(

@@ -19,6 +19,7 @@ from toolwire.errors import ConfigError, RunNotWaiting, StateError
 from toolwire.inspector.models import RerunTemplate
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.lifecycle import WAITING, as_strings
+from toolwire.privacy import PrivacyLevel
 from toolwire.runtime import DIRECT_CALL, Runtime
 
 # RunBody fields copied from a stored run's options, by the option's stored name.
@@ -27,7 +28,6 @@ _COPIED = (
     "max_tokens", "max_total_tokens", "max_cost", "context_window", "max_concurrency",
     "max_remote_calls", "trust_zone",
 )  # fmt: skip
-FULL = "full"
 Source = Literal["stored", "sealed"]
 
 
@@ -63,7 +63,7 @@ def _messages(
             pass  # it stopped waiting meanwhile, or this server cannot open it: as stored
         else:
             return [m.to_dict() for m in _initial(state.messages)], "sealed"
-    if stored.privacy_level != FULL:
+    if stored.privacy_level != PrivacyLevel.FULL:
         return None, (
             f"its request is not kept at privacy level {stored.privacy_level} "
             "(only at full, or sealed while the run waits)"

@@ -13,67 +13,65 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, get_args
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi import Path as PathParam
 from fastapi.responses import Response
 
 from toolwire.inspector import previews, rerun
-from toolwire.inspector.errors import ApiError, ErrorBody
+from toolwire.inspector.errors import ERROR_RESPONSES, ApiError, json_response
 from toolwire.inspector.models import (
     MAX_NAME_CHARS,
     MAX_RUN_ID_CHARS,
     RUN_ID,
     Facets,
     RerunTemplate,
+    RunsList,
 )
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.jsonenc import sink_dumps_bytes
 from toolwire.runtime import Runtime
 from toolwire.store.browse import MAX_SEARCH_CHARS, SORTS, RunQuery
 from toolwire.store.export import run_record
 
 MAX_RUNS_PAGE = 200  # one screen of the runs browser, with room to spare
-MAX_OFFSET = 10_000_000
+MAX_OFFSET = 10_000_000  # far past any page a person reads; bounds the query
 MAX_STATUSES = 20  # more than there are statuses
 Name = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)]
 # An ISO 8601 date or time: a string, so that a bare number is not taken as a Unix time.
 Moment = Annotated[str | None, Query(min_length=10, max_length=40, pattern=r"^\d{4}-\d\d-\d\d")]
 RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID)]
 Sort = Literal["created_at", "cost", "tokens", "duration", "rounds"]
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 421, 422)
-}
 assert set(SORTS) == set(get_args(Sort))  # the API offers exactly the store's sorts
-
-
-def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(sink_dumps_bytes(value), status, media_type="application/json",
-                    headers=headers)  # fmt: skip
 
 
 def install(api: APIRouter, settings: InspectorSettings, runtime: Runtime) -> None:
     """Add the stored-runs routes to ``api`` (``GET /runs/{id}`` stays with the others)."""
 
-    @api.get("/facets", response_model=Facets, responses=_ERRORS)
+    @api.get("/facets", response_model=Facets, responses=ERROR_RESPONSES)
     def facets() -> Facets:
         if settings.store is None:
             return Facets(stored=False)
         return Facets(stored=True, **settings.store.facets())
 
-    @api.get("/runs/{run_id}/export", responses=_ERRORS)
+    @api.get("/runs/{run_id}/export", responses=ERROR_RESPONSES)
     def export(run_id: RunId) -> Response:
         """The run's export record (schema ``toolwire.run``), as a file to save."""
-        stored = _stored(settings, run_id)
+        stored = stored_run(settings, run_id)
         disposition = f'attachment; filename="toolwire-run-{stored.id}.json"'
         return json_response(run_record(stored), headers={"Content-Disposition": disposition})
 
-    @api.get("/runs/{run_id}/rerun", response_model=RerunTemplate, responses=_ERRORS)
+    @api.get("/runs/{run_id}/rerun", response_model=RerunTemplate, responses=ERROR_RESPONSES)
     def rerun_form(run_id: RunId) -> Response:
-        template = rerun.template(settings, runtime, _stored(settings, run_id))
+        template = rerun.template(settings, runtime, stored_run(settings, run_id))
         return json_response(template.model_dump())
 
+    @api.get("/runs", response_model=RunsList, responses=ERROR_RESPONSES)
+    def runs(query: Annotated[RunQuery, Depends(query_of)]) -> Response:
+        """One page of stored runs: filtered, sorted, searched (see ``inspector.stored``)."""
+        return list_page(settings, query)
 
-def _stored(settings: InspectorSettings, run_id: str) -> Any:
+
+def stored_run(settings: InspectorSettings, run_id: str) -> Any:
+    """The store's run ``run_id`` (a ``StoredRun``); 404 when there is none, or no store."""
     found = None if settings.store is None else settings.store.get_run(run_id)
     if found is None:
         raise ApiError(404, "no stored run has this id")
@@ -86,16 +84,11 @@ def list_page(settings: InspectorSettings, query: RunQuery) -> Response:
         return json_response({"runs": [], "stored": False, "total": 0, "limit": query.limit,
                               "offset": query.offset})  # fmt: skip
     found = settings.store.find_runs(query)
-    runs = [_plain(run) for run in found.runs]
+    runs = [run.to_dict() for run in found.runs]
     return json_response({
         "runs": previews.with_previews(settings.store, runs), "stored": True,
         "total": found.total, "limit": query.limit, "offset": query.offset,
     })  # fmt: skip
-
-
-def _plain(run: Any) -> dict[str, Any]:
-    plain: dict[str, Any] = run.to_dict()
-    return plain
 
 
 def query_of(

@@ -55,6 +55,12 @@ export class ApiError extends Error {
   }
 }
 
+// What a failed call shows: the server's own message, or `fallback` when there is none (the
+// server could not be reached, or answered in another shape).
+export function errorText(err, fallback) {
+  return err instanceof ApiError ? err.message : fallback;
+}
+
 function headers(extra = {}) {
   const token = sessionStorage.getItem(TOKEN_KEY) ?? "";
   return { Authorization: `Bearer ${token}`, ...extra };
@@ -90,22 +96,21 @@ export async function call(method, path, body, signal) {
 // POST a body to a streaming endpoint. A refusal (an error status) throws ApiError before any
 // event; otherwise resolves to the parsed events. Lines that do not parse are skipped.
 export async function openStream(path, body, signal) {
-  const response = await fetch(`/api${path}`, {
+  return stream(path, {
     method: "POST",
     headers: headers({ "Content-Type": "application/json", Accept: "application/x-ndjson" }),
     body: JSON.stringify(body),
     signal,
   });
-  if (!response.ok) throw await failure(response);
-  return ndjson(response.body);
 }
 
 // GET a stored run's live stream (a run executing elsewhere: a queue worker, another process).
 export async function followStream(path, signal) {
-  const response = await fetch(`/api${path}`, {
-    headers: headers({ Accept: "application/x-ndjson" }),
-    signal,
-  });
+  return stream(path, { headers: headers({ Accept: "application/x-ndjson" }), signal });
+}
+
+async function stream(path, init) {
+  const response = await fetch(`/api${path}`, init);
   if (!response.ok) throw await failure(response);
   return ndjson(response.body);
 }

@@ -2,7 +2,7 @@
 // malformed is shown whole as pretty JSON, so nothing is silently dropped.
 
 import { highlightLines } from "./codehighlight.js";
-import { h, pretty, safeImage, safeLink } from "./dom.js";
+import { dataTable, h, pretty, safeImage, safeLink } from "./dom.js";
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const isText = (v) => typeof v === "string";
@@ -30,11 +30,10 @@ function fallback(artifact) {
 
 function table(data) {
   if (!Array.isArray(data.columns) || !Array.isArray(data.rows)) return null;
-  const head = h("tr", {}, data.columns.map((c) => h("th", {}, String(c))));
+  const heads = data.columns.map((c) => h("th", {}, String(c)));
   const rows = data.rows.map((row) =>
     h("tr", {}, Array.isArray(row) ? row.map((cell) => h("td", {}, String(cell))) : []));
-  return h("div", { class: "table-wrap" },
-    h("table", { class: "artifact-table" }, h("thead", {}, head), h("tbody", {}, rows)));
+  return dataTable("artifact-table", heads, rows);
 }
 
 function text(data) {

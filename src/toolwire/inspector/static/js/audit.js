@@ -2,8 +2,8 @@
 // (a tool not offered, a call refused, a person's decision, a budget or the context window
 // cutting a run off), filtered by time, tool and reason. Every value is shown as text.
 
-import { ApiError, call } from "./api.js";
-import { h, runLink } from "./dom.js";
+import { call, errorText } from "./api.js";
+import { dataTable, h, runLink } from "./dom.js";
 
 const COLUMNS = ["When", "Run", "Round", "Gate", "Reason", "Tool", "By", "Detail"];
 const PAGE = 200;
@@ -12,7 +12,7 @@ export class AuditView {
   constructor(root) {
     this.$ = (id) => root.querySelector(`#${id}`);
     this.latest = 0;  // only the answer to the latest request is shown
-    this.$("audit-refresh").addEventListener("click", () => this.load());
+    // Refresh is the form's submit button: its click and Enter in a field both submit.
     this.$("audit-filters").addEventListener("submit", (event) => {
       event.preventDefault();
       this.load();
@@ -42,7 +42,7 @@ export class AuditView {
       }
       shown = [table(page.decisions)];
     } catch (err) {
-      note = err instanceof ApiError ? err.message : "Loading failed.";
+      note = errorText(err, "Loading failed.");
     }
     if (request !== this.latest) return;
     this.$("audit-note").textContent = note;
@@ -65,8 +65,7 @@ function table(decisions) {
     h("td", {}, text(d.actor)),
     h("td", { class: "audit-detail" }, d.detail === null || d.detail === undefined
       ? "" : text(d.detail))));
-  return h("div", { class: "table-wrap" }, h("table", { class: "data audit-table" },
-    h("thead", {}, h("tr", {}, COLUMNS.map((c) => h("th", {}, c)))), h("tbody", {}, rows)));
+  return dataTable("data audit-table", COLUMNS.map((c) => h("th", {}, c)), rows);
 }
 
 function text(value) {

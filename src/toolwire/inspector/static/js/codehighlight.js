@@ -7,6 +7,8 @@
 // A language without a vendored grammar, a grammar that fails to load, or code over the
 // size cap stays plain text. Grammars load on first use (a static ES module each).
 
+import { h } from "./dom.js";
+
 const GRAMMARS = {
   python: ["python", (m) => m.parser],
   py: ["python", (m) => m.parser],
@@ -71,10 +73,8 @@ export async function highlightLines(code, language, lines) {
 }
 
 function span(text, classes) {
-  const element = document.createElement("span");
   // Lezer's class names are its own constants ("tok-string tok-definition"); anything else
   // is dropped rather than passed on.
-  element.className = classes.split(" ").filter((c) => /^tok-[A-Za-z0-9]+$/.test(c)).join(" ");
-  element.textContent = text;
-  return element;
+  const kept = classes.split(" ").filter((c) => /^tok-[A-Za-z0-9]+$/.test(c)).join(" ");
+  return h("span", { class: kept }, text);
 }

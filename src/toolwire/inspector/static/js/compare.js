@@ -4,11 +4,12 @@
 // the words only one run has are marked in place. Everything is text: both runs are as the
 // store keeps them, so at a level that keeps no content their lengths are compared instead.
 
-import { ApiError, call } from "./api.js";
+import { call, errorText } from "./api.js";
 import { writeLink } from "./deeplink.js";
-import { fill, h, ms, runLink } from "./dom.js";
+import { dataTable, fill, h, ms, NOT_STORED, runLink } from "./dom.js";
+import { storedCost, storedDuration } from "./runs.js";
 import { shownStatus } from "./status.js";
-import { costText, stepTitle } from "./steps.js";
+import { requestedNames, stepTitle } from "./steps.js";
 
 const WORD_DIFF_CAP = 2000;  // words per text: beyond, the texts are only said to differ
 
@@ -36,14 +37,18 @@ export class CompareView {
       note.textContent = "";
       fill(this.$("compare-out"), comparison(left, right));
     } catch (err) {
-      note.textContent = err instanceof ApiError ? err.message : "Loading the runs failed.";
+      note.textContent = errorText(err, "Loading the runs failed.");
       this.$("compare-out").replaceChildren();
     }
   }
 }
 
+// Two plain values (settings, what a step said) are the same when their JSON is.
+function same(x, y) {
+  return JSON.stringify(x) === JSON.stringify(y);
+}
+
 function comparison(a, b) {
-  const same = (x, y) => JSON.stringify(x) === JSON.stringify(y);
   const differences = settings(a, b).filter(([, x, y]) => !same(x, y)).length;
   return [
     h("p", { class: "muted", "data-testid": "compare-heads" }, "A: ", runLink(a.id, a.id),
@@ -71,8 +76,8 @@ function settings(a, b) {
     ["Rounds", a.rounds, b.rounds],
     ["Prompt tokens", a.prompt_tokens, b.prompt_tokens],
     ["Completion tokens", a.completion_tokens, b.completion_tokens],
-    ["Cost", cost(a), cost(b)],
-    ["Duration", duration(a), duration(b)],
+    ["Cost", storedCost(a), storedCost(b)],
+    ["Duration", storedDuration(a), storedDuration(b)],
     ["Steps", a.step_count, b.step_count],
     ["Failed calls", a.tool_errors, b.tool_errors],
     ["Error", a.error, b.error],
@@ -83,14 +88,6 @@ function settings(a, b) {
     rows.push([`Option ${key}`, oa[key], ob[key]]);
   }
   return rows;
-}
-
-function cost(run) {
-  return Number.isFinite(run.cost) ? costText(run.cost, run.cost_complete === true) : null;
-}
-
-function duration(run) {
-  return Number.isFinite(run.duration_ms) ? ms(run.duration_ms) : null;
 }
 
 function shown(value) {
@@ -107,15 +104,14 @@ function settingsTable(a, b) {
 
 // Rows: [label, A cell, B cell, differs]; the mark column says ≠ where they differ.
 function table(heads, rows) {
-  return h("div", { class: "table-wrap" }, h("table", { class: "data compare-table" },
-    h("thead", {}, h("tr", {}, h("th", {}, heads[0]), h("th", {}, ""), h("th", {}, heads[1]),
-      h("th", {}, heads[2]))),
-    h("tbody", {}, rows.map(([label, x, y, differs, mark]) =>
+  return dataTable("data compare-table",
+    [h("th", {}, heads[0]), h("th", {}, ""), h("th", {}, heads[1]), h("th", {}, heads[2])],
+    rows.map(([label, x, y, differs, mark]) =>
       h("tr", { class: differs ? "diff" : "same", "data-diff": differs ? "true" : "false" },
         h("th", { class: "compare-label" }, label),
         h("td", { class: "compare-mark" }, mark ?? (differs ? "≠" : "")),
         h("td", { "data-side": "a" }, x),
-        h("td", { "data-side": "b" }, y))))));
+        h("td", { "data-side": "b" }, y))));
 }
 
 function offered(run) {
@@ -140,12 +136,7 @@ function toolsTable(a, b) {
 function signature(step) {
   if (!step || typeof step !== "object") return "?";
   if (step.kind === "tool") return `tool:${String(step.tool_name)}`;
-  if (step.kind === "llm") {
-    const calls = Array.isArray(step.requested_tool_calls)
-      ? step.requested_tool_calls.map((c) => String(c && c.name))
-      : Array.isArray(step.requested_tool_names) ? step.requested_tool_names.map(String) : [];
-    return `llm:${calls.join(",")}`;
-  }
+  if (step.kind === "llm") return `llm:${requestedNames(step).join(",")}`;
   return String(step.kind);
 }
 
@@ -193,7 +184,7 @@ function stepsTable(a, b) {
   if (!pairs.length) return h("p", { class: "muted" }, "Neither run has a stored step.");
   return table(["#", "A", "B"], pairs.map(([x, y], i) => {
     const mark = !x ? "+ only B" : !y ? "− only A"
-      : JSON.stringify(said(x)) !== JSON.stringify(said(y)) ? "≠" : "";
+      : same(said(x), said(y)) ? "" : "≠";
     return [String(i + 1), stepCell(x), stepCell(y), Boolean(mark), mark];
   }));
 }
@@ -205,7 +196,7 @@ function resultsTable(a, b) {
   return table(["Call", "A", "B"], pairs.map(([x, y]) => {
     const name = String((x ?? y).tool_name);
     const [left, right] = texts(x && resultOf(x), y && resultOf(y));
-    const differs = !x || !y || JSON.stringify(said(x)) !== JSON.stringify(said(y));
+    const differs = !x || !y || !same(said(x), said(y));
     return [name, left, right, differs, !x ? "+ only B" : !y ? "− only A" : undefined];
   }));
 }
@@ -220,8 +211,7 @@ function answers(a, b) {
   const answer = (run) => (typeof run.final_answer === "string" ? run.final_answer
     : { withheld: run.final_answer_length ?? null });
   const [left, right] = texts(answer(a), answer(b));
-  const differs = JSON.stringify(answer(a)) !== JSON.stringify(answer(b));
-  return table(["", "A", "B"], [["Answer", left, right, differs]]);
+  return table(["", "A", "B"], [["Answer", left, right, !same(answer(a), answer(b))]]);
 }
 
 // Two texts as <pre> blocks, their different words marked; a withheld text as its length.
@@ -235,7 +225,7 @@ function textBlock(value) {
   if (typeof value === "string") return h("pre", { class: "block compare-text" }, value);
   const length = Number.isFinite(value.withheld) ? `${value.withheld} characters` : "unknown length";
   return h("span", { class: "muted not-stored" },
-    `not stored at this privacy level (${length}${value.error ? ", an error" : ""})`);
+    `${NOT_STORED} (${length}${value.error ? ", an error" : ""})`);
 }
 
 export function wordDiff(x, y) {

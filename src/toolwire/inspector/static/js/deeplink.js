@@ -3,7 +3,7 @@
 // still leaves the page), so a link copied from it opens the same place, after the token
 // prompt when the tab has no token yet.
 
-const ID = /^[0-9A-Za-z-]{1,100}$/;
+import { RUN_ID } from "./dom.js";
 
 // What the fragment names: { run, step, compare } (each null when absent or malformed).
 export function readLink(hash = window.location.hash) {
@@ -16,9 +16,9 @@ export function readLink(hash = window.location.hash) {
   const step = Number(params.get("step"));
   const pair = (params.get("compare") ?? "").split(",");
   return {
-    run: run && ID.test(run) ? run : null,
+    run: run && RUN_ID.test(run) ? run : null,
     step: run && Number.isSafeInteger(step) && step >= 0 ? step : null,
-    compare: pair.length === 2 && pair.every((id) => ID.test(id)) ? pair : null,
+    compare: pair.length === 2 && pair.every((id) => RUN_ID.test(id)) ? pair : null,
   };
 }
 

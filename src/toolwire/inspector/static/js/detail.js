@@ -3,7 +3,7 @@
 
 import { renderArtifacts } from "./artifacts.js";
 import { h, ms, NOT_STORED, pretty } from "./dom.js";
-import { costText, stepTitle } from "./steps.js";
+import { stepCost, stepTitle } from "./steps.js";
 
 export function renderDetail(container, step, openTab = null) {
   container.replaceChildren();
@@ -103,7 +103,7 @@ const MODEL_FACTS = [
 function modelFacts(step) {
   const rows = MODEL_FACTS.filter(([key]) => step[key] !== undefined && step[key] !== null)
     .map(([key, label]) => [key, label, String(step[key])]);
-  rows.push(["cost", "Cost", costText(Number(step.cost), Number.isFinite(step.cost))]);
+  rows.push(["cost", "Cost", stepCost(step)]);
   return h("dl", { class: "facts", "data-testid": "model-facts" }, rows.map(([key, label, value]) =>
     [h("dt", {}, label), h("dd", { "data-kind": key }, value)]));
 }

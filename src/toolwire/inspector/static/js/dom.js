@@ -34,15 +34,24 @@ export function fill(element, ...children) {
   return append(element, children);
 }
 
+// What a run id looks like; anything else is not put into a link or the address bar.
+export const RUN_ID = /^[0-9A-Za-z-]{1,100}$/;
+
 // A link to a stored run inside this page (`#run=<id>`); an id that is not an id is text.
 export function runLink(id, text) {
-  if (typeof id !== "string" || !/^[0-9A-Za-z-]{1,100}$/.test(id)) return h("span", {}, text);
+  if (typeof id !== "string" || !RUN_ID.test(id)) return h("span", {}, text);
   const anchor = h("a", { class: "link run-link" }, text);
   anchor.href = `#run=${id}`;
   return anchor;
 }
 
 export const NOT_STORED = "not stored at this privacy level";
+
+// A table in its scrolling wrapper: one header row of `heads` (th elements), then `rows`.
+export function dataTable(cls, heads, rows) {
+  return h("div", { class: "table-wrap" }, h("table", { class: cls },
+    h("thead", {}, h("tr", {}, heads)), h("tbody", {}, rows)));
+}
 
 function append(element, children) {
   for (const child of children.flat(Infinity)) {

@@ -2,8 +2,8 @@
 // store keeps it, with `schema` and `schema_version`) shown as JSON text, to read, copy or
 // save as a file. The JSON is text in a <pre>; the file is a Blob, never markup.
 
-import { ApiError, call } from "./api.js";
-import { h } from "./dom.js";
+import { call, errorText } from "./api.js";
+import { h, pretty } from "./dom.js";
 
 export async function exportPanel(id) {
   let record;
@@ -11,9 +11,9 @@ export async function exportPanel(id) {
     record = await call("GET", `/runs/${encodeURIComponent(id)}/export`);
   } catch (err) {
     return h("p", { class: "banner error" },
-      err instanceof ApiError ? err.message : "The export could not be loaded.");
+      errorText(err, "The export could not be loaded."));
   }
-  const text = JSON.stringify(record, null, 2);
+  const text = pretty(record);
   const name = `toolwire-run-${String(record.id).replace(/[^0-9A-Za-z-]/g, "")}.json`;
   const save = h("button", { type: "button", class: "small primary", "data-testid": "download" },
     "Download");

@@ -3,13 +3,18 @@
 // never a guess: a stream that ends without one has failed. A decision streams the resumed
 // segment into the same step list.
 
-import { ApiError, call, followStream, openStream } from "./api.js";
+import { call, errorText, followStream, openStream } from "./api.js";
 import { fill, h, NOT_STORED, runLink } from "./dom.js";
 import { renderDetail } from "./detail.js";
 import { pendingPanel } from "./pending.js";
 import { shownStatus, WAITING } from "./status.js";
 import { stepRow, summarise, summaryStrip, waitingRow } from "./steps.js";
 import { renderTimeline } from "./timeline.js";
+
+// The run's numeric limits: [RunBody field, form input id].
+const LIMITS = [["max_tokens", "max-tokens"], ["max_total_tokens", "max-total-tokens"],
+  ["max_cost", "max-cost"], ["context_window", "context-window"],
+  ["max_concurrency", "max-concurrency"]];
 
 export class StepView {
   // `timeline` (optional) gets a bar per step; `onSelect(index, step)` hears every selection.
@@ -134,13 +139,8 @@ export class RunView {
       this.$("trust-zone").append(...defaults.trust_zones.map((z) =>
         h("option", { value: String(z) }, String(z))));
     }
-    if (typeof defaults.replay_label === "string" && defaults.replay_label) {
-      this.$("replay-banner").textContent = defaults.replay_label;
-      this.$("replay-banner").hidden = false;
-    }
-    for (const [key, id] of [["max_tokens", "max-tokens"], ["max_total_tokens",
-      "max-total-tokens"], ["max_cost", "max-cost"], ["context_window", "context-window"],
-      ["max_concurrency", "max-concurrency"]]) {
+    this.showReplay(defaults.replay_label);
+    for (const [key, id] of LIMITS) {
       if (Number.isFinite(defaults[key])) this.$(id).value = String(defaults[key]);
     }
   }
@@ -189,7 +189,7 @@ export class RunView {
       this.verdicts = new Map(gate.tools.filter((v) => !v.allowed).map((v) => [v.tool, v]));
     } catch (err) {
       this.verdicts = new Map();
-      note = err instanceof ApiError ? err.message : "The gate could not be asked.";
+      note = errorText(err, "The gate could not be asked.");
     }
     this.drawTools();
     if (note) this.$("tool-choices").append(h("p", { class: "muted gate-note" }, note));
@@ -214,9 +214,7 @@ export class RunView {
     body.stream = this.$("stream").checked;
     const reasoning = number("reasoning-budget") ?? (value("reasoning") || undefined);
     if (reasoning !== undefined) body.reasoning = reasoning;
-    for (const [field, id] of [["max_tokens", "max-tokens"],
-      ["max_total_tokens", "max-total-tokens"], ["max_cost", "max-cost"],
-      ["context_window", "context-window"], ["max_concurrency", "max-concurrency"]]) {
+    for (const [field, id] of LIMITS) {
       if (number(id) !== undefined) body[field] = number(id);
     }
     if (this.rerunOf) body.rerun_of = this.rerunOf;
@@ -240,9 +238,7 @@ export class RunView {
     this.$("capture-raw").checked = o.capture_raw === true;
     this.$("reasoning").value = typeof o.reasoning === "string" ? o.reasoning : "";
     set("reasoning-budget", Number.isInteger(o.reasoning) ? o.reasoning : "");
-    for (const [key, id] of [["max_tokens", "max-tokens"], ["max_total_tokens",
-      "max-total-tokens"], ["max_cost", "max-cost"], ["context_window", "context-window"],
-      ["max_concurrency", "max-concurrency"]]) set(id, o[key]);
+    for (const [key, id] of LIMITS) set(id, o[key]);
     const allowed = Array.isArray(o.allowed_tools) ? new Set(o.allowed_tools.map(String)) : null;
     for (const box of this.$("tool-choices").querySelectorAll("input[name=tool]")) {
       if (!box.disabled) box.checked = allowed === null || allowed.has(box.value);
@@ -313,7 +309,7 @@ export class RunView {
         this.controller.signal);
     } catch (err) {
       this.controller = null;
-      return err instanceof ApiError ? err.message : "The server could not be reached.";
+      return errorText(err, "The server could not be reached.");
     }
     if (steps) this.view.reset(steps);
     this.runId = runId;
@@ -347,7 +343,7 @@ export class RunView {
   }
 
   failed(err) {
-    const text = err instanceof ApiError ? err.message : "The server could not be reached.";
+    const text = errorText(err, "The server could not be reached.");
     if (!this.final) this.finish(failure(text));
     this.controller = null;
     this.running(false);
@@ -359,10 +355,7 @@ export class RunView {
         this.runId = typeof event.run_id === "string" ? event.run_id : this.runId;
         this.showRunId(this.runId, event.rerun_of);
         if (event.status === "queued") this.status("queued");
-        if (typeof event.replay_label === "string" && event.replay_label) {
-          this.$("replay-banner").textContent = event.replay_label;
-          this.$("replay-banner").hidden = false;
-        }
+        this.showReplay(event.replay_label);
         break;
       case "step":
         if (event.step && typeof event.step === "object") this.view.add(event.step);
@@ -404,7 +397,7 @@ export class RunView {
     try {
       await call("POST", `/runs/${encodeURIComponent(this.runId)}/cancel`);
     } catch (err) {
-      this.message(err instanceof ApiError ? err.message : "Cancelling failed.", "error");
+      this.message(errorText(err, "Cancelling failed."), "error");
     }
   }
 
@@ -415,6 +408,13 @@ export class RunView {
     fill(box, runId ? ["Run ", runLink(runId, runId)] : null,
       runId && typeof rerunOf === "string" ? [" · re-run of ", runLink(rerunOf, rerunOf)] : null);
     if (runId) this.showRerun(null);
+  }
+
+  // The banner naming the script a scripted provider replays; nothing without one.
+  showReplay(label) {
+    if (typeof label !== "string" || !label) return;
+    this.$("replay-banner").textContent = label;
+    this.$("replay-banner").hidden = false;
   }
 
   running(on) {

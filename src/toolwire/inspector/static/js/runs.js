@@ -2,9 +2,9 @@
 // the server), and one run's stored (privacy-filtered) steps with its timeline, export,
 // re-run and deep links; a waiting run shows its pending panel. Two checked runs compare.
 
-import { ApiError, call } from "./api.js";
-import { linkTo, writeLink } from "./deeplink.js";
-import { fill, h, ms, NOT_STORED, runLink } from "./dom.js";
+import { call, errorText } from "./api.js";
+import { linkTo, readLink, writeLink } from "./deeplink.js";
+import { dataTable, fill, h, ms, NOT_STORED, runLink } from "./dom.js";
 import { exportPanel } from "./exportview.js";
 import { pendingPanel } from "./pending.js";
 import { StepView } from "./run.js";
@@ -61,7 +61,7 @@ export class RunsView {
       this.pager(page);
     } catch (err) {
       if (ticket !== this.loads) return;
-      this.$("runs-note").textContent = err instanceof ApiError ? err.message : "Loading failed.";
+      this.$("runs-note").textContent = errorText(err, "Loading failed.");
     }
   }
 
@@ -73,9 +73,8 @@ export class RunsView {
           : searched ? "No stored run has these words in what its privacy level kept."
             : filtered ? "No stored run matches these filters." : "No stored runs yet.");
     }
-    const head = h("tr", {}, COLUMNS.map(([label, key]) => this.header(label, key)));
-    return h("div", { class: "table-wrap" }, h("table", { class: "data runs-table" },
-      h("thead", {}, head), h("tbody", {}, runs.map((r) => this.row(r)))));
+    return dataTable("data runs-table", COLUMNS.map(([label, key]) => this.header(label, key)),
+      runs.map((r) => this.row(r)));
   }
 
   header(label, key) {
@@ -95,7 +94,6 @@ export class RunsView {
 
   row(r) {
     const id = String(r.id);
-    const tokens = (Number(r.prompt_tokens) || 0) + (Number(r.completion_tokens) || 0);
     const tick = h("input", { type: "checkbox", class: "compare-check",
       "aria-label": "Compare this run", checked: this.checked.includes(id) });
     tick.addEventListener("click", (e) => e.stopPropagation());
@@ -112,9 +110,9 @@ export class RunsView {
       h("td", {}, String(r.model ?? "")),
       h("td", {}, String(r.rounds ?? "")),
       h("td", { title: `${Number(r.prompt_tokens) || 0} in, ${Number(r.completion_tokens) || 0} out` },
-        String(tokens)),
+        String(tokensOf(r))),
       h("td", { class: "cost" }, storedCost(r)),
-      h("td", {}, Number.isFinite(r.duration_ms) ? ms(r.duration_ms) : "—"),
+      h("td", {}, storedDuration(r)),
       h("td", {}, String(r.step_count ?? "")),
       previewCell(r));
     row.addEventListener("click", () => this.show(id));
@@ -172,9 +170,8 @@ export class RunsView {
       const detail = h("div", { class: "detail" });
       const timeline = h("div", { class: "timeline", hidden: true });
       const tools = h("div", { class: "stored-tools" });
-      const final = { wall_ms: wallOf(run), usage: { total_tokens:
-        (Number(run.prompt_tokens) || 0) + (Number(run.completion_tokens) || 0),
-      prompt_tokens: run.prompt_tokens, completion_tokens: run.completion_tokens },
+      const final = { wall_ms: wallOf(run), usage: { total_tokens: tokensOf(run),
+        prompt_tokens: run.prompt_tokens, completion_tokens: run.completion_tokens },
       cost: run.cost, cost_complete: run.cost_complete,
       termination_reason: run.termination_reason };
       fill(box,
@@ -204,7 +201,7 @@ export class RunsView {
       reruns(id).then((found) => found && box.querySelector(".run-links")?.append(found));
     } catch (err) {
       fill(box, h("p", { class: "banner error" },
-        err instanceof ApiError ? err.message : "Loading the run failed."));
+        errorText(err, "Loading the run failed.")));
     }
   }
 
@@ -224,13 +221,13 @@ export class RunsView {
           `This run cannot be re-run: ${String(form.reason)}.`));
       } catch (err) {
         fill(tools, h("p", { class: "banner error" },
-          err instanceof ApiError ? err.message : "The re-run form could not be loaded."));
+          errorText(err, "The re-run form could not be loaded.")));
       }
     });
     const copy = h("button", { type: "button", class: "small", "data-testid": "copy-link" },
       "Copy link");
     copy.addEventListener("click", async () => {
-      const link = linkTo(readStep(id));
+      const link = linkTo({ run: id, step: readLink().step });  // the step selected, if any
       const shown = h("code", { class: "deep-link" }, link);
       try {
         await navigator.clipboard.writeText(link);
@@ -241,12 +238,6 @@ export class RunsView {
     });
     return h("span", { class: "actions" }, exported, again, copy);
   }
-}
-
-// The place the address bar shows for this run (with its selected step, if any).
-function readStep(id) {
-  const match = /[#&]step=(\d+)/.exec(window.location.hash);
-  return { run: id, step: match ? Number(match[1]) : null };
 }
 
 // The run this one re-ran, as a link.
@@ -297,7 +288,7 @@ async function pendingOf(id, run, decide) {
     return pendingPanel(await call("GET", `/runs/${encodeURIComponent(id)}/pending`), decide);
   } catch (err) {
     return h("p", { class: "banner error" },
-      err instanceof ApiError ? err.message : "Loading the pending turn failed.");
+      errorText(err, "Loading the pending turn failed."));
   }
 }
 
@@ -314,6 +305,16 @@ export function when(value) {
 // A stored run's cost; runs stored before costs were kept have none.
 export function storedCost(run) {
   return Number.isFinite(run.cost) ? costText(run.cost, run.cost_complete === true) : "—";
+}
+
+// A stored run's duration; a run that has not ended has none.
+export function storedDuration(run) {
+  return Number.isFinite(run.duration_ms) ? ms(run.duration_ms) : "—";
+}
+
+// A stored run's tokens in and out, together.
+function tokensOf(run) {
+  return (Number(run.prompt_tokens) || 0) + (Number(run.completion_tokens) || 0);
 }
 
 function wallOf(run) {

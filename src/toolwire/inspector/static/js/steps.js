@@ -33,7 +33,8 @@ export function stepTitle(step) {
   }
 }
 
-function requestedNames(step) {
+// The names of the calls a model turn asked for (a stored step may keep only the names).
+export function requestedNames(step) {
   if (Array.isArray(step.requested_tool_calls)) {
     return step.requested_tool_calls.map((c) => String(c && c.name));
   }
@@ -107,6 +108,11 @@ export function summarise(steps, final, elapsedMs) {
       : llm.every((s) => Number.isFinite(s.cost)),
     reason: reasonOf(final),
   };
+}
+
+// A model call's cost, as the detail pane and the timeline show it.
+export function stepCost(step) {
+  return costText(Number(step.cost), Number.isFinite(step.cost));
 }
 
 // A cost as a person reads it: exact, a floor when a call had no price, or unknown.

@@ -8,7 +8,7 @@
 // Bars are placed with CSSOM properties (allowed by the page's CSP), labels are text.
 
 import { h, ms } from "./dom.js";
-import { costText, stepTitle } from "./steps.js";
+import { stepCost, stepTitle } from "./steps.js";
 
 const IDLE_MS = 2000;  // an idle stretch longer than this is drawn short
 const IDLE_SHARE = 0.04;  // ... as this share of the axis
@@ -126,7 +126,7 @@ function describe(step, item) {
   if (step.kind === "llm") {
     const tokens = Number(step.total_tokens);
     if (Number.isFinite(tokens)) parts.push(`${tokens} tokens`);
-    parts.push(costText(Number(step.cost), Number.isFinite(step.cost)));
+    parts.push(stepCost(step));
   }
   return parts.join(" · ");
 }

@@ -1,7 +1,7 @@
 // The Tools view: effective state and why, toggles for tools and groups, and a direct call
 // of one tool (through the same gate and seam as a model's call).
 
-import { ApiError, call } from "./api.js";
+import { call, errorText } from "./api.js";
 import { renderArtifacts } from "./artifacts.js";
 import { fill, h, pretty } from "./dom.js";
 import { readFields, schemaFields } from "./schemaform.js";
@@ -28,7 +28,7 @@ export class ToolsView {
       this.render(await call("GET", "/tools"));
     } catch (err) {
       this.$("tools-list").replaceChildren(h("p", { class: "banner error" },
-        err instanceof ApiError ? err.message : "Loading the tools failed."));
+        errorText(err, "Loading the tools failed.")));
     }
   }
 
@@ -80,7 +80,7 @@ export class ToolsView {
       this.render(await call("PUT", path, { enabled }));
     } catch (err) {
       fill(this.panel, h("p", { class: "banner error" },
-        err instanceof ApiError ? err.message : "The change failed."));
+        errorText(err, "The change failed.")));
     }
   }
 
@@ -130,7 +130,7 @@ export class ToolsView {
         Array.isArray(r.artifacts) && r.artifacts.length ? renderArtifacts(r.artifacts) : null);
     } catch (err) {
       fill(out, h("p", { class: "banner error" },
-        err instanceof ApiError ? err.message : "The call failed."));
+        errorText(err, "The call failed.")));
     }
   }
 }
