@@ -18,6 +18,7 @@ from toolwire.endings import LoopResult
 from toolwire.lifecycle import RunStatus
 from toolwire.messages import ChatMessage
 from toolwire.options import RunOptions
+from toolwire.pricing import model_of
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
@@ -49,7 +50,7 @@ class ProviderRef:
     def of(cls, provider: Provider, model: str | None, options: RunOptions) -> ProviderRef:
         return cls(
             name=provider.name,
-            model=model or getattr(provider, "model", None),
+            model=model or model_of(provider),
             base_url=getattr(provider, "base_url", None),
             trust_zone=options.trust_zone or provider.trust_zone,
             script=getattr(provider, "script_path", None),

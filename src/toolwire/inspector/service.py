@@ -45,6 +45,7 @@ from toolwire.options import DEFAULT_MAX_CONCURRENCY
 from toolwire.providers.base import Provider, Reasoning
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.runtime import (
+    DIRECT_CALL,
     DirectCall,
     OperatorDecision,
     ProviderRef,
@@ -59,7 +60,6 @@ from toolwire.tools.registry import ToolState
 from toolwire.trust import TrustZone
 
 log = logging.getLogger("toolwire.inspector")
-DIRECT_CALL = "direct call"  # the provider label of a direct call's stored run
 Event = dict[str, Any]
 
 
