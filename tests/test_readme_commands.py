@@ -32,7 +32,6 @@ import select
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -49,6 +48,7 @@ from toolwire.demo import prepare_demo
 from . import readme_mcp
 from .fakes import plugin
 from .otlp_receiver import Received, receiver
+from .served import free_port
 from .store.conftest import scratch_schema
 from .test_cli_suspend import INPUT_PLUGIN, INPUT_SCRIPT
 
@@ -353,13 +353,6 @@ def announced(process: subprocess.Popen[bytes]) -> tuple[str, str]:
         except httpx.TransportError:
             time.sleep(0.1)
     raise AssertionError(f"nothing answers at {match.group(1)}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def check_the_test_command(command: str) -> None:
