@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -29,7 +28,7 @@ from toolwire.store import RunStore
 from toolwire.tools.defaults import default_registry
 
 from .fakes import plugin
-from .served import free_port
+from .served import free_port, interrupt
 
 KEY_TEXT = "cd" * 32
 KEY = StateKey.parse(KEY_TEXT, "test")
@@ -130,15 +129,7 @@ class Host:
         try:
             yield _started(process)
         finally:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=WAIT_SECONDS)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            for pipe in (process.stdout, process.stderr):
-                if pipe is not None:
-                    pipe.close()
+            interrupt(process, WAIT_SECONDS)
 
     def decider(self, store: RunStore) -> Runtime:
         """An operator's runtime in this process, sharing only the store file and the key."""

@@ -3,9 +3,7 @@ client, or over HTTP with and without the token the command prints."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -14,6 +12,8 @@ import anyio
 import httpx
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from .served import interrupt
 
 START_TIMEOUT_S = 120
 _SERVING = re.compile(r"serving (http://\S+/mcp)")
@@ -66,14 +66,7 @@ def check_http(command: str, env: dict[str, str], cwd: Path) -> None:
         opened = httpx.post(url, json=_INITIALIZE, headers=headers, timeout=10)
         assert opened.status_code == 200 and '"serverInfo"' in opened.text, opened.text
     finally:
-        os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        assert process.stderr is not None
-        process.stderr.close()
+        interrupt(process, group=True)
 
 
 def _announced(process: subprocess.Popen[str]) -> tuple[str, str]:

@@ -48,7 +48,7 @@ from toolwire.demo import prepare_demo
 from . import readme_mcp
 from .fakes import plugin
 from .otlp_receiver import Received, receiver
-from .served import free_port
+from .served import free_port, interrupt
 from .store.conftest import scratch_schema
 from .test_cli_suspend import INPUT_PLUGIN, INPUT_SCRIPT
 
@@ -283,14 +283,7 @@ def check_serves(sandbox: Sandbox, command: str) -> None:
         headers = {"Authorization": f"Bearer {token}"}
         assert httpx.get(base + "/api/runs", headers=headers, timeout=10).status_code == 200
     finally:
-        os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        assert process.stdout is not None
-        process.stdout.close()
+        interrupt(process, group=True)
 
 
 def check_mcp(sandbox: Sandbox, parts: list[str]) -> None:
