@@ -19,7 +19,6 @@ from typing import Any
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from toolwire.demo import prepare_demo
 from toolwire.lifecycle import RunStatus
 from toolwire.privacy import PrivacyLevel
 from toolwire.runtime import OperatorDecision, Runtime
@@ -27,8 +26,8 @@ from toolwire.sealing import StateKey
 from toolwire.store import RunStore
 from toolwire.tools.defaults import default_registry
 
-from .fakes import plugin
-from .served import free_port, interrupt
+from ..fakes import plugin
+from ..served import free_port, interrupt
 
 KEY_TEXT = "cd" * 32
 KEY = StateKey.parse(KEY_TEXT, "test")
@@ -54,11 +53,6 @@ INITIALIZE = {
     "capabilities": {},
     "clientInfo": {"name": "raw-host", "version": "1"},
 }
-
-
-def prepared_demo(folder: Path) -> Path:
-    """The demo workspace's folder, made once per test module."""
-    return prepare_demo(folder).root
 
 
 @dataclass

@@ -6,33 +6,21 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
-from pathlib import Path
 
 import anyio
 import httpx
 import httpx2
 import mcp_types as types
-import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from toolwire.mcp.serve_http import MISSING, WRONG
 
-from .mcp_serve_kit import CANARY, INITIALIZE, Host, prepared_demo, tool_call, waiting_run
+from .kit import CANARY, INITIALIZE, Host, tool_call, waiting_run
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 ENV_TOKEN = "an-operator-chosen-token-0123456789"
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return prepared_demo(tmp_path_factory.mktemp("mcp-demo"))
-
-
-@pytest.fixture
-def host(tmp_path: Path, demo: Path) -> Host:
-    return Host.make(tmp_path, demo)
 
 
 def initialize(number: int = 1) -> dict[str, object]:

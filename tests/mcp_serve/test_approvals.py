@@ -7,7 +7,6 @@ import json
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import anyio
 import httpx
@@ -24,29 +23,18 @@ from toolwire.store.runs import CALLER_GONE
 from toolwire.tools.defaults import default_registry
 from toolwire.workspace import load_workspace
 
-from .inspector_kit import live_server
-from .mcp_serve_kit import (
+from ..inspector_kit import live_server
+from .kit import (
     KEY,
     Host,
     decide,
     handshake_and,
-    prepared_demo,
     status_of,
     tool_call,
     waiting_run,
 )
 
 TEXT = "written by a host\n"
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return prepared_demo(tmp_path_factory.mktemp("mcp-demo"))
-
-
-@pytest.fixture
-def host(tmp_path: Path, demo: Path) -> Host:
-    return Host.make(tmp_path, demo)
 
 
 def write(path: str) -> dict[str, object]:
