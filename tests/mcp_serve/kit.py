@@ -96,10 +96,6 @@ class Host:
                 await session.initialize()
                 yield session
 
-    def stderr(self) -> str:
-        path = self.tmp / "stderr.log"
-        return path.read_text() if path.exists() else ""
-
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         """``toolwire mcp ARGS`` with nothing on stdin: it starts, or says why not, and ends."""
         return subprocess.run(
