@@ -26,7 +26,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -35,6 +34,8 @@ import yaml
 from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.fakes import plugin
 
 import toolwire
 from bench.store import scratch_schema
@@ -65,14 +66,8 @@ TOOL = """
 def prepare(folder: Path) -> Path:
     """The tool plugin the workers load, and the script: 100 ms a turn, three turns."""
     site = folder / "site"
-    (site / "benchtool-1.0.dist-info").mkdir(parents=True)
-    (site / "benchtool.py").write_text(textwrap.dedent(TOOL))
-    (site / "benchtool-1.0.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: benchtool\nVersion: 1.0\n"
-    )
-    (site / "benchtool-1.0.dist-info" / "entry_points.txt").write_text(
-        "[toolwire.tools]\nnote = benchtool:note\n"
-    )
+    site.mkdir()
+    plugin(site, TOOL, "note = twplugin:note")
     turns = [
         {"tool_calls": [{"name": "note", "arguments": {"n": n}}], "delay_ms": TURN_MS}
         for n in (1, 2)
