@@ -48,11 +48,17 @@ CANARY_PLUGIN = f"""
 """
 _SERVING = re.compile(r"serving (http://\S+/mcp)")
 _TOKEN = re.compile(r"Bearer <token>\): (\S+)")
-INITIALIZE = {
-    "protocolVersion": "2025-11-25",
-    "capabilities": {},
-    "clientInfo": {"name": "raw-host", "version": "1"},
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw-host", "version": "1"},
+    },
 }
+ACCEPT = {"Accept": "application/json, text/event-stream"}  # a streamable HTTP client's
 
 
 @dataclass
@@ -117,7 +123,7 @@ class Host:
             env={**self.env, **(env or {})}, stdin=subprocess.DEVNULL,
         )  # fmt: skip
         try:
-            yield _started(process)
+            yield announced(process)
         finally:
             interrupt(process, WAIT_SECONDS)
 
@@ -138,9 +144,10 @@ class Served:
     process: subprocess.Popen[str]
 
 
-def _started(process: subprocess.Popen[str]) -> Served:
+def announced(process: subprocess.Popen[str], timeout: float = WAIT_SECONDS) -> Served:
+    """What ``toolwire mcp --http`` printed on stderr up to its token line: endpoint and token."""
     assert process.stderr is not None
-    printed, line, deadline = "", "", time.monotonic() + WAIT_SECONDS
+    printed, line, deadline = "", "", time.monotonic() + timeout
     while not line.startswith("token") and time.monotonic() < deadline:
         line = process.stderr.readline()
         if not line:
@@ -219,7 +226,7 @@ def raw_exchange(host: Host, messages: list[dict[str, Any]], *args: str) -> byte
 def handshake_and(*requests: dict[str, Any]) -> list[dict[str, Any]]:
     """initialize, initialized, then ``requests`` numbered from 2."""
     messages: list[dict[str, Any]] = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE},
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
     for number, request in enumerate(requests, start=2):
