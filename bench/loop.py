@@ -31,7 +31,7 @@ from toolwire import (
 
 SIZES = {"small": "row 1 | 42 | ok", "200KB": "x" * 200_000}
 CALL_COUNTS = (1, 10, 100)
-ROUNDS_CAP = 10  # N calls spread over at most 10 rounds, staying under the 20-round maximum
+ROUNDS_CAP = 10  # N calls spread over at most 10 rounds: several calls a round past 10 calls
 
 Turn = tuple[tuple[str, str, str], ...]  # each call of one turn: id, tool name, arguments
 Turns = Callable[[int], Turn]  # the turn a model asks for once it has answered so many times
