@@ -18,27 +18,25 @@ Run: python bench/long_runs.py     Prints µs per call, the ratios, and whether 
 from __future__ import annotations
 
 import asyncio
-import json
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from toolwire import (
-    ChatMessage,
-    CompletionResponse,
-    RunOptions,
-    ScriptedProvider,
-    ToolCall,
-    ToolLoop,
-    ToolRegistry,
-    tool,
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-SIZES = {"small": "row 1 | 42 | ok", "200KB": "x" * 200_000}
+from bench.loop import CALL_COUNTS, SIZES, Turns, hand_loop, scripted
+from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
+
 FRESH = 200_000  # a tool that builds its 200 KB output on each call, as real tools do
-CALL_COUNTS = (1, 10, 100)
 SLEEP = 0.05
 ARGS = '{"key":"k"}'
+
+
+def one_call_a_turn(n: int) -> Turns:
+    """N turns of one call each."""
+    return lambda done: ((f"c{done}", "fetch", ARGS),) if done < n else ()
 
 
 def toolwire_run(output: str, n: int, *, fresh: bool = False) -> Callable[[], Any]:
@@ -48,42 +46,19 @@ def toolwire_run(output: str, n: int, *, fresh: bool = False) -> Callable[[], An
     def fetch(key: str) -> str:
         return "x" * FRESH if fresh else output
 
-    def respond(messages: Sequence[ChatMessage]) -> CompletionResponse:
-        done = sum(1 for m in messages if m.role == "assistant")
-        if done >= n:
-            return CompletionResponse(content="done")
-        return CompletionResponse(content="", tool_calls=(ToolCall(f"c{done}", "fetch", ARGS),))
-
-    loop = ToolLoop(ScriptedProvider(respond), ToolRegistry([fetch]))
+    loop = ToolLoop(scripted(one_call_a_turn(n)), ToolRegistry([fetch]))
     options = RunOptions(max_rounds=n + 1)
     prompt = [ChatMessage.user("go")]
     return lambda: loop.run_sync(prompt, options=options)
 
 
 def hand_run(output: str, n: int, *, fresh: bool = False) -> Callable[[], Any]:
-    """What any loop must do: append turns, decode arguments, call the tool; same asyncio.run."""
+    """The hand-written loop of ``bench/loop.py``, one ``asyncio.run`` per run like run_sync."""
 
     def fetch(key: str) -> str:
         return "x" * FRESH if fresh else output
 
-    tools = {"fetch": fetch}
-
-    async def model(messages: list[dict[str, Any]]) -> dict[str, Any]:
-        done = sum(1 for m in messages if m["role"] == "assistant")
-        calls = [] if done >= n else [{"id": f"c{done}", "name": "fetch", "arguments": ARGS}]
-        return {"content": "" if calls else "done", "tool_calls": calls}
-
-    async def run() -> str:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
-        while True:
-            reply = await model(messages)
-            if not reply["tool_calls"]:
-                return str(reply["content"])
-            messages.append({"role": "assistant", "tool_calls": reply["tool_calls"]})
-            for call in reply["tool_calls"]:
-                result = tools[call["name"]](**json.loads(call["arguments"]))
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
-
+    run = hand_loop(fetch, one_call_a_turn(n))
     return lambda: asyncio.run(run())
 
 

@@ -15,7 +15,7 @@ import asyncio
 import json
 import statistics
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from toolwire import (
@@ -31,7 +31,10 @@ from toolwire import (
 
 SIZES = {"small": "row 1 | 42 | ok", "200KB": "x" * 200_000}
 CALL_COUNTS = (1, 10, 100)
-ROUNDS_CAP = 10  # N calls spread over at most 10 rounds, staying under the 20-round maximum
+ROUNDS_CAP = 10  # N calls spread over at most 10 rounds: several calls a round past 10 calls
+
+Turn = tuple[tuple[str, str, str], ...]  # each call of one turn: id, tool name, arguments
+Turns = Callable[[int], Turn]  # the turn a model asks for once it has answered so many times
 
 
 def plan(n: int) -> list[int]:
@@ -40,43 +43,30 @@ def plan(n: int) -> list[int]:
     return [n // rounds + (1 if r < n % rounds else 0) for r in range(rounds)]
 
 
-def turn_for(done: int, per_round: list[int]) -> tuple[tuple[str, str, str], ...]:
+def turn_for(done: int, per_round: list[int]) -> Turn:
     if done >= len(per_round):
         return ()
     return tuple((f"c{done}_{i}", "fetch", '{"key":"k"}') for i in range(per_round[done]))
 
 
-def make_toolwire(output: str, n: int, *, blocking: bool = False) -> Callable[[], Awaitable[Any]]:
-    """``blocking=False`` runs the tool on the loop, like the hand-written loop does; the
-    default for a synchronous tool is a worker thread, whose hand-off is measured apart."""
-    per_round = plan(n)
-
-    @tool(data_class="public", blocking=blocking)
-    def fetch(key: str) -> str:
-        return output
+def scripted(turns: Turns) -> ScriptedProvider:
+    """A model that asks for ``turns(done)`` once it has answered ``done`` times, then ends."""
 
     def respond(messages: Sequence[ChatMessage]) -> CompletionResponse:
         done = sum(1 for m in messages if m.role == "assistant")
-        calls = tuple(ToolCall(*c) for c in turn_for(done, per_round))
+        calls = tuple(ToolCall(*c) for c in turns(done))
         return CompletionResponse(content="" if calls else "done", tool_calls=calls)
 
-    loop = ToolLoop(ScriptedProvider(respond), ToolRegistry([fetch]))
-    options = RunOptions(max_rounds=len(per_round) + 1)
-    prompt = [ChatMessage.user("go")]
-    return lambda: loop.run(prompt, options=options)
+    return ScriptedProvider(respond)
 
 
-def make_hand_written(output: str, n: int) -> Callable[[], Awaitable[Any]]:
-    per_round = plan(n)
-
-    def fetch(key: str) -> str:
-        return output
-
+def hand_loop(fetch: Callable[..., str], turns: Turns) -> Callable[[], Coroutine[Any, Any, str]]:
+    """What any loop must do: append turns, decode arguments, call the tool."""
     tools = {"fetch": fetch}
 
     async def model(messages: list[dict[str, Any]]) -> dict[str, Any]:
         done = sum(1 for m in messages if m["role"] == "assistant")
-        calls = [{"id": i, "name": nm, "arguments": a} for i, nm, a in turn_for(done, per_round)]
+        calls = [{"id": i, "name": nm, "arguments": a} for i, nm, a in turns(done)]
         return {"content": "" if calls else "done", "tool_calls": calls}
 
     async def run() -> str:
@@ -91,6 +81,31 @@ def make_hand_written(output: str, n: int) -> Callable[[], Awaitable[Any]]:
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": output})
 
     return run
+
+
+def make_toolwire(output: str, n: int, *, blocking: bool = False) -> Callable[[], Awaitable[Any]]:
+    """``blocking=False`` runs the tool on the loop, like the hand-written loop does; the
+    default for a synchronous tool is a worker thread, whose hand-off is measured apart."""
+    per_round = plan(n)
+
+    @tool(data_class="public", blocking=blocking)
+    def fetch(key: str) -> str:
+        return output
+
+    provider = scripted(lambda done: turn_for(done, per_round))
+    loop = ToolLoop(provider, ToolRegistry([fetch]))
+    options = RunOptions(max_rounds=len(per_round) + 1)
+    prompt = [ChatMessage.user("go")]
+    return lambda: loop.run(prompt, options=options)
+
+
+def make_hand_written(output: str, n: int) -> Callable[[], Awaitable[Any]]:
+    per_round = plan(n)
+
+    def fetch(key: str) -> str:
+        return output
+
+    return hand_loop(fetch, lambda done: turn_for(done, per_round))
 
 
 async def batch_us(run: Callable[[], Awaitable[Any]], n: int, seconds: float) -> float:

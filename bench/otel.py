@@ -23,23 +23,14 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.loop import make_hand_written, plan, turn_for
-from toolwire import (
-    ChatMessage,
-    CompletionResponse,
-    RunOptions,
-    ScriptedProvider,
-    ToolCall,
-    ToolRegistry,
-    tool,
-)
+from bench.loop import batch_us, make_hand_written, plan, scripted, turn_for
+from toolwire import RunOptions, ToolRegistry, tool
 from toolwire.runtime import RunRequest, Runtime
 from toolwire.telemetry import RunTelemetry
 
@@ -61,24 +52,10 @@ def runtime_run(telemetry: RunTelemetry | None = None) -> Run:
     def fetch(key: str) -> str:
         return OUTPUT
 
-    def respond(messages: Sequence[ChatMessage]) -> CompletionResponse:
-        done = sum(1 for m in messages if m.role == "assistant")
-        calls = tuple(ToolCall(*c) for c in turn_for(done, per_round))
-        return CompletionResponse(content="" if calls else "done", tool_calls=calls)
-
     runtime = Runtime(ToolRegistry([fetch]), telemetry=telemetry)
-    request = RunRequest.of("go", provider=ScriptedProvider(respond),
+    request = RunRequest.of("go", provider=scripted(lambda done: turn_for(done, per_round)),
                             options=RunOptions(max_rounds=len(per_round) + 1))  # fmt: skip
     return lambda: runtime.run(request)
-
-
-async def batch_us(run: Run, seconds: float) -> float:
-    """µs per call over repeated runs lasting about ``seconds``."""
-    reps, started = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - started) < seconds or reps < 3:
-        await run()
-        reps += 1
-    return elapsed / reps / CALLS * 1e6
 
 
 def configurations() -> dict[str, tuple[Run, Callable[[], None]]]:
@@ -125,9 +102,9 @@ async def main() -> None:
     for run, _ in measured.values():  # warm up
         await run()
     for _ in range(BATCHES):
-        best["reference"] = min(best["reference"], await batch_us(reference, BATCH_SECONDS))
+        best["reference"] = min(best["reference"], await batch_us(reference, CALLS, BATCH_SECONDS))
         for name, (run, clear) in measured.items():
-            best[name] = min(best[name], await batch_us(run, BATCH_SECONDS))
+            best[name] = min(best[name], await batch_us(run, CALLS, BATCH_SECONDS))
             clear()
     print(f"{'configuration':<28} {'µs/call':>9} {'ratio to reference':>19}")
     print(f"{'hand-written loop':<28} {best['reference']:>9.2f} {1:>19.2f}")

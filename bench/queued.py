@@ -26,19 +26,19 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import threading
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
 from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.fakes import plugin
 
 import toolwire
+from bench.store import scratch_schema
 from toolwire import RunOptions, ScriptedProvider
 from toolwire.queue import RunQueue
 from toolwire.runtime import RunRequest
@@ -63,32 +63,11 @@ TOOL = """
 """
 
 
-@contextmanager
-def scratch(base: str) -> Iterator[str]:
-    schema = f"twbench_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f"CREATE SCHEMA {schema}"))
-    url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-        admin.dispose()
-
-
 def prepare(folder: Path) -> Path:
     """The tool plugin the workers load, and the script: 100 ms a turn, three turns."""
     site = folder / "site"
-    (site / "benchtool-1.0.dist-info").mkdir(parents=True)
-    (site / "benchtool.py").write_text(textwrap.dedent(TOOL))
-    (site / "benchtool-1.0.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: benchtool\nVersion: 1.0\n"
-    )
-    (site / "benchtool-1.0.dist-info" / "entry_points.txt").write_text(
-        "[toolwire.tools]\nnote = benchtool:note\n"
-    )
+    site.mkdir()
+    plugin(site, TOOL, "note = twplugin:note")
     turns = [
         {"tool_calls": [{"name": "note", "arguments": {"n": n}}], "delay_ms": TURN_MS}
         for n in (1, 2)
@@ -156,7 +135,7 @@ class FirstSteps(threading.Thread):
 def measure(base: str, folder: Path, script: Path, workers: int, concurrency: int) -> float:
     """Runs per second for a burst on ``workers`` x ``concurrency``."""
     runs = max(8, round(workers * concurrency * SECONDS_PER_SHAPE / (3 * TURN_MS / 1000)))
-    with scratch(base) as url, RunStore.open(url) as store:
+    with scratch_schema(base) as url, RunStore.open(url) as store:
         queue = RunQueue(store, StateKey.parse(KEY, "bench"))
         request = RunRequest.of("go", provider=ScriptedProvider.from_file(script),
                                 options=RunOptions(max_rounds=5))  # fmt: skip
@@ -178,7 +157,7 @@ def measure(base: str, folder: Path, script: Path, workers: int, concurrency: in
 
 def paced(base: str, folder: Path, script: Path, rate: float) -> list[float]:
     """Milliseconds from submit to first step, submitting ``rate`` runs a second on 4 x 16."""
-    with scratch(base) as url, RunStore.open(url) as store:
+    with scratch_schema(base) as url, RunStore.open(url) as store:
         queue = RunQueue(store, StateKey.parse(KEY, "bench"))
         request = RunRequest.of("go", provider=ScriptedProvider.from_file(script),
                                 options=RunOptions(max_rounds=5))  # fmt: skip

@@ -6,7 +6,7 @@ Measures, over real HTTP on loopback (uvicorn in a thread, an httpx streaming cl
 - latency from a step being recorded to its line reaching the client (median, p99), using
   the ``request`` step, which the loop records immediately before it calls the provider: the
   provider stamps the time it is called, the client stamps the time the line arrives;
-- throughput in steps per second for runs at the 20-round cap with no model delay.
+- throughput in steps per second for runs of 20 rounds with no model delay.
 The reference is a bare NDJSON echo endpoint in the same process that pushes lines from a
 thread the same way (``call_soon_threadsafe`` onto a queue, same padding) and is measured
 with the same client. Ratios are inspector / reference.
@@ -40,7 +40,7 @@ from toolwire.inspector import InspectorSettings, create_app
 from toolwire.providers.base import CompletionRequest, CompletionResponse, no_session
 from toolwire.trust import TrustZone
 
-ROUNDS = 20  # the hard round cap: the longest run there is
+ROUNDS = 20  # a long run (20 was the round cap when this bench was written)
 LATENCY_RUNS = 10
 THROUGHPUT_RUNS = 10
 MODEL_DELAY_MS = 2.0  # spaces the latency run's steps out, so lines do not queue

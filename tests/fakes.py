@@ -1,14 +1,18 @@
-"""Fakes shared by tests: a provider that records every request it is handed."""
+"""Fakes shared by tests: a provider that records every request it is handed, and small helpers
+for reading what a run produced."""
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from toolwire import CompletionRequest, CompletionResponse, ScriptedProvider
+from pydantic import BaseModel
+
+from toolwire import CompletionRequest, CompletionResponse, ScriptedProvider, ToolResult
 from toolwire.providers.base import no_session
 from toolwire.trace import RunStep
 from toolwire.trust import TrustZone
@@ -20,6 +24,28 @@ def only(step: RunStep, kind: type[S]) -> S:
     """``step`` as the kind it must be: the assertion fails on any other kind."""
     assert isinstance(step, kind), f"expected a {kind.__name__}, got {type(step).__name__}"
     return step
+
+
+def leaves(value: Any) -> Iterator[str]:
+    """Every string reachable through the value's fields, items and keys."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, bytes):
+        yield value.decode("utf-8")
+    elif isinstance(value, BaseModel):
+        yield from leaves(value.model_dump())
+    elif isinstance(value, ToolResult):
+        yield from leaves((value.content, value.artifacts))
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            yield from leaves(getattr(value, field.name))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from leaves(key)
+            yield from leaves(item)
+    elif isinstance(value, list | tuple | set | frozenset):  # NamedTuples too
+        for item in value:
+            yield from leaves(item)
 
 
 class PricedModel:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 import time
 import uuid
@@ -30,6 +29,8 @@ from toolwire.store.browse import RunPage
 from toolwire.tools.registry import Availability
 from toolwire.trace import RunStep
 from toolwire.trust import TrustZone
+
+from .served import free_port
 
 TOKEN = "test-token-" + "x" * 32
 # A provider's refusal text is untrusted: markup, script and controls that must stay text.
@@ -224,13 +225,6 @@ def settings(**extra: Any) -> InspectorSettings:
         registry=tools, provider_factory=factory(extra.pop("scripts", None)), token=TOKEN,
         **extra,
     )  # fmt: skip
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextmanager

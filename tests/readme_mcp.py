@@ -3,11 +3,7 @@ client, or over HTTP with and without the token the command prints."""
 
 from __future__ import annotations
 
-import os
-import re
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import anyio
@@ -15,20 +11,10 @@ import httpx
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-START_TIMEOUT_S = 120
-_SERVING = re.compile(r"serving (http://\S+/mcp)")
-_TOKEN = re.compile(r"Bearer <token>\): (\S+)")
-_INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "readme", "version": "1"},
-    },
-}
-_ACCEPT = {"Accept": "application/json, text/event-stream"}
+from .mcp_serve.kit import ACCEPT, INITIALIZE, announced
+from .served import interrupt
+
+START_TIMEOUT_S = 120  # the server may be chained after creating a virtual environment
 
 
 def check_stdio(command: list[str], env: dict[str, str], cwd: Path) -> list[str]:
@@ -59,31 +45,12 @@ def check_http(command: str, env: dict[str, str], cwd: Path) -> None:
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     try:
-        url, token = _announced(process)
-        bare = httpx.post(url, json=_INITIALIZE, headers=_ACCEPT, timeout=10)
+        served = announced(process, START_TIMEOUT_S)
+        assert served.token, served.stderr
+        bare = httpx.post(served.url, json=INITIALIZE, headers=ACCEPT, timeout=10)
         assert bare.status_code == 401, bare.text
-        headers = {**_ACCEPT, "Authorization": f"Bearer {token}"}
-        opened = httpx.post(url, json=_INITIALIZE, headers=headers, timeout=10)
+        headers = {**ACCEPT, "Authorization": f"Bearer {served.token}"}
+        opened = httpx.post(served.url, json=INITIALIZE, headers=headers, timeout=10)
         assert opened.status_code == 200 and '"serverInfo"' in opened.text, opened.text
     finally:
-        os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        assert process.stderr is not None
-        process.stderr.close()
-
-
-def _announced(process: subprocess.Popen[str]) -> tuple[str, str]:
-    assert process.stderr is not None
-    printed, deadline = "", time.monotonic() + START_TIMEOUT_S
-    while not _TOKEN.search(printed) and time.monotonic() < deadline:
-        line = process.stderr.readline()
-        if not line:
-            break
-        printed += line
-    url, token = _SERVING.search(printed), _TOKEN.search(printed)
-    assert url and token, printed
-    return url.group(1), token.group(1)
+        interrupt(process, group=True)

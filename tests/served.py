@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -23,6 +24,27 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+def interrupt(process: subprocess.Popen[Any], timeout: float = 20, *, group: bool = False) -> None:
+    """Stop a server as an operator does, with Ctrl-C (to its whole process group with
+    ``group``); kill it if it has not ended within ``timeout`` seconds. Its pipes are closed."""
+
+    def send(number: int) -> None:
+        if group:
+            os.killpg(process.pid, number)
+        else:
+            process.send_signal(number)
+
+    send(signal.SIGINT)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        send(signal.SIGKILL)
+        process.wait()
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 @contextmanager
@@ -63,14 +85,7 @@ def _serving(
         _wait_until_up(base)
         yield base, token, process, printed
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+        interrupt(process)
 
 
 def _announced(process: subprocess.Popen[str]) -> tuple[str, str, str]:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,6 +10,8 @@ from toolwire import Artifact
 from toolwire.jsonenc import dumps
 from toolwire.privacy import PrivacyLevel, filter_for_export, filter_run_step
 from toolwire.trace import LlmStep, ToolStep
+
+from .fakes import leaves
 
 SECRET = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx"
 
@@ -68,21 +67,8 @@ def test_a_step_without_artifacts_exports_like_it_is_stored() -> None:
         assert filter_for_export(step, level) == filter_run_step(step, level)
 
 
-def strings(value: Any) -> Iterator[str]:
-    """Every string in ``value``: keys and leaves, at any depth."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from strings(key)
-            yield from strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from strings(item)
-
-
 @given(st.text(min_size=1), st.sampled_from(list(PrivacyLevel)))
 def test_any_artifact_text_stays_home(text: str, level: PrivacyLevel) -> None:
     marker = f"\u2603{text}\u2603"
     exported = filter_for_export(tool_step((Artifact.text(marker, marker),)), level)
-    assert not any(marker in found for found in strings(exported))
+    assert not any(marker in found for found in leaves(exported))

@@ -32,27 +32,24 @@ import select
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from toolwire.demo import prepare_demo
 
 from . import readme_mcp
 from .fakes import plugin
 from .otlp_receiver import Received, receiver
-from .store.conftest import pg_base_url
+from .served import free_port, interrupt
+from .store.conftest import scratch_schema
 from .test_cli_suspend import INPUT_PLUGIN, INPUT_SCRIPT
 
 ROOT = Path(__file__).parents[1]
@@ -191,7 +188,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory, otlp: Received) -> Iterato
     for name in [n for n in env if n.endswith("_API_KEY")]:
         del env[name]
     demo = prepare_demo(data / "toolwire")  # where `toolwire demo` keeps it
-    with readme_database() as database:
+    with scratch_schema("readme") as database:  # the README's README_DATABASE
         box = Sandbox(checkout=checkout, env=env, demo_folder=demo.root, tmp=tmp,
                       otlp=otlp, database=database)  # fmt: skip
         box.first_run = box.new_run(demo.script_path.read_text(), "--admin")
@@ -204,23 +201,6 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory, otlp: Received) -> Iterato
             drain.join(timeout=10)  # it read to the end
             if worker.stdout is not None:
                 worker.stdout.close()
-
-
-@contextmanager
-def readme_database() -> Iterator[str]:
-    """A PostgreSQL schema of its own, for the README's ``README_DATABASE``."""
-    base = pg_base_url()
-    schema = f"readme_{os.getpid()}_{int(time.time())}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f"CREATE SCHEMA {schema}"))
-    try:
-        yield make_url(base).update_query_dict({"options": f"-csearch_path={schema}"}
-                                               ).render_as_string(hide_password=False)  # fmt: skip
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-        admin.dispose()
 
 
 def start_worker(sandbox: Sandbox) -> tuple[subprocess.Popen[bytes], threading.Thread]:
@@ -303,14 +283,7 @@ def check_serves(sandbox: Sandbox, command: str) -> None:
         headers = {"Authorization": f"Bearer {token}"}
         assert httpx.get(base + "/api/runs", headers=headers, timeout=10).status_code == 200
     finally:
-        os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        assert process.stdout is not None
-        process.stdout.close()
+        interrupt(process, group=True)
 
 
 def check_mcp(sandbox: Sandbox, parts: list[str]) -> None:
@@ -373,13 +346,6 @@ def announced(process: subprocess.Popen[bytes]) -> tuple[str, str]:
         except httpx.TransportError:
             time.sleep(0.1)
     raise AssertionError(f"nothing answers at {match.group(1)}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def check_the_test_command(command: str) -> None:

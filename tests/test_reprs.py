@@ -5,13 +5,11 @@ there to read through the attributes (so a blanked field would fail the test too
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
 from toolwire import (
     Artifact,
@@ -57,6 +55,8 @@ from toolwire.store.records import RunSummary, StoredRun
 from toolwire.suspension import Refuse, Run
 from toolwire.trace import DecisionStep, LlmStep, RequestStep, RunTrace, ToolInvocation, ToolStep
 
+from .fakes import leaves
+
 MARK = "CANARY"
 
 
@@ -72,28 +72,6 @@ class Canaries:
         canary = f"{MARK}-{n}-{'kanárie ✓' if n % 2 else 'plain'}"
         self.planted.append(canary)
         return canary
-
-
-def leaves(value: Any) -> Iterator[str]:
-    """Every string reachable through the value's fields, items and keys."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, bytes):
-        yield value.decode("utf-8")
-    elif isinstance(value, BaseModel):
-        yield from leaves(value.model_dump())
-    elif isinstance(value, ToolResult):
-        yield from leaves((value.content, value.artifacts))
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for field in dataclasses.fields(value):
-            yield from leaves(getattr(value, field.name))
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from leaves(key)
-            yield from leaves(item)
-    elif isinstance(value, list | tuple | set | frozenset):  # NamedTuples too
-        for item in value:
-            yield from leaves(item)
 
 
 def shown(value: object) -> list[str]:

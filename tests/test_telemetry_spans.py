@@ -22,6 +22,7 @@ from toolwire.errors import ServerError
 from toolwire.privacy import PrivacyLevel
 from toolwire.providers.base import CompletionRequest, Stop, Usage
 from toolwire.runtime import RunRequest, Runtime
+from toolwire.sealing import StateKey
 
 from .fakes import PricedModel, call
 from .governed import EXPECTED, governed_run, registry
@@ -172,7 +173,7 @@ def test_gate_decisions_are_events_on_the_agent_span() -> None:
 
 def test_every_gate_of_a_governed_run_is_an_event_across_its_two_segments() -> None:
     captured = Captured()
-    runtime_of = Runtime(registry(), telemetry=captured.telemetry, state_key=_key())
+    runtime_of = Runtime(registry(), telemetry=captured.telemetry, state_key=StateKey.generate())
     waiting, ended = governed_run(runtime=runtime_of)
     first, second = captured.named("invoke_agent")
     assert attributes(first)["toolwire.segment"] == "run"
@@ -305,9 +306,3 @@ def test_a_failing_span_never_stops_a_run(caplog: pytest.LogCaptureFixture) -> N
     assert outcome.status == "completed"
     assert [s.name for s in captured.spans] == ["invoke_agent"]
     assert "telemetry could not record a step" in caplog.text
-
-
-def _key() -> Any:
-    from toolwire.sealing import StateKey
-
-    return StateKey.generate()

@@ -239,6 +239,16 @@ class Queue:
         pending = [(r.id[:8], r.status) for r in self.runs(run_ids) if not settled(r)]
         raise AssertionError(f"runs did not end in {timeout} s: {pending[:10]}")
 
+    def wait_for_steps(self, run_id: str, count: int, timeout: float = START_TIMEOUT_S) -> None:
+        """Wait until the run has recorded at least ``count`` steps (a worker is running it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            progress = self.store.progress(run_id)
+            if progress is not None and len(progress.steps) >= count:
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"run {run_id} did not record {count} steps")
+
     def counts(self) -> dict[tuple[str, str], int]:
         engine = create_engine(self.url)
         try:

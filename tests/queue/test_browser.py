@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,7 +27,7 @@ def test_the_inspector_follows_a_run_executing_in_a_worker(
     queue.start(1)
     with served(["serve", "--db", queue.url], tmp_path / "home") as (base, token):
         (run_id,) = queue.submit(queue.script(rounds(ROUNDS, delay_ms=400)), max_rounds=10)
-        _wait_for_steps(queue, run_id, 1)  # a worker runs it: not this inspector
+        queue.wait_for_steps(run_id, 1)  # a worker runs it: not this inspector
         with watching(browser, base, token) as watched:
             page = watched.page
             page.evaluate(f"location.hash = '#run={run_id}'")
@@ -43,13 +42,3 @@ def test_the_inspector_follows_a_run_executing_in_a_worker(
             assert early < len(steps) == 3 * ROUNDS + 2  # it grew while we watched
             kinds = [step.get_attribute("data-kind") for step in steps]
             assert kinds == ["request", "llm", "tool"] * ROUNDS + ["request", "llm"]
-
-
-def _wait_for_steps(queue: Queue, run_id: str, count: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        progress = queue.store.progress(run_id)
-        if progress is not None and len(progress.steps) >= count:
-            return
-        time.sleep(0.05)
-    raise AssertionError("the worker did not start the run")

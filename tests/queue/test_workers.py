@@ -29,7 +29,7 @@ def test_200_runs_across_4_workers_complete_with_their_steps_in_order(queue: Que
 def test_a_run_executing_in_a_worker_is_cancelled_from_another_process(queue: Queue) -> None:
     queue.start(1)
     (run_id,) = queue.submit(queue.script(rounds(30, delay_ms=200)), max_rounds=40)
-    _wait_for_steps(queue, run_id, 4)
+    queue.wait_for_steps(run_id, 4)
     assert queue.store.request_cancel(run_id)  # this process: not the worker's
     queue.wait([run_id], done=lambda r: r.termination_reason == "cancelled")  # its worker settled
     stored = queue.store.get_run(run_id)
@@ -74,13 +74,3 @@ def _owners(queue: Queue, run_ids: list[str]) -> set[int]:
     with queue.store.engine.connect() as connection:
         query = select(runs.c.owner_pid).where(runs.c.id.in_(run_ids))
         return {int(pid) for pid in connection.execute(query).scalars()}
-
-
-def _wait_for_steps(queue: Queue, run_id: str, count: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        progress = queue.store.progress(run_id)
-        if progress is not None and len(progress.steps) >= count:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"run {run_id} did not record {count} steps")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,11 +74,12 @@ def pg_base_url() -> str:
     return url
 
 
-@pytest.fixture
-def pg_schema() -> Iterator[str]:
-    """A fresh PostgreSQL schema; yields a URL whose connections use it."""
+@contextmanager
+def scratch_schema(prefix: str = "tw") -> Iterator[str]:
+    """A fresh PostgreSQL schema in ``$TOOLWIRE_TEST_PG_URL``, dropped afterwards; yields a URL
+    whose connections use it."""
     base = pg_base_url()
-    schema = f"tw_{uuid.uuid4().hex[:16]}"
+    schema = f"{prefix}_{uuid.uuid4().hex[:16]}"
     admin = create_engine(base, isolation_level="AUTOCOMMIT")
     with admin.connect() as connection:
         connection.execute(text(f"CREATE SCHEMA {schema}"))
@@ -88,6 +90,13 @@ def pg_schema() -> Iterator[str]:
         with admin.connect() as connection:
             connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
         admin.dispose()
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[str]:
+    """A fresh PostgreSQL schema; yields a URL whose connections use it."""
+    with scratch_schema() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -20,7 +19,6 @@ from typing import Any
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from toolwire.demo import prepare_demo
 from toolwire.lifecycle import RunStatus
 from toolwire.privacy import PrivacyLevel
 from toolwire.runtime import OperatorDecision, Runtime
@@ -28,8 +26,8 @@ from toolwire.sealing import StateKey
 from toolwire.store import RunStore
 from toolwire.tools.defaults import default_registry
 
-from .fakes import plugin
-from .served import free_port
+from ..fakes import plugin
+from ..served import free_port, interrupt
 
 KEY_TEXT = "cd" * 32
 KEY = StateKey.parse(KEY_TEXT, "test")
@@ -50,16 +48,17 @@ CANARY_PLUGIN = f"""
 """
 _SERVING = re.compile(r"serving (http://\S+/mcp)")
 _TOKEN = re.compile(r"Bearer <token>\): (\S+)")
-INITIALIZE = {
-    "protocolVersion": "2025-11-25",
-    "capabilities": {},
-    "clientInfo": {"name": "raw-host", "version": "1"},
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw-host", "version": "1"},
+    },
 }
-
-
-def prepared_demo(folder: Path) -> Path:
-    """The demo workspace's folder, made once per test module."""
-    return prepare_demo(folder).root
+ACCEPT = {"Accept": "application/json, text/event-stream"}  # a streamable HTTP client's
 
 
 @dataclass
@@ -103,10 +102,6 @@ class Host:
                 await session.initialize()
                 yield session
 
-    def stderr(self) -> str:
-        path = self.tmp / "stderr.log"
-        return path.read_text() if path.exists() else ""
-
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         """``toolwire mcp ARGS`` with nothing on stdin: it starts, or says why not, and ends."""
         return subprocess.run(
@@ -128,17 +123,9 @@ class Host:
             env={**self.env, **(env or {})}, stdin=subprocess.DEVNULL,
         )  # fmt: skip
         try:
-            yield _started(process)
+            yield announced(process)
         finally:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=WAIT_SECONDS)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            for pipe in (process.stdout, process.stderr):
-                if pipe is not None:
-                    pipe.close()
+            interrupt(process, WAIT_SECONDS)
 
     def decider(self, store: RunStore) -> Runtime:
         """An operator's runtime in this process, sharing only the store file and the key."""
@@ -157,9 +144,10 @@ class Served:
     process: subprocess.Popen[str]
 
 
-def _started(process: subprocess.Popen[str]) -> Served:
+def announced(process: subprocess.Popen[str], timeout: float = WAIT_SECONDS) -> Served:
+    """What ``toolwire mcp --http`` printed on stderr up to its token line: endpoint and token."""
     assert process.stderr is not None
-    printed, line, deadline = "", "", time.monotonic() + WAIT_SECONDS
+    printed, line, deadline = "", "", time.monotonic() + timeout
     while not line.startswith("token") and time.monotonic() < deadline:
         line = process.stderr.readline()
         if not line:
@@ -238,7 +226,7 @@ def raw_exchange(host: Host, messages: list[dict[str, Any]], *args: str) -> byte
 def handshake_and(*requests: dict[str, Any]) -> list[dict[str, Any]]:
     """initialize, initialized, then ``requests`` numbered from 2."""
     messages: list[dict[str, Any]] = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE},
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
     for number, request in enumerate(requests, start=2):

@@ -7,7 +7,8 @@ import json
 import signal
 import subprocess
 import sys
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import anyio
 import httpx
@@ -24,13 +25,12 @@ from toolwire.store.runs import CALLER_GONE
 from toolwire.tools.defaults import default_registry
 from toolwire.workspace import load_workspace
 
-from .inspector_kit import live_server
-from .mcp_serve_kit import (
+from ..inspector_kit import live_server
+from .kit import (
     KEY,
     Host,
     decide,
     handshake_and,
-    prepared_demo,
     status_of,
     tool_call,
     waiting_run,
@@ -39,18 +39,28 @@ from .mcp_serve_kit import (
 TEXT = "written by a host\n"
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return prepared_demo(tmp_path_factory.mktemp("mcp-demo"))
-
-
-@pytest.fixture
-def host(tmp_path: Path, demo: Path) -> Host:
-    return Host.make(tmp_path, demo)
-
-
 def write(path: str) -> dict[str, object]:
     return {"path": path, "text": TEXT}
+
+
+@contextmanager
+def held_write(host: Host, path: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``toolwire mcp`` over raw stdio, sent a handshake and a call of ``write_file`` that waits
+    for an operator; its pipes closed (and it killed, if still running) afterwards."""
+    process = subprocess.Popen(host.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, env=host.env)  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    for message in handshake_and(tool_call("write_file", write(path))):
+        process.stdin.write(json.dumps(message).encode() + b"\n")
+        process.stdin.flush()
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdin.close()
+        process.stdout.close()
 
 
 def text_of(result: types.CallToolResult) -> tuple[str, bool | None]:
@@ -200,36 +210,20 @@ def test_a_host_that_cancels_its_call_cancels_the_waiting_run(host: Host) -> Non
 
 
 def test_a_server_stopped_by_a_signal_cancels_its_waiting_call_first(host: Host) -> None:
-    process = subprocess.Popen(host.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, env=host.env)  # fmt: skip
-    assert process.stdin is not None and process.stdout is not None
-    for message in handshake_and(tool_call("write_file", write("notes/stopped.md"))):
-        process.stdin.write(json.dumps(message).encode() + b"\n")
-        process.stdin.flush()
-    with host.store() as store:
+    with held_write(host, "notes/stopped.md") as process, host.store() as store:
         run_id = anyio.run(waiting_run, store)
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == -signal.SIGTERM
-        process.stdin.close()
-        process.stdout.close()
         run = store.get_run(run_id)
     assert run is not None and run.status == "cancelled"
     assert not (host.demo / "files" / "notes" / "stopped.md").exists()
 
 
 def test_a_call_whose_server_was_killed_can_no_longer_be_decided(host: Host) -> None:
-    process = subprocess.Popen(host.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, env=host.env)  # fmt: skip
-    assert process.stdin is not None and process.stdout is not None
-    for message in handshake_and(tool_call("write_file", write("notes/orphan.md"))):
-        process.stdin.write(json.dumps(message).encode() + b"\n")
-        process.stdin.flush()
-    with host.store() as store:
+    with held_write(host, "notes/orphan.md") as process, host.store() as store:
         run_id = anyio.run(waiting_run, store)
         process.kill()  # no cleanup: the held call's caller is simply gone
         process.wait()
-        process.stdin.close()
-        process.stdout.close()
         with pytest.raises(RunNotWaiting):
             host.decider(store).pending(run_id)
         run = store.get_run(run_id)

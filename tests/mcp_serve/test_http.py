@@ -6,37 +6,20 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
-from pathlib import Path
 
 import anyio
 import httpx
 import httpx2
 import mcp_types as types
-import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from toolwire.mcp.serve_http import MISSING, WRONG
 
-from .mcp_serve_kit import CANARY, INITIALIZE, Host, prepared_demo, tool_call, waiting_run
+from .kit import ACCEPT, CANARY, INITIALIZE, Host, tool_call, waiting_run
 
-ACCEPT = {"Accept": "application/json, text/event-stream"}
 ENV_TOKEN = "an-operator-chosen-token-0123456789"
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return prepared_demo(tmp_path_factory.mktemp("mcp-demo"))
-
-
-@pytest.fixture
-def host(tmp_path: Path, demo: Path) -> Host:
-    return Host.make(tmp_path, demo)
-
-
-def initialize(number: int = 1) -> dict[str, object]:
-    return {"jsonrpc": "2.0", "id": number, "method": "initialize", "params": INITIALIZE}
 
 
 async def listed_and_called(url: str, token: str) -> tuple[list[str], types.CallToolResult]:
@@ -66,7 +49,7 @@ def test_a_request_without_the_token_or_with_another_is_a_clear_401(host: Host) 
 
         def post(authorization: str | None) -> httpx.Response:
             extra = {} if authorization is None else {"Authorization": authorization}
-            return httpx.post(served.url, json=initialize(), headers={**ACCEPT, **extra},
+            return httpx.post(served.url, json=INITIALIZE, headers={**ACCEPT, **extra},
                               timeout=10)  # fmt: skip
 
         bare, wrong = post(None), post("Bearer " + "x" * 43)
@@ -82,7 +65,7 @@ def test_the_raw_http_answer_holds_no_artifact(host: Host) -> None:
     with host.http("--privacy", "full") as served:
         headers = {**ACCEPT, "Authorization": f"Bearer {served.token}"}
         with httpx.Client(headers=headers, timeout=30) as client:
-            opened = client.post(served.url, json=initialize())
+            opened = client.post(served.url, json=INITIALIZE)
             headers = {"mcp-session-id": opened.headers["mcp-session-id"],
                        "mcp-protocol-version": "2025-11-25"}  # fmt: skip
             client.post(served.url, headers=headers,
@@ -122,7 +105,7 @@ def test_a_non_loopback_host_needs_allow_remote(host: Host) -> None:
 
 def test_the_endpoint_refuses_a_foreign_host_name(host: Host) -> None:
     with host.http() as served:
-        refused = httpx.post(served.url, json=initialize(), timeout=10, headers={
+        refused = httpx.post(served.url, json=INITIALIZE, timeout=10, headers={
             **ACCEPT, "Authorization": f"Bearer {served.token}", "Host": "evil.example",
         })  # fmt: skip
     assert refused.status_code == 421

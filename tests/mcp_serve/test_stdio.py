@@ -8,7 +8,6 @@ from pathlib import Path
 
 import anyio
 import mcp_types as types
-import pytest
 
 from toolwire.privacy import PrivacyLevel
 from toolwire.result import ToolResult
@@ -17,11 +16,10 @@ from toolwire.tools.api import ToolContext
 from toolwire.tools.defaults import default_registry
 from toolwire.workspace import load_workspace
 
-from .mcp_serve_kit import (
+from .kit import (
     CANARY,
     Host,
     handshake_and,
-    prepared_demo,
     raw_exchange,
     tool_call,
 )
@@ -32,16 +30,6 @@ SERVED_BY_DEFAULT = [
     "search_documents", "fetch_document", "write_file", "leak",
 ]  # fmt: skip
 READ_CUSTOMERS = {"table": "customers", "limit": 3}
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return prepared_demo(tmp_path_factory.mktemp("mcp-demo"))
-
-
-@pytest.fixture
-def host(tmp_path: Path, demo: Path) -> Host:
-    return Host.make(tmp_path, demo)
 
 
 def listed(host: Host, *args: str) -> list[types.Tool]:
