@@ -58,24 +58,15 @@ def moment(value: str | None, option: str) -> datetime | None:
         raise typer.BadParameter(f"{value[:40]!r} is not {WHEN}", param_hint=option) from None
 
 
-def run_query(**given: Any) -> RunQuery:
-    """A ``RunQuery`` from the shared options (and ``limit``, ``offset``, ``sort``...);
-    a ``typer.BadParameter`` for a value the store refuses."""
+def run_query(
+    *, statuses: list[str] | None, since: str | None, until: str | None, **fields: Any
+) -> RunQuery:
+    """A ``RunQuery`` from the shared options, each named for its ``RunQuery`` field (and
+    ``limit``, ``offset``, ``sort``...); a ``typer.BadParameter`` for a value the store refuses."""
     from toolwire.store.browse import RunQuery
 
-    fields = {
-        **{
-            k: v
-            for k, v in given.items()
-            if k not in ("since", "until", "errors", "status", "privacy")
-        },
-        "privacy_level": given.get("privacy"),
-        "statuses": tuple(given.get("status") or ()),
-        "has_error": given.get("errors"),
-        "since": moment(given.get("since"), "--since"),
-        "until": moment(given.get("until"), "--until"),
-    }
+    since_at, until_at = moment(since, "--since"), moment(until, "--until")
     try:
-        return RunQuery(**fields)
+        return RunQuery(statuses=tuple(statuses or ()), since=since_at, until=until_at, **fields)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
