@@ -23,7 +23,6 @@ from toolwire.cli import filters
 from toolwire.cli.runs import guard, runs_app
 from toolwire.cli.show import error, plural, safe
 from toolwire.cli.store import DbOption, open_or_exit
-from toolwire.store.export import run_record
 
 if TYPE_CHECKING:
     from toolwire.store import StoredRun
@@ -66,6 +65,8 @@ def export_runs(
 
 
 def _write(runs: Iterable[StoredRun], sink: IO[str]) -> int:
+    from toolwire.store.export import run_record
+
     count = 0
     for stored in runs:
         sink.write(json.dumps(run_record(stored), ensure_ascii=True, allow_nan=False) + "\n")

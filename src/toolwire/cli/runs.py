@@ -19,7 +19,6 @@ from toolwire.cli.show import cost_text, emit_json, error, plural, safe
 from toolwire.cli.store import DbOption, open_or_exit
 from toolwire.errors import StoreError
 from toolwire.jsonenc import dumps
-from toolwire.store.export import run_record
 
 if TYPE_CHECKING:
     from toolwire.store import RunStore, RunSummary, StoredRun
@@ -97,6 +96,8 @@ def show_run(
         error(console, f"no run with id {safe(run_id, 80)}")
         raise typer.Exit(1)
     if as_json:
+        from toolwire.store.export import run_record
+
         emit_json(run_record(stored))
         return
     for line in _heading(stored):
