@@ -50,7 +50,7 @@ from toolwire.reprs import NAME_CHARS, utf8_size
 from toolwire.runtime import OperatorDecision, ProviderRef, RunOutcome, RunRequest, Runtime, Waiting
 from toolwire.sealing import StateKey
 from toolwire.seam import Refused
-from toolwire.state import CallPreview, Pause, RunState
+from toolwire.state import CallPreview, Pause, Recorded, RunState
 from toolwire.store.records import RunSummary, StoredRun
 from toolwire.suspension import Refuse, Run
 from toolwire.trace import DecisionStep, LlmStep, RequestStep, RunTrace, ToolInvocation, ToolStep
@@ -204,6 +204,7 @@ CASES: dict[str, Callable[[Canaries], object]] = {
     "RunTrace": lambda c: _trace_of(steps(c)),
     "CallPreview": lambda c: CallPreview(index=0, tool="lookup", lines=(c(),)),
     "Pause": pause,
+    "Recorded": lambda c: Recorded("call_1", c(), False),
     "RunState": state,
     "LoopResult": loop_result,
     "RunOutcome": lambda c: RunOutcome(

@@ -31,7 +31,7 @@ from toolwire.messages import ChatMessage, ProviderState, ToolCall
 from toolwire.options import RunOptions
 from toolwire.pricing import Cost
 from toolwire.providers.base import Usage
-from toolwire.reprs import count, ident, tagged
+from toolwire.reprs import count, ident, size, tagged
 from toolwire.tools.api import User
 from toolwire.trace import ToolInvocation
 from toolwire.window import Tally
@@ -65,6 +65,10 @@ class Recorded(NamedTuple):
     call_id: str
     content: str
     is_error: bool
+
+    def __repr__(self) -> str:
+        return tagged("Recorded", call_id=ident(self.call_id), content_bytes=size(self.content),
+                      is_error=self.is_error)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

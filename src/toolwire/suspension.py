@@ -150,7 +150,7 @@ class Refuse:
     """This call does not run; the model reads ``text``; ``reason`` says why, as data."""
 
     text: str
-    reason: seam.Refused
+    reason: Refused
 
     def __repr__(self) -> str:
         return tagged("Refuse", text_bytes=size(self.text))

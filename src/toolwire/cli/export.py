@@ -23,7 +23,6 @@ from toolwire.cli import filters
 from toolwire.cli.runs import guard, runs_app
 from toolwire.cli.show import error, plural, safe
 from toolwire.cli.store import DbOption, open_or_exit
-from toolwire.store.export import run_record
 
 if TYPE_CHECKING:
     from toolwire.store import StoredRun
@@ -35,12 +34,12 @@ def export_runs(
     since: filters.Since = None,
     until: filters.Until = None,
     db: DbOption = None,
-    status: filters.Status = None,
+    statuses: filters.Status = None,
     provider: filters.Provider = None,
     model: filters.Model = None,
     tool: filters.Tool = None,
-    errors: filters.Errors = None,
-    privacy: filters.Privacy = None,
+    has_error: filters.Errors = None,
+    privacy_level: filters.Privacy = None,
     search: filters.Search = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to FILE instead of stdout.")
@@ -49,8 +48,8 @@ def export_runs(
     """Stored runs as JSON lines (one run with its steps per line), oldest first."""
     notices = Console(stderr=True, highlight=False, soft_wrap=True)
     query = filters.run_query(
-        status=status, provider=provider, model=model, tool=tool, since=since, until=until,
-        errors=errors, privacy=privacy, search=search, descending=False,
+        statuses=statuses, provider=provider, model=model, tool=tool, since=since, until=until,
+        has_error=has_error, privacy_level=privacy_level, search=search, descending=False,
     )  # fmt: skip
     with open_or_exit(notices, db) as store:
         if output is None:
@@ -66,6 +65,8 @@ def export_runs(
 
 
 def _write(runs: Iterable[StoredRun], sink: IO[str]) -> int:
+    from toolwire.store.export import run_record
+
     count = 0
     for stored in runs:
         sink.write(json.dumps(run_record(stored), ensure_ascii=True, allow_nan=False) + "\n")

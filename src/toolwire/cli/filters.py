@@ -7,8 +7,7 @@ inspector's filter of the same name means (see :mod:`toolwire.store.browse`).
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -16,8 +15,6 @@ import typer
 if TYPE_CHECKING:
     from toolwire.store.browse import RunQuery
 
-_AGE = re.compile(r"(\d{1,6})([mhdw])")
-_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 WHEN = (
     "an ISO 8601 date or time (2024-05-01, 2024-05-01T12:00:00+02:00) or an age (30m, 12h, 7d, 2w)"
 )
@@ -48,39 +45,28 @@ Search = Annotated[
 ]
 
 
-def moment(value: str | None, option: str, now: datetime | None = None) -> datetime | None:
-    """``value`` as a time; a ``typer.BadParameter`` naming ``option`` when it is neither."""
+def moment(value: str | None, option: str) -> datetime | None:
+    """``value`` as a time (read as ``toolwire audit --since`` reads one); a
+    ``typer.BadParameter`` naming ``option`` when it is neither."""
+    from toolwire.governance import parse_since  # the seam's codes load the tool layer
+
     if value is None:
         return None
-    age = _AGE.fullmatch(value.strip())
-    if age is not None:
-        amount, unit = age.groups()
-        return (now or datetime.now(UTC)) - timedelta(**{_UNITS[unit]: int(amount)})
     try:
-        parsed = datetime.fromisoformat(value.strip())
+        return parse_since(value)
     except ValueError:
         raise typer.BadParameter(f"{value[:40]!r} is not {WHEN}", param_hint=option) from None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-def run_query(**given: Any) -> RunQuery:
-    """A ``RunQuery`` from the shared options (and ``limit``, ``offset``, ``sort``...);
-    a ``typer.BadParameter`` for a value the store refuses."""
+def run_query(
+    *, statuses: list[str] | None, since: str | None, until: str | None, **fields: Any
+) -> RunQuery:
+    """A ``RunQuery`` from the shared options, each named for its ``RunQuery`` field (and
+    ``limit``, ``offset``, ``sort``...); a ``typer.BadParameter`` for a value the store refuses."""
     from toolwire.store.browse import RunQuery
 
-    fields = {
-        **{
-            k: v
-            for k, v in given.items()
-            if k not in ("since", "until", "errors", "status", "privacy")
-        },
-        "privacy_level": given.get("privacy"),
-        "statuses": tuple(given.get("status") or ()),
-        "has_error": given.get("errors"),
-        "since": moment(given.get("since"), "--since"),
-        "until": moment(given.get("until"), "--until"),
-    }
+    since_at, until_at = moment(since, "--since"), moment(until, "--until")
     try:
-        return RunQuery(**fields)
+        return RunQuery(statuses=tuple(statuses or ()), since=since_at, until=until_at, **fields)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from toolwire.cli.app import app, installed_version
 from toolwire.cli.keys import make_key
-from toolwire.cli.run import registry_for, workspace_file
+from toolwire.cli.run import open_workspace, registry_for
 from toolwire.cli.serve import check_port
 from toolwire.cli.server import is_loopback, refuse_remote, remote_warning
 from toolwire.cli.show import error, safe
@@ -102,7 +102,7 @@ def mcp(
     store: RunStore | None = None
     try:
         token, made = _token() if http else ("", False)
-        tools_workspace = _workspace(workspace)
+        tools_workspace = open_workspace(workspace)
         key = make_key(data_dir)
         store = open_store(choose_store(db, folder=data_dir), privacy, announce=True)
         served = _served(store, tools_workspace, key, zone=trust_zone, admin=admin,
@@ -128,12 +128,6 @@ def _token() -> tuple[str, bool]:
     from toolwire.mcp.serve_http import token_from
 
     return token_from()
-
-
-def _workspace(path: Path | None) -> Workspace | None:
-    from toolwire.workspace import load_workspace
-
-    return load_workspace(workspace_file(path)) if path is not None else None
 
 
 def _served(

@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolwire.cli.show import error, plural, safe
+from toolwire.cli.show import decided, error, plural, safe
 from toolwire.errors import ToolwireError
 
 if TYPE_CHECKING:
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from toolwire.runtime import OperatorDecision, RunOutcome, Runtime
     from toolwire.sealing import StateKey
     from toolwire.store import RunStore
-
-_DECIDED = {"approve": "approved", "deny": "denied", "input": "answered"}
 
 
 def open_queue(console: Console, store: RunStore, key: StateKey | None) -> RunQueue:
@@ -96,7 +94,7 @@ def stored_step_line(step: Mapping[str, Any]) -> Text:
     if kind == "tool":
         return head + _tool_text(step)
     if kind == "decision":
-        verb = _DECIDED.get(str(step.get("decision")), safe(str(step.get("decision")), 20))
+        verb = decided(str(step.get("decision")))
         return head + Text(f"  {verb} by {safe(str(step.get('decided_by')), 60)}", style="magenta")
     if kind == "context_truncated":
         dropped = _number(step.get("dropped_exchanges"))

@@ -118,14 +118,13 @@ def run(
     from toolwire.providers.select import create_provider
     from toolwire.runtime import RunRequest, Runtime
     from toolwire.tools.api import ToolContext, User
-    from toolwire.workspace import load_workspace
 
     output = output_mode(as_json=as_json, quiet=quiet)
     # What a person reads: stdout for the plain command, stderr when stdout is for a script.
     console = Console(highlight=False, stderr=output is not Output.HUMAN)
     try:
         level = PrivacyLevel.parse(privacy)
-        tools_workspace = load_workspace(workspace_file(workspace)) if workspace else None
+        tools_workspace = open_workspace(workspace)
         field = max_tokens_field or getattr(tools_workspace, "max_tokens_field", None)
         provider = create_provider(
             provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone,
@@ -222,14 +221,18 @@ def output_mode(*, as_json: bool, quiet: bool) -> Output:
     return Output.QUIET if quiet else Output.HUMAN
 
 
-def workspace_file(path: Path) -> Path:
-    """``path``, or the ``workspace.toml`` inside it when it is a folder (the demo's)."""
-    if not path.is_dir():
-        return path
-    inside = path / WORKSPACE_FILE
-    if not inside.is_file():
-        raise ConfigError(f"{path} is a folder without a {WORKSPACE_FILE}")
-    return inside
+def open_workspace(path: Path | None) -> Workspace | None:
+    """The workspace ``--workspace`` names: a TOML file, or a folder holding ``workspace.toml``
+    (the demo's); None when the option was not given."""
+    from toolwire.workspace import load_workspace
+
+    if path is None:
+        return None
+    if path.is_dir():
+        if not (path / WORKSPACE_FILE).is_file():
+            raise ConfigError(f"{path} is a folder without a {WORKSPACE_FILE}")
+        path = path / WORKSPACE_FILE
+    return load_workspace(path)
 
 
 def unknown_tool(registry: ToolRegistry, names: list[str]) -> str | None:
@@ -297,11 +300,9 @@ def list_tools(
     ] = False,
 ) -> None:
     """List the registered tools with their group and state (overrides from the store)."""
-    from toolwire.workspace import load_workspace
-
     console = Console(highlight=False, stderr=as_json)
     try:
-        tools_workspace = load_workspace(workspace_file(workspace)) if workspace else None
+        tools_workspace = open_workspace(workspace)
     except ToolwireError as exc:
         error(console, safe(str(exc), None))
         raise typer.Exit(1) from None

@@ -19,7 +19,6 @@ from toolwire.cli.show import cost_text, emit_json, error, plural, safe
 from toolwire.cli.store import DbOption, open_or_exit
 from toolwire.errors import StoreError
 from toolwire.jsonenc import dumps
-from toolwire.store.export import run_record
 
 if TYPE_CHECKING:
     from toolwire.store import RunStore, RunSummary, StoredRun
@@ -46,14 +45,14 @@ def list_runs(
     db: DbOption = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="How many runs.")] = 20,
     offset: Annotated[int, typer.Option(min=0, help="Skip this many of the first.")] = 0,
-    status: filters.Status = None,
+    statuses: filters.Status = None,
     provider: filters.Provider = None,
     model: filters.Model = None,
     tool: filters.Tool = None,
     since: filters.Since = None,
     until: filters.Until = None,
-    errors: filters.Errors = None,
-    privacy: filters.Privacy = None,
+    has_error: filters.Errors = None,
+    privacy_level: filters.Privacy = None,
     search: filters.Search = None,
     sort: Annotated[
         str, typer.Option(help="Order by created_at, cost, tokens, duration or rounds.")
@@ -64,9 +63,9 @@ def list_runs(
     """The newest runs first (or --sort), each by its short id (the full ids with --json)."""
     console = Console(highlight=False, soft_wrap=True, stderr=as_json)
     query = filters.run_query(
-        limit=limit, offset=offset, status=status, provider=provider, model=model, tool=tool,
-        since=since, until=until, errors=errors, privacy=privacy, search=search, sort=sort,
-        descending=not ascending,
+        limit=limit, offset=offset, statuses=statuses, provider=provider, model=model, tool=tool,
+        since=since, until=until, has_error=has_error, privacy_level=privacy_level,
+        search=search, sort=sort, descending=not ascending,
     )  # fmt: skip
     with open_or_exit(console, db) as store:
         found = guard(console, lambda: store.find_runs(query, total=False).runs)
@@ -97,6 +96,8 @@ def show_run(
         error(console, f"no run with id {safe(run_id, 80)}")
         raise typer.Exit(1)
     if as_json:
+        from toolwire.store.export import run_record
+
         emit_json(run_record(stored))
         return
     for line in _heading(stored):

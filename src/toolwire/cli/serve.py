@@ -15,8 +15,9 @@ from rich.console import Console
 
 from toolwire.cli.app import app
 from toolwire.cli.keys import make_key
+from toolwire.cli.run import registry_for
 from toolwire.cli.server import DEFAULT_PORT, bind, refuse_remote, run_server
-from toolwire.cli.show import error, safe, warning
+from toolwire.cli.show import error, safe
 from toolwire.cli.store import DbOption, notices, open_store
 from toolwire.errors import ToolwireError
 from toolwire.privacy import PrivacyLevel
@@ -58,16 +59,11 @@ def build_settings(
     user data directory), and is created there when there is none.
     """
     from toolwire.inspector import InspectorSettings, new_token, provider_factory
-    from toolwire.tools.defaults import default_registry
     from toolwire.workspace import load_workspace
 
     tools_workspace = load_workspace(workspace) if workspace is not None else None
-    registry = default_registry()
-    if tools_workspace is not None and tools_workspace.mcp_servers:
-        from toolwire.mcp.remote import add_remote_tools
-
-        for problem in add_remote_tools(registry, tools_workspace):  # lists (starts) them
-            warning(notices(), safe(problem, None))
+    # The store's tool states are the inspector's to load: only the workspace's servers here.
+    registry = registry_for(notices(), None, tools_workspace, every_server=True)
     key = make_key(key_folder)
     return InspectorSettings(
         registry=registry,

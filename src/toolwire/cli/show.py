@@ -109,11 +109,15 @@ def context_text(step: ContextStep) -> str:
 
 def decision_text(step: DecisionStep) -> str:
     """A person's decision: who and which, with the reason; never the input's values."""
-    verb = _DECIDED.get(step.decision, safe(step.decision, 20))
-    text = f"  {verb} by {safe(step.decided_by, 60)}"
+    text = f"  {decided(step.decision)} by {safe(step.decided_by, 60)}"
     if step.decision_reason:
         text += f": {safe(step.decision_reason)}"
     return text
+
+
+def decided(decision: str) -> str:
+    """What a person did to a paused turn, as a verb (``approved``); an unknown one as it is."""
+    return _DECIDED.get(decision, safe(decision, 20))
 
 
 def pause_lines(pause: Pause) -> list[Text]:

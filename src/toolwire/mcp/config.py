@@ -26,6 +26,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire.errors import ConfigError
+from toolwire.tools.api import DEFAULT_DATA_CLASS
 from toolwire.trust import DataClass
 
 # A prefix every provider accepts inside a tool name, leaving room for the tool's own name
@@ -88,7 +89,7 @@ class McpServer:
     cwd: Path | None = None
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()  # header name, environment variable name
-    data_class: str = "secret_adjacent"
+    data_class: str = DEFAULT_DATA_CLASS
     enabled: bool = False
     admin_only: bool = True
     timeout: float = DEFAULT_TIMEOUT_S

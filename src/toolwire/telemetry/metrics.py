@@ -16,7 +16,7 @@ from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as ge
 from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
 
 from toolwire.seam import Refused
-from toolwire.telemetry.genai import ERROR_TYPE, Attributes
+from toolwire.telemetry.genai import ERROR_TYPE, STATUS, Attributes
 
 # The conventions' explicit bucket boundaries for the two GenAI histograms.
 TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304,
@@ -73,7 +73,7 @@ class Instruments:
         self.tool_calls.add(1, attributes)
 
     def record_run(self, status: str, provider: str) -> None:
-        self.runs.add(1, {"toolwire.run.status": status, gen_ai.GEN_AI_PROVIDER_NAME: provider})
+        self.runs.add(1, {STATUS: status, gen_ai.GEN_AI_PROVIDER_NAME: provider})
 
     def observe_queue_depth(self, depth: QueueDepth) -> None:
         """Report ``depth()`` (runs waiting in the queue) at each collection."""
