@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import logging
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
 import typer
+
+from toolwire.version import installed_version
 
 app = typer.Typer(
     name="toolwire",
@@ -20,13 +21,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-
-def installed_version() -> str:
-    try:
-        return version("toolwire")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
 
 
 def _print_version(value: bool) -> None:

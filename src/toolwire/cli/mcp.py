@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.text import Text
 
-from toolwire.cli.app import app, installed_version
+from toolwire.cli.app import app
 from toolwire.cli.keys import make_key
 from toolwire.cli.run import open_workspace, registry_for
 from toolwire.cli.serve import check_port
@@ -26,6 +26,7 @@ from toolwire.cli.show import error, safe
 from toolwire.cli.store import DbOption, notices, open_store
 from toolwire.errors import ConfigError, ToolwireError
 from toolwire.privacy import PrivacyLevel
+from toolwire.version import installed_version
 
 if TYPE_CHECKING:
     from mcp.server import Server

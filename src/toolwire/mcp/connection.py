@@ -23,7 +23,6 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal, TextIO, TypeVar
 
 import anyio
@@ -37,6 +36,7 @@ from mcp.types import CONNECTION_CLOSED, CallToolResult, Implementation, Tool
 from pydantic import ValidationError
 
 from toolwire.mcp.config import Launch
+from toolwire.version import installed_version
 
 log = logging.getLogger("toolwire.mcp")
 stderr_log = logging.getLogger("toolwire.mcp.stderr")
@@ -213,7 +213,7 @@ async def open_client(launch: Launch, stderr: StderrLog | None) -> AsyncIterator
         client = Client(
             transport,
             cache=None,
-            client_info=Implementation(name="toolwire", version=_version()),
+            client_info=Implementation(name="toolwire", version=installed_version()),
             message_handler=_Messages(launch.name),
             logging_callback=_ServerLog(launch.name),
         )
@@ -283,10 +283,3 @@ def describe(exc: BaseException) -> str:
         return "; ".join(describe(inner) for inner in exc.exceptions)
     text = str(exc)
     return type(exc).__name__ + (f": {text[:500]}" if text else "")
-
-
-def _version() -> str:
-    try:
-        return version("toolwire")
-    except PackageNotFoundError:
-        return "0"

@@ -33,20 +33,12 @@ from toolwire.telemetry import Segment, SegmentWatch, Signal
 from toolwire.telemetry.metrics import Instruments, QueueDepth
 from toolwire.telemetry.spans import RunSpans
 from toolwire.trace import RunStep
+from toolwire.version import installed_version
 
 log = logging.getLogger("toolwire.telemetry")
 SERVICE_NAME = "toolwire"  # unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names one
 _lock = threading.Lock()
 _providers: dict[Signal, object] = {}
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("toolwire")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 class Unwatched:
@@ -71,7 +63,7 @@ class Telemetry:
         meter_provider: MeterProvider | None = None,
         level: PrivacyLevel = PrivacyLevel.METADATA,
     ) -> None:
-        version = _version()
+        version = installed_version()
         provider = tracer_provider or trace.NoOpTracerProvider()
         self.tracer = provider.get_tracer("toolwire", version)
         self.instruments = None if meter_provider is None else Instruments(meter_provider, version)
