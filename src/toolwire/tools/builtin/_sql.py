@@ -16,11 +16,12 @@ Invariants:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from sqlalchemy import Column, ColumnElement, Engine, MetaData, Table, inspect
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.sql import Executable
 
 from toolwire.errors import ToolRefusal
 from toolwire.tools.api import ToolContext
@@ -112,6 +113,27 @@ def guard(action: Callable[[], T], failure: str = READ_FAILED) -> T:
     except SQLAlchemyError:
         log.exception("a built-in tool's database access failed")
         raise ToolRefusal(failure) from None
+
+
+def fetch_rows(engine: Engine, statement: Executable) -> list[Sequence[object]]:
+    """Every row ``statement`` returns, as a tuple; a driver failure is refused (``guard``)."""
+
+    def read() -> list[Sequence[object]]:
+        with engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(statement)]
+
+    return guard(read)
+
+
+def first_row(engine: Engine, statement: Executable) -> Sequence[object] | None:
+    """The first row ``statement`` returns, as a tuple, or None; refused like ``fetch_rows``."""
+
+    def read() -> Sequence[object] | None:
+        with engine.connect() as connection:
+            row = connection.execute(statement).first()
+        return None if row is None else tuple(row)
+
+    return guard(read)
 
 
 def engine_of(context: ToolContext) -> Engine:

@@ -26,6 +26,7 @@ from toolwire.tools.builtin._sql import (
     WRITE_FAILED,
     Scalar,
     engine_of,
+    first_row,
     guard,
     readable_columns,
     readable_table,
@@ -159,13 +160,8 @@ def _change(name: str, before: object, after: object) -> str:
 
 def _current(target: Target, id: int, names: list[str]) -> Mapping[str, Any] | None:
     query = select(*(target.columns[n] for n in names)).where(_key(target) == id)
-
-    def read() -> Mapping[str, Any] | None:
-        with target.engine.connect() as connection:
-            row = connection.execute(query).first()
-        return None if row is None else dict(zip(names, row, strict=True))
-
-    return guard(read)
+    row = first_row(target.engine, query)
+    return None if row is None else dict(zip(names, row, strict=True))
 
 
 @builtin(

@@ -25,7 +25,7 @@ from toolwire.tools.builtin._secrets import has_secret_content, is_secret_named_
 from toolwire.tools.builtin._sensitive import is_sensitive
 from toolwire.tools.builtin._sql import (
     engine_of,
-    guard,
+    fetch_rows,
     mapped_table,
     order_columns,
     readable_columns,
@@ -117,12 +117,7 @@ def _table_jobs(context: ToolContext, name: str, used: int) -> tuple[list[str], 
     if not columns:
         raise ToolRefusal(f"no readable columns in the job table {name!r}.")
     query = select(*columns).order_by(*order_columns(table)).limit(MAX_LIMIT)
-
-    def fetch() -> list[tuple[object, ...]]:
-        with engine.connect() as connection:
-            return [tuple(row) for row in connection.execute(query)]
-
-    rows = guard(fetch)
+    rows = fetch_rows(engine, query)
     fields = [c.name for c in columns]
     blocks, shown = row_blocks(table.name, fields, rows, 0, used + 200)
     lines = [f"Jobs in the table {table.name} ({len(shown)}):", *blocks]

@@ -26,6 +26,7 @@ from toolwire.tools.builtin._sql import (
     WRITE_FAILED,
     Scalar,
     engine_of,
+    first_row,
     guard,
     is_sensitive_table,
     readable_columns,
@@ -88,12 +89,7 @@ def _label(link: _Link, name: str) -> str:
     texts = [c for c in readable_columns(table) if c.name != column.name]
     preferred = [c for n in LABEL_NAMES for c in texts if c.name.lower() == n] or texts[:1]
     query = select(column, *preferred[:1]).where(column == link.values[name]).limit(1)
-
-    def read() -> Any:
-        with link.engine.connect() as connection:
-            return connection.execute(query).first()
-
-    row = guard(read)
+    row = first_row(link.engine, query)
     if row is None:
         shown = format_cell(link.values[name])
         raise ToolRefusal(f"no row of {table.name} has {column.name} {shown}.")
@@ -104,12 +100,7 @@ def _refuse_a_double(link: _Link) -> None:
     columns = {c.name: c for c in link.table.columns}
     same = and_(*(columns[n] == link.values[n] for n in link.targets))
     query = select(*(columns[n] for n in link.targets)).where(same).limit(1)
-
-    def read() -> Any:
-        with link.engine.connect() as connection:
-            return connection.execute(query).first()
-
-    if guard(read) is not None:
+    if first_row(link.engine, query) is not None:
         raise ToolRefusal(f"this link exists already in {link.table.name}.")
 
 

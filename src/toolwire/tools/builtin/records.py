@@ -27,6 +27,7 @@ from toolwire.tools.builtin._sql import (
     Scalar,
     engine_of,
     equality_filters,
+    fetch_rows,
     guard,
     order_columns,
     pick_columns,
@@ -77,7 +78,7 @@ def read_records(
             engine, query, table=sql_table, where=where_equals, offset=offset, take=take
         )
     else:
-        rows = guard(lambda: _fetch(engine, query.limit(take).offset(offset)))
+        rows = fetch_rows(engine, query.limit(take).offset(offset))
     notes = _notes(refused, limit)
     return render_rows(sql_table.name, [c.name for c in columns], rows, offset, notes)
 
@@ -149,11 +150,6 @@ def _filtered(
         lambda: scan(engine, query.add_columns(*keys), lambda r: keep(r[width:]), offset, take)
     )
     return [tuple(row[:width]) for row in rows]
-
-
-def _fetch(engine: Engine, statement: Executable) -> list[Sequence[object]]:
-    with engine.connect() as connection:
-        return [tuple(row) for row in connection.execute(statement)]
 
 
 def _scalar(engine: Engine, statement: Executable) -> int:

@@ -23,7 +23,7 @@ from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import TEXT_BUDGET_BYTES, builtin, echo, format_cell
 from toolwire.tools.builtin._sensitive import safe_cell
-from toolwire.tools.builtin._sql import engine_of, guard, readable_columns, readable_table
+from toolwire.tools.builtin._sql import engine_of, fetch_rows, readable_columns, readable_table
 
 MAX_TREE_DEPTH = 6  # an outline, not the whole hierarchy
 MAX_NODES = 300  # nodes per tree: enough to orient, bounded for the wire
@@ -65,7 +65,7 @@ def record_tree(
     parent = _readable(sql_table, parent_column, "parent_column")
     label = _label(sql_table, label_column, {key.name, parent.name})
     statement = select(key, parent, label).order_by(key).limit(MAX_TREE_ROWS + 1)
-    rows = guard(lambda: _fetch(engine, statement))
+    rows = fetch_rows(engine, statement)
     notes = (
         [f"(only the first {MAX_TREE_ROWS} rows were read)"] if len(rows) > MAX_TREE_ROWS else []
     )
@@ -108,11 +108,6 @@ def _label(table: Table, name: str | None, taken: set[str]) -> Column[Any]:
         raise ToolRefusal(f"table {echo(table.name)} has no readable text column for labels.")
     preferred = [c for n in LABEL_NAMES for c in texts if c.name.lower() == n]
     return (preferred or texts)[0]
-
-
-def _fetch(engine: Any, statement: Any) -> list[Sequence[Any]]:
-    with engine.connect() as connection:
-        return [tuple(row) for row in connection.execute(statement)]
 
 
 @dataclass(frozen=True, slots=True)
