@@ -27,6 +27,7 @@ from toolwire.tools.builtin._common import (
     builtin,
     echo,
     fits,
+    fitted,
     format_cell,
     text_bytes,
     workspace_of,
@@ -182,19 +183,15 @@ def _file_problems(config: ConfigMap, shown: str, target: Path) -> list[Problem]
 def _report(checked: int, rows: list[list[str]]) -> ToolResult:
     if not rows:
         return ToolResult.text(f"{checked} configuration files checked: no problems.")
-    lines: list[str] = []
-    shown: list[list[str]] = []
-    for row in rows:
-        where = f"{row[0]}:{row[1]}" if row[1] else row[0]
-        line = f"- {where}: {row[2]}: {row[3]}"
-        if not fits([line], text_bytes(lines) + 200):
-            lines.append(f"({len(rows) - len(shown)} more problems not shown)")
-            break
-        lines.append(line)
-        shown.append(row)
+    entries = (([f"- {_place(row)}: {row[2]}: {row[3]}"], row) for row in rows)
+    lines, shown = fitted(entries, 200, total=len(rows), more="({} more problems not shown)")
     header = f"{checked} configuration files checked: {len(rows)} problems."
     artifact = Artifact.table("configuration problems", ["file", "line", "kind", "problem"], shown)
     return ToolResult.text("\n".join([header, *lines]), artifact)
+
+
+def _place(row: list[str]) -> str:
+    return f"{row[0]}:{row[1]}" if row[1] else row[0]
 
 
 def _problems(config: ConfigMap, shown: str, text: str) -> list[Problem]:

@@ -19,7 +19,7 @@ from toolwire.errors import ToolRefusal
 from toolwire.redact import MASK, mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, fits, format_cell, text_bytes, workspace_of
+from toolwire.tools.builtin._common import builtin, fitted, format_cell, text_bytes, workspace_of
 from toolwire.tools.builtin._schedules import Job, Variable, crontab, systemd_timers
 from toolwire.tools.builtin._secrets import has_secret_content, is_secret_named_file, secret_inodes
 from toolwire.tools.builtin._sensitive import is_sensitive
@@ -86,20 +86,17 @@ def _job_lines(jobs: list[Job], variables: list[Variable]) -> tuple[list[str], l
     if variables:
         shown = ", ".join(f"{v.name}={_variable(v)}" for v in variables)
         lines.append(format_cell(f"Crontab environment: {shown}"))
-    rows: list[list[str]] = []
-    for job in jobs:
-        cells = [format_cell(mask_secrets(value)) for value in _values(job)]
-        source, name, schedule, command, problem = cells
-        line = (
-            f"- {source}: {name or '(unnamed)'}; schedule {schedule}; runs {command or '(nothing)'}"
-        )
-        line += f"; {problem}" if problem else ""
-        if not fits([line], text_bytes(lines) + 400):
-            lines.append(f"({len(jobs) - len(rows)} more jobs not shown)")
-            break
-        lines.append(line)
-        rows.append(cells)
-    return lines, rows
+    entries = (_entry([format_cell(mask_secrets(value)) for value in _values(job)]) for job in jobs)
+    listed, rows = fitted(
+        entries, text_bytes(lines) + 400, total=len(jobs), more="({} more jobs not shown)"
+    )
+    return lines + listed, rows
+
+
+def _entry(cells: list[str]) -> tuple[list[str], list[str]]:
+    source, name, schedule, command, problem = cells
+    line = f"- {source}: {name or '(unnamed)'}; schedule {schedule}; runs {command or '(nothing)'}"
+    return [line + (f"; {problem}" if problem else "")], cells
 
 
 def _values(job: Job) -> list[str]:

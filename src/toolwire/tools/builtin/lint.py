@@ -18,7 +18,7 @@ from sqlalchemy import Engine, inspect
 
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, fits, text_bytes
+from toolwire.tools.builtin._common import builtin, fitted
 from toolwire.tools.builtin._sensitive import is_sensitive, name_parts
 from toolwire.tools.builtin._sql import engine_of, guard, is_sensitive_table, table_names
 
@@ -50,15 +50,8 @@ def lint_schema(context: ToolContext) -> ToolResult:
     findings = guard(lambda: [f for name in tables for f in _lint(engine, name)])
     if not findings:
         return ToolResult.text(f"No schema problems found in {len(tables)} tables.")
-    lines: list[str] = []
-    rows: list[list[str]] = []
-    for table, column, problem in findings:
-        line = f"- {table}{'.' + column if column else ''}: {problem}"
-        if not fits([line], text_bytes(lines) + 200):
-            lines.append(f"({len(findings) - len(rows)} more findings not shown)")
-            break
-        lines.append(line)
-        rows.append([table, column, problem])
+    entries = (([f"- {t}{'.' + c if c else ''}: {p}"], [t, c, p]) for t, c, p in findings)
+    lines, rows = fitted(entries, 200, total=len(findings), more="({} more findings not shown)")
     header = f"Schema problems in {len(tables)} tables ({len(rows)} shown):"
     artifact = Artifact.table("schema problems", ["table", "column", "problem"], rows)
     return ToolResult.text("\n".join([header, *lines]), artifact)

@@ -20,7 +20,7 @@ from sqlalchemy.sql import Executable
 from toolwire.errors import ToolRefusal
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import TEXT_BUDGET_BYTES, builtin, echo, format_cell
+from toolwire.tools.builtin._common import builtin, echo, fitted, format_cell, text_bytes
 from toolwire.tools.builtin._matching import count_kept, phrase_matcher, scan, shown_as_stored
 from toolwire.tools.builtin._sensitive import safe_cell
 from toolwire.tools.builtin._sql import (
@@ -183,7 +183,7 @@ def render_rows(
     if not rows:
         lines.append(f"No records in {table} for the given filters.")
         return ToolResult.text("\n".join(lines))
-    used = sum(len(line.encode()) + 1 for line in lines) + 300  # the header, written last
+    used = text_bytes(lines) + 300  # the header, written last
     blocks, shown = row_blocks(table, fields, rows, offset, used)
     header = (
         heading(len(shown)) if heading else f"Records in {table} ({len(shown)}, offset {offset}):"
@@ -197,17 +197,15 @@ def row_blocks(
 ) -> tuple[list[str], list[list[str]]]:
     """One block of lines per row (``- table row N`` and ``  field: cell``) and the rows'
     cells, both ending where the text, ``used`` bytes so far, would outgrow the budget."""
-    lines: list[str] = []
-    shown: list[list[str]] = []
-    for number, row in enumerate(rows, start=offset + 1):
-        cells = [format_cell(safe_cell(v)) for v in row]
-        block = [f"- {table} row {number}"]
-        block += [f"  {f}: {c}" for f, c in zip(fields, cells, strict=True)]
-        cost = sum(len(line.encode()) + 1 for line in block)
-        if used + cost > TEXT_BUDGET_BYTES:
-            lines.append(f"({len(rows) - len(shown)} more rows not shown: narrow the query)")
-            break
-        used += cost
-        lines.extend(block)
-        shown.append(cells)
-    return lines, shown
+    cells = ([format_cell(safe_cell(v)) for v in row] for row in rows)
+    blocks = (_block(table, fields, number, row) for number, row in enumerate(cells, offset + 1))
+    more = "({} more rows not shown: narrow the query)"
+    return fitted(blocks, used, total=len(rows), more=more)
+
+
+def _block(
+    table: str, fields: list[str], number: int, cells: list[str]
+) -> tuple[list[str], list[str]]:
+    lines = [f"- {table} row {number}"]
+    lines += [f"  {f}: {c}" for f, c in zip(fields, cells, strict=True)]
+    return lines, cells

@@ -36,9 +36,8 @@ from toolwire.tools.builtin._common import (
     builtin,
     echo,
     files_root,
-    fits,
+    fitted,
     format_cell,
-    text_bytes,
     workspace_of,
 )
 from toolwire.tools.builtin._matching import phrase_matcher, scan
@@ -98,7 +97,7 @@ def find_missing_files(
     where = f"{sql_table.name}.{paths.name} in root {echo(root)}"
     if not found:
         return ToolResult.text(f"Every path in {where} names a file ({checked[0]} rows checked).")
-    lines, shown = _listed(found, lambda r: f"- {r[0]}: {r[1]} ({r[2]})")
+    lines, shown = _listed(found)
     header = f"Paths in {where} that name no file ({len(shown)} of {checked[0]} rows checked):"
     artifact = Artifact.table("missing files", ["row", "path", "problem"], shown)
     return ToolResult.text("\n".join([header, *lines]), artifact)
@@ -139,22 +138,11 @@ def _key(keys: list[Column[Any]], row: Sequence[object]) -> str:
     )
 
 
-def _listed(
-    rows: list[list[str]], line: Callable[[list[str]], str]
-) -> tuple[list[str], list[list[str]]]:
-    """Text lines and artifact rows for ``rows``, both cut where the text budget ends."""
-    lines: list[str] = []
-    shown: list[list[str]] = []
-    used = 400  # the header, written last
-    for row in rows:
-        text = line(row)
-        if not fits([text], used):
-            lines.append(f"({len(rows) - len(shown)} more not shown)")
-            break
-        used += text_bytes([text])
-        lines.append(text)
-        shown.append(row)
-    return lines, shown
+def _listed(rows: list[list[str]]) -> tuple[list[str], list[list[str]]]:
+    """Text lines and artifact rows for ``rows``, both cut where the text budget ends (400
+    bytes kept for the header, written last)."""
+    entries = (([f"- {r[0]}: {r[1]} ({r[2]})"], r) for r in rows)
+    return fitted(entries, 400, total=len(rows), more="({} more not shown)")
 
 
 @builtin(group="files", data_class="content")
@@ -175,7 +163,7 @@ def file_references(path: str, context: ToolContext, root: Root = DEFAULT_ROOT) 
         return ToolResult.text(
             f"No references to {echo(wanted)} or its name {echo(relative.name)}."
         )
-    lines, shown = _listed(found, lambda r: f"- {r[0]}: {r[1]} ({r[2]})")
+    lines, shown = _listed(found)
     header = f"References to {echo(wanted)} ({len(shown)}):"
     artifact = Artifact.table("file references", ["where", "location", "matched"], shown)
     return ToolResult.text("\n".join([header, *lines]), artifact)
