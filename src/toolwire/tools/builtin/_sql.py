@@ -74,6 +74,24 @@ def readable_columns(table: Table) -> list[Column[object]]:
     return [c for c in table.columns if not is_sensitive(c.name)]
 
 
+def readable_column(table: Table, name: str, argument: str = "column") -> Column[object]:
+    """The readable column called exactly ``name``; a refusal names the ``argument`` it was."""
+    readable = {c.name: c for c in readable_columns(table)}
+    if name not in readable:
+        raise ToolRefusal(
+            f"{argument} {echo(name)} is not a readable column of table {echo(table.name)}."
+        )
+    return readable[name]
+
+
+def single_key(table: Table) -> Column[object]:
+    """The table's primary key column; refused when the key is not exactly one column."""
+    keys = list(table.primary_key.columns)
+    if len(keys) != 1:
+        raise ToolRefusal(f"table {echo(table.name)} has no single-column primary key.")
+    return keys[0]
+
+
 def pick_columns(
     table: Table, wanted: Iterable[str] | None
 ) -> tuple[list[Column[object]], list[str]]:

@@ -20,7 +20,7 @@ from sqlalchemy import Column, Engine, Table, insert, select, update
 from toolwire.errors import ToolRefusal
 from toolwire.result import ToolResult
 from toolwire.tools.api import Effect, ToolContext
-from toolwire.tools.builtin._common import builtin, echo, format_cell, refusal_shown
+from toolwire.tools.builtin._common import builtin, format_cell, refusal_shown
 from toolwire.tools.builtin._sql import (
     MAX_FILTERS,
     WRITE_FAILED,
@@ -30,6 +30,7 @@ from toolwire.tools.builtin._sql import (
     guard,
     readable_columns,
     readable_table,
+    single_key,
 )
 
 MAX_INSERT_COLUMNS = 50  # a row of a real table, not a payload smuggled in as columns
@@ -65,10 +66,8 @@ def _update_target(
     context: ToolContext, table: str, values: Mapping[str, Scalar], rule: str = UPDATE_COLUMNS
 ) -> Target:
     engine, sql_table = _target(context, table)
-    keys = list(sql_table.primary_key.columns)
-    if len(keys) != 1:
-        raise ToolRefusal(f"table {echo(sql_table.name)} has no single-column primary key.")
-    return _checked(engine, sql_table, values, rule, frozenset({keys[0].name}))
+    key = single_key(sql_table)
+    return _checked(engine, sql_table, values, rule, frozenset({key.name}))
 
 
 def _checked(

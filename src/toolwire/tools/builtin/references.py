@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
 from pydantic import Field
-from sqlalchemy import Column, Engine, String, Table, Text, select
+from sqlalchemy import Column, Engine, String, Text, select
 
 from toolwire.errors import ToolRefusal
 from toolwire.redact import mask_secrets
@@ -48,6 +48,7 @@ from toolwire.tools.builtin._sql import (
     engine_of,
     guard,
     order_columns,
+    readable_column,
     readable_columns,
     readable_table,
     table_names,
@@ -79,7 +80,7 @@ def find_missing_files(
     top = files_root(context, root)
     engine = engine_of(context)
     sql_table = readable_table(engine, table.strip())
-    paths = _readable_column(sql_table, column)
+    paths = readable_column(sql_table, column)
     keys = order_columns(sql_table) or [paths]
     statement = (
         select(*keys, paths).where(paths.is_not(None)).order_by(*keys).limit(MAX_SCANNED_ROWS)
@@ -101,15 +102,6 @@ def find_missing_files(
     header = f"Paths in {where} that name no file ({len(shown)} of {checked[0]} rows checked):"
     artifact = Artifact.table("missing files", ["row", "path", "problem"], shown)
     return ToolResult.text("\n".join([header, *lines]), artifact)
-
-
-def _readable_column(table: Table, name: str) -> Column[Any]:
-    readable = {c.name: c for c in readable_columns(table)}
-    if name not in readable:
-        raise ToolRefusal(
-            f"column {echo(name)} is not a readable column of table {echo(table.name)}."
-        )
-    return readable[name]
 
 
 def _problem(base: Path, value: object) -> str | None:

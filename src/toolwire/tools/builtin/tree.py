@@ -23,7 +23,14 @@ from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import TEXT_BUDGET_BYTES, builtin, echo, format_cell
 from toolwire.tools.builtin._sensitive import safe_cell
-from toolwire.tools.builtin._sql import engine_of, fetch_rows, readable_columns, readable_table
+from toolwire.tools.builtin._sql import (
+    engine_of,
+    fetch_rows,
+    readable_column,
+    readable_columns,
+    readable_table,
+    single_key,
+)
 
 MAX_TREE_DEPTH = 6  # an outline, not the whole hierarchy
 MAX_NODES = 300  # nodes per tree: enough to orient, bounded for the wire
@@ -61,8 +68,8 @@ def record_tree(
     """
     engine = engine_of(context)
     sql_table = readable_table(engine, table.strip())
-    key = _single_key(sql_table)
-    parent = _readable(sql_table, parent_column, "parent_column")
+    key = single_key(sql_table)
+    parent = readable_column(sql_table, parent_column, "parent_column")
     label = _label(sql_table, label_column, {key.name, parent.name})
     statement = select(key, parent, label).order_by(key).limit(MAX_TREE_ROWS + 1)
     rows = fetch_rows(engine, statement)
@@ -80,25 +87,9 @@ def record_tree(
     return ToolResult.text(text, Artifact.tree(f"{sql_table.name} tree", nodes))
 
 
-def _single_key(table: Table) -> Column[Any]:
-    keys = list(table.primary_key.columns)
-    if len(keys) != 1:
-        raise ToolRefusal(f"table {echo(table.name)} has no single-column primary key.")
-    return keys[0]
-
-
-def _readable(table: Table, name: str, argument: str) -> Column[Any]:
-    readable = {c.name: c for c in readable_columns(table)}
-    if name not in readable:
-        raise ToolRefusal(
-            f"{argument} {echo(name)} is not a readable column of table {echo(table.name)}."
-        )
-    return readable[name]
-
-
 def _label(table: Table, name: str | None, taken: set[str]) -> Column[Any]:
     if name is not None:
-        return _readable(table, name, "label_column")
+        return readable_column(table, name, "label_column")
     texts = [
         c
         for c in readable_columns(table)
