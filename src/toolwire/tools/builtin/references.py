@@ -86,20 +86,18 @@ def find_missing_files(
         select(*keys, paths).where(paths.is_not(None)).order_by(*keys).limit(MAX_SCANNED_ROWS)
     )
     base = top.resolve()
-    checked = [0]
 
     def broken(row: Sequence[object]) -> bool:
-        checked[0] += 1
         return _problem(base, row[-1]) is not None
 
-    rows, _ = guard(lambda: scan(engine, statement, broken, 0, min(limit, MAX_REPORTED)))
+    rows, checked = guard(lambda: scan(engine, statement, broken, 0, min(limit, MAX_REPORTED)))
     found = [[_key(keys, row), format_cell(safe_cell(row[-1])), _problem(base, row[-1]) or ""]
              for row in rows]  # fmt: skip
     where = f"{sql_table.name}.{paths.name} in root {echo(root)}"
     if not found:
-        return ToolResult.text(f"Every path in {where} names a file ({checked[0]} rows checked).")
+        return ToolResult.text(f"Every path in {where} names a file ({checked} rows checked).")
     lines, shown = _listed(found)
-    header = f"Paths in {where} that name no file ({len(shown)} of {checked[0]} rows checked):"
+    header = f"Paths in {where} that name no file ({len(shown)} of {checked} rows checked):"
     artifact = Artifact.table("missing files", ["row", "path", "problem"], shown)
     return ToolResult.text("\n".join([header, *lines]), artifact)
 
