@@ -21,7 +21,7 @@ from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, fitted, format_cell, text_bytes, workspace_of
 from toolwire.tools.builtin._schedules import Job, Variable, crontab, systemd_timers
-from toolwire.tools.builtin._secrets import has_secret_content, is_secret_named_file, secret_inodes
+from toolwire.tools.builtin._secrets import read_named_file, secret_inodes
 from toolwire.tools.builtin._sensitive import is_sensitive
 from toolwire.tools.builtin._sql import (
     engine_of,
@@ -68,17 +68,10 @@ def list_scheduled_jobs(context: ToolContext) -> ToolResult:
 def _crontab_text(workspace: Workspace, path: Path) -> str:
     root = workspace.files_root
     inodes = secret_inodes(root.resolve()) if root is not None else frozenset()
-    unreadable = ToolRefusal("the workspace's crontab cannot be read.")
-    try:
-        if not path.is_file() or is_secret_named_file(path, inodes):
-            raise unreadable
-        with path.open("rb") as handle:
-            data = handle.read(MAX_CRONTAB_BYTES)
-    except OSError:
-        raise unreadable from None
-    if has_secret_content(data):
-        raise unreadable
-    return data.decode("utf-8", "replace")
+    text = read_named_file(path, MAX_CRONTAB_BYTES, inodes)
+    if text is None:
+        raise ToolRefusal("the workspace's crontab cannot be read.")
+    return text
 
 
 def _job_lines(jobs: list[Job], variables: list[Variable]) -> tuple[list[str], list[list[str]]]:
