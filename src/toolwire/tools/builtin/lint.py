@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import Engine, inspect
+from sqlalchemy import Inspector, inspect
 
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
@@ -47,7 +47,7 @@ def lint_schema(context: ToolContext) -> ToolResult:
     """
     engine = engine_of(context)
     tables = table_names(engine)
-    findings = guard(lambda: [f for name in tables for f in _lint(engine, name)])
+    findings = guard(lambda: _findings(inspect(engine), tables))
     if not findings:
         return ToolResult.text(f"No schema problems found in {len(tables)} tables.")
     entries = (([f"- {t}{'.' + c if c else ''}: {p}"], [t, c, p]) for t, c, p in findings)
@@ -57,8 +57,12 @@ def lint_schema(context: ToolContext) -> ToolResult:
     return ToolResult.text("\n".join([header, *lines]), artifact)
 
 
-def _lint(engine: Engine, table: str) -> Iterator[Finding]:
-    schema = inspect(engine)
+def _findings(schema: Inspector, tables: list[str]) -> list[Finding]:
+    """Every table's findings, through one inspector: it caches what it reflects."""
+    return [finding for name in tables for finding in _lint(schema, name)]
+
+
+def _lint(schema: Inspector, table: str) -> Iterator[Finding]:
     keyed = schema.get_pk_constraint(table).get("constrained_columns") or []
     if not keyed:
         yield table, "", NO_KEY
