@@ -33,7 +33,7 @@ from toolwire.tools.builtin._sql import (
     readable_table,
 )
 from toolwire.tools.builtin.editing import MAX_INSERT_COLUMNS
-from toolwire.tools.builtin.tree import LABEL_NAMES
+from toolwire.tools.builtin.tree import label_of
 
 LinkValues = Annotated[dict[str, Scalar], Field(min_length=2, max_length=MAX_INSERT_COLUMNS)]
 NOT_A_JOIN = "table {} is not a join table (two or more foreign keys to readable tables)."
@@ -87,8 +87,9 @@ def _label(link: _Link, name: str) -> str:
     """``table: label`` of the row a foreign-key value refers to; refused when there is none."""
     table, column = link.targets[name]
     texts = [c for c in readable_columns(table) if c.name != column.name]
-    preferred = [c for n in LABEL_NAMES for c in texts if c.name.lower() == n] or texts[:1]
-    query = select(column, *preferred[:1]).where(column == link.values[name]).limit(1)
+    label = label_of(texts)
+    selected = [column] if label is None else [column, label]
+    query = select(*selected).where(column == link.values[name]).limit(1)
     row = first_row(link.engine, query)
     if row is None:
         shown = format_cell(link.values[name])

@@ -95,10 +95,16 @@ def _label(table: Table, name: str | None, taken: set[str]) -> Column[Any]:
         for c in readable_columns(table)
         if c.name not in taken and isinstance(c.type, String | Text)
     ]
-    if not texts:
+    found = label_of(texts)
+    if found is None:
         raise ToolRefusal(f"table {echo(table.name)} has no readable text column for labels.")
-    preferred = [c for n in LABEL_NAMES for c in texts if c.name.lower() == n]
-    return (preferred or texts)[0]
+    return found
+
+
+def label_of(columns: Sequence[Column[Any]]) -> Column[Any] | None:
+    """The column that labels a row: the first by ``LABEL_NAMES``, else the first of all."""
+    preferred = (c for n in LABEL_NAMES for c in columns if c.name.lower() == n)
+    return next(preferred, columns[0] if columns else None)
 
 
 @dataclass(frozen=True, slots=True)
