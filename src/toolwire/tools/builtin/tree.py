@@ -21,7 +21,7 @@ from sqlalchemy import Column, String, Table, Text, select
 from toolwire.errors import ToolRefusal
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import TEXT_BUDGET_BYTES, builtin, echo, format_cell
+from toolwire.tools.builtin._common import builtin, echo, fits, format_cell, text_bytes
 from toolwire.tools.builtin._sensitive import safe_cell
 from toolwire.tools.builtin._sql import (
     engine_of,
@@ -153,13 +153,12 @@ class _Tree:
             cycle = key in above
             label = self.labels[key] + (" (cycle)" if cycle else "")
             line = f"{'  ' * level}- {label}"
-            cost = len(line.encode()) + 1
-            if outline.nodes >= MAX_NODES or outline.used + cost > TEXT_BUDGET_BYTES:
+            if outline.nodes >= MAX_NODES or not fits([line], outline.used):
                 outline.full = True
                 break
             outline.lines.append(line)
             outline.nodes += 1
-            outline.used += cost
+            outline.used += text_bytes([line])
             below = self.children.get(key, []) if depth > 1 and not cycle else []
             children = self.outline(below, depth - 1, outline, above | {key})
             nodes.append({"label": label, "children": children})
