@@ -16,9 +16,6 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jsonschema import exceptions as schema_errors
-from jsonschema import validators
-
 from toolwire.errors import ToolRefusal
 from toolwire.redact import MASK, mask_secrets
 from toolwire.result import Artifact, ToolResult
@@ -204,11 +201,8 @@ def _problems(config: ConfigMap, shown: str, text: str) -> list[Problem]:
     schema_path = _schema_for(config, shown)
     if schema_path is None:
         return []
-    try:
-        schema = json.loads(schema_path.read_text())
-        validator = validators.validator_for(schema)(schema)
-        validator.check_schema(schema)
-    except (OSError, ValueError, schema_errors.SchemaError):
+    validator = _validator(schema_path)
+    if validator is None:
         return [Problem(None, None, "schema", "its schema file cannot be read or is not valid")]
     try:
         errors = list(validator.iter_errors(document))
@@ -216,6 +210,22 @@ def _problems(config: ConfigMap, shown: str, text: str) -> list[Problem]:
         return [Problem(None, None, "schema", "nested too deeply to check")]
     problems = [_schema_problem(text, kind, error) for error in errors]
     return sorted(problems, key=lambda p: (p.line is None, p.line or 0, p.text))
+
+
+def _validator(schema_path: Path) -> Any | None:
+    """A validator for the JSON schema at ``schema_path``; None when it is unreadable or not
+    a valid schema."""
+    # Imported here: jsonschema is a tenth of the built-ins' import time, and only a file with
+    # a mapped schema needs it.
+    from jsonschema import exceptions, validators
+
+    try:
+        schema = json.loads(schema_path.read_text())
+        validator = validators.validator_for(schema)(schema)
+        validator.check_schema(schema)
+    except (OSError, ValueError, exceptions.SchemaError):
+        return None
+    return validator
 
 
 def _schema_for(config: ConfigMap, shown: str) -> Path | None:
