@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from sqlalchemy import Column, ColumnElement, Engine, MetaData, Table, inspect
+from sqlalchemy import Column, ColumnElement, CursorResult, Engine, MetaData, Table, inspect
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql import Executable
 
@@ -152,6 +152,19 @@ def first_row(engine: Engine, statement: Executable) -> Sequence[object] | None:
         return None if row is None else tuple(row)
 
     return guard(read)
+
+
+def run_write(
+    engine: Engine, statement: Executable, outcome: Callable[[CursorResult[Any]], T]
+) -> T:
+    """Run one write in its own transaction and take ``outcome`` of its result before the
+    transaction ends; a failure (a constraint, a lock) is refused with ``WRITE_FAILED``."""
+
+    def write() -> T:
+        with engine.begin() as connection:
+            return outcome(connection.execute(statement))
+
+    return guard(write, WRITE_FAILED)
 
 
 def engine_of(context: ToolContext) -> Engine:

@@ -23,13 +23,12 @@ from toolwire.tools.api import Effect, ToolContext
 from toolwire.tools.builtin._common import builtin, format_cell, refusal_shown
 from toolwire.tools.builtin._sql import (
     MAX_FILTERS,
-    WRITE_FAILED,
     Scalar,
     engine_of,
     first_row,
-    guard,
     readable_columns,
     readable_table,
+    run_write,
     single_key,
 )
 
@@ -127,12 +126,7 @@ def _update(
 ) -> ToolResult:
     target = _update_target(context, table, values, rule)
     statement = update(target.table).where(_key(target) == id).values(**values)
-
-    def write() -> int:
-        with target.engine.begin() as connection:
-            return connection.execute(statement).rowcount
-
-    changed = guard(write, WRITE_FAILED)
+    changed = run_write(target.engine, statement, lambda done: done.rowcount)
     return ToolResult.text(f"{target.table.name} row {id}: {changed} row updated.")
 
 
@@ -174,12 +168,7 @@ def insert_record(table: str, values: InsertValues, context: ToolContext) -> Too
     """Insert one row into a table; answers with the new row's primary key. Needs approval."""
     target = _insert_target(context, table, values)
     statement = insert(target.table).values(**values)
-
-    def write() -> tuple[Any, ...]:
-        with target.engine.begin() as connection:
-            return tuple(connection.execute(statement).inserted_primary_key or ())
-
-    key = guard(write, WRITE_FAILED)
+    key = run_write(target.engine, statement, lambda done: tuple(done.inserted_primary_key or ()))
     return ToolResult.text(f"{target.table.name}: 1 row inserted{_key_text(target, key)}.")
 
 

@@ -23,14 +23,13 @@ from toolwire.tools.api import Effect, ToolContext
 from toolwire.tools.builtin._common import builtin, echo, format_cell, refusal_shown
 from toolwire.tools.builtin._sensitive import safe_cell
 from toolwire.tools.builtin._sql import (
-    WRITE_FAILED,
     Scalar,
     engine_of,
     first_row,
-    guard,
     is_sensitive_table,
     readable_columns,
     readable_table,
+    run_write,
 )
 from toolwire.tools.builtin.editing import MAX_INSERT_COLUMNS
 from toolwire.tools.builtin.tree import label_of
@@ -119,13 +118,7 @@ def link_records(table: str, values: LinkValues, context: ToolContext) -> ToolRe
     for name in link.targets:
         _label(link, name)
     _refuse_a_double(link)
-    statement = insert(link.table).values(**values)
-
-    def write() -> None:
-        with link.engine.begin() as connection:
-            connection.execute(statement)
-
-    guard(write, WRITE_FAILED)
+    run_write(link.engine, insert(link.table).values(**values), lambda done: None)
     pairs = " and ".join(f"{n}={format_cell(values[n])}" for n in link.targets)
     return ToolResult.text(f"{link.table.name}: linked {pairs}.")
 
