@@ -32,10 +32,11 @@ from toolwire.tools.builtin._common import (
 from toolwire.tools.builtin._config_files import (
     MAX_CONFIG_BYTES,
     ConfigSyntaxError,
+    KeyLine,
     Problem,
     flatten,
     format_of,
-    key_line,
+    key_lines,
     parse,
 )
 from toolwire.tools.builtin._paths import check_relative, display, regular_file, walk_files
@@ -208,7 +209,10 @@ def _problems(config: ConfigMap, shown: str, text: str) -> list[Problem]:
         errors = list(validator.iter_errors(document))
     except RecursionError:
         return [Problem(None, None, "schema", "nested too deeply to check")]
-    problems = [_schema_problem(text, kind, error) for error in errors]
+    if not errors:
+        return []
+    key_line = key_lines(text, kind)  # the file is read for lines once, not once per error
+    problems = [_schema_problem(key_line, error) for error in errors]
     return sorted(problems, key=lambda p: (p.line is None, p.line or 0, p.text))
 
 
@@ -236,10 +240,10 @@ def _schema_for(config: ConfigMap, shown: str) -> Path | None:
     return None
 
 
-def _schema_problem(text: str, kind: str, error: Any) -> Problem:
+def _schema_problem(key_line: KeyLine, error: Any) -> Problem:
     path = list(error.absolute_path)
     extra = _unexpected(error)
-    line = key_line(text, kind, [*path, extra[0]] if extra else path)
+    line = key_line([*path, extra[0]] if extra else path)
     where = mask_secrets(_dotted(path)) if path else "the document"
     return Problem(line, None, "schema", f"{where}: {_rule(error, extra)}")
 
