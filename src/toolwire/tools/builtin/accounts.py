@@ -62,8 +62,8 @@ def list_users(context: ToolContext, limit: Limit = 20, offset: Offset = 0) -> T
     readable = {c.name: c for c in readable_columns(table)}
     wanted = mapping.user_columns or tuple(c for c in readable if c.lower() in IDENTITY_COLUMNS)
     columns = [readable[n] for n in wanted if n in readable]
-    notes = [f"Columns not readable: {', '.join(echo(n) for n in wanted if n not in readable)}"]
-    notes = notes if len(columns) < len(wanted) else []
+    missing = [echo(n) for n in wanted if n not in readable]
+    notes = [f"Columns not readable: {', '.join(missing)}"] if missing else []
     chosen = columns or list(readable.values())
     return _list(engine, table, chosen, limit=limit, offset=offset, notes=notes)
 
