@@ -76,18 +76,27 @@ def _toml(text: str) -> Any:
 
 def _yaml(text: str) -> Any:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        if node is not None and _expanded_size(node) > MAX_VALUES:
-            raise ConfigSyntaxError(
-                Problem(None, None, "syntax", f"aliases expand to more than {MAX_VALUES} values")
-            )
-        return yaml.safe_load(text)
+        return _yaml_document(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
         raise ConfigSyntaxError(Problem(line, column, "syntax", _yaml_phrase(exc))) from None
     except yaml.YAMLError:
         raise ConfigSyntaxError(Problem(None, None, "syntax", "not valid YAML")) from None
+
+
+def _yaml_document(text: str) -> Any:
+    """The document, composed once: its expanded size measured, then built from those nodes."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None and _expanded_size(node) > MAX_VALUES:
+            raise ConfigSyntaxError(
+                Problem(None, None, "syntax", f"aliases expand to more than {MAX_VALUES} values")
+            )
+        return None if node is None else loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def _yaml_phrase(exc: yaml.MarkedYAMLError) -> str:
