@@ -73,7 +73,7 @@ def _request_path(path: str) -> str:
 
 def _from_file(mapping: RouteMap, method: str, path: str) -> dict[str, Any]:
     assert mapping.file is not None
-    routes, _ = read_routes(_routes_text(mapping.file))
+    routes = read_routes(_routes_text(mapping.file))
     found, allowed = match(routes, method, path)
     if found is None:
         return {"found": False, "allowed": allowed}
