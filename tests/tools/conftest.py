@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping
@@ -63,6 +64,22 @@ def workspace(tmp_path: Path) -> Iterator[Workspace]:
     )
     yield ws
     ws.dispose()
+
+
+@contextlib.contextmanager
+def database_of(workspace: Workspace) -> Iterator[sqlite3.Connection]:
+    """The workspace's SQLite database; what the block changes is committed, then it closes."""
+    assert workspace.database_url is not None
+    with sqlite3.connect(workspace.database_url.removeprefix("sqlite:///")) as db:
+        yield db
+    db.close()
+
+
+def query(workspace: Workspace, sql: str) -> list[tuple[Any, ...]]:
+    """The rows ``sql`` reads from the workspace's SQLite database, bypassing the tools."""
+    with database_of(workspace) as db:
+        rows = db.execute(sql).fetchall()
+    return rows
 
 
 ADMIN = User("admin", is_admin=True)

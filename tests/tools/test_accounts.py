@@ -17,7 +17,7 @@ from toolwire.tools.registry import ToolRegistry
 from toolwire.workspace import Workspace, load_workspace
 from toolwire.workspace_maps import AccountMap
 
-from .conftest import assert_artifacts_within_text, invoke
+from .conftest import assert_artifacts_within_text, database_of, invoke
 
 CREDENTIALS = [s[4] for s in STAFF] + [s[5] for s in STAFF if s[5]]
 
@@ -79,10 +79,8 @@ def test_chosen_user_columns(staffed: Workspace) -> None:
 
 
 def test_roles_with_their_member_counts(staffed: Workspace) -> None:
-    assert staffed.database_url is not None
-    with sqlite3.connect(staffed.database_url.removeprefix("sqlite:///")) as db:
+    with database_of(staffed) as db:
         db.execute("UPDATE staff SET role_id = 1 WHERE id = 2")
-    db.close()
     result = invoke(staffed, "list_roles")
     assert result.artifacts[0].data == {
         "columns": ["id", "name", "description", "users"],

@@ -1,8 +1,5 @@
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
-
 import pytest
 
 from toolwire import ChatMessage, RunOptions, ToolContext, ToolLoop, User
@@ -14,19 +11,11 @@ from toolwire.tools.registry import ToolRegistry
 from toolwire.workspace import Workspace
 
 from ..fakes import RecordingProvider, call
-from .conftest import NOTES, gated_run, invoke, preview
+from .conftest import NOTES, gated_run, invoke, preview, query
 
 ADA_HASH, ADA_TOKEN = CUSTOMERS[0][3], CUSTOMERS[0][4]
 UPDATE_COLUMNS = "Error: values may only name existing, non-sensitive, non-key columns."
 INSERT_COLUMNS = "Error: values may only name existing, non-sensitive columns."
-
-
-def query(workspace: Workspace, sql: str) -> list[tuple[Any, ...]]:
-    assert workspace.database_url is not None
-    with sqlite3.connect(workspace.database_url.removeprefix("sqlite:///")) as db:
-        rows = db.execute(sql).fetchall()
-    db.close()
-    return rows
 
 
 def city_of_ada(workspace: Workspace) -> str:

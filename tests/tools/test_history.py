@@ -16,7 +16,7 @@ from toolwire.errors import ConfigError
 from toolwire.workspace import Workspace, load_workspace
 from toolwire.workspace_maps import HistoryMap
 
-from .conftest import assert_artifacts_within_text, invoke
+from .conftest import assert_artifacts_within_text, database_of, invoke
 
 ADA_HASH = CUSTOMERS[0][3]
 OLD_HASH = HISTORY[1][3]
@@ -116,8 +116,7 @@ def test_a_bad_mapping_is_refused_clearly(
 
 
 def test_sensitive_history_columns_are_never_read(workspace: Workspace, tmp_path: Path) -> None:
-    assert workspace.database_url is not None
-    with sqlite3.connect(workspace.database_url.removeprefix("sqlite:///")) as db:
+    with database_of(workspace) as db:
         db.execute(
             "CREATE TABLE audit (id INTEGER PRIMARY KEY, table_name TEXT, record_id INT,"
             " diff TEXT, token_before TEXT)"
@@ -126,7 +125,6 @@ def test_sensitive_history_columns_are_never_read(workspace: Workspace, tmp_path
             "INSERT INTO audit VALUES (1, 'customers', 1,"
             ' \'{"city": "Rome", "api_token": "tok-canary-1"}\', \'tok-canary-2\')'
         )
-    db.close()
     ws = dataclasses.replace(workspace, history=HistoryMap(table="audit"))
     result = invoke(ws, "record_history", {"table": "customers", "id": 1})
     assert result.artifacts[0].data["columns"] == ["id", "table_name", "record_id", "diff"]

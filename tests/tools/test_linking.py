@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 import pytest
@@ -16,18 +15,10 @@ from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.registry import ToolRegistry
 from toolwire.workspace import Workspace
 
-from .conftest import gated_run, invoke, preview
+from .conftest import database_of, gated_run, invoke, preview, query
 
 ADA_HASH = CUSTOMERS[0][3]
 LINK = {"table": "product_categories", "values": {"product_id": 2, "category_id": 3}}
-
-
-def query(workspace: Workspace, sql: str) -> list[tuple[Any, ...]]:
-    assert workspace.database_url is not None
-    with sqlite3.connect(workspace.database_url.removeprefix("sqlite:///")) as db:
-        rows = db.execute(sql).fetchall()
-    db.close()
-    return rows
 
 
 @pytest.mark.parametrize(
@@ -120,13 +111,11 @@ def test_malformed_links(workspace: Workspace, values: Any, error: str) -> None:
 
 
 def test_a_link_with_extra_columns(workspace: Workspace) -> None:
-    assert workspace.database_url is not None
-    with sqlite3.connect(workspace.database_url.removeprefix("sqlite:///")) as db:
+    with database_of(workspace) as db:
         db.execute(
             "CREATE TABLE favourites (customer_id INT REFERENCES customers(id),"
             " product_id INT REFERENCES products(id), note TEXT, secret_token TEXT)"
         )
-    db.close()
     values = {"customer_id": 1, "product_id": 4, "note": "gift\nidea"}
     assert preview(workspace, "link_records", {"table": "favourites", "values": values}) == [
         "link in favourites:",

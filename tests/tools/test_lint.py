@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from toolwire.demo._content import CUSTOMERS
 from toolwire.workspace import Workspace
 
-from .conftest import assert_artifacts_within_text, invoke
+from .conftest import assert_artifacts_within_text, database_of, invoke
 
 
 def test_the_demo_schema_findings(workspace: Workspace) -> None:
@@ -72,12 +72,10 @@ def test_indexed_and_hashed_schemas_are_clean(clean: Workspace) -> None:
 
 
 def test_a_foreign_key_index_must_start_with_its_columns(clean: Workspace) -> None:
-    assert clean.database_url is not None
-    with sqlite3.connect(clean.database_url.removeprefix("sqlite:///")) as db:
+    with database_of(clean) as db:
         db.execute("CREATE TABLE likes (id INTEGER PRIMARY KEY, post_id INT REFERENCES posts(id))")
         db.execute("CREATE INDEX likes_late ON likes (id, post_id)")
         db.execute("CREATE TABLE notes (body TEXT, apitoken TEXT)")
-    db.close()
     result = invoke(clean, "lint_schema")
     assert result.artifacts[0].data["rows"] == [
         ["likes", "post_id", "foreign key to posts.id has no index"],

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from toolwire.demo._content import ENV_SECRETS
 from toolwire.workspace import Workspace
 
-from .conftest import OUTSIDE_SECRET, assert_artifacts_within_text, invoke
+from .conftest import OUTSIDE_SECRET, assert_artifacts_within_text, database_of, invoke
 
 
 def files_of(workspace: Workspace) -> Path:
@@ -52,10 +52,8 @@ def test_missing_and_outside_paths_are_listed(pictured: Workspace) -> None:
 
 
 def test_every_path_present(pictured: Workspace) -> None:
-    assert pictured.database_url is not None
-    with sqlite3.connect(pictured.database_url.removeprefix("sqlite:///")) as db:
+    with database_of(pictured) as db:
         db.execute("DELETE FROM product_images WHERE id IN (2, 3)")
-    db.close()
     result = invoke(pictured, "find_missing_files", {"table": "product_images", "column": "path"})
     assert result.content == (
         "Every path in product_images.path in root 'files' names a file (3 rows checked)."
@@ -77,11 +75,9 @@ def test_every_path_present(pictured: Workspace) -> None:
 def test_stored_paths_never_reach_outside_the_root(
     pictured: Workspace, stored: str, problem: str | None
 ) -> None:
-    assert pictured.database_url is not None
-    with sqlite3.connect(pictured.database_url.removeprefix("sqlite:///")) as db:
+    with database_of(pictured) as db:
         db.execute("DELETE FROM product_images")
         db.execute("INSERT INTO product_images (product_id, path) VALUES (1, ?)", (stored,))
-    db.close()
     result = invoke(pictured, "find_missing_files", {"table": "product_images", "column": "path"})
     assert OUTSIDE_SECRET not in result.content
     if problem == "":

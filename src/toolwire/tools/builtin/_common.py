@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
@@ -27,6 +27,7 @@ TEXT_BUDGET_BYTES = 45_000
 CELL_CHARS = 300  # one value in a listing; longer values are cut and marked with "…"
 ECHO_CHARS = 80  # model input quoted back in a refusal: enough to recognise, too short to abuse
 _WHITESPACE = re.compile(r"\s+")
+Row = TypeVar("Row")
 
 Root = Annotated[
     str, Field(description=f"which file root of the workspace (default {DEFAULT_ROOT!r})")
@@ -100,6 +101,25 @@ def fits(lines: Sequence[str], used: int, budget: int = TEXT_BUDGET_BYTES) -> bo
 def text_bytes(lines: Sequence[str]) -> int:
     """The bytes ``lines`` take once joined with newlines (one per line, counted generously)."""
     return sum(len(line.encode()) + 1 for line in lines)
+
+
+def fitted(
+    entries: Iterable[tuple[Sequence[str], Row]], used: int, *, total: int = 0, more: str = ""
+) -> tuple[list[str], list[Row]]:
+    """The text lines and artifact rows of ``entries`` (each a block of lines and its row),
+    both ending where the text, ``used`` bytes so far, would outgrow the budget. Where they
+    end, ``more`` is the last line, its ``{}`` the number of the ``total`` entries left out."""
+    lines: list[str] = []
+    rows: list[Row] = []
+    for block, row in entries:
+        if not fits(block, used):
+            if more:
+                lines.append(more.format(total - len(rows)))
+            break
+        used += text_bytes(block)
+        lines.extend(block)
+        rows.append(row)
+    return lines, rows
 
 
 def echo(value: object) -> str:

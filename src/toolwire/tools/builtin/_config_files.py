@@ -14,7 +14,7 @@ import configparser
 import json
 import re
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -76,18 +76,27 @@ def _toml(text: str) -> Any:
 
 def _yaml(text: str) -> Any:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        if node is not None and _expanded_size(node) > MAX_VALUES:
-            raise ConfigSyntaxError(
-                Problem(None, None, "syntax", f"aliases expand to more than {MAX_VALUES} values")
-            )
-        return yaml.safe_load(text)
+        return _yaml_document(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
         raise ConfigSyntaxError(Problem(line, column, "syntax", _yaml_phrase(exc))) from None
     except yaml.YAMLError:
         raise ConfigSyntaxError(Problem(None, None, "syntax", "not valid YAML")) from None
+
+
+def _yaml_document(text: str) -> Any:
+    """The document, composed once: its expanded size measured, then built from those nodes."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None and _expanded_size(node) > MAX_VALUES:
+            raise ConfigSyntaxError(
+                Problem(None, None, "syntax", f"aliases expand to more than {MAX_VALUES} values")
+            )
+        return None if node is None else loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def _yaml_phrase(exc: yaml.MarkedYAMLError) -> str:
@@ -164,18 +173,27 @@ def flatten(document: Any, prefix: str = "", depth: int = 0) -> Iterator[tuple[s
         yield prefix or "(document)", document
 
 
-def key_line(text: str, kind: str, path: list[str | int]) -> int | None:
-    """The line (1-based) where the value at ``path`` is written, when it can be found."""
+KeyLine = Callable[[list[str | int]], int | None]
+
+
+def key_lines(text: str, kind: str) -> KeyLine:
+    """Where a value is written: the line (1-based) of the value at a path, when it can be
+    found. The text is read here, once, however many paths are then looked up."""
     if kind in ("YAML", "JSON"):
-        return _node_line(text, path)
-    return _assignment_line(text.splitlines(), kind, path)
+        root = _composed(text)
+        return lambda path: _node_line(root, path)
+    lines = text.splitlines()
+    return lambda path: _assignment_line(lines, kind, path)
 
 
-def _node_line(text: str, path: list[str | int]) -> int | None:
+def _composed(text: str) -> yaml.Node | None:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return None  # JSON that YAML does not read (a tab, say): no line, still the problem
+
+
+def _node_line(node: yaml.Node | None, path: list[str | int]) -> int | None:
     for part in path:
         node = _child(node, part)
         if node is None:

@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -23,7 +24,7 @@ import os
 import re
 import sqlite3
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
@@ -94,6 +95,7 @@ class _Known(NamedTuple):
 # generation in the index's meta table moves on every write, so a copy another process has
 # outdated is read again from the index.
 _KNOWN: dict[str, tuple[int, dict[str, _Known]]] = {}
+_Inodes = Callable[[], frozenset[tuple[int, int]]]  # the secrets files' inodes, on demand
 
 
 class _Seen(NamedTuple):
@@ -185,8 +187,16 @@ class DocumentIndex:
                     self._db.execute(statement)
             self._db.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (_fingerprint(),))
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._db)
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` when the block raises."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def refresh(self) -> Refresh:
         """Bring the index in line with the folder; read only files that changed."""
@@ -222,7 +232,8 @@ class DocumentIndex:
 
     def _sync(self, known: dict[str, _Known]) -> tuple[dict[str, int], bool]:
         counts = {"added": 0, "changed": 0, "removed": 0}
-        inodes = _Inodes(self.folder)
+        # The secrets files' inodes, found only if a hard-linked file needs them.
+        inodes = functools.cache(functools.partial(secret_inodes, self.folder))
         seen: set[str] = set()
         dirty = False
         for found in self._walk():
@@ -317,7 +328,7 @@ class DocumentIndex:
         """The file's bytes, or None when it must not be indexed (too large, secret, binary)."""
         if found.info.st_size > MAX_DOCUMENT_BYTES:
             return None
-        lazy = inodes.get() if found.info.st_nlink > 1 else frozenset()
+        lazy = inodes() if found.info.st_nlink > 1 else frozenset()
         if is_secret_file(self.folder, Path(found.full), sniff_bytes=0, inodes=lazy):
             return None
         try:
@@ -360,37 +371,6 @@ class DocumentIndex:
             (path,),
         ).fetchone()
         return None if row is None else Document(*row)
-
-
-class _Transaction:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` when the block raises."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-
-    def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._db.execute("ROLLBACK" if kind is not None else "COMMIT")
-
-
-class _Inodes:
-    """The secrets files' inodes under a folder, found only if a hard-linked file needs them."""
-
-    def __init__(self, folder: Path) -> None:
-        self._folder = folder
-        self._found: frozenset[tuple[int, int]] | None = None
-
-    def get(self) -> frozenset[tuple[int, int]]:
-        if self._found is None:
-            self._found = secret_inodes(self._folder)
-        return self._found
 
 
 def _name(entry: os.DirEntry[str]) -> str:

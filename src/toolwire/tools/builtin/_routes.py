@@ -8,7 +8,7 @@
 ``METHODS`` is a comma-separated list or ``*`` (any). A path parameter is ``{name}`` (one
 segment) or ``{name:convertor}`` with Starlette's convertors: ``str``, ``int``, ``float``,
 ``path`` (the rest, slashes included) and ``uuid``. Routes are tried in file order; the first
-whose path and method match wins. A line that is not a route is counted, never echoed.
+whose path and method match wins. A line that is not a route is skipped, never echoed.
 """
 
 from __future__ import annotations
@@ -43,20 +43,17 @@ class Found:
     params: dict[str, str]
 
 
-def read_routes(text: str) -> tuple[list[Route], int]:
-    """The routes of a routes file, and how many non-blank, non-comment lines were not routes."""
+def read_routes(text: str) -> list[Route]:
+    """The routes of a routes file (the first ``MAX_ROUTES``); other lines are skipped."""
     routes: list[Route] = []
-    skipped = 0
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        route = _route(number, line)
-        if route is None:
-            skipped += 1
-        elif len(routes) < MAX_ROUTES:
+        route = _route(number, line) if line else None
+        if route is not None:
             routes.append(route)
-    return routes, skipped
+            if len(routes) >= MAX_ROUTES:
+                break
+    return routes
 
 
 def _route(number: int, line: str) -> Route | None:

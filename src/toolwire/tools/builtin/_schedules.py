@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from croniter import croniter
-
 NICKNAMES = frozenset(
     {"@reboot", "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 )
@@ -68,8 +66,11 @@ def crontab(text: str, label: str) -> tuple[list[Job], list[Variable]]:
 
 
 def _cron_job(line: str, source: str, name: str) -> Job:
-    fields = line.split(None, 1 if line.startswith("@") else 5)
-    count = 1 if line.startswith("@") else 5
+    # Imported here: only a crontab needs croniter, and it would slow every run's start.
+    from croniter import croniter
+
+    count = 1 if line.startswith("@") else 5  # a nickname, or five time fields
+    fields = line.split(None, count)
     schedule, command = " ".join(fields[:count]), fields[count] if len(fields) > count else ""
     valid = schedule in NICKNAMES or (
         len(fields) >= count and not schedule.startswith("@") and croniter.is_valid(schedule)

@@ -167,3 +167,19 @@ def is_secret_named_file(path: Path, inodes: frozenset[tuple[int, int]]) -> bool
         return True
     info = path.stat()
     return info.st_nlink > 1 and (info.st_dev, info.st_ino) in inodes
+
+
+def read_named_file(
+    path: Path, max_bytes: int, inodes: frozenset[tuple[int, int]] = frozenset()
+) -> str | None:
+    """The first ``max_bytes`` of a file the operator names (a crontab, a routes file), as
+    text; None when it is missing, unreadable, or secret by :func:`is_secret_named_file` or by
+    a private key inside."""
+    try:
+        if not path.is_file() or is_secret_named_file(path, inodes):
+            return None
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes)
+    except OSError:
+        return None
+    return None if has_secret_content(data) else data.decode("utf-8", "replace")

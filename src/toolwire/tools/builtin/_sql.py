@@ -16,11 +16,12 @@ Invariants:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
-from sqlalchemy import Column, ColumnElement, Engine, MetaData, Table, inspect
+from sqlalchemy import Column, ColumnElement, CursorResult, Engine, MetaData, Table, inspect
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.sql import Executable
 
 from toolwire.errors import ToolRefusal
 from toolwire.tools.api import ToolContext
@@ -73,6 +74,24 @@ def readable_columns(table: Table) -> list[Column[object]]:
     return [c for c in table.columns if not is_sensitive(c.name)]
 
 
+def readable_column(table: Table, name: str, argument: str = "column") -> Column[object]:
+    """The readable column called exactly ``name``; a refusal names the ``argument`` it was."""
+    readable = {c.name: c for c in readable_columns(table)}
+    if name not in readable:
+        raise ToolRefusal(
+            f"{argument} {echo(name)} is not a readable column of table {echo(table.name)}."
+        )
+    return readable[name]
+
+
+def single_key(table: Table) -> Column[object]:
+    """The table's primary key column; refused when the key is not exactly one column."""
+    keys = list(table.primary_key.columns)
+    if len(keys) != 1:
+        raise ToolRefusal(f"table {echo(table.name)} has no single-column primary key.")
+    return keys[0]
+
+
 def pick_columns(
     table: Table, wanted: Iterable[str] | None
 ) -> tuple[list[Column[object]], list[str]]:
@@ -112,6 +131,40 @@ def guard(action: Callable[[], T], failure: str = READ_FAILED) -> T:
     except SQLAlchemyError:
         log.exception("a built-in tool's database access failed")
         raise ToolRefusal(failure) from None
+
+
+def fetch_rows(engine: Engine, statement: Executable) -> list[Sequence[object]]:
+    """Every row ``statement`` returns, as a tuple; a driver failure is refused (``guard``)."""
+
+    def read() -> list[Sequence[object]]:
+        with engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(statement)]
+
+    return guard(read)
+
+
+def first_row(engine: Engine, statement: Executable) -> Sequence[object] | None:
+    """The first row ``statement`` returns, as a tuple, or None; refused like ``fetch_rows``."""
+
+    def read() -> Sequence[object] | None:
+        with engine.connect() as connection:
+            row = connection.execute(statement).first()
+        return None if row is None else tuple(row)
+
+    return guard(read)
+
+
+def run_write(
+    engine: Engine, statement: Executable, outcome: Callable[[CursorResult[Any]], T]
+) -> T:
+    """Run one write in its own transaction and take ``outcome`` of its result before the
+    transaction ends; a failure (a constraint, a lock) is refused with ``WRITE_FAILED``."""
+
+    def write() -> T:
+        with engine.begin() as connection:
+            return outcome(connection.execute(statement))
+
+    return guard(write, WRITE_FAILED)
 
 
 def engine_of(context: ToolContext) -> Engine:

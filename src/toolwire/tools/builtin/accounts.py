@@ -23,7 +23,7 @@ from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, workspace_of
 from toolwire.tools.builtin._sql import (
     engine_of,
-    guard,
+    fetch_rows,
     mapped_table,
     order_columns,
     readable_columns,
@@ -62,8 +62,8 @@ def list_users(context: ToolContext, limit: Limit = 20, offset: Offset = 0) -> T
     readable = {c.name: c for c in readable_columns(table)}
     wanted = mapping.user_columns or tuple(c for c in readable if c.lower() in IDENTITY_COLUMNS)
     columns = [readable[n] for n in wanted if n in readable]
-    notes = [f"Columns not readable: {', '.join(echo(n) for n in wanted if n not in readable)}"]
-    notes = notes if len(columns) < len(wanted) else []
+    missing = [echo(n) for n in wanted if n not in readable]
+    notes = [f"Columns not readable: {', '.join(missing)}"] if missing else []
     chosen = columns or list(readable.values())
     return _list(engine, table, chosen, limit=limit, offset=offset, notes=notes)
 
@@ -97,7 +97,7 @@ def _list(
         raise ToolRefusal(f"no readable columns in the users table {echo(table.name)}.")
     take = min(limit, MAX_LIMIT)
     query = select(*columns).order_by(*order_columns(table)).limit(take).offset(offset)
-    rows = guard(lambda: _fetch(engine, query))
+    rows = fetch_rows(engine, query)
     notes = [*notes, *([f"limit capped at {MAX_LIMIT}"] if limit > MAX_LIMIT else [])]
     names = [c.name for c in columns]
     heading = f"Users in {table.name}"
@@ -125,7 +125,7 @@ def list_roles(context: ToolContext) -> ToolResult:
     members = _member_count(engine, roles, mapping)
     selected = [*columns, members] if members is not None else columns
     query = select(*selected).order_by(*order_columns(roles)).limit(MAX_LIMIT)
-    rows = guard(lambda: _fetch(engine, query))
+    rows = fetch_rows(engine, query)
     names = [c.name for c in columns] + (["users"] if members is not None else [])
     return render_rows(
         roles.name, names, rows, 0, heading=lambda n: f"Roles in {roles.name} ({n}):"
@@ -145,8 +145,3 @@ def _member_count(engine: Engine, roles: Table, mapping: AccountMap) -> Any:
             count = select(func.count()).select_from(users).where(link)
             return count.scalar_subquery().label("users")
     return None
-
-
-def _fetch(engine: Engine, query: Any) -> list[Sequence[object]]:
-    with engine.connect() as connection:
-        return [tuple(row) for row in connection.execute(query)]

@@ -16,9 +16,6 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jsonschema import exceptions as schema_errors
-from jsonschema import validators
-
 from toolwire.errors import ToolRefusal
 from toolwire.redact import MASK, mask_secrets
 from toolwire.result import Artifact, ToolResult
@@ -27,6 +24,7 @@ from toolwire.tools.builtin._common import (
     builtin,
     echo,
     fits,
+    fitted,
     format_cell,
     text_bytes,
     workspace_of,
@@ -34,10 +32,11 @@ from toolwire.tools.builtin._common import (
 from toolwire.tools.builtin._config_files import (
     MAX_CONFIG_BYTES,
     ConfigSyntaxError,
+    KeyLine,
     Problem,
     flatten,
     format_of,
-    key_line,
+    key_lines,
     parse,
 )
 from toolwire.tools.builtin._paths import check_relative, display, regular_file, walk_files
@@ -182,19 +181,15 @@ def _file_problems(config: ConfigMap, shown: str, target: Path) -> list[Problem]
 def _report(checked: int, rows: list[list[str]]) -> ToolResult:
     if not rows:
         return ToolResult.text(f"{checked} configuration files checked: no problems.")
-    lines: list[str] = []
-    shown: list[list[str]] = []
-    for row in rows:
-        where = f"{row[0]}:{row[1]}" if row[1] else row[0]
-        line = f"- {where}: {row[2]}: {row[3]}"
-        if not fits([line], text_bytes(lines) + 200):
-            lines.append(f"({len(rows) - len(shown)} more problems not shown)")
-            break
-        lines.append(line)
-        shown.append(row)
+    entries = (([f"- {_place(row)}: {row[2]}: {row[3]}"], row) for row in rows)
+    lines, shown = fitted(entries, 200, total=len(rows), more="({} more problems not shown)")
     header = f"{checked} configuration files checked: {len(rows)} problems."
     artifact = Artifact.table("configuration problems", ["file", "line", "kind", "problem"], shown)
     return ToolResult.text("\n".join([header, *lines]), artifact)
+
+
+def _place(row: list[str]) -> str:
+    return f"{row[0]}:{row[1]}" if row[1] else row[0]
 
 
 def _problems(config: ConfigMap, shown: str, text: str) -> list[Problem]:
@@ -207,18 +202,34 @@ def _problems(config: ConfigMap, shown: str, text: str) -> list[Problem]:
     schema_path = _schema_for(config, shown)
     if schema_path is None:
         return []
-    try:
-        schema = json.loads(schema_path.read_text())
-        validator = validators.validator_for(schema)(schema)
-        validator.check_schema(schema)
-    except (OSError, ValueError, schema_errors.SchemaError):
+    validator = _validator(schema_path)
+    if validator is None:
         return [Problem(None, None, "schema", "its schema file cannot be read or is not valid")]
     try:
         errors = list(validator.iter_errors(document))
     except RecursionError:
         return [Problem(None, None, "schema", "nested too deeply to check")]
-    problems = [_schema_problem(text, kind, error) for error in errors]
+    if not errors:
+        return []
+    key_line = key_lines(text, kind)  # the file is read for lines once, not once per error
+    problems = [_schema_problem(key_line, error) for error in errors]
     return sorted(problems, key=lambda p: (p.line is None, p.line or 0, p.text))
+
+
+def _validator(schema_path: Path) -> Any | None:
+    """A validator for the JSON schema at ``schema_path``; None when it is unreadable or not
+    a valid schema."""
+    # Imported here: jsonschema is a tenth of the built-ins' import time, and only a file with
+    # a mapped schema needs it.
+    from jsonschema import exceptions, validators
+
+    try:
+        schema = json.loads(schema_path.read_text())
+        validator = validators.validator_for(schema)(schema)
+        validator.check_schema(schema)
+    except (OSError, ValueError, exceptions.SchemaError):
+        return None
+    return validator
 
 
 def _schema_for(config: ConfigMap, shown: str) -> Path | None:
@@ -229,10 +240,10 @@ def _schema_for(config: ConfigMap, shown: str) -> Path | None:
     return None
 
 
-def _schema_problem(text: str, kind: str, error: Any) -> Problem:
+def _schema_problem(key_line: KeyLine, error: Any) -> Problem:
     path = list(error.absolute_path)
     extra = _unexpected(error)
-    line = key_line(text, kind, [*path, extra[0]] if extra else path)
+    line = key_line([*path, extra[0]] if extra else path)
     where = mask_secrets(_dotted(path)) if path else "the document"
     return Problem(line, None, "schema", f"{where}: {_rule(error, extra)}")
 

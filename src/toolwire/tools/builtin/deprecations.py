@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from toolwire.redact import mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, fits, format_cell, text_bytes
+from toolwire.tools.builtin._common import builtin, fitted, format_cell
 from toolwire.tools.builtin.system import readable_logs, tail_lines
 
 MAX_GROUPS = 100  # distinct messages listed
@@ -77,21 +77,17 @@ def _collect(groups: dict[tuple[str, str], _Group], line: str, place: str) -> No
 
 
 def _render(ordered: list[_Group], total: int) -> ToolResult:
-    lines: list[str] = []
-    rows: list[list[str]] = []
-    for group in ordered:
-        cells = [str(group.count), *(format_cell(v) for v in _values(group))]
-        count, kind, message, first, last, where = cells
-        line = f"- {count} times {kind}: {message} (first {first}, last {last}, {where})"
-        if not fits([line], text_bytes(lines) + 200):
-            lines.append(f"({len(ordered) - len(rows)} more messages not shown)")
-            break
-        lines.append(line)
-        rows.append(cells)
+    entries = (_entry([str(g.count), *(format_cell(v) for v in _values(g))]) for g in ordered)
+    lines, rows = fitted(entries, 200, total=len(ordered), more="({} more messages not shown)")
     header = f"Deprecation warnings: {total} distinct messages, most frequent first:"
     return ToolResult.text(
         "\n".join([header, *lines]), Artifact.table("deprecations", COLUMNS, rows)
     )
+
+
+def _entry(cells: list[str]) -> tuple[list[str], list[str]]:
+    count, kind, message, first, last, where = cells
+    return [f"- {count} times {kind}: {message} (first {first}, last {last}, {where})"], cells
 
 
 def _values(group: _Group) -> list[str]:

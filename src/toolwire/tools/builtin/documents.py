@@ -25,9 +25,8 @@ from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import (
     builtin,
     echo,
-    fits,
+    fitted,
     format_cell,
-    text_bytes,
     workspace_of,
 )
 from toolwire.tools.builtin._doc_index import DocumentIndex, Hit, match_expression
@@ -107,17 +106,12 @@ def _guarded(action: Callable[[], T]) -> T:
 
 
 def _render(query: str, hits: list[Hit], total: int, widened: bool) -> ToolResult:
-    lines: list[str] = []
-    rows: list[list[str]] = []
-    used = 300  # the header, written last
-    for rank, hit in enumerate(hits, start=1):
-        cells = [str(rank), format_cell(hit.path), format_cell(hit.title), format_cell(hit.snippet)]
-        block = [f"{cells[0]}. {cells[1]}: {cells[2]}", f"   {cells[3]}"]
-        if not fits(block, used):
-            break
-        used += text_bytes(block)
-        lines += block
-        rows.append(cells)
+    cells = (
+        [str(rank), format_cell(hit.path), format_cell(hit.title), format_cell(hit.snippet)]
+        for rank, hit in enumerate(hits, start=1)
+    )
+    blocks = (([f"{c[0]}. {c[1]}: {c[2]}", f"   {c[3]}"], c) for c in cells)
+    lines, rows = fitted(blocks, 300)  # 300: the header, written last
     lead = "No document holds every word; documents with any of them" if widened else "Documents"
     header = f"{lead} for {echo(query)} ({len(rows)} of {total}, best first):"
     artifact = Artifact.table("documents", ["rank", "path", "title", "snippet"], rows)

@@ -20,15 +20,16 @@ from sqlalchemy import Column, Engine, Table, insert, select, update
 from toolwire.errors import ToolRefusal
 from toolwire.result import ToolResult
 from toolwire.tools.api import Effect, ToolContext
-from toolwire.tools.builtin._common import builtin, echo, format_cell, refusal_shown
+from toolwire.tools.builtin._common import builtin, format_cell, refusal_shown
 from toolwire.tools.builtin._sql import (
     MAX_FILTERS,
-    WRITE_FAILED,
     Scalar,
     engine_of,
-    guard,
+    first_row,
     readable_columns,
     readable_table,
+    run_write,
+    single_key,
 )
 
 MAX_INSERT_COLUMNS = 50  # a row of a real table, not a payload smuggled in as columns
@@ -64,10 +65,8 @@ def _update_target(
     context: ToolContext, table: str, values: Mapping[str, Scalar], rule: str = UPDATE_COLUMNS
 ) -> Target:
     engine, sql_table = _target(context, table)
-    keys = list(sql_table.primary_key.columns)
-    if len(keys) != 1:
-        raise ToolRefusal(f"table {echo(sql_table.name)} has no single-column primary key.")
-    return _checked(engine, sql_table, values, rule, frozenset({keys[0].name}))
+    key = single_key(sql_table)
+    return _checked(engine, sql_table, values, rule, frozenset({key.name}))
 
 
 def _checked(
@@ -127,12 +126,7 @@ def _update(
 ) -> ToolResult:
     target = _update_target(context, table, values, rule)
     statement = update(target.table).where(_key(target) == id).values(**values)
-
-    def write() -> int:
-        with target.engine.begin() as connection:
-            return connection.execute(statement).rowcount
-
-    changed = guard(write, WRITE_FAILED)
+    changed = run_write(target.engine, statement, lambda done: done.rowcount)
     return ToolResult.text(f"{target.table.name} row {id}: {changed} row updated.")
 
 
@@ -159,13 +153,8 @@ def _change(name: str, before: object, after: object) -> str:
 
 def _current(target: Target, id: int, names: list[str]) -> Mapping[str, Any] | None:
     query = select(*(target.columns[n] for n in names)).where(_key(target) == id)
-
-    def read() -> Mapping[str, Any] | None:
-        with target.engine.connect() as connection:
-            row = connection.execute(query).first()
-        return None if row is None else dict(zip(names, row, strict=True))
-
-    return guard(read)
+    row = first_row(target.engine, query)
+    return None if row is None else dict(zip(names, row, strict=True))
 
 
 @builtin(
@@ -179,12 +168,7 @@ def insert_record(table: str, values: InsertValues, context: ToolContext) -> Too
     """Insert one row into a table; answers with the new row's primary key. Needs approval."""
     target = _insert_target(context, table, values)
     statement = insert(target.table).values(**values)
-
-    def write() -> tuple[Any, ...]:
-        with target.engine.begin() as connection:
-            return tuple(connection.execute(statement).inserted_primary_key or ())
-
-    key = guard(write, WRITE_FAILED)
+    key = run_write(target.engine, statement, lambda done: tuple(done.inserted_primary_key or ()))
     return ToolResult.text(f"{target.table.name}: 1 row inserted{_key_text(target, key)}.")
 
 

@@ -23,7 +23,7 @@ from toolwire.tools.builtin._common import builtin, echo, workspace_of
 from toolwire.tools.builtin._sensitive import is_sensitive
 from toolwire.tools.builtin._sql import (
     engine_of,
-    guard,
+    fetch_rows,
     order_columns,
     readable_columns,
     readable_table,
@@ -64,7 +64,7 @@ def record_history(
         .order_by(*_order(history, mapping))
         .limit(min(limit, MAX_LIMIT))
     )
-    rows = guard(lambda: _fetch(engine, query))
+    rows = fetch_rows(engine, query)
     names = [c.name for c in columns]
     shown = [_withheld(row, names, mapping, kept) for row in rows]
     notes = [f"limit capped at {MAX_LIMIT}"] if limit > MAX_LIMIT else []
@@ -115,8 +115,3 @@ def _withheld(
     if not isinstance(field, str) or not is_sensitive(field):
         return list(row)
     return [cells[n] if n in kept else WITHHELD for n in names]
-
-
-def _fetch(engine: Engine, query: Any) -> list[Sequence[object]]:
-    with engine.connect() as connection:
-        return [tuple(row) for row in connection.execute(query)]

@@ -19,13 +19,13 @@ from toolwire.errors import ToolRefusal
 from toolwire.redact import MASK, mask_secrets
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, fits, format_cell, text_bytes, workspace_of
+from toolwire.tools.builtin._common import builtin, fitted, format_cell, text_bytes, workspace_of
 from toolwire.tools.builtin._schedules import Job, Variable, crontab, systemd_timers
-from toolwire.tools.builtin._secrets import has_secret_content, is_secret_named_file, secret_inodes
+from toolwire.tools.builtin._secrets import read_named_file, secret_inodes
 from toolwire.tools.builtin._sensitive import is_sensitive
 from toolwire.tools.builtin._sql import (
     engine_of,
-    guard,
+    fetch_rows,
     mapped_table,
     order_columns,
     readable_columns,
@@ -68,17 +68,10 @@ def list_scheduled_jobs(context: ToolContext) -> ToolResult:
 def _crontab_text(workspace: Workspace, path: Path) -> str:
     root = workspace.files_root
     inodes = secret_inodes(root.resolve()) if root is not None else frozenset()
-    unreadable = ToolRefusal("the workspace's crontab cannot be read.")
-    try:
-        if not path.is_file() or is_secret_named_file(path, inodes):
-            raise unreadable
-        with path.open("rb") as handle:
-            data = handle.read(MAX_CRONTAB_BYTES)
-    except OSError:
-        raise unreadable from None
-    if has_secret_content(data):
-        raise unreadable
-    return data.decode("utf-8", "replace")
+    text = read_named_file(path, MAX_CRONTAB_BYTES, inodes)
+    if text is None:
+        raise ToolRefusal("the workspace's crontab cannot be read.")
+    return text
 
 
 def _job_lines(jobs: list[Job], variables: list[Variable]) -> tuple[list[str], list[list[str]]]:
@@ -86,20 +79,17 @@ def _job_lines(jobs: list[Job], variables: list[Variable]) -> tuple[list[str], l
     if variables:
         shown = ", ".join(f"{v.name}={_variable(v)}" for v in variables)
         lines.append(format_cell(f"Crontab environment: {shown}"))
-    rows: list[list[str]] = []
-    for job in jobs:
-        cells = [format_cell(mask_secrets(value)) for value in _values(job)]
-        source, name, schedule, command, problem = cells
-        line = (
-            f"- {source}: {name or '(unnamed)'}; schedule {schedule}; runs {command or '(nothing)'}"
-        )
-        line += f"; {problem}" if problem else ""
-        if not fits([line], text_bytes(lines) + 400):
-            lines.append(f"({len(jobs) - len(rows)} more jobs not shown)")
-            break
-        lines.append(line)
-        rows.append(cells)
-    return lines, rows
+    entries = (_entry([format_cell(mask_secrets(value)) for value in _values(job)]) for job in jobs)
+    listed, rows = fitted(
+        entries, text_bytes(lines) + 400, total=len(jobs), more="({} more jobs not shown)"
+    )
+    return lines + listed, rows
+
+
+def _entry(cells: list[str]) -> tuple[list[str], list[str]]:
+    source, name, schedule, command, problem = cells
+    line = f"- {source}: {name or '(unnamed)'}; schedule {schedule}; runs {command or '(nothing)'}"
+    return [line + (f"; {problem}" if problem else "")], cells
 
 
 def _values(job: Job) -> list[str]:
@@ -117,12 +107,7 @@ def _table_jobs(context: ToolContext, name: str, used: int) -> tuple[list[str], 
     if not columns:
         raise ToolRefusal(f"no readable columns in the job table {name!r}.")
     query = select(*columns).order_by(*order_columns(table)).limit(MAX_LIMIT)
-
-    def fetch() -> list[tuple[object, ...]]:
-        with engine.connect() as connection:
-            return [tuple(row) for row in connection.execute(query)]
-
-    rows = guard(fetch)
+    rows = fetch_rows(engine, query)
     fields = [c.name for c in columns]
     blocks, shown = row_blocks(table.name, fields, rows, 0, used + 200)
     lines = [f"Jobs in the table {table.name} ({len(shown)}):", *blocks]

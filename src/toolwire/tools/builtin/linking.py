@@ -23,16 +23,16 @@ from toolwire.tools.api import Effect, ToolContext
 from toolwire.tools.builtin._common import builtin, echo, format_cell, refusal_shown
 from toolwire.tools.builtin._sensitive import safe_cell
 from toolwire.tools.builtin._sql import (
-    WRITE_FAILED,
     Scalar,
     engine_of,
-    guard,
+    first_row,
     is_sensitive_table,
     readable_columns,
     readable_table,
+    run_write,
 )
 from toolwire.tools.builtin.editing import MAX_INSERT_COLUMNS
-from toolwire.tools.builtin.tree import LABEL_NAMES
+from toolwire.tools.builtin.tree import label_of
 
 LinkValues = Annotated[dict[str, Scalar], Field(min_length=2, max_length=MAX_INSERT_COLUMNS)]
 NOT_A_JOIN = "table {} is not a join table (two or more foreign keys to readable tables)."
@@ -86,14 +86,10 @@ def _label(link: _Link, name: str) -> str:
     """``table: label`` of the row a foreign-key value refers to; refused when there is none."""
     table, column = link.targets[name]
     texts = [c for c in readable_columns(table) if c.name != column.name]
-    preferred = [c for n in LABEL_NAMES for c in texts if c.name.lower() == n] or texts[:1]
-    query = select(column, *preferred[:1]).where(column == link.values[name]).limit(1)
-
-    def read() -> Any:
-        with link.engine.connect() as connection:
-            return connection.execute(query).first()
-
-    row = guard(read)
+    label = label_of(texts)
+    selected = [column] if label is None else [column, label]
+    query = select(*selected).where(column == link.values[name]).limit(1)
+    row = first_row(link.engine, query)
     if row is None:
         shown = format_cell(link.values[name])
         raise ToolRefusal(f"no row of {table.name} has {column.name} {shown}.")
@@ -104,12 +100,7 @@ def _refuse_a_double(link: _Link) -> None:
     columns = {c.name: c for c in link.table.columns}
     same = and_(*(columns[n] == link.values[n] for n in link.targets))
     query = select(*(columns[n] for n in link.targets)).where(same).limit(1)
-
-    def read() -> Any:
-        with link.engine.connect() as connection:
-            return connection.execute(query).first()
-
-    if guard(read) is not None:
+    if first_row(link.engine, query) is not None:
         raise ToolRefusal(f"this link exists already in {link.table.name}.")
 
 
@@ -127,13 +118,7 @@ def link_records(table: str, values: LinkValues, context: ToolContext) -> ToolRe
     for name in link.targets:
         _label(link, name)
     _refuse_a_double(link)
-    statement = insert(link.table).values(**values)
-
-    def write() -> None:
-        with link.engine.begin() as connection:
-            connection.execute(statement)
-
-    guard(write, WRITE_FAILED)
+    run_write(link.engine, insert(link.table).values(**values), lambda done: None)
     pairs = " and ".join(f"{n}={format_cell(values[n])}" for n in link.targets)
     return ToolResult.text(f"{link.table.name}: linked {pairs}.")
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import Engine, inspect
+from sqlalchemy import Inspector, inspect
 
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, fits, text_bytes
+from toolwire.tools.builtin._common import builtin, fitted
 from toolwire.tools.builtin._sensitive import is_sensitive, name_parts
 from toolwire.tools.builtin._sql import engine_of, guard, is_sensitive_table, table_names
 
@@ -47,25 +47,22 @@ def lint_schema(context: ToolContext) -> ToolResult:
     """
     engine = engine_of(context)
     tables = table_names(engine)
-    findings = guard(lambda: [f for name in tables for f in _lint(engine, name)])
+    findings = guard(lambda: _findings(inspect(engine), tables))
     if not findings:
         return ToolResult.text(f"No schema problems found in {len(tables)} tables.")
-    lines: list[str] = []
-    rows: list[list[str]] = []
-    for table, column, problem in findings:
-        line = f"- {table}{'.' + column if column else ''}: {problem}"
-        if not fits([line], text_bytes(lines) + 200):
-            lines.append(f"({len(findings) - len(rows)} more findings not shown)")
-            break
-        lines.append(line)
-        rows.append([table, column, problem])
+    entries = (([f"- {t}{'.' + c if c else ''}: {p}"], [t, c, p]) for t, c, p in findings)
+    lines, rows = fitted(entries, 200, total=len(findings), more="({} more findings not shown)")
     header = f"Schema problems in {len(tables)} tables ({len(rows)} shown):"
     artifact = Artifact.table("schema problems", ["table", "column", "problem"], rows)
     return ToolResult.text("\n".join([header, *lines]), artifact)
 
 
-def _lint(engine: Engine, table: str) -> Iterator[Finding]:
-    schema = inspect(engine)
+def _findings(schema: Inspector, tables: list[str]) -> list[Finding]:
+    """Every table's findings, through one inspector: it caches what it reflects."""
+    return [finding for name in tables for finding in _lint(schema, name)]
+
+
+def _lint(schema: Inspector, table: str) -> Iterator[Finding]:
     keyed = schema.get_pk_constraint(table).get("constrained_columns") or []
     if not keyed:
         yield table, "", NO_KEY

@@ -20,13 +20,14 @@ from sqlalchemy.sql import Executable
 from toolwire.errors import ToolRefusal
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import TEXT_BUDGET_BYTES, builtin, echo, format_cell
+from toolwire.tools.builtin._common import builtin, echo, fitted, format_cell, text_bytes
 from toolwire.tools.builtin._matching import count_kept, phrase_matcher, scan, shown_as_stored
 from toolwire.tools.builtin._sensitive import safe_cell
 from toolwire.tools.builtin._sql import (
     Scalar,
     engine_of,
     equality_filters,
+    fetch_rows,
     guard,
     order_columns,
     pick_columns,
@@ -77,7 +78,7 @@ def read_records(
             engine, query, table=sql_table, where=where_equals, offset=offset, take=take
         )
     else:
-        rows = guard(lambda: _fetch(engine, query.limit(take).offset(offset)))
+        rows = fetch_rows(engine, query.limit(take).offset(offset))
     notes = _notes(refused, limit)
     return render_rows(sql_table.name, [c.name for c in columns], rows, offset, notes)
 
@@ -151,11 +152,6 @@ def _filtered(
     return [tuple(row[:width]) for row in rows]
 
 
-def _fetch(engine: Engine, statement: Executable) -> list[Sequence[object]]:
-    with engine.connect() as connection:
-        return [tuple(row) for row in connection.execute(statement)]
-
-
 def _scalar(engine: Engine, statement: Executable) -> int:
     with engine.connect() as connection:
         return int(connection.execute(statement).scalar_one())
@@ -187,7 +183,7 @@ def render_rows(
     if not rows:
         lines.append(f"No records in {table} for the given filters.")
         return ToolResult.text("\n".join(lines))
-    used = sum(len(line.encode()) + 1 for line in lines) + 300  # the header, written last
+    used = text_bytes(lines) + 300  # the header, written last
     blocks, shown = row_blocks(table, fields, rows, offset, used)
     header = (
         heading(len(shown)) if heading else f"Records in {table} ({len(shown)}, offset {offset}):"
@@ -201,17 +197,15 @@ def row_blocks(
 ) -> tuple[list[str], list[list[str]]]:
     """One block of lines per row (``- table row N`` and ``  field: cell``) and the rows'
     cells, both ending where the text, ``used`` bytes so far, would outgrow the budget."""
-    lines: list[str] = []
-    shown: list[list[str]] = []
-    for number, row in enumerate(rows, start=offset + 1):
-        cells = [format_cell(safe_cell(v)) for v in row]
-        block = [f"- {table} row {number}"]
-        block += [f"  {f}: {c}" for f, c in zip(fields, cells, strict=True)]
-        cost = sum(len(line.encode()) + 1 for line in block)
-        if used + cost > TEXT_BUDGET_BYTES:
-            lines.append(f"({len(rows) - len(shown)} more rows not shown: narrow the query)")
-            break
-        used += cost
-        lines.extend(block)
-        shown.append(cells)
-    return lines, shown
+    cells = ([format_cell(safe_cell(v)) for v in row] for row in rows)
+    blocks = (_block(table, fields, number, row) for number, row in enumerate(cells, offset + 1))
+    more = "({} more rows not shown: narrow the query)"
+    return fitted(blocks, used, total=len(rows), more=more)
+
+
+def _block(
+    table: str, fields: list[str], number: int, cells: list[str]
+) -> tuple[list[str], list[str]]:
+    lines = [f"- {table} row {number}"]
+    lines += [f"  {f}: {c}" for f, c in zip(fields, cells, strict=True)]
+    return lines, cells

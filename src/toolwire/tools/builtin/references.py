@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
 from pydantic import Field
-from sqlalchemy import Column, Engine, String, Table, Text, select
+from sqlalchemy import Column, Engine, String, Text, select
 
 from toolwire.errors import ToolRefusal
 from toolwire.redact import mask_secrets
@@ -36,9 +36,8 @@ from toolwire.tools.builtin._common import (
     builtin,
     echo,
     files_root,
-    fits,
+    fitted,
     format_cell,
-    text_bytes,
     workspace_of,
 )
 from toolwire.tools.builtin._matching import phrase_matcher, scan
@@ -49,6 +48,7 @@ from toolwire.tools.builtin._sql import (
     engine_of,
     guard,
     order_columns,
+    readable_column,
     readable_columns,
     readable_table,
     table_names,
@@ -80,37 +80,26 @@ def find_missing_files(
     top = files_root(context, root)
     engine = engine_of(context)
     sql_table = readable_table(engine, table.strip())
-    paths = _readable_column(sql_table, column)
+    paths = readable_column(sql_table, column)
     keys = order_columns(sql_table) or [paths]
     statement = (
         select(*keys, paths).where(paths.is_not(None)).order_by(*keys).limit(MAX_SCANNED_ROWS)
     )
     base = top.resolve()
-    checked = [0]
 
     def broken(row: Sequence[object]) -> bool:
-        checked[0] += 1
         return _problem(base, row[-1]) is not None
 
-    rows, _ = guard(lambda: scan(engine, statement, broken, 0, min(limit, MAX_REPORTED)))
+    rows, checked = guard(lambda: scan(engine, statement, broken, 0, min(limit, MAX_REPORTED)))
     found = [[_key(keys, row), format_cell(safe_cell(row[-1])), _problem(base, row[-1]) or ""]
              for row in rows]  # fmt: skip
     where = f"{sql_table.name}.{paths.name} in root {echo(root)}"
     if not found:
-        return ToolResult.text(f"Every path in {where} names a file ({checked[0]} rows checked).")
-    lines, shown = _listed(found, lambda r: f"- {r[0]}: {r[1]} ({r[2]})")
-    header = f"Paths in {where} that name no file ({len(shown)} of {checked[0]} rows checked):"
+        return ToolResult.text(f"Every path in {where} names a file ({checked} rows checked).")
+    lines, shown = _listed(found)
+    header = f"Paths in {where} that name no file ({len(shown)} of {checked} rows checked):"
     artifact = Artifact.table("missing files", ["row", "path", "problem"], shown)
     return ToolResult.text("\n".join([header, *lines]), artifact)
-
-
-def _readable_column(table: Table, name: str) -> Column[Any]:
-    readable = {c.name: c for c in readable_columns(table)}
-    if name not in readable:
-        raise ToolRefusal(
-            f"column {echo(name)} is not a readable column of table {echo(table.name)}."
-        )
-    return readable[name]
 
 
 def _problem(base: Path, value: object) -> str | None:
@@ -139,22 +128,11 @@ def _key(keys: list[Column[Any]], row: Sequence[object]) -> str:
     )
 
 
-def _listed(
-    rows: list[list[str]], line: Callable[[list[str]], str]
-) -> tuple[list[str], list[list[str]]]:
-    """Text lines and artifact rows for ``rows``, both cut where the text budget ends."""
-    lines: list[str] = []
-    shown: list[list[str]] = []
-    used = 400  # the header, written last
-    for row in rows:
-        text = line(row)
-        if not fits([text], used):
-            lines.append(f"({len(rows) - len(shown)} more not shown)")
-            break
-        used += text_bytes([text])
-        lines.append(text)
-        shown.append(row)
-    return lines, shown
+def _listed(rows: list[list[str]]) -> tuple[list[str], list[list[str]]]:
+    """Text lines and artifact rows for ``rows``, both cut where the text budget ends (400
+    bytes kept for the header, written last)."""
+    entries = (([f"- {r[0]}: {r[1]} ({r[2]})"], r) for r in rows)
+    return fitted(entries, 400, total=len(rows), more="({} more not shown)")
 
 
 @builtin(group="files", data_class="content")
@@ -175,7 +153,7 @@ def file_references(path: str, context: ToolContext, root: Root = DEFAULT_ROOT) 
         return ToolResult.text(
             f"No references to {echo(wanted)} or its name {echo(relative.name)}."
         )
-    lines, shown = _listed(found, lambda r: f"- {r[0]}: {r[1]} ({r[2]})")
+    lines, shown = _listed(found)
     header = f"References to {echo(wanted)} ({len(shown)}):"
     artifact = Artifact.table("file references", ["where", "location", "matched"], shown)
     return ToolResult.text("\n".join([header, *lines]), artifact)

@@ -25,7 +25,7 @@ from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, format_cell, workspace_of
 from toolwire.tools.builtin._routes import match, read_routes
-from toolwire.tools.builtin._secrets import has_secret_content, is_secret_named_file
+from toolwire.tools.builtin._secrets import read_named_file
 from toolwire.workspace_maps import RouteMap
 
 MAX_PATH_CHARS = 2_048  # what servers accept in a request line, give or take
@@ -73,7 +73,7 @@ def _request_path(path: str) -> str:
 
 def _from_file(mapping: RouteMap, method: str, path: str) -> dict[str, Any]:
     assert mapping.file is not None
-    routes, _ = read_routes(_routes_text(mapping.file))
+    routes = read_routes(_routes_text(mapping.file))
     found, allowed = match(routes, method, path)
     if found is None:
         return {"found": False, "allowed": allowed}
@@ -84,16 +84,10 @@ def _from_file(mapping: RouteMap, method: str, path: str) -> dict[str, Any]:
 
 
 def _routes_text(path: Path) -> str:
-    unreadable = ToolRefusal("the workspace's routes file cannot be read.")
-    try:
-        if not path.is_file() or is_secret_named_file(path, frozenset()):
-            raise unreadable
-        data = path.read_bytes()[:MAX_ROUTES_BYTES]
-    except OSError:
-        raise unreadable from None
-    if has_secret_content(data):
-        raise unreadable
-    return data.decode("utf-8", "replace")
+    text = read_named_file(path, MAX_ROUTES_BYTES)
+    if text is None:
+        raise ToolRefusal("the workspace's routes file cannot be read.")
+    return text
 
 
 def _from_app(mapping: RouteMap, method: str, path: str) -> dict[str, Any]:

@@ -21,9 +21,16 @@ from sqlalchemy import Column, String, Table, Text, select
 from toolwire.errors import ToolRefusal
 from toolwire.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import TEXT_BUDGET_BYTES, builtin, echo, format_cell
+from toolwire.tools.builtin._common import builtin, echo, fits, format_cell, text_bytes
 from toolwire.tools.builtin._sensitive import safe_cell
-from toolwire.tools.builtin._sql import engine_of, guard, readable_columns, readable_table
+from toolwire.tools.builtin._sql import (
+    engine_of,
+    fetch_rows,
+    readable_column,
+    readable_columns,
+    readable_table,
+    single_key,
+)
 
 MAX_TREE_DEPTH = 6  # an outline, not the whole hierarchy
 MAX_NODES = 300  # nodes per tree: enough to orient, bounded for the wire
@@ -61,11 +68,11 @@ def record_tree(
     """
     engine = engine_of(context)
     sql_table = readable_table(engine, table.strip())
-    key = _single_key(sql_table)
-    parent = _readable(sql_table, parent_column, "parent_column")
+    key = single_key(sql_table)
+    parent = readable_column(sql_table, parent_column, "parent_column")
     label = _label(sql_table, label_column, {key.name, parent.name})
     statement = select(key, parent, label).order_by(key).limit(MAX_TREE_ROWS + 1)
-    rows = guard(lambda: _fetch(engine, statement))
+    rows = fetch_rows(engine, statement)
     notes = (
         [f"(only the first {MAX_TREE_ROWS} rows were read)"] if len(rows) > MAX_TREE_ROWS else []
     )
@@ -80,39 +87,24 @@ def record_tree(
     return ToolResult.text(text, Artifact.tree(f"{sql_table.name} tree", nodes))
 
 
-def _single_key(table: Table) -> Column[Any]:
-    keys = list(table.primary_key.columns)
-    if len(keys) != 1:
-        raise ToolRefusal(f"table {echo(table.name)} has no single-column primary key.")
-    return keys[0]
-
-
-def _readable(table: Table, name: str, argument: str) -> Column[Any]:
-    readable = {c.name: c for c in readable_columns(table)}
-    if name not in readable:
-        raise ToolRefusal(
-            f"{argument} {echo(name)} is not a readable column of table {echo(table.name)}."
-        )
-    return readable[name]
-
-
 def _label(table: Table, name: str | None, taken: set[str]) -> Column[Any]:
     if name is not None:
-        return _readable(table, name, "label_column")
+        return readable_column(table, name, "label_column")
     texts = [
         c
         for c in readable_columns(table)
         if c.name not in taken and isinstance(c.type, String | Text)
     ]
-    if not texts:
+    found = label_of(texts)
+    if found is None:
         raise ToolRefusal(f"table {echo(table.name)} has no readable text column for labels.")
-    preferred = [c for n in LABEL_NAMES for c in texts if c.name.lower() == n]
-    return (preferred or texts)[0]
+    return found
 
 
-def _fetch(engine: Any, statement: Any) -> list[Sequence[Any]]:
-    with engine.connect() as connection:
-        return [tuple(row) for row in connection.execute(statement)]
+def label_of(columns: Sequence[Column[Any]]) -> Column[Any] | None:
+    """The column that labels a row: the first by ``LABEL_NAMES``, else the first of all."""
+    preferred = (c for n in LABEL_NAMES for c in columns if c.name.lower() == n)
+    return next(preferred, columns[0] if columns else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,13 +153,12 @@ class _Tree:
             cycle = key in above
             label = self.labels[key] + (" (cycle)" if cycle else "")
             line = f"{'  ' * level}- {label}"
-            cost = len(line.encode()) + 1
-            if outline.nodes >= MAX_NODES or outline.used + cost > TEXT_BUDGET_BYTES:
+            if outline.nodes >= MAX_NODES or not fits([line], outline.used):
                 outline.full = True
                 break
             outline.lines.append(line)
             outline.nodes += 1
-            outline.used += cost
+            outline.used += text_bytes([line])
             below = self.children.get(key, []) if depth > 1 and not cycle else []
             children = self.outline(below, depth - 1, outline, above | {key})
             nodes.append({"label": label, "children": children})
