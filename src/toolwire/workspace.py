@@ -62,6 +62,7 @@ from toolwire.workspace_maps import (
     config_map,
     folder,
     history_map,
+    http_url,
     job_map,
     named_roots,
     route_map,
@@ -183,7 +184,10 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         database_url=_database_url(settings.database_url, base, source),
         files_root=files_root,
         log_files=tuple(absolute(p, base) for p in settings.log_files),
-        base_urls=tuple(_base_url(u, n, source) for n, u in enumerate(settings.base_urls)),
+        # Entries are named by position: a URL with user info would put a password in the error.
+        base_urls=tuple(
+            http_url(u, f"{source}: base_urls[{n}]") for n, u in enumerate(settings.base_urls)
+        ),
         max_tokens_field=settings.max_tokens_field,
         mcp_servers=mcp_servers(settings.mcp_servers, base, source),
         files_roots=roots,
@@ -236,15 +240,3 @@ def _never_created(url: URL) -> URL:
         return url
     uri = "file:" + urllib.parse.quote(str(url.database))
     return url.set(database=uri, query={**url.query, "mode": "rw", "uri": "true"})
-
-
-def _base_url(value: str, index: int, source: str) -> str:
-    # Entries are named by position: a URL with user info would put a password in the error.
-    where = f"{source}: base_urls[{index}]"
-    try:
-        url = httpx.URL(value)
-    except httpx.InvalidURL:
-        raise ConfigError(f"{where}: not a URL") from None
-    if url.scheme not in ("http", "https") or not url.host or url.userinfo:
-        raise ConfigError(f"{where}: must be an http(s) URL with a host and no user info")
-    return str(url)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire.errors import ConfigError
@@ -117,6 +118,18 @@ def folder(value: str | None, base: Path, where: str) -> Path | None:
     if not found.is_dir():
         raise ConfigError(f"{where}: {found} is not a folder")
     return found
+
+
+def http_url(value: str, where: str) -> str:
+    """An http(s) URL with a host and no user info (a password in the file would be a secret
+    in the file, and in this error); ``where`` names the key in the error."""
+    try:
+        url = httpx.URL(value)
+    except httpx.InvalidURL:
+        raise ConfigError(f"{where}: not a URL") from None
+    if url.scheme not in ("http", "https") or not url.host or url.userinfo:
+        raise ConfigError(f"{where}: must be an http(s) URL with a host and no user info")
+    return str(url)
 
 
 def named_roots(

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire.errors import ConfigError
 from toolwire.tools.api import DEFAULT_DATA_CLASS
 from toolwire.trust import DataClass
+from toolwire.workspace_maps import folder, http_url
 
 # A prefix every provider accepts inside a tool name, leaving room for the tool's own name
 # within the 64 characters they allow; no "__", which separates it from the tool's name.
@@ -154,8 +154,8 @@ def _server(name: str, settings: McpServerSettings, base: Path, where: str) -> M
         args=tuple(settings.args),
         env=tuple(settings.env.items()),
         pass_env=tuple(settings.pass_env),
-        cwd=_cwd(settings.cwd, base, where) if stdio else None,
-        url=None if stdio else _url(settings.url or "", where),
+        cwd=(folder(settings.cwd, base, f"{where}.cwd") or base.resolve()) if stdio else None,
+        url=None if stdio else http_url(settings.url or "", f"{where}.url"),
         headers=tuple(settings.headers.items()),
         data_class=data_class,
         enabled=settings.enabled,
@@ -203,22 +203,3 @@ def _command(command: str | None, base: Path, where: str) -> str:
     if "/" in command and not path.is_absolute():
         return str(base / path)
     return str(path) if "/" in command else command
-
-
-def _cwd(value: str | None, base: Path, where: str) -> Path:
-    folder = base if not value else Path(value).expanduser()
-    folder = (folder if folder.is_absolute() else base / folder).resolve()
-    if not folder.is_dir():
-        raise ConfigError(f"{where}.cwd: {folder} is not a folder")
-    return folder
-
-
-def _url(value: str, where: str) -> str:
-    try:
-        url = httpx.URL(value)
-    except httpx.InvalidURL:
-        raise ConfigError(f"{where}.url: not a URL") from None
-    if url.scheme not in ("http", "https") or not url.host or url.userinfo:
-        # No user info: a password in the file is a secret in the file (use headers).
-        raise ConfigError(f"{where}.url: must be an http(s) URL with a host and no user info")
-    return str(url)
