@@ -50,7 +50,7 @@ from toolwire.suspension import Answer, Refuse, Run, plan, scan
 from toolwire.tools.api import ToolContext, runs_concurrently
 from toolwire.tools.policy import Gate, ToolPolicy
 from toolwire.tools.registry import ToolRegistry
-from toolwire.trace import RunTrace, ToolInvocation
+from toolwire.trace import ContextStep, RunTrace, ToolInvocation
 from toolwire.trust import TrustZone
 from toolwire.turn import Job, run_turn
 from toolwire.window import Overflow, Window, calibrated, fit, window_for
@@ -349,15 +349,17 @@ class ToolLoop:
                      window.reserve)  # fmt: skip
             return result_of(state, "", True, TerminationReason.CONTEXT_FULL)
         if fitted.dropped_messages:
-            trace.record_context(
-                round_,
-                (time.perf_counter() - started) * 1000,
-                dropped_exchanges=fitted.dropped_exchanges,
-                dropped_messages=fitted.dropped_messages,
-                tokens_before=fitted.tokens_before,
-                tokens_after=fitted.tally.tokens,
-                context_window=window.size,
-                reserved_tokens=window.reserve,
+            trace.record(
+                ContextStep(
+                    round=round_,
+                    duration_ms=(time.perf_counter() - started) * 1000,
+                    dropped_exchanges=fitted.dropped_exchanges,
+                    dropped_messages=fitted.dropped_messages,
+                    tokens_before=fitted.tokens_before,
+                    tokens_after=fitted.tally.tokens,
+                    context_window=window.size,
+                    reserved_tokens=window.reserve,
+                )
             )
         dropped = state.dropped_turns + fitted.dropped_exchanges
         return state._replace(messages=fitted.messages, tally=fitted.tally, dropped_turns=dropped)

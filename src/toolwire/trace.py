@@ -394,30 +394,6 @@ class RunTrace:
         )
         return self.record(step)
 
-    def record_context(
-        self,
-        round: int,
-        duration_ms: float,
-        *,
-        dropped_exchanges: int,
-        dropped_messages: int,
-        tokens_before: int,
-        tokens_after: int,
-        context_window: int,
-        reserved_tokens: int,
-    ) -> ContextStep:
-        step = ContextStep(
-            round=round,
-            duration_ms=duration_ms,
-            dropped_exchanges=dropped_exchanges,
-            dropped_messages=dropped_messages,
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-            context_window=context_window,
-            reserved_tokens=reserved_tokens,
-        )
-        return self.record(step)
-
     def record_tool(
         self,
         round: int,
