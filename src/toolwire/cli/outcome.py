@@ -23,7 +23,7 @@ from toolwire.lifecycle import RunStatus, TerminationReason
 
 if TYPE_CHECKING:
     from toolwire.endings import LoopResult
-    from toolwire.runtime import RunOutcome
+    from toolwire.run import RunOutcome
 
 # A run that waits for a person is neither a success nor a failure: scripts can tell it apart.
 WAITING_EXIT_CODE = 3

@@ -19,7 +19,7 @@ from toolwire.errors import ConfigError
 from toolwire.providers.base import Provider
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.providers.select import create_provider
-from toolwire.runtime import RunRecorder
+from toolwire.recorder import RunRecorder
 from toolwire.sealing import StateKey
 from toolwire.tools.api import User
 from toolwire.tools.registry import Availability, ToolRegistry

@@ -30,7 +30,7 @@ from typing import Any, assert_never
 from toolwire.jsonenc import sink_dumps_bytes
 from toolwire.lifecycle import CANCELLED_MESSAGE, RUN_FAILED, RunStatus
 from toolwire.providers.base import Delta
-from toolwire.runtime import RunOutcome
+from toolwire.run import RunOutcome
 from toolwire.trace import DeltaObserver, Observer, RunStep
 
 log = logging.getLogger("toolwire.inspector")

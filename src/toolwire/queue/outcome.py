@@ -14,7 +14,7 @@ from toolwire.endings import LoopResult
 from toolwire.lifecycle import RunStatus, TerminationReason
 from toolwire.pricing import Cost
 from toolwire.providers.base import Usage
-from toolwire.runtime import RunOutcome
+from toolwire.run import RunOutcome
 from toolwire.state import Pause, RunState
 from toolwire.store.records import RunSummary
 

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, and_, false, or_, select, update
 
 from toolwire.lifecycle import WAITING, RunStatus, as_strings
-from toolwire.runtime import DIRECT_CALL
+from toolwire.run import DIRECT_CALL
 from toolwire.store import liveness, schema
 from toolwire.store.engine import errors
 from toolwire.store.rows import now

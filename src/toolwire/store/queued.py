@@ -30,7 +30,7 @@ from toolwire.governance import decider_of
 from toolwire.lifecycle import RunStatus, stalled_too_often
 from toolwire.privacy import PrivacyLevel, filter_run_step
 from toolwire.reprs import ident, size, tagged
-from toolwire.runtime import ProviderRef, RunRequest
+from toolwire.run import ProviderRef, RunRequest
 from toolwire.store import schema
 from toolwire.store.engine import errors
 from toolwire.store.rows import now, provider_ref

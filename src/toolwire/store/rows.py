@@ -19,7 +19,7 @@ from toolwire.governance import decisions_of_step
 from toolwire.jsonenc import sink_dumps
 from toolwire.lifecycle import RunStatus
 from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import ProviderRef, RunRequest
+from toolwire.run import ProviderRef, RunRequest
 from toolwire.store import liveness, schema, search
 from toolwire.store.gates import gate_rows
 from toolwire.store.statements import step_columns

@@ -47,7 +47,8 @@ from toolwire.errors import StoreError
 from toolwire.governance import decider_of, decisions_of_outcome
 from toolwire.lifecycle import CANCELLABLE, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_run_step
-from toolwire.runtime import RunOutcome, RunRequest, Waiting
+from toolwire.recorder import Waiting
+from toolwire.run import RunOutcome, RunRequest
 from toolwire.store import (
     availability,
     interrupted,

@@ -29,7 +29,7 @@ from sqlalchemy.sql.functions import FunctionElement
 from toolwire.jsonenc import loads
 from toolwire.lifecycle import SETTLEABLE, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel, filter_text
-from toolwire.runtime import RunOutcome
+from toolwire.run import RunOutcome
 from toolwire.store import schema
 from toolwire.text import storable
 from toolwire.trace import LlmStep

@@ -13,7 +13,8 @@ from __future__ import annotations
 from sqlalchemy import Engine, func, select, update
 
 from toolwire.lifecycle import WAITING, RunStatus, as_strings
-from toolwire.runtime import DIRECT_CALL, Waiting
+from toolwire.recorder import Waiting
+from toolwire.run import DIRECT_CALL
 from toolwire.store import liveness, schema
 from toolwire.store.engine import errors
 from toolwire.store.interrupted import abandon, owner_of

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 if TYPE_CHECKING:
     from toolwire.options import RunOptions
     from toolwire.privacy import PrivacyLevel
-    from toolwire.runtime import ProviderRef, RunOutcome
+    from toolwire.run import ProviderRef, RunOutcome
     from toolwire.trace import RunStep
 
 __all__ = ["RunTelemetry", "Segment", "SegmentWatch", "content_opt_in", "from_environment",

@@ -28,7 +28,7 @@ from opentelemetry.trace import TracerProvider
 
 from toolwire.options import RunOptions
 from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import ProviderRef, RunOutcome
+from toolwire.run import ProviderRef, RunOutcome
 from toolwire.telemetry import Segment, SegmentWatch, Signal
 from toolwire.telemetry.metrics import Instruments, QueueDepth
 from toolwire.telemetry.spans import RunSpans

@@ -34,7 +34,7 @@ from toolwire.errors import ProviderError
 from toolwire.governance import GateDecision, decider_of, decisions_of_outcome, decisions_of_step
 from toolwire.options import RunOptions
 from toolwire.privacy import PrivacyLevel, filter_for_export, filter_text
-from toolwire.runtime import ProviderRef, RunOutcome
+from toolwire.run import ProviderRef, RunOutcome
 from toolwire.telemetry import Segment
 from toolwire.telemetry import genai as attrs
 from toolwire.telemetry.metrics import Instruments
