@@ -178,8 +178,7 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
     except ValidationError as exc:
         raise ConfigError(f"{source}: {_problems(exc)}") from None
     files_root = folder(settings.files_root, base, f"{source}: files_root")
-    roots = named_roots(settings.files_roots, files_root, base, source)
-    roots.pop(DEFAULT_ROOT, None)
+    roots = named_roots(settings.files_roots, base, source)
     return Workspace(
         database_url=_database_url(settings.database_url, base, source),
         files_root=files_root,

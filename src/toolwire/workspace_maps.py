@@ -132,17 +132,17 @@ def http_url(value: str, where: str) -> str:
     return str(url)
 
 
-def named_roots(
-    roots: Mapping[str, str], files_root: Path | None, base: Path, source: str
-) -> dict[str, Path]:
-    """Every named file root, ``files`` first when ``files_root`` sets it."""
-    found: dict[str, Path] = {} if files_root is None else {DEFAULT_ROOT: files_root}
+def named_roots(roots: Mapping[str, str], base: Path, source: str) -> dict[str, Path]:
+    """The roots ``[files_roots]`` names; ``files`` is not among them (``files_root`` sets it)."""
+    found: dict[str, Path] = {}
     for name, value in roots.items():
         where = f"{source}: files_roots.{name[:40]}"
         if not ROOT_NAME.fullmatch(name):
             raise ConfigError(f"{where}: a root name is 1 to 40 letters, digits, _ or -")
-        if name in found:
-            raise ConfigError(f"{where}: the root {name!r} is already files_root")
+        if name == DEFAULT_ROOT:
+            raise ConfigError(
+                f"{where}: the root {name!r} is already the one files_root sets: set files_root"
+            )
         resolved = folder(value, base, where)
         if resolved is None:
             raise ConfigError(f"{where}: must name a folder")

@@ -123,6 +123,7 @@ def test_files_roots_alone_have_no_default_root(tmp_path: Path) -> None:
         ('[files_roots]\ndocs = "missing"\n', "files_roots.docs: "),
         ('[files_roots]\n"a b" = "docs"\n', "files_roots.a b: a root name is 1 to 40 letters"),
         ('files_root = "docs"\n[files_roots]\nfiles = "docs"\n', "the root 'files' is already"),
+        ('[files_roots]\nfiles = "docs"\n', "the root 'files' is already the one files_root sets"),
         ("files_roots = 3\n", "files_roots: Input should be a valid dictionary"),
         ('[files_roots]\ndocs = ""\n', "files_roots.docs: must name a folder"),
     ],
