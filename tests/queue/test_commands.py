@@ -81,7 +81,8 @@ def test_a_queued_run_waits_and_runs_approve_queues_its_resume(queue: Queue) -> 
 
 def test_workers_lists_each_live_worker_and_the_runs_it_executes(queue: Queue) -> None:
     (worker,) = queue.start(1, concurrency=3)
-    (run_id,) = queue.submit(queue.script(rounds(20, delay_ms=200)), max_rounds=30)
+    # 20 s of rounds: still running at the second listing on a loaded machine (it is cancelled)
+    (run_id,) = queue.submit(queue.script(rounds(100, delay_ms=200)), max_rounds=120)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         done = toolwire(queue, "workers", "--db", queue.url, "--json")
