@@ -109,6 +109,12 @@ def _v9_runs_browser(connection: Connection) -> None:
         backfill(connection)
 
 
+def _v10_charter(connection: Connection) -> None:
+    """A run's charter and the version of its sealed values. Older runs keep NULL: their
+    charter is read from the columns they were stored with (see :mod:`toolwire.charter`)."""
+    _add_run_columns(connection, schema.CHARTER_COLUMNS)
+
+
 def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
     """Add the ``runs`` columns in ``names`` that the table lacks (nullable, no default)."""
     _add_columns(connection, schema.runs, names)
@@ -124,7 +130,7 @@ def _add_columns(connection: Connection, table: Any, names: tuple[str, ...]) -> 
 
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field, _v5_step_kind_width,
-    _v6_held_answer, _v7_governance_log, _v8_queue, _v9_runs_browser,
+    _v6_held_answer, _v7_governance_log, _v8_queue, _v9_runs_browser, _v10_charter,
 )  # fmt: skip
 LATEST = len(MIGRATIONS)
 

@@ -16,6 +16,10 @@
   asked for: metadata, never a prompt), ``rerun_of`` the run it was started again from,
   ``tool_errors`` how many of its calls returned an error and ``duration_ms`` the time from
   its start to its end (both NULL until it ends); added by migration 9.
+  ``charter`` holds the run's charter (who it acts for, where, under which policy: see
+  :mod:`toolwire.charter`), sealed when the store's process has a state key; ``seal_version``
+  counts the sealed values written for the run, each bound to its count, so that only the
+  latest opens. Both added by migration 10.
   A queued run (executed by workers, see :mod:`toolwire.queue`) has ``queued`` set; its
   request waits sealed in ``queued_request`` and its progress in ``checkpoint`` (both AES-GCM
   like the suspended state, both erased when the run ends). ``claim`` names the segment that
@@ -71,6 +75,7 @@ QUEUE_COLUMNS = (
 )  # fmt: skip  # added by migration 8
 VIEWER_RUN_COLUMNS = ("options", "rerun_of", "tool_errors", "duration_ms")  # migration 9
 VIEWER_STEP_COLUMNS = ("tool_name", "is_error")  # migration 9
+CHARTER_COLUMNS = ("charter", "seal_version")  # migration 10
 
 runs = Table(
     "runs",
@@ -116,6 +121,8 @@ runs = Table(
     Column("rerun_of", String(ID_CHARS)),
     Column("tool_errors", Integer),
     Column("duration_ms", Float),
+    Column("charter", Text),
+    Column("seal_version", Integer),
     Index("ix_runs_created_at", "created_at"),
     Index("ix_runs_status", "status"),
 )
