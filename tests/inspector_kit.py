@@ -14,6 +14,7 @@ import uvicorn
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire import Artifact, ScriptedProvider, ToolRegistry, ToolResult, tool
+from toolwire.charter import Charter
 from toolwire.errors import ConfigError
 from toolwire.inspector import InspectorSettings
 from toolwire.providers.base import (
@@ -265,6 +266,9 @@ class MemoryStore:
 
     def record_step(self, run_id: str, sequence: int, step: RunStep) -> None:
         self.steps[run_id].append({"sequence": sequence, "kind": step.kind})
+
+    def keep(self, run_id: str, charter: Charter) -> None:
+        self.runs[run_id]["privacy_level"] = charter.privacy.value
 
     def settle(self, outcome: RunOutcome) -> bool:
         self.runs[outcome.run_id]["status"] = str(outcome.status)

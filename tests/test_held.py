@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from toolwire import ToolContext, ToolRegistry, tool
+from toolwire.charter import CharterRefused
 from toolwire.errors import RunNotWaiting, StateUnreadable
 from toolwire.held import ANSWER, CallAnswer, open_answer, seal_answer
 from toolwire.lifecycle import RunStatus
@@ -94,12 +95,15 @@ def test_a_held_call_waits_runs_on_approval_and_its_caller_gets_the_content() ->
     assert kinds == ["decision", "tool"]
 
 
-def test_the_decider_runs_the_call_as_its_caller_whatever_context_it_passes() -> None:
+def test_a_decider_cannot_run_the_call_as_anyone_but_its_caller() -> None:
     async def scenario() -> CallAnswer:
         rt = runtime()
         run_id = await hold(rt)
         admin = ToolContext(user=User("root", is_admin=True))
-        await rt.resume(run_id, decision(rt, run_id), context=admin)
+        with pytest.raises(CharterRefused, match="cannot act for another"):
+            await rt.resume(run_id, decision(rt, run_id), context=admin)
+        assert rt.recorder.waiting(run_id) is not None  # refused before anything changed
+        await rt.resume(run_id, decision(rt, run_id))
         return await rt.await_answer(run_id, "jot", decision_seconds=30)
 
     assert asyncio.run(scenario()).content == "noted milk for host"

@@ -6,15 +6,34 @@ import json
 
 import pytest
 
-from toolwire import Artifact, ChatMessage, Grant, RunOptions, ToolCall, User
+from toolwire import (
+    Artifact,
+    ChatMessage,
+    Grant,
+    PrivacyLevel,
+    RunOptions,
+    ToolCall,
+    TrustZone,
+    User,
+)
+from toolwire.charter import Charter, ProviderRef, WorkspaceRef
 from toolwire.errors import StateUnreadable
 from toolwire.lifecycle import RunStatus
 from toolwire.providers.base import Usage
-from toolwire.state import CallPreview, Pause, RunState, turn_digest
+from toolwire.state import Before, CallPreview, Pause, RunState, turn_digest
 from toolwire.trace import ToolInvocation
 
 CELL = "artifact-cell-5be1"
 CALLS = (ToolCall("c1", "write_row", '{"n":1}'), ToolCall("c2", "read_row", "not json"))
+CHARTER = Charter(
+    user=User("alice", True),
+    workspace=WorkspaceRef(file="/srv/ws.toml", identity="ab" * 16),
+    privacy=PrivacyLevel.REDACTED,
+    trust_zone=TrustZone.LOCAL,
+    provider=ProviderRef(name="openai", model="m", base_url="http://127.0.0.1:9/v1"),
+    options=RunOptions(max_rounds=7, trust_zone="local"),
+    mcp_servers=("time",),
+)
 
 
 def full_state() -> RunState:
@@ -40,8 +59,7 @@ def full_state() -> RunState:
         invocations=(ToolInvocation(name="read_row", arguments={}, result="r", is_error=False,
                                     artifacts=(Artifact.text("t", CELL),)),),
         pause=pause,
-        user=User("alice", True),
-        workspace="/srv/ws.toml",
+        charter=CHARTER,
     )  # fmt: skip
 
 
@@ -55,6 +73,26 @@ def test_a_state_round_trips_without_its_invocations() -> None:
     assert back.to_json() == text
 
 
+def test_the_charter_round_trips_with_the_state() -> None:
+    back = RunState.from_json(full_state().to_json())
+    assert back.charter == CHARTER
+    assert back.user == User("alice", True) and back.workspace == "/srv/ws.toml"
+
+
+def test_a_state_sealed_before_charters_gets_one_from_its_row() -> None:
+    data = json.loads(full_state().to_json())
+    del data["charter"]
+    data |= {"version": 1, "user": ["bob", False], "workspace": None}
+    row = Before(provider=ProviderRef(name="anthropic", model="c"), privacy=PrivacyLevel.FULL)
+    back = RunState.from_json(json.dumps(data), before=row)
+    assert back.charter is not None
+    assert (back.user, back.workspace) == (User("bob", False), None)
+    assert (back.charter.privacy, back.charter.provider) == (PrivacyLevel.FULL, row.provider)
+    assert back.charter.trust_zone is TrustZone.LOCAL  # the options' zone
+    unknown = RunState.from_json(json.dumps(data))
+    assert unknown.charter is not None and unknown.charter.privacy is PrivacyLevel.METADATA
+
+
 def test_a_plain_state_round_trips() -> None:
     state = RunState(messages=(ChatMessage.user("hi"),))
     assert RunState.from_json(state.to_json()) == state
@@ -63,7 +101,10 @@ def test_a_plain_state_round_trips() -> None:
 @pytest.mark.parametrize(
     "change",
     [
-        lambda d: d.update(version=2),
+        lambda d: d.update(version=3),
+        lambda d: d["charter"].update(privacy="everything"),
+        lambda d: d["charter"].update(user=["alice", "yes"]),
+        lambda d: d["charter"].pop("provider"),
         lambda d: d.update(extra=1),
         lambda d: d.pop("messages"),
         lambda d: d.update(rounds="3"),

@@ -76,7 +76,8 @@ def test_content_needs_the_store_level_and_the_operators_opt_in() -> None:
     assert level(PrivacyLevel.FULL, console) is PrivacyLevel.METADATA
     assert level(PrivacyLevel.REDACTED, opted) is PrivacyLevel.REDACTED
     assert level(PrivacyLevel.NONE, opted) is PrivacyLevel.NONE
-    assert level(None, opted) is PrivacyLevel.METADATA  # no store: no content
+    assert level(None, opted) is PrivacyLevel.FULL  # the cap: each run exports at its own level
+    assert level(None, console) is PrivacyLevel.METADATA
     assert level(PrivacyLevel.FULL, console | {config.CONTENT_OPT_IN: "SPAN_ONLY"}) == "full"
     assert level(PrivacyLevel.FULL, console | {config.CONTENT_OPT_IN: "NO_CONTENT"}) == "metadata"
 

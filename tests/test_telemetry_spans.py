@@ -65,12 +65,14 @@ def traced(
     provider: Any,
     level: PrivacyLevel = PrivacyLevel.METADATA,
     prompt: str = "find it",
+    cap: PrivacyLevel | None = None,
     **options: Any,
 ) -> tuple[Captured, Any]:
-    captured = Captured(level)
+    """A run at ``level`` (its charter's) under telemetry capped at ``cap`` (default: the same)."""
+    captured = Captured(cap or level)
     runtime = Runtime(ToolRegistry([lookup, boom]), telemetry=captured.telemetry)
     request = RunRequest.of(prompt, provider=provider, system="be brief", model="gpt-4o-mini",
-                            options=RunOptions(**options))  # fmt: skip
+                            options=RunOptions(**options), privacy=level)  # fmt: skip
     return captured, runtime.run_sync(request)
 
 
@@ -237,6 +239,20 @@ def test_a_direct_call_is_one_tool_span() -> None:
     assert captured.points("toolwire.runs") == [
         ({"toolwire.run.status": "completed", "gen_ai.provider.name": "direct call"}, 1)
     ]
+
+
+@pytest.mark.parametrize(
+    ("run", "cap"),
+    [(PrivacyLevel.METADATA, PrivacyLevel.FULL), (PrivacyLevel.FULL, PrivacyLevel.METADATA)],
+)
+def test_a_span_carries_content_only_at_its_runs_level_and_under_the_cap(
+    run: PrivacyLevel, cap: PrivacyLevel
+) -> None:
+    captured, _ = traced(three_rounds(), run, prompt=f"find {SECRET}", cap=cap)
+    everything = repr([(s.attributes, [e.attributes for e in s.events]) for s in captured.spans])
+    assert SECRET not in everything and "sk-ant-***" not in everything
+    assert "gen_ai.input.messages" not in attributes(captured.named("chat")[0])
+    assert attributes(captured.named("invoke_agent")[0])["toolwire.privacy_level"] == "metadata"
 
 
 @pytest.mark.parametrize("level", [PrivacyLevel.REDACTED, PrivacyLevel.FULL])

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from toolwire import remote_calls
+from toolwire.charter import Charter, ProviderRef, submit
 from toolwire.endings import (
     Ending,
     LoopResult,
@@ -38,6 +39,7 @@ from toolwire.lifecycle import TerminationReason
 from toolwire.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.pricing import cost_of, model_of, pricing_family
+from toolwire.privacy import PrivacyLevel
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
@@ -112,14 +114,17 @@ class ToolLoop:
         options: RunOptions | None = None,
         trace: RunTrace | None = None,
         run_id: str = "",
+        charter: Charter | None = None,
     ) -> LoopResult:
+        """Run ``messages`` to an end. ``charter`` goes with the run's state (the runtime's
+        run has one; a bare loop's is made from ``context`` and ``options``)."""
         context = context or ToolContext()
         options = options or RunOptions()
         trace = trace if trace is not None else RunTrace(capture_raw=options.capture_raw)
         offered, refusals = self._offered(options, context)
-        state = RunState(
-            messages=tuple(messages), options=options, offered=offered, user=context.user
-        )
+        charter = charter or self._bare_charter(context, options)
+        state = RunState(messages=tuple(messages), options=options, offered=offered,
+                         charter=charter)  # fmt: skip
         if options.dry_run:
             trace.record_request(1, state.messages, self._names(offered), refusals)
             return result_of(state, "", False, TerminationReason.DRY_RUN, iterations=0)
@@ -160,6 +165,7 @@ class ToolLoop:
         options: RunOptions | None = None,
         hold: bool = False,
         run_id: str = "",
+        charter: Charter | None = None,
     ) -> LoopResult:
         """One call through the seam with no model: a direct call, recorded as round 0.
 
@@ -170,8 +176,9 @@ class ToolLoop:
         if hold:
             pause = await scan(self.registry, (call,), offered, context, run_id=run_id, rounds=0)
             if pause is not None:
+                charter = charter or self._bare_charter(context, options)
                 held = RunState(messages=(), options=options, offered=offered, pause=pause,
-                                user=context.user)  # fmt: skip
+                                charter=charter)  # fmt: skip
                 return result_of(held, "", False, TerminationReason.SUSPENDED, held)
         started = time.perf_counter()
         invoked = await self.seam.invoke(call, offered, context)
@@ -475,6 +482,13 @@ class ToolLoop:
         for decision in refused:
             log.info("tool %r not offered: %s", decision.name, decision.reason)
         return frozenset(offered), [d.to_dict() for d in refused]
+
+    def _bare_charter(self, context: ToolContext, options: RunOptions) -> Charter:
+        """The charter of a run given to the loop without one (no runtime): its context's
+        user and workspace, this loop's provider, the default level."""
+        return submit(provider=ProviderRef.of(self.provider, None, options), options=options,
+                      privacy=PrivacyLevel.METADATA, user=context.user,
+                      workspace=context.workspace)  # fmt: skip
 
     def _names(self, offered: frozenset[str]) -> tuple[str, ...]:
         return tuple(n for n in self.registry.names() if n in offered)

@@ -15,9 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from toolwire.charter import Charter, ProviderRef
+from toolwire.errors import ConfigError
 from toolwire.lifecycle import RunStatus
+from toolwire.privacy import PrivacyLevel
 from toolwire.reprs import ident, size, tagged
-from toolwire.run import DIRECT_CALL, ProviderRef, RunOutcome, RunRequest
+from toolwire.run import DIRECT_CALL, RunOutcome, RunRequest
 from toolwire.trace import RunStep
 
 log = logging.getLogger("toolwire.runtime")  # a store failure is the run's: the runtime's log
@@ -36,6 +39,7 @@ class Waiting:
     provider: ProviderRef
     next_sequence: int
     queued: bool = False  # executed by queue workers: a decision on it is queued
+    privacy: PrivacyLevel = PrivacyLevel.METADATA  # the row's level (states before charters)
 
     def __repr__(self) -> str:
         return tagged(
@@ -54,6 +58,11 @@ class RunRecorder(Protocol):
 
     def begin(self, request: RunRequest) -> str:
         """Create the run row (status running) and return its id."""
+        ...
+
+    def keep(self, run_id: str, charter: Charter) -> None:
+        """Keep every later step and the ending of ``run_id`` as ``charter`` says (its
+        privacy level), in this process, whatever this recorder's own level is."""
         ...
 
     def record_step(self, run_id: str, sequence: int, step: RunStep) -> None: ...
@@ -91,6 +100,17 @@ class RunRecorder(Protocol):
         ...
 
 
+def require_recorder(recorder: RunRecorder) -> RunRecorder:
+    """``recorder``, if it has every method the runtime calls; a clear error for a recorder
+    written before runs had charters (it lacks ``keep``)."""
+    if not callable(getattr(recorder, "keep", None)):
+        raise ConfigError(
+            f"{type(recorder).__name__} is not a RunRecorder: it lacks keep(run_id, charter), "
+            "which keeps a run carried on in this process at its own privacy level"
+        )
+    return recorder
+
+
 class MemoryRecorder:
     """Keeps waiting runs in memory and nothing else; mints ids. For runtimes without a store.
 
@@ -113,6 +133,9 @@ class MemoryRecorder:
         with self._lock:
             self._refs[run_id] = request.provider_ref
         return run_id
+
+    def keep(self, run_id: str, charter: Charter) -> None:
+        pass  # nothing is kept but waiting runs, whose charter is sealed in their state
 
     def record_step(self, run_id: str, sequence: int, step: RunStep) -> None:
         with self._lock:

@@ -1,5 +1,5 @@
 """What resuming a waiting run needs before anything changes: its sealed state opened, the
-decision checked against it, and the tool context its calls had, made again in this process.
+decision checked against it, and the tool context of its charter, made again in this process.
 
 Every check here reads only: a decision that fails one raises ``DecisionError`` (or
 ``StateError`` for a state that cannot be opened) and leaves the run as it was. Claiming the
@@ -12,15 +12,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolwire.charter import Charter, CharterRefused, context
 from toolwire.errors import RunNotWaiting, StaleDecision
 from toolwire.lifecycle import RunStatus
 from toolwire.recorder import RunRecorder, Waiting
 from toolwire.reprs import shape, tagged
 from toolwire.run import OperatorDecision
 from toolwire.sealing import StateKey, require
-from toolwire.state import RunState
+from toolwire.state import Before, RunState
 from toolwire.suspension import validate_input
-from toolwire.tools.api import ToolContext
+from toolwire.tools.api import ToolContext, User
 from toolwire.tools.registry import ToolRegistry
 
 QUEUED_RUN = (
@@ -53,7 +54,8 @@ def waiting_run(recorder: RunRecorder, run_id: str) -> Waiting:
 def open_state(key: StateKey | None, waiting: Waiting) -> RunState:
     """The waiting run's sealed state; ``StateError``, or ``RunNotWaiting`` when it does not
     belong to the turn the run waits on."""
-    state = RunState.from_json(require(key).open(waiting.run_id, waiting.sealed))
+    before = Before(provider=waiting.provider, privacy=waiting.privacy)
+    state = RunState.from_json(require(key).open(waiting.run_id, waiting.sealed), before=before)
     if state.pause is None or state.pause.digest != waiting.digest:
         raise RunNotWaiting("the run's stored state does not match its pending turn")
     return state
@@ -79,12 +81,21 @@ def check_decision(
     return Checked(waiting, state, values)
 
 
-def context_from_state(state: RunState) -> ToolContext:
-    """The run's user again, and its workspace read from the file it came from."""
-    from toolwire.workspace import load_workspace
+def chartered(state: RunState) -> Charter:
+    """The charter sealed with ``state``; ``CharterRefused`` for a state that has none."""
+    if state.charter is None:
+        raise CharterRefused("the run's sealed state has no charter; it cannot be carried on")
+    return state.charter
 
-    workspace = load_workspace(state.workspace) if state.workspace else None
-    return ToolContext(user=state.user, workspace=workspace)
+
+def context_from_state(state: RunState, run_id: str | None = None) -> ToolContext:
+    """A segment's tool context, from the charter sealed with ``state`` alone."""
+    return context(chartered(state), run_id=run_id)
+
+
+def operator_of(decision: OperatorDecision) -> User:
+    """The person deciding, as the charter's operator check sees them."""
+    return User(decision.actor, is_admin=decision.admin)
 
 
 def workspace_file(context: ToolContext) -> str | None:

@@ -1,5 +1,8 @@
 """One run as values: what it asks, how it ended, a person's decision on it, and its provider.
 
+The run's identity and policy (who it acts for, where, at which privacy level) is its
+:class:`~toolwire.charter.Charter`, fixed when the request is submitted.
+
 These are what the runtime, the store, the queue and telemetry pass between them. None holds a
 key, and each ``repr`` shows counts and names, never a prompt, an input or an artifact. A run's
 provider is named by a :class:`ProviderRef` so another process can reach it again
@@ -9,16 +12,18 @@ direct tool call's run has no provider: :class:`DirectCall` stands in for one.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from toolwire.charter import Charter, ProviderRef, submit
 from toolwire.endings import LoopResult
 from toolwire.lifecycle import RunStatus
 from toolwire.messages import ChatMessage
 from toolwire.options import RunOptions
-from toolwire.pricing import model_of
+from toolwire.privacy import PrivacyLevel
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
@@ -36,29 +41,6 @@ DIRECT_CALL = "direct call"  # the provider label of a direct tool call's run
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ProviderRef:
-    """How to reach a run's provider again, in another process. Never a key."""
-
-    name: str
-    model: str | None = None
-    base_url: str | None = None
-    trust_zone: str | None = None
-    script: str | None = None
-    max_tokens_field: str | None = None  # OpenAI-compatible servers differ on the name
-
-    @classmethod
-    def of(cls, provider: Provider, model: str | None, options: RunOptions) -> ProviderRef:
-        return cls(
-            name=provider.name,
-            model=model or model_of(provider),
-            base_url=getattr(provider, "base_url", None),
-            trust_zone=options.trust_zone or provider.trust_zone,
-            script=getattr(provider, "script_path", None),
-            max_tokens_field=getattr(provider, "max_tokens_field", None),
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class RunRequest:
     """Everything one run needs. ``model`` labels the run; the provider already knows it."""
 
@@ -68,6 +50,9 @@ class RunRequest:
     options: RunOptions = field(default_factory=RunOptions)
     context: ToolContext = field(default_factory=ToolContext)
     rerun_of: str | None = None  # the stored run this one starts again, when it does
+    privacy: PrivacyLevel | None = None  # None: the level of the store that records it
+    # Fixed when the run is submitted (see toolwire.charter); the runtime sets it.
+    charter: Charter | None = None
 
     @classmethod
     def of(
@@ -79,6 +64,7 @@ class RunRequest:
         model: str | None = None,
         options: RunOptions | None = None,
         context: ToolContext | None = None,
+        privacy: PrivacyLevel | None = None,
     ) -> RunRequest:
         """A request from a prompt and an optional system prompt."""
         messages = ([ChatMessage.system(system)] if system else []) + [ChatMessage.user(prompt)]
@@ -88,11 +74,28 @@ class RunRequest:
             model=model,
             options=options or RunOptions(),
             context=context or ToolContext(),
+            privacy=privacy,
         )
 
     @property
     def provider_ref(self) -> ProviderRef:
+        if self.charter is not None:
+            return self.charter.provider
         return ProviderRef.of(self.provider, self.model, self.options)
+
+    def chartered(self, privacy: PrivacyLevel) -> RunRequest:
+        """This request with its charter: as given, or made now at ``privacy`` (the request's
+        own level when it names one)."""
+        if self.charter is not None:
+            return self
+        charter = submit(
+            provider=self.provider_ref,
+            options=self.options,
+            privacy=self.privacy or privacy,
+            user=self.context.user,
+            workspace=self.context.workspace,
+        )
+        return dataclasses.replace(self, charter=charter)
 
     def __repr__(self) -> str:
         """Counts and names; no prompt, and nothing of the workspace (it may hold secrets)."""
@@ -113,9 +116,10 @@ class OperatorDecision:
 
     action: Literal["approve", "deny", "input"]
     digest: str
-    actor: str
+    actor: str  # the operator: recorded on the decision step, never the run's acting user
     reason: str | None = None
     values: Mapping[str, Any] | None = None  # the input, for ``input``; never recorded
+    admin: bool = True  # an operator who is not an admin decides only runs acting for them
 
     def __repr__(self) -> str:
         return tagged(

@@ -36,6 +36,8 @@ import time
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
+from toolwire.charter import Charter, ProviderRef, check_context, check_operator, check_provider
+from toolwire.charter import context as tool_context
 from toolwire.errors import (
     DecisionError,
     ProviderConnectionError,
@@ -50,23 +52,31 @@ from toolwire.lifecycle import RUN_FAILED, RunStatus, settled_status
 from toolwire.loop import Checkpoint, LoopResult, ToolLoop
 from toolwire.messages import ChatMessage, ToolCall
 from toolwire.options import RunOptions
+from toolwire.privacy import PrivacyLevel
 from toolwire.providers.base import Provider
-from toolwire.recorder import STORE_FAILED, MemoryRecorder, Recording, RunRecorder, Waiting
+from toolwire.recorder import (
+    STORE_FAILED,
+    MemoryRecorder,
+    Recording,
+    RunRecorder,
+    Waiting,
+    require_recorder,
+)
 from toolwire.resume import (
     QUEUED_RUN,
     Checked,
+    chartered,
     check_decision,
     context_from_state,
     open_state,
+    operator_of,
     waiting_run,
-    workspace_file,
 )
 from toolwire.run import (
     DIRECT_CALL,
     DirectCall,
     OperatorDecision,
     ProviderFactory,
-    ProviderRef,
     RunOutcome,
     RunRequest,
     provider_from_ref,
@@ -120,9 +130,12 @@ class Runtime:
         """``telemetry``: spans and metrics of runs; by default as the ``OTEL_*`` environment
         configures them (and none when it does not)."""
         self.registry = registry
-        self.recorder: RunRecorder = recorder or MemoryRecorder()
+        self.recorder: RunRecorder = require_recorder(recorder or MemoryRecorder())
+        # The level of the runs submitted here (a request may name its own); a run carried
+        # on here keeps its charter's, whatever this process's store says.
+        self.privacy: PrivacyLevel = getattr(recorder, "privacy", PrivacyLevel.METADATA)
         if telemetry is None:
-            telemetry = from_environment(getattr(recorder, "privacy", None))
+            telemetry = from_environment()
         self.telemetry = telemetry
         self.policy = policy or ToolPolicy(registry)
         self.state_key = state_key
@@ -151,16 +164,19 @@ class Runtime:
         """Run one request. ``on_start`` gets the run id before the first step; ``deltas``
         get the pieces of each streamed answer as they arrive (for a live view)."""
         started = time.perf_counter()
+        request = request.chartered(self.privacy)
+        charter = request.charter
+        assert charter is not None
         run = Recording(self.recorder)
         await asyncio.to_thread(run.begin, request)
         if on_start is not None:
             on_start(run.run_id)
-        watch = self._watch(run.run_id, request.provider_ref, request.options, "run")
+        watch = self._watch(run.run_id, charter, "run")
         trace = self._trace(run, request.options, observers, deltas, watch)
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
         segment = loop.run(request.messages, context=request.context, options=request.options,
-                           trace=trace, run_id=run.run_id)  # fmt: skip
-        return await self._drive(run, trace, segment, request.context, started, watch=watch)
+                           trace=trace, run_id=run.run_id, charter=charter)  # fmt: skip
+        return await self._drive(run, trace, segment, started, watch=watch)
 
     def resume_sync(
         self,
@@ -202,33 +218,38 @@ class Runtime:
         waiting, state, values = checked.waiting, checked.state, checked.values
         if waiting.queued:
             raise DecisionError(QUEUED_RUN)
+        charter = chartered(state)
         held = _held_tool(state) if waiting.provider.name == DIRECT_CALL else None
-        if held is not None:  # the call is its caller's: its user and workspace, whoever decides
-            provider, context = DirectCall(), context_from_state(state)
+        lent = None if context is None else check_context(charter, context)
+        segment_context = await asyncio.to_thread(tool_context, charter, run_id=run_id, lent=lent)
+        if held is not None:  # a direct call has no model
+            provider = DirectCall()
+        elif provider is not None:
+            check_provider(charter, provider)
         else:
-            provider = provider or self.provider_factory(waiting.provider)
-            context = context or context_from_state(state)
+            provider = self.provider_factory(charter.provider)
         claimed = await asyncio.to_thread(
             self.recorder.claim, run_id, waiting.status, waiting.digest
         )
         if not claimed:
             raise StaleDecision("another decision on this turn was taken first")
+        self.recorder.keep(run_id, charter)
         if on_start is not None:
             on_start(run_id)
         run = Recording(self.recorder, run_id=run_id, sequence=waiting.next_sequence - 1)
-        watch = self._watch(run_id, waiting.provider, state.options, "resume")
+        watch = self._watch(run_id, charter, "resume")
         trace = self._trace(run, state.options, observers, deltas, watch)
         trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
                               decision.digest)  # fmt: skip
         loop = ToolLoop(provider, self.registry, policy=self.policy)
         approved = decision.action == "approve"
         if held is not None:
-            segment = loop.resume_call(state, approved=approved, values=values, context=context,
-                                       trace=trace)  # fmt: skip
+            segment = loop.resume_call(state, approved=approved, values=values,
+                                       context=segment_context, trace=trace)  # fmt: skip
         else:
-            segment = loop.resume(state, approved=approved, values=values, context=context,
-                                  trace=trace, run_id=run_id)  # fmt: skip
-        return await self._drive(run, trace, segment, context, started, held=held, watch=watch)
+            segment = loop.resume(state, approved=approved, values=values,
+                                  context=segment_context, trace=trace, run_id=run_id)  # fmt: skip
+        return await self._drive(run, trace, segment, started, held=held, watch=watch)
 
     async def carry_on(
         self,
@@ -236,8 +257,7 @@ class Runtime:
         segment: LoopSegment,
         *,
         provider: Provider,
-        context: ToolContext,
-        options: RunOptions,
+        charter: Charter,
         sequence: int,
         checkpoint: Checkpoint | None = None,
         observers: Sequence[Observer] = (),
@@ -246,15 +266,16 @@ class Runtime:
 
         ``segment(loop, trace)`` starts the loop where the run stands: a fresh request, the
         round after a checkpoint, or a decided turn. ``sequence`` is the run's last stored
-        step; ``checkpoint`` keeps the run's progress as it goes.
+        step; ``checkpoint`` keeps the run's progress as it goes. Every step is kept and
+        exported at ``charter``'s privacy level.
         """
         started = time.perf_counter()
+        self.recorder.keep(run_id, charter)
         run = Recording(self.recorder, run_id=run_id, sequence=sequence)
-        watch = self._watch(run_id, ProviderRef.of(provider, None, options), options, "run")
-        trace = self._trace(run, options, observers, watch=watch)
+        watch = self._watch(run_id, charter, "run")
+        trace = self._trace(run, charter.options, observers, watch=watch)
         loop = ToolLoop(provider, self.registry, policy=self.policy, checkpoint=checkpoint)
-        return await self._drive(run, trace, segment(loop, trace), context, started,
-                                 watch=watch)  # fmt: skip
+        return await self._drive(run, trace, segment(loop, trace), started, watch=watch)
 
     async def call(
         self,
@@ -282,17 +303,20 @@ class Runtime:
             provider=DirectCall(),
             options=options or RunOptions(),
             context=context,
-        )
+        ).chartered(self.privacy)
+        charter = request.charter
+        assert charter is not None
         run = Recording(self.recorder)
         await asyncio.to_thread(run.begin, request)
         if on_start is not None:
             on_start(run.run_id)
-        watch = self._watch(run.run_id, request.provider_ref, request.options, "call")
+        watch = self._watch(run.run_id, charter, "call")
         trace = self._trace(run, request.options, observers, watch=watch)
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
         segment = loop.call(call, offered=offered, context=context, trace=trace,
-                            options=request.options, hold=hold, run_id=run.run_id)  # fmt: skip
-        return await self._drive(run, trace, segment, context, started, watch=watch)
+                            options=request.options, hold=hold, run_id=run.run_id,
+                            charter=charter)  # fmt: skip
+        return await self._drive(run, trace, segment, started, watch=watch)
 
     async def await_answer(self, run_id: str, name: str, *, decision_seconds: float) -> CallAnswer:
         """The answer of the held call ``run_id`` (of tool ``name``) once it was decided and
@@ -304,6 +328,10 @@ class Runtime:
     def workspace_of(self, run_id: str) -> str | None:
         """The workspace file the waiting run ``run_id``'s tools were given, if any."""
         return self.suspended(run_id).workspace
+
+    def charter_of(self, run_id: str) -> Charter:
+        """The charter of the waiting run ``run_id``; ``RunNotWaiting`` or ``StateError``."""
+        return chartered(self.suspended(run_id))
 
     def pending(self, run_id: str) -> Pause:
         """What the waiting run ``run_id`` waits on; ``RunNotWaiting`` or ``StateError``."""
@@ -353,19 +381,18 @@ class Runtime:
         trace.subscribe(lambda step: self._check_cancel(run))
         return trace
 
-    def _watch(
-        self, run_id: str, provider: ProviderRef, options: RunOptions, segment: Segment
-    ) -> SegmentWatch | None:
+    def _watch(self, run_id: str, charter: Charter, segment: Segment) -> SegmentWatch | None:
+        """The segment's telemetry, at its run's privacy level."""
         if self.telemetry is None:
             return None
-        return self.telemetry.watch(run_id, provider, options, segment)
+        return self.telemetry.watch(run_id, charter.provider, charter.options, segment,
+                                    privacy=charter.privacy)  # fmt: skip
 
     async def _drive(
         self,
         run: Recording,
         trace: RunTrace,
         segment: Coroutine[Any, Any, LoopResult],
-        context: ToolContext,
         started: float,
         *,
         held: str | None = None,
@@ -396,7 +423,7 @@ class Runtime:
         finally:
             self._untrack(run.run_id)
         if result is not None and result.suspended is not None:
-            status, error = await asyncio.to_thread(self._suspend, run, result.suspended, context)
+            status, error = await asyncio.to_thread(self._suspend, run, result.suspended)
         outcome = RunOutcome(
             run_id=run.run_id,
             status=status,
@@ -415,13 +442,11 @@ class Runtime:
             watch.end(outcome, failure)
         return outcome
 
-    def _suspend(
-        self, run: Recording, state: RunState, context: ToolContext
-    ) -> tuple[RunStatus, str | None]:
-        """Seal and store the paused state; a run that cannot wait fails instead."""
+    def _suspend(self, run: Recording, state: RunState) -> tuple[RunStatus, str | None]:
+        """Seal and store the paused state (its charter with it); a run that cannot wait
+        fails instead."""
         pause = state.pause
         assert pause is not None
-        state = state._replace(workspace=workspace_file(context))
         try:
             sealed = require(self.state_key).seal(run.run_id, state.to_json())
         except StateError as exc:
@@ -441,8 +466,11 @@ class Runtime:
 
         Raises ``DecisionError`` or ``StateError``, as ``resume`` does."""
         waiting = waiting_run(self.recorder, run_id)
-        return check_decision(waiting, open_state(self.state_key, waiting), decision,
-                              self.registry)  # fmt: skip
+        checked = check_decision(waiting, open_state(self.state_key, waiting), decision,
+                                 self.registry)  # fmt: skip
+        if not waiting.queued:  # a queued run's decision is checked where it is queued
+            check_operator(chartered(checked.state), operator_of(decision))
+        return checked
 
     def _check_cancel(self, run: Recording) -> None:
         with self._lock:

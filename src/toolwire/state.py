@@ -24,19 +24,21 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolwire.charter import Charter, ProviderRef, legacy
 from toolwire.errors import StateUnreadable
 from toolwire.jsonenc import dumps
 from toolwire.lifecycle import RunStatus
 from toolwire.messages import ChatMessage, ProviderState, ToolCall
 from toolwire.options import RunOptions
 from toolwire.pricing import Cost
+from toolwire.privacy import PrivacyLevel
 from toolwire.providers.base import Usage
 from toolwire.reprs import count, ident, size, tagged
 from toolwire.tools.api import User
 from toolwire.trace import ToolInvocation
 from toolwire.window import Tally
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: the run's charter replaced its user and workspace file
 _SALT_BYTES = 16  # makes a digest unguessable even when the calls' arguments are guessable
 _DIGEST_CHARS = 32
 
@@ -131,8 +133,7 @@ class RunState(NamedTuple):
     offered: frozenset[str] = frozenset()
     invocations: tuple[ToolInvocation, ...] = ()  # this segment's calls; never serialised
     pause: Pause | None = None
-    user: User | None = None
-    workspace: str | None = None  # the workspace file the run's tools were given, if any
+    charter: Charter | None = None  # who the run acts for, and under which policy
     tally: Tally | None = None  # the conversation's size for its context window; not serialised
     dropped_turns: int = 0  # assistant turns that left the conversation to fit the window
     remote_calls: int = 0  # calls to remote tools so far, over every segment
@@ -147,9 +148,18 @@ class RunState(NamedTuple):
             offered=count(self.offered),
             total_tokens=self.usage.total_tokens,
             pause=self.pause,
-            user=None if self.user is None else ident(self.user.name),
-            workspace=ident(self.workspace),
+            charter=self.charter,
         )
+
+    @property
+    def user(self) -> User | None:
+        """The user the run acts for (its charter's)."""
+        return None if self.charter is None else self.charter.user
+
+    @property
+    def workspace(self) -> str | None:
+        """The workspace file the run's tools are given, if any (its charter's)."""
+        return None if self.charter is None else self.charter.workspace_file
 
     def to_json(self) -> str:
         """Plain JSON of everything but ``invocations``; sealed before it is stored."""
@@ -163,19 +173,21 @@ class RunState(NamedTuple):
                 "options": self.options.to_dict(),
                 "offered": sorted(self.offered),
                 "pause": None if self.pause is None else _pause_dict(self.pause),
-                "user": None if self.user is None else [self.user.name, self.user.is_admin],
-                "workspace": self.workspace,
+                "charter": None if self.charter is None else self.charter.to_dict(),
                 "dropped_turns": self.dropped_turns,
                 "remote_calls": self.remote_calls,
             }
         )
 
     @classmethod
-    def from_json(cls, text: str) -> RunState:
-        """The state ``to_json`` wrote; ``StateUnreadable`` for anything else."""
+    def from_json(cls, text: str, *, before: Before | None = None) -> RunState:
+        """The state ``to_json`` wrote; ``StateUnreadable`` for anything else.
+
+        A state sealed before charters existed gets one made by ``before`` (from what its
+        run's row says), else a charter at ``metadata`` with no provider."""
         try:
             model = _State.model_validate_json(text)
-            return model.build()
+            return model.build(before)
         except (ValidationError, ValueError, TypeError, KeyError):
             raise StateUnreadable("the suspended state does not have the expected shape") from None
 
@@ -260,8 +272,15 @@ class _Pause(_Strict):
         )
 
 
+class Before(NamedTuple):
+    """What a run's row says of a state sealed before charters (state version 1)."""
+
+    provider: ProviderRef
+    privacy: PrivacyLevel
+
+
 class _State(_Strict):
-    version: Literal[1]
+    version: Literal[1, 2]
     messages: list[_Message] = Field(repr=False)
     rounds: int
     usage: list[int] = Field(min_length=2, max_length=5)
@@ -269,22 +288,31 @@ class _State(_Strict):
     options: dict[str, Any]
     offered: list[str]
     pause: _Pause | None
-    user: tuple[str, bool] | None
-    workspace: str | None
+    user: tuple[str, bool] | None = None  # version 1
+    workspace: str | None = None  # version 1
+    charter: dict[str, Any] | None = Field(default=None, repr=False)  # version 2
     dropped_turns: int = Field(default=0, ge=0)  # absent from states sealed before it existed
     remote_calls: int = 0  # absent from states written before remote tools
 
-    def build(self) -> RunState:
+    def build(self, before: Before | None) -> RunState:
+        options = RunOptions.from_dict(self.options)
         return RunState(
             messages=tuple(m.build() for m in self.messages),
             rounds=self.rounds,
             usage=Usage(*self.usage),  # two counts in states written before the breakdown
             cost=Cost(Decimal(self.cost[0]), self.cost[1]),
-            options=RunOptions.from_dict(self.options),
+            options=options,
             offered=frozenset(self.offered),
             pause=None if self.pause is None else self.pause.build(),
-            user=None if self.user is None else User(*self.user),
-            workspace=self.workspace,
+            charter=self._charter(options, before),
             dropped_turns=self.dropped_turns,
             remote_calls=self.remote_calls,
         )
+
+    def _charter(self, options: RunOptions, before: Before | None) -> Charter | None:
+        if self.version >= 2:
+            return None if self.charter is None else Charter.from_dict(self.charter)
+        provider, privacy = before or (ProviderRef(name=""), PrivacyLevel.METADATA)
+        user = None if self.user is None else User(*self.user)
+        return legacy(user=user, workspace_file=self.workspace, options=options,
+                      provider=provider, privacy=privacy)  # fmt: skip

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select, text
 
 from toolwire import ScriptedProvider, ToolRegistry, ToolResult, tool
+from toolwire.charter import ProviderRef, submit
 from toolwire.errors import (
     DecisionError,
     QueueError,
@@ -21,6 +22,8 @@ from toolwire.errors import (
 )
 from toolwire.lifecycle import RunStatus
 from toolwire.messages import ChatMessage, ToolCall
+from toolwire.options import RunOptions
+from toolwire.privacy import PrivacyLevel
 from toolwire.queue import RunQueue
 from toolwire.queue.checkpoint import Checkpointer, Saved, open_saved
 from toolwire.queue.engine import NOT_POSTGRES
@@ -67,7 +70,10 @@ def paused_state() -> RunState:
         digest="d" * 32,
     )
     messages = (ChatMessage.user("go"), ChatMessage.assistant("", CALLS))
-    return RunState(messages=messages, rounds=1, pause=pause, offered=frozenset({"look", "send"}))
+    charter = submit(provider=ProviderRef(name="scripted"), options=RunOptions(),
+                     privacy=PrivacyLevel.METADATA, user=None, workspace=None)  # fmt: skip
+    return RunState(messages=messages, rounds=1, pause=pause, offered=frozenset({"look", "send"}),
+                    charter=charter)  # fmt: skip
 
 
 def test_a_checkpoint_is_sealed_for_its_run_and_its_purpose() -> None:

@@ -43,7 +43,6 @@ from toolwire.inspector.security import SecurityMiddleware, token_guard
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, RunTasks, ndjson
 from toolwire.runtime import Runtime
-from toolwire.tools.api import ToolContext
 from toolwire.trace import DeltaObserver, Observer
 from toolwire.trust import TrustZone
 
@@ -212,13 +211,11 @@ def _api(
         context, provider = await asyncio.to_thread(
             service.resume_context, settings, runtime, run_id
         )
-        workspace = settings.workspace
+        lent = service.lent(settings)
 
         def segment(on_step: Observer, on_start: Any, on_delta: DeltaObserver) -> Any:
-            tool_context = ToolContext(user=settings.user, workspace=workspace)
             return runtime.resume(run_id, decision, observers=[on_step], provider=provider,
-                                  context=tool_context, on_start=on_start,
-                                  deltas=[on_delta])  # fmt: skip
+                                  context=lent, on_start=on_start, deltas=[on_delta])  # fmt: skip
 
         channel = RunChannel()
         started = tasks.start(segment, context, channel, refusable=True)

@@ -16,6 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from toolwire.charter import Charter, CharterRefused
+from toolwire.charter import context as tool_context
 from toolwire.errors import (
     ConfigError,
     DecisionError,
@@ -24,6 +26,7 @@ from toolwire.errors import (
     StaleDecision,
     StateError,
     StateKeyMissing,
+    StoreError,
 )
 from toolwire.inspector.errors import ApiError
 from toolwire.inspector.models import (
@@ -91,7 +94,14 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
         max_remote_calls=body.max_remote_calls,
         trust_zone=chosen,
     )
-    context = ToolContext(user=settings.user, workspace=settings.workspace)
+    charter = _rerun_charter(settings, body.rerun_of)
+    if charter is None:
+        context, privacy = ToolContext(user=settings.user, workspace=settings.workspace), None
+    else:  # a re-run acts for the run's user, on its workspace, at its level
+        context, privacy = _charter_context(charter, settings), charter.privacy
+        if chosen is None:
+            chosen = charter.trust_zone
+            options = dataclasses.replace(options, trust_zone=chosen)
     messages = ([ChatMessage.system(body.system_prompt)] if body.system_prompt else []) + [
         ChatMessage.user(body.prompt)
     ]
@@ -101,7 +111,7 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
     )
     request = RunRequest(
         messages=tuple(messages), provider=provider, model=body.model, options=options,
-        context=context, rerun_of=body.rerun_of,
+        context=context, rerun_of=body.rerun_of, privacy=privacy,
     )  # fmt: skip
     replay = settings.replay_label if isinstance(provider, ScriptedProvider) else None
     event = {
@@ -111,12 +121,30 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
         "replay_label": replay,
         "tools": offered,
         "trust_zone": str(zone),
-        "privacy_level": settings.privacy_level,
+        "privacy_level": privacy or settings.privacy_level,
         "stored": settings.store is not None,
         "dry_run": body.dry_run,
         "rerun_of": body.rerun_of,
     }
     return LiveRun(request=request, context=event)
+
+
+def _rerun_charter(settings: InspectorSettings, rerun_of: str | None) -> Charter | None:
+    """The charter of the run a re-run starts again (None: not a re-run, or a run stored
+    before charters, which re-runs as this server's user)."""
+    if rerun_of is None or settings.store is None:
+        return None
+    try:
+        return settings.store.charter_of(rerun_of)
+    except StoreError as exc:
+        raise ApiError(422, f"rerun_of: {exc}") from None
+
+
+def _charter_context(charter: Charter, settings: InspectorSettings) -> ToolContext:
+    try:
+        return tool_context(charter, lent=settings.workspace)
+    except CharterRefused as exc:
+        raise ApiError(422, f"the run cannot be re-run here: {exc}") from None
 
 
 def _provider(settings: InspectorSettings, name: str, model: str | None) -> Provider:
@@ -272,11 +300,18 @@ def _stored_id(settings: InspectorSettings, outcome: RunOutcome) -> str | None:
 
 
 def decision_of(settings: InspectorSettings, body: DecisionBody) -> OperatorDecision:
-    """The operator's decision as the runtime takes it; the acting user is the server's."""
+    """The operator's decision as the runtime takes it: the operator is the server's user,
+    recorded on the decision step; the run goes on acting for its own (its charter's)."""
     return OperatorDecision(
         action=body.action, digest=body.digest, actor=settings.user.name, reason=body.reason,
-        values=body.values,
+        values=body.values, admin=settings.user.is_admin,
     )  # fmt: skip
+
+
+def lent(settings: InspectorSettings) -> ToolContext:
+    """What this server lends a run it carries on: its workspace (with its connections), used
+    only when it is the run's own; never its user."""
+    return ToolContext(workspace=settings.workspace)
 
 
 def provider_of(settings: InspectorSettings, ref: ProviderRef) -> Provider:
@@ -298,14 +333,19 @@ def resume_context(
     waiting = runtime.recorder.waiting(run_id)
     if waiting is None:
         raise ApiError(404, "no waiting run has this id")
-    provider = provider_of(settings, waiting.provider)
+    try:
+        charter = runtime.charter_of(run_id)
+    except (DecisionError, StateError) as exc:
+        raise refusal(exc) from None
+    provider = provider_of(settings, charter.provider)
     scripted = isinstance(provider, ScriptedProvider)
     event = {
         "type": "context",
-        "provider": waiting.provider.name,
-        "model": waiting.provider.model,
+        "provider": charter.provider.name,
+        "model": charter.provider.model,
         "replay_label": settings.replay_label if scripted else None,
-        "privacy_level": settings.privacy_level,
+        "trust_zone": str(charter.trust_zone),
+        "privacy_level": str(charter.privacy),
         "stored": settings.store is not None,
         "resumed": True,
     }

@@ -35,7 +35,7 @@ from toolwire.reprs import count, ident, shape, tagged
 from toolwire.result import ToolResult
 from toolwire.sealing import CHECKPOINT, StateKey
 from toolwire.seam import Invoked
-from toolwire.state import Recorded, RunState
+from toolwire.state import Before, Recorded, RunState
 from toolwire.tools.api import needs_approval
 from toolwire.tools.registry import ToolRegistry
 from toolwire.turn import Job
@@ -80,13 +80,14 @@ class Saved:
         )
 
     @classmethod
-    def from_json(cls, text: str) -> Saved:
+    def from_json(cls, text: str, *, before: Before | None = None) -> Saved:
+        """``before``: what the row says, for a state sealed before charters."""
         try:
             model = _Saved.model_validate_json(text)
         except (ValidationError, ValueError):
             raise StateUnreadable("the run's checkpoint does not have the expected shape") from None
         return cls(
-            state=RunState.from_json(model.state),
+            state=RunState.from_json(model.state, before=before),
             action=model.action,
             values=model.values,
             started=tuple(model.started),
@@ -176,6 +177,6 @@ async def _answered(found: Recorded) -> Invoked:
     return Invoked(result)
 
 
-def open_saved(key: StateKey, run_id: str, sealed: str) -> Saved:
+def open_saved(key: StateKey, run_id: str, sealed: str, *, before: Before | None = None) -> Saved:
     """The checkpoint sealed for ``run_id``; ``StateError`` when it cannot be opened."""
-    return Saved.from_json(key.open(run_id, sealed, CHECKPOINT))
+    return Saved.from_json(key.open(run_id, sealed, CHECKPOINT), before=before)

@@ -4,8 +4,9 @@ The job names a run; the store says the rest. ``execute``:
 
 1. takes the run (``queued`` -> ``running`` under a fresh claim); a run that is not queued
    (cancelled meanwhile, or already taken) is left alone;
-2. opens its sealed request or checkpoint and rebuilds its provider (keyed from this worker's
-   environment) and its tools' context (the run's user and workspace file);
+2. opens its sealed request or checkpoint and, from the charter sealed in it, rebuilds its
+   provider (keyed from this worker's environment) and its tools' context (the run's user
+   and workspace);
 3. decides where it starts (see :mod:`toolwire.queue.recovery`) and runs it through
    ``Runtime.carry_on`` with a :class:`~toolwire.queue.checkpoint.Checkpointer`;
 4. while it runs, a cancel from anywhere (or another worker taking it) stops it: at its next
@@ -25,15 +26,18 @@ import time
 import uuid
 from collections.abc import Callable
 
+from toolwire.charter import CharterRefused
+from toolwire.charter import context as tool_context
 from toolwire.endings import LoopResult, result_of
 from toolwire.errors import ConfigError, StateError, StoreError
 from toolwire.lifecycle import RUN_FAILED, WRITE_NOT_REPEATED, RunStatus, TerminationReason
 from toolwire.queue import engine
 from toolwire.queue.checkpoint import Checkpointer, Saved, open_saved
 from toolwire.queue.recovery import WRITE_OUTSIDE_TURN, waiting_again
-from toolwire.runtime import LoopSegment, RunOutcome, Runtime, context_from_state
+from toolwire.resume import chartered
+from toolwire.runtime import LoopSegment, RunOutcome, Runtime
 from toolwire.sealing import QUEUED_REQUEST, StateKey
-from toolwire.state import RunState
+from toolwire.state import Before, RunState
 from toolwire.store.queued import QueuedRuns, Taken
 from toolwire.store.runs import RunStore
 from toolwire.tools.api import ToolContext
@@ -78,9 +82,10 @@ class Executor:
         run_id = taken.run_id
         try:
             saved, start = await asyncio.to_thread(self._start, taken)
-            provider = self.runtime.provider_factory(taken.provider)
-            context = dataclasses.replace(context_from_state(saved.state), run_id=run_id)
-        except (StateError, ConfigError) as exc:
+            charter = chartered(saved.state)
+            provider = self.runtime.provider_factory(charter.provider)
+            context = await asyncio.to_thread(tool_context, charter, run_id=run_id)
+        except (StateError, ConfigError, CharterRefused) as exc:
             return await self._fail(run_id, f"the run cannot start on this worker: {exc}")
         except RefusedStart as exc:
             return await self._fail(run_id, str(exc))
@@ -95,8 +100,8 @@ class Executor:
         watch = asyncio.ensure_future(self._watch_cancel(run_id))
         try:
             return await self.runtime.carry_on(
-                run_id, start(context), provider=provider, context=context,
-                options=saved.state.options, sequence=taken.sequence, checkpoint=checkpointer,
+                run_id, start(context), provider=provider, charter=charter,
+                sequence=taken.sequence, checkpoint=checkpointer,
             )  # fmt: skip
         finally:
             watch.cancel()
@@ -107,9 +112,16 @@ class Executor:
         if taken.checkpoint is None:
             if taken.request is None:
                 raise RefusedStart("the run has neither a request nor a checkpoint")
-            state = RunState.from_json(self.key.open(run_id, taken.request, QUEUED_REQUEST))
+            before = Before(provider=taken.provider, privacy=taken.privacy)
+            opened = self.key.open(run_id, taken.request, QUEUED_REQUEST)
+            state = RunState.from_json(opened, before=before)
             return Saved(state=state), _fresh(run_id, state)
-        saved = open_saved(self.key, run_id, taken.checkpoint)
+        saved = open_saved(
+            self.key,
+            run_id,
+            taken.checkpoint,
+            before=Before(provider=taken.provider, privacy=taken.privacy),
+        )
         if saved.action is None:
             if saved.started:
                 raise RefusedStart(WRITE_OUTSIDE_TURN)

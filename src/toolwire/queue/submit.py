@@ -15,13 +15,14 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 
+from toolwire.charter import check_operator
 from toolwire.errors import QueueError, StaleDecision
 from toolwire.lifecycle import RunStatus
 from toolwire.queue import engine
 from toolwire.queue.checkpoint import Saved
 from toolwire.queue.follow import Event, follow
 from toolwire.queue.outcome import stored_outcome
-from toolwire.resume import workspace_file
+from toolwire.resume import chartered, operator_of
 from toolwire.runtime import Checked, OperatorDecision, RunOutcome, RunRequest
 from toolwire.sealing import CHECKPOINT, QUEUED_REQUEST, StateKey
 from toolwire.state import Pause, RunState
@@ -51,17 +52,15 @@ class RunQueue:
         self.runs = QueuedRuns(store)
 
     def submit(self, request: RunRequest) -> str:
-        """Store the run with its job; its id. Nothing runs here."""
-        workspace = workspace_file(request.context)
-        if request.context.workspace is not None and workspace is None:
+        """Store the run with its job; its id. Nothing runs here. The run's charter is made
+        now, at the request's level or this store's, and sealed with its request."""
+        request = request.chartered(self.store.privacy)
+        charter = request.charter
+        assert charter is not None
+        if charter.workspace is not None and charter.workspace_file is None:
             raise QueueError(NO_FILE)
         run_id = str(uuid.uuid4())
-        state = RunState(
-            messages=request.messages,
-            options=request.options,
-            user=request.context.user,
-            workspace=workspace,
-        )
+        state = RunState(messages=request.messages, options=request.options, charter=charter)
         sealed = self.key.seal(run_id, state.to_json(), QUEUED_REQUEST)
         self.runs.submit(run_id, request, sealed, engine.defer)
         return run_id
@@ -75,8 +74,11 @@ class RunQueue:
         sealed = self.key.seal(waiting.run_id, saved.to_json(), CHECKPOINT)
         step = RunTrace().record_decision(checked.state.rounds, decision.action, decision.actor,
                                           decision.reason, decision.digest)  # fmt: skip
-        queued = self.runs.decide(waiting.run_id, waiting.status, waiting.digest,
-                                  sealed=sealed, step=step, defer=engine.defer)  # fmt: skip
+        charter = chartered(checked.state)
+        check_operator(charter, operator_of(decision))
+        queued = self.runs.decide(waiting.run_id, waiting.status, waiting.digest, sealed=sealed,
+                                  step=step, privacy=charter.privacy,
+                                  defer=engine.defer)  # fmt: skip
         if not queued:
             raise StaleDecision("another decision on this turn was taken first")
 

@@ -26,11 +26,12 @@ from typing import Any, Literal
 
 from sqlalchemy import Connection, and_, func, insert, select, text, true, update
 
+from toolwire.charter import ProviderRef
 from toolwire.governance import decider_of
 from toolwire.lifecycle import RunStatus, stalled_too_often
 from toolwire.privacy import PrivacyLevel, filter_run_step
 from toolwire.reprs import ident, size, tagged
-from toolwire.run import ProviderRef, RunRequest
+from toolwire.run import RunRequest
 from toolwire.store import schema
 from toolwire.store.engine import errors
 from toolwire.store.rows import now, provider_ref
@@ -155,24 +156,25 @@ class QueuedRuns:
         *,
         sealed: str,
         step: RunStep,
+        privacy: PrivacyLevel,
         defer: Defer,
     ) -> bool:
-        """Queue the decided turn of a waiting queued run, recording ``step`` (the decision)."""
+        """Queue the decided turn of a waiting queued run, recording ``step`` (the decision)
+        at ``privacy``, the run's own level (its charter's)."""
         statement = (
             update(_runs)
             .where(_runs.c.id == run_id, _runs.c.status == status.value,
                    _runs.c.pending_digest == digest, _runs.c.queued == true())
             .values(status=_QUEUED, queued_at=now(), checkpoint=sealed, suspended_state=None,
                     pending_digest=None)
-            .returning(_runs.c.privacy_level)
+            .returning(_runs.c.id)
         )  # fmt: skip
         with errors(f"queue the decision on run {run_id}"), self._engine.begin() as connection:
             row = connection.execute(statement).first()
             if row is None:
                 return False
             sequence = int(connection.execute(_last_sequence(run_id)).scalar() or 0) + 1
-            level = PrivacyLevel.parse(row.privacy_level)
-            kept = filter_run_step(step, level)
+            kept = filter_run_step(step, privacy)
             step_row = self.store.step_row(run_id, sequence, step, kept, decider_of(kept))
             self.store.insert_step(connection, step_row)
             defer(connection, run_id)

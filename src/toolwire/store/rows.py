@@ -15,11 +15,12 @@ from typing import Any
 
 from sqlalchemy import Connection, insert
 
+from toolwire.charter import ProviderRef
 from toolwire.governance import decisions_of_step
 from toolwire.jsonenc import sink_dumps
 from toolwire.lifecycle import RunStatus
 from toolwire.privacy import PrivacyLevel
-from toolwire.run import ProviderRef, RunRequest
+from toolwire.run import RunRequest
 from toolwire.store import liveness, schema, search
 from toolwire.store.gates import gate_rows
 from toolwire.store.statements import step_columns
@@ -63,6 +64,7 @@ def run_row(
         "max_tokens_field": _label(ref.max_tokens_field, 32),
         "privacy_level": privacy.value,
         "options": sink_dumps(_options(request)),
+        "charter": None if request.charter is None else request.charter.to_json(),
         "rerun_of": request.rerun_of if is_run_id(request.rerun_of or "") else None,
         "owner_host": owner.host,
         "owner_pid": owner.pid,

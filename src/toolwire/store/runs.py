@@ -9,8 +9,10 @@ written as), :mod:`~toolwire.store.waiting` (suspend, claim, held answers),
 :mod:`~toolwire.store.purge` and :mod:`~toolwire.store.availability`.
 
 Invariants:
-- A step is filtered at the store's privacy level before it is encoded; nothing unfiltered is
-  ever written. The run's final answer follows the same level.
+- A step is filtered at its run's privacy level (its charter's, see :mod:`toolwire.charter`)
+  before it is encoded; nothing unfiltered is ever written. The run's final answer follows
+  the same level. The store's own ``privacy`` is only the level of runs submitted without
+  one; a run carried on here (resumed, or held by a worker) keeps its own (``keep``).
 - Sequence numbers are unique per run (the table key) and increasing (checked per run here).
 - A run settles once: the first settle wins and later ones return False. A cancel that won
   (``request_cancel`` on a running run) keeps the run ``cancelled`` whatever the settle says.
@@ -34,6 +36,7 @@ Invariants:
 from __future__ import annotations
 
 import atexit
+import json
 import threading
 import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -43,6 +46,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, case, false, insert, select, true, update
 
+from toolwire.charter import Charter
 from toolwire.errors import StoreError
 from toolwire.governance import decider_of, decisions_of_outcome
 from toolwire.lifecycle import CANCELLABLE, RunStatus, as_strings
@@ -117,6 +121,7 @@ class RunStore:
         self._lock = threading.Lock()
         self._last_sequence: dict[str, int] = {}
         self._held: dict[str, Held] = {}
+        self._levels: dict[str, PrivacyLevel] = {}  # each recording run's own level
         self._cancels = CancelWatch(self._cancelled_among)
         try:
             with errors(f"open {shown(self.url)}"):
@@ -144,14 +149,27 @@ class RunStore:
         row = self.run_row(run_id, request)
         with errors("begin a run"), self._engine.begin() as connection:
             connection.execute(INSERT_RUN, row)
+        self._levels[run_id] = self.level_of(request)
         self._cancels.watch(run_id)
         return run_id
+
+    def level_of(self, request: RunRequest) -> PrivacyLevel:
+        """The level ``request``'s run is kept at: its charter's, else this store's."""
+        charter = request.charter
+        if charter is not None:
+            return charter.privacy
+        return request.privacy or self.privacy
+
+    def keep(self, run_id: str, charter: Charter) -> None:
+        """Keep the run's later steps and its ending at its charter's level."""
+        self._levels[run_id] = charter.privacy
 
     def run_row(
         self, run_id: str, request: RunRequest, status: RunStatus = RunStatus.RUNNING
     ) -> dict[str, Any]:
         """The row a new run is inserted as: who runs it, with what provider, kept how."""
-        return rows.run_row(run_id, request, status, privacy=self.privacy, owner=self._owner)
+        return rows.run_row(run_id, request, status, privacy=self.level_of(request),
+                            owner=self._owner)  # fmt: skip
 
     @property
     def owner(self) -> liveness.Owner:
@@ -184,8 +202,7 @@ class RunStore:
         """Write the outcome once; then raise if one of the run's steps could not be stored."""
         self._writer.flush()
         held = self.held(outcome.run_id)
-        privacy = self.privacy if held is None else held.privacy
-        values = settle_values(outcome, privacy, finished_at=now())
+        values = settle_values(outcome, self._level(outcome.run_id), finished_at=now())
         if outcome.result is None:  # every segment's calls, not just the last one's
             values |= self._recorded_cost(outcome.run_id) or {}
         self._end_segment(outcome.run_id)
@@ -342,6 +359,21 @@ class RunStore:
         self._writer.flush()
         yield from reading.export(self._engine, query)
 
+    def charter_of(self, run_id: str) -> Charter | None:
+        """The charter the run ``run_id`` was submitted under; None for a run stored before
+        charters, or no such run. (A waiting run's sealed state holds the copy that counts.)"""
+        if not is_run_id(run_id):
+            return None
+        query = select(_runs.c.charter).where(_runs.c.id == run_id)
+        with errors(f"read run {run_id}"), self._engine.connect() as connection:
+            text = connection.execute(query).scalar()
+        if not text:
+            return None
+        try:
+            return Charter.from_dict(json.loads(text))
+        except ValueError:
+            raise StoreError(f"the charter of run {run_id} cannot be read") from None
+
     def ids_starting(self, prefix: str) -> list[str]:
         """Up to 100 run ids that begin with ``prefix``."""
         return reading.ids_starting(self._engine, prefix)
@@ -411,8 +443,7 @@ class RunStore:
     def encode_step(self, run_id: str, sequence: int, step: RunStep) -> dict[str, Any]:
         """The row of one step, filtered at the run's level (a held run's own, else the
         store's), with the governance rows derived from what the filter kept (writer thread)."""
-        held = self._held.get(run_id)  # a dict read is atomic; no lock on the writer's path
-        kept = filter_run_step(step, self.privacy if held is None else held.privacy)
+        kept = filter_run_step(step, self._level(run_id))
         decider = decider_of(kept)
         if decider is not None:
             self._deciders[run_id] = decider
@@ -436,8 +467,19 @@ class RunStore:
                 )
             self._last_sequence[run_id] = sequence
 
+    def _level(self, run_id: str) -> PrivacyLevel:
+        """The run's own level (dict reads are atomic: no lock on the writer's path). A run
+        this process did not begin, resume or hold is never recorded here; the store's level
+        is the fail-safe for one that is (a settle of a run that failed to start)."""
+        level = self._levels.get(run_id)
+        if level is not None:
+            return level
+        held = self._held.get(run_id)
+        return self.privacy if held is None else held.privacy
+
     def _end_segment(self, run_id: str) -> None:
         """Forget what this process tracked of the run's segment (it settled or waits)."""
+        self._levels.pop(run_id, None)
         with self._lock:
             self._last_sequence.pop(run_id, None)
         self._deciders.pop(run_id, None)

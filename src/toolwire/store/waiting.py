@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from sqlalchemy import Engine, func, select, update
 
+from toolwire.errors import ConfigError
 from toolwire.lifecycle import WAITING, RunStatus, as_strings
+from toolwire.privacy import PrivacyLevel
 from toolwire.recorder import Waiting
 from toolwire.run import DIRECT_CALL
 from toolwire.store import liveness, schema
@@ -77,7 +79,16 @@ def waiting(engine: Engine, run_id: str) -> Waiting | None:
         provider=provider_ref(row),
         next_sequence=int(row.max_sequence or 0) + 1,
         queued=bool(row.queued),
+        privacy=_level(row.privacy_level),
     )
+
+
+def _level(value: str | None) -> PrivacyLevel:
+    """A row's privacy level; the default for one that is not a level (never more content)."""
+    try:
+        return PrivacyLevel.parse(value or "")
+    except ConfigError:
+        return PrivacyLevel.METADATA
 
 
 def claim(

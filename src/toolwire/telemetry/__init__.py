@@ -27,9 +27,10 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
+    from toolwire.charter import ProviderRef
     from toolwire.options import RunOptions
     from toolwire.privacy import PrivacyLevel
-    from toolwire.run import ProviderRef, RunOutcome
+    from toolwire.run import RunOutcome
     from toolwire.trace import RunStep
 
 __all__ = ["RunTelemetry", "Segment", "SegmentWatch", "content_opt_in", "from_environment",
@@ -61,8 +62,16 @@ class RunTelemetry(Protocol):
     """What the runtime asks of telemetry: a watch per segment."""
 
     def watch(
-        self, run_id: str, provider: ProviderRef, options: RunOptions, segment: Segment
-    ) -> SegmentWatch: ...
+        self,
+        run_id: str,
+        provider: ProviderRef,
+        options: RunOptions,
+        segment: Segment,
+        *,
+        privacy: PrivacyLevel | None = None,
+    ) -> SegmentWatch:
+        """``privacy``: the run's own level (its charter's); None: ``metadata``."""
+        ...
 
 
 def signals(environ: Mapping[str, str] = os.environ) -> dict[Signal, str]:
@@ -87,7 +96,9 @@ def from_environment(
 ) -> RunTelemetry | None:
     """The process's telemetry as the environment configures it, or None (nothing to do).
 
-    ``ceiling`` is the store's privacy level (anything else, None included: ``metadata``).
+    ``ceiling`` caps the level of every run's spans (None: none but the opt-in's); each
+    segment exports at its own run's level under that cap, and at most ``metadata`` unless
+    the operator opted content in.
     """
     wanted = signals(environ)
     if not wanted:
@@ -104,7 +115,7 @@ def from_environment(
 def _level(ceiling: object, environ: Mapping[str, str]) -> PrivacyLevel:
     from toolwire.privacy import PrivacyLevel
 
-    level = ceiling if isinstance(ceiling, PrivacyLevel) else PrivacyLevel.METADATA
+    level = ceiling if isinstance(ceiling, PrivacyLevel) else PrivacyLevel.FULL
     return level if content_opt_in(environ) else min(level, PrivacyLevel.METADATA)
 
 

@@ -26,9 +26,10 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 from opentelemetry.trace import TracerProvider
 
+from toolwire.charter import ProviderRef
 from toolwire.options import RunOptions
 from toolwire.privacy import PrivacyLevel
-from toolwire.run import ProviderRef, RunOutcome
+from toolwire.run import RunOutcome
 from toolwire.telemetry import Segment, SegmentWatch, Signal
 from toolwire.telemetry.metrics import Instruments, QueueDepth
 from toolwire.telemetry.spans import RunSpans
@@ -52,7 +53,8 @@ class Unwatched:
 
 
 class Telemetry:
-    """Spans and metrics for runs, at a privacy level. Give it providers (an application's
+    """Spans and metrics for runs, each at its run's privacy level under ``level`` (a cap).
+    Give it providers (an application's
     own, or in-memory ones in a test); without a tracer provider there are no spans, and
     without a meter provider no metrics."""
 
@@ -70,11 +72,19 @@ class Telemetry:
         self.level = level
 
     def watch(
-        self, run_id: str, provider: ProviderRef, options: RunOptions, segment: Segment
+        self,
+        run_id: str,
+        provider: ProviderRef,
+        options: RunOptions,
+        segment: Segment,
+        *,
+        privacy: PrivacyLevel | None = None,
     ) -> SegmentWatch:
-        """The watch of one segment; one that watches nothing if its span cannot start."""
+        """The watch of one segment, at its run's ``privacy`` under this telemetry's level
+        (the cap); one that watches nothing if its span cannot start."""
+        level = min(privacy or PrivacyLevel.METADATA, self.level)
         try:
-            return RunSpans(self.tracer, self.instruments, self.level, run_id=run_id,
+            return RunSpans(self.tracer, self.instruments, level, run_id=run_id,
                             provider=provider, options=options, segment=segment)  # fmt: skip
         except Exception:
             log.exception("telemetry could not watch a run; the run goes on")

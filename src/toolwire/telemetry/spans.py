@@ -30,11 +30,12 @@ from opentelemetry.context import Context
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
+from toolwire.charter import ProviderRef
 from toolwire.errors import ProviderError
 from toolwire.governance import GateDecision, decider_of, decisions_of_outcome, decisions_of_step
 from toolwire.options import RunOptions
 from toolwire.privacy import PrivacyLevel, filter_for_export, filter_text
-from toolwire.run import ProviderRef, RunOutcome
+from toolwire.run import RunOutcome
 from toolwire.telemetry import Segment
 from toolwire.telemetry import genai as attrs
 from toolwire.telemetry.metrics import Instruments
