@@ -25,7 +25,7 @@ from toolwire.runtime import RunRequest, Runtime
 from toolwire.sealing import StateKey
 
 from .fakes import PricedModel, call
-from .governed import EXPECTED, governed_run, registry
+from .governed import EXPECTED, NOPE, governed_run, registry
 from .telemetry_kit import Captured, attributes, events
 
 SECRET = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx"
@@ -79,7 +79,7 @@ def test_a_three_round_run_is_one_agent_span_over_its_model_and_tool_calls() -> 
     spans = captured.spans
     assert [s.name for s in spans] == [
         "invoke_agent",
-        "chat gpt-4o-mini", "execute_tool lookup", "execute_tool nope",
+        "chat gpt-4o-mini", "execute_tool lookup", f"execute_tool {NOPE}",
         "chat gpt-4o-mini", "execute_tool boom",
         "chat gpt-4o-mini",
     ]  # fmt: skip
@@ -167,7 +167,7 @@ def test_gate_decisions_are_events_on_the_agent_span() -> None:
          "gen_ai.tool.name": "ghost", "toolwire.round": 1},
         {"name": "toolwire.gate_decision", "toolwire.gate": "call",
          "toolwire.reason": "unknown_tool", "toolwire.actor": "runtime",
-         "gen_ai.tool.name": "nope", "toolwire.round": 1},
+         "gen_ai.tool.name": NOPE, "toolwire.round": 1},
     ]  # fmt: skip
 
 

@@ -147,7 +147,8 @@ class RunSpans:
             span.set_status(Status(StatusCode.ERROR))
         span.end(end_time=now)
         if self.instruments is not None:
-            self.instruments.record_tool(step.tool_name, step.tool_refused, step.tool_is_error)
+            self.instruments.record_tool(step.tool_name, step.tool_refused, step.tool_is_error,
+                                         registered=step.tool_registered)  # fmt: skip
 
     # -- the end -----------------------------------------------------------------------------
 
