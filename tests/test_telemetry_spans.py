@@ -108,6 +108,11 @@ def test_a_three_round_run_is_one_agent_span_over_its_model_and_tool_calls() -> 
         "gen_ai.usage.input_tokens": 300,
         "gen_ai.usage.output_tokens": 60,
         "toolwire.cost_usd": pytest.approx(outcome.result.cost.shown),
+        # One segment: the run's totals are the segment's.
+        "toolwire.run.rounds": 3,
+        "toolwire.run.input_tokens": 300,
+        "toolwire.run.output_tokens": 60,
+        "toolwire.run.cost_usd": pytest.approx(outcome.result.cost.shown),
     }
     assert root.status.status_code is StatusCode.UNSET
 
