@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire import RunOptions, ScriptedProvider, ToolRegistry, tool
+from toolwire.privacy import tool_name
 from toolwire.runtime import OperatorDecision, RunOutcome, RunRecorder, RunRequest, Runtime
 from toolwire.sealing import StateKey
 
@@ -73,13 +74,15 @@ TURNS: list[dict[str, Any]] = [
     {"content": "never reached"},
 ]
 
+# A name the model made up is kept (at the default level, metadata) as "unknown:" and a digest.
+NOPE = tool_name("nope", frozenset())
 # (gate, reason, actor, tool) of each row the run leaves in the governance log, in order.
 EXPECTED = [
     ("offer", "trust_zone", "policy", "vault"),
     ("offer", "requires_admin", "policy", "admin_tool"),
     ("offer", "disabled", "policy", "off_tool"),
     ("offer", "not_registered", "policy", "ghost"),
-    ("call", "unknown_tool", "runtime", "nope"),
+    ("call", "unknown_tool", "runtime", NOPE),
     ("call", "not_permitted", "policy", "admin_tool"),
     ("call", "too_many_calls", "runtime", "lookup"),
     ("call", "not_an_object", "runtime", "lookup"),
@@ -87,6 +90,8 @@ EXPECTED = [
     ("call", "denied", DECIDER, "delete_row"),
     ("budget", "budget_exhausted", "runtime", None),
 ]
+# The same rows at ``redacted`` and ``full``, which keep the content: every name as it was.
+EXPECTED_VERBATIM = [(g, r, a, "nope" if t == NOPE else t) for g, r, a, t in EXPECTED]
 
 
 def options() -> RunOptions:

@@ -25,7 +25,7 @@ from toolwire.runtime import RunRequest, Runtime
 from toolwire.sealing import StateKey
 
 from .fakes import PricedModel, call
-from .governed import EXPECTED, governed_run, registry
+from .governed import EXPECTED, NOPE, governed_run, registry
 from .telemetry_kit import Captured, attributes, events
 
 SECRET = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx"
@@ -81,7 +81,7 @@ def test_a_three_round_run_is_one_agent_span_over_its_model_and_tool_calls() -> 
     spans = captured.spans
     assert [s.name for s in spans] == [
         "invoke_agent",
-        "chat gpt-4o-mini", "execute_tool lookup", "execute_tool nope",
+        "chat gpt-4o-mini", "execute_tool lookup", f"execute_tool {NOPE}",
         "chat gpt-4o-mini", "execute_tool boom",
         "chat gpt-4o-mini",
     ]  # fmt: skip
@@ -110,6 +110,11 @@ def test_a_three_round_run_is_one_agent_span_over_its_model_and_tool_calls() -> 
         "gen_ai.usage.input_tokens": 300,
         "gen_ai.usage.output_tokens": 60,
         "toolwire.cost_usd": pytest.approx(outcome.result.cost.shown),
+        # One segment: the run's totals are the segment's.
+        "toolwire.run.rounds": 3,
+        "toolwire.run.input_tokens": 300,
+        "toolwire.run.output_tokens": 60,
+        "toolwire.run.cost_usd": pytest.approx(outcome.result.cost.shown),
     }
     assert root.status.status_code is StatusCode.UNSET
 
@@ -169,7 +174,7 @@ def test_gate_decisions_are_events_on_the_agent_span() -> None:
          "gen_ai.tool.name": "ghost", "toolwire.round": 1},
         {"name": "toolwire.gate_decision", "toolwire.gate": "call",
          "toolwire.reason": "unknown_tool", "toolwire.actor": "runtime",
-         "gen_ai.tool.name": "nope", "toolwire.round": 1},
+         "gen_ai.tool.name": NOPE, "toolwire.round": 1},
     ]  # fmt: skip
 
 

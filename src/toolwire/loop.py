@@ -331,7 +331,9 @@ class ToolLoop:
         response = await self.provider.complete(request)
         cost = cost_of(pricing_family(self.provider), response.model or model_of(self.provider),
                        response.usage)  # fmt: skip
-        trace.record_llm(round_, (time.perf_counter() - started) * 1000, response, cost)
+        known = frozenset(c.name for c in response.tool_calls if self.seam.knows(c.name))
+        trace.record_llm(round_, (time.perf_counter() - started) * 1000, response, cost,
+                         registered=known)  # fmt: skip
         state = state._replace(
             usage=state.usage + response.usage,
             cost=state.cost.add(cost),
@@ -437,8 +439,8 @@ class ToolLoop:
         tool = self.registry.get(call.name)
         return tool is not None and not runs_concurrently(tool)
 
-    @staticmethod
     def _record(
+        self,
         trace: RunTrace,
         round_: int,
         elapsed_ms: float,
@@ -463,9 +465,8 @@ class ToolLoop:
             call_id=call.id,
         )
         invocations.append(invocation)
-        trace.record_tool(
-            round_, elapsed_ms, invocation, invoked.original_bytes, invoked.refused, started=started
-        )
+        trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes, invoked.refused,
+                          started=started, registered=self.seam.knows(call.name))  # fmt: skip
 
     def _zone(self, options: RunOptions) -> TrustZone:
         return TrustZone.parse(options.trust_zone or self.provider.trust_zone)

@@ -7,10 +7,13 @@ calls, the raw response, tool arguments, the tool result and its artifacts.
 - ``none`` and ``metadata``: every content key is removed; everything else is kept, plus counts
   and lengths that describe the content without revealing it, and ``content_withheld: true``
   (a context step has no content: it is kept as it is).
-  Tool names (``tool_name``, ``requested_tool_names``) and policy refusals are metadata: they
-  name what ran, not what it said. They are clipped, since a model chooses the names; a call
-  id is kept only when short and plain (else a digest), a finish reason only when it is a word
-  the APIs use (else ``other``).
+  The name of a registered tool (``tool_name``, ``requested_tool_names``) and the policy's
+  refusals are metadata: they are the operator's words and name what ran, not what was said.
+  Any other tool name was made up by the model, so it is content: it is kept as ``unknown:``
+  and a digest (``unknown:sha256:…``) that still tells names apart. The step says which names
+  are registered (the seam looked them up, see :func:`registered_names`); a plain step that
+  does not say has none. A call id is kept only when short and plain (else a digest), a finish
+  reason only when it is a word the APIs use (else ``other``).
 - ``redacted``: the step keeps its shape; every string leaf and every string key, at any depth,
   goes through :func:`toolwire.redact.redact`. Keys are redacted too because tool arguments and
   raw responses are model-shaped maps whose keys can carry data. An image artifact keeps its
@@ -53,6 +56,8 @@ NAME_CHAR_CAP = 200
 # it, so anything else is stored as a digest that still tells ids apart.
 PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 ID_DIGEST_CHARS = 16
+# A tool name that names no registered tool, at ``metadata``: this, then a digest of the name.
+UNKNOWN_TOOL = "unknown:"
 # The words the three APIs (and toolwire) use for how a turn ended; any other is "other".
 KNOWN_FINISH_REASONS = frozenset({
     *(stop.value for stop in Stop),
@@ -142,9 +147,18 @@ def content_keys(step: RunStep) -> frozenset[str]:
             assert_never(step)
 
 
+def registered_names(step: RunStep) -> frozenset[str]:
+    """The tool names ``step`` recorded as naming a registered tool (see ``Seam.knows``)."""
+    if isinstance(step, ToolStep):
+        return frozenset((step.tool_name,)) if step.tool_registered else frozenset()
+    if isinstance(step, LlmStep):
+        return step.registered_tool_names
+    return frozenset()
+
+
 def filter_run_step(step: RunStep, level: PrivacyLevel) -> dict[str, Any]:
     """The plain copy of a recorded step the store may keep at ``level``. Never raises."""
-    return filter_step(step.to_dict(), level, content_keys(step))
+    return filter_step(step.to_dict(), level, content_keys(step), registered_names(step))
 
 
 def filter_for_export(step: RunStep, level: PrivacyLevel) -> dict[str, Any]:
@@ -154,7 +168,7 @@ def filter_for_export(step: RunStep, level: PrivacyLevel) -> dict[str, Any]:
         artifacts = step.tool_artifacts if isinstance(step, ToolStep) else None
         if isinstance(step, ToolStep) and artifacts is not None:
             step = step._replace(tool_artifacts=None)
-        out = filter_step(step.to_dict(), level, content_keys(step))
+        out = filter_step(step.to_dict(), level, content_keys(step), registered_names(step))
         if artifacts is not None:
             out["tool_artifacts_count"] = len(artifacts)
             out["tool_artifact_types"] = [_artifact_type(a.to_dict()) for a in artifacts]
@@ -164,19 +178,23 @@ def filter_for_export(step: RunStep, level: PrivacyLevel) -> dict[str, Any]:
 
 
 def filter_step(
-    step: Mapping[str, Any], level: PrivacyLevel, keys: frozenset[str] = CONTENT_KEYS
+    step: Mapping[str, Any],
+    level: PrivacyLevel,
+    keys: frozenset[str] = CONTENT_KEYS,
+    registered: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """The copy of a plain ``step`` the store may keep at ``level``. Never raises.
 
     ``keys`` are the content keys withheld below ``redacted``: every kind's, unless the kind
-    is known.
+    is known. ``registered``: the tool names in the step that name a registered tool, kept
+    below ``redacted``; any other becomes ``unknown:`` and its digest.
     """
     try:
         if level is PrivacyLevel.FULL:
             return dict(step)
         if level is PrivacyLevel.REDACTED:
             return _redact_map(_without_pixels(step), 0)
-        return _metadata(step, keys)
+        return _metadata(step, keys, registered)
     except Exception:
         return {"content_withheld": True, "filter_failed": True}
 
@@ -188,22 +206,24 @@ def filter_text(text: str | None, level: PrivacyLevel) -> str | None:
     return redact(text) if level is PrivacyLevel.REDACTED else text
 
 
-def _metadata(step: Mapping[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+def _metadata(
+    step: Mapping[str, Any], keys: frozenset[str], registered: frozenset[str]
+) -> dict[str, Any]:
     out = {key: value for key, value in step.items() if key not in keys}
-    if isinstance(out.get("tool_name"), str):
-        out["tool_name"] = _clip(out["tool_name"])
+    if "tool_name" in out:
+        out["tool_name"] = tool_name(out["tool_name"], registered)
     if "tool_call_id" in out:
         out["tool_call_id"] = plain_id(out["tool_call_id"])
     for key in ("finish_reason", "stop"):
         if key in out:
             out[key] = out[key] if out[key] in KNOWN_FINISH_REASONS else "other"
-    out.update(_summaries(step))
+    out.update(_summaries(step, registered))
     if keys:  # a kind with no content (a context step) has nothing withheld
         out["content_withheld"] = True
     return out
 
 
-def _summaries(step: Mapping[str, Any]) -> dict[str, Any]:
+def _summaries(step: Mapping[str, Any], registered: frozenset[str]) -> dict[str, Any]:
     """Counts and lengths of the content keys, each only when the value has the right type."""
     out: dict[str, Any] = {}
     for key in ("messages_sent", "tool_artifacts"):
@@ -215,7 +235,7 @@ def _summaries(step: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(step.get("tool_artifacts"), list | tuple):
         out["tool_artifact_types"] = [_artifact_type(a) for a in step["tool_artifacts"]]
     if isinstance(step.get("requested_tool_calls"), list | tuple):
-        out["requested_tool_names"] = _call_names(step["requested_tool_calls"])
+        out["requested_tool_names"] = _call_names(step["requested_tool_calls"], registered)
     if isinstance(step.get("tool_arguments"), Mapping):
         out["tool_arguments_keys_count"] = len(step["tool_arguments"])
     return out
@@ -224,8 +244,18 @@ def _summaries(step: Mapping[str, Any]) -> dict[str, Any]:
 def plain_id(value: Any) -> str:
     """A model-chosen id as metadata: itself when short and plain, else a digest of it."""
     text = value if isinstance(value, str) else repr(value)
-    if PLAIN_ID.fullmatch(text):
-        return text
+    return text if PLAIN_ID.fullmatch(text) else _digest(text)
+
+
+def tool_name(name: Any, registered: frozenset[str]) -> str:
+    """A tool name as metadata: a registered tool's (clipped), else ``unknown:`` and a digest
+    of the name the model made up (``unknown:sha256:…``, as a call id's)."""
+    if isinstance(name, str) and name in registered:
+        return _clip(name)
+    return UNKNOWN_TOOL + _digest(name if isinstance(name, str) else repr(name))
+
+
+def _digest(text: str) -> str:
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return "sha256:" + digest[:ID_DIGEST_CHARS]
 
@@ -236,9 +266,9 @@ def _artifact_type(artifact: Any) -> str:
     return kind if isinstance(kind, str) and kind in _ARTIFACT_TYPES else "other"
 
 
-def _call_names(calls: Any) -> list[str]:
+def _call_names(calls: Any, registered: frozenset[str]) -> list[str]:
     names = (c.get("name") for c in calls if isinstance(c, Mapping))
-    return [_clip(name) for name in names if isinstance(name, str)]
+    return [tool_name(name, registered) for name in names if isinstance(name, str)]
 
 
 def _clip(name: str) -> str:

@@ -13,7 +13,8 @@ fixed, and echo at most a clipped tool name chosen by the model (or a limit, or 
 includes what a remote (MCP) tool's failure reads like: which server, why, and what it printed
 go to the operator's log only. Each refusal also carries its reason as data (:class:`Refused`),
 recorded on the call's step for the governance log and the telemetry: nothing downstream has to
-read a text to learn why a call did not run.
+read a text to learn why a call did not run. Whether a name is a registered tool is the seam's
+answer too (:meth:`Seam.knows`), recorded on the steps that carry names.
 """
 
 from __future__ import annotations
@@ -216,6 +217,12 @@ class Seam:
 
     def __init__(self, registry: ToolRegistry) -> None:
         self.registry = registry
+
+    def knows(self, name: str) -> bool:
+        """Whether ``name`` is a registered tool (an MCP server's tools are registered too):
+        the operator's vocabulary. Any other name is the model's own words, which the privacy
+        filter treats as content; the step of a call records which it was."""
+        return self.registry.get(name) is not None
 
     async def invoke(
         self,

@@ -28,7 +28,9 @@ DeltaObserver = Callable[[int, Delta], None]  # the round, and a piece of its st
 log = logging.getLogger("toolwire.trace")
 S = TypeVar("S", "RequestStep", "LlmStep", "ToolStep", "DecisionStep", "ContextStep")
 
-# Output key order, so that stored and streamed steps read the same way everywhere.
+# Output key order, so that stored and streamed steps read the same way everywhere. A field
+# not listed here (``tool_registered``, ``registered_tool_names``) is a fact the privacy filter
+# reads from the step itself: it is not part of the step's plain form.
 _ORDER = (
     "kind", "round", "duration_ms", "start_ms", "messages_sent", "tool_specs", "tool_choice",
     "content", "thinking",
@@ -93,6 +95,9 @@ class LlmStep(NamedTuple):
     requested_tool_calls: tuple[ToolCall, ...] | None = None
     raw: Mapping[str, Any] | None = None
     start_ms: float | None = None  # when it began: ms since the Unix epoch (see RunTrace)
+    # The requested tools' names that name a registered tool (the operator's words); any other
+    # name is the model's own. Not part of the plain form: see toolwire.privacy.
+    registered_tool_names: frozenset[str] = frozenset()
     kind: Literal["llm"] = "llm"
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,6 +134,9 @@ class ToolStep(NamedTuple):
     tool_artifacts: tuple[Artifact, ...] | None = None
     tool_refused: str | None = None  # why the seam refused it (``toolwire.seam.Refused``)
     start_ms: float | None = None  # when it began: ms since the Unix epoch (see RunTrace)
+    # Whether ``tool_name`` names a registered tool (the operator's word) rather than one the
+    # model made up; the seam's lookup says so. Not part of the plain form: see toolwire.privacy.
+    tool_registered: bool = False
     kind: Literal["tool"] = "tool"
 
     def to_dict(self) -> dict[str, Any]:
@@ -359,7 +367,10 @@ class RunTrace:
         duration_ms: float,
         response: CompletionResponse,
         cost: Decimal | None = None,
+        *,
+        registered: frozenset[str] = frozenset(),
     ) -> LlmStep:
+        """``registered``: the requested tools' names that name a registered tool."""
         usage = response.usage
         step = LlmStep(
             round=round,
@@ -378,6 +389,7 @@ class RunTrace:
             cost=None if cost is None else float(cost),
             requested_tool_calls=response.tool_calls or None,
             raw=response.raw if self.capture_raw else None,
+            registered_tool_names=registered,
         )
         return self.record(step)
 
@@ -403,8 +415,10 @@ class RunTrace:
         refused: str | None = None,
         *,
         started: float | None = None,
+        registered: bool = False,
     ) -> ToolStep:
-        """``started`` is the call's ``time.perf_counter()`` at its start, when known."""
+        """``started`` is the call's ``time.perf_counter()`` at its start, when known;
+        ``registered`` whether the call names a registered tool."""
         step = ToolStep(
             round=round,
             duration_ms=duration_ms,
@@ -417,5 +431,6 @@ class RunTrace:
             tool_is_error=invocation.is_error,
             tool_artifacts=invocation.artifacts or None,
             tool_refused=None if refused is None else str(refused),
+            tool_registered=registered,
         )
         return self.record(step)

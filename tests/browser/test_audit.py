@@ -18,7 +18,7 @@ from toolwire.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.sealing import StateKey
 from toolwire.store import RunStore
 
-from ..governed import EXPECTED, governed_run, registry
+from ..governed import EXPECTED_VERBATIM, governed_run, registry
 from ..inspector_kit import TOKEN, live_server, settings
 from .harness import Watched, watching
 from .payloads import PAYLOADS, shown
@@ -90,7 +90,7 @@ def test_the_log_of_a_scripted_run_lists_each_decision(
     rows = show_audit(watched.page, since="1h")
     mine = [r for r in rows if r[1] == governed[:8]]
     shown = [(g, r, a, None if t == "—" else t) for _, _, _, g, r, t, a, _ in reversed(mine)]
-    assert shown == EXPECTED
+    assert shown == EXPECTED_VERBATIM  # the store keeps everything (full)
     budget = mine[0]
     assert (budget[2], budget[7]) == ("4", "after 4 rounds, 110 tokens")
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from toolwire.inspector import create_app
-from toolwire.privacy import PrivacyLevel
+from toolwire.privacy import PrivacyLevel, tool_name
 from toolwire.store import RunStore
 
 from ..governed import EXPECTED, governed_run
@@ -67,7 +67,7 @@ async def test_a_run_made_through_the_api_is_in_the_log(client: httpx.AsyncClien
     run_id = done.json()["context"]["run_id"]
     (row,) = (await audit(client, run_id=run_id)).json()["decisions"]
     assert (row["gate"], row["reason"], row["tool"], row["round"]) == (
-        "call", "unknown_tool", "no_such_tool", 1,
+        "call", "unknown_tool", tool_name("no_such_tool", frozenset()), 1,
     )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from toolwire import ScriptedProvider
 from toolwire.cli import audit  # noqa: F401  (registers the command)
 from toolwire.cli.app import app
+from toolwire.privacy import PrivacyLevel
 
 from ..fakes import call
 from ..governed import EXPECTED, governed_run
@@ -69,7 +70,7 @@ def test_an_unreadable_time_or_run_is_a_clear_error(backend: Backend) -> None:
 
 
 def test_a_model_chosen_tool_name_reaches_the_terminal_harmless(backend: Backend) -> None:
-    store = backend.open()
+    store = backend.open(PrivacyLevel.FULL)  # below redacted the name is kept as a digest
     hostile = "x\x1b[2J\x9bname"
     run(store, ScriptedProvider.from_turns([{"tool_calls": [call(hostile)]}, {"content": "ok"}]))
     code, out, _ = audit_of(backend)

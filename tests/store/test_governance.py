@@ -12,7 +12,7 @@ from toolwire.jsonenc import dumps
 from toolwire.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
-from ..governed import EXPECTED, governed_run
+from ..governed import EXPECTED, NOPE, governed_run
 from .conftest import Backend
 from .helpers import run
 from .test_context_steps import looking_up
@@ -44,7 +44,7 @@ def test_each_refusal_of_a_scripted_run_is_a_row_with_its_reason(store: RunStore
     stored = store.get_run(ended.run_id)
     assert stored is not None
     steps = {s["sequence"]: s for s in stored.steps}
-    assert steps[by_reason["unknown_tool"].sequence]["tool_name"] == "nope"
+    assert steps[by_reason["unknown_tool"].sequence]["tool_name"] == NOPE
 
 
 def test_the_log_filters_by_tool_reason_run_and_time(store: RunStore) -> None:

@@ -10,6 +10,7 @@ from toolwire import Artifact, ChatMessage, ToolCall
 from toolwire.errors import ConfigError
 from toolwire.jsonenc import dumps
 from toolwire.privacy import CONTENT_KEYS, NAME_CHAR_CAP, PrivacyLevel, filter_step, filter_text
+from toolwire.privacy import tool_name as shown_name
 from toolwire.trace import LlmStep, RequestStep, ToolStep
 
 LLM_STEP = LlmStep(
@@ -44,7 +45,7 @@ TOOL_STEP = ToolStep(
 
 @pytest.mark.parametrize("level", [PrivacyLevel.METADATA, PrivacyLevel.NONE])
 def test_metadata_llm_step_keeps_facts_and_counts_content(level: PrivacyLevel) -> None:
-    assert filter_step(LLM_STEP, level) == {
+    assert filter_step(LLM_STEP, level, registered=frozenset({"get_page"})) == {
         "kind": "llm",
         "round": 1,
         "duration_ms": 12.35,
@@ -72,7 +73,7 @@ def test_metadata_request_step_keeps_offered_tools_and_refusals() -> None:
 
 
 def test_metadata_tool_step_with_artifacts() -> None:
-    filtered = filter_step(TOOL_STEP, PrivacyLevel.METADATA)
+    filtered = filter_step(TOOL_STEP, PrivacyLevel.METADATA, registered=frozenset({"get_page"}))
     assert filtered == {
         "kind": "tool",
         "round": 1,
@@ -124,11 +125,13 @@ def test_unknown_artifact_types_and_long_names_do_not_carry_data() -> None:
     step = {
         "kind": "llm",
         "round": 1,
-        "requested_tool_calls": [{"name": "n" * 5000}, {"name": 3}, "junk"],
+        "requested_tool_calls": [{"name": "n" * 5000}, {"name": "m" * 5000}, {"name": 3}, "junk"],
         "tool_artifacts": [{"type": "CANARY-in-type"}, 7],
     }
-    filtered = filter_step(step, PrivacyLevel.METADATA)
-    assert filtered["requested_tool_names"] == ["n" * NAME_CHAR_CAP + "…"]
+    filtered = filter_step(step, PrivacyLevel.METADATA, registered=frozenset({"n" * 5000}))
+    made_up = shown_name("m" * 5000, frozenset())
+    assert filtered["requested_tool_names"] == ["n" * NAME_CHAR_CAP + "…", made_up]
+    assert made_up.startswith("unknown:sha256:") and len(made_up) == len("unknown:sha256:") + 16
     assert filtered["tool_artifact_types"] == ["other", "other"]
     assert filtered["tool_artifacts_count"] == 2
 
@@ -179,13 +182,14 @@ def planted(value: Any) -> Any:
 
 
 content_values = json_values.map(planted)
-# Tool names are metadata by design, so they carry no canary; everything else does.
+# A tool name no step says is registered is the model's: it carries the canary too.
 calls = st.lists(
     st.fixed_dictionaries(
-        {"id": content_values, "name": st.text(max_size=10), "arguments": content_values}
+        {"id": content_values, "name": st.text(max_size=10).map(planted),
+         "arguments": content_values}
     ),
     max_size=3,
-)
+)  # fmt: skip
 steps = st.fixed_dictionaries(
     {"kind": st.sampled_from(["request", "llm", "tool"]), "round": st.integers(0, 21)},
     optional={
@@ -202,7 +206,7 @@ steps = st.fixed_dictionaries(
             max_size=3,
         )
         | content_values,
-        "tool_name": st.text(max_size=30),
+        "tool_name": st.text(max_size=30).map(planted),
         "finish_reason": st.text(max_size=10),
         "prompt_tokens": st.integers(),
         "tool_specs": st.lists(st.text(max_size=10)),
@@ -262,9 +266,11 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
         RequestStep: common | {"tool_specs", "refusals", "tool_choice"},
         LlmStep: common
         | {"stop", "finish_reason", "prompt_tokens", "completion_tokens", "total_tokens"}
-        | {"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost"},
+        | {"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost"}
+        | {"registered_tool_names"},
         ToolStep: common
-        | {"tool_call_id", "tool_name", "tool_result_bytes", "tool_is_error", "tool_refused"},
+        | {"tool_call_id", "tool_name", "tool_result_bytes", "tool_is_error", "tool_refused"}
+        | {"tool_registered"},
         DecisionStep: common | {"decision", "decided_by", "turn_digest", "decided_at"},
         ContextStep: common
         | {"dropped_exchanges", "dropped_messages", "tokens_before", "tokens_after"}
@@ -341,3 +347,22 @@ def test_a_context_step_is_kept_as_it_is_at_every_level(level: PrivacyLevel) -> 
         "dropped_messages": 5, "tokens_before": 9100, "tokens_after": 7050,
         "context_window": 8000, "reserved_tokens": 900,
     }  # fmt: skip
+
+
+def test_a_step_says_which_names_are_registered_and_only_those_are_kept() -> None:
+    from toolwire.privacy import filter_for_export, filter_run_step
+
+    made_up = shown_name("made_up", frozenset())
+    tool = ToolStep(round=1, tool_name="get_page", tool_result="r", tool_registered=True)
+    assert "tool_registered" not in tool.to_dict()  # a fact for the filter, not a stored field
+    for kept in (filter_run_step, filter_for_export):
+        assert kept(tool, PrivacyLevel.METADATA)["tool_name"] == "get_page"
+        invented = tool._replace(tool_name="made_up", tool_registered=False)
+        assert kept(invented, PrivacyLevel.NONE)["tool_name"] == made_up
+        assert kept(invented, PrivacyLevel.REDACTED)["tool_name"] == "made_up"
+    calls = (ToolCall.of("c1", "get_page", {}), ToolCall.of("c2", "made_up", {}))
+    registered = frozenset({"get_page"})
+    llm = LlmStep(round=1, requested_tool_calls=calls, registered_tool_names=registered)
+    assert "registered_tool_names" not in llm.to_dict()
+    for kept in (filter_run_step, filter_for_export):
+        assert kept(llm, PrivacyLevel.METADATA)["requested_tool_names"] == ["get_page", made_up]

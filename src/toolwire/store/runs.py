@@ -16,6 +16,9 @@ Invariants:
 - Sequence numbers are unique per run (the table key) and increasing (checked per run here).
 - A run settles once: the first settle wins and later ones return False. A cancel that won
   (``request_cancel`` on a running run) keeps the run ``cancelled`` whatever the settle says.
+- A settled run's rounds, tokens and cost are the whole run's, over every segment, however its
+  last segment ended: a finished one's come from the run's state (which carries them across
+  segments), a failed or cancelled one's from every model call the run recorded.
 - A run whose owning process died on this host is marked ``interrupted`` when a store opens
   (see :mod:`toolwire.store.interrupted`), and so is a held call whose caller died, also when a
   decision on it is about to be taken.
@@ -204,7 +207,7 @@ class RunStore:
         held = self.held(outcome.run_id)
         values = settle_values(outcome, self._level(outcome.run_id), finished_at=now())
         if outcome.result is None:  # every segment's calls, not just the last one's
-            values |= self._recorded_cost(outcome.run_id) or {}
+            values |= self._recorded_totals(outcome.run_id)
         self._end_segment(outcome.run_id)
         cut_off = gate_rows(outcome.run_id, None, decisions_of_outcome(outcome), now())
         statement = SETTLE if held is None else SETTLE_HELD
@@ -219,13 +222,12 @@ class RunStore:
         self._writer.raise_failure(outcome.run_id)
         return settled
 
-    def _recorded_cost(self, run_id: str) -> dict[str, Any] | None:
-        """The cost of a run's stored model calls, over all its segments; None without any."""
-        with errors(f"read the cost of run {run_id}"), self._engine.connect() as connection:
+    def _recorded_totals(self, run_id: str) -> dict[str, Any]:
+        """The rounds, tokens and cost of a run's stored model calls, over all its segments
+        (a run that failed or was cancelled has no totals of its own); nothing without any."""
+        with errors(f"read the totals of run {run_id}"), self._engine.connect() as connection:
             totals = recorded_totals(connection, run_id)
-        if totals["cost"] is None:
-            return None
-        return {"cost": totals["cost"], "cost_complete": totals["cost_complete"]}
+        return {} if totals["cost"] is None else totals
 
     def cancel_requested(self, run_id: str) -> bool:
         """True once the run was cancelled: at once through this store, else within a poll.

@@ -136,7 +136,7 @@ def settle_values(
         "error": None if outcome.error is None else storable(outcome.error),
     }
     result = outcome.result
-    if result is None:  # failed or cancelled: count what the recorded steps say
+    if result is None:  # failed or cancelled: this segment's steps (the store adds the others')
         llm = [s for s in outcome.steps if isinstance(s, LlmStep)]
         return values | {
             "termination_reason": "cancelled" if outcome.status is RunStatus.CANCELLED else None,

@@ -53,6 +53,12 @@ STATUS = "toolwire.run.status"
 TERMINATION = "toolwire.termination_reason"
 TRUNCATED = "toolwire.truncated"
 ROUNDS = "toolwire.rounds"
+# The whole run's totals, over every segment, on a segment's span (whose GenAI usage
+# attributes, cost and rounds are its own segment's, so that spans add up to the run).
+RUN_INPUT_TOKENS = "toolwire.run.input_tokens"
+RUN_OUTPUT_TOKENS = "toolwire.run.output_tokens"
+RUN_COST = "toolwire.run.cost_usd"
+RUN_ROUNDS = "toolwire.run.rounds"
 GATE_EVENT = "toolwire.gate_decision"
 
 

@@ -3,8 +3,9 @@ provider latency by model, and the depth of the run queue when there is one.
 
 The GenAI conventions name two of them (``gen_ai.client.token.usage`` and
 ``gen_ai.client.operation.duration``, with their bucket boundaries); the others are toolwire's
-own, under ``toolwire.``. Attributes are names and codes only: a tool name a model made up (an
-unknown tool) is counted as ``unknown``, so a model cannot grow the number of series.
+own, under ``toolwire.``. Attributes are names and codes only: a tool name a model made up (one
+that names no registered tool, whatever became of the call) is counted as ``unknown``, at every
+level, so a model can neither grow the number of series nor write into one.
 """
 
 from __future__ import annotations
@@ -64,9 +65,12 @@ class Instruments:
         if cost is not None:
             self.cost.add(cost, model)
 
-    def record_tool(self, name: str, refused: str | None, is_error: bool) -> None:
+    def record_tool(
+        self, name: str, refused: str | None, is_error: bool, *, registered: bool
+    ) -> None:
+        """One tool call; ``registered``: whether ``name`` names a registered tool."""
         outcome = "refused" if refused else "error" if is_error else "ok"
-        shown = UNKNOWN_TOOL if refused == Refused.UNKNOWN_TOOL else name
+        shown = name if registered and refused != Refused.UNKNOWN_TOOL else UNKNOWN_TOOL
         attributes: Attributes = {gen_ai.GEN_AI_TOOL_NAME: shown, "toolwire.tool.outcome": outcome}
         if refused:
             attributes[ERROR_TYPE] = refused

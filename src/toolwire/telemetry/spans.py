@@ -13,6 +13,13 @@ answered (the provider failed, or the run was cancelled meanwhile) is closed whe
 ends, from its request's time, with its error; a dry run's request was never sent, so it has
 none.
 
+A run suspended for a person and resumed is several segments, each its own ``invoke_agent``
+span. A segment's span carries its own segment's tokens, cost and rounds (the GenAI usage
+attributes, ``toolwire.cost_usd``, ``toolwire.rounds``), counted from the model calls it
+recorded, so that a backend summing spans gets the run's totals once; the whole run's totals go
+under ``toolwire.run.*`` when the segment knows them (it ended with a result: the run's state
+carries them across segments; a failed or cancelled segment has only its own).
+
 Every gate decision a step records (see :mod:`toolwire.governance`) is an event on the
 segment's span. What any span carries is the step as :func:`toolwire.privacy.filter_for_export`
 lets it leave. A watch never raises into the run: a failure is logged and the run goes on.
@@ -74,6 +81,7 @@ class RunSpans:
         if self.model:
             self.base[gen_ai.GEN_AI_REQUEST_MODEL] = self.model
         self.requested: tuple[int, Mapping[str, Any]] | None = None  # a call not yet answered
+        self.spent = SegmentUsage()  # what this segment's model calls used
         self.decider: str | None = None  # who decided this segment's paused turn
         self.root: Span | None = None
         if segment != "call":
@@ -127,6 +135,7 @@ class RunSpans:
             self.root.set_attribute("toolwire.decision_reason", str(shown["decision_reason"]))
 
     def _chat(self, step: LlmStep, shown: Mapping[str, Any], now: int) -> None:
+        self.spent.add(step)
         request = None if self.requested is None else self.requested[1]
         self.requested = None
         made = {**self.base, gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT, **attrs.chat(request, shown)}
@@ -148,7 +157,8 @@ class RunSpans:
             span.set_status(Status(StatusCode.ERROR))
         span.end(end_time=now)
         if self.instruments is not None:
-            self.instruments.record_tool(step.tool_name, step.tool_refused, step.tool_is_error)
+            self.instruments.record_tool(step.tool_name, step.tool_refused, step.tool_is_error,
+                                         registered=step.tool_registered)  # fmt: skip
 
     # -- the end -----------------------------------------------------------------------------
 
@@ -190,15 +200,16 @@ class RunSpans:
     def _ending(self, outcome: RunOutcome) -> attrs.Attributes:
         out: attrs.Attributes = {attrs.STATUS: str(outcome.status)}
         result = outcome.result
+        out |= self.spent.attributes(None if result is None else result.iterations)
         if result is None:
             return out
         out |= {
             attrs.TERMINATION: str(result.reason),
             attrs.TRUNCATED: result.truncated,
-            attrs.ROUNDS: result.iterations,
-            gen_ai.GEN_AI_USAGE_INPUT_TOKENS: result.usage.prompt_tokens,
-            gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS: result.usage.completion_tokens,
-            attrs.COST: result.cost.shown,
+            attrs.RUN_ROUNDS: result.iterations,
+            attrs.RUN_INPUT_TOKENS: result.usage.prompt_tokens,
+            attrs.RUN_OUTPUT_TOKENS: result.usage.completion_tokens,
+            attrs.RUN_COST: result.cost.shown,
         }
         finish = result.finish_reason or (None if result.stop is None else str(result.stop))
         answer = filter_text(result.final_content, self.level) if result.final_content else None
@@ -235,6 +246,35 @@ class RunSpans:
         if decision.detail is not None:
             shown["toolwire.detail"] = decision.detail
         self.root.add_event(attrs.GATE_EVENT, shown)
+
+
+class SegmentUsage:
+    """The tokens, cost and rounds of one segment's model calls, as they are recorded."""
+
+    __slots__ = ("cost", "input_tokens", "output_tokens", "rounds")
+
+    def __init__(self) -> None:
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost = 0.0  # of the priced calls
+        self.rounds: set[int] = set()
+
+    def add(self, step: LlmStep) -> None:
+        self.input_tokens += step.prompt_tokens
+        self.output_tokens += step.completion_tokens
+        self.cost += step.cost or 0.0
+        self.rounds.add(step.round)
+
+    def attributes(self, run_rounds: int | None) -> attrs.Attributes:
+        """As span attributes. ``run_rounds`` is the run's count when known: the call made
+        at the round cap, where no tool may be called, is past it and is not a round."""
+        rounds = [r for r in self.rounds if run_rounds is None or r <= run_rounds]
+        return {
+            attrs.ROUNDS: len(rounds),
+            gen_ai.GEN_AI_USAGE_INPUT_TOKENS: self.input_tokens,
+            gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS: self.output_tokens,
+            attrs.COST: self.cost,
+        }
 
 
 def _ns(duration_ms: float) -> int:
