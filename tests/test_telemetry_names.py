@@ -97,7 +97,8 @@ def governed(level: PrivacyLevel) -> Captured:
     runtime = Runtime(ToolRegistry([lookup, delete_row]), telemetry=captured.telemetry,
                       state_key=StateKey.generate())  # fmt: skip
     options = RunOptions(max_calls_per_turn=2)
-    waiting = runtime.run_sync(RunRequest.of("go", provider=provider, options=options))
+    request = RunRequest.of("go", provider=provider, options=options, privacy=level)
+    waiting = runtime.run_sync(request)
     assert waiting.pause is not None
     decision = OperatorDecision(action="deny", digest=waiting.pause.digest, actor="ann")
     assert runtime.resume_sync(waiting.run_id, decision, provider=provider).status == "completed"
