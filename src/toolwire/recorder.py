@@ -26,6 +26,7 @@ from toolwire.trace import RunStep
 log = logging.getLogger("toolwire.runtime")  # a store failure is the run's: the runtime's log
 STORE_FAILED = "the run store failed; this run is not fully recorded"
 T = TypeVar("T")
+Listen = Callable[[str, Callable[[], object]], Callable[[], None]]  # CancelNotices.on_cancel
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,6 +110,17 @@ def require_recorder(recorder: RunRecorder) -> RunRecorder:
             "which keeps a run carried on in this process at its own privacy level"
         )
     return recorder
+
+
+class CancelNotices(Protocol):
+    """A recorder that can tell a running segment of a cancel made anywhere, another process
+    included, without the segment asking (the audit store does; a ``MemoryRecorder`` has no
+    other process to hear from)."""
+
+    def on_cancel(self, run_id: str, notify: Callable[[], object]) -> Callable[[], None]:
+        """Call ``notify`` (on any thread, at most once) once the run is cancelled, at once if
+        it already is; returns what stops listening."""
+        ...
 
 
 class MemoryRecorder:
@@ -241,6 +253,16 @@ class Recording:
             return False
         return self.guard(lambda: self.recorder.cancel_requested(self.run_id), False)
 
+    def on_cancel(self, notify: Callable[[], object]) -> Callable[[], None]:
+        """Have ``notify`` called once the run is cancelled from anywhere, when the recorder
+        can say so (see :class:`CancelNotices`); returns what stops listening."""
+        # An attribute look-up, not isinstance: a runtime-checkable protocol costs a plain
+        # run several microseconds, on every segment of every run.
+        listen: Listen | None = getattr(self.recorder, "on_cancel", None)
+        if listen is None or not self.begun:
+            return _nothing
+        return self.guard(lambda: listen(self.run_id, notify), _nothing)
+
     def report(self, outcome: RunOutcome) -> RunOutcome:
         if self.store_error is not None:
             outcome = dataclasses.replace(outcome, store_error=self.store_error)
@@ -260,3 +282,7 @@ class Recording:
             log.exception("the run store failed; run %s goes on without it", self.run_id)
             self.store_error = STORE_FAILED
             return fallback
+
+
+def _nothing() -> None:
+    return None

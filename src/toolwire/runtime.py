@@ -10,9 +10,11 @@ decision's checks in :mod:`toolwire.resume`; their names stay importable from he
 - A recorder failure never breaks a run: it is logged and reported on the outcome. But a
   suspension that cannot be stored (no state key, a store error, a cancel that won) fails the
   run: a resume that can never happen is not promised.
-- Cancellation takes effect at the next step boundary (an observer raises ``RunCancelled``)
-  and also aborts an in-flight provider call by cancelling the task. A waiting run is
-  cancelled in the store.
+- A cancel aborts the segment's task, and with it an in-flight provider or tool call: at once
+  for one made through this runtime, within the store's poll for one made in another process
+  (the recorder tells the segment, see ``Recording.on_cancel``); a recorder that cannot tell
+  is asked at every step boundary (an observer raises ``RunCancelled``). The steps recorded
+  before the cancel are the run's. A waiting run is cancelled in the store.
 - A resume checks the decision (its turn digest, its kind, a person's input against the
   tool's schema) before anything changes, then claims the run atomically: of two racing
   resumes, in one process or two, one runs the pending turn and the other gets
@@ -402,6 +404,7 @@ class Runtime:
         a held call, whose answer is handed over to its caller before the run settles."""
         task = asyncio.ensure_future(segment)
         self._track(run.run_id, task)
+        stop_listening = run.on_cancel(lambda: self.cancel(run.run_id))
         result: LoopResult | None = None
         error: str | None = None
         failure: Exception | None = None
@@ -421,6 +424,7 @@ class Runtime:
             log.exception("run %s failed", run.run_id)
             status, error, failure = RunStatus.FAILED, RUN_FAILED, exc
         finally:
+            stop_listening()
             self._untrack(run.run_id)
         if result is not None and result.suspended is not None:
             status, error = await asyncio.to_thread(self._suspend, run, result.suspended)
@@ -487,6 +491,7 @@ class Runtime:
     def _untrack(self, run_id: str) -> None:
         with self._lock:
             self._tasks.pop(run_id, None)
+            self._cancelled.discard(run_id)  # a cancel that came after the segment's end
 
     def _forget_cancel(self, run_id: str) -> bool:
         with self._lock:

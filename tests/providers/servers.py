@@ -5,7 +5,10 @@ loopback HTTP. A script is a list of turns; turn ``n`` is played when the reques
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -246,6 +249,93 @@ def loopback(model: FakeModel) -> Iterator[str]:
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@dataclass(slots=True)
+class SlowModel:
+    """A scripted model (the OpenAI protocol, whole answers) that holds its answer to request
+    ``slow_request`` (0-based) for ``hold_seconds``, unless its client closes the connection
+    first. ``events`` says what became of that request, in order: ``asked`` as it arrived,
+    then ``closed`` (the client left before the answer was sent) or ``answered``."""
+
+    turns: Sequence[Turn]
+    slow_request: int
+    hold_seconds: float = 15.0
+    requests: int = 0
+    events: list[str] = field(default_factory=list)
+    asked: threading.Event = field(default_factory=threading.Event)
+    ended: threading.Event = field(default_factory=threading.Event)
+
+    def reply(self, body: bytes) -> tuple[bytes, bool]:
+        """The answer to the next request, and whether it is the one to hold."""
+        number, self.requests = self.requests, self.requests + 1
+        answer = json.dumps(openai_reply(json.loads(body), self.turns)).encode()
+        return answer, number == self.slow_request
+
+    def note(self, event: str) -> None:
+        self.events.append(event)
+        if event == "asked":
+            self.asked.set()
+        else:
+            self.ended.set()
+
+
+class _SlowHandler(BaseHTTPRequestHandler):
+    server: _SlowServer
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        model = self.server.model
+        answer, slow = model.reply(self.rfile.read(int(self.headers["content-length"])))
+        if slow:
+            model.note("asked")
+            if self._client_left(time.monotonic() + model.hold_seconds):
+                model.note("closed")
+                return
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+        self.wfile.flush()
+        if slow:
+            model.note("answered")
+
+    def _client_left(self, deadline: float) -> bool:
+        """Wait until ``deadline``; True as soon as the client closes the connection."""
+        while time.monotonic() < deadline:
+            readable, _, _ = select.select([self.connection], [], [], 0.01)
+            if not readable:
+                continue
+            try:
+                if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                    return True
+            except OSError:
+                return True
+        return False
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+class _SlowServer(ThreadingHTTPServer):
+    daemon_threads = True
+    model: SlowModel
+
+
+@contextmanager
+def slow_loopback(model: SlowModel) -> Iterator[str]:
+    """Serve ``model`` on 127.0.0.1 (a free port) in a thread; yields the base URL (``/v1``)."""
+    server = _SlowServer(("127.0.0.1", 0), _SlowHandler)
+    server.model = model
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     finally:
         server.shutdown()
         server.server_close()

@@ -79,3 +79,75 @@ def test_a_failing_read_is_retried() -> None:
         assert eventually(lambda: watch.cancelled("a"))
     finally:
         watch.close()
+
+
+def test_a_listener_hears_of_a_polled_cancel_once_on_the_watch_thread() -> None:
+    flags = Flags()
+    watch = CancelWatch(flags, interval=0.001)
+    heard: list[str] = []
+    try:
+        watch.watch("a")
+        watch.watch("b")
+        watch.on_cancel("a", lambda: heard.append(threading.current_thread().name))
+        watch.on_cancel("b", lambda: heard.append("b"))
+        flags.cancelled = {"a"}
+        assert eventually(lambda: watch.cancelled("a") and heard)
+        time.sleep(0.02)  # more polls: still heard once, and b not at all
+        assert heard == ["toolwire-cancels"]
+    finally:
+        watch.close()
+
+
+def test_a_listener_hears_at_once_of_a_cancel_made_here_or_already_seen() -> None:
+    watch = CancelWatch(Flags(), interval=10)
+    heard: list[str] = []
+    try:
+        watch.watch("a")
+        watch.on_cancel("a", lambda: heard.append("marked"))
+        watch.mark("a")
+        assert heard == ["marked"]
+        watch.on_cancel("a", lambda: heard.append("late"))
+        assert heard == ["marked", "late"]
+    finally:
+        watch.close()
+
+
+def test_a_listener_that_stopped_or_whose_run_was_forgotten_hears_nothing() -> None:
+    watch = CancelWatch(Flags(), interval=10)
+    heard: list[str] = []
+    try:
+        watch.watch("a")
+        stop = watch.on_cancel("a", lambda: heard.append("a"))
+        stop()
+        stop()  # twice is harmless
+        watch.mark("a")
+        watch.forget("a")
+        watch.watch("b")
+        watch.on_cancel("b", lambda: heard.append("b"))
+        watch.forget("b")
+        watch.mark("b")
+        assert heard == []
+    finally:
+        watch.close()
+
+
+def test_a_listener_that_raises_stops_neither_the_others_nor_the_watch() -> None:
+    flags = Flags()
+    watch = CancelWatch(flags, interval=0.001)
+    heard: list[str] = []
+
+    def fail() -> None:
+        raise RuntimeError("listener broke")
+
+    try:
+        for run_id in ("a", "b"):
+            watch.watch(run_id)
+        watch.on_cancel("a", fail)
+        watch.on_cancel("a", lambda: heard.append("a"))
+        flags.cancelled = {"a"}
+        assert eventually(lambda: heard == ["a"])
+        watch.on_cancel("b", lambda: heard.append("b"))
+        flags.cancelled = {"a", "b"}
+        assert eventually(lambda: heard == ["a", "b"])
+    finally:
+        watch.close()

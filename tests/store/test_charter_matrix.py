@@ -117,15 +117,9 @@ def enter(entry: str, url: str, script: Path, workspace: Path, level: PrivacyLev
         context = ToolContext(user=ANN, workspace=load_workspace(workspace))
         if entry == "held":  # as an MCP host's call: a direct call held for a person
             call = ToolCall.of("c1", "write_file", {"path": "m.txt", "text": f"{CANARY}\n"})
-            waiting = asyncio.run(
-                runtime.call(
-                    call,
-                    context=context,
-                    offered=frozenset({"write_file"}),
-                    hold=True,
-                    caller="an MCP host",
-                )  # fmt: skip
-            )
+            offered = frozenset({"write_file"})
+            held = runtime.call(call, context=context, offered=offered, hold=True, caller="mcp")
+            waiting = asyncio.run(held)
         else:
             provider = ScriptedProvider.from_file(script, trust_zone="local")
             request = RunRequest.of("write", provider=provider, context=context,

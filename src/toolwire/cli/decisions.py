@@ -1,5 +1,8 @@
 """``toolwire runs pending|approve|deny|input|cancel``: deciding on waiting runs.
 
+A run is named by its id or by the start of it that names one run (``runs list`` prints the
+first eight characters), as ``runs show`` takes it. The store and the state key are the ones
+every command uses, or, with ``--data-dir DIR``, those of ``toolwire demo --data-dir DIR``.
 A decision quotes the pending turn's digest (``--turn``, else the turn pending right now), is
 taken by the operating system's user, and resumes the run in this process: its provider is
 rebuilt from the stored reference (keys from the environment), its tools' context from the
@@ -9,6 +12,7 @@ instead: a worker carries the run on, and the command follows its stored steps.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -27,17 +31,21 @@ from toolwire.cli.ask import (
 from toolwire.cli.keys import read_key
 from toolwire.cli.outcome import report
 from toolwire.cli.run import registry_for
-from toolwire.cli.runs import guard, runs_app
+from toolwire.cli.runs import guard, resolve_prefix, runs_app
 from toolwire.cli.show import StepPrinter, error, pause_lines, safe
-from toolwire.cli.store import DbOption, open_or_exit
+from toolwire.cli.store import DataDirOption, DbOption, open_or_exit
 from toolwire.errors import ConfigError, DecisionError, StateError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from toolwire.runtime import Runtime
     from toolwire.sealing import StateKey
     from toolwire.store import RunStore
 
-RunId = Annotated[str, typer.Argument(help="The waiting run's id.")]
+RunId = Annotated[
+    str, typer.Argument(help="The waiting run's id, or a prefix of it naming one run.")
+]
 Turn = Annotated[
     str | None,
     typer.Option("--turn", help="The pending turn's digest (default: the turn pending now)."),
@@ -64,15 +72,15 @@ def runtime_for(console: Console, store: RunStore, key: StateKey | None, run_id:
 
 
 @runs_app.command("pending")
-def pending(db: DbOption = None) -> None:
+def pending(db: DbOption = None, data_dir: DataDirOption = None) -> None:
     """The runs waiting for a person, each with its pending calls and their previews."""
     from toolwire.runtime import Runtime
 
     console = Console(highlight=False, soft_wrap=True)
-    with open_or_exit(console, db) as store:
+    key = read_key(console, data_dir)
+    with open_or_exit(console, db, data_dir) as store:
         found = guard(console, lambda: store.list_runs(waiting=True, limit=1000))
-        runtime = Runtime(registry_for(console, store), recorder=store,
-                          state_key=read_key(console))  # fmt: skip
+        runtime = Runtime(registry_for(console, store), recorder=store, state_key=key)
         if not found:
             console.print(Text("no run is waiting"))
         for summary in found:
@@ -87,15 +95,27 @@ def pending(db: DbOption = None) -> None:
 
 
 @runs_app.command("approve")
-def approve(run_id: RunId, reason: Reason = None, turn: Turn = None, db: DbOption = None) -> None:
+def approve(
+    run_id: RunId,
+    reason: Reason = None,
+    turn: Turn = None,
+    db: DbOption = None,
+    data_dir: DataDirOption = None,
+) -> None:
     """Approve the pending calls of a waiting run and carry the run on."""
-    _decide(run_id, "approve", db, turn=turn, reason=reason)
+    _decide(run_id, "approve", Where(db=db, data_dir=data_dir), turn=turn, reason=reason)
 
 
 @runs_app.command("deny")
-def deny(run_id: RunId, reason: Reason = None, turn: Turn = None, db: DbOption = None) -> None:
+def deny(
+    run_id: RunId,
+    reason: Reason = None,
+    turn: Turn = None,
+    db: DbOption = None,
+    data_dir: DataDirOption = None,
+) -> None:
     """Deny the pending calls (the model reads that they were denied) and carry the run on."""
-    _decide(run_id, "deny", db, turn=turn, reason=reason)
+    _decide(run_id, "deny", Where(db=db, data_dir=data_dir), turn=turn, reason=reason)
 
 
 @runs_app.command("input")
@@ -104,20 +124,22 @@ def give_input(
     values: Annotated[str, typer.Option("--json", help="The input, as a JSON object.")],
     turn: Turn = None,
     db: DbOption = None,
+    data_dir: DataDirOption = None,
 ) -> None:
     """Answer a run waiting for input; the input is checked against the tool's schema."""
     parsed = json_object(values)
     if parsed is None:
         error(Console(highlight=False, soft_wrap=True), NOT_AN_OBJECT)
         raise typer.Exit(1)
-    _decide(run_id, "input", db, turn=turn, values=parsed)
+    _decide(run_id, "input", Where(db=db, data_dir=data_dir), turn=turn, values=parsed)
 
 
 @runs_app.command("cancel")
-def cancel(run_id: RunId, db: DbOption = None) -> None:
+def cancel(run_id: RunId, db: DbOption = None, data_dir: DataDirOption = None) -> None:
     """Cancel a running or waiting run; a waiting run never resumes."""
     console = Console(highlight=False, soft_wrap=True)
-    with open_or_exit(console, db) as store:
+    with open_or_exit(console, db, data_dir) as store:
+        run_id = resolve_prefix(console, store, run_id)
         cancelled = guard(console, lambda: store.request_cancel(run_id))
     if not cancelled:
         error(console, f"no running or waiting run has the id {safe(run_id, 80)}")
@@ -125,10 +147,18 @@ def cancel(run_id: RunId, db: DbOption = None) -> None:
     console.print(Text(f"run {run_id} cancelled"))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Where:
+    """Where a decision's store and state key are: ``--db`` and ``--data-dir``, as given."""
+
+    db: str | None
+    data_dir: Path | None
+
+
 def _decide(
     run_id: str,
     action: Literal["approve", "deny", "input"],
-    db: str | None,
+    where: Where,
     *,
     turn: str | None,
     reason: str | None = None,
@@ -138,9 +168,10 @@ def _decide(
     from toolwire.runtime import OperatorDecision
 
     console = Console(highlight=False, soft_wrap=True)
-    key = read_key(console)
+    key = read_key(console, where.data_dir)
     follower: Follower | None = None
-    with open_or_exit(console, db) as store:
+    with open_or_exit(console, where.db, where.data_dir) as store:
+        run_id = resolve_prefix(console, store, run_id)
         runtime = runtime_for(console, store, key, run_id)
         printer = StepPrinter(console)
         with decision_errors(console):
@@ -155,4 +186,5 @@ def _decide(
             if outcome.status.waiting and interactive():
                 outcome = carry_on(console, outcome, resume)
     steps = None if follower is None else follower.steps
-    report(console, outcome, recorded=True, db=db, printer=printer, steps=steps)
+    report(console, outcome, recorded=True, db=where.db, data_dir=where.data_dir,
+           printer=printer, steps=steps)  # fmt: skip

@@ -23,7 +23,7 @@ from toolwire.cli.run import open_workspace, registry_for
 from toolwire.cli.serve import check_port
 from toolwire.cli.server import is_loopback, refuse_remote, remote_warning
 from toolwire.cli.show import error, safe
-from toolwire.cli.store import DbOption, notices, open_store
+from toolwire.cli.store import DataDirOption, DbOption, notices, open_store
 from toolwire.errors import ConfigError, ToolwireError
 from toolwire.privacy import PrivacyLevel
 from toolwire.version import installed_version
@@ -84,11 +84,7 @@ def mcp(
                      "call that needs an operator waits for a decision."),
     ] = 300,
     db: DbOption = None,
-    data_dir: Annotated[
-        Path | None,
-        typer.Option("--data-dir", help="Where the store (runs.db) and the state key live, as "
-                     "for toolwire demo --data-dir."),
-    ] = None,
+    data_dir: DataDirOption = None,
     privacy: Annotated[
         PrivacyLevel, typer.Option(help="How much of each call the store keeps.")
     ] = PrivacyLevel.METADATA,

@@ -22,6 +22,8 @@ from toolwire.cli.show import (
 from toolwire.lifecycle import RunStatus, TerminationReason
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from toolwire.endings import LoopResult
     from toolwire.run import RunOutcome
 
@@ -29,9 +31,12 @@ if TYPE_CHECKING:
 WAITING_EXIT_CODE = 3
 
 
-def resume_command(outcome: RunOutcome, db: str | None) -> str:
-    """The exact command that resumes a waiting run."""
+def resume_command(outcome: RunOutcome, db: str | None, data_dir: Path | None = None) -> str:
+    """The exact command that resumes a waiting run (in the store ``--db`` or ``--data-dir``
+    named, if one did)."""
     store = f" --db {shlex.quote(db)}" if db else ""
+    if not db and data_dir is not None:
+        store = f" --data-dir {shlex.quote(str(data_dir))}"
     if outcome.status is RunStatus.AWAITING_INPUT:
         return f"toolwire runs input {outcome.run_id}{store} --json '{{...}}'"
     return f"toolwire runs approve {outcome.run_id}{store}"
@@ -68,6 +73,7 @@ def report(
     *,
     recorded: bool,
     db: str | None,
+    data_dir: Path | None = None,
     printer: StepPrinter | None = None,
     output: Output = Output.HUMAN,
     stored_in: str | None = None,
@@ -87,7 +93,7 @@ def report(
         shown = outcome_json(outcome, recorded=recorded, db=db, stored_in=stored_in)
         emit_json(shown if steps is None else shown | {"steps": steps})
     if outcome.status.waiting:
-        _waiting(console, outcome, recorded=recorded, db=db)
+        _waiting(console, outcome, recorded=recorded, store=(db, data_dir))
     result = outcome.result
     if outcome.status not in (RunStatus.COMPLETED, RunStatus.DRY_RUN) or result is None:
         error(console, outcome.error or outcome.status.value)
@@ -151,7 +157,9 @@ def _said(result: LoopResult) -> str:
     return "blocked" if result.reason is TerminationReason.BLOCKED else "the model refused"
 
 
-def _waiting(console: Console, outcome: RunOutcome, *, recorded: bool, db: str | None) -> None:
+def _waiting(
+    console: Console, outcome: RunOutcome, *, recorded: bool, store: tuple[str | None, Path | None]
+) -> None:
     if not recorded:
         error(console, "the run waits for a person, but no store keeps it: it cannot resume")
         raise typer.Exit(1)
@@ -159,8 +167,9 @@ def _waiting(console: Console, outcome: RunOutcome, *, recorded: bool, db: str |
         for line in pause_lines(outcome.pause):
             console.print(line)
     console.print(Text(f"run {outcome.run_id} is {outcome.status.value}"))
-    console.print(Text(f"resume it with: {resume_command(outcome, db)}"), soft_wrap=True)
+    command = resume_command(outcome, *store)
+    console.print(Text(f"resume it with: {command}"), soft_wrap=True)
     if outcome.status is RunStatus.AWAITING_APPROVAL:
-        deny = resume_command(outcome, db).replace(" approve ", " deny ", 1)
+        deny = command.replace(" approve ", " deny ", 1)
         console.print(Text(f"or deny it with: {deny}"), soft_wrap=True)
     raise typer.Exit(WAITING_EXIT_CODE)

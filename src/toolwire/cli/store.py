@@ -10,6 +10,7 @@ nothing is recorded. A command that writes says once where its runs are kept: ``
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -34,6 +35,16 @@ DbOption = Annotated[
 ]
 
 
+DataDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="The folder of a `toolwire demo --data-dir DIR`: its store (DIR/runs.db) and its "
+        "state key.",
+    ),
+]
+
+
 def notices() -> Console:
     """Where errors, warnings and the store line go: stderr, so stdout stays the output."""
     return Console(stderr=True, highlight=False)
@@ -46,11 +57,12 @@ def location(store: RunStore) -> str:
     return safe(where(store.url), None)
 
 
-def open_or_exit(console: Console, db: str | None) -> RunStore:
-    """The store, or a one-line error on stderr and exit status 1."""
+def open_or_exit(console: Console, db: str | None, folder: Path | None = None) -> RunStore:
+    """The store (``--db``, else ``runs.db`` in ``folder``, a ``--data-dir``, else the
+    default), or a one-line error on stderr and exit status 1."""
     from toolwire.store.engine import choose_store
 
-    store = open_store(choose_store(db), degrade=False)
+    store = open_store(choose_store(db, folder=folder), degrade=False)
     assert store is not None  # degrade=False exits instead of returning None
     return store
 

@@ -9,8 +9,9 @@ The job names a run; the store says the rest. ``execute``:
    and workspace);
 3. decides where it starts (see :mod:`toolwire.queue.recovery`) and runs it through
    ``Runtime.carry_on`` with a :class:`~toolwire.queue.checkpoint.Checkpointer`;
-4. while it runs, a cancel from anywhere (or another worker taking it) stops it: at its next
-   step boundary at the latest, and an in-flight provider call is aborted.
+4. while it runs, a cancel from anywhere (or another worker taking it) stops it, an in-flight
+   provider call aborted: the store tells the runtime, as for every run (see
+   ``Recording.on_cancel``).
 
 Anything that keeps the run from starting (a state it cannot open, no key for its provider on
 this worker) fails it with a short, safe reason. When the worker shuts down (its job is
@@ -44,7 +45,6 @@ from toolwire.tools.api import ToolContext
 from toolwire.tools.registry import ToolRegistry
 
 log = logging.getLogger("toolwire.queue")
-CANCEL_POLL_SECONDS = 0.05  # a cancel reaches this worker's store within its own poll (0.02 s)
 AVAILABILITY_SECONDS = 5.0  # tool switches made in the inspector reach new runs this late
 
 
@@ -97,14 +97,10 @@ class Executor:
             run_id, key=self.key, save=self._saver(run_id), registry=self.registry,
             saved=saved if saved.action is not None else None,
         )  # fmt: skip
-        watch = asyncio.ensure_future(self._watch_cancel(run_id))
-        try:
-            return await self.runtime.carry_on(
-                run_id, start(context), provider=provider, charter=charter,
-                sequence=taken.sequence, checkpoint=checkpointer,
-            )  # fmt: skip
-        finally:
-            watch.cancel()
+        return await self.runtime.carry_on(
+            run_id, start(context), provider=provider, charter=charter,
+            sequence=taken.sequence, checkpoint=checkpointer,
+        )  # fmt: skip
 
     def _start(self, taken: Taken) -> tuple[Saved, Start]:
         """Where the run starts, and how (see :mod:`toolwire.queue.recovery`)."""
@@ -143,13 +139,6 @@ class Executor:
             return self.runs.save_checkpoint(run_id, claim, sealed)
 
         return save
-
-    async def _watch_cancel(self, run_id: str) -> None:
-        """Abort the run's in-flight call once it is cancelled (or taken by another worker)."""
-        while True:
-            await asyncio.sleep(CANCEL_POLL_SECONDS)
-            if self.store.cancel_requested(run_id) and self.runtime.cancel(run_id):
-                return
 
     async def _fail(self, run_id: str, error: str) -> RunOutcome:
         log.warning("run %s failed before it started: %s", run_id, error)

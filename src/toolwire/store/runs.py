@@ -25,11 +25,11 @@ Invariants:
 - Steps are written behind the run by one writer thread in batches (see
   :mod:`toolwire.store.writer`); every read and every settle waits for them first.
 - A cancel is seen at once by the store that requested it, and by other processes' stores
-  within ``cancels.POLL_SECONDS`` (then at the run's next step boundary), without a query on
-  the thread that runs the run.
+  within ``cancels.POLL_SECONDS``, without a query on the thread that runs the run; a running
+  segment hears of it then (``on_cancel``) and aborts its in-flight call.
 - A queued run held by a worker (``hold``) is written under its claim: its checkpoint, its
   suspension and its settle change nothing once another worker holds it (the run is then
-  stopped at its next step boundary, like a cancel), and its steps and answer are filtered at
+  stopped like a cancelled one), and its steps and answer are filtered at
   the run's own privacy level. A queued run is never marked ``interrupted``: its worker's
   heartbeats decide (see :mod:`toolwire.queue`).
 - Every failure is a :class:`toolwire.errors.StoreError`; the runtime keeps a run going
@@ -42,7 +42,7 @@ import atexit
 import json
 import threading
 import uuid
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -181,7 +181,7 @@ class RunStore:
 
     def hold(self, run_id: str, claim: str, privacy: PrivacyLevel) -> None:
         """Write the queued run ``run_id`` under ``claim``, at its own ``privacy``, and watch it:
-        a cancel, or another worker taking it, stops it at its next step boundary."""
+        a cancel, or another worker taking it, stops it as a cancel does."""
         with self._lock:
             self._held[run_id] = Held(claim, privacy)
         self._cancels.watch(run_id)
@@ -236,6 +236,12 @@ class RunStore:
         this at every step and must not wait on the database.
         """
         return self._cancels.cancelled(run_id)
+
+    def on_cancel(self, run_id: str, notify: Callable[[], object]) -> Callable[[], None]:
+        """Call ``notify`` once the run is cancelled (or, held, taken by another worker): at
+        once through this store, else within a poll, on the watch's thread. For a run this
+        store watches (begun, claimed or held here); returns what stops listening."""
+        return self._cancels.on_cancel(run_id, notify)
 
     def _cancelled_among(self, run_ids: Collection[str]) -> list[str]:
         """The runs cancelled, and the held ones another worker has taken since."""
