@@ -220,18 +220,20 @@ async def preview_again(
     run_id: str,
     rounds: int,
 ) -> Pause:
-    """``pause`` waiting again: the calls at ``changed`` with fresh previews (and bases), named
-    in ``changed``; every other preview kept; a new digest, so no earlier decision applies."""
-    previews = {p.index: p for p in pause.previews}
-    for index in changed:
-        call = pause.calls[index]
+    """``pause`` waiting again, the calls at ``changed`` named in it, and a new digest, so no
+    earlier decision applies. Every preview is made afresh (with its basis) but those of a
+    queued run's recovered calls that did not change: one already done, or a write of unknown
+    outcome, keeps the words that say so."""
+    kept = {r.call_id for r in pause.recorded} | set(pause.rerun)
+    fresh = []
+    for shown in pause.previews:
+        call = pause.calls[shown.index]
         tool = registry.get(call.name)
-        if tool is not None:
-            previews[index] = await _preview(index, call, tool, context)
-    fresh = tuple(previews[i] for i in sorted(previews))
+        again = tool is not None and (shown.index in changed or call.id not in kept)
+        fresh.append(await _preview(shown.index, call, tool, context) if tool and again else shown)
     return dataclasses.replace(
         pause,
-        previews=fresh,
+        previews=tuple(fresh),
         digest=turn_digest(run_id, rounds, pause.calls, fresh),
         changed=tuple(pause.calls[i].id for i in changed),
     )
