@@ -35,7 +35,8 @@ SEEN = """e => e.map(line => {
 
 
 def write(path: str, text: str) -> list[dict[str, object]]:
-    turn = {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "text": text}}]}
+    arguments = {"path": path, "text": text}
+    turn: dict[str, object] = {"tool_calls": [{"name": "write_file", "arguments": arguments}]}
     return [turn, {"content": "Written."}]
 
 
