@@ -4,6 +4,7 @@ makes the worker wait again on a fresh preview instead of writing, in another pr
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -31,8 +32,9 @@ def test_a_worker_does_not_run_an_approved_write_whose_preview_no_longer_holds(
 ) -> None:
     kv(queue, "INSERT INTO kv (key, value) VALUES ('colour', 'red')")
     queue.start(1)
-    turns = [{"tool_calls": [call("set_value", key="colour", value="blue")]},
-             {"content": "set"}]  # fmt: skip
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [call("set_value", key="colour", value="blue")]}, {"content": "set"}
+    ]  # fmt: skip
     (run_id,) = queue.submit(queue.script(turns))
     (run,) = queue.wait([run_id])
     assert run.status == RunStatus.AWAITING_APPROVAL
