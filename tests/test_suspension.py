@@ -418,7 +418,7 @@ def test_a_call_without_its_own_preview_shows_its_arguments() -> None:
     pause = paused(result).pause
     assert pause is not None
     assert [(p.index, p.tool, p.lines) for p in pause.previews] == [
-        (0, "write_row", ("write_row:", "  n: 5"))
+        (0, "write_row", ("write_row:", "n: 5"))
     ]
 
 

@@ -142,7 +142,8 @@ async def _lines(
 def _argument_lines(call: ToolCall, arguments: dict[str, Any] | None) -> list[str]:
     if arguments is None:
         return [f"{call.name} with arguments that are not a JSON object: {call.arguments}"]
-    return [f"{call.name}:"] + [f"  {key}: {dumps(value)}" for key, value in arguments.items()]
+    # not indented: whitespace is shown, and a made-up indentation would read as the data's
+    return [f"{call.name}:"] + [f"{key}: {dumps(value)}" for key, value in arguments.items()]
 
 
 def bound_preview(lines: Sequence[Any]) -> tuple[str, ...]:
@@ -229,8 +230,10 @@ async def preview_again(
     for shown in pause.previews:
         call = pause.calls[shown.index]
         tool = registry.get(call.name)
-        again = tool is not None and (shown.index in changed or call.id not in kept)
-        fresh.append(await _preview(shown.index, call, tool, context) if tool and again else shown)
+        if tool is not None and (shown.index in changed or call.id not in kept):
+            fresh.append(await _preview(shown.index, call, tool, context))
+        else:
+            fresh.append(shown)
     return dataclasses.replace(
         pause,
         previews=tuple(fresh),
