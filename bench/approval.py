@@ -12,6 +12,10 @@ difference per run is what one approval adds. Target: at most 2 ms.
 Every figure is the best of interleaved batches (plain, approval, plain, ...), so a slow moment
 of the machine hits both sides alike; nothing here is a timed assertion.
 
+A third side approves a tool whose preview has a basis (a file's identity and SHA-256, as
+``write_file``'s): it is taken with the preview and again before the approved call runs, so
+the difference from the approval side is what re-checking a preview costs a round trip.
+
 The second table calls the seam directly with the same tool written synchronously (run in a
 worker thread by ``asyncio.to_thread``) and as a coroutine (run on the loop): the difference is
 the worker thread's cost per call.
@@ -20,6 +24,7 @@ the worker thread's cost per call.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import sys
 import tempfile
 import time
@@ -49,6 +54,22 @@ def gated(n: int) -> str:
     return f"row {n}"
 
 
+@tool(data_class="public", requires_approval=True)
+def checked(n: int) -> str:
+    return f"row {n}"
+
+
+BASIS_FILE = Path(tempfile.gettempdir()) / "toolwire-bench-basis.txt"
+
+
+@checked.basis
+def _checked_basis(n: int) -> str:
+    found = BASIS_FILE.stat()
+    with BASIS_FILE.open("rb") as file:
+        digest = hashlib.file_digest(file, "sha256").hexdigest()
+    return f"{BASIS_FILE}\n{found.st_dev}:{found.st_ino}\n{found.st_size}\nsha256 {digest}"
+
+
 async def plain_async(n: int) -> str:
     return f"row {n}"
 
@@ -74,6 +95,7 @@ def best_of(
 
 def approval_sides(runtime: Runtime) -> dict[str, Callable[[], Awaitable[object]]]:
     plain_provider, gated_provider = script("plain"), script("gated")
+    checked_provider = script("checked")
 
     async def plain_run() -> None:
         outcome = await runtime.run(RunRequest.of("go", provider=plain_provider))
@@ -86,7 +108,14 @@ def approval_sides(runtime: Runtime) -> dict[str, Callable[[], Awaitable[object]
         done = await runtime.resume(outcome.run_id, decision, provider=gated_provider)
         assert done.status is RunStatus.COMPLETED
 
-    return {"plain": plain_run, "approval": approved_run}
+    async def checked_run() -> None:
+        outcome = await runtime.run(RunRequest.of("go", provider=checked_provider))
+        assert outcome.status is RunStatus.AWAITING_APPROVAL and outcome.pause is not None
+        decision = OperatorDecision(action="approve", digest=outcome.pause.digest, actor="bench")
+        done = await runtime.resume(outcome.run_id, decision, provider=checked_provider)
+        assert done.status is RunStatus.COMPLETED
+
+    return {"plain": plain_run, "approval": approved_run, "checked": checked_run}
 
 
 def thread_sides() -> dict[str, Callable[[], Awaitable[object]]]:
@@ -115,7 +144,8 @@ def main() -> int:
             tempfile.TemporaryDirectory() as folder,
             RunStore.open(str(Path(folder) / "bench.db")) as store,
         ):
-            runtime = Runtime(ToolRegistry([plain, gated]), recorder=store,
+            BASIS_FILE.write_text("def main():\n    return 42\n" * 100)  # a 2.6 kB source file
+            runtime = Runtime(ToolRegistry([plain, gated, checked]), recorder=store,
                               state_key=StateKey.generate())  # fmt: skip
             sides = approval_sides(runtime)
             best_of(loop, sides, 3)  # warm up imports, statements and caches
@@ -124,12 +154,16 @@ def main() -> int:
         calls = {name: seconds / CALLS_PER_BATCH for name, seconds in batches.items()}
     finally:
         loop.close()
+        BASIS_FILE.unlink(missing_ok=True)
     added_ms = (runs["approval"] - runs["plain"]) * 1e3
     print(f"one tool round, SQLite store:  {runs['plain'] * 1e3:7.3f} ms per run")
     print(f"same run with one approval:    {runs['approval'] * 1e3:7.3f} ms per run "
           f"(suspend + resume; {runs['approval'] / runs['plain']:.2f}x)")  # fmt: skip
     met = "met" if added_ms <= TARGET_MS else "MISSED"
     print(f"added per approval:            {added_ms:7.3f} ms (target ≤ {TARGET_MS} ms: {met})")
+    checked_ms = (runs["checked"] - runs["approval"]) * 1e3
+    print(f"re-checked preview (file):     {checked_ms:7.3f} ms more per approval "
+          "(basis taken with the preview and before the call)")  # fmt: skip
     sync_us = calls["sync (worker thread)"] * 1e6
     async_us = calls["async (on the loop)"] * 1e6
     print(f"seam call, sync tool:          {sync_us:7.1f} µs (in a worker thread)")

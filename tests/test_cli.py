@@ -176,7 +176,7 @@ def test_a_context_step_says_what_left_and_the_tokens_before_and_after() -> None
 
 
 def test_a_pause_shows_every_previewed_call_and_the_input_it_asks_for() -> None:
-    from toolwire.cli.show import pause_lines
+    from toolwire.cli.show import WHITESPACE_LEGEND, pause_lines
     from toolwire.lifecycle import RunStatus
     from toolwire.messages import ToolCall
     from toolwire.state import CallPreview, Pause
@@ -193,6 +193,7 @@ def test_a_pause_shows_every_previewed_call_and_the_input_it_asks_for() -> None:
         f"waiting for input · turn {'f' * 32}",
         "  call 1: paint",
         "    paint:",
-        "      colour: \\x1b[31m",
+        "    ··colour: \\x1b[31m",
+        "  " + WHITESPACE_LEGEND,
         '  input for paint: {"type":"object"}',
     ]

@@ -6,6 +6,7 @@ process is decided and resumed by another.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from toolwire.cli.show import CHANGED_NOTICE, WHITESPACE_LEGEND
 from toolwire.demo._content import write_database
 from toolwire.store import RunStore
 
@@ -246,3 +248,69 @@ def test_a_provider_that_cannot_be_rebuilt_is_a_clear_error_and_the_run_still_wa
     assert done.stderr.strip().startswith("error: ") and str(script) in done.stderr
     assert "Traceback" not in done.stderr
     assert shop.status(run_id) == "awaiting_approval" and shop.tool_steps(run_id) == []
+
+
+INDENTED = "def main():\n    if ready:\n        start()\n        report()\n"
+MOVED_OUT = "def main():\n    if ready:\n        start()\n    report()\n"
+
+
+def _write_file_run(shop: Shop, before: str, text: str) -> tuple[Path, str]:
+    """A run of write_file on ``app.py`` (holding ``before``) that waits; the file, the run id."""
+    files = shop.tmp / "files"
+    files.mkdir()
+    (files / "app.py").write_text(before)
+    shop.workspace.write_text(f'files_root = "{files}"\n')
+    arguments = json.dumps({"path": "app.py", "text": text})
+    shop.script(f"turns:\n  - tool_calls: [{{name: write_file, arguments: {arguments}}}]\n"
+                "  - content: Written.\n")  # fmt: skip
+    workspace = ["--workspace", str(shop.workspace)]
+    done = shop.tw("run", "--script", str(shop.tmp / "script.yaml"), *workspace, "--db", shop.db,
+                   "q")  # fmt: skip
+    assert done.returncode == 3, done.stdout + done.stderr
+    return files / "app.py", run_id_of(done.stdout)
+
+
+def _turn_of(output: str) -> str:
+    return next(line for line in output.splitlines() if " · turn " in line).split()[-1]
+
+
+def test_pending_shows_an_indentation_moved_out_of_a_block_with_visible_whitespace(
+    shop: Shop,
+) -> None:
+    app, run_id = _write_file_run(shop, INDENTED, MOVED_OUT)
+    pending = shop.tw("runs", "pending", "--db", shop.db)
+    assert pending.returncode == 0, pending.stderr
+    lines = pending.stdout.splitlines()
+    start = lines.index("  call 1: write_file")
+    assert lines[start + 1 :] == [
+        "    --- a/app.py", "    +++ b/app.py", "    @@ -1,4 +1,4 @@",
+        "     def main():", "    ·····if ready:", "    ·········start()",
+        "    -········report()", "    +····report()",
+        "  " + WHITESPACE_LEGEND,
+    ]  # fmt: skip
+    assert app.read_text() == INDENTED
+    assert shop.status(run_id) == "awaiting_approval"
+
+
+def test_a_file_changed_after_its_preview_waits_again_and_the_old_turn_is_refused(
+    shop: Shop,
+) -> None:
+    app, run_id = _write_file_run(shop, "old\n", "mine\n")
+    first = _turn_of(shop.tw("runs", "pending", "--db", shop.db).stdout)
+    app.write_text("theirs\n")
+    again = shop.tw("runs", "approve", run_id, "--db", shop.db, "--turn", first)
+    assert again.returncode == 3, again.stdout + again.stderr
+    out = again.stdout.splitlines()
+    assert "  " + CHANGED_NOTICE in out and "  call 1: write_file (changed)" in out
+    assert "    -theirs" in out and "    +mine" in out
+    assert app.read_text() == "theirs\n"
+    assert shop.status(run_id) == "awaiting_approval" and shop.tool_steps(run_id) == []
+    second = _turn_of(again.stdout)
+    assert second != first
+    stale = shop.tw("runs", "approve", run_id, "--db", shop.db, "--turn", first)
+    assert stale.returncode == 1
+    assert stale.stderr.strip().startswith("error: the pending turn changed")
+    assert app.read_text() == "theirs\n"
+    done = shop.tw("runs", "approve", run_id, "--db", shop.db, "--turn", second)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert app.read_text() == "mine\n" and shop.status(run_id) == "completed"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -152,3 +153,37 @@ def test_provider_state_cost_and_the_usage_breakdown_survive_a_round_trip() -> N
     back = RunState.from_json(state.to_json())
     assert back.messages[1].provider_state == signed
     assert back.usage == state.usage and back.cost == state.cost
+
+
+def test_a_previews_basis_and_the_changed_calls_round_trip() -> None:
+    state = full_state()
+    assert state.pause is not None
+    preview = CallPreview(index=0, tool="write_row", lines=("\tx  ",), basis="b" * 32)
+    pause = dataclasses.replace(state.pause, previews=(preview,), changed=("c1",))
+    back = RunState.from_json(state._replace(pause=pause).to_json())
+    assert back.pause is not None
+    assert back.pause.previews == (preview,) and back.pause.changed == ("c1",)
+    assert back.pause.to_dict()["previews"] == [
+        {"index": 0, "tool": "write_row", "lines": ["\tx  "], "failed": False, "checked": True}
+    ]  # the basis stays in the sealed state
+
+
+def test_a_state_sealed_before_previews_had_a_basis_still_reads() -> None:
+    data = json.loads(full_state().to_json())
+    for preview in data["pause"]["previews"]:
+        del preview["basis"]
+    del data["pause"]["changed"]
+    back = RunState.from_json(json.dumps(data))
+    assert back.pause is not None and back.pause.changed == ()
+    assert [p.basis for p in back.pause.previews] == [None, None]
+
+
+def test_the_digest_covers_the_previews_and_their_bases(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("toolwire.state.secrets.token_hex", lambda n: "00" * n)
+    shown = CallPreview(index=0, tool="write_row", lines=("-  a", "+ a"), basis="b" * 32)
+    digest = turn_digest("r", 1, CALLS, (shown,))
+    assert digest == turn_digest("r", 1, CALLS, (shown,))  # the same salt, the same turn
+    other_lines = dataclasses.replace(shown, lines=("- a", "+ a"))
+    other_basis = dataclasses.replace(shown, basis="c" * 32)
+    assert digest != turn_digest("r", 1, CALLS, (other_lines,))
+    assert digest != turn_digest("r", 1, CALLS, (other_basis,))

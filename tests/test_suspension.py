@@ -391,12 +391,26 @@ def test_a_preview_of_one_string_is_split_and_one_of_none_fails_without_crashing
 def test_a_long_preview_is_bounded_to_a_screenful() -> None:
     (preview,) = previews_for(["y" * 600] * 25)
     assert len(preview.lines) == 21
-    assert all(line == "y" * 500 for line in preview.lines[:20])
+    assert all(line == "y" * 499 + "…" for line in preview.lines[:20])
     assert preview.lines[20] == "… and 5 more line(s), not shown." == more_lines(5)
 
 
-def test_preview_whitespace_is_collapsed_and_trimmed() -> None:
-    assert bound_preview(["  a \t b\n c  ", 42, "d"]) == ("a b c", "d")
+def test_preview_whitespace_is_kept_exactly_and_a_newline_starts_a_line() -> None:
+    assert bound_preview(["  a \t b\n c  ", 42, "d\n", "\te\r"]) == (
+        "  a \t b", " c  ", "d", "\te\u240d"
+    )  # fmt: skip
+
+
+def test_unsafe_characters_in_a_preview_get_visible_stand_ins() -> None:
+    line = "a\x1b[31mb\x00\x7f\x85c\u202egnp.exe\u200b\ud800"
+    assert bound_preview([line]) == (
+        "a\u241b[31mb\u2400\u2421⟨U+0085⟩c⟨U+202E⟩gnp.exe⟨U+200B⟩\ufffd",
+    )  # fmt: skip
+
+
+def test_a_cut_line_never_outgrows_its_width_even_with_stand_ins() -> None:
+    (line,) = bound_preview(["\u202e" * 600])
+    assert len(line) == 500 and line.endswith("…") and line.startswith("⟨U+202E⟩")
 
 
 def test_a_call_without_its_own_preview_shows_its_arguments() -> None:

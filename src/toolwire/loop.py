@@ -10,7 +10,10 @@ Invariants:
   through ``ChatMessage.tool_result``. Artifacts go to the trace only.
 - A turn that needs a person pauses before any of its calls executes; the result then carries
   the paused state, and nothing of that turn has run.
-- Resuming re-checks the gate for every pending call; the round cap counts over every segment.
+- Resuming re-checks the gate for every pending call, and what each approved call's preview was
+  computed on (:mod:`toolwire.basis`): when that changed, nothing of the turn runs and it waits
+  again on fresh previews, or the call fails, as its tool declares. The round cap counts over
+  every segment.
 - Every request is first fitted to the model's context window (:mod:`toolwire.window`): old
   exchanges leave the conversation whole, or the run ends ``context_full`` without the call.
 - A loop with a :class:`Checkpoint` (a queued run's worker) hands it every call of a turn to
@@ -26,6 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from toolwire import remote_calls
+from toolwire.basis import recheck
 from toolwire.charter import Charter, ProviderRef, submit
 from toolwire.endings import (
     Ending,
@@ -48,7 +52,16 @@ from toolwire.providers.base import (
 )
 from toolwire.seam import Invoked, Seam, past_limit, refusal
 from toolwire.state import RunState
-from toolwire.suspension import Answer, Refuse, Run, plan, scan
+from toolwire.suspension import (
+    Answer,
+    Refuse,
+    Run,
+    plan,
+    preview_again,
+    running,
+    scan,
+    stale_answers,
+)
 from toolwire.tools.api import ToolContext, runs_concurrently
 from toolwire.tools.policy import Gate, ToolPolicy
 from toolwire.tools.registry import ToolRegistry
@@ -150,8 +163,11 @@ class ToolLoop:
         offered, _ = self._offered(state.options, context)
         answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
                        approved=approved, values=values)  # fmt: skip
+        checked = await self._recheck(state, answers, context, run_id)
+        if isinstance(checked, LoopResult):
+            return checked
         state = state._replace(pause=None, offered=offered, invocations=())
-        jobs = self._jobs(answers, state.options.max_calls_per_turn)
+        jobs = self._jobs(checked, state.options.max_calls_per_turn)
         state = await self._run_jobs(state, trace, state.rounds, jobs, context)
         return await self.advance(state, context=context, trace=trace, run_id=run_id)
 
@@ -210,11 +226,35 @@ class ToolLoop:
         offered, _ = self._offered(state.options, context)
         answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
                        approved=approved, values=values)  # fmt: skip
-        jobs = self._jobs(answers, state.options.max_calls_per_turn)
+        checked = await self._recheck(state, answers, context, "")
+        if isinstance(checked, LoopResult):
+            return checked
+        jobs = self._jobs(checked, state.options.max_calls_per_turn)
         state = state._replace(pause=None, offered=offered, invocations=())
         state = await self._run_jobs(state, trace, 0, jobs, context)
         content = state.invocations[-1].result if state.invocations else ""
         return result_of(state, content, False, TerminationReason.COMPLETED)
+
+    async def _recheck(
+        self,
+        state: RunState,
+        answers: list[tuple[ToolCall, Answer]],
+        context: ToolContext,
+        run_id: str,
+    ) -> list[tuple[ToolCall, Answer]] | LoopResult:
+        """``answers`` once what each call about to run was previewed on still holds (a call
+        whose tool fails on a stale preview refused); or the turn waiting again on fresh
+        previews, nothing of it run (see :mod:`toolwire.basis`)."""
+        pause = state.pause
+        assert pause is not None
+        about_to_run = running(answers, state.options.max_calls_per_turn)
+        stale = await recheck(pause, about_to_run, self.registry, context)
+        if stale.wait:
+            again = await preview_again(pause, stale.wait, self.registry, context,
+                                        run_id=run_id, rounds=state.rounds)  # fmt: skip
+            paused = state._replace(pause=again, invocations=())
+            return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
+        return stale_answers(answers, stale) if stale.fail else answers
 
     async def advance(
         self,

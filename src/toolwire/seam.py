@@ -62,6 +62,7 @@ class Refused(StrEnum):
     INPUT_MISSING = "input_missing"
     APPROVAL_MISSING = "approval_missing"
     REMOTE_BUDGET = "remote_budget"  # past the run's budget of calls to remote (MCP) tools
+    PREVIEW_CHANGED = "preview_changed"  # what its approved preview was computed on changed
 
 
 def _clip(name: str) -> str:
@@ -120,6 +121,15 @@ def input_missing(name: str) -> str:
 
 def approval_missing(name: str) -> str:
     return f'Error: tool "{_clip(name)}" requires approval that was not given.'
+
+
+def preview_changed(name: str) -> str:
+    # Says what changed in kind only: the data itself is the approver's, never the model's.
+    return (
+        f'Error: tool "{_clip(name)}" was not executed: what it would change was changed by '
+        "someone else after the operator approved the call. Read the current state and call "
+        "the tool again if the change is still wanted."
+    )
 
 
 # A held call's caller (see toolwire.held) reads these when its call did not run, or ran but

@@ -9,8 +9,9 @@ Invariants:
   resumed run's result lists the calls of its own segment only. ``tally`` stays in memory too:
   a resumed run counts its conversation once, afresh.
 - ``from_json`` validates everything it reads; a state that does not fit is ``StateUnreadable``.
-- A pause's ``digest`` names exactly one pending turn: a decision must quote it, so a decision
-  made on a page showing an older turn is refused as stale.
+- A pause's ``digest`` names exactly one pending turn, with the previews an approver reads and
+  what each was computed on: a decision must quote it, so a decision made on a page showing an
+  older turn, or an older preview of it, is refused as stale.
 """
 
 from __future__ import annotations
@@ -45,20 +46,31 @@ _DIGEST_CHARS = 32
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallPreview:
-    """What an approver reads about the call at ``index`` of the pending turn."""
+    """What an approver reads about the call at ``index`` of the pending turn.
+
+    ``basis`` digests what the preview was computed on (see :mod:`toolwire.basis`); None: the
+    tool says nothing about it, and nothing is re-checked. It stays in the sealed state and the
+    turn's digest: a page or a command line shows only whether there is one (``checked``).
+    """
 
     index: int
     tool: str
     lines: tuple[str, ...]
     failed: bool = False
+    basis: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "tool": self.tool, "lines": list(self.lines),
-                "failed": self.failed}  # fmt: skip
+                "failed": self.failed, "checked": self.basis is not None}  # fmt: skip
+
+    def to_state(self) -> dict[str, Any]:
+        return {"index": self.index, "tool": self.tool, "lines": list(self.lines),
+                "failed": self.failed, "basis": self.basis}  # fmt: skip
 
     def __repr__(self) -> str:
         return tagged("CallPreview", index=self.index, tool=ident(self.tool),
-                      lines=count(self.lines), failed=self.failed)  # fmt: skip
+                      lines=count(self.lines), failed=self.failed,
+                      basis=ident(self.basis))  # fmt: skip
 
 
 class Recorded(NamedTuple):
@@ -80,7 +92,8 @@ class Pause:
     A queued run whose worker stopped in the middle of an approved turn waits again on that
     turn: ``rerun`` names the writes that started and whose outcome is unknown (approving runs
     them again), ``recorded`` the calls that had finished (their results are kept, never
-    run again).
+    run again). An approved turn whose previews no longer held when it was about to run waits
+    again: ``changed`` names the calls whose inputs changed (their previews are fresh).
     """
 
     status: Literal[RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_INPUT]
@@ -91,6 +104,7 @@ class Pause:
     input_schema: Mapping[str, Any] | None = None
     rerun: tuple[str, ...] = ()
     recorded: tuple[Recorded, ...] = ()
+    changed: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The pending turn as the inspector and the CLI show it (recorded results stay)."""
@@ -102,6 +116,7 @@ class Pause:
             "input_tool": self.input_tool,
             "input_schema": None if self.input_schema is None else dict(self.input_schema),
             "rerun": list(self.rerun),
+            "changed": list(self.changed),
         }
 
     def __repr__(self) -> str:
@@ -114,6 +129,7 @@ class Pause:
             input_tool=ident(self.input_tool),
             rerun=count(self.rerun),
             recorded=count(self.recorded),
+            changed=count(self.changed),
         )
 
 
@@ -192,10 +208,14 @@ class RunState(NamedTuple):
             raise StateUnreadable("the suspended state does not have the expected shape") from None
 
 
-def turn_digest(run_id: str, rounds: int, calls: Sequence[ToolCall]) -> str:
-    """A fresh digest for a pending turn: its calls, its place in the run, and a random salt."""
+def turn_digest(
+    run_id: str, rounds: int, calls: Sequence[ToolCall], previews: Sequence[CallPreview] = ()
+) -> str:
+    """A fresh digest for a pending turn: its calls, its place in the run, the previews shown
+    and what they were computed on, and a random salt."""
     salt = secrets.token_hex(_SALT_BYTES)
-    body = dumps([salt, run_id, rounds, [c.to_dict() for c in calls]])
+    shown = [p.to_state() for p in previews]
+    body = dumps([salt, run_id, rounds, [c.to_dict() for c in calls], shown])
     return hashlib.sha256(body.encode()).hexdigest()[:_DIGEST_CHARS]
 
 
@@ -205,7 +225,8 @@ def _usage_list(usage: Usage) -> list[int]:
 
 
 def _pause_dict(pause: Pause) -> dict[str, Any]:
-    return {**pause.to_dict(), "recorded": [list(r) for r in pause.recorded]}
+    return {**pause.to_dict(), "previews": [p.to_state() for p in pause.previews],
+            "recorded": [list(r) for r in pause.recorded]}  # fmt: skip
 
 
 # -- reading a state back: every field checked --------------------------------------------
@@ -242,11 +263,11 @@ class _Preview(_Strict):
     tool: str
     lines: list[str] = Field(repr=False)
     failed: bool
+    basis: str | None = None  # absent from states sealed before previews were re-checked
 
     def build(self) -> CallPreview:
-        return CallPreview(
-            index=self.index, tool=self.tool, lines=tuple(self.lines), failed=self.failed
-        )
+        return CallPreview(index=self.index, tool=self.tool, lines=tuple(self.lines),
+                           failed=self.failed, basis=self.basis)  # fmt: skip
 
 
 class _Pause(_Strict):
@@ -258,6 +279,7 @@ class _Pause(_Strict):
     input_schema: dict[str, Any] | None
     rerun: list[str] = []  # absent from states sealed before queued runs
     recorded: list[tuple[str, str, bool]] = Field(default=[], repr=False)
+    changed: list[str] = []  # absent from states sealed before previews were re-checked
 
     def build(self) -> Pause:
         return Pause(
@@ -269,6 +291,7 @@ class _Pause(_Strict):
             input_schema=self.input_schema,
             rerun=tuple(self.rerun),
             recorded=tuple(Recorded(*r) for r in self.recorded),
+            changed=tuple(self.changed),
         )
 
 

@@ -5,22 +5,31 @@
   whose tool asks for input pauses it for input. A call that is not offered never pauses a run:
   the seam refuses it later as "not permitted".
 - Each pending call gets a preview: the tool's own (a diff, a row before and after) or its
-  arguments; at most ``PREVIEW_LINES`` lines of ``PREVIEW_LINE_CHARS`` characters.
+  arguments; at most ``PREVIEW_LINES`` lines of ``PREVIEW_LINE_CHARS`` characters. Whitespace
+  is kept exactly (an indentation moved out of a block is a change an approver must see);
+  a control, format or separator character is replaced by a visible stand-in, so a line shows
+  what it holds and nothing moves the cursor or reorders the text; a cut line ends in "…".
+  With it goes the digest of what it was computed on (:mod:`toolwire.basis`).
 - :func:`plan` decides, per pending call and under the live gate, whether a decision lets it
-  run (and with which arguments) or which fixed refusal the model reads instead.
+  run (and with which arguments) or which fixed refusal the model reads instead; then
+  :func:`stale_answers` and :func:`preview_again` apply what :func:`toolwire.basis.recheck`
+  found: a preview that no longer holds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from toolwire import seam
+from toolwire.basis import Stale, digest_basis
 from toolwire.errors import InvalidInput
 from toolwire.jsonenc import dumps
 from toolwire.lifecycle import RunStatus
@@ -35,6 +44,7 @@ log = logging.getLogger("toolwire.suspension")
 
 PREVIEW_LINES = 20  # a screenful: an approver reads it all, or it is not a preview
 PREVIEW_LINE_CHARS = 500  # one long line of a diff, not a dump
+CUT = "…"  # ends a line cut at PREVIEW_LINE_CHARS: what follows it is not shown
 NO_PREVIEW = "The tool produced no preview for this call."
 MAX_INPUT_ERRORS = 10  # problems named in an InvalidInput message
 
@@ -85,7 +95,7 @@ async def scan(
         status=status,
         calls=tuple(calls),
         previews=tuple(previews),
-        digest=turn_digest(run_id, rounds, calls),
+        digest=turn_digest(run_id, rounds, calls, previews),
         input_tool=None if asking is None else asking[0],
         input_schema=None if asking is None else asking[1],
     )
@@ -100,8 +110,19 @@ def _schema(tool: Tool) -> Mapping[str, Any]:
 
 
 async def _preview(index: int, call: ToolCall, tool: Tool, context: ToolContext) -> CallPreview:
-    own = preview_of(tool)
     arguments = call.decoded_arguments()
+    basis = await digest_basis(tool, arguments, context)  # first: see toolwire.basis
+    lines, failed = await _lines(call, preview_of(tool), arguments, context)
+    return CallPreview(index=index, tool=call.name, lines=lines, failed=failed, basis=basis)
+
+
+async def _lines(
+    call: ToolCall,
+    own: Callable[[Mapping[str, Any], ToolContext], Sequence[str]] | None,
+    arguments: dict[str, Any] | None,
+    context: ToolContext,
+) -> tuple[tuple[str, ...], bool]:
+    """The preview's bounded lines, and whether it failed (then one line says so)."""
     try:
         if own is None or arguments is None:
             lines: Sequence[Any] = _argument_lines(call, arguments)
@@ -109,30 +130,116 @@ async def _preview(index: int, call: ToolCall, tool: Tool, context: ToolContext)
             lines = await asyncio.to_thread(own, arguments, context)
         # a preview that returns one string, or something that is not lines at all (None),
         # must not crash the run: a string is split, anything else fails inside this try
-        bounded = bound_preview(lines.splitlines() if isinstance(lines, str) else lines)
+        bounded = bound_preview([lines] if isinstance(lines, str) else lines)
     except Exception as exc:
         log.warning("the preview of %r failed", call.name, exc_info=exc)
-        return CallPreview(index=index, tool=call.name, lines=(preview_failed(exc),), failed=True)
-    if not any(bounded):  # nothing, or only blank lines: the approver would read nothing
-        return CallPreview(index=index, tool=call.name, lines=(NO_PREVIEW,), failed=True)
-    return CallPreview(index=index, tool=call.name, lines=bounded)
+        return (preview_failed(exc),), True
+    if not any(line.strip() for line in bounded):  # the approver would read nothing
+        return (NO_PREVIEW,), True
+    return bounded, False
 
 
 def _argument_lines(call: ToolCall, arguments: dict[str, Any] | None) -> list[str]:
     if arguments is None:
         return [f"{call.name} with arguments that are not a JSON object: {call.arguments}"]
-    return [f"{call.name}:"] + [f"  {key}: {dumps(value)}" for key, value in arguments.items()]
+    # not indented: whitespace is shown, and a made-up indentation would read as the data's
+    return [f"{call.name}:"] + [f"{key}: {dumps(value)}" for key, value in arguments.items()]
 
 
 def bound_preview(lines: Sequence[Any]) -> tuple[str, ...]:
-    """Strings only, whitespace collapsed, each cut to a line's width; a screenful at most."""
-    clean = [" ".join(line.split())[:PREVIEW_LINE_CHARS] for line in lines if isinstance(line, str)]
+    """Strings only, a newline inside one starting a line of its own; every other character
+    kept but the unsafe ones (see the module); each line cut to ``PREVIEW_LINE_CHARS``; a
+    screenful at most."""
+    clean = [_bound_line(part) for line in lines if isinstance(line, str)
+             for part in _split(line)]  # fmt: skip
     if len(clean) > PREVIEW_LINES:
         return (*clean[:PREVIEW_LINES], more_lines(len(clean) - PREVIEW_LINES))
     return tuple(clean)
 
 
+# Controls but tab, lone surrogates, and the characters that are invisible or move text
+# around: soft hyphen, bidirectional marks and overrides, zero widths, separators, the BOM.
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
+)
+
+
+def _split(text: str) -> list[str]:
+    """``text``'s lines: split at each newline only, so a carriage return stays (and shows)."""
+    parts = text.split("\n")
+    return parts[:-1] if len(parts) > 1 and parts[-1] == "" else parts
+
+
+def _bound_line(line: str) -> str:
+    line = line[: PREVIEW_LINE_CHARS + 1]  # a stand-in is never shorter than what it replaces
+    if _UNSAFE.search(line):
+        line = _UNSAFE.sub(_stand_in, line)
+    if len(line) <= PREVIEW_LINE_CHARS:
+        return line
+    return line[: PREVIEW_LINE_CHARS - len(CUT)] + CUT
+
+
+def _stand_in(match: re.Match[str]) -> str:
+    """A C0 control as its control picture (U+240D for a carriage return), DEL as U+2421, a lone
+    surrogate as U+FFFD, anything else as its code point: ``⟨U+202E⟩``."""
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code == 0x7F:
+        return "\u2421"
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return f"⟨U+{code:04X}⟩"
+
+
 # -- deciding ------------------------------------------------------------------------------
+
+
+def running(answers: Sequence[tuple[ToolCall, Answer]], limit: int) -> list[int]:
+    """The indices of the calls a decision lets run (within the turn's call limit)."""
+    return [i for i, (_, answer) in enumerate(answers[:limit]) if isinstance(answer, Run)]
+
+
+def stale_answers(
+    answers: Sequence[tuple[ToolCall, Answer]], stale: Stale
+) -> list[tuple[ToolCall, Answer]]:
+    """``answers`` with each call whose tool fails on a stale preview refused instead."""
+    failing = set(stale.fail)
+    return [
+        (c, Refuse(seam.preview_changed(c.name), Refused.PREVIEW_CHANGED) if i in failing else a)
+        for i, (c, a) in enumerate(answers)
+    ]
+
+
+async def preview_again(
+    pause: Pause,
+    changed: Sequence[int],
+    registry: ToolRegistry,
+    context: ToolContext,
+    *,
+    run_id: str,
+    rounds: int,
+) -> Pause:
+    """``pause`` waiting again, the calls at ``changed`` named in it, and a new digest, so no
+    earlier decision applies. Every preview is made afresh (with its basis) but those of a
+    queued run's recovered calls that did not change: one already done, or a write of unknown
+    outcome, keeps the words that say so."""
+    kept = {r.call_id for r in pause.recorded} | set(pause.rerun)
+    fresh = []
+    for shown in pause.previews:
+        call = pause.calls[shown.index]
+        tool = registry.get(call.name)
+        if tool is not None and (shown.index in changed or call.id not in kept):
+            fresh.append(await _preview(shown.index, call, tool, context))
+        else:
+            fresh.append(shown)
+    return dataclasses.replace(
+        pause,
+        previews=tuple(fresh),
+        digest=turn_digest(run_id, rounds, pause.calls, fresh),
+        changed=tuple(pause.calls[i].id for i in changed),
+    )
 
 
 @dataclass(frozen=True, slots=True)

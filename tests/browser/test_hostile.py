@@ -10,9 +10,11 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from toolwire import ToolRegistry
+from toolwire.cli.show import preview_line
 from toolwire.inspector import InspectorSettings, create_app
 from toolwire.options import DEFAULT_MAX_CALLS_PER_TURN
 from toolwire.sealing import StateKey
+from toolwire.suspension import bound_preview
 
 from ..inspector_kit import TOKEN, echo, factory, live_server
 from .harness import Watched, open_inspector, open_step, start_run, wait_status
@@ -173,9 +175,19 @@ def pending_base() -> Iterator[str]:
         yield base
 
 
-def flat(payload: str) -> str:
-    """A payload as a preview line: whitespace collapsed, as every preview line is."""
-    return " ".join(shown(payload).split())
+def as_seen(lines: list[str]) -> list[str]:
+    """Payloads as their preview lines read: bounded as the pause bounds them (a newline starts
+    a line, controls and invisible characters get stand-ins), whitespace drawn as the command
+    line draws it: the page must draw it alike."""
+    return [preview_line(line)[0].plain for line in bound_preview([shown(x) for x in lines])]
+
+
+# A preview line as it is seen: glyphs, without the words kept for assistive technology.
+SEEN = """e => e.map(line => {
+  const copy = line.cloneNode(true);
+  copy.querySelectorAll(".visually-hidden").forEach(x => x.remove());
+  return copy.textContent;
+})"""
 
 
 def test_preview_lines_tool_names_and_reasons_read_literally(
@@ -188,8 +200,9 @@ def test_preview_lines_tool_names_and_reasons_read_literally(
     names = all_texts(p, f"{PANEL} .call-name")
     assert names == [shown(PAYLOADS[2]), *["hostile_write"] * len(PARTS)]
     for n in PARTS:
-        lines = all_texts(p, f"{PANEL} .pending-call[data-index='{n + 1}'] .preview-line")
-        assert lines == [flat(x) for x in PAYLOADS[n * PREVIEW_CHUNK : (n + 1) * PREVIEW_CHUNK]]
+        selector = f"{PANEL} .pending-call[data-index='{n + 1}'] .preview-line"
+        lines = p.eval_on_selector_all(selector, SEEN)
+        assert lines == as_seen(PAYLOADS[n * PREVIEW_CHUNK : (n + 1) * PREVIEW_CHUNK])
     assert_nothing_ran(watched)
     p.fill(f"{PANEL} .decision-reason", PAYLOADS[0])
     p.click(f"{PANEL} button.deny")

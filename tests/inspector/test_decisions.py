@@ -61,7 +61,7 @@ async def test_an_approved_write_runs_and_the_run_completes(client: httpx.AsyncC
     assert [c["name"] for c in pending["calls"]] == ["write_note"]
     assert pending["previews"] == [
         {"index": 0, "tool": "write_note", "lines": ["write notes/a.md", "+ one", "+ two"],
-         "failed": False}
+         "failed": False, "checked": False}
     ]  # fmt: skip
     assert len(WRITES) == before
     shown = await client.get(f"/api/runs/{end['run_id']}/pending", headers=AUTH)

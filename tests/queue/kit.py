@@ -66,6 +66,31 @@ TOOLS = """
         time.sleep(float(os.environ.get("TWQ_WRITE_S", "0.3")))
         return f"wrote {key}"
 
+    def _value(key):
+        with _db().connect() as connection:
+            query = text("SELECT value FROM kv WHERE key = :k")
+            return connection.execute(query, {"k": key}).scalar()
+
+    @tool(group="queue", data_class="public", effect="idempotent_write")
+    def set_value(key: str, value: str, context: ToolContext) -> str:
+        "Set a value; every execution is counted. Its preview is re-checked before it runs."
+        with _db().begin() as connection:
+            connection.execute(
+                text("INSERT INTO write_counts (run_id, key, pid) VALUES (:r, :k, :p)"),
+                {"r": context.run_id, "k": key, "p": os.getpid()},
+            )
+            connection.execute(text("UPDATE kv SET value = :v WHERE key = :k"),
+                               {"k": key, "v": value})
+        return f"set {key}"
+
+    @set_value.previewer
+    def _preview_set(key: str, value: str, context: ToolContext) -> list:
+        return [f"{key}: {_value(key)} -> {value}"]
+
+    @set_value.basis
+    def _basis_set(key: str, value: str, context: ToolContext) -> str:
+        return str(_value(key))
+
     @tool(group="queue", data_class="public")
     def die() -> str:
         "Kill the process that runs it."
@@ -73,7 +98,7 @@ TOOLS = """
         return "unreachable"
 
     def all_tools():
-        return [slow_read, count_write, die]
+        return [slow_read, count_write, set_value, die]
 """
 
 
@@ -304,6 +329,7 @@ COUNTS_TABLE = (
     "CREATE TABLE write_counts (run_id varchar(64), key varchar(64), pid int, "
     "at timestamptz DEFAULT clock_timestamp())"
 )
+KV_TABLE = "CREATE TABLE kv (key varchar(64) PRIMARY KEY, value text)"  # what set_value sets
 
 
 def install(folder: Path, url: str) -> None:
@@ -316,6 +342,7 @@ def install(folder: Path, url: str) -> None:
     try:
         with engine.begin() as connection:
             connection.execute(text(COUNTS_TABLE))
+            connection.execute(text(KV_TABLE))
     finally:
         engine.dispose()
 

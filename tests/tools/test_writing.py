@@ -155,7 +155,7 @@ def test_a_long_diff_is_capped_by_the_pause(workspace: Workspace) -> None:
     gated = gated_run(workspace, "write_file", {"path": "src/app.py", "text": text})
     pause = gated.outcome.pause
     assert pause is not None
-    removed = ["-def main():", "- return 42", "-# third line"]  # the pause collapses spaces
+    removed = ["-def main():", "-    return 42", "-# third line"]  # whitespace kept exactly
     added = [f"+line {n}" for n in range(1, 31)]
     head = ["--- a/src/app.py", "+++ b/src/app.py", "@@ -1,3 +1,30 @@", *removed, *added]
     assert len(head) == 36

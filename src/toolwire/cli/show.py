@@ -23,6 +23,18 @@ if TYPE_CHECKING:
 # C0/C1 controls (but tab and newline) could move the cursor or recolour the terminal.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _PREVIEW_CHARS = 160
+# Whitespace in a preview line: made visible, as the inspector's page does (pending.js).
+_WHITESPACE_RUN = re.compile("[\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+_WHITESPACE_GLYPHS = {"\t": "→", " ": "·"}
+OTHER_SPACE_GLYPH = "␣"
+WHITESPACE_LEGEND = (
+    "whitespace shown: → tab, · space (at the start or end of a line, or two or more "
+    "together), ␣ another space character"
+)
+CHANGED_NOTICE = (
+    "what the calls marked changed were previewed on was changed after the decision, so "
+    "nothing ran: decide again on their fresh previews"
+)
 WAITING_TEXT = "waiting for the model…"
 _DECIDED = {"approve": "approved", "deny": "denied", "input": "answered"}
 
@@ -121,16 +133,46 @@ def decided(decision: str) -> str:
 
 
 def pause_lines(pause: Pause) -> list[Text]:
-    """A waiting run's pending turn: each call with its preview, and the input it asks for."""
+    """A waiting run's pending turn: each call with its preview, whitespace made visible (with a
+    legend when any is), and the input it asks for."""
     what = "approval" if pause.status is RunStatus.AWAITING_APPROVAL else "input"
     lines = [Text(f"waiting for {what} · turn {pause.digest}")]
+    ids = set(pause.changed)
+    changed = {i for i, call in enumerate(pause.calls) if call.id in ids}
+    if changed:
+        lines.append(Text(f"  {CHANGED_NOTICE}", style="yellow"))
+    marked = False
     for preview in pause.previews:
-        lines.append(Text(f"  call {preview.index + 1}: {safe(preview.tool, 60)}", style="bold"))
-        lines += [Text(f"    {safe(line, None)}") for line in preview.lines]
+        mark = " (changed)" if preview.index in changed else ""
+        lines.append(Text(f"  call {preview.index + 1}: {safe(preview.tool, 60)}{mark}",
+                          style="bold"))  # fmt: skip
+        for line in preview.lines:
+            shown, visible = preview_line(line)
+            lines.append(Text("    ") + shown)
+            marked = marked or visible
+    if marked:
+        lines.append(Text(f"  {WHITESPACE_LEGEND}", style="dim"))
     if pause.input_tool is not None:
         schema = dumps(dict(pause.input_schema or {}))
         lines.append(Text(f"  input for {safe(pause.input_tool, 60)}: {safe(schema, None)}"))
     return lines
+
+
+def preview_line(line: str) -> tuple[Text, bool]:
+    """One preview line with its whitespace visible, and whether any was marked: every run of
+    whitespace but a single space with more text after it (tab →, space ·, another ␣)."""
+    text = Text()
+    marked = False
+    at = 0
+    for run in _WHITESPACE_RUN.finditer(line):
+        if run.group() == " " and run.end() < len(line):
+            continue
+        text.append(safe(line[at : run.start()], None))
+        glyphs = "".join(_WHITESPACE_GLYPHS.get(c, OTHER_SPACE_GLYPH) for c in run.group())
+        text.append(glyphs, style="dim")
+        at, marked = run.end(), True
+    text.append(safe(line[at:], None))
+    return text, marked
 
 
 def dollars(usd: float) -> str:

@@ -190,11 +190,17 @@ def _next_round(run_id: str, state: RunState) -> Start:
 
 
 def _decided(run_id: str, saved: Saved) -> Start:
-    """A decided turn: the decision applied (again) to its paused state."""
+    """A decided turn: the decision applied (again) to its paused state. Calls an earlier worker
+    finished are named in its pause as recorded: the loop does not re-check their previews
+    (their writes changed what the previews were computed on), and they never run again."""
+    state = saved.state
+    if saved.recorded and state.pause is not None:
+        recorded = (*state.pause.recorded, *saved.recorded)
+        state = state._replace(pause=dataclasses.replace(state.pause, recorded=recorded))
 
     def start(context: ToolContext) -> LoopSegment:
         return lambda loop, trace: loop.resume(
-            saved.state, approved=saved.action == "approve", values=saved.values,
+            state, approved=saved.action == "approve", values=saved.values,
             context=context, trace=trace, run_id=run_id,
         )  # fmt: skip
 

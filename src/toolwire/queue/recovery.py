@@ -15,6 +15,8 @@ A run is taken again from its checkpoint (:mod:`toolwire.queue.checkpoint`):
 
 from __future__ import annotations
 
+import dataclasses
+
 from toolwire.lifecycle import RunStatus
 from toolwire.queue.checkpoint import Saved
 from toolwire.state import CallPreview, Pause, Recorded, RunState, turn_digest
@@ -45,7 +47,7 @@ def waiting_again(run_id: str, saved: Saved) -> RunState:
         status=RunStatus.AWAITING_APPROVAL,
         calls=pause.calls,
         previews=previews,
-        digest=turn_digest(run_id, state.rounds, pause.calls),
+        digest=turn_digest(run_id, state.rounds, pause.calls, previews),
         rerun=tuple(call.id for call in pause.calls if call.id in rerun),
         recorded=tuple(recorded.values()),
     )
@@ -61,4 +63,4 @@ def _preview(
         lines = (ALREADY_DONE,)
     else:
         return preview
-    return CallPreview(index=preview.index, tool=preview.tool, lines=lines, failed=preview.failed)
+    return dataclasses.replace(preview, lines=lines)  # its basis too: it is re-checked

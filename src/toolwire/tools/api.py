@@ -14,6 +14,15 @@ them through :func:`needs_approval`, :func:`input_model_of` and :func:`preview_o
 - ``requires_approval`` or a write ``effect``: the run suspends before the call's turn executes;
 - ``input_model`` (a pydantic model): the run suspends for a person's input, validated by it;
 - ``preview(arguments, context)``: lines an approver reads (a diff, the row before and after).
+
+Two more bind what a person approves to what runs (read them through :func:`basis_of` and
+:func:`stale_preview_of`):
+- ``preview_basis(arguments, context) -> str``: the inputs a preview is computed on, as text
+  (a file's identity and content hash, a row's current values). It is taken with the preview
+  and again when the approved call is about to run; if it changed, the call does not run. A
+  tool without one has nothing re-checked.
+- ``stale_preview`` (:class:`StalePreview`): what then happens: the run waits again on a fresh
+  preview (the default), or the call fails with a text the model reads.
 """
 
 from __future__ import annotations
@@ -45,6 +54,13 @@ class Effect(StrEnum):
     @property
     def writes(self) -> bool:
         return self is not Effect.READ_ONLY
+
+
+class StalePreview(StrEnum):
+    """What happens to an approved call whose preview's inputs changed before it ran."""
+
+    WAIT_AGAIN = "wait_again"  # nothing of the turn runs; it waits for a person on a fresh preview
+    FAIL = "fail"  # the call does not run; the model reads that it was not executed, and why
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +108,8 @@ class Tool(Protocol):
 
 ToolFunction = Callable[..., Any]
 Previewer = Callable[..., Sequence[str]]
+Basis = Callable[..., str]
+PreviewBasis = Callable[[Mapping[str, Any], ToolContext], str]
 
 
 def needs_approval(tool: Tool) -> bool:
@@ -134,6 +152,21 @@ def preview_of(tool: Tool) -> Callable[[Mapping[str, Any], ToolContext], Sequenc
     return preview if callable(preview) else None
 
 
+def basis_of(tool: Tool) -> PreviewBasis | None:
+    """The tool's own account of what its preview of a call is computed on, if it has one."""
+    basis = getattr(tool, "preview_basis", None)
+    return basis if callable(basis) else None
+
+
+def stale_preview_of(tool: Tool) -> StalePreview:
+    """What ``tool`` declares for an approved call whose preview's inputs changed; a value we
+    cannot read waits again, the choice that runs nothing."""
+    try:
+        return StalePreview(getattr(tool, "stale_preview", StalePreview.WAIT_AGAIN))
+    except ValueError:
+        return StalePreview.WAIT_AGAIN
+
+
 class FunctionTool:
     """A tool built from a typed function by :func:`tool`."""
 
@@ -152,6 +185,7 @@ class FunctionTool:
         input_model: type[BaseModel] | None = None,
         blocking: bool = True,
         concurrent: bool | None = None,
+        stale_preview: StalePreview | str = StalePreview.WAIT_AGAIN,
     ) -> None:
         self.function = function
         self.blocking = blocking
@@ -164,7 +198,9 @@ class FunctionTool:
         # None: decided by runs_concurrently (a call needing approval runs alone).
         self.concurrent = concurrent
         self.input_model = input_model
+        self.stale_preview = StalePreview(stale_preview)
         self._previewer: Previewer | None = None
+        self._basis: Basis | None = None
         self._context_param, self._model = _arguments_model(function)
         self._is_async = inspect.iscoroutinefunction(function)
         schema = self._model.model_json_schema()
@@ -217,10 +253,27 @@ class FunctionTool:
 
     def _preview(self, arguments: Mapping[str, Any], context: ToolContext) -> Sequence[str]:
         assert self._previewer is not None
+        return self._previewer(**self._keywords(arguments, context))
+
+    def basis(self, function: Basis) -> Basis:
+        """Decorate the function that tells what a call's preview is computed on: same
+        parameters, returns text (see the module)."""
+        self._basis = function
+        return function
+
+    @property
+    def preview_basis(self) -> PreviewBasis | None:
+        return None if self._basis is None else self._preview_basis
+
+    def _preview_basis(self, arguments: Mapping[str, Any], context: ToolContext) -> str:
+        assert self._basis is not None
+        return self._basis(**self._keywords(arguments, context))
+
+    def _keywords(self, arguments: Mapping[str, Any], context: ToolContext) -> dict[str, Any]:
         kwargs = self.validate(arguments)
         if self._context_param:
             kwargs[self._context_param] = context
-        return self._previewer(**kwargs)
+        return kwargs
 
 
 async def _await_result(pending: Awaitable[Any]) -> ToolResult:
@@ -291,6 +344,7 @@ def tool(
     input_model: type[BaseModel] | None = None,
     blocking: bool = True,
     concurrent: bool | None = None,
+    stale_preview: StalePreview | str = StalePreview.WAIT_AGAIN,
 ) -> Callable[[ToolFunction], FunctionTool]: ...
 def tool(
     function: ToolFunction | None = None, /, **options: Any

@@ -6,6 +6,10 @@ after for an update, the row to be inserted for an insert. All ship disabled. Th
 read tools' rules, in the tool and in its preview alike: reflected identifiers only, no
 sensitive table or column (a sensitive value is never shown, not even to the approver), values
 always bound, and an update addresses exactly one row by its single-column primary key.
+
+An update's preview basis (re-checked before an approved update runs) is the row's current
+values, every readable column of it: a row another writer changed in between is never updated
+unseen. An insert reads no row, so it has none.
 """
 
 from __future__ import annotations
@@ -100,6 +104,11 @@ def _preview_update(table: str, id: int, values: Values, context: ToolContext) -
     return _update_preview(context, table, id, values, verb="update", rule=UPDATE_COLUMNS)
 
 
+@update_record.basis
+def _basis_update(table: str, id: int, values: Values, context: ToolContext) -> str:
+    return _row_basis(_update_target(context, table, values), id)
+
+
 @builtin(
     group="editing",
     data_class="content",
@@ -119,6 +128,19 @@ def _preview_set(
     table: str, id: int, column: str, value: Scalar, context: ToolContext
 ) -> list[str]:
     return _update_preview(context, table, id, {column: value}, verb="set", rule=SET_COLUMN)
+
+
+@set_field.basis
+def _basis_set(table: str, id: int, column: str, value: Scalar, context: ToolContext) -> str:
+    return _row_basis(_update_target(context, table, {column: value}, SET_COLUMN), id)
+
+
+def _row_basis(target: Target, id: int) -> str:
+    """The row ``id`` as it is now: every readable column's value, or that there is none."""
+    names = [c.name for c in readable_columns(target.table)]
+    query = select(*(target.table.columns[n] for n in names)).where(_key(target) == id)
+    row = first_row(target.engine, query)
+    return f"{target.table.name} {id}: " + ("absent" if row is None else repr(list(row)))
 
 
 def _update(

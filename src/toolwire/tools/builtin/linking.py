@@ -5,7 +5,8 @@ call names at least two of its foreign-key columns, each with the key of an exis
 (checked here, since SQLite does not check foreign keys unless told to), and may set its other
 readable columns. A link that exists already is refused rather than doubled. The approver's
 preview names the linked rows by their label, as ``record_tree`` labels them; the tool and its
-preview make the same checks, so a call that would be refused previews as refused.
+preview make the same checks, so a call that would be refused previews as refused. What the
+preview reads is its basis, re-checked before an approved link runs: the preview itself.
 """
 
 from __future__ import annotations
@@ -121,6 +122,12 @@ def link_records(table: str, values: LinkValues, context: ToolContext) -> ToolRe
     run_write(link.engine, insert(link.table).values(**values), lambda done: None)
     pairs = " and ".join(f"{n}={format_cell(values[n])}" for n in link.targets)
     return ToolResult.text(f"{link.table.name}: linked {pairs}.")
+
+
+@link_records.basis
+def _basis_link(table: str, values: LinkValues, context: ToolContext) -> str:
+    # What the preview reads: the linked rows' labels, and whether the link exists already.
+    return "\n".join(_preview_link(table, values, context))
 
 
 @link_records.previewer

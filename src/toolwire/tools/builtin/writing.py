@@ -7,12 +7,18 @@ rename), so a reader never sees half a file; missing parent folders are created 
 
 The approver's preview is a unified diff of the file as it is against the new text, or, for a
 new file, its size and first lines. It is built from the same checks, so a path the tool would
-refuse is never read for a preview either.
+refuse is never read for a preview either. Lines are split at newlines only: a carriage return
+stays on its line, so a change of line endings is a change the approver sees.
+
+The preview's basis (what it is computed on, re-checked before an approved write runs) is the
+resolved path, whether a file is there, its device and inode and its content's SHA-256: a file
+changed, replaced or created by another writer in between is never overwritten unseen.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import tempfile
 from pathlib import Path, PurePosixPath
@@ -28,6 +34,9 @@ MAX_WRITE_BYTES = 200_000  # a source file or a document; anything larger is dat
 MAX_DIFF_BYTES = 1_000_000  # an existing file larger than this is not diffed line by line
 NEW_FILE_LINES = 19  # with the heading, one screenful of the approver's preview
 NEW_FILE_MODE = 0o644  # what a text file in a project usually is; an existing file keeps its own
+# Above this, a file's basis is its size and modification time, not a hash of its content:
+# hashing it would make every preview of the call slow.
+MAX_HASHED_BYTES = 64 * 1024 * 1024
 
 
 def _encoded(text: str) -> bytes:
@@ -89,12 +98,31 @@ def _preview_write(
     target = writable_file(files_root(context, root), path)
     _encoded(text)
     shown = _shown(path)
-    new = text.splitlines()
+    new = _lines(text)
     if not target.exists():
         return [f"new file {shown}, {len(new)} lines", *new[:NEW_FILE_LINES]]
     size = target.stat().st_size
     if size > MAX_DIFF_BYTES:
         return [f"replace {shown} ({size} bytes, too large to compare) with {len(new)} lines"]
-    old = target.read_bytes().decode("utf-8", "replace").splitlines()
+    old = _lines(target.read_bytes().decode("utf-8", "replace"))
     diff = difflib.unified_diff(old, new, f"a/{shown}", f"b/{shown}", lineterm="")
     return list(diff) or [f"{shown} already holds this text; nothing would change."]
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+@write_file.basis
+def _basis_write(path: str, text: str, context: ToolContext, root: Root = DEFAULT_ROOT) -> str:
+    target = writable_file(files_root(context, root), path)
+    try:
+        found = target.stat()
+    except FileNotFoundError:
+        return f"{target}\nabsent"
+    identity = f"{target}\n{found.st_dev}:{found.st_ino}\n{found.st_size}"
+    if found.st_size > MAX_HASHED_BYTES:
+        return f"{identity}\nmodified {found.st_mtime_ns}"
+    with target.open("rb") as file:
+        return f"{identity}\nsha256 {hashlib.file_digest(file, 'sha256').hexdigest()}"

@@ -7,7 +7,7 @@ const SAFE_ATTRIBUTES = new Set([
   "checked", "colspan", "start", "tabindex", "placeholder", "min", "max", "step", "rows",
   "aria-selected", "aria-label", "aria-live", "data-kind", "data-status", "data-view",
   "data-type", "data-index", "data-testid", "alt", "aria-sort", "data-sort", "data-side",
-  "data-diff", "autocomplete",
+  "data-diff", "autocomplete", "aria-hidden",
 ]);
 const WEB_PROTOCOLS = new Set(["http:", "https:"]);
 // Drawn from a data URL only for these types (no SVG: a document that can carry script), and

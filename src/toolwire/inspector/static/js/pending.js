@@ -6,6 +6,10 @@
 
 import { h } from "./dom.js";
 import { readFields, schemaFields } from "./schemaform.js";
+import { LEGEND, previewLine } from "./whitespace.js";
+
+const CHANGED = "What the calls marked changed were previewed on was changed after the decision, "
+  + "so nothing ran. Their previews are fresh: read them and decide again.";
 
 export function pendingPanel(pause, decide) {
   const message = h("p", { class: "banner error pending-error", hidden: true });
@@ -35,19 +39,33 @@ async function send(decide, body, buttons, message) {
   show(message, refused);
 }
 
+// The pending calls, each with its preview (whitespace visible), and the legend when needed.
 function callsList(pause) {
   const calls = Array.isArray(pause.calls) ? pause.calls : [];
   const previews = Array.isArray(pause.previews) ? pause.previews : [];
-  return h("ol", { class: "pending-calls" }, calls.map((call, index) => {
+  const changed = new Set(Array.isArray(pause.changed) ? pause.changed.map(String) : []);
+  let marked = false;
+  const list = h("ol", { class: "pending-calls" }, calls.map((call, index) => {
     const preview = previews.find((p) => p && p.index === index);
     const lines = preview && Array.isArray(preview.lines) ? preview.lines
       : [String(call && call.arguments)];
+    const shown = lines.map(previewLine);
+    marked = marked || shown.some((line) => line.marked);
     return h("li", { class: "pending-call", "data-index": index },
       h("code", { class: "call-name" }, String(call && call.name)),
       preview && preview.failed ? h("span", { class: "badge error" }, "no preview") : null,
-      h("pre", { class: "block preview" },
-        lines.map((line) => h("span", { class: "preview-line" }, String(line)))));
+      changed.has(String(call && call.id)) ? h("span", { class: "badge changed" }, "changed")
+        : null,
+      preview && preview.checked
+        ? h("span", { class: "badge muted" }, "re-checked before it runs") : null,
+      h("pre", { class: "block preview" }, shown.map((line) => line.node)));
   }));
+  return [
+    changed.size ? h("p", { class: "banner replay pending-changed", role: "status" }, CHANGED)
+      : null,
+    list,
+    marked ? h("p", { class: "ws-legend muted" }, LEGEND) : null,
+  ];
 }
 
 function approvalForm(pause, decide, message) {
