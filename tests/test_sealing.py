@@ -95,7 +95,7 @@ def still_waiting(store: RunStore, run_id: str) -> None:
     run = store.get_run(run_id)
     assert run is not None and run.status == "awaiting_approval"
     waiting = store.waiting(run_id)
-    assert waiting is not None and waiting.sealed.startswith("tw1:")
+    assert waiting is not None and waiting.sealed.startswith("tw2:")
 
 
 def waiting_run(store: RunStore, key: StateKey) -> tuple[str, str]:
@@ -115,16 +115,21 @@ def test_a_tampered_ciphertext_is_refused(store: RunStore, rows: Rows) -> None:
     run_id, digest = waiting_run(store, key)
     sealed = rows.get(run_id, "suspended_state")
     assert sealed is not None
-    raw = bytearray(base64.urlsafe_b64decode(sealed[4:]))
+    head, body = sealed.rsplit(":", 1)
+    raw = bytearray(base64.urlsafe_b64decode(body))
     raw[20] ^= 0x01
-    rows.set(run_id, "suspended_state", "tw1:" + base64.urlsafe_b64encode(bytes(raw)).decode())
+    rows.set(run_id, "suspended_state", f"{head}:{base64.urlsafe_b64encode(bytes(raw)).decode()}")
     with pytest.raises(StateUnreadable) as caught:
         approve(store, key, run_id, digest)
     assert str(caught.value) == UNREADABLE
     still_waiting(store, run_id)
 
 
-@pytest.mark.parametrize("sealed", ["tw1:", "tw1:!!!", "tw1:" + "A" * 8, '{"version": 1}'])
+@pytest.mark.parametrize(
+    "sealed",
+    ["tw1:", "tw1:!!!", "tw1:" + "A" * 8, '{"version": 1}', "tw2:", "tw2:1:", "tw2:1:1:",
+     "tw2:x:1:AAAA", "tw2:01:1:AAAA", "tw2:1:1:" + "A" * 8, "tw2:1:1:!!!"],
+)  # fmt: skip
 def test_a_truncated_or_unmarked_value_is_refused(store: RunStore, rows: Rows, sealed: str) -> None:
     key = StateKey.generate()
     run_id, digest = waiting_run(store, key)

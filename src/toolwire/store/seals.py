@@ -14,9 +14,9 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 
+from toolwire.binding import Binding, Sealer
 from toolwire.jsonenc import loads
 from toolwire.latest import StepMark
-from toolwire.binding import Binding, Sealer
 from toolwire.store import schema
 
 _runs, _steps = schema.runs, schema.steps
@@ -50,7 +50,7 @@ def write(
     sealed = seal(Binding(version=int(version) + 1, sequence=last + ahead))
     statement = (
         update(_runs)
-        .where(_runs.c.id == run_id, VERSION == version, *where)
+        .where(_runs.c.id == run_id, VERSION == version, *where)  # noqa: SIM300
         .values({column: sealed, "seal_version": int(version) + 1, **(values or {})})
     )
     return bool(connection.execute(statement).rowcount == 1)

@@ -2,21 +2,21 @@
 
 A running run moves to waiting once (``suspend``), with its state sealed for the run's next
 version and its last stored step (see :mod:`toolwire.store.seals`) and the digest of its
-pending turn; a held queued run moves only under its claim. Claiming the run erases the state
-and raises the version, so the state never opens again. Its row then shows what it has done so far (rounds, tokens, cost, failed
-calls). Of racing claims to resume it, one wins (``claim``). A held call's answer is kept
-sealed for the caller waiting for it (``hand_over``) and erased as it is taken
-(``take_answer``).
+pending turn; a held queued run moves only under its claim. Its row then shows what it has
+done so far (rounds, tokens, cost, failed calls). Of racing claims to resume it, one wins
+(``claim``); the claim erases the state and raises the version, so it never opens again. A
+held call's answer is kept sealed for the caller waiting for it (``hand_over``) and erased as
+it is taken (``take_answer``).
 """
 
 from __future__ import annotations
 
 from sqlalchemy import Engine, func, select, update
 
+from toolwire.binding import Sealer
 from toolwire.lifecycle import WAITING, RunStatus, as_strings
 from toolwire.recorder import Waiting
 from toolwire.run import DIRECT_CALL
-from toolwire.binding import Sealer
 from toolwire.store import liveness, schema, seals
 from toolwire.store.engine import errors
 from toolwire.store.interrupted import abandon, owner_of
