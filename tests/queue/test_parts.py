@@ -223,6 +223,7 @@ def test_a_decision_on_a_queued_run_is_taken_once(pg_schema: str) -> None:
         queued.take(run_id, "a" * 32, job_id=1)
         store.hold(run_id, "a" * 32, store.privacy)
         state = paused_state()
+
         def seal(binding: Binding) -> str:
             return KEY.seal(run_id, state.to_json(), binding=binding)
 
