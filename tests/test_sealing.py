@@ -341,7 +341,7 @@ def test_the_binding_is_in_clear_before_the_ciphertext_and_in_the_associated_dat
     sealed = key.seal("run-a", "plain text", CHECKPOINT, binding=BOUND)
     assert sealed.startswith("tw2:2:5:") and bound(sealed) == BOUND
     raw = base64.urlsafe_b64decode(sealed[len("tw2:2:5:") :])
-    aad = b"toolwire:checkpoint@v000000000000000002s000000000000000005:run-a"
+    aad = b"toolwire:checkpoint@v2s5:run-a"
     assert AESGCM(RAW_KEY).decrypt(raw[:12], raw[12:], aad) == b"plain text"
     assert key.open("run-a", sealed, CHECKPOINT, binding=BOUND) == "plain text"
     others = [Binding(version=1, sequence=5), Binding(version=2, sequence=4),

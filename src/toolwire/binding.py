@@ -50,8 +50,11 @@ def bound(sealed: str) -> Binding | None:
         return None
     if not sealed.startswith(MARKER):
         raise StateUnreadable(NOT_SEALED)
-    version, sequence, *_ = [*sealed[len(MARKER) :].split(":", 2), "", ""]
-    if not (_number(version) and _number(sequence)):
+    start = len(MARKER)  # find the fields without copying the (long) ciphertext
+    middle = sealed.find(":", start, start + NUMBER_DIGITS + 1)
+    end = sealed.find(":", middle + 1, middle + NUMBER_DIGITS + 2) if middle > 0 else -1
+    version, sequence = sealed[start:middle], sealed[middle + 1 : end]
+    if end < 0 or not (_number(version) and _number(sequence)):
         raise StateUnreadable(UNREADABLE)
     return Binding(version=int(version), sequence=int(sequence))
 

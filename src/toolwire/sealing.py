@@ -45,7 +45,6 @@ from toolwire.binding import (
     LEGACY_MARKER,
     MARKER,
     NOT_SEALED,
-    NUMBER_DIGITS,
     UNREADABLE,
     Binding,
     Sealer,
@@ -132,12 +131,12 @@ class StateKey:
 
 
 def _aad(run_id: str, purpose: str, binding: Binding | None) -> bytes:
-    """The associated data: purpose, binding and run id. The run id comes last and the
-    numbers are fixed-width fields before it, so no two bindings share an encoding."""
+    """The associated data: purpose, binding and run id. A purpose has no ``@``, the numbers
+    are plain digits each ended by a letter or ``:``, and the run id comes last, so no two
+    values share an encoding."""
     if binding is None:
-        return f"toolwire:{purpose}:".encode() + run_id.encode()
-    place = f"v{binding.version:0{NUMBER_DIGITS}d}s{binding.sequence:0{NUMBER_DIGITS}d}"
-    return f"toolwire:{purpose}@{place}:".encode() + run_id.encode()
+        return f"toolwire:{purpose}:{run_id}".encode()
+    return f"toolwire:{purpose}@v{binding.version}s{binding.sequence}:{run_id}".encode()
 
 
 def _decode_key(text: str, where: str) -> bytes:
