@@ -21,6 +21,10 @@ its associated data (see :class:`toolwire.sealing.Binding`):
     comes only after a later value was sealed (a decided turn, a completed round, a write's
     fence), so any of them refuses it (:func:`require_progress`).
 
+A held call's answer (see :mod:`toolwire.held`) is not versioned: it is handed over just
+before its run settles and must outlive that settle, it is taken once by the only caller and
+erased as it is taken, and its purpose already keeps it from opening as any other value.
+
 A value refused here raises :class:`~toolwire.errors.StateNotLatest`, whose message says so;
 nothing of it is used. A value sealed before versions opens only while the run's version is
 NULL, as version 0 (see :mod:`toolwire.sealing`).
