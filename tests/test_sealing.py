@@ -14,14 +14,37 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import create_engine, select, update
 
 import toolwire
 from toolwire import ScriptedProvider, ToolRegistry, tool
-from toolwire.errors import ConfigError, StateKeyMissing, StateUnreadable
+from toolwire.errors import ConfigError, StateKeyMissing, StateNotLatest, StateUnreadable
+from toolwire.latest import (
+    ALREADY_DECIDED,
+    DECIDED_AFTER,
+    EARLIER_RELEASE,
+    LATER_ROUND,
+    OLDER_VERSION,
+    WRITE_AFTER,
+    StepMark,
+    open_latest,
+    require_last,
+    require_progress,
+)
 from toolwire.lifecycle import RunStatus
 from toolwire.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
-from toolwire.sealing import KEY_VARIABLE, StateKey, ensure_key, load_key, require
+from toolwire.sealing import (
+    CHECKPOINT,
+    KEY_VARIABLE,
+    SUSPENDED_STATE,
+    Binding,
+    StateKey,
+    bound,
+    ensure_key,
+    load_key,
+    require,
+)
 from toolwire.store import RunStore, schema
 from toolwire.store.engine import resolve_url
 
@@ -61,9 +84,12 @@ class Rows:
             return value
 
     def set(self, run_id: str, column: str, value: str) -> None:
+        self.write(run_id, {column: value})
+
+    def write(self, run_id: str, values: dict[str, Any]) -> None:
         with self.engine.begin() as connection:
             statement = update(schema.runs).where(schema.runs.c.id == run_id)
-            connection.execute(statement.values({column: value}))
+            connection.execute(statement.values(values))
 
 
 @pytest.fixture
@@ -95,7 +121,7 @@ def still_waiting(store: RunStore, run_id: str) -> None:
     run = store.get_run(run_id)
     assert run is not None and run.status == "awaiting_approval"
     waiting = store.waiting(run_id)
-    assert waiting is not None and waiting.sealed.startswith("tw1:")
+    assert waiting is not None and waiting.sealed.startswith("tw2:")
 
 
 def waiting_run(store: RunStore, key: StateKey) -> tuple[str, str]:
@@ -115,16 +141,21 @@ def test_a_tampered_ciphertext_is_refused(store: RunStore, rows: Rows) -> None:
     run_id, digest = waiting_run(store, key)
     sealed = rows.get(run_id, "suspended_state")
     assert sealed is not None
-    raw = bytearray(base64.urlsafe_b64decode(sealed[4:]))
+    head, body = sealed.rsplit(":", 1)
+    raw = bytearray(base64.urlsafe_b64decode(body))
     raw[20] ^= 0x01
-    rows.set(run_id, "suspended_state", "tw1:" + base64.urlsafe_b64encode(bytes(raw)).decode())
+    rows.set(run_id, "suspended_state", f"{head}:{base64.urlsafe_b64encode(bytes(raw)).decode()}")
     with pytest.raises(StateUnreadable) as caught:
         approve(store, key, run_id, digest)
     assert str(caught.value) == UNREADABLE
     still_waiting(store, run_id)
 
 
-@pytest.mark.parametrize("sealed", ["tw1:", "tw1:!!!", "tw1:" + "A" * 8, '{"version": 1}'])
+@pytest.mark.parametrize(
+    "sealed",
+    ["tw1:", "tw1:!!!", "tw1:" + "A" * 8, '{"version": 1}', "tw2:", "tw2:1:", "tw2:1:1:",
+     "tw2:x:1:AAAA", "tw2:01:1:AAAA", "tw2:1:1:" + "A" * 8, "tw2:1:1:!!!"],
+)  # fmt: skip
 def test_a_truncated_or_unmarked_value_is_refused(store: RunStore, rows: Rows, sealed: str) -> None:
     key = StateKey.generate()
     run_id, digest = waiting_run(store, key)
@@ -297,3 +328,117 @@ def test_a_bad_key_file_is_a_config_error(tmp_path: Path) -> None:
     path.write_bytes(b"a" * 5000)
     with pytest.raises(ConfigError, match="too large to be a key"):
         load_key(path, environ={})
+
+
+# -- versions: a value is bound to its version and step (see toolwire.latest) ----------------
+
+
+BOUND = Binding(version=2, sequence=5)
+
+
+def test_the_binding_is_in_clear_before_the_ciphertext_and_in_the_associated_data() -> None:
+    key = StateKey(RAW_KEY)
+    sealed = key.seal("run-a", "plain text", CHECKPOINT, binding=BOUND)
+    assert sealed.startswith("tw2:2:5:") and bound(sealed) == BOUND
+    raw = base64.urlsafe_b64decode(sealed[len("tw2:2:5:") :])
+    aad = b"toolwire:checkpoint@v2s5:run-a"
+    assert AESGCM(RAW_KEY).decrypt(raw[:12], raw[12:], aad) == b"plain text"
+    assert key.open("run-a", sealed, CHECKPOINT, binding=BOUND) == "plain text"
+    others = [Binding(version=1, sequence=5), Binding(version=2, sequence=4),
+              Binding(version=25, sequence=0), None]  # fmt: skip
+    for other in others:
+        with pytest.raises(StateUnreadable) as caught:
+            key.open("run-a", sealed, CHECKPOINT, binding=other)
+        assert str(caught.value) == UNREADABLE
+    for forged in ("tw2:1:5:", "tw2:2:6:", "tw2:20:5:"):  # the clear numbers changed
+        moved = forged + sealed[len("tw2:2:5:") :]
+        with pytest.raises(StateUnreadable):
+            key.open("run-a", moved, CHECKPOINT, binding=bound(moved))
+
+
+def test_a_value_sealed_before_versions_still_opens_without_a_binding() -> None:
+    nonce = bytes(12)  # as the previous release sealed: run id and purpose only
+    old = AESGCM(RAW_KEY).encrypt(nonce, b"old state", b"toolwire:suspended-state:run-a")
+    sealed = "tw1:" + base64.urlsafe_b64encode(nonce + old).decode()
+    key = StateKey(RAW_KEY)
+    assert bound(sealed) is None and key.open("run-a", sealed) == "old state"
+    with pytest.raises(StateUnreadable):
+        key.open("run-a", sealed, binding=Binding(version=0, sequence=0))
+    assert open_latest(key, "run-a", sealed, SUSPENDED_STATE, version=None) == ("old state", None)
+    with pytest.raises(StateNotLatest) as caught:  # the run has sealed values since
+        open_latest(key, "run-a", sealed, SUSPENDED_STATE, version=1)
+    assert str(caught.value) == EARLIER_RELEASE
+
+
+def test_only_the_version_the_row_holds_opens() -> None:
+    key = StateKey(RAW_KEY)
+    sealed = key.seal("run-a", "state", binding=BOUND)
+    assert open_latest(key, "run-a", sealed, SUSPENDED_STATE, version=2) == ("state", BOUND)
+    for version in (1, 3, None):  # an older value, or a row whose version was cleared
+        with pytest.raises(StateNotLatest) as caught:
+            open_latest(key, "run-a", sealed, SUSPENDED_STATE, version=version)
+        assert str(caught.value) == OLDER_VERSION
+    forged = "tw1:" + "A" * 40  # a forgery is unreadable, never merely "not the latest"
+    with pytest.raises(StateUnreadable) as unreadable:
+        open_latest(key, "run-a", forged, SUSPENDED_STATE, version=2)
+    assert type(unreadable.value) is StateUnreadable
+
+
+def test_a_waiting_state_opens_only_while_its_step_is_the_last() -> None:
+    require_last(BOUND, 5)
+    for last in (4, 6):
+        with pytest.raises(StateNotLatest, match="recorded steps after it"):
+            require_last(BOUND, last)
+
+
+def mark(sequence: int, kind: str, round_: int, tool: str | None = None, **more: Any) -> StepMark:
+    return StepMark(sequence=sequence, kind=kind, round=round_, tool_name=tool, **more)
+
+
+def is_write(name: str) -> bool:
+    return name == "send"
+
+
+@pytest.mark.parametrize(
+    ("after", "started", "error"),
+    [
+        ([], [], None),
+        ([mark(6, "tool", 2, "look"), mark(7, "tool", 2, "look")], [], None),  # a cut turn
+        ([mark(6, "tool", 2, "send")], ["send"], None),  # the write it marked started
+        ([mark(6, "tool", 2, "send", refused=True)], [], None),  # denied: it never ran
+        ([mark(6, "tool", 2, "send")], [], WRITE_AFTER),  # fenced by a later value
+        ([mark(6, "tool", 2, "send"), mark(7, "tool", 2, "send")], ["send"], WRITE_AFTER),
+        ([mark(6, "decision", 2)], [], DECIDED_AFTER),
+        ([mark(6, "tool", 2, "look"), mark(7, "request", 3)], [], LATER_ROUND),
+        ([mark(6, "llm", 1)], [], LATER_ROUND),
+    ],
+)
+def test_what_a_worker_recorded_after_a_checkpoint_tells_whether_it_is_the_latest(
+    after: list[StepMark], started: list[str], error: str | None
+) -> None:
+    if error is None:
+        require_progress(after, round_=2, started=started, is_write=is_write)
+        return
+    with pytest.raises(StateNotLatest) as caught:
+        require_progress(after, round_=2, started=started, is_write=is_write)
+    assert str(caught.value) == error
+
+
+def test_a_state_sealed_before_versions_resumes_once(store: RunStore, rows: Rows) -> None:
+    key = StateKey.generate()
+    run_id, digest = waiting_run(store, key)
+    sealed = rows.get(run_id, "suspended_state")
+    assert sealed is not None
+    plain = key.open(run_id, sealed, binding=bound(sealed))
+    old = key.seal(run_id, plain)  # as the previous release stored it: no version, NULL column
+    restore = {"suspended_state": old, "seal_version": None}
+    rows.write(run_id, restore)
+    assert approve(store, key, run_id, digest).status is RunStatus.COMPLETED
+    assert EXECUTED == [1]
+    assert rows.get(run_id, "seal_version") is not None  # set by the claim and the settle
+    rows.write(run_id, restore | {"status": "awaiting_approval", "pending_digest": digest,
+                                  "settled": False})  # fmt: skip
+    with pytest.raises(StateNotLatest) as caught:  # put back once more: its turn was decided
+        approve(store, key, run_id, digest)
+    assert str(caught.value) == ALREADY_DECIDED
+    assert EXECUTED == [1]

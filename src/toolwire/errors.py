@@ -21,6 +21,7 @@ never the model or the inspector's DOM.
     ├── StateError                  a suspended run's sealed state cannot be used
     │   ├── StateKeyMissing         no key to seal or open it: the run cannot suspend or resume
     │   └── StateUnreadable         tampered, foreign or sealed under another key
+    │       └── StateNotLatest      authentic, but not the run's latest sealed value (replayed)
     ├── DecisionError               an operator's decision on a waiting run cannot be taken
     │   ├── RunNotWaiting           no such run, or it is not waiting for this decision
     │   ├── StaleDecision           the decision was made on another turn (or lost a race)
@@ -130,6 +131,11 @@ class StateKeyMissing(StateError):
 
 class StateUnreadable(StateError):
     """The sealed state failed authentication: tampered, of another run, or another key."""
+
+
+class StateNotLatest(StateUnreadable):
+    """The sealed value is not the run's latest: an earlier one put back (see
+    :mod:`toolwire.latest`). Nothing of it is used."""
 
 
 class DecisionError(ToolwireError):

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from toolwire.binding import Binding, Sealer
 from toolwire.charter import Charter, ProviderRef
 from toolwire.errors import ConfigError
 from toolwire.lifecycle import RunStatus
@@ -41,6 +42,8 @@ class Waiting:
     next_sequence: int
     queued: bool = False  # executed by queue workers: a decision on it is queued
     privacy: PrivacyLevel = PrivacyLevel.METADATA  # the row's level (states before charters)
+    version: int | None = None  # the run's seal_version (None: never set, see toolwire.latest)
+    decided: frozenset[str] = frozenset()  # turns decided, read only when version is None
 
     def __repr__(self) -> str:
         return tagged(
@@ -51,6 +54,7 @@ class Waiting:
             digest=ident(self.digest),
             provider=ident(self.provider.name),
             next_sequence=self.next_sequence,
+            version=self.version,
         )
 
 
@@ -76,8 +80,9 @@ class RunRecorder(Protocol):
         """True when someone (maybe another process) asked to cancel this run."""
         ...
 
-    def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
-        """Move a running run to ``status`` with its sealed state; False if a cancel won."""
+    def suspend(self, run_id: str, status: RunStatus, seal: Sealer, digest: str) -> bool:
+        """Move a running run to ``status`` with the state ``seal`` seals for the binding the
+        recorder gives it (see :mod:`toolwire.latest`); False if a cancel won."""
         ...
 
     def waiting(self, run_id: str) -> Waiting | None:
@@ -135,6 +140,7 @@ class MemoryRecorder:
         self._refs: dict[str, ProviderRef] = {}
         self._sequences: dict[str, int] = {}
         self._waiting: dict[str, Waiting] = {}
+        self._versions: dict[str, int] = {}
         self._cancelled: set[str] = set()
         self._held: set[str] = set()
         self._ended: dict[str, RunStatus] = {}
@@ -157,6 +163,7 @@ class MemoryRecorder:
         with self._lock:
             self._waiting.pop(outcome.run_id, None)
             self._sequences.pop(outcome.run_id, None)
+            self._versions.pop(outcome.run_id, None)
             settled = self._refs.pop(outcome.run_id, None) is not None
             if settled:
                 cancelled = outcome.run_id in self._cancelled
@@ -166,13 +173,17 @@ class MemoryRecorder:
     def cancel_requested(self, run_id: str) -> bool:
         return run_id in self._cancelled
 
-    def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
+    def suspend(self, run_id: str, status: RunStatus, seal: Sealer, digest: str) -> bool:
         with self._lock:
             if run_id in self._cancelled or run_id not in self._refs:
                 return False
+            version = self._versions.get(run_id, 0) + 1
+            last = self._sequences.get(run_id, 0)
+            self._versions[run_id] = version
             self._waiting[run_id] = Waiting(
-                run_id=run_id, status=status, sealed=sealed, digest=digest,
-                provider=self._refs[run_id], next_sequence=self._sequences.get(run_id, 0) + 1,
+                run_id=run_id, status=status, digest=digest, provider=self._refs[run_id],
+                sealed=seal(Binding(version=version, sequence=last)), next_sequence=last + 1,
+                version=version,
             )  # fmt: skip
             if self._refs[run_id].name == DIRECT_CALL:
                 self._held.add(run_id)
@@ -188,6 +199,7 @@ class MemoryRecorder:
             if found is None or found.status is not status or found.digest != digest:
                 return False
             del self._waiting[run_id]
+            self._versions[run_id] = self._versions.get(run_id, 0) + 1  # its state is dead
             return True
 
     def request_cancel(self, run_id: str) -> bool:
@@ -197,6 +209,7 @@ class MemoryRecorder:
             self._cancelled.add(run_id)
             if self._waiting.pop(run_id, None) is not None:
                 self._refs.pop(run_id, None)
+                self._versions.pop(run_id, None)
                 self._end(run_id, RunStatus.CANCELLED)
             return True
 

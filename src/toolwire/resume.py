@@ -14,11 +14,12 @@ from typing import Any
 
 from toolwire.charter import Charter, CharterRefused, context
 from toolwire.errors import RunNotWaiting, StaleDecision
+from toolwire.latest import open_latest, require_last, require_undecided
 from toolwire.lifecycle import RunStatus
 from toolwire.recorder import RunRecorder, Waiting
 from toolwire.reprs import shape, tagged
 from toolwire.run import OperatorDecision
-from toolwire.sealing import StateKey, require
+from toolwire.sealing import SUSPENDED_STATE, StateKey, require
 from toolwire.state import Before, RunState
 from toolwire.suspension import validate_input
 from toolwire.tools.api import ToolContext, User
@@ -52,12 +53,19 @@ def waiting_run(recorder: RunRecorder, run_id: str) -> Waiting:
 
 
 def open_state(key: StateKey | None, waiting: Waiting) -> RunState:
-    """The waiting run's sealed state; ``StateError``, or ``RunNotWaiting`` when it does not
-    belong to the turn the run waits on."""
+    """The waiting run's sealed state; ``StateError`` (``StateNotLatest`` for an earlier one
+    put back, see :mod:`toolwire.latest`), or ``RunNotWaiting`` when it does not belong to the
+    turn the run waits on."""
+    text, binding = open_latest(require(key), waiting.run_id, waiting.sealed, SUSPENDED_STATE,
+                                version=waiting.version)  # fmt: skip
+    if binding is not None:
+        require_last(binding, waiting.next_sequence - 1)
     before = Before(provider=waiting.provider, privacy=waiting.privacy)
-    state = RunState.from_json(require(key).open(waiting.run_id, waiting.sealed), before=before)
+    state = RunState.from_json(text, before=before)
     if state.pause is None or state.pause.digest != waiting.digest:
         raise RunNotWaiting("the run's stored state does not match its pending turn")
+    if binding is None:  # sealed before versions: no step to check, but its turn is known
+        require_undecided(state.pause.digest, waiting.decided)
     return state
 
 

@@ -83,7 +83,7 @@ from toolwire.run import (
     RunRequest,
     provider_from_ref,
 )
-from toolwire.sealing import StateKey, require
+from toolwire.sealing import Binding, StateKey, require
 from toolwire.state import Pause, RunState
 from toolwire.telemetry import RunTelemetry, Segment, SegmentWatch, from_environment
 from toolwire.tools.api import ToolContext
@@ -452,12 +452,17 @@ class Runtime:
         pause = state.pause
         assert pause is not None
         try:
-            sealed = require(self.state_key).seal(run.run_id, state.to_json())
+            key = require(self.state_key)
         except StateError as exc:
             return RunStatus.FAILED, f"the run could not be suspended: {exc}"
         if not run.begun:
             return RunStatus.FAILED, f"the run could not be suspended: {STORE_FAILED}"
-        stored = run.guard(lambda: self.recorder.suspend(run.run_id, pause.status, sealed,
+        text = state.to_json()
+
+        def seal(binding: Binding) -> str:  # bound to the run's next version by the recorder
+            return key.seal(run.run_id, text, binding=binding)
+
+        stored = run.guard(lambda: self.recorder.suspend(run.run_id, pause.status, seal,
                                                          pause.digest), None)  # fmt: skip
         if stored is None:
             return RunStatus.FAILED, f"the run could not be suspended: {STORE_FAILED}"

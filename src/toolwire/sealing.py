@@ -1,16 +1,29 @@
-"""Sealing a suspended run's state at rest: AES-256-GCM, bound to its run.
+"""Sealing a run's state at rest: AES-256-GCM, bound to its run, its purpose and its version.
 
 The key comes from ``TOOLWIRE_STATE_KEY`` (32 bytes, base64url or hex) or from a key file;
 ``toolwire demo`` and ``toolwire serve`` create the file (mode 0600) in their data directory
-when there is none. A sealed value is ``tw1:`` + base64url(nonce ‖ ciphertext ‖ tag), with a
-fresh 96-bit nonce per seal and the run id and the value's purpose (a suspended state, a queued
-run's request or its checkpoint) bound as associated data.
+when there is none. A sealed value is ``tw2:<version>:<sequence>:`` + base64url(nonce ‖
+ciphertext ‖ tag), with a fresh 96-bit nonce per seal. Its associated data binds the run id,
+the value's purpose (a suspended state, a queued run's request or its checkpoint) and its
+:class:`Binding`: the run's ``seal_version`` the store writes it with, and the run's last
+stored step when it was sealed. The two numbers stand in clear before the ciphertext (the store
+reads them to guard its write, a loader to compare them with the run); changing either fails
+authentication. Which bound value is a run's latest is :mod:`toolwire.latest`'s rule.
+
+Values sealed before versions (``tw1:`` + base64url(nonce ‖ ciphertext ‖ tag), associated data
+the run id and the purpose only) still open with ``binding=None``. A loader accepts one only
+while the run's ``seal_version`` is NULL, i.e. as version 0: a run that waited across the
+upgrade resumes once (its turn not yet decided); its next write, claim, settle or cancel sets
+the version, after which no ``tw1:`` value of it opens again. A queued run's checkpoint sealed
+before versions says nothing of the steps after it, so it fails closed instead (see
+:mod:`toolwire.latest`).
 
 Invariants:
 - No key, no state: sealing without a key raises ``StateKeyMissing``; nothing is ever stored
   in clear as a fallback, and nothing unmarked is read as a plaintext.
-- A value that fails authentication (tampered, sealed for another run, or under another key)
-  raises ``StateUnreadable``; it is never treated as a forged plaintext.
+- A value that fails authentication (tampered, sealed for another run, for another version or
+  step, or under another key) raises ``StateUnreadable``; it is never treated as a forged
+  plaintext.
 - Error messages never carry the key, the ciphertext or the plaintext.
 - A value is bound to its purpose too: a held call's sealed answer (see :mod:`toolwire.held`)
   never opens as a suspended state, nor the other way round.
@@ -28,13 +41,28 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from toolwire.binding import (
+    LEGACY_MARKER,
+    MARKER,
+    NOT_SEALED,
+    UNREADABLE,
+    Binding,
+    Sealer,
+    bound,
+    prefix,
+)
 from toolwire.errors import ConfigError, StateKeyMissing, StateUnreadable
+
+__all__ = [
+    "CHECKPOINT", "KEY_BYTES", "KEY_FILE_NAME", "KEY_VARIABLE", "QUEUED_REQUEST",
+    "SUSPENDED_STATE", "Binding", "Sealer", "StateKey", "bound", "ensure_key", "load_key",
+    "require",
+]  # fmt: skip
 
 KEY_VARIABLE = "TOOLWIRE_STATE_KEY"
 KEY_FILE_NAME = "state.key"
 KEY_BYTES = 32  # AES-256
 _NONCE_BYTES = 12  # GCM's native nonce size; random per seal, so no counter to keep
-_MARKER = "tw1:"
 # What a sealed value is for: bound as associated data with the run id, so a value moved to
 # another column (a queued request into the checkpoint) fails authentication.
 SUSPENDED_STATE = "suspended-state"  # the purpose of a waiting run's sealed state
@@ -65,28 +93,50 @@ class StateKey:
         """A key written as 64 hex digits or 43-44 base64url characters."""
         return cls(_decode_key(text.strip(), where))
 
-    def seal(self, run_id: str, plaintext: str, purpose: str = SUSPENDED_STATE) -> str:
-        """``plaintext`` sealed for ``run_id`` and ``purpose`` (the column it is stored in)."""
+    def seal(
+        self,
+        run_id: str,
+        plaintext: str,
+        purpose: str = SUSPENDED_STATE,
+        *,
+        binding: Binding | None = None,
+    ) -> str:
+        """``plaintext`` sealed for ``run_id``, ``purpose`` (the column it is stored in) and
+        ``binding``; without one, in the format of values sealed before versions."""
         nonce = secrets.token_bytes(_NONCE_BYTES)
-        sealed = self._aead.encrypt(nonce, plaintext.encode(), _aad(run_id, purpose))
-        return _MARKER + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
+        sealed = self._aead.encrypt(nonce, plaintext.encode(), _aad(run_id, purpose, binding))
+        return prefix(binding) + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
 
-    def open(self, run_id: str, sealed: str, purpose: str = SUSPENDED_STATE) -> str:
-        if not sealed.startswith(_MARKER):
-            raise StateUnreadable("the suspended state is not sealed by toolwire")
+    def open(
+        self,
+        run_id: str,
+        sealed: str,
+        purpose: str = SUSPENDED_STATE,
+        *,
+        binding: Binding | None = None,
+    ) -> str:
+        """The plaintext of a value sealed for ``run_id``, ``purpose`` and exactly ``binding``
+        (None: a value sealed before versions); ``StateUnreadable`` for anything else."""
+        head = prefix(binding)
+        if not sealed.startswith(head):
+            if not sealed.startswith((LEGACY_MARKER, MARKER)):
+                raise StateUnreadable(NOT_SEALED)
+            raise StateUnreadable(UNREADABLE)
         try:
-            raw = base64.urlsafe_b64decode(sealed[len(_MARKER) :].encode("ascii"))
+            raw = base64.urlsafe_b64decode(sealed[len(head) :].encode("ascii"))
             nonce, body = raw[:_NONCE_BYTES], raw[_NONCE_BYTES:]
-            return self._aead.decrypt(nonce, body, _aad(run_id, purpose)).decode()
+            return self._aead.decrypt(nonce, body, _aad(run_id, purpose, binding)).decode()
         except (InvalidTag, ValueError, UnicodeError, binascii.Error):
-            raise StateUnreadable(
-                "the suspended state cannot be opened: it was changed, belongs to another "
-                "run, or was sealed under another key"
-            ) from None
+            raise StateUnreadable(UNREADABLE) from None
 
 
-def _aad(run_id: str, purpose: str) -> bytes:
-    return f"toolwire:{purpose}:".encode() + run_id.encode()
+def _aad(run_id: str, purpose: str, binding: Binding | None) -> bytes:
+    """The associated data: purpose, binding and run id. A purpose has no ``@``, the numbers
+    are plain digits each ended by a letter or ``:``, and the run id comes last, so no two
+    values share an encoding."""
+    if binding is None:
+        return f"toolwire:{purpose}:{run_id}".encode()
+    return f"toolwire:{purpose}@v{binding.version}s{binding.sequence}:{run_id}".encode()
 
 
 def _decode_key(text: str, where: str) -> bytes:

@@ -30,7 +30,7 @@ from toolwire.queue.engine import NOT_POSTGRES
 from toolwire.queue.recovery import ALREADY_DONE, UNKNOWN_OUTCOME, waiting_again
 from toolwire.queue.submit import NO_FILE, NO_KEY
 from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import CHECKPOINT, QUEUED_REQUEST, StateKey
+from toolwire.sealing import CHECKPOINT, QUEUED_REQUEST, Binding, Sealer, StateKey, bound
 from toolwire.seam import Invoked
 from toolwire.state import CallPreview, Pause, Recorded, RunState
 from toolwire.store import RunStore
@@ -43,6 +43,7 @@ from toolwire.workspace import Workspace
 from ..store.conftest import pg_dump
 
 KEY = StateKey.generate()
+BOUND = Binding(version=3, sequence=7)
 CANARY = "canary-queued-7d41"
 
 
@@ -79,17 +80,21 @@ def paused_state() -> RunState:
 def test_a_checkpoint_is_sealed_for_its_run_and_its_purpose() -> None:
     saved = Saved(state=paused_state(), action="approve", started=("c2",),
                   recorded=(Recorded("c1", "a", False),))  # fmt: skip
-    sealed = KEY.seal("run-1", saved.to_json(), CHECKPOINT)
-    opened = open_saved(KEY, "run-1", sealed)
+    sealed = KEY.seal("run-1", saved.to_json(), CHECKPOINT, binding=BOUND)
+    assert bound(sealed) == BOUND and sealed.startswith("tw2:3:7:")
+    opened = open_saved(KEY, "run-1", sealed, binding=BOUND)
     assert (opened.action, opened.started) == ("approve", ("c2",))
     assert opened.recorded == (Recorded("c1", "a", False),)
     assert opened.state.pause == saved.state.pause and opened.unknown == ("c2",)
     done = Saved(state=paused_state(), started=("c2",), recorded=(Recorded("c2", "b", True),))
     assert done.unknown == ()
     with pytest.raises(StateUnreadable):  # another run's, or the request's column
-        open_saved(KEY, "run-2", sealed)
+        open_saved(KEY, "run-2", sealed, binding=BOUND)
     with pytest.raises(StateUnreadable):
-        KEY.open("run-1", sealed, QUEUED_REQUEST)
+        KEY.open("run-1", sealed, QUEUED_REQUEST, binding=BOUND)
+    for other in (Binding(version=2, sequence=7), Binding(version=3, sequence=6), None):
+        with pytest.raises(StateUnreadable):  # another version or step than it was sealed for
+            open_saved(KEY, "run-1", sealed, binding=other)
     with pytest.raises(StateUnreadable):
         Saved.from_json('{"version": 1, "state": "{}"}')
 
@@ -98,8 +103,8 @@ def test_a_write_is_marked_started_before_it_runs_and_its_result_kept_after() ->
     saved: list[Saved] = []
     ran: list[str] = []
 
-    def save(sealed: str) -> bool:
-        saved.append(open_saved(KEY, "run-1", sealed))
+    def save(seal: Sealer) -> bool:
+        saved.append(open_saved(KEY, "run-1", seal(BOUND), binding=BOUND))
         return True
 
     def run(name: str) -> Callable[[], Awaitable[Invoked]]:
@@ -181,7 +186,10 @@ def test_a_queued_request_is_sealed_at_rest_and_erased_when_the_run_ends(pg_sche
         assert CANARY.encode() not in pg_dump(pg_schema)
         row = _row(store, run_id)
         assert (row.status, row.queued, row.stalls) == ("queued", True, 0)
-        state = RunState.from_json(KEY.open(run_id, row.queued_request, QUEUED_REQUEST))
+        assert bound(row.queued_request) == Binding(version=1, sequence=0)
+        first = Binding(version=1, sequence=0)
+        state = RunState.from_json(KEY.open(run_id, row.queued_request, QUEUED_REQUEST,
+                                            binding=first))  # fmt: skip
         assert state.messages[-1].content == f"find {CANARY}"
         with store.engine.connect() as connection:
             jobs = connection.execute(text("SELECT args, lock FROM procrastinate_jobs")).all()
@@ -189,6 +197,7 @@ def test_a_queued_request_is_sealed_at_rest_and_erased_when_the_run_ends(pg_sche
         assert store.request_cancel(run_id)  # a queued run is cancelled at once
         row = _row(store, run_id)
         assert (row.status, row.settled, row.queued_request) == ("cancelled", True, None)
+        assert row.seal_version == 2  # raised as the request was erased
 
 
 def test_a_held_run_writes_only_under_its_claim(pg_schema: str) -> None:
@@ -198,11 +207,19 @@ def test_a_held_run_writes_only_under_its_claim(pg_schema: str) -> None:
         taken = queued.take(run_id, "a" * 32, job_id=1)
         assert taken is not None and taken.request is not None and taken.sequence == 0
         assert queued.take(run_id, "b" * 32, job_id=2) is None  # taken once
-        assert queued.save_checkpoint(run_id, "a" * 32, "sealed")
-        assert not queued.save_checkpoint(run_id, "b" * 32, "sealed")
+        bindings: list[Binding] = []
+
+        def seal(binding: Binding) -> str:
+            bindings.append(binding)
+            return f"sealed {binding.version}"
+
+        assert queued.save_checkpoint(run_id, "a" * 32, seal)
+        assert not queued.save_checkpoint(run_id, "b" * 32, seal)
         store.hold(run_id, "b" * 32, store.privacy)  # a worker that lost the run
-        assert not store.suspend(run_id, RunStatus.AWAITING_APPROVAL, "s", "d" * 32)
-        assert _row(store, run_id).status == "running"
+        assert not store.suspend(run_id, RunStatus.AWAITING_APPROVAL, seal, "d" * 32)
+        row = _row(store, run_id)
+        assert (row.status, row.checkpoint, row.seal_version) == ("running", "sealed 2", 2)
+        assert bindings == [Binding(version=2, sequence=0)]  # the request was version 1
 
 
 def test_a_decision_on_a_queued_run_is_taken_once(pg_schema: str) -> None:
@@ -212,8 +229,12 @@ def test_a_decision_on_a_queued_run_is_taken_once(pg_schema: str) -> None:
         queued.take(run_id, "a" * 32, job_id=1)
         store.hold(run_id, "a" * 32, store.privacy)
         state = paused_state()
-        sealed = KEY.seal(run_id, state.to_json())
-        assert store.suspend(run_id, RunStatus.AWAITING_APPROVAL, sealed, state.pause.digest)  # type: ignore[union-attr]
+
+        def seal(binding: Binding) -> str:
+            return KEY.seal(run_id, state.to_json(), binding=binding)
+
+        assert state.pause is not None
+        assert store.suspend(run_id, RunStatus.AWAITING_APPROVAL, seal, state.pause.digest)
         store.release(run_id)
         runtime = Runtime(REGISTRY, recorder=store, state_key=KEY)
         decision = OperatorDecision(action="approve", digest="d" * 32, actor="ops")
@@ -226,7 +247,9 @@ def test_a_decision_on_a_queued_run_is_taken_once(pg_schema: str) -> None:
             RunQueue(store, KEY).decide(checked, decision)
         row = _row(store, run_id)
         assert (row.status, row.suspended_state, row.pending_digest) == ("queued", None, None)
-        opened = open_saved(KEY, run_id, row.checkpoint)
+        # submitted (1), suspended (2), decided (3): bound to the decision, its first step
+        assert (row.seal_version, bound(row.checkpoint)) == (3, Binding(version=3, sequence=1))
+        opened = open_saved(KEY, run_id, row.checkpoint, binding=bound(row.checkpoint))
         assert (opened.action, opened.state.pause) == ("approve", state.pause)
         stored = store.get_run(run_id)
         assert stored is not None

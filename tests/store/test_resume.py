@@ -116,7 +116,7 @@ def test_at_full_the_suspended_state_holds_no_plaintext(backend: Backend) -> Non
     store = backend.open(PrivacyLevel.FULL)
     runtime, run_id, digest = start_waiting(store, StateKey.generate(), f"prompt {CANARY}")
     sealed = run_columns(backend.url, run_id)["suspended_state"]
-    assert isinstance(sealed, str) and sealed.startswith("tw1:")
+    assert isinstance(sealed, str) and sealed.startswith("tw2:")
     assert CANARY not in sealed and "prompt" not in sealed and "mark" not in sealed
     assert any(CANARY in payload for payload in step_payloads(backend.url, run_id))
     decision = OperatorDecision(action="approve", digest=digest, actor="ops")

@@ -392,7 +392,7 @@ def test_a_waiting_run_keeps_its_servers_output_cap_field_for_the_resume(store: 
         model="llama", api_key="", base_url="http://127.0.0.1:9/v1", max_tokens_field="max_tokens"
     )
     run_id = store.begin(Request.of("hi", provider=local, model="llama"))
-    assert store.suspend(run_id, Status.AWAITING_APPROVAL, "tw1:sealed", "d" * 32)
+    assert store.suspend(run_id, Status.AWAITING_APPROVAL, lambda _: "tw2:1:0:sealed", "d" * 32)
     waiting = store.waiting(run_id)
     assert waiting is not None and waiting.provider.max_tokens_field == "max_tokens"
     rebuilt = provider_from_ref(waiting.provider)

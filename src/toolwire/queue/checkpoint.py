@@ -33,7 +33,7 @@ from toolwire.errors import RunCancelled, StateUnreadable
 from toolwire.jsonenc import dumps
 from toolwire.reprs import count, ident, shape, tagged
 from toolwire.result import ToolResult
-from toolwire.sealing import CHECKPOINT, StateKey
+from toolwire.sealing import CHECKPOINT, Binding, Sealer, StateKey
 from toolwire.seam import Invoked
 from toolwire.state import Before, Recorded, RunState
 from toolwire.tools.api import needs_approval
@@ -43,7 +43,7 @@ from toolwire.turn import Job
 SAVED_VERSION = 1
 LOST = "the run was cancelled, or another worker took it"
 Action = Literal["approve", "deny", "input"]
-Save = Callable[[str], bool]  # stores a sealed checkpoint; False when the run is not ours
+Save = Callable[[Sealer], bool]  # stores the checkpoint it seals; False: the run is not ours
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,7 +168,12 @@ class Checkpointer:
             raise RunCancelled(LOST)
 
     def _seal_and_save(self, saved: Saved) -> bool:
-        return self._save(self._key.seal(self.run_id, saved.to_json(), CHECKPOINT))
+        text = saved.to_json()
+
+        def seal(binding: Binding) -> str:  # the run's next version, given by the store
+            return self._key.seal(self.run_id, text, CHECKPOINT, binding=binding)
+
+        return self._save(seal)
 
 
 async def _answered(found: Recorded) -> Invoked:
@@ -177,6 +182,28 @@ async def _answered(found: Recorded) -> Invoked:
     return Invoked(result)
 
 
-def open_saved(key: StateKey, run_id: str, sealed: str, *, before: Before | None = None) -> Saved:
-    """The checkpoint sealed for ``run_id``; ``StateError`` when it cannot be opened."""
-    return Saved.from_json(key.open(run_id, sealed, CHECKPOINT), before=before)
+def open_saved(
+    key: StateKey,
+    run_id: str,
+    sealed: str,
+    *,
+    binding: Binding | None,
+    before: Before | None = None,
+) -> Saved:
+    """The checkpoint sealed for ``run_id`` with ``binding``; ``StateError`` when it cannot be
+    opened. (Which checkpoint is the run's latest is the executor's check, see
+    :mod:`toolwire.latest`.) ``before``: what the row says, for a state sealed before charters."""
+    return Saved.from_json(key.open(run_id, sealed, CHECKPOINT, binding=binding), before=before)
+
+
+def carries_on_in(saved: Saved) -> int:
+    """The round a worker carrying ``saved`` on records its steps in: a decided turn's own
+    round, else the next one."""
+    return saved.state.rounds if saved.action is not None else saved.state.rounds + 1
+
+
+def started_tools(saved: Saved) -> list[str]:
+    """The tools of the writes ``saved`` marks started, one name per write."""
+    pause = saved.state.pause
+    names = {} if pause is None else {call.id: call.name for call in pause.calls}
+    return [names.get(call_id, "") for call_id in saved.started]

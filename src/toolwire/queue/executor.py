@@ -25,27 +25,38 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from toolwire.charter import CharterRefused
 from toolwire.charter import context as tool_context
 from toolwire.endings import LoopResult, result_of
-from toolwire.errors import ConfigError, StateError, StoreError
+from toolwire.errors import ConfigError, StateError, StateNotLatest, StoreError
+from toolwire.latest import NOT_LATEST, OLDER_VERSION, open_latest, require_progress
 from toolwire.lifecycle import RUN_FAILED, WRITE_NOT_REPEATED, RunStatus, TerminationReason
 from toolwire.queue import engine
-from toolwire.queue.checkpoint import Checkpointer, Saved, open_saved
+from toolwire.queue.checkpoint import (
+    Checkpointer,
+    Saved,
+    carries_on_in,
+    open_saved,
+    started_tools,
+)
 from toolwire.queue.recovery import WRITE_OUTSIDE_TURN, waiting_again
 from toolwire.resume import chartered
 from toolwire.runtime import LoopSegment, RunOutcome, Runtime
-from toolwire.sealing import QUEUED_REQUEST, StateKey
+from toolwire.sealing import QUEUED_REQUEST, Binding, Sealer, StateKey, bound
 from toolwire.state import Before, RunState
 from toolwire.store.queued import QueuedRuns, Taken
 from toolwire.store.runs import RunStore
-from toolwire.tools.api import ToolContext
+from toolwire.tools.api import ToolContext, needs_approval
 from toolwire.tools.registry import ToolRegistry
 
 log = logging.getLogger("toolwire.queue")
 AVAILABILITY_SECONDS = 5.0  # tool switches made in the inspector reach new runs this late
+LEGACY_CHECKPOINT = (
+    "it was sealed by an earlier release, before versions, so it is not carried on; cancel "
+    "the run and submit it again"
+)
 
 
 class Executor:
@@ -103,21 +114,19 @@ class Executor:
         )  # fmt: skip
 
     def _start(self, taken: Taken) -> tuple[Saved, Start]:
-        """Where the run starts, and how (see :mod:`toolwire.queue.recovery`)."""
+        """Where the run starts, and how (see :mod:`toolwire.queue.recovery`). Only the run's
+        latest request or checkpoint starts it (see :mod:`toolwire.latest`)."""
         run_id = taken.run_id
         if taken.checkpoint is None:
             if taken.request is None:
                 raise RefusedStart("the run has neither a request nor a checkpoint")
+            text, binding = open_latest(self.key, run_id, taken.request, QUEUED_REQUEST,
+                                        version=taken.version)  # fmt: skip
+            self._require_progress(taken, binding, round_=1)  # a request: no step bound, 0
             before = Before(provider=taken.provider, privacy=taken.privacy)
-            opened = self.key.open(run_id, taken.request, QUEUED_REQUEST)
-            state = RunState.from_json(opened, before=before)
+            state = RunState.from_json(text, before=before)
             return Saved(state=state), _fresh(run_id, state)
-        saved = open_saved(
-            self.key,
-            run_id,
-            taken.checkpoint,
-            before=Before(provider=taken.provider, privacy=taken.privacy),
-        )
+        saved = self._open_checkpoint(taken, taken.checkpoint)
         if saved.action is None:
             if saved.started:
                 raise RefusedStart(WRITE_OUTSIDE_TURN)
@@ -129,14 +138,40 @@ class Executor:
             raise RefusedStart(WRITE_NOT_REPEATED)
         return saved, _decided(run_id, saved)
 
-    def _saver(self, run_id: str) -> Callable[[str], bool]:
+    def _open_checkpoint(self, taken: Taken, sealed: str) -> Saved:
+        """The run's checkpoint, if it is its latest; ``StateError`` otherwise."""
+        binding = bound(sealed)
+        if binding is None:  # sealed before versions: nothing says which steps followed it
+            raise StateNotLatest(f"{NOT_LATEST}: {LEGACY_CHECKPOINT}")
+        saved = open_saved(self.key, taken.run_id, sealed, binding=binding)
+        if binding.version != taken.version:
+            raise StateNotLatest(OLDER_VERSION)
+        self._require_progress(taken, binding, round_=carries_on_in(saved),
+                               started=started_tools(saved))  # fmt: skip
+        return saved
+
+    def _require_progress(
+        self, taken: Taken, binding: Binding | None, *, round_: int, started: Sequence[str] = ()
+    ) -> None:
+        """What the run recorded after its value's step is what its own worker could have."""
+        sequence = 0 if binding is None else binding.sequence
+        if taken.sequence < sequence:  # steps are never removed: a value from elsewhere
+            raise StateNotLatest(f"{NOT_LATEST}: its step is not stored")
+        after = [] if taken.sequence == sequence else self.runs.marks_after(taken.run_id, sequence)
+        require_progress(after, round_=round_, started=started, is_write=self._is_write)
+
+    def _is_write(self, name: str) -> bool:
+        tool = self.registry.get(name)
+        return tool is not None and needs_approval(tool)
+
+    def _saver(self, run_id: str) -> Callable[[Sealer], bool]:
         held = self.store.held(run_id)
         assert held is not None
         claim = held.claim
 
-        def save(sealed: str) -> bool:
+        def save(seal: Sealer) -> bool:
             self.store.flush()  # the round's steps first: the next worker's follow them
-            return self.runs.save_checkpoint(run_id, claim, sealed)
+            return self.runs.save_checkpoint(run_id, claim, seal)
 
         return save
 

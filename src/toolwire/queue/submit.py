@@ -24,7 +24,7 @@ from toolwire.queue.follow import Event, follow
 from toolwire.queue.outcome import stored_outcome
 from toolwire.resume import chartered, operator_of
 from toolwire.runtime import Checked, OperatorDecision, RunOutcome, RunRequest
-from toolwire.sealing import CHECKPOINT, QUEUED_REQUEST, StateKey
+from toolwire.sealing import CHECKPOINT, QUEUED_REQUEST, Binding, StateKey
 from toolwire.state import Pause, RunState
 from toolwire.store.queued import QueuedRuns
 from toolwire.store.runs import RunStore
@@ -61,8 +61,12 @@ class RunQueue:
             raise QueueError(NO_FILE)
         run_id = str(uuid.uuid4())
         state = RunState(messages=request.messages, options=request.options, charter=charter)
-        sealed = self.key.seal(run_id, state.to_json(), QUEUED_REQUEST)
-        self.runs.submit(run_id, request, sealed, engine.defer)
+        text = state.to_json()
+
+        def seal(binding: Binding) -> str:
+            return self.key.seal(run_id, text, QUEUED_REQUEST, binding=binding)
+
+        self.runs.submit(run_id, request, seal, engine.defer)
         return run_id
 
     def decide(self, checked: Checked, decision: OperatorDecision) -> None:
@@ -71,12 +75,16 @@ class RunQueue:
         another decision on the turn was taken first."""
         waiting = checked.waiting
         saved = Saved(state=checked.state, action=decision.action, values=checked.values)
-        sealed = self.key.seal(waiting.run_id, saved.to_json(), CHECKPOINT)
+        text = saved.to_json()
+
+        def seal(binding: Binding) -> str:  # bound to the decision's step, stored with it
+            return self.key.seal(waiting.run_id, text, CHECKPOINT, binding=binding)
+
         step = RunTrace().record_decision(checked.state.rounds, decision.action, decision.actor,
                                           decision.reason, decision.digest)  # fmt: skip
         charter = chartered(checked.state)
         check_operator(charter, operator_of(decision))
-        queued = self.runs.decide(waiting.run_id, waiting.status, waiting.digest, sealed=sealed,
+        queued = self.runs.decide(waiting.run_id, waiting.status, waiting.digest, seal=seal,
                                   step=step, privacy=charter.privacy,
                                   defer=engine.defer)  # fmt: skip
         if not queued:

@@ -19,7 +19,7 @@ from toolwire.run import DIRECT_CALL
 from toolwire.store import liveness, schema
 from toolwire.store.engine import errors
 from toolwire.store.rows import now
-from toolwire.store.statements import ERASED, FINISH_TOTALS, recorded_totals
+from toolwire.store.statements import BUMPED_VERSION, ERASED, FINISH_TOTALS, recorded_totals
 
 INTERRUPTED_ERROR = "the process running this run stopped before the run finished"
 CALLER_GONE = "the caller waiting for this call stopped before it was decided"
@@ -74,6 +74,7 @@ def abandon(connection: Connection, run_id: str) -> None:
             settled=True,
             suspended_state=None,
             pending_digest=None,
+            seal_version=BUMPED_VERSION,
         )
     )
     connection.execute(FINISH_TOTALS, {"run_id": run_id})

@@ -5,8 +5,10 @@ PostgreSQL only (the queue refuses SQLite before anything here runs). Every tran
 guarded UPDATE, and every one that needs a job adds it (``defer``, on the same connection) in
 the same transaction, so a run is never queued without a job to carry it:
 
-- ``submit``: a new run, ``queued``, with its sealed request.
-- ``take``: ``queued`` -> ``running`` under a fresh claim, by the job that carries it.
+- ``submit``: a new run, ``queued``, with its sealed request (version 1, no step yet).
+- ``take``: ``queued`` -> ``running`` under a fresh claim, by the job that carries it; with the
+  run's seal version and last step, against which the worker checks what it opens (see
+  :mod:`toolwire.latest`; ``marks_after`` reads the steps stored after a value's own).
 - ``save_checkpoint``: the held run's progress, while it runs under its claim.
 - ``decide``: a waiting queued run -> ``queued`` with the decision sealed as its checkpoint and
   the decision's step; of two racing decisions one moves the run, the other changes nothing.
@@ -16,23 +18,28 @@ the same transaction, so a run is never queued without a job to carry it:
   transaction, so of two workers recovering it, one does.
 - ``orphans``: queued or running runs with no live job (a worker that ended a job without
   settling its run); ``recover`` carries each on.
+
+Every sealed value is sealed in the transaction that stores it, for the run's next version
+(see :mod:`toolwire.store.seals`); ending a run raises the version.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from sqlalchemy import Connection, and_, func, insert, select, text, true, update
+from sqlalchemy import Connection, and_, insert, select, text, true, update
 
+from toolwire.binding import Binding, Sealer
 from toolwire.charter import ProviderRef
 from toolwire.governance import decider_of
+from toolwire.latest import StepMark
 from toolwire.lifecycle import RunStatus, stalled_too_often
 from toolwire.privacy import PrivacyLevel, filter_run_step
 from toolwire.reprs import ident, size, tagged
 from toolwire.run import RunRequest
-from toolwire.store import schema
+from toolwire.store import schema, seals
 from toolwire.store.engine import errors
 from toolwire.store.rows import now, provider_ref
 from toolwire.store.runs import RunStore
@@ -43,7 +50,7 @@ from toolwire.trace import RunStep
 # the engine's queueing lock refuses the second and nothing changes).
 Defer = Callable[[Connection, str], None]
 Recovery = Literal["requeued", "failed", "settled", "none"]
-_runs, _steps, _workers = schema.runs, schema.steps, schema.queue_workers
+_runs, _workers = schema.runs, schema.queue_workers
 _QUEUED, _RUNNING = RunStatus.QUEUED.value, RunStatus.RUNNING.value
 _FINISH_JOB = text("SELECT procrastinate_finish_job_v1(:job, 'failed', false)")
 _ORPHANS = text(
@@ -79,11 +86,13 @@ class Taken:
     checkpoint: str | None  # the sealed checkpoint, once there is one
     stalls: int
     sequence: int  # the run's last stored step
+    version: int | None = None  # the run's seal_version (None: never set)
 
     def __repr__(self) -> str:
         return tagged("Taken", run_id=ident(self.run_id), provider=ident(self.provider.name),
                       request_bytes=size(self.request), checkpoint_bytes=size(self.checkpoint),
-                      stalls=self.stalls, sequence=self.sequence)  # fmt: skip
+                      stalls=self.stalls, sequence=self.sequence,
+                      version=self.version)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,9 +114,12 @@ class QueuedRuns:
         self.store = store
         self._engine = store.engine
 
-    def submit(self, run_id: str, request: RunRequest, sealed: str, defer: Defer) -> None:
+    def submit(self, run_id: str, request: RunRequest, seal: Sealer, defer: Defer) -> None:
+        """Store the new run, its request sealed by ``seal`` as the run's first value."""
         row = self.store.run_row(run_id, request, RunStatus.QUEUED)
-        row |= {"queued": True, "queued_request": sealed, "queued_at": now(), "stalls": 0}
+        sealed = seal(Binding(version=1, sequence=0))
+        row |= {"queued": True, "queued_request": sealed, "queued_at": now(), "stalls": 0,
+                "seal_version": 1}  # fmt: skip
         with errors("queue a run"), self._engine.begin() as connection:
             connection.execute(insert(_runs).values(row))
             defer(connection, run_id)
@@ -126,7 +138,7 @@ class QueuedRuns:
             row = connection.execute(statement).first()
             if row is None:
                 return None
-            last = connection.execute(_last_sequence(run_id)).scalar()
+            last = connection.execute(seals.last_sequence(run_id)).scalar()
         return Taken(
             run_id=run_id,
             provider=provider_ref(row),
@@ -135,18 +147,20 @@ class QueuedRuns:
             checkpoint=row.checkpoint,
             stalls=int(row.stalls or 0),
             sequence=int(last or 0),
+            version=row.seal_version,
         )
 
-    def save_checkpoint(self, run_id: str, claim: str, sealed: str) -> bool:
-        """Keep the held run's progress; False once the run is no longer running under
-        ``claim`` (cancelled, or taken by another worker)."""
-        statement = (
-            update(_runs)
-            .where(_runs.c.id == run_id, _runs.c.status == _RUNNING, _runs.c.claim == claim)
-            .values(checkpoint=sealed)
-        )
+    def marks_after(self, run_id: str, sequence: int) -> list[StepMark]:
+        """The run's steps stored after ``sequence`` (see ``toolwire.latest.require_progress``)."""
+        with errors(f"read the steps of run {run_id}"), self._engine.connect() as connection:
+            return seals.marks_after(connection, run_id, sequence)
+
+    def save_checkpoint(self, run_id: str, claim: str, seal: Sealer) -> bool:
+        """Keep the held run's progress, as ``seal`` seals it; False once the run is no longer
+        running under ``claim`` (cancelled, or taken by another worker)."""
+        held = (_runs.c.status == _RUNNING, _runs.c.claim == claim)
         with errors(f"checkpoint run {run_id}"), self._engine.begin() as connection:
-            return bool(connection.execute(statement).rowcount == 1)
+            return seals.write(connection, run_id, seal, "checkpoint", *held)
 
     def decide(
         self,
@@ -154,26 +168,23 @@ class QueuedRuns:
         status: RunStatus,
         digest: str,
         *,
-        sealed: str,
+        seal: Sealer,
         step: RunStep,
         privacy: PrivacyLevel,
         defer: Defer,
     ) -> bool:
         """Queue the decided turn of a waiting queued run, recording ``step`` (the decision)
-        at ``privacy``, the run's own level (its charter's)."""
-        statement = (
-            update(_runs)
-            .where(_runs.c.id == run_id, _runs.c.status == status.value,
-                   _runs.c.pending_digest == digest, _runs.c.queued == true())
-            .values(status=_QUEUED, queued_at=now(), checkpoint=sealed, suspended_state=None,
-                    pending_digest=None)
-            .returning(_runs.c.id)
-        )  # fmt: skip
+        at ``privacy``, the run's own level (its charter's); ``seal`` seals the decided turn,
+        bound to that step."""
+        waiting = (_runs.c.status == status.value, _runs.c.pending_digest == digest,
+                   _runs.c.queued == true())  # fmt: skip
+        values = {"status": _QUEUED, "queued_at": now(), "suspended_state": None,
+                  "pending_digest": None}  # fmt: skip
         with errors(f"queue the decision on run {run_id}"), self._engine.begin() as connection:
-            row = connection.execute(statement).first()
-            if row is None:
+            if not seals.write(connection, run_id, seal, "checkpoint", *waiting, values=values,
+                               ahead=1):  # fmt: skip
                 return False
-            sequence = int(connection.execute(_last_sequence(run_id)).scalar() or 0) + 1
+            sequence = int(connection.execute(seals.last_sequence(run_id)).scalar() or 0) + 1
             kept = filter_run_step(step, privacy)
             step_row = self.store.step_row(run_id, sequence, step, kept, decider_of(kept))
             self.store.insert_step(connection, step_row)
@@ -255,12 +266,8 @@ class QueuedRuns:
 
 _TAKEN_COLUMNS = (
     "provider", "model", "base_url", "trust_zone", "script", "max_tokens_field", "privacy_level",
-    "queued_request", "checkpoint", "stalls",
+    "queued_request", "checkpoint", "stalls", "seal_version",
 )  # fmt: skip
-
-
-def _last_sequence(run_id: str) -> Any:
-    return select(func.max(_steps.c.sequence)).where(_steps.c.run_id == run_id)
 
 
 def _requeue(connection: Connection, run_id: str, stalls: int) -> None:

@@ -49,6 +49,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, case, false, insert, select, true, update
 
+from toolwire.binding import Sealer
 from toolwire.charter import Charter
 from toolwire.errors import StoreError
 from toolwire.governance import decider_of, decisions_of_outcome
@@ -258,8 +259,9 @@ class RunStore:
 
     # -- waiting for a person (see toolwire.store.waiting) ----------------------------------------
 
-    def suspend(self, run_id: str, status: RunStatus, sealed: str, digest: str) -> bool:
-        """Move a running run to waiting with its sealed state; False if a cancel won.
+    def suspend(self, run_id: str, status: RunStatus, seal: Sealer, digest: str) -> bool:
+        """Move a running run to waiting with the state ``seal`` seals for the run's next
+        version and last stored step (see :mod:`toolwire.store.seals`); False if a cancel won.
 
         A run one of whose steps could not be stored raises before it moves: its record is
         incomplete, so it fails (and settles) instead of waiting on a turn it cannot show.
@@ -268,7 +270,7 @@ class RunStore:
         self._writer.raise_failure(run_id)
         held = self.held(run_id)
         claim = None if held is None else held.claim
-        moved = waiting.suspend(self._engine, run_id, status, sealed, digest, claim=claim)
+        moved = waiting.suspend(self._engine, run_id, status, seal, digest, claim=claim)
         self._end_segment(run_id)
         return moved
 

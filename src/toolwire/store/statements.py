@@ -50,9 +50,13 @@ FAILED_CALLS = (
     .where(_steps.c.run_id == _runs.c.id, _steps.c.is_error == true())
     .scalar_subquery()
 )
+# The run's seal_version one higher (NULL counts as 0): every write of a sealed value sets it,
+# and every erase raises it, so that no earlier value opens again (see toolwire.latest).
+BUMPED_VERSION = func.coalesce(_runs.c.seal_version, 0) + 1
 # What a run that stops waiting or queueing for good keeps of its sealed values: nothing.
 ERASED: Mapping[str, Any] = {
     "suspended_state": None, "pending_digest": None, "queued_request": None, "checkpoint": None,
+    "seal_version": BUMPED_VERSION,
 }  # fmt: skip
 SETTLED_COLUMNS = (
     "finished_at", "error", "final_answer_length", "termination_reason", "truncated", "rounds",

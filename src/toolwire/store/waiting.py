@@ -1,27 +1,29 @@
 """Runs that wait for a person: suspended with their sealed state, read back, claimed to resume.
 
-A running run moves to waiting once (``suspend``), with its state sealed (see
-:mod:`toolwire.sealing`) and the digest of its pending turn; a held queued run moves only
-under its claim. Its row then shows what it has done so far (rounds, tokens, cost, failed
-calls). Of racing claims to resume it, one wins (``claim``). A held call's answer is kept
-sealed for the caller waiting for it (``hand_over``) and erased as it is taken
-(``take_answer``).
+A running run moves to waiting once (``suspend``), with its state sealed for the run's next
+version and its last stored step (see :mod:`toolwire.store.seals`) and the digest of its
+pending turn; a held queued run moves only under its claim. Its row then shows what it has
+done so far (rounds, tokens, cost, failed calls). Of racing claims to resume it, one wins
+(``claim``); the claim erases the state and raises the version, so it never opens again. A
+held call's answer is kept sealed for the caller waiting for it (``hand_over``) and erased as
+it is taken (``take_answer``).
 """
 
 from __future__ import annotations
 
 from sqlalchemy import Engine, func, select, update
 
+from toolwire.binding import Sealer
 from toolwire.errors import ConfigError
 from toolwire.lifecycle import WAITING, RunStatus, as_strings
 from toolwire.privacy import PrivacyLevel
 from toolwire.recorder import Waiting
 from toolwire.run import DIRECT_CALL
-from toolwire.store import liveness, schema
+from toolwire.store import liveness, schema, seals
 from toolwire.store.engine import errors
 from toolwire.store.interrupted import abandon, owner_of
 from toolwire.store.rows import is_run_id, provider_ref
-from toolwire.store.statements import FAILED_CALLS, recorded_totals
+from toolwire.store.statements import BUMPED_VERSION, FAILED_CALLS, recorded_totals
 
 _runs, _steps = schema.runs, schema.steps
 _MAX_SEQUENCE = (
@@ -33,26 +35,23 @@ _MAX_SEQUENCE = (
 
 
 def suspend(
-    engine: Engine, run_id: str, status: RunStatus, sealed: str, digest: str, *, claim: str | None
+    engine: Engine, run_id: str, status: RunStatus, seal: Sealer, digest: str, *, claim: str | None
 ) -> bool:
-    """Move a running run (held under ``claim``, if given) to waiting; False if it was not."""
-    statement = (
-        update(_runs)
-        .where(_runs.c.id == run_id, _runs.c.status == RunStatus.RUNNING.value)
-        .values(status=status.value, suspended_state=sealed, pending_digest=digest,
-                checkpoint=None, claim=None)
-    )  # fmt: skip
+    """Move a running run (held under ``claim``, if given) to waiting with the state ``seal``
+    seals; False if it was not running."""
+    where = [_runs.c.status == RunStatus.RUNNING.value]
     if claim is not None:
-        statement = statement.where(_runs.c.claim == claim)
+        where.append(_runs.c.claim == claim)
+    values = {"status": status.value, "pending_digest": digest, "checkpoint": None, "claim": None}
     with errors(f"suspend run {run_id}"), engine.begin() as connection:
-        moved = connection.execute(statement).rowcount == 1
+        moved = seals.write(connection, run_id, seal, "suspended_state", *where, values=values)
         if moved:  # the stored-runs table shows what a waiting run has done so far
             connection.execute(
                 update(_runs)
                 .where(_runs.c.id == run_id)
                 .values(**recorded_totals(connection, run_id), tool_errors=FAILED_CALLS)
             )
-    return bool(moved)
+    return moved
 
 
 def waiting(engine: Engine, run_id: str) -> Waiting | None:
@@ -65,6 +64,8 @@ def waiting(engine: Engine, run_id: str) -> Waiting | None:
     )
     with errors(f"read run {run_id}"), engine.connect() as connection:
         row = connection.execute(query).first()
+        legacy = row is not None and row.seal_version is None  # see toolwire.sealing
+        decided = seals.decided(connection, run_id) if legacy else frozenset()
     if row is None or row.suspended_state is None or row.pending_digest is None:
         return None
     if row.provider == DIRECT_CALL and liveness.is_dead(owner_of(row)):
@@ -80,6 +81,8 @@ def waiting(engine: Engine, run_id: str) -> Waiting | None:
         next_sequence=int(row.max_sequence or 0) + 1,
         queued=bool(row.queued),
         privacy=_level(row.privacy_level),
+        version=row.seal_version,
+        decided=decided,
     )
 
 
@@ -107,6 +110,7 @@ def claim(
             status=RunStatus.RUNNING.value,
             suspended_state=None,
             pending_digest=None,
+            seal_version=BUMPED_VERSION,
             owner_host=owner.host,
             owner_pid=owner.pid,
             owner_started=owner.started,
