@@ -12,6 +12,12 @@ difference per run is what one approval adds. Target: at most 2 ms.
 Every figure is the best of interleaved batches (plain, approval, plain, ...), so a slow moment
 of the machine hits both sides alike; nothing here is a timed assertion.
 
+A fourth side decides "from another process": the run is submitted through one runtime and
+store, and resumed through a second runtime with its own store (at another privacy level) and
+nothing lent, so the segment runs under the run's charter alone: its provider rebuilt from the
+charter's reference, its user and its workspace loaded again from the workspace file (and
+checked to point where it pointed), its steps kept at the run's own level.
+
 A third side approves a tool whose preview has a basis (a file's identity and SHA-256, as
 ``write_file``'s): it is taken with the preview and again before the approved call runs, so
 the difference from the approval side is what re-checking a preview costs a round trip.
@@ -31,12 +37,14 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from toolwire import ScriptedProvider, ToolCall, ToolContext, ToolRegistry, tool
+from toolwire import ScriptedProvider, ToolCall, ToolContext, ToolRegistry, User, tool
 from toolwire.lifecycle import RunStatus
+from toolwire.privacy import PrivacyLevel
 from toolwire.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.sealing import StateKey
 from toolwire.seam import Seam
 from toolwire.store import RunStore
+from toolwire.workspace import load_workspace
 
 BATCHES = 15
 RUNS_PER_BATCH = 20
@@ -93,9 +101,12 @@ def best_of(
     return best
 
 
-def approval_sides(runtime: Runtime) -> dict[str, Callable[[], Awaitable[object]]]:
+def approval_sides(
+    runtime: Runtime, deciding: Runtime, workspace: Path
+) -> dict[str, Callable[[], Awaitable[object]]]:
     plain_provider, gated_provider = script("plain"), script("gated")
     checked_provider = script("checked")
+    context = ToolContext(user=User("ann"), workspace=load_workspace(workspace))
 
     async def plain_run() -> None:
         outcome = await runtime.run(RunRequest.of("go", provider=plain_provider))
@@ -115,7 +126,16 @@ def approval_sides(runtime: Runtime) -> dict[str, Callable[[], Awaitable[object]
         done = await runtime.resume(outcome.run_id, decision, provider=checked_provider)
         assert done.status is RunStatus.COMPLETED
 
-    return {"plain": plain_run, "approval": approved_run, "checked": checked_run}
+    async def chartered_run() -> None:
+        request = RunRequest.of("go", provider=gated_provider, context=context)
+        outcome = await runtime.run(request)
+        assert outcome.status is RunStatus.AWAITING_APPROVAL and outcome.pause is not None
+        decision = OperatorDecision(action="approve", digest=outcome.pause.digest, actor="ops")
+        done = await deciding.resume(outcome.run_id, decision)  # nothing lent: the charter
+        assert done.status is RunStatus.COMPLETED
+
+    return {"plain": plain_run, "approval": approved_run, "checked": checked_run,
+            "charter": chartered_run}  # fmt: skip
 
 
 def thread_sides() -> dict[str, Callable[[], Awaitable[object]]]:
@@ -143,11 +163,18 @@ def main() -> int:
         with (
             tempfile.TemporaryDirectory() as folder,
             RunStore.open(str(Path(folder) / "bench.db")) as store,
+            RunStore.open(str(Path(folder) / "bench.db"), privacy=PrivacyLevel.FULL) as other,
         ):
             BASIS_FILE.write_text("def main():\n    return 42\n" * 100)  # a 2.6 kB source file
-            runtime = Runtime(ToolRegistry([plain, gated, checked]), recorder=store,
-                              state_key=StateKey.generate())  # fmt: skip
-            sides = approval_sides(runtime)
+            workspace = Path(folder) / "workspace.toml"
+            (Path(folder) / "files").mkdir()
+            workspace.write_text('files_root = "files"\n')
+            registry, key = ToolRegistry([plain, gated, checked]), StateKey.generate()
+            runtime = Runtime(registry, recorder=store, state_key=key)
+            gated_again = script("gated")
+            deciding = Runtime(registry, recorder=other, state_key=key,
+                               provider_factory=lambda ref: gated_again)  # fmt: skip
+            sides = approval_sides(runtime, deciding, workspace)
             best_of(loop, sides, 3)  # warm up imports, statements and caches
             runs = best_of(loop, sides, RUNS_PER_BATCH)
         batches = best_of(loop, thread_sides(), 1)
@@ -161,6 +188,10 @@ def main() -> int:
           f"(suspend + resume; {runs['approval'] / runs['plain']:.2f}x)")  # fmt: skip
     met = "met" if added_ms <= TARGET_MS else "MISSED"
     print(f"added per approval:            {added_ms:7.3f} ms (target ≤ {TARGET_MS} ms: {met})")
+    charter_ms = (runs["charter"] - runs["plain"]) * 1e3
+    met = "met" if charter_ms <= TARGET_MS else "MISSED"
+    print(f"decided elsewhere, charter:    {charter_ms:7.3f} ms added per approval "
+          f"(target ≤ {TARGET_MS} ms: {met})")  # fmt: skip
     checked_ms = (runs["checked"] - runs["approval"]) * 1e3
     print(f"re-checked preview (file):     {checked_ms:7.3f} ms more per approval "
           "(basis taken with the preview and before the call)")  # fmt: skip

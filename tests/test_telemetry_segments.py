@@ -69,7 +69,7 @@ def test_metrics_count_each_model_call_once_across_segments() -> None:
 
 @pytest.mark.parametrize(("ending", "fail_at", "rounds"),
                          [("failed", 2, 1), ("failed", 3, 2), ("cancelled", 3, 2)])  # fmt: skip
-def test_a_resumed_segment_that_fails_or_is_cancelled_carries_its_own_share(
+def test_a_resumed_segment_that_fails_or_is_cancelled_carries_its_own_share_and_the_runs(
     ending: Ending, fail_at: int, rounds: int
 ) -> None:
     captured, run = watched(ending, fail_at)
@@ -78,7 +78,8 @@ def test_a_resumed_segment_that_fails_or_is_cancelled_carries_its_own_share(
     assert tuple(second[k] for k in OWN) == pytest.approx(spent(run, slice(2, rounds + 1)))
     summed = [first[k] + second[k] for k in OWN]
     assert summed == pytest.approx(spent(run, slice(1, rounds + 1)))
-    assert not set(RUN) & second.keys()  # the segment never learned the run's totals
+    # Where the run stood when the segment began, plus what the segment spent: the whole run.
+    assert tuple(second[k] for k in RUN) == pytest.approx(spent(run, slice(1, rounds + 1)))
     tokens = histogram_sums(captured, "gen_ai.client.token.usage", "gen_ai.token.type")
     assert tokens == {"input": summed[0], "output": summed[1]}
 

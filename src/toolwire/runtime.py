@@ -85,7 +85,7 @@ from toolwire.run import (
 )
 from toolwire.sealing import Binding, StateKey, require
 from toolwire.state import Pause, RunState
-from toolwire.telemetry import RunTelemetry, Segment, SegmentWatch, from_environment
+from toolwire.telemetry import Carried, RunTelemetry, Segment, SegmentWatch, from_environment
 from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
@@ -239,7 +239,7 @@ class Runtime:
         if on_start is not None:
             on_start(run_id)
         run = Recording(self.recorder, run_id=run_id, sequence=waiting.next_sequence - 1)
-        watch = self._watch(run_id, charter, "resume")
+        watch = self._watch(run_id, charter, "resume", before=carried(state))
         trace = self._trace(run, state.options, observers, deltas, watch)
         trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
                               decision.digest)  # fmt: skip
@@ -383,12 +383,15 @@ class Runtime:
         trace.subscribe(lambda step: self._check_cancel(run))
         return trace
 
-    def _watch(self, run_id: str, charter: Charter, segment: Segment) -> SegmentWatch | None:
-        """The segment's telemetry, at its run's privacy level."""
+    def _watch(
+        self, run_id: str, charter: Charter, segment: Segment, before: Carried | None = None
+    ) -> SegmentWatch | None:
+        """The segment's telemetry, at its run's privacy level (``before``: where a resumed
+        run stood)."""
         if self.telemetry is None:
             return None
         return self.telemetry.watch(run_id, charter.provider, charter.options, segment,
-                                    privacy=charter.privacy)  # fmt: skip
+                                    privacy=charter.privacy, before=before)  # fmt: skip
 
     async def _drive(
         self,
@@ -503,6 +506,13 @@ class Runtime:
             was = run_id in self._cancelled
             self._cancelled.discard(run_id)
             return was
+
+
+def carried(state: RunState) -> Carried:
+    """Where a paused run stands, for the telemetry of the segment that carries it on."""
+    usage = state.usage
+    return Carried(rounds=state.rounds, input_tokens=usage.prompt_tokens,
+                   output_tokens=usage.completion_tokens, cost=float(state.cost.usd))  # fmt: skip
 
 
 def _held_tool(state: RunState) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
     from toolwire.run import RunOutcome
     from toolwire.trace import RunStep
 
-__all__ = ["RunTelemetry", "Segment", "SegmentWatch", "content_opt_in", "from_environment",
-           "signals"]  # fmt: skip
+__all__ = ["Carried", "RunTelemetry", "Segment", "SegmentWatch", "content_opt_in",
+           "from_environment", "signals"]  # fmt: skip
 
 log = logging.getLogger("toolwire.telemetry")
 Signal = Literal["traces", "metrics"]
@@ -69,9 +70,22 @@ class RunTelemetry(Protocol):
         segment: Segment,
         *,
         privacy: PrivacyLevel | None = None,
+        before: Carried | None = None,
     ) -> SegmentWatch:
-        """``privacy``: the run's own level (its charter's); None: ``metadata``."""
+        """``privacy``: the run's own level (its charter's); None: ``metadata``. ``before``:
+        what the run had spent when this segment began (a resumed one), so that a segment that
+        ends without a result still reports the whole run's totals."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """A run's totals when a segment of it begins: rounds, tokens in and out, dollars."""
+
+    rounds: int
+    input_tokens: int
+    output_tokens: int
+    cost: float
 
 
 def signals(environ: Mapping[str, str] = os.environ) -> dict[Signal, str]:

@@ -30,7 +30,7 @@ from toolwire.charter import ProviderRef
 from toolwire.options import RunOptions
 from toolwire.privacy import PrivacyLevel
 from toolwire.run import RunOutcome
-from toolwire.telemetry import Segment, SegmentWatch, Signal
+from toolwire.telemetry import Carried, Segment, SegmentWatch, Signal
 from toolwire.telemetry.metrics import Instruments, QueueDepth
 from toolwire.telemetry.spans import RunSpans
 from toolwire.trace import RunStep
@@ -79,13 +79,15 @@ class Telemetry:
         segment: Segment,
         *,
         privacy: PrivacyLevel | None = None,
+        before: Carried | None = None,
     ) -> SegmentWatch:
         """The watch of one segment, at its run's ``privacy`` under this telemetry's level
         (the cap); one that watches nothing if its span cannot start."""
         level = min(privacy or PrivacyLevel.METADATA, self.level)
         try:
             return RunSpans(self.tracer, self.instruments, level, run_id=run_id,
-                            provider=provider, options=options, segment=segment)  # fmt: skip
+                            provider=provider, options=options, segment=segment,
+                            before=before)  # fmt: skip
         except Exception:
             log.exception("telemetry could not watch a run; the run goes on")
             return Unwatched()

@@ -17,8 +17,9 @@ A run suspended for a person and resumed is several segments, each its own ``inv
 span. A segment's span carries its own segment's tokens, cost and rounds (the GenAI usage
 attributes, ``toolwire.cost_usd``, ``toolwire.rounds``), counted from the model calls it
 recorded, so that a backend summing spans gets the run's totals once; the whole run's totals go
-under ``toolwire.run.*`` when the segment knows them (it ended with a result: the run's state
-carries them across segments; a failed or cancelled segment has only its own).
+under ``toolwire.run.*`` when the segment knows them: it ended with a result (the run's state
+carries them across segments), or it was told where the run stood when it began (a resumed
+segment that failed or was cancelled adds its own to that).
 
 Every gate decision a step records (see :mod:`toolwire.governance`) is an event on the
 segment's span. What any span carries is the step as :func:`toolwire.privacy.filter_for_export`
@@ -43,7 +44,7 @@ from toolwire.governance import GateDecision, decider_of, decisions_of_outcome, 
 from toolwire.options import RunOptions
 from toolwire.privacy import PrivacyLevel, filter_for_export, filter_text
 from toolwire.run import RunOutcome
-from toolwire.telemetry import Segment
+from toolwire.telemetry import Carried, Segment
 from toolwire.telemetry import genai as attrs
 from toolwire.telemetry.metrics import Instruments
 from toolwire.trace import LlmStep, RequestStep, RunStep, ToolStep
@@ -65,8 +66,10 @@ class RunSpans:
         provider: ProviderRef,
         options: RunOptions,
         segment: Segment,
+        before: Carried | None = None,
     ) -> None:
         self.tracer = tracer
+        self.before = before  # the run's totals when this segment began (a resumed one)
         self.instruments = instruments
         self.level = level
         self.run_id = run_id
@@ -202,7 +205,7 @@ class RunSpans:
         result = outcome.result
         out |= self.spent.attributes(None if result is None else result.iterations)
         if result is None:
-            return out
+            return out | self.spent.carried_on(self.before)
         out |= {
             attrs.TERMINATION: str(result.reason),
             attrs.TRUNCATED: result.truncated,
@@ -264,6 +267,18 @@ class SegmentUsage:
         self.output_tokens += step.completion_tokens
         self.cost += step.cost or 0.0
         self.rounds.add(step.round)
+
+    def carried_on(self, before: Carried | None) -> attrs.Attributes:
+        """The whole run's totals, from what it had spent before this segment and what this
+        segment spent; nothing when the segment does not know where the run stood."""
+        if before is None:
+            return {}
+        return {
+            attrs.RUN_ROUNDS: max([before.rounds, *self.rounds]),
+            attrs.RUN_INPUT_TOKENS: before.input_tokens + self.input_tokens,
+            attrs.RUN_OUTPUT_TOKENS: before.output_tokens + self.output_tokens,
+            attrs.RUN_COST: before.cost + self.cost,
+        }
 
     def attributes(self, run_rounds: int | None) -> attrs.Attributes:
         """As span attributes. ``run_rounds`` is the run's count when known: the call made
