@@ -210,8 +210,9 @@ def _fresh(run_id: str, state: RunState) -> Start:
 
     def start(context: ToolContext) -> LoopSegment:
         return lambda loop, trace: loop.run(
-            state.messages, context=context, options=state.options, trace=trace, run_id=run_id
-        )
+            state.messages, context=context, options=state.options, trace=trace, run_id=run_id,
+            charter=state.charter,
+        )  # fmt: skip
 
     return start
 
