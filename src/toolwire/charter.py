@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +40,7 @@ from toolwire.pricing import model_of
 from toolwire.privacy import PrivacyLevel
 from toolwire.providers.base import Provider
 from toolwire.reprs import count, ident, tagged
-from toolwire.tools.api import ToolContext, User
+from toolwire.tools.api import ToolContext, User, is_remote
 from toolwire.trust import TrustZone
 
 CHARTER_VERSION = 1
@@ -95,7 +96,9 @@ class Charter:
     trust_zone: TrustZone
     provider: ProviderRef
     options: RunOptions
-    mcp_servers: tuple[str, ...] = ()
+    # The MCP servers whose tools the run may be offered; None: not recorded (a run sealed
+    # before charters, a queued run, a bare loop's), so the resuming registry's decide.
+    mcp_servers: tuple[str, ...] | None = None
 
     def __repr__(self) -> str:
         return tagged(
@@ -106,7 +109,7 @@ class Charter:
             privacy=self.privacy.value,
             trust_zone=self.trust_zone.value,
             provider=ident(self.provider.name),
-            mcp_servers=count(self.mcp_servers),
+            mcp_servers=None if self.mcp_servers is None else count(self.mcp_servers),
         )
 
     @property
@@ -124,7 +127,7 @@ class Charter:
             "trust_zone": self.trust_zone.value,
             "provider": self.provider.to_dict(),
             "options": self.options.to_dict(),
-            "mcp_servers": list(self.mcp_servers),
+            "mcp_servers": None if self.mcp_servers is None else list(self.mcp_servers),
         }
 
     def to_json(self) -> str:
@@ -146,10 +149,11 @@ def submit(
     privacy: PrivacyLevel,
     user: User | None,
     workspace: Any,
+    servers: Iterable[str] | None = None,
 ) -> Charter:
-    """The charter of a run submitted now: its options' trust zone, else its provider's."""
+    """The charter of a run submitted now: its options' trust zone, else its provider's;
+    ``servers``: the MCP servers whose tools the submitting process could offer it."""
     zone = TrustZone.parse(options.trust_zone or provider.trust_zone)
-    servers = tuple(sorted(s.name for s in getattr(workspace, "mcp_servers", ()) or ()))
     return Charter(
         user=user,
         workspace=None if workspace is None else workspace_ref(workspace),
@@ -157,8 +161,27 @@ def submit(
         trust_zone=zone,
         provider=provider,
         options=options,
-        mcp_servers=servers,
+        mcp_servers=None if servers is None else tuple(sorted(set(servers))),
     )
+
+
+def servers_of(tools: Iterable[Any]) -> tuple[str, ...]:
+    """The MCP servers of ``tools`` (the remote ones)."""
+    return tuple(sorted({t.server for t in tools if is_remote(t)}))
+
+
+def in_scope(charter: Charter, names: frozenset[str], registry: Any) -> frozenset[str]:
+    """``names`` without the remote tools of MCP servers outside the charter's scope: a
+    process carrying the run on may hold more servers than the one that submitted it."""
+    scope = charter.mcp_servers
+    if scope is None:
+        return names
+    kept = set()
+    for name in names:
+        tool = registry.get(name)
+        if tool is None or not is_remote(tool) or getattr(tool, "server", None) in scope:
+            kept.add(name)
+    return frozenset(kept)
 
 
 def workspace_ref(workspace: Any) -> WorkspaceRef:
@@ -270,7 +293,7 @@ class _Charter(_Strict):
     trust_zone: str
     provider: _Provider
     options: dict[str, Any]
-    mcp_servers: list[str] = []
+    mcp_servers: list[str] | None = None
 
     def build(self) -> Charter:
         if self.version != CHARTER_VERSION:
@@ -283,7 +306,7 @@ class _Charter(_Strict):
             trust_zone=TrustZone.parse(self.trust_zone),
             provider=ProviderRef(**self.provider.model_dump()),
             options=RunOptions.from_dict(self.options),
-            mcp_servers=tuple(self.mcp_servers),
+            mcp_servers=None if self.mcp_servers is None else tuple(self.mcp_servers),
         )
 
 

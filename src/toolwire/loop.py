@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol
 
 from toolwire import remote_calls
 from toolwire.basis import recheck
-from toolwire.charter import Charter, ProviderRef, submit
+from toolwire.charter import Charter, ProviderRef, in_scope, submit
 from toolwire.endings import (
     Ending,
     LoopResult,
@@ -161,6 +161,8 @@ class ToolLoop:
         context = context or ToolContext(user=state.user)
         trace = trace if trace is not None else RunTrace(capture_raw=state.options.capture_raw)
         offered, _ = self._offered(state.options, context)
+        if state.charter is not None:  # this process may hold more MCP servers than the run's
+            offered = in_scope(state.charter, offered, self.registry)
         answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
                        approved=approved, values=values)  # fmt: skip
         checked = await self._recheck(state, answers, context, run_id)
@@ -224,6 +226,8 @@ class ToolLoop:
         if pause is None:
             raise ValueError("this run state is not paused")
         offered, _ = self._offered(state.options, context)
+        if state.charter is not None:  # this process may hold more MCP servers than the run's
+            offered = in_scope(state.charter, offered, self.registry)
         answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
                        approved=approved, values=values)  # fmt: skip
         checked = await self._recheck(state, answers, context, "")

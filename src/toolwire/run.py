@@ -13,7 +13,7 @@ direct tool call's run has no provider: :class:`DirectCall` stands in for one.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -83,9 +83,9 @@ class RunRequest:
             return self.charter.provider
         return ProviderRef.of(self.provider, self.model, self.options)
 
-    def chartered(self, privacy: PrivacyLevel) -> RunRequest:
+    def chartered(self, privacy: PrivacyLevel, servers: Iterable[str] | None = None) -> RunRequest:
         """This request with its charter: as given, or made now at ``privacy`` (the request's
-        own level when it names one)."""
+        own level when it names one), with ``servers`` the MCP servers in its scope."""
         if self.charter is not None:
             return self
         charter = submit(
@@ -94,6 +94,7 @@ class RunRequest:
             privacy=self.privacy or privacy,
             user=self.context.user,
             workspace=self.context.workspace,
+            servers=servers,
         )
         return dataclasses.replace(self, charter=charter)
 

@@ -38,7 +38,14 @@ import time
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from toolwire.charter import Charter, ProviderRef, check_context, check_operator, check_provider
+from toolwire.charter import (
+    Charter,
+    ProviderRef,
+    check_context,
+    check_operator,
+    check_provider,
+    servers_of,
+)
 from toolwire.charter import context as tool_context
 from toolwire.errors import (
     DecisionError,
@@ -166,7 +173,7 @@ class Runtime:
         """Run one request. ``on_start`` gets the run id before the first step; ``deltas``
         get the pieces of each streamed answer as they arrive (for a live view)."""
         started = time.perf_counter()
-        request = request.chartered(self.privacy)
+        request = request.chartered(self.privacy, servers_of(self.registry))
         charter = request.charter
         assert charter is not None
         run = Recording(self.recorder)
@@ -305,7 +312,7 @@ class Runtime:
             provider=DirectCall(),
             options=options or RunOptions(),
             context=context,
-        ).chartered(self.privacy)
+        ).chartered(self.privacy, servers_of(self.registry))
         charter = request.charter
         assert charter is not None
         run = Recording(self.recorder)
