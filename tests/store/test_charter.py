@@ -282,3 +282,29 @@ def test_two_runtimes_in_one_process_keep_each_runs_level(
     assert first is not None and second is not None
     assert first.final_answer == "done" and first.privacy_level == "full"
     assert second.final_answer is None and second.privacy_level == "metadata"
+
+
+def test_a_run_whose_workspace_file_is_gone_or_whose_provider_is_missing_here_waits_on(
+    backend: Backend, script: Path, places: tuple[Path, Path]
+) -> None:
+    ours, _ = places
+    outcome = submit(backend.url, script, ours, PrivacyLevel.METADATA)
+    pause = outcome.pause
+    assert pause is not None
+    decision = OperatorDecision(action="approve", digest=pause.digest, actor="ops")
+
+    def no_provider(ref: object) -> Provider:
+        raise ConfigError("the provider of this run cannot be built here: no key")
+
+    with RunStore.open(backend.url) as store:
+        registry = default_registry(discover=False)
+        runtime = Runtime(registry, recorder=store, state_key=KEY, provider_factory=no_provider)
+        with pytest.raises(ConfigError, match="cannot be built here"):
+            runtime.resume_sync(outcome.run_id, decision)
+        assert store.waiting(outcome.run_id) is not None
+        ours.rename(ours.with_name("moved.toml"))
+        with pytest.raises(CharterRefused, match="cannot be loaded here"):
+            Runtime(registry, recorder=store, state_key=KEY).resume_sync(outcome.run_id, decision)
+        assert store.waiting(outcome.run_id) is not None
+    assert run_columns(backend.url, outcome.run_id)["status"] == "awaiting_approval"
+    assert not (ours.parent / "files" / "charter.txt").exists()
