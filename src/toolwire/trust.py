@@ -43,6 +43,11 @@ class DataClass(IntEnum):
             ) from None
 
 
+# The name a tool's (or an MCP server's) data class has when its author names none: unknown
+# means the strictest class.
+DEFAULT_DATA_CLASS = DataClass.SECRET_ADJACENT.name.lower()
+
+
 class TrustZone(StrEnum):
     """Where the provider runs, which bounds what data may be sent to it."""
 

@@ -25,8 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire.errors import ConfigError
-from toolwire.tools.api import DEFAULT_DATA_CLASS
-from toolwire.trust import DataClass
+from toolwire.trust import DEFAULT_DATA_CLASS, DataClass
 from toolwire.workspace_maps import folder, http_url
 
 # A prefix every provider accepts inside a tool name, leaving room for the tool's own name

@@ -38,10 +38,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from toolwire.errors import ConfigError, ToolRefusal
 from toolwire.messages import ToolSpec
 from toolwire.result import ToolResult
-from toolwire.trust import DataClass
+from toolwire.trust import DEFAULT_DATA_CLASS, DataClass
 
 DEFAULT_GROUP = "custom"
-DEFAULT_DATA_CLASS = "secret_adjacent"  # unknown means the strictest class
 
 
 class Effect(StrEnum):
