@@ -32,10 +32,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from toolwire import ScriptedProvider, ToolCall, ToolContext, ToolRegistry, tool
-from toolwire.lifecycle import RunStatus
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import StateKey
-from toolwire.seam import Seam
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
+from toolwire.loop.seam import Seam
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.store import RunStore
 
 BATCHES = 15
