@@ -2,7 +2,7 @@
 
 Files live in named roots: ``files_root`` is the root called ``files`` (the default a file
 tool uses), and ``[files_roots]`` names more (``docs = "docs"``). The optional sections in
-``workspace_maps`` name a documents folder, configuration files, a history table, account
+``maps`` name a documents folder, configuration files, a history table, account
 tables, scheduled jobs and routes. ``data_dir`` is where toolwire keeps what it derives from
 the workspace (the documents index); by default the user data directory.
 
