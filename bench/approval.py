@@ -38,13 +38,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from toolwire import ScriptedProvider, ToolCall, ToolContext, ToolRegistry, User, tool
-from toolwire.lifecycle import RunStatus
-from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import StateKey
-from toolwire.seam import Seam
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
+from toolwire.loop.seam import Seam
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.store import RunStore
-from toolwire.workspace import load_workspace
+from toolwire.workspace.config import load_workspace
 
 BATCHES = 15
 RUNS_PER_BATCH = 20

@@ -22,7 +22,7 @@ from sqlalchemy import text
 from toolwire import ToolContext, User
 from toolwire.tools.builtin.code import search_code
 from toolwire.tools.builtin.records import read_records
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 ROUNDS = 30
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from toolwire import ToolContext, User
 from toolwire.tools.builtin._doc_index import DocumentIndex, match_expression
 from toolwire.tools.builtin.documents import index_dir, search_documents
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 DOCUMENTS = 5_000
 WORDS_PER_DOCUMENT = (150, 900)  # a short note to a long page

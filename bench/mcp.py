@@ -29,12 +29,12 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from toolwire import ToolRegistry
-from toolwire.mcp.config import McpServer
+from toolwire.core.messages import ToolCall
+from toolwire.loop.seam import Seam
 from toolwire.mcp.hub import HUB
 from toolwire.mcp.remote import remote_tools
-from toolwire.messages import ToolCall
-from toolwire.seam import Seam
 from toolwire.tools.api import ToolContext
+from toolwire.workspace.mcp_servers import McpServer
 
 NODE_BIN = Path(__file__).parents[1] / "tests" / "mcp_servers" / "node_modules" / ".bin"
 EVERYTHING = NODE_BIN / "mcp-server-everything"

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.loop import batch_us, make_hand_written, plan, scripted, turn_for
 from toolwire import RunOptions, ToolRegistry, tool
-from toolwire.runtime import RunRequest, Runtime
+from toolwire.runs.runtime import RunRequest, Runtime
 from toolwire.telemetry import RunTelemetry
 
 CALLS = 100

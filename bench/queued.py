@@ -40,9 +40,9 @@ from tests.fakes import plugin
 import toolwire
 from bench.store import scratch_schema
 from toolwire import RunOptions, ScriptedProvider
+from toolwire.core.sealing import StateKey
 from toolwire.queue import RunQueue
-from toolwire.runtime import RunRequest
-from toolwire.sealing import StateKey
+from toolwire.runs.runtime import RunRequest
 from toolwire.store import RunStore
 
 TURN_MS = 100

@@ -32,8 +32,8 @@ import httpx
 from sqlalchemy import create_engine, insert, text
 
 from toolwire import ScriptedProvider, ToolRegistry
+from toolwire.core.jsonenc import dumps
 from toolwire.inspector import InspectorSettings, create_app
-from toolwire.jsonenc import dumps
 from toolwire.store import RunStore, schema, search
 
 RUNS = 100_000

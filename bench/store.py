@@ -33,11 +33,11 @@ from toolwire import (
     ToolResult,
     tool,
 )
-from toolwire.jsonenc import dumps
-from toolwire.privacy import PrivacyLevel, filter_step
-from toolwire.runtime import RunRecorder, RunRequest, Runtime
+from toolwire.core.jsonenc import dumps
+from toolwire.policy.privacy import PrivacyLevel, filter_step
+from toolwire.policy.trace import LlmStep, RequestStep, ToolStep
+from toolwire.runs.runtime import RunRecorder, RunRequest, Runtime
 from toolwire.store import RunStore
-from toolwire.trace import LlmStep, RequestStep, ToolStep
 
 STEPS = 3_000
 ROUNDS = 20  # tool rounds per run: the hard maximum, so per-run costs spread thin

@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.inspector_kit import AUTH, TOKEN, live_server
 
 from toolwire import ScriptedProvider, ToolRegistry, tool
+from toolwire.core.trust import TrustZone
 from toolwire.inspector import InspectorSettings, create_app
 from toolwire.providers.base import CompletionRequest, CompletionResponse, no_session
-from toolwire.trust import TrustZone
 
 ROUNDS = 20  # a long run (20 was the round cap when this bench was written)
 LATENCY_RUNS = 10

@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from toolwire import CompletionRequest, CompletionResponse, ScriptedProvider, ToolResult
+from toolwire.core.trust import TrustZone
+from toolwire.policy.trace import RunStep
 from toolwire.providers.base import no_session
-from toolwire.trace import RunStep
-from toolwire.trust import TrustZone
 
 S = TypeVar("S")
 

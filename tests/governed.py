@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire import RunOptions, ScriptedProvider, ToolRegistry, tool
-from toolwire.privacy import tool_name
-from toolwire.runtime import OperatorDecision, RunOutcome, RunRecorder, RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.core.sealing import StateKey
+from toolwire.policy.privacy import tool_name
+from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRecorder, RunRequest, Runtime
 
 from .fakes import call
 

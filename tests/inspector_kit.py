@@ -14,9 +14,11 @@ import uvicorn
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire import Artifact, ScriptedProvider, ToolRegistry, ToolResult, tool
-from toolwire.charter import Charter
-from toolwire.errors import ConfigError
+from toolwire.core.errors import ConfigError
+from toolwire.core.trust import TrustZone
 from toolwire.inspector import InspectorSettings
+from toolwire.policy.charter import Charter
+from toolwire.policy.trace import RunStep
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
@@ -25,11 +27,9 @@ from toolwire.providers.base import (
     Usage,
     no_session,
 )
-from toolwire.runtime import RunOutcome, RunRequest
+from toolwire.runs.runtime import RunOutcome, RunRequest
 from toolwire.store.browse import RunPage
 from toolwire.tools.registry import Availability
-from toolwire.trace import RunStep
-from toolwire.trust import TrustZone
 
 from .served import free_port
 

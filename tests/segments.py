@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolwire import RunOptions, ToolRegistry, tool
-from toolwire.errors import ServerError
-from toolwire.messages import ToolCall
+from toolwire.core.errors import ServerError
+from toolwire.core.messages import ToolCall
+from toolwire.core.sealing import StateKey
+from toolwire.policy.trace import LlmStep, RunStep
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Stop, Usage
-from toolwire.runtime import OperatorDecision, RunOutcome, RunRecorder, RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRecorder, RunRequest, Runtime
 from toolwire.telemetry import RunTelemetry
-from toolwire.trace import LlmStep, RunStep
 
 from .fakes import PricedModel
 

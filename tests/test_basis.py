@@ -10,11 +10,11 @@ from collections.abc import Iterator
 import pytest
 
 from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
-from toolwire.loop import LoopResult
-from toolwire.seam import Refused, preview_changed
-from toolwire.state import RunState
+from toolwire.loop.loop import LoopResult
+from toolwire.loop.seam import Refused, preview_changed
+from toolwire.loop.state import RunState
+from toolwire.policy.trace import RunTrace, ToolStep
 from toolwire.tools.api import StalePreview, basis_of, stale_preview_of
-from toolwire.trace import RunTrace, ToolStep
 
 from .fakes import call
 

@@ -16,7 +16,7 @@ from toolwire import (
     bound_artifacts,
     bound_content,
 )
-from toolwire.bounding import OMITTED_LABEL, TRUNCATION_MARKER
+from toolwire.core.bounding import OMITTED_LABEL, TRUNCATION_MARKER
 
 MARKER_BYTES = len(TRUNCATION_MARKER.encode())
 
@@ -223,7 +223,7 @@ json_tree = st.recursive(
 def test_bound_artifacts_never_raises_and_output_always_encodes(
     items: list[tuple[str, dict[str, Any]]],
 ) -> None:
-    from toolwire.jsonenc import dumps_bytes
+    from toolwire.core.jsonenc import dumps_bytes
 
     artifacts = [Artifact(ArtifactType.TABLE, label, data) for label, data in items]
     out = bound_artifacts(artifacts)

@@ -17,10 +17,10 @@ from toolwire import (
     ToolResult,
     tool,
 )
-from toolwire.charter import ProviderRef, in_scope, servers_of, submit
-from toolwire.messages import ToolSpec
-from toolwire.runtime import OperatorDecision
-from toolwire.sealing import StateKey
+from toolwire.core.messages import ToolSpec
+from toolwire.core.sealing import StateKey
+from toolwire.policy.charter import ProviderRef, in_scope, servers_of, submit
+from toolwire.runs.runtime import OperatorDecision
 
 CALLS: list[str] = []
 

@@ -147,7 +147,7 @@ def test_a_missing_workspace_file_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_a_decision_step_names_who_and_why_never_the_input() -> None:
     from toolwire.cli.show import step_line
-    from toolwire.trace import DecisionStep
+    from toolwire.policy.trace import DecisionStep
 
     def line(decision: str, reason: str | None) -> str:
         step = DecisionStep(round=2, decision=decision, decided_by="ann\x1b[2J",
@@ -162,7 +162,7 @@ def test_a_decision_step_names_who_and_why_never_the_input() -> None:
 
 def test_a_context_step_says_what_left_and_the_tokens_before_and_after() -> None:
     from toolwire.cli.show import step_line
-    from toolwire.trace import ContextStep
+    from toolwire.policy.trace import ContextStep
 
     step = ContextStep(round=12, dropped_exchanges=3, dropped_messages=7,
                        tokens_before=131_000, tokens_after=118_250, context_window=128_000,
@@ -177,9 +177,9 @@ def test_a_context_step_says_what_left_and_the_tokens_before_and_after() -> None
 
 def test_a_pause_shows_every_previewed_call_and_the_input_it_asks_for() -> None:
     from toolwire.cli.show import WHITESPACE_LEGEND, pause_lines
-    from toolwire.lifecycle import RunStatus
-    from toolwire.messages import ToolCall
-    from toolwire.state import CallPreview, Pause
+    from toolwire.core.lifecycle import RunStatus
+    from toolwire.core.messages import ToolCall
+    from toolwire.loop.state import CallPreview, Pause
 
     pause = Pause(
         status=RunStatus.AWAITING_INPUT,

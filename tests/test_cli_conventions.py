@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from toolwire.providers.scripted import ScriptedProvider
-from toolwire.runtime import RunRequest, Runtime
+from toolwire.runs.runtime import RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.tools.registry import ToolRegistry
 

@@ -19,7 +19,7 @@ import pytest
 
 from toolwire.cli.keys import key_file, make_key
 from toolwire.providers.scripted import ScriptedProvider
-from toolwire.runtime import RunRequest, Runtime
+from toolwire.runs.runtime import RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.store.engine import choose_store
 from toolwire.tools.registry import ToolRegistry

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from toolwire.cli.serve import build_settings
-from toolwire.sealing import ensure_key
+from toolwire.core.sealing import ensure_key
 
 from .served import served
 from .test_cli_suspend import Shop, run_id_of

@@ -17,10 +17,10 @@ import pytest
 
 from toolwire.cli.outcome import ending_line
 from toolwire.cli.show import dollars
-from toolwire.loop import LoopResult, TerminationReason
-from toolwire.pricing import Cost
+from toolwire.loop.loop import LoopResult, TerminationReason
+from toolwire.policy.pricing import Cost
 from toolwire.providers.base import CompletionResponse, Usage
-from toolwire.runtime import RunRequest, Runtime
+from toolwire.runs.runtime import RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.tools.registry import ToolRegistry
 

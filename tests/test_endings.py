@@ -12,11 +12,11 @@ from genai_prices import Usage as PriceUsage
 from genai_prices import calc_price
 
 from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
-from toolwire.lifecycle import TerminationReason
-from toolwire.messages import ProviderState
+from toolwire.core.lifecycle import TerminationReason
+from toolwire.core.messages import ProviderState
+from toolwire.loop.seam import malformed_call
+from toolwire.policy.trace import LlmStep, RequestStep, RunTrace
 from toolwire.providers.base import CompletionResponse, Stop, Usage
-from toolwire.seam import malformed_call
-from toolwire.trace import LlmStep, RequestStep, RunTrace
 
 from .fakes import PricedModel, RecordingProvider, call
 
@@ -189,7 +189,7 @@ def test_a_model_or_server_the_table_cannot_price_has_no_cost_and_says_so() -> N
 
 
 def test_a_run_whose_tools_were_all_disabled_sends_the_historys_tools_with_choice_none() -> None:
-    from toolwire.state import RunState
+    from toolwire.loop.state import RunState
 
     registry = ToolRegistry([count])
     state = RunState(

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolwire.governance import Gate, GateDecision, decider_of, decisions_of_step
+from toolwire.loop.governance import Gate, GateDecision, decider_of, decisions_of_step
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),

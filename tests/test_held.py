@@ -1,5 +1,5 @@
 """Held calls: a direct call that needs a person waits in the store while its caller waits for
-the answer; whoever decides runs it and hands the answer over (see ``toolwire.held``)."""
+the answer; whoever decides runs it and hands the answer over (see ``toolwire.runs.held``)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ import pytest
 from pydantic import BaseModel
 
 from toolwire import ToolContext, ToolRegistry, tool
-from toolwire.charter import CharterRefused
-from toolwire.errors import RunNotWaiting, StateUnreadable
-from toolwire.held import ANSWER, CallAnswer, open_answer, seal_answer
-from toolwire.lifecycle import RunStatus
-from toolwire.messages import ToolCall
-from toolwire.options import RunOptions
-from toolwire.privacy import PrivacyLevel
-from toolwire.result import Artifact, ToolResult
-from toolwire.runtime import MemoryRecorder, OperatorDecision, RunRecorder, Runtime
-from toolwire.sealing import StateKey
-from toolwire.seam import call_cancelled, denied, not_decided_in_time
+from toolwire.core.errors import RunNotWaiting, StateUnreadable
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.messages import ToolCall
+from toolwire.core.result import Artifact, ToolResult
+from toolwire.core.sealing import StateKey
+from toolwire.loop.seam import call_cancelled, denied, not_decided_in_time
+from toolwire.policy.charter import CharterRefused
+from toolwire.policy.options import RunOptions
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.runs.held import ANSWER, CallAnswer, open_answer, seal_answer
+from toolwire.runs.runtime import MemoryRecorder, OperatorDecision, RunRecorder, Runtime
 from toolwire.store import RunStore
 from toolwire.tools.api import User
 

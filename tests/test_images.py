@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolwire import Artifact, ArtifactType, ToolResult, bound_artifacts
-from toolwire.bounding import ARTIFACT_BYTE_CAP, IMAGE_DATA_CAP, IMAGE_TYPES
-from toolwire.jsonenc import dumps_bytes
-from toolwire.privacy import IMAGE_NOT_KEPT, PrivacyLevel, filter_run_step
-from toolwire.trace import ToolStep
+from toolwire.core.bounding import ARTIFACT_BYTE_CAP, IMAGE_DATA_CAP, IMAGE_TYPES
+from toolwire.core.jsonenc import dumps_bytes
+from toolwire.policy.privacy import IMAGE_NOT_KEPT, PrivacyLevel, filter_run_step
+from toolwire.policy.trace import ToolStep
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(40))).decode()
 

@@ -21,9 +21,9 @@ from toolwire import (
     User,
     tool,
 )
-from toolwire.bounding import TRUNCATION_MARKER
-from toolwire.errors import RunCancelled, ScriptExhausted
-from toolwire.trace import RequestStep, ToolStep
+from toolwire.core.bounding import TRUNCATION_MARKER
+from toolwire.core.errors import RunCancelled, ScriptExhausted
+from toolwire.policy.trace import RequestStep, ToolStep
 
 from .fakes import RecordingProvider, call, only
 

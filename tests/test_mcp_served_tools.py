@@ -10,11 +10,11 @@ import mcp_types as types
 import pytest
 
 from toolwire import ToolRegistry, tool
-from toolwire.held import CallAnswer
+from toolwire.loop.seam import nobody_to_decide, tool_failed
 from toolwire.mcp import serve
 from toolwire.mcp.serve import ServedTools, hints
-from toolwire.runtime import RunOutcome, Runtime
-from toolwire.seam import nobody_to_decide, tool_failed
+from toolwire.runs.held import CallAnswer
+from toolwire.runs.runtime import RunOutcome, Runtime
 from toolwire.tools.api import ToolContext, User
 from toolwire.tools.registry import Availability
 

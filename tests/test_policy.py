@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from toolwire import ChatMessage, RunOptions, RunTrace, ToolContext, ToolLoop, User, tool
-from toolwire.errors import ConfigError, ToolError
-from toolwire.messages import ToolSpec
+from toolwire.core.errors import ConfigError, ToolError
+from toolwire.core.messages import ToolSpec
 from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.policy import DataClass, Decision, Grant, Refusal, ToolPolicy, TrustZone
 from toolwire.tools.registry import ToolRegistry

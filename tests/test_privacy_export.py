@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolwire import Artifact
-from toolwire.jsonenc import dumps
-from toolwire.privacy import PrivacyLevel, filter_for_export, filter_run_step
-from toolwire.trace import LlmStep, ToolStep
+from toolwire.core.jsonenc import dumps
+from toolwire.policy.privacy import PrivacyLevel, filter_for_export, filter_run_step
+from toolwire.policy.trace import LlmStep, ToolStep
 
 from .fakes import leaves
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from toolwire import RunRequest, Runtime, ScriptedProvider, StateKey, ToolRegistry
-from toolwire.lifecycle import RunStatus
+from toolwire.core.lifecycle import RunStatus
 from toolwire.tools.api import input_model_of, needs_approval
 
 README = Path(__file__).parents[1] / "README.md"

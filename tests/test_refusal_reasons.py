@@ -7,9 +7,9 @@ import asyncio
 from typing import Any
 
 from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
-from toolwire.errors import ToolRefusal
-from toolwire.seam import Refused
-from toolwire.trace import RunTrace, ToolStep
+from toolwire.core.errors import ToolRefusal
+from toolwire.loop.seam import Refused
+from toolwire.policy.trace import RunTrace, ToolStep
 
 from .fakes import call
 from .test_suspension import ask_city, paused, read_row, resume, start, turns_with, write_row

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from toolwire import ToolRegistry, tool
-from toolwire.errors import DuplicateToolError, ToolError
+from toolwire.core.errors import DuplicateToolError, ToolError
 from toolwire.tools import Availability
 from toolwire.tools.api import FunctionTool
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
-from toolwire.messages import ToolSpec
-from toolwire.options import DEFAULT_MAX_REMOTE_CALLS
-from toolwire.result import ToolResult
-from toolwire.seam import remote_budget_spent
-from toolwire.state import RunState
+from toolwire.core.messages import ToolSpec
+from toolwire.core.result import ToolResult
+from toolwire.loop.seam import remote_budget_spent
+from toolwire.loop.state import RunState
+from toolwire.policy.options import DEFAULT_MAX_REMOTE_CALLS
 from toolwire.tools.api import ToolContext, is_remote
 
 from .fakes import call
@@ -148,7 +148,7 @@ def test_a_state_written_before_the_budget_reads_with_the_defaults() -> None:
 
 
 def test_a_call_past_the_budget_carries_its_reason_for_the_governance_log() -> None:
-    from toolwire.trace import RunTrace, ToolStep
+    from toolwire.policy.trace import RunTrace, ToolStep
 
     trace = RunTrace()
     loop = ToolLoop(

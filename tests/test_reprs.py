@@ -26,8 +26,11 @@ from toolwire import (
     ToolSpec,
     tool,
 )
-from toolwire.bounding import BoundedContent
-from toolwire.endings import LoopResult
+from toolwire.core.bounding import BoundedContent
+from toolwire.core.lifecycle import RunStatus, TerminationReason
+from toolwire.core.messages import ProviderState
+from toolwire.core.reprs import NAME_CHARS, utf8_size
+from toolwire.core.sealing import StateKey
 from toolwire.inspector.models import (
     DecisionBody,
     Defaults,
@@ -40,20 +43,31 @@ from toolwire.inspector.models import (
     RunsList,
 )
 from toolwire.inspector.settings import InspectorSettings, RunDefaults
-from toolwire.lifecycle import RunStatus, TerminationReason
-from toolwire.messages import ProviderState
+from toolwire.loop.endings import LoopResult
+from toolwire.loop.seam import Refused
+from toolwire.loop.state import CallPreview, Pause, Recorded, RunState
+from toolwire.loop.suspension import Refuse, Run
+from toolwire.policy.trace import (
+    DecisionStep,
+    LlmStep,
+    RequestStep,
+    RunTrace,
+    ToolInvocation,
+    ToolStep,
+)
 from toolwire.providers.base import Delta, Stop, Usage
 from toolwire.providers.http import _StreamCall
 from toolwire.providers.openai_stream import _Call
 from toolwire.providers.scripted import Script, ScriptedCall, Turn
-from toolwire.reprs import NAME_CHARS, utf8_size
-from toolwire.runtime import OperatorDecision, ProviderRef, RunOutcome, RunRequest, Runtime, Waiting
-from toolwire.sealing import StateKey
-from toolwire.seam import Refused
-from toolwire.state import CallPreview, Pause, Recorded, RunState
+from toolwire.runs.runtime import (
+    OperatorDecision,
+    ProviderRef,
+    RunOutcome,
+    RunRequest,
+    Runtime,
+    Waiting,
+)
 from toolwire.store.records import RunSummary, StoredRun
-from toolwire.suspension import Refuse, Run
-from toolwire.trace import DecisionStep, LlmStep, RequestStep, RunTrace, ToolInvocation, ToolStep
 
 from .fakes import leaves
 

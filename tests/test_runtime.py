@@ -5,9 +5,9 @@ import threading
 from typing import Any
 
 from toolwire import RunOptions, RunStep, ScriptedProvider, ToolRegistry, tool
-from toolwire.lifecycle import RunStatus
-from toolwire.runtime import MemoryRecorder, RunOutcome, RunRequest, Runtime
-from toolwire.trace import RequestStep
+from toolwire.core.lifecycle import RunStatus
+from toolwire.policy.trace import RequestStep
+from toolwire.runs.runtime import MemoryRecorder, RunOutcome, RunRequest, Runtime
 
 from .fakes import call, only
 

@@ -13,7 +13,7 @@ from toolwire import (
     ScriptedProvider,
     ToolSpec,
 )
-from toolwire.errors import ConfigError, ScriptExhausted
+from toolwire.core.errors import ConfigError, ScriptExhausted
 
 
 def ask(

@@ -19,8 +19,8 @@ from sqlalchemy import create_engine, select, update
 
 import toolwire
 from toolwire import ScriptedProvider, ToolRegistry, tool
-from toolwire.errors import ConfigError, StateKeyMissing, StateNotLatest, StateUnreadable
-from toolwire.latest import (
+from toolwire.core.errors import ConfigError, StateKeyMissing, StateNotLatest, StateUnreadable
+from toolwire.core.latest import (
     ALREADY_DECIDED,
     DECIDED_AFTER,
     EARLIER_RELEASE,
@@ -32,9 +32,8 @@ from toolwire.latest import (
     require_last,
     require_progress,
 )
-from toolwire.lifecycle import RunStatus
-from toolwire.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
-from toolwire.sealing import (
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import (
     CHECKPOINT,
     KEY_VARIABLE,
     SUSPENDED_STATE,
@@ -45,6 +44,7 @@ from toolwire.sealing import (
     load_key,
     require,
 )
+from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore, schema
 from toolwire.store.engine import resolve_url
 
@@ -238,7 +238,7 @@ def test_ensure_key_creates_a_private_file_once(tmp_path: Path) -> None:
 RACE = """
 import sys, time
 from pathlib import Path
-from toolwire.sealing import ensure_key
+from toolwire.core.sealing import ensure_key
 start = float(sys.argv[2])
 while time.time() < start:
     pass
@@ -330,7 +330,7 @@ def test_a_bad_key_file_is_a_config_error(tmp_path: Path) -> None:
         load_key(path, environ={})
 
 
-# -- versions: a value is bound to its version and step (see toolwire.latest) ----------------
+# -- versions: a value is bound to its version and step (see toolwire.core.latest) ----------------
 
 
 BOUND = Binding(version=2, sequence=5)

@@ -17,7 +17,7 @@ ADAPTERS = (
     "toolwire.providers.http",
     "toolwire.inspector",
     "toolwire.store.runs",
-    "toolwire.runtime",
+    "toolwire.runs.runtime",
 )
 REPORT = "import sys; print('\\n'.join(sorted(sys.modules)))"
 
@@ -52,5 +52,5 @@ def test_help_loads_nothing_heavy() -> None:
 
 def test_a_name_used_from_the_facade_loads_what_it_needs() -> None:
     modules = loaded_after("from toolwire import ToolLoop, tool")
-    assert "toolwire.loop" in modules and "pydantic" in modules
+    assert "toolwire.loop.loop" in modules and "pydantic" in modules
     assert "httpx" not in modules  # a loop needs no HTTP until a provider does

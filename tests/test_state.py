@@ -17,12 +17,12 @@ from toolwire import (
     TrustZone,
     User,
 )
-from toolwire.charter import Charter, ProviderRef, WorkspaceRef
-from toolwire.errors import StateUnreadable
-from toolwire.lifecycle import RunStatus
+from toolwire.core.errors import StateUnreadable
+from toolwire.core.lifecycle import RunStatus
+from toolwire.loop.state import Before, CallPreview, Pause, RunState, turn_digest
+from toolwire.policy.charter import Charter, ProviderRef, WorkspaceRef
+from toolwire.policy.trace import ToolInvocation
 from toolwire.providers.base import Usage
-from toolwire.state import Before, CallPreview, Pause, RunState, turn_digest
-from toolwire.trace import ToolInvocation
 
 CELL = "artifact-cell-5be1"
 CALLS = (ToolCall("c1", "write_row", '{"n":1}'), ToolCall("c2", "read_row", "not json"))
@@ -140,8 +140,8 @@ def test_a_digest_is_fresh_for_every_pause() -> None:
 def test_provider_state_cost_and_the_usage_breakdown_survive_a_round_trip() -> None:
     from decimal import Decimal
 
-    from toolwire.messages import ProviderState
-    from toolwire.pricing import Cost
+    from toolwire.core.messages import ProviderState
+    from toolwire.policy.pricing import Cost
     from toolwire.providers.base import Usage
 
     signed = ProviderState("gemini", {"parts": [{"text": "a", "thoughtSignature": "c2ln"}]})
@@ -179,7 +179,7 @@ def test_a_state_sealed_before_previews_had_a_basis_still_reads() -> None:
 
 
 def test_the_digest_covers_the_previews_and_their_bases(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("toolwire.state.secrets.token_hex", lambda n: "00" * n)
+    monkeypatch.setattr("toolwire.loop.state.secrets.token_hex", lambda n: "00" * n)
     shown = CallPreview(index=0, tool="write_row", lines=("-  a", "+ a"), basis="b" * 32)
     digest = turn_digest("r", 1, CALLS, (shown,))
     assert digest == turn_digest("r", 1, CALLS, (shown,))  # the same salt, the same turn

@@ -11,14 +11,14 @@ import pytest
 from pydantic import BaseModel
 
 from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
-from toolwire.errors import ConfigError, InvalidInput, RunNotWaiting, StaleDecision
-from toolwire.lifecycle import RunStatus
-from toolwire.loop import LoopResult
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import StateKey
-from toolwire.state import RunState
-from toolwire.suspension import NO_PREVIEW, bound_preview, more_lines, overlay
-from toolwire.trace import RequestStep, RunTrace
+from toolwire.core.errors import ConfigError, InvalidInput, RunNotWaiting, StaleDecision
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
+from toolwire.loop.loop import LoopResult
+from toolwire.loop.state import RunState
+from toolwire.loop.suspension import NO_PREVIEW, bound_preview, more_lines, overlay
+from toolwire.policy.trace import RequestStep, RunTrace
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 
 from .fakes import call, only
 

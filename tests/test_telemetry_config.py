@@ -15,8 +15,8 @@ import pytest
 import toolwire
 from toolwire import ScriptedProvider, ToolRegistry
 from toolwire import telemetry as config
-from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import RunRequest, Runtime
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.runs.runtime import RunRequest, Runtime
 from toolwire.telemetry import otel
 from toolwire.telemetry.otel import Telemetry
 
@@ -100,7 +100,7 @@ def test_a_run_without_configuration_never_imports_opentelemetry() -> None:
     code = (
         "import sys\n"
         "from toolwire import ScriptedProvider, ToolRegistry\n"
-        "from toolwire.runtime import RunRequest, Runtime\n"
+        "from toolwire.runs.runtime import RunRequest, Runtime\n"
         "provider = ScriptedProvider.from_turns([{'content': 'hi'}])\n"
         "outcome = Runtime(ToolRegistry()).run_sync(RunRequest.of('q', provider=provider))\n"
         "assert outcome.status == 'completed'\n"

@@ -33,8 +33,8 @@ RUN = textwrap.dedent(
     """
     import sys
     from toolwire import Artifact, ScriptedProvider, ToolRegistry, ToolResult, tool
-    from toolwire.privacy import PrivacyLevel
-    from toolwire.runtime import RunRequest, Runtime
+    from toolwire.policy.privacy import PrivacyLevel
+    from toolwire.runs.runtime import RunRequest, Runtime
     from toolwire.store import RunStore
 
     canary = dict(arg.split("=", 1) for arg in sys.argv[3:])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 
 from .telemetry_kit import Captured
 from .test_telemetry_spans import three_rounds, traced

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from toolwire import RunOptions, ScriptedProvider, ToolRegistry, tool
-from toolwire.privacy import PrivacyLevel, tool_name
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.core.sealing import StateKey
+from toolwire.policy.privacy import PrivacyLevel, tool_name
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 
 from .fakes import call
 from .otlp_receiver import receiver
@@ -30,8 +30,8 @@ RUN = textwrap.dedent(
     """
     import sys
     from toolwire import RunOptions, ScriptedProvider, ToolRegistry, tool
-    from toolwire.privacy import PrivacyLevel
-    from toolwire.runtime import RunRequest, Runtime
+    from toolwire.policy.privacy import PrivacyLevel
+    from toolwire.runs.runtime import RunRequest, Runtime
     from toolwire.store import RunStore
 
     unknown, past_limit = sys.argv[3:5]

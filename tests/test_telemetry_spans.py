@@ -18,11 +18,11 @@ from toolwire import (
     ToolResult,
     tool,
 )
-from toolwire.errors import ServerError
-from toolwire.privacy import PrivacyLevel
+from toolwire.core.errors import ServerError
+from toolwire.core.sealing import StateKey
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import CompletionRequest, Stop, Usage
-from toolwire.runtime import RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.runs.runtime import RunRequest, Runtime
 
 from .fakes import PricedModel, call
 from .governed import EXPECTED, NOPE, governed_run, registry

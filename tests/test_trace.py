@@ -13,9 +13,9 @@ from toolwire import (
     ToolInvocation,
     Usage,
 )
-from toolwire.jsonenc import dumps
+from toolwire.core.jsonenc import dumps
+from toolwire.policy.trace import LlmStep, ToolStep
 from toolwire.providers.base import Stop
-from toolwire.trace import LlmStep, ToolStep
 
 
 def test_step_dict_keeps_kind_round_duration_and_drops_absent_fields() -> None:
@@ -147,7 +147,7 @@ def test_canonical_encoder_substitutes_invalid_utf8_and_refuses_nan() -> None:
 
 
 def test_sinks_write_what_strict_json_refuses_as_strings() -> None:
-    from toolwire.jsonenc import sink_dumps
+    from toolwire.core.jsonenc import sink_dumps
 
     value = {"raw": {"score": float("nan"), "when": object, 3: "int key"}, "ok": [1.5, "\udc80"]}
     text = sink_dumps(value)

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from toolwire import ChatMessage, RunOptions, ToolLoop, ToolRegistry, tool
-from toolwire.lifecycle import RunStatus
-from toolwire.runtime import MemoryRecorder, RunRequest, Runtime
+from toolwire.core.lifecycle import RunStatus
+from toolwire.policy.trace import RunTrace, ToolStep
+from toolwire.runs.runtime import MemoryRecorder, RunRequest, Runtime
 from toolwire.tools.api import Effect, runs_concurrently
-from toolwire.trace import RunTrace, ToolStep
 
 from .fakes import RecordingProvider, call
 

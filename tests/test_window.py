@@ -23,15 +23,10 @@ from toolwire import (
     ToolRegistry,
     tool,
 )
-from toolwire.errors import ConfigError
-from toolwire.messages import ProviderState, ToolSpec
-from toolwire.providers.anthropic import AnthropicProvider
-from toolwire.providers.base import Reasoning, Stop, Usage
-from toolwire.providers.gemini import GeminiProvider
-from toolwire.providers.openai import OpenAIProvider
-from toolwire.state import RunState
-from toolwire.trace import ContextStep, LlmStep, RequestStep, RunTrace, ToolStep
-from toolwire.window import (
+from toolwire.core.errors import ConfigError
+from toolwire.core.messages import ProviderState, ToolSpec
+from toolwire.loop.state import RunState
+from toolwire.loop.window import (
     DEFAULT_ANSWER_RESERVE,
     Fitted,
     Overflow,
@@ -44,6 +39,11 @@ from toolwire.window import (
     spec_tokens,
     window_for,
 )
+from toolwire.policy.trace import ContextStep, LlmStep, RequestStep, RunTrace, ToolStep
+from toolwire.providers.anthropic import AnthropicProvider
+from toolwire.providers.base import Reasoning, Stop, Usage
+from toolwire.providers.gemini import GeminiProvider
+from toolwire.providers.openai import OpenAIProvider
 
 from .fakes import PricedModel, RecordingProvider, only
 
@@ -160,7 +160,7 @@ def test_the_latest_exchange_stays_and_a_run_that_cannot_fit_overflows() -> None
 def test_known_tokens_are_not_counted_again_only_new_messages(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import toolwire.window as window
+    import toolwire.loop.window as window
 
     counted: list[ChatMessage] = []
 

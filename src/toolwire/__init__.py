@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolwire.lazy import lazy_names
+from toolwire.core.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from toolwire.bounding import (
+    from toolwire.core.bounding import (
         ARTIFACT_BYTE_CAP,
         ARTIFACT_MAX_DEPTH,
         CONTENT_BYTE_CAP,
@@ -23,71 +23,71 @@ if TYPE_CHECKING:
         bound_artifacts,
         bound_content,
     )
-    from toolwire.endings import LoopResult
-    from toolwire.errors import ToolRefusal, ToolwireError
-    from toolwire.lifecycle import RunStatus, TerminationReason
-    from toolwire.loop import ToolLoop
-    from toolwire.messages import ChatMessage, ToolCall, ToolSpec
-    from toolwire.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
-    from toolwire.privacy import PrivacyLevel
+    from toolwire.core.errors import ToolRefusal, ToolwireError
+    from toolwire.core.lifecycle import RunStatus, TerminationReason
+    from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
+    from toolwire.core.result import Artifact, ArtifactType, ToolResult
+    from toolwire.core.sealing import StateKey
+    from toolwire.core.trust import TrustZone
+    from toolwire.loop.endings import LoopResult
+    from toolwire.loop.loop import ToolLoop
+    from toolwire.loop.state import RunState
+    from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
+    from toolwire.policy.privacy import PrivacyLevel
+    from toolwire.policy.trace import RunStep, RunTrace, ToolInvocation
     from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider, Usage
     from toolwire.providers.scripted import ScriptedProvider
     from toolwire.providers.select import create_provider
-    from toolwire.result import Artifact, ArtifactType, ToolResult
-    from toolwire.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
-    from toolwire.sealing import StateKey
-    from toolwire.state import RunState
+    from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
     from toolwire.tools.api import Effect, Tool, ToolContext, User, tool
     from toolwire.tools.policy import Grant, ToolPolicy
     from toolwire.tools.registry import ToolRegistry
-    from toolwire.trace import RunStep, RunTrace, ToolInvocation
-    from toolwire.trust import TrustZone
 
 _HOMES = {
-    "ARTIFACT_BYTE_CAP": "toolwire.bounding",
-    "ARTIFACT_MAX_DEPTH": "toolwire.bounding",
-    "CONTENT_BYTE_CAP": "toolwire.bounding",
-    "DEFAULT_MAX_ROUNDS": "toolwire.options",
-    "MAX_ROUNDS": "toolwire.options",
-    "Artifact": "toolwire.result",
-    "ArtifactType": "toolwire.result",
-    "BoundedContent": "toolwire.bounding",
-    "ChatMessage": "toolwire.messages",
+    "ARTIFACT_BYTE_CAP": "toolwire.core.bounding",
+    "ARTIFACT_MAX_DEPTH": "toolwire.core.bounding",
+    "CONTENT_BYTE_CAP": "toolwire.core.bounding",
+    "DEFAULT_MAX_ROUNDS": "toolwire.policy.options",
+    "MAX_ROUNDS": "toolwire.policy.options",
+    "Artifact": "toolwire.core.result",
+    "ArtifactType": "toolwire.core.result",
+    "BoundedContent": "toolwire.core.bounding",
+    "ChatMessage": "toolwire.core.messages",
     "CompletionRequest": "toolwire.providers.base",
     "CompletionResponse": "toolwire.providers.base",
     "Effect": "toolwire.tools.api",
     "Grant": "toolwire.tools.policy",
-    "LoopResult": "toolwire.endings",
-    "OperatorDecision": "toolwire.run",
-    "PrivacyLevel": "toolwire.privacy",
+    "LoopResult": "toolwire.loop.endings",
+    "OperatorDecision": "toolwire.loop.run",
+    "PrivacyLevel": "toolwire.policy.privacy",
     "Provider": "toolwire.providers.base",
-    "RunOptions": "toolwire.options",
-    "RunOutcome": "toolwire.run",
-    "RunRequest": "toolwire.run",
-    "RunState": "toolwire.state",
-    "RunStatus": "toolwire.lifecycle",
-    "RunStep": "toolwire.trace",
-    "RunTrace": "toolwire.trace",
-    "Runtime": "toolwire.runtime",
+    "RunOptions": "toolwire.policy.options",
+    "RunOutcome": "toolwire.loop.run",
+    "RunRequest": "toolwire.loop.run",
+    "RunState": "toolwire.loop.state",
+    "RunStatus": "toolwire.core.lifecycle",
+    "RunStep": "toolwire.policy.trace",
+    "RunTrace": "toolwire.policy.trace",
+    "Runtime": "toolwire.runs.runtime",
     "ScriptedProvider": "toolwire.providers.scripted",
-    "StateKey": "toolwire.sealing",
-    "TerminationReason": "toolwire.lifecycle",
+    "StateKey": "toolwire.core.sealing",
+    "TerminationReason": "toolwire.core.lifecycle",
     "Tool": "toolwire.tools.api",
-    "ToolCall": "toolwire.messages",
+    "ToolCall": "toolwire.core.messages",
     "ToolContext": "toolwire.tools.api",
-    "ToolInvocation": "toolwire.trace",
-    "ToolLoop": "toolwire.loop",
+    "ToolInvocation": "toolwire.policy.trace",
+    "ToolLoop": "toolwire.loop.loop",
     "ToolPolicy": "toolwire.tools.policy",
-    "ToolRefusal": "toolwire.errors",
+    "ToolRefusal": "toolwire.core.errors",
     "ToolRegistry": "toolwire.tools.registry",
-    "ToolResult": "toolwire.result",
-    "ToolSpec": "toolwire.messages",
-    "ToolwireError": "toolwire.errors",
-    "TrustZone": "toolwire.trust",
+    "ToolResult": "toolwire.core.result",
+    "ToolSpec": "toolwire.core.messages",
+    "ToolwireError": "toolwire.core.errors",
+    "TrustZone": "toolwire.core.trust",
     "Usage": "toolwire.providers.base",
     "User": "toolwire.tools.api",
-    "bound_artifacts": "toolwire.bounding",
-    "bound_content": "toolwire.bounding",
+    "bound_artifacts": "toolwire.core.bounding",
+    "bound_content": "toolwire.core.bounding",
     "create_provider": "toolwire.providers.select",
     "tool": "toolwire.tools.api",
 }

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from toolwire.inspector import create_app
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 from ..inspector_kit import live_server, settings

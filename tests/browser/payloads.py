@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field, create_model
 
 from toolwire import Artifact, ToolResult, tool
-from toolwire.text import coerce_utf8
+from toolwire.core.text import coerce_utf8
 
 PWN = "window.__pwned=1"
 PAYLOADS = [

@@ -12,10 +12,10 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from toolwire import RunOptions, ScriptedProvider
+from toolwire.core.sealing import StateKey
 from toolwire.inspector import create_app
-from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.store import RunStore
 
 from ..governed import EXPECTED_VERBATIM, governed_run, registry

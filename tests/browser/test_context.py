@@ -12,9 +12,9 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from toolwire import ChatMessage, CompletionResponse, ScriptedProvider, ToolCall
-from toolwire.errors import ConfigError
+from toolwire.core.errors import ConfigError
 from toolwire.inspector import InspectorSettings, create_app
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import Provider, Stop
 from toolwire.store import RunStore
 

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page
 
-from toolwire.privacy import PrivacyLevel
-from toolwire.sealing import StateKey
+from toolwire.core.sealing import StateKey
+from toolwire.policy.privacy import PrivacyLevel
 
 from ..inspector_kit import WRITES, waiting_registry
 from .harness import Watched, open_step, start_run, stored_inspector, wait_status

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Locator, Page, Route
 
-from toolwire.jsonenc import dumps
-from toolwire.privacy import PrivacyLevel
+from toolwire.core.jsonenc import dumps
+from toolwire.policy.privacy import PrivacyLevel
 
 from ..inspector_kit import (
     HOSTILE_SCHEMA_TEXT,

@@ -11,10 +11,10 @@ from playwright.sync_api import Browser, Page
 
 from toolwire import ToolRegistry
 from toolwire.cli.show import preview_line
+from toolwire.core.sealing import StateKey
 from toolwire.inspector import InspectorSettings, create_app
-from toolwire.options import DEFAULT_MAX_CALLS_PER_TURN
-from toolwire.sealing import StateKey
-from toolwire.suspension import bound_preview
+from toolwire.loop.suspension import bound_preview
+from toolwire.policy.options import DEFAULT_MAX_CALLS_PER_TURN
 
 from ..inspector_kit import TOKEN, echo, factory, live_server
 from .harness import Watched, open_inspector, open_step, start_run, wait_status

@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, Page
 
 from toolwire import Artifact, ToolRegistry, ToolResult, tool
 from toolwire.inspector import create_app
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 from ..inspector_kit import AUTH, TOKEN, echo, factory, live_server

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Page
 
 from toolwire import Artifact, ToolResult, tool
-from toolwire.bounding import IMAGE_DATA_CAP
+from toolwire.core.bounding import IMAGE_DATA_CAP
 from toolwire.inspector import create_app
 from toolwire.mcp.hub import HUB
 from toolwire.mcp.remote import add_remote_tools

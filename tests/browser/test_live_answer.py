@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from toolwire.inspector import RunDefaults, create_app
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import Reasoning
 
 from ..inspector_kit import (

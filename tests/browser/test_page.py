@@ -8,8 +8,8 @@ from collections.abc import Iterator, Mapping
 import pytest
 from playwright.sync_api import Browser, Page, Route
 
+from toolwire.core.jsonenc import dumps
 from toolwire.inspector import create_app
-from toolwire.jsonenc import dumps
 
 from ..inspector_kit import TABLE_COLUMNS, TABLE_ROWS, TOKEN, live_server, settings
 from .harness import Watched, open_step, start_run, wait_status

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from toolwire.privacy import PrivacyLevel
-from toolwire.sealing import StateKey
+from toolwire.core.sealing import StateKey
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.registry import ToolRegistry
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .harness import Watched, start_run, stored_inspector, wait_status
 

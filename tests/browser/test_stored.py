@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 
 from .harness import Watched, start_run, stored_inspector, wait_status
 

@@ -16,7 +16,7 @@ from playwright.sync_api import Browser, Page
 
 from toolwire import Artifact, ToolResult, tool
 from toolwire.inspector import create_app
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 from ..inspector_kit import AUTH, TOKEN, call, live_server, registry, settings

@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
+from toolwire.core.jsonenc import loads
 from toolwire.inspector import create_app
 from toolwire.inspector.security import CONTENT_SECURITY_POLICY
-from toolwire.jsonenc import loads
 
 from ..inspector_kit import AUTH, TABLE_COLUMNS, TABLE_ROWS, settings
 from .asgi import BASE, asgi_client

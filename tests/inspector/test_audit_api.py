@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from toolwire.inspector import create_app
-from toolwire.privacy import PrivacyLevel, tool_name
+from toolwire.policy.privacy import PrivacyLevel, tool_name
 from toolwire.store import RunStore
 
 from ..governed import EXPECTED, governed_run

@@ -11,10 +11,10 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from toolwire.core.jsonenc import loads
+from toolwire.core.sealing import StateKey
 from toolwire.inspector import create_app
-from toolwire.jsonenc import loads
-from toolwire.privacy import PrivacyLevel
-from toolwire.sealing import StateKey
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 from ..inspector_kit import AUTH, WRITES, settings, waiting_registry

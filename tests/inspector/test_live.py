@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from toolwire.core.jsonenc import loads
 from toolwire.inspector import create_app
-from toolwire.jsonenc import loads
 
 from ..inspector_kit import AUTH, MemoryStore, live_server, settings
 

@@ -12,7 +12,7 @@ import pytest
 
 from toolwire.inspector import create_app
 from toolwire.inspector.previews import PROMPT_PREVIEW_CHARS
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 from ..inspector_kit import AUTH, HOSTILE_SCHEMA_TEXT, form_registry, settings, tune

@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
+from toolwire.core.jsonenc import loads
 from toolwire.inspector import create_app
 from toolwire.inspector.stream import RunChannel
-from toolwire.jsonenc import loads
 from toolwire.providers.base import Reasoning
 
 from ..inspector_kit import AUTH, HOSTILE_REFUSAL, STREAMED_ANSWER, StreamingModel, settings
@@ -185,7 +185,7 @@ async def test_a_closed_channel_after_a_delta_ends_without_a_terminal_line() -> 
 def test_the_concurrency_setting_reaches_the_run(given: int | None, expected: int) -> None:
     from toolwire.inspector.models import RunBody
     from toolwire.inspector.service import prepare_run
-    from toolwire.runtime import Runtime
+    from toolwire.runs.runtime import Runtime
 
     chosen = settings()
     body = RunBody.model_validate({"prompt": "q", "max_concurrency": given})

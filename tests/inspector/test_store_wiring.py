@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from toolwire.inspector import create_app
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 from ..inspector_kit import AUTH, settings

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry
-from toolwire.loop import LoopResult
+from toolwire.loop.loop import LoopResult
 from toolwire.mcp.remote import add_remote_tools
+from toolwire.policy.trace import RunTrace
 from toolwire.tools.api import ToolContext, User
-from toolwire.trace import RunTrace
-from toolwire.workspace import Workspace, load_workspace
+from toolwire.workspace.config import Workspace, load_workspace
 
 NODE_BIN = Path(__file__).parents[1] / "mcp_servers" / "node_modules" / ".bin"
 EVERYTHING = NODE_BIN / "mcp-server-everything"

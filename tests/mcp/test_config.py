@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from toolwire.errors import ConfigError
-from toolwire.mcp.config import DEFAULT_TIMEOUT_S, Launch, McpServer
+from toolwire.core.errors import ConfigError
+from toolwire.workspace.mcp_servers import DEFAULT_TIMEOUT_S, Launch, McpServer
 
 from .kit import workspace
 

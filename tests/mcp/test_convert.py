@@ -22,9 +22,9 @@ from mcp.types import (
 )
 
 from toolwire import Artifact
+from toolwire.core.result import ArtifactType
 from toolwire.mcp.convert import structured, to_result
 from toolwire.mcp.spec import DESCRIPTION_CHARS, SCHEMA_BYTES, parameters, tool_name, tool_spec
-from toolwire.result import ArtifactType
 from toolwire.tools.registry import TOOL_NAME
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nimage").decode()

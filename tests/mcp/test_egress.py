@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from toolwire import ChatMessage, RunOptions, ToolLoop, ToolRegistry
-from toolwire.result import ArtifactType
+from toolwire.core.result import ArtifactType
 from toolwire.tools.api import ToolContext
 
 from ..providers.servers import ADAPTERS, FakeModel, loopback, make_provider

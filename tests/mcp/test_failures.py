@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from toolwire import ChatMessage, RunOptions, ToolLoop, ToolRegistry
-from toolwire.jsonenc import dumps
+from toolwire.core.jsonenc import dumps
+from toolwire.policy.trace import RunTrace
 from toolwire.providers.scripted import ScriptedProvider
-from toolwire.trace import RunTrace
 
 from ..fakes import RecordingProvider
 from .kit import ADMIN, PYTHON, answers, remote_registry, run, script, workspace

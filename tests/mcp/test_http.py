@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from toolwire.result import Artifact
+from toolwire.core.result import Artifact
 
 from ..served import free_port
 from .kit import PYTHON, SERVERS, answers, remote_registry, run, workspace

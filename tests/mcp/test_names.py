@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from toolwire import RunOptions, ScriptedProvider
-from toolwire.privacy import PrivacyLevel, tool_name
-from toolwire.runtime import RunRequest, Runtime
+from toolwire.policy.privacy import PrivacyLevel, tool_name
+from toolwire.runs.runtime import RunRequest, Runtime
 from toolwire.store import RunStore
 
 from ..fakes import call

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from toolwire import ToolRegistry
-from toolwire.result import ArtifactType
-from toolwire.seam import remote_budget_spent
+from toolwire.core.result import ArtifactType
+from toolwire.loop.seam import remote_budget_spent
 from toolwire.tools.api import runs_concurrently
 
 from .kit import EVERYTHING, FILESYSTEM, answers, remote_registry, run, workspace

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from toolwire import ToolRegistry
-from toolwire.result import ArtifactType
+from toolwire.core.result import ArtifactType
+from toolwire.core.trust import TrustZone
+from toolwire.policy.trace import RequestStep, RunTrace
 from toolwire.tools.api import ToolContext, User, runs_concurrently
 from toolwire.tools.policy import Grant, Refusal, ToolPolicy
-from toolwire.trace import RequestStep, RunTrace
-from toolwire.trust import TrustZone
 
 from ..fakes import only
 from .kit import ADMIN, remote_registry, run, workspace

@@ -19,10 +19,10 @@ from typing import Any
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from toolwire.lifecycle import RunStatus
-from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import OperatorDecision, Runtime
-from toolwire.sealing import StateKey
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.runs.runtime import OperatorDecision, Runtime
 from toolwire.store import RunStore
 from toolwire.tools.defaults import default_registry
 

@@ -15,15 +15,15 @@ import httpx
 import mcp_types as types
 import pytest
 
-from toolwire.errors import RunNotWaiting
+from toolwire.core.errors import RunNotWaiting
+from toolwire.core.lifecycle import RunStatus
 from toolwire.inspector import InspectorSettings, create_app
 from toolwire.inspector.settings import scripted_factory
-from toolwire.lifecycle import RunStatus
+from toolwire.loop.seam import denied, not_decided_in_time
 from toolwire.mcp.serve import waiting_message
-from toolwire.seam import denied, not_decided_in_time
 from toolwire.store.runs import CALLER_GONE
 from toolwire.tools.defaults import default_registry
-from toolwire.workspace import load_workspace
+from toolwire.workspace.config import load_workspace
 
 from ..inspector_kit import live_server
 from .kit import (

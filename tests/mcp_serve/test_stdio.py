@@ -9,12 +9,12 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 
-from toolwire.privacy import PrivacyLevel
-from toolwire.result import ToolResult
+from toolwire.core.result import ToolResult
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 from toolwire.tools.api import ToolContext
 from toolwire.tools.defaults import default_registry
-from toolwire.workspace import load_workspace
+from toolwire.workspace.config import load_workspace
 
 from .kit import (
     CANARY,

@@ -18,8 +18,8 @@ from anthropic.types import (
 from anthropic.types import Usage as SdkUsage
 
 from toolwire import ChatMessage, CompletionRequest, ToolCall, Usage
-from toolwire.errors import MalformedResponse
-from toolwire.messages import ProviderState
+from toolwire.core.errors import MalformedResponse
+from toolwire.core.messages import ProviderState
 from toolwire.providers.anthropic import (
     ANSWER_HEADROOM_TOKENS,
     REFUSAL_NOTE,

@@ -19,11 +19,11 @@ from anthropic.types import RedactedThinkingBlock, TextBlock, ThinkingBlock, Too
 from anthropic.types import Usage as SdkUsage
 
 from toolwire import ChatMessage, CompletionRequest, ToolLoop, ToolRegistry, ToolResult, tool
-from toolwire.errors import MalformedResponse, ServerError
-from toolwire.loop import TerminationReason
-from toolwire.options import RunOptions
+from toolwire.core.errors import MalformedResponse, ServerError
+from toolwire.loop.loop import TerminationReason
+from toolwire.policy.options import RunOptions
+from toolwire.policy.trace import RunTrace
 from toolwire.providers.base import Delta, Reasoning, Stop
-from toolwire.trace import RunTrace
 
 from .servers import make_provider
 from .test_anthropic_sdk import Event, events, message, sse, validate_request, whole

@@ -30,15 +30,15 @@ from toolwire import (
     ToolRegistry,
     tool,
 )
-from toolwire.messages import ProviderState
+from toolwire.core.messages import ProviderState
+from toolwire.loop.window import message_tokens, spec_tokens
+from toolwire.policy.trace import ContextStep, RequestStep, RunTrace
 from toolwire.providers.anthropic import AnthropicProvider
 from toolwire.providers.base import Stop
 from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.wire import HttpProvider
-from toolwire.trace import ContextStep, RequestStep, RunTrace
-from toolwire.window import message_tokens, spec_tokens
 
 from ..fakes import RecordingProvider, only
 from .servers import ADAPTERS, KEY, FakeModel, loopback, make_provider, no_sleep, reply_for

@@ -29,7 +29,7 @@ from toolwire import (
     ToolResult,
     tool,
 )
-from toolwire.bounding import CONTENT_BYTE_CAP, bound_content
+from toolwire.core.bounding import CONTENT_BYTE_CAP, bound_content
 
 from .servers import ADAPTERS, Captured, FakeModel, loopback, make_provider
 

@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from toolwire import Artifact, ChatMessage, ToolLoop, ToolRegistry, ToolResult, tool
-from toolwire.loop import TerminationReason
-from toolwire.options import RunOptions
+from toolwire.loop.loop import TerminationReason
+from toolwire.policy.options import RunOptions
 
 from .servers import ADAPTERS, KEY, FakeModel, loopback, make_provider
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from toolwire import ChatMessage, CompletionRequest, CompletionResponse
-from toolwire.errors import (
+from toolwire.core.errors import (
     AuthenticationError,
     MalformedResponse,
     ProviderConnectionError,

@@ -10,8 +10,8 @@ import pytest
 from google.genai import types
 
 from toolwire import ChatMessage, CompletionRequest, ToolCall, Usage
-from toolwire.errors import MalformedResponse
-from toolwire.messages import ProviderState
+from toolwire.core.errors import MalformedResponse
+from toolwire.core.messages import ProviderState
 from toolwire.providers.base import Reasoning, Stop
 from toolwire.providers.gemini import GeminiProvider
 

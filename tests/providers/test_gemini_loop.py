@@ -12,9 +12,9 @@ import pytest
 from google.genai import types
 
 from toolwire import ChatMessage, TerminationReason, ToolLoop, ToolRegistry, ToolResult, tool
-from toolwire.options import RunOptions
+from toolwire.loop.seam import malformed_call
+from toolwire.policy.options import RunOptions
 from toolwire.providers.base import Reasoning, Stop, Usage
-from toolwire.seam import malformed_call
 
 from .test_gemini_sdk import (
     GeminiServer,

@@ -24,7 +24,7 @@ from google.genai import types
 from pydantic import TypeAdapter, ValidationError
 
 from toolwire import ChatMessage, CompletionRequest, ToolCall
-from toolwire.messages import ProviderState
+from toolwire.core.messages import ProviderState
 from toolwire.providers.base import Reasoning
 from toolwire.providers.gemini import GeminiProvider
 

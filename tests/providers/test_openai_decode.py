@@ -226,7 +226,7 @@ def test_tool_call_deltas_without_an_index_start_a_new_call_per_id() -> None:
 
 
 def test_a_stream_without_choices_is_a_malformed_response() -> None:
-    from toolwire.errors import MalformedResponse
+    from toolwire.core.errors import MalformedResponse
 
     with pytest.raises(MalformedResponse, match="openai: response has no choices"):
         provider().decode(assembled([{"choices": [], "usage": {"prompt_tokens": 1}}]))

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from toolwire import ChatMessage, ToolLoop, ToolRegistry, ToolResult, tool
-from toolwire.errors import ProviderError, ServerError
-from toolwire.loop import RunOptions, TerminationReason
+from toolwire.core.errors import ProviderError, ServerError
+from toolwire.loop.loop import RunOptions, TerminationReason
+from toolwire.policy.trace import RunTrace
 from toolwire.providers.base import Delta, Reasoning, Usage
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.select import create_provider
-from toolwire.trace import RunTrace
 
 from .conversation import PLAIN
 from .servers import KEY, Captured, FakeModel, loopback, no_sleep, sse
@@ -227,7 +227,7 @@ def test_an_error_event_mid_stream_is_a_typed_error_and_not_retried() -> None:
 
 
 def test_a_stream_over_the_byte_cap_is_refused_while_it_is_read() -> None:
-    from toolwire.errors import MalformedResponse
+    from toolwire.core.errors import MalformedResponse
     from toolwire.providers.http import MAX_RESPONSE_BYTES
 
     piece = chunks(completion(content="x" * 60_000), pieces=1)[1]

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 import toolwire.cli.run  # noqa: F401  (registers the run command)
 from toolwire.cli.app import app
-from toolwire.errors import ConfigError
+from toolwire.core.errors import ConfigError
 from toolwire.providers.anthropic import AnthropicProvider
 from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.openai import OpenAIProvider

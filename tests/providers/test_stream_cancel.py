@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from toolwire import RunOptions, RunRequest, Runtime, ToolRegistry
-from toolwire.lifecycle import RunStatus
+from toolwire.core.lifecycle import RunStatus
 from toolwire.providers.base import Delta
 from toolwire.providers.openai import OpenAIProvider
 

@@ -20,10 +20,10 @@ from sqlalchemy import create_engine, text
 
 import toolwire
 from toolwire import RunOptions, ScriptedProvider, ToolRegistry
-from toolwire.lifecycle import RunStatus
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
 from toolwire.queue import RunQueue
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.store import RunStore, RunSummary
 
 from ..fakes import plugin

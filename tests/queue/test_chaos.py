@@ -13,8 +13,8 @@ import time
 
 from sqlalchemy import create_engine, text
 
-from toolwire.errors import DecisionError
-from toolwire.lifecycle import WRITE_NOT_REPEATED, RunStatus
+from toolwire.core.errors import DecisionError
+from toolwire.core.lifecycle import WRITE_NOT_REPEATED, RunStatus
 from toolwire.queue.recovery import UNKNOWN_OUTCOME
 from toolwire.store import RunSummary
 

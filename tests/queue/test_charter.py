@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from toolwire import RunOptions, ScriptedProvider
-from toolwire.charter import CharterRefused
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.charter import CharterRefused
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.queue import RunQueue
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.store import RunStore
 
 from ..store.conftest import pg_dump

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from toolwire.errors import QueueError
+from toolwire.core.errors import QueueError
+from toolwire.core.jsonenc import loads
 from toolwire.inspector import InspectorSettings, create_app, scripted_factory
-from toolwire.jsonenc import loads
 from toolwire.store import RunStore
 from toolwire.tools.defaults import default_registry
 

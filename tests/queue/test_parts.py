@@ -12,33 +12,33 @@ import pytest
 from sqlalchemy import select, text
 
 from toolwire import ScriptedProvider, ToolRegistry, ToolResult, tool
-from toolwire.charter import ProviderRef, submit
-from toolwire.errors import (
+from toolwire.core.errors import (
     DecisionError,
     QueueError,
     RunCancelled,
     StaleDecision,
     StateUnreadable,
 )
-from toolwire.lifecycle import RunStatus
-from toolwire.messages import ChatMessage, ToolCall
-from toolwire.options import RunOptions
-from toolwire.privacy import PrivacyLevel
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.messages import ChatMessage, ToolCall
+from toolwire.core.sealing import CHECKPOINT, QUEUED_REQUEST, Binding, Sealer, StateKey, bound
+from toolwire.loop.seam import Invoked
+from toolwire.loop.state import CallPreview, Pause, Recorded, RunState
+from toolwire.loop.turn import Job
+from toolwire.policy.charter import ProviderRef, submit
+from toolwire.policy.options import RunOptions
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.queue import RunQueue
 from toolwire.queue.checkpoint import Checkpointer, Saved, open_saved
 from toolwire.queue.engine import NOT_POSTGRES
 from toolwire.queue.recovery import ALREADY_DONE, UNKNOWN_OUTCOME, waiting_again
 from toolwire.queue.submit import NO_FILE, NO_KEY
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import CHECKPOINT, QUEUED_REQUEST, Binding, Sealer, StateKey, bound
-from toolwire.seam import Invoked
-from toolwire.state import CallPreview, Pause, Recorded, RunState
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.store.queued import QueuedRuns
 from toolwire.store.schema import runs
 from toolwire.tools.api import ToolContext
-from toolwire.turn import Job
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from ..store.conftest import pg_dump
 

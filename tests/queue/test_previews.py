@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
-from toolwire.errors import StaleDecision
-from toolwire.lifecycle import RunStatus
-from toolwire.runtime import OperatorDecision
-from toolwire.state import Pause
+from toolwire.core.errors import StaleDecision
+from toolwire.core.lifecycle import RunStatus
+from toolwire.loop.state import Pause
+from toolwire.runs.runtime import OperatorDecision
 
 from .kit import WAIT_TIMEOUT_S, Queue, call
 

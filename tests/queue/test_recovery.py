@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from toolwire.lifecycle import stalled_too_often
+from toolwire.core.lifecycle import stalled_too_often
 
 from .kit import Queue, Worker, call, rounds
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from toolwire.lifecycle import RunStatus
+from toolwire.core.lifecycle import RunStatus
 from toolwire.queue import engine
 from toolwire.store.schema import runs
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from toolwire.lifecycle import RunStatus
+from toolwire.core.lifecycle import RunStatus
 
 from .kit import EXPECTED_THREE_TURNS, Queue, rounds, three_turns, with_write
 

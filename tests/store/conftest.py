@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 PG_ENV = "TOOLWIRE_TEST_PG_URL"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire import Artifact, RunOptions, ScriptedProvider, ToolRegistry, ToolResult, tool
-from toolwire.runtime import RunOutcome, RunRecorder, RunRequest, Runtime
+from toolwire.runs.runtime import RunOutcome, RunRecorder, RunRequest, Runtime
 
 
 @tool(group="records", data_class="public")

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import create_engine, select
 
 import toolwire
-from toolwire.sealing import KEY_VARIABLE
+from toolwire.core.sealing import KEY_VARIABLE
 from toolwire.store import schema
 from toolwire.store.engine import resolve_url
 
@@ -56,9 +56,9 @@ def registry() -> ToolRegistry:
 SUSPEND = """
 import json, sys, time
 from toolwire import RunOptions, ScriptedProvider
-from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import RunRequest, Runtime
-from toolwire.sealing import load_key
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.runs.runtime import RunRequest, Runtime
+from toolwire.core.sealing import load_key
 from toolwire.store import RunStore
 import twresume
 
@@ -77,8 +77,8 @@ time.sleep(600)  # waits to be killed: nothing of this process survives but the 
 RESUME = '''
 import json, os, sys, time
 from pathlib import Path
-from toolwire.runtime import OperatorDecision, Runtime, provider_from_ref
-from toolwire.sealing import load_key
+from toolwire.runs.runtime import OperatorDecision, Runtime, provider_from_ref
+from toolwire.core.sealing import load_key
 from toolwire.store import RunStore
 import twresume
 

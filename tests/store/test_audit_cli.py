@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from toolwire import ScriptedProvider
 from toolwire.cli import audit  # noqa: F401  (registers the command)
 from toolwire.cli.app import app
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 
 from ..fakes import call
 from ..governed import EXPECTED, governed_run

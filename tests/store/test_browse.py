@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy import create_engine, text, update
 
 from toolwire import Artifact, ScriptedProvider, ToolRegistry, ToolResult, tool
-from toolwire.lifecycle import RunStatus
-from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.runs.runtime import RunRequest, Runtime
 from toolwire.store import RunStore, schema
 from toolwire.store.browse import RunQuery
 from toolwire.store.migrations import LATEST

@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
+from toolwire.core.sealing import StateKey
 from toolwire.inspector import create_app
-from toolwire.privacy import PrivacyLevel
-from toolwire.sealing import StateKey
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 from toolwire.store.export import SCHEMA, SCHEMA_VERSION
 

@@ -20,9 +20,9 @@ from toolwire import (
     Usage,
     tool,
 )
-from toolwire.lifecycle import RunStatus
-from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import RunOutcome, RunRequest, Runtime
+from toolwire.core.lifecycle import RunStatus
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.runs.runtime import RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore
 
 from .conftest import Backend

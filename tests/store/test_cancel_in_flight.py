@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 
 from toolwire import RunOptions, ToolRegistry, tool
-from toolwire.lifecycle import RunStatus
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
+from toolwire.loop.run import OperatorDecision, RunOutcome, RunRequest
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai import OpenAIProvider
-from toolwire.run import OperatorDecision, RunOutcome, RunRequest
-from toolwire.runtime import Runtime
-from toolwire.sealing import StateKey
+from toolwire.runs.runtime import Runtime
 from toolwire.store import RunStore
 
 from ..providers.servers import SlowModel, Turn, slow_loopback

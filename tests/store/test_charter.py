@@ -16,19 +16,19 @@ import pytest
 from fastapi.testclient import TestClient
 
 from toolwire import RunOptions, ScriptedProvider, ToolContext, User
-from toolwire.charter import CharterRefused
+from toolwire.core.errors import ConfigError
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
 from toolwire.demo import prepare_demo
-from toolwire.errors import ConfigError
 from toolwire.inspector.app import create_app
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.lifecycle import RunStatus
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.charter import CharterRefused
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import Provider
-from toolwire.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.tools.defaults import default_registry
-from toolwire.workspace import load_workspace
+from toolwire.workspace.config import load_workspace
 
 from .conftest import Backend
 from .resume_kit import run_columns

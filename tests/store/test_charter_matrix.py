@@ -23,19 +23,19 @@ import pytest
 from fastapi.testclient import TestClient
 
 from toolwire import RunOptions, ScriptedProvider, ToolContext, User
+from toolwire.core.errors import ConfigError
+from toolwire.core.messages import ToolCall
+from toolwire.core.sealing import KEY_VARIABLE, StateKey
 from toolwire.demo import prepare_demo
-from toolwire.errors import ConfigError
 from toolwire.inspector.app import create_app
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.messages import ToolCall
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import Provider
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import KEY_VARIABLE, StateKey
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.store.browse import RunQuery
 from toolwire.tools.defaults import default_registry
-from toolwire.workspace import load_workspace
+from toolwire.workspace.config import load_workspace
 
 from ..telemetry_kit import Captured
 from .conftest import Backend

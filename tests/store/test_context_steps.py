@@ -9,14 +9,14 @@ import pytest
 from sqlalchemy import Column, MetaData, String, Table, create_engine, insert, select
 
 from toolwire import ChatMessage, CompletionResponse, ScriptedProvider, ToolCall
-from toolwire.lifecycle import RunStatus
-from toolwire.privacy import PrivacyLevel
+from toolwire.core.lifecycle import RunStatus
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.policy.trace import ContextStep
 from toolwire.providers.base import Stop
 from toolwire.store import RunStore
 from toolwire.store import schema as tables
 from toolwire.store.engine import resolve_url
 from toolwire.store.migrations import LATEST
-from toolwire.trace import ContextStep
 
 from .conftest import Backend
 from .helpers import run

@@ -11,17 +11,17 @@ import pytest
 from sqlalchemy import Column, MetaData, Table, create_engine, insert, select
 
 from toolwire import RunOptions, ScriptedProvider
-from toolwire.lifecycle import RunStatus
-from toolwire.loop import LoopResult, TerminationReason
-from toolwire.pricing import Cost
-from toolwire.privacy import PrivacyLevel
+from toolwire.core.lifecycle import RunStatus
+from toolwire.loop.loop import LoopResult, TerminationReason
+from toolwire.policy.pricing import Cost
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.policy.trace import LlmStep, RequestStep, RunStep
 from toolwire.providers.base import CompletionResponse, Usage
-from toolwire.runtime import RunOutcome, RunRequest, Runtime
+from toolwire.runs.runtime import RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.store import schema as tables
 from toolwire.store.engine import resolve_url
 from toolwire.store.migrations import LATEST
-from toolwire.trace import LlmStep, RequestStep, RunStep
 
 from ..fakes import PricedModel
 from .conftest import Backend

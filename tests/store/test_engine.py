@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from toolwire.errors import StoreError
+from toolwire.core.errors import StoreError
 from toolwire.store import RunStore
 from toolwire.store.engine import (
     DEFAULT_ORIGIN,

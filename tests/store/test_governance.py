@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from toolwire import ScriptedProvider
-from toolwire.jsonenc import dumps
-from toolwire.privacy import PrivacyLevel
+from toolwire.core.jsonenc import dumps
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 from ..governed import EXPECTED, NOPE, governed_run

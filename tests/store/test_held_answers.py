@@ -8,10 +8,10 @@ import subprocess
 from sqlalchemy import create_engine, update
 
 from toolwire import RunRequest, ScriptedProvider, ToolContext, ToolRegistry, tool
-from toolwire.lifecycle import RunStatus
-from toolwire.messages import ToolCall
-from toolwire.runtime import OperatorDecision, Runtime
-from toolwire.sealing import StateKey
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.messages import ToolCall
+from toolwire.core.sealing import StateKey
+from toolwire.runs.runtime import OperatorDecision, Runtime
 from toolwire.store import schema
 from toolwire.store.engine import resolve_url
 from toolwire.store.runs import CALLER_GONE

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from toolwire import Artifact, RunOptions, ScriptedProvider, ToolRegistry, ToolResult, tool
-from toolwire.privacy import IMAGE_NOT_KEPT, PrivacyLevel
-from toolwire.runtime import RunRequest, Runtime
+from toolwire.policy.privacy import IMAGE_NOT_KEPT, PrivacyLevel
+from toolwire.runs.runtime import RunRequest, Runtime
 
 from .conftest import Backend
 

@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 
 from toolwire import RunOptions, ScriptedProvider, ToolRegistry, tool
 from toolwire.cli.app import app, load_commands
-from toolwire.privacy import PrivacyLevel, tool_name
-from toolwire.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.core.sealing import StateKey
+from toolwire.policy.privacy import PrivacyLevel, tool_name
+from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore, schema
 from toolwire.store.browse import RunQuery
 from toolwire.store.engine import resolve_url

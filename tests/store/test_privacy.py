@@ -7,11 +7,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolwire import Artifact, ChatMessage, ToolCall
-from toolwire.errors import ConfigError
-from toolwire.jsonenc import dumps
-from toolwire.privacy import CONTENT_KEYS, NAME_CHAR_CAP, PrivacyLevel, filter_step, filter_text
-from toolwire.privacy import tool_name as shown_name
-from toolwire.trace import LlmStep, RequestStep, ToolStep
+from toolwire.core.errors import ConfigError
+from toolwire.core.jsonenc import dumps
+from toolwire.policy.privacy import (
+    CONTENT_KEYS,
+    NAME_CHAR_CAP,
+    PrivacyLevel,
+    filter_step,
+    filter_text,
+)
+from toolwire.policy.privacy import tool_name as shown_name
+from toolwire.policy.trace import LlmStep, RequestStep, ToolStep
 
 LLM_STEP = LlmStep(
     round=1,
@@ -252,14 +258,14 @@ def test_a_deep_structure_is_cut_not_recursed_forever() -> None:
 
 def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
     """A new step field must be classed here first: content is withheld below ``redacted``."""
-    from toolwire.privacy import (
+    from toolwire.policy.privacy import (
         CONTEXT_CONTENT,
         DECISION_CONTENT,
         LLM_CONTENT,
         REQUEST_CONTENT,
         TOOL_CONTENT,
     )
-    from toolwire.trace import ContextStep, DecisionStep
+    from toolwire.policy.trace import ContextStep, DecisionStep
 
     common = {"kind", "round", "duration_ms", "start_ms"}  # start_ms: a time, no content
     metadata: dict[Any, set[str]] = {
@@ -291,8 +297,8 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
 
 
 def test_a_decision_keeps_who_and_when_and_withholds_the_reason_below_redacted() -> None:
-    from toolwire.privacy import filter_run_step
-    from toolwire.trace import DecisionStep
+    from toolwire.policy.privacy import filter_run_step
+    from toolwire.policy.trace import DecisionStep
 
     step = DecisionStep(
         round=2, decision="deny", decided_by="ann", turn_digest="d" * 32,
@@ -309,7 +315,7 @@ def test_a_decision_keeps_who_and_when_and_withholds_the_reason_below_redacted()
 
 
 def test_metadata_keeps_a_model_chosen_call_id_only_when_short_and_plain() -> None:
-    from toolwire.privacy import plain_id
+    from toolwire.policy.privacy import plain_id
 
     huge = "x" * 1_000_000
     step = ToolStep(round=1, tool_name="t", tool_result="r", tool_call_id=huge).to_dict()
@@ -336,8 +342,8 @@ def test_metadata_keeps_a_finish_reason_only_from_the_known_words(reason: str, k
 
 @pytest.mark.parametrize("level", list(PrivacyLevel))
 def test_a_context_step_is_kept_as_it_is_at_every_level(level: PrivacyLevel) -> None:
-    from toolwire.privacy import filter_run_step
-    from toolwire.trace import ContextStep
+    from toolwire.policy.privacy import filter_run_step
+    from toolwire.policy.trace import ContextStep
 
     step = ContextStep(round=7, dropped_exchanges=2, dropped_messages=5, tokens_before=9100,
                        tokens_after=7050, context_window=8000, reserved_tokens=900,
@@ -350,7 +356,7 @@ def test_a_context_step_is_kept_as_it_is_at_every_level(level: PrivacyLevel) -> 
 
 
 def test_a_step_says_which_names_are_registered_and_only_those_are_kept() -> None:
-    from toolwire.privacy import filter_for_export, filter_run_step
+    from toolwire.policy.privacy import filter_for_export, filter_run_step
 
     made_up = shown_name("made_up", frozenset())
     tool = ToolStep(round=1, tool_name="get_page", tool_result="r", tool_registered=True)

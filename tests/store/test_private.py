@@ -23,7 +23,7 @@ UMASK = 0o022
 OPEN_AND_STAT = """
 import json, os, stat, sys
 from toolwire import ScriptedProvider
-from toolwire.runtime import RunRequest
+from toolwire.runs.runtime import RunRequest
 from toolwire.store import RunStore
 
 path = sys.argv[1]

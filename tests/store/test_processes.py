@@ -26,7 +26,7 @@ WAIT_SECONDS = 30
 BLOCKING_RUN = """
 import sys, time
 from toolwire import RunOptions, ScriptedProvider, ToolRegistry, tool
-from toolwire.runtime import RunRequest, Runtime
+from toolwire.runs.runtime import RunRequest, Runtime
 from toolwire.store import RunStore
 
 @tool(data_class="public")
@@ -45,10 +45,10 @@ Runtime(ToolRegistry([work]), recorder=RunStore.open(sys.argv[1])).run_sync(requ
 FULL_DISK = """
 import json, resource, signal, sys
 from toolwire import ScriptedProvider, ToolRegistry
-from toolwire.trace import ToolStep
-from toolwire.errors import StoreError
-from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import RunOutcome, RunRequest, RunStatus, Runtime
+from toolwire.policy.trace import ToolStep
+from toolwire.core.errors import StoreError
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.runs.runtime import RunOutcome, RunRequest, RunStatus, Runtime
 from toolwire.store import RunStore
 
 store = RunStore.open(sys.argv[1], privacy=PrivacyLevel.FULL)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.redact import LEAF_CHAR_CAP, PATTERNS, TRUNCATION_MARKER, mask_secrets, redact
+from toolwire.core.redact import LEAF_CHAR_CAP, PATTERNS, TRUNCATION_MARKER, mask_secrets, redact
 
 
 def fake(length: int, alphabet: str = "aB3dE5gH7jK9mN1pQ2sT4vW6yZ8") -> str:

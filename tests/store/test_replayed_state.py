@@ -10,11 +10,11 @@ import pytest
 from sqlalchemy import select, update
 
 from toolwire import ScriptedProvider, ToolRegistry, tool
-from toolwire.errors import StateNotLatest
-from toolwire.latest import OLDER_VERSION, STEPS_AFTER
-from toolwire.lifecycle import RunStatus
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.core.errors import StateNotLatest
+from toolwire.core.latest import OLDER_VERSION, STEPS_AFTER
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.store.schema import runs
 

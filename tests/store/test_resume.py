@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from toolwire import ScriptedProvider, ToolRegistry, tool
-from toolwire.errors import RunNotWaiting
-from toolwire.lifecycle import RunStatus
-from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.core.errors import RunNotWaiting
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.store import RunStore
 
 from . import resume_kit

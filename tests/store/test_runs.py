@@ -15,15 +15,15 @@ from toolwire import (
     ToolCall,
     ToolRegistry,
 )
-from toolwire.errors import StoreError
-from toolwire.lifecycle import RunStatus
-from toolwire.privacy import PrivacyLevel
+from toolwire.core.errors import StoreError
+from toolwire.core.lifecycle import RunStatus
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.policy.trace import RequestStep
 from toolwire.providers.scripted import Turn
-from toolwire.runtime import RunOutcome, RunRequest, Runtime
+from toolwire.runs.runtime import RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore, liveness
 from toolwire.store import schema as tables
 from toolwire.store.migrations import LATEST
-from toolwire.trace import RequestStep
 
 from .conftest import Backend
 from .helpers import lookup, run, two_round_script
@@ -383,10 +383,10 @@ def test_ids_that_cannot_name_a_run_are_not_found(store: RunStore, run_id: str) 
 
 
 def test_a_waiting_run_keeps_its_servers_output_cap_field_for_the_resume(store: RunStore) -> None:
-    from toolwire.lifecycle import RunStatus as Status
+    from toolwire.core.lifecycle import RunStatus as Status
     from toolwire.providers.openai import OpenAIProvider
-    from toolwire.runtime import RunRequest as Request
-    from toolwire.runtime import provider_from_ref
+    from toolwire.runs.runtime import RunRequest as Request
+    from toolwire.runs.runtime import provider_from_ref
 
     local = OpenAIProvider(
         model="llama", api_key="", base_url="http://127.0.0.1:9/v1", max_tokens_field="max_tokens"

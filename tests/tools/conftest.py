@@ -14,14 +14,14 @@ from typing import Any, Literal
 import pytest
 
 from toolwire import ChatMessage, RunOptions, ToolCall, ToolContext, ToolResult, User
+from toolwire.core.sealing import StateKey
 from toolwire.demo._content import write_database, write_env, write_log
-from toolwire.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
-from toolwire.sealing import StateKey
-from toolwire.seam import Seam
+from toolwire.loop.seam import Seam
+from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
 from toolwire.tools.api import preview_of
 from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.registry import ToolRegistry
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from ..fakes import RecordingProvider, call
 

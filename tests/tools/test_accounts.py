@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from toolwire.demo._content import STAFF
 from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.registry import ToolRegistry
-from toolwire.workspace import Workspace, load_workspace
-from toolwire.workspace_maps import AccountMap
+from toolwire.workspace.config import Workspace, load_workspace
+from toolwire.workspace.maps import AccountMap
 
 from .conftest import assert_artifacts_within_text, database_of, invoke
 

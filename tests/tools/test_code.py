@@ -6,7 +6,7 @@ import pytest
 
 from toolwire import ArtifactType
 from toolwire.demo._content import ENV_SECRETS
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import invoke
 

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolwire import ArtifactType
-from toolwire.errors import ConfigError
-from toolwire.workspace import Workspace, load_workspace
-from toolwire.workspace_maps import ConfigMap
+from toolwire.core.errors import ConfigError
+from toolwire.workspace.config import Workspace, load_workspace
+from toolwire.workspace.maps import ConfigMap
 
 from .conftest import OUTSIDE_SECRET, assert_artifacts_within_text, invoke
 

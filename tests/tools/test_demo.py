@@ -4,11 +4,11 @@ import json
 from pathlib import Path
 
 from toolwire import ArtifactType, ScriptedProvider, ToolContext, User
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
 from toolwire.demo import prepare_demo
 from toolwire.demo._content import CUSTOMERS, ENV_SECRETS, HISTORY, JOB_TOKEN, LOG_JWT, STAFF
-from toolwire.lifecycle import RunStatus
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.tools.defaults import default_registry
 
 # Fake secrets in the demo's configuration, crontab, unit files and documents.

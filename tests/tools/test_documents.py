@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolwire import ArtifactType
-from toolwire.errors import ConfigError
+from toolwire.core.errors import ConfigError
 from toolwire.tools.builtin._doc_index import DocumentIndex, Refresh, index_file, match_expression
 from toolwire.tools.builtin._doc_text import extract
 from toolwire.tools.builtin.documents import index_dir
-from toolwire.workspace import Workspace, load_workspace
+from toolwire.workspace.config import Workspace, load_workspace
 
 from .conftest import OUTSIDE_SECRET, artifact_leaves, assert_artifacts_within_text, invoke
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 import pytest
 
 from toolwire import ChatMessage, RunOptions, ToolContext, ToolLoop, User
+from toolwire.core.lifecycle import RunStatus
 from toolwire.demo._content import CUSTOMERS
-from toolwire.lifecycle import RunStatus
 from toolwire.tools.api import Effect, needs_approval
 from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.registry import ToolRegistry
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from ..fakes import RecordingProvider, call
 from .conftest import NOTES, gated_run, invoke, preview, query

@@ -24,15 +24,15 @@ from typing import Any
 import pytest
 
 from toolwire import Artifact, ArtifactType, RunOptions, ToolContext, ToolResult, User
-from toolwire.lifecycle import RunStatus
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai import OpenAIProvider
-from toolwire.runtime import OperatorDecision, RunRequest, Runtime
-from toolwire.sealing import StateKey
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.registry import ToolRegistry
-from toolwire.workspace import Workspace
-from toolwire.workspace_maps import AccountMap, ConfigMap, HistoryMap, JobMap, RouteMap
+from toolwire.workspace.config import Workspace
+from toolwire.workspace.maps import AccountMap, ConfigMap, HistoryMap, JobMap, RouteMap
 
 from ..providers.servers import KEY, FakeModel, no_sleep
 from ..providers.test_egress import assert_no_canary

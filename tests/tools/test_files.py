@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from toolwire import ArtifactType
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import OUTSIDE_SECRET, invoke
 

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from toolwire.core.errors import ConfigError
 from toolwire.demo._content import CUSTOMERS, HISTORY
-from toolwire.errors import ConfigError
-from toolwire.workspace import Workspace, load_workspace
-from toolwire.workspace_maps import HistoryMap
+from toolwire.workspace.config import Workspace, load_workspace
+from toolwire.workspace.maps import HistoryMap
 
 from .conftest import assert_artifacts_within_text, database_of, invoke
 

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolwire.demo._content import JOB_TOKEN
-from toolwire.workspace import Workspace, load_workspace
-from toolwire.workspace_maps import JobMap
+from toolwire.workspace.config import Workspace, load_workspace
+from toolwire.workspace.maps import JobMap
 
 from .conftest import assert_artifacts_within_text, invoke
 

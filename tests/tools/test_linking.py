@@ -8,12 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from toolwire.core.lifecycle import RunStatus
 from toolwire.demo._content import CUSTOMERS
-from toolwire.lifecycle import RunStatus
 from toolwire.tools.api import Effect, needs_approval
 from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.registry import ToolRegistry
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import database_of, gated_run, invoke, preview, query
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolwire.demo._content import CUSTOMERS
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import assert_artifacts_within_text, database_of, invoke
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from toolwire import ArtifactType
 from toolwire.tools.builtin._public_address import is_public
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import invoke
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolwire.tools.builtin._sensitive import shown_text
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import invoke
 

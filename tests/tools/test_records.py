@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from toolwire import ArtifactType
 from toolwire.demo._content import CUSTOMERS
 from toolwire.tools.builtin._sensitive import is_sensitive
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import invoke
 

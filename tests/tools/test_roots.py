@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from toolwire.errors import ConfigError
-from toolwire.workspace import Workspace, load_workspace
+from toolwire.core.errors import ConfigError
+from toolwire.workspace.config import Workspace, load_workspace
 
 from .conftest import OUTSIDE_SECRET, gated_run, invoke
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolwire.errors import ConfigError
-from toolwire.workspace import Workspace, load_workspace
-from toolwire.workspace_maps import RouteMap
+from toolwire.core.errors import ConfigError
+from toolwire.workspace.config import Workspace, load_workspace
+from toolwire.workspace.maps import RouteMap
 
 from .conftest import assert_artifacts_within_text, invoke
 

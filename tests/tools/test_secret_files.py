@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from toolwire.core.redact import mask_secrets
 from toolwire.demo._content import ENV_SECRETS
-from toolwire.redact import mask_secrets
 from toolwire.tools.builtin._secrets import is_secret_name, is_secret_path
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import invoke
 

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolwire.tools.builtin._sensitive import SENSITIVE_PARTS, is_sensitive, safe_cell
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import invoke
 

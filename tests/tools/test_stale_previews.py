@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from toolwire.errors import StaleDecision
-from toolwire.lifecycle import RunStatus
-from toolwire.runtime import OperatorDecision
-from toolwire.state import Pause
-from toolwire.workspace import Workspace
+from toolwire.core.errors import StaleDecision
+from toolwire.core.lifecycle import RunStatus
+from toolwire.loop.state import Pause
+from toolwire.runs.runtime import OperatorDecision
+from toolwire.workspace.config import Workspace
 
 from .conftest import database_of, gated_run, query
 

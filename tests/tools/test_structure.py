@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from toolwire import ArtifactType
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import invoke
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from toolwire import ArtifactType
 from toolwire.demo._content import CUSTOMERS, LOG_JWT
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import invoke
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolwire import ArtifactType
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import assert_artifacts_within_text, invoke
 

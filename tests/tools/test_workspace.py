@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from toolwire.errors import ConfigError
-from toolwire.workspace import Workspace, load_workspace
+from toolwire.core.errors import ConfigError
+from toolwire.workspace.config import Workspace, load_workspace
 
 from .conftest import invoke
 

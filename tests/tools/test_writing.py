@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from toolwire.lifecycle import RunStatus
-from toolwire.suspension import PREVIEW_LINES
+from toolwire.core.lifecycle import RunStatus
+from toolwire.loop.suspension import PREVIEW_LINES
 from toolwire.tools.api import Effect, needs_approval
 from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.builtin.writing import MAX_WRITE_BYTES
 from toolwire.tools.registry import ToolRegistry
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 from .conftest import OUTSIDE_SECRET, gated_run, invoke, preview
 

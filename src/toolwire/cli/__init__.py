@@ -1,4 +1,8 @@
-"""The ``toolwire`` command line. Each command family lives in its own module."""
+"""The ``toolwire`` command line. Each command family lives in its own module.
+
+Layer: the top. May import every layer; nothing in the package imports it but
+``__main__``.
+"""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from toolwire.version import installed_version
+from toolwire.core.version import installed_version
 
 app = typer.Typer(
     name="toolwire",

@@ -19,12 +19,12 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.show import StepPrinter, error, pause_lines, safe
-from toolwire.errors import InvalidInput, StaleDecision, ToolwireError
-from toolwire.lifecycle import RunStatus
+from toolwire.core.errors import InvalidInput, StaleDecision, ToolwireError
+from toolwire.core.lifecycle import RunStatus
 
 if TYPE_CHECKING:
-    from toolwire.runtime import OperatorDecision, RunOutcome, Runtime
-    from toolwire.state import Pause
+    from toolwire.loop.state import Pause
+    from toolwire.runs.runtime import OperatorDecision, RunOutcome, Runtime
 
 FALLBACK_ACTOR = "cli"
 NOT_AN_OBJECT = '--json is not a JSON object (write it like \'{"key": "value"}\')'
@@ -97,7 +97,7 @@ def carry_on(console: Console, outcome: RunOutcome, resume: Resume) -> RunOutcom
 
 def ask(console: Console, pause: Pause) -> OperatorDecision | None:
     """The person's decision on ``pause``; None to leave the run waiting."""
-    from toolwire.runtime import OperatorDecision
+    from toolwire.runs.runtime import OperatorDecision
 
     for line in pause_lines(pause):
         console.print(line)
@@ -118,7 +118,7 @@ def ask(console: Console, pause: Pause) -> OperatorDecision | None:
 
 
 def _ask_input(console: Console, pause: Pause) -> OperatorDecision | None:
-    from toolwire.runtime import OperatorDecision
+    from toolwire.runs.runtime import OperatorDecision
 
     while True:
         text = _read(console, "input as a JSON object (empty: leave it waiting): ")

@@ -3,7 +3,7 @@
 Every gate decision that refused or changed something (a tool not offered, a call refused, a
 person's decision, a budget or the context window cutting a run off) is one line: when, which
 run and round, the gate and its reason, the tool, who decided, and a detail made of metadata.
-See :mod:`toolwire.governance` for the reasons. Values come from the store and may have been
+See :mod:`toolwire.loop.governance` for the reasons. Values come from the store and may have been
 chosen by a model (a tool name), so each reaches the terminal through ``safe``.
 """
 
@@ -28,7 +28,7 @@ NAME_OPTION_CHARS = 255  # a tool name or a reason; the store keeps nothing long
 
 
 def _since(value: str | None) -> datetime | None:
-    from toolwire.governance import parse_since  # the seam's codes load the tool layer
+    from toolwire.loop.governance import parse_since  # the seam's codes load the tool layer
 
     if value is None:
         return None

@@ -34,13 +34,13 @@ from toolwire.cli.run import registry_for
 from toolwire.cli.runs import guard, resolve_prefix, runs_app
 from toolwire.cli.show import StepPrinter, error, pause_lines, safe
 from toolwire.cli.store import DataDirOption, DbOption, open_or_exit
-from toolwire.errors import ConfigError, DecisionError, StateError
+from toolwire.core.errors import ConfigError, DecisionError, StateError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from toolwire.runtime import Runtime
-    from toolwire.sealing import StateKey
+    from toolwire.core.sealing import StateKey
+    from toolwire.runs.runtime import Runtime
     from toolwire.store import RunStore
 
 RunId = Annotated[
@@ -56,8 +56,8 @@ Reason = Annotated[str | None, typer.Option("--reason", help="Why; kept with the
 def runtime_for(console: Console, store: RunStore, key: StateKey | None, run_id: str) -> Runtime:
     """A runtime with the waiting run's tools: the built-ins, and the tools of the MCP servers
     of the workspace the run was given (so a remote call in its pending turn can run)."""
-    from toolwire.runtime import Runtime
-    from toolwire.workspace import load_workspace
+    from toolwire.runs.runtime import Runtime
+    from toolwire.workspace.config import load_workspace
 
     runtime = Runtime(registry_for(console, store), recorder=store, state_key=key)
     try:
@@ -74,7 +74,7 @@ def runtime_for(console: Console, store: RunStore, key: StateKey | None, run_id:
 @runs_app.command("pending")
 def pending(db: DbOption = None, data_dir: DataDirOption = None) -> None:
     """The runs waiting for a person, each with its pending calls and their previews."""
-    from toolwire.runtime import Runtime
+    from toolwire.runs.runtime import Runtime
 
     console = Console(highlight=False, soft_wrap=True)
     key = read_key(console, data_dir)
@@ -165,7 +165,7 @@ def _decide(
     values: dict[str, Any] | None = None,
 ) -> None:
     from toolwire.cli.queued import Follower, open_queue
-    from toolwire.runtime import OperatorDecision
+    from toolwire.runs.runtime import OperatorDecision
 
     console = Console(highlight=False, soft_wrap=True)
     key = read_key(console, where.data_dir)

@@ -36,8 +36,8 @@ from toolwire.cli.serve import check_port
 from toolwire.cli.server import DEFAULT_PORT, refuse_remote, run_server
 from toolwire.cli.show import error, safe
 from toolwire.cli.store import DbOption, notices, open_store
-from toolwire.errors import ToolwireError
-from toolwire.privacy import PrivacyLevel
+from toolwire.core.errors import ToolwireError
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.presets import PROVIDER_NAMES
 
 if TYPE_CHECKING:

@@ -48,7 +48,7 @@ Search = Annotated[
 def moment(value: str | None, option: str) -> datetime | None:
     """``value`` as a time (read as ``toolwire audit --since`` reads one); a
     ``typer.BadParameter`` naming ``option`` when it is neither."""
-    from toolwire.governance import parse_since  # the seam's codes load the tool layer
+    from toolwire.loop.governance import parse_since  # the seam's codes load the tool layer
 
     if value is None:
         return None

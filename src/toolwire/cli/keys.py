@@ -16,9 +16,9 @@ import typer
 from rich.console import Console
 
 from toolwire.cli.show import error, safe
-from toolwire.errors import ConfigError
-from toolwire.sealing import KEY_FILE_NAME, StateKey, ensure_key, load_key
-from toolwire.store.private import private_dir
+from toolwire.core.errors import ConfigError
+from toolwire.core.private import private_dir
+from toolwire.core.sealing import KEY_FILE_NAME, StateKey, ensure_key, load_key
 
 
 def data_dir() -> Path:

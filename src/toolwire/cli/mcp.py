@@ -5,7 +5,7 @@ errors, the log) goes to stderr. Everything that can fail is checked before serv
 (the trust zone, the workspace, the port, the token, the state key, a store that was asked
 for), each as one error line. Calls are recorded in the store every command uses (or the one
 in ``--data-dir``, as for the demo), and a call that needs an operator waits there for a
-decision (see :mod:`toolwire.held`): the state key is read, or created, where ``toolwire
+decision (see :mod:`toolwire.runs.held`): the state key is read, or created, where ``toolwire
 serve`` and ``demo`` keep theirs.
 """
 
@@ -24,17 +24,17 @@ from toolwire.cli.serve import check_port
 from toolwire.cli.server import is_loopback, refuse_remote, remote_warning
 from toolwire.cli.show import error, safe
 from toolwire.cli.store import DataDirOption, DbOption, notices, open_store
-from toolwire.errors import ConfigError, ToolwireError
-from toolwire.privacy import PrivacyLevel
-from toolwire.version import installed_version
+from toolwire.core.errors import ConfigError, ToolwireError
+from toolwire.core.version import installed_version
+from toolwire.policy.privacy import PrivacyLevel
 
 if TYPE_CHECKING:
     from mcp.server import Server
 
+    from toolwire.core.sealing import StateKey
     from toolwire.mcp.serve import ServedTools
-    from toolwire.sealing import StateKey
     from toolwire.store import RunStore
-    from toolwire.workspace import Workspace
+    from toolwire.workspace.config import Workspace
 
 DEFAULT_MCP_PORT = 8766  # beside the inspector's 8765
 MAX_DECISION_SECONDS = 86_400  # a day: a call held longer is forgotten, not waited on
@@ -42,7 +42,7 @@ MAX_DECISION_SECONDS = 86_400  # a day: a call held longer is forgotten, not wai
 
 def _zone(value: str | None) -> str | None:
     """Refuse a misspelt zone while the command line is parsed."""
-    from toolwire.trust import TrustZone
+    from toolwire.core.trust import TrustZone
 
     if value is None:
         return None
@@ -136,10 +136,10 @@ def _served(
     admin: bool,
     decision_seconds: float,
 ) -> ServedTools:
+    from toolwire.core.trust import TrustZone
     from toolwire.mcp.serve import ServedTools
-    from toolwire.runtime import Runtime
+    from toolwire.runs.runtime import Runtime
     from toolwire.tools.api import ToolContext, User
-    from toolwire.trust import TrustZone
 
     runtime = Runtime(registry_for(notices(), store), recorder=store, state_key=key)
     if store is None:

@@ -19,13 +19,13 @@ from toolwire.cli.show import (
     safe,
     warning,
 )
-from toolwire.lifecycle import RunStatus, TerminationReason
+from toolwire.core.lifecycle import RunStatus, TerminationReason
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from toolwire.endings import LoopResult
-    from toolwire.run import RunOutcome
+    from toolwire.loop.endings import LoopResult
+    from toolwire.loop.run import RunOutcome
 
 # A run that waits for a person is neither a success nor a failure: scripts can tell it apart.
 WAITING_EXIT_CODE = 3

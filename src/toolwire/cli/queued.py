@@ -19,12 +19,12 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.show import decided, error, plural, safe
-from toolwire.errors import ToolwireError
+from toolwire.core.errors import ToolwireError
 
 if TYPE_CHECKING:
+    from toolwire.core.sealing import StateKey
     from toolwire.queue import RunQueue
-    from toolwire.runtime import OperatorDecision, RunOutcome, Runtime
-    from toolwire.sealing import StateKey
+    from toolwire.runs.runtime import OperatorDecision, RunOutcome, Runtime
     from toolwire.store import RunStore
 
 

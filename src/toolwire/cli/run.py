@@ -34,9 +34,9 @@ from toolwire.cli.options import (
 from toolwire.cli.outcome import Output, report
 from toolwire.cli.show import StepPrinter, emit_json, error, safe, warning
 from toolwire.cli.store import DbOption, open_or_warn
-from toolwire.errors import ConfigError, StoreError, ToolwireError
-from toolwire.options import DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_REMOTE_CALLS, MAX_ROUNDS
-from toolwire.privacy import PrivacyLevel
+from toolwire.core.errors import ConfigError, StoreError, ToolwireError
+from toolwire.policy.options import DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_REMOTE_CALLS, MAX_ROUNDS
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.presets import PROVIDER_NAMES
 
 WORKSPACE_FILE = "workspace.toml"  # the name a workspace folder (the demo's) gives it
@@ -44,10 +44,10 @@ WORKSPACE_FILE = "workspace.toml"  # the name a workspace folder (the demo's) gi
 if TYPE_CHECKING:  # the run's own modules load when a run starts, not for --help
     from collections.abc import Sequence
 
-    from toolwire.runtime import RunRequest, Runtime
+    from toolwire.runs.runtime import RunRequest, Runtime
     from toolwire.store import RunStore
     from toolwire.tools.registry import ToolRegistry, ToolState
-    from toolwire.workspace import Workspace
+    from toolwire.workspace.config import Workspace
 
 
 @app.command()
@@ -114,9 +114,9 @@ def run(
     ] = False,
 ) -> None:  # fmt: skip
     """Run one tool loop, show each step live, then the answer; the run is recorded."""
-    from toolwire.options import RunOptions
+    from toolwire.policy.options import RunOptions
     from toolwire.providers.select import create_provider
-    from toolwire.runtime import RunRequest, Runtime
+    from toolwire.runs.runtime import RunRequest, Runtime
     from toolwire.tools.api import ToolContext, User
 
     output = output_mode(as_json=as_json, quiet=quiet)
@@ -224,7 +224,7 @@ def output_mode(*, as_json: bool, quiet: bool) -> Output:
 def open_workspace(path: Path | None) -> Workspace | None:
     """The workspace ``--workspace`` names: a TOML file, or a folder holding ``workspace.toml``
     (the demo's); None when the option was not given."""
-    from toolwire.workspace import load_workspace
+    from toolwire.workspace.config import load_workspace
 
     if path is None:
         return None

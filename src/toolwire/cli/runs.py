@@ -17,8 +17,8 @@ from toolwire.cli.app import app
 from toolwire.cli.ask import interactive
 from toolwire.cli.show import cost_text, emit_json, error, plural, safe
 from toolwire.cli.store import DbOption, open_or_exit
-from toolwire.errors import StoreError
-from toolwire.jsonenc import dumps
+from toolwire.core.errors import StoreError
+from toolwire.core.jsonenc import dumps
 
 if TYPE_CHECKING:
     from toolwire.store import RunStore, RunSummary, StoredRun

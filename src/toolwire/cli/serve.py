@@ -19,8 +19,8 @@ from toolwire.cli.run import registry_for
 from toolwire.cli.server import DEFAULT_PORT, bind, refuse_remote, run_server
 from toolwire.cli.show import error, safe
 from toolwire.cli.store import DbOption, notices, open_store
-from toolwire.errors import ToolwireError
-from toolwire.privacy import PrivacyLevel
+from toolwire.core.errors import ToolwireError
+from toolwire.policy.privacy import PrivacyLevel
 
 if TYPE_CHECKING:
     from toolwire.inspector import InspectorSettings
@@ -59,7 +59,7 @@ def build_settings(
     user data directory), and is created there when there is none.
     """
     from toolwire.inspector import InspectorSettings, new_token, provider_factory
-    from toolwire.workspace import load_workspace
+    from toolwire.workspace.config import load_workspace
 
     tools_workspace = load_workspace(workspace) if workspace is not None else None
     # The store's tool states are the inspector's to load: only the workspace's servers here.

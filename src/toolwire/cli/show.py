@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, assert_never
 from rich.console import Console
 from rich.text import Text
 
-from toolwire.jsonenc import dumps
-from toolwire.lifecycle import RunStatus
+from toolwire.core.jsonenc import dumps
+from toolwire.core.lifecycle import RunStatus
+from toolwire.policy.trace import ContextStep, DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
 from toolwire.providers.base import Delta
-from toolwire.trace import ContextStep, DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
 
 if TYPE_CHECKING:
     from rich.status import Status
 
-    from toolwire.state import Pause
+    from toolwire.loop.state import Pause
 
 # C0/C1 controls (but tab and newline) could move the cursor or recolour the terminal.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")

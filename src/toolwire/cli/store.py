@@ -18,10 +18,10 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.show import error, safe
-from toolwire.errors import StoreError
+from toolwire.core.errors import StoreError
 
 if TYPE_CHECKING:
-    from toolwire.privacy import PrivacyLevel
+    from toolwire.policy.privacy import PrivacyLevel
     from toolwire.store import RunStore
     from toolwire.store.engine import StoreChoice
 
@@ -90,7 +90,7 @@ def open_store(
 
     ``announce`` prints where runs are kept.
     """
-    from toolwire.privacy import PrivacyLevel
+    from toolwire.policy.privacy import PrivacyLevel
     from toolwire.store import RunStore
 
     try:

@@ -20,7 +20,7 @@ from toolwire.cli.run import registry_for
 from toolwire.cli.runs import guard
 from toolwire.cli.show import emit_json, error, safe
 from toolwire.cli.store import DbOption, location, open_or_exit
-from toolwire.errors import ToolwireError
+from toolwire.core.errors import ToolwireError
 
 if TYPE_CHECKING:
     from toolwire.store import RunStore
@@ -52,7 +52,7 @@ def worker(
     """Execute queued runs from a PostgreSQL store until stopped (Ctrl-C or SIGTERM)."""
     import asyncio
 
-    from toolwire.errors import QueueError
+    from toolwire.core.errors import QueueError
     from toolwire.queue import QueueSettings, serve_worker
     from toolwire.queue.engine import require_postgres
     from toolwire.queue.submit import NO_KEY
@@ -120,7 +120,7 @@ def list_workers(
 
 
 def _workers(console: Console, store: RunStore) -> list[WorkerRow]:
-    from toolwire.errors import QueueError
+    from toolwire.core.errors import QueueError
     from toolwire.queue.engine import require_postgres
     from toolwire.store.queued import QueuedRuns
 

@@ -8,6 +8,8 @@ data folder, when created here, are 0700. All secrets in it
 are fake, and they are there on purpose: the database's password hashes and API tokens, the
 ``.env`` file and the tokens in the log exist so that one can watch the tools refuse or redact
 them. ``SCRIPT_PATH`` is the offline replay that drives the demo with the scripted provider.
+
+Layer: just below the command line. May import every layer below it.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolwire.core.errors import ConfigError
+from toolwire.core.private import private_dir
 from toolwire.demo._content import write_database, write_env, write_log
-from toolwire.errors import ConfigError
-from toolwire.store.private import private_dir
-from toolwire.workspace import Workspace, load_workspace
+from toolwire.workspace.config import Workspace, load_workspace
 
 DEMO_VERSION = "2"  # bump when the content changes, so existing copies are rebuilt
 SCRIPT_PATH = Path(__file__).with_name("script.yaml")

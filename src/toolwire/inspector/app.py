@@ -20,6 +20,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
+from toolwire.core.trust import TrustZone
 from toolwire.inspector import errors, queued, service, stored
 from toolwire.inspector.errors import ERROR_RESPONSES, ApiError, json_response
 from toolwire.inspector.models import (
@@ -42,9 +43,8 @@ from toolwire.inspector.models import (
 from toolwire.inspector.security import SecurityMiddleware, token_guard
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, RunTasks, ndjson
-from toolwire.runtime import Runtime
-from toolwire.trace import DeltaObserver, Observer
-from toolwire.trust import TrustZone
+from toolwire.policy.trace import DeltaObserver, Observer
+from toolwire.runs.runtime import Runtime
 
 if TYPE_CHECKING:
     from toolwire.queue import RunQueue

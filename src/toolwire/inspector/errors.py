@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import Match, Mount
 
-from toolwire.jsonenc import dumps_bytes, sink_dumps_bytes
+from toolwire.core.jsonenc import dumps_bytes, sink_dumps_bytes
 
 _CODES = {
     400: "bad_request",

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolwire.loop import MAX_ROUNDS
-from toolwire.options import DEFAULT_MAX_REMOTE_CALLS, MAX_CONCURRENCY
+from toolwire.loop.loop import MAX_ROUNDS
+from toolwire.policy.options import DEFAULT_MAX_REMOTE_CALLS, MAX_CONCURRENCY
 
 MAX_PROMPT_CHARS = 200_000  # a long document pasted as a prompt; the body cap is the real bound
 MAX_NAME_CHARS = 200  # tool, group, provider and model names are identifiers
@@ -61,7 +61,7 @@ class RunBody(_Strict):
     context_window: int | None = Field(default=None, ge=1, le=MAX_CONTEXT_TOKENS)
     # Calls of one turn in flight at once; absent: the default (8).
     max_concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY)
-    # A trust zone name (toolwire.trust.TrustZone); absent: the provider's own zone.
+    # A trust zone name (toolwire.core.trust.TrustZone); absent: the provider's own zone.
     trust_zone: Name | None = None
     max_remote_calls: int = Field(default=DEFAULT_MAX_REMOTE_CALLS, ge=0, le=MAX_REMOTE_CALLS)
     # The stored run this one starts again (see ``toolwire.inspector.rerun``).

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.errors import ConfigError
+from toolwire.core.errors import ConfigError
 from toolwire.inspector.settings import InspectorStore
-from toolwire.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel
 
 PROMPT_PREVIEW_CHARS = 120  # one table cell's worth: enough to recognise a run, not to read it
 

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi.responses import StreamingResponse
 
-from toolwire.errors import QueueError
+from toolwire.core.errors import QueueError
 from toolwire.inspector.errors import ApiError
 from toolwire.inspector.service import LiveRun, refusal
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, encode_line
-from toolwire.runtime import QUEUED_RUN, OperatorDecision, Runtime, Waiting
+from toolwire.runs.runtime import QUEUED_RUN, OperatorDecision, Runtime, Waiting
 
 if TYPE_CHECKING:
     from toolwire.queue import RunQueue

@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from toolwire.errors import ConfigError, RunNotWaiting, StateError
+from toolwire.core.errors import ConfigError, RunNotWaiting, StateError
+from toolwire.core.lifecycle import WAITING, as_strings
 from toolwire.inspector.models import RerunTemplate
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.lifecycle import WAITING, as_strings
-from toolwire.privacy import PrivacyLevel
-from toolwire.runtime import DIRECT_CALL, Runtime
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.runs.runtime import DIRECT_CALL, Runtime
 
 # RunBody fields copied from a stored run's options, by the option's stored name.
 _COPIED = (

@@ -16,9 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from toolwire.charter import Charter, CharterRefused
-from toolwire.charter import context as tool_context
-from toolwire.errors import (
+from toolwire.core.errors import (
     ConfigError,
     DecisionError,
     InvalidInput,
@@ -28,6 +26,8 @@ from toolwire.errors import (
     StateKeyMissing,
     StoreError,
 )
+from toolwire.core.messages import ChatMessage, ToolCall
+from toolwire.core.trust import TrustZone
 from toolwire.inspector.errors import ApiError
 from toolwire.inspector.models import (
     DecisionBody,
@@ -42,12 +42,14 @@ from toolwire.inspector.models import (
     Verdict,
 )
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.loop import RunOptions
-from toolwire.messages import ChatMessage, ToolCall
-from toolwire.options import DEFAULT_MAX_CONCURRENCY
+from toolwire.loop.loop import RunOptions
+from toolwire.loop.state import Pause
+from toolwire.policy.charter import Charter, CharterRefused
+from toolwire.policy.charter import context as tool_context
+from toolwire.policy.options import DEFAULT_MAX_CONCURRENCY
 from toolwire.providers.base import Provider, Reasoning
 from toolwire.providers.scripted import ScriptedProvider
-from toolwire.runtime import (
+from toolwire.runs.runtime import (
     DIRECT_CALL,
     DirectCall,
     OperatorDecision,
@@ -56,11 +58,9 @@ from toolwire.runtime import (
     RunRequest,
     Runtime,
 )
-from toolwire.state import Pause
 from toolwire.tools.api import ToolContext, needs_approval
 from toolwire.tools.policy import Decision, Grant
 from toolwire.tools.registry import ToolState
-from toolwire.trust import TrustZone
 
 log = logging.getLogger("toolwire.inspector")
 Event = dict[str, Any]
@@ -317,7 +317,7 @@ def lent(settings: InspectorSettings) -> ToolContext:
 def provider_of(settings: InspectorSettings, ref: ProviderRef) -> Provider:
     """A resumed run's provider: the one this server offers under the stored name. A run
     replayed from a script file is labelled with the script's name but resumes as scripted;
-    a held direct call (see ``toolwire.held``) has no model."""
+    a held direct call (see ``toolwire.runs.held``) has no model."""
     if ref.name == DIRECT_CALL:
         return DirectCall()
     try:
@@ -363,7 +363,7 @@ def audit(
     offset: int,
 ) -> dict[str, Any]:
     """The governance log as the API lists it; a ``since`` it cannot read is a 422."""
-    from toolwire.governance import parse_since
+    from toolwire.loop.governance import parse_since
 
     if settings.store is None:
         return {"decisions": [], "stored": False}

@@ -15,13 +15,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from toolwire.charter import Charter
-from toolwire.errors import ConfigError
+from toolwire.core.errors import ConfigError
+from toolwire.core.sealing import StateKey
+from toolwire.policy.charter import Charter
 from toolwire.providers.base import Provider
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.providers.select import create_provider
-from toolwire.recorder import RunRecorder
-from toolwire.sealing import StateKey
+from toolwire.runs.recorder import RunRecorder
 from toolwire.tools.api import User
 from toolwire.tools.registry import Availability, ToolRegistry
 

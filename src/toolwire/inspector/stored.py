@@ -28,7 +28,7 @@ from toolwire.inspector.models import (
     RunsList,
 )
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.runtime import Runtime
+from toolwire.runs.runtime import Runtime
 from toolwire.store.browse import MAX_SEARCH_CHARS, SORTS, RunQuery
 from toolwire.store.export import run_record
 

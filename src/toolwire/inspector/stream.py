@@ -27,11 +27,11 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, assert_never
 
-from toolwire.jsonenc import sink_dumps_bytes
-from toolwire.lifecycle import CANCELLED_MESSAGE, RUN_FAILED, RunStatus
+from toolwire.core.jsonenc import sink_dumps_bytes
+from toolwire.core.lifecycle import CANCELLED_MESSAGE, RUN_FAILED, RunStatus
+from toolwire.loop.run import RunOutcome
+from toolwire.policy.trace import DeltaObserver, Observer, RunStep
 from toolwire.providers.base import Delta
-from toolwire.run import RunOutcome
-from toolwire.trace import DeltaObserver, Observer, RunStep
 
 log = logging.getLogger("toolwire.inspector")
 

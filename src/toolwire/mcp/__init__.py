@@ -4,4 +4,7 @@
 - server side: ``toolwire mcp`` serves toolwire's own tools to MCP hosts, content only.
 
 Built on the official ``mcp`` SDK.
+
+Layer: above ``store``. May import ``core`` up to ``runs`` (an MCP client's tools pass the
+runtime's gate and seam); never the queue, the inspector or the command line.
 """

@@ -35,8 +35,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, CallToolResult, Implementation, Tool
 from pydantic import ValidationError
 
-from toolwire.mcp.config import Launch
-from toolwire.version import installed_version
+from toolwire.core.version import installed_version
+from toolwire.workspace.mcp_servers import Launch
 
 log = logging.getLogger("toolwire.mcp")
 stderr_log = logging.getLogger("toolwire.mcp.stderr")

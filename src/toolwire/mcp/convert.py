@@ -9,7 +9,7 @@
   image or key/value artifacts; resource links become link artifacts; audio is described.
 - ``isError`` becomes an error result with the server's text (an error carries no artifacts).
 
-A result with no text for the model says how many items were kept back (:mod:`toolwire.seam`
+A result with no text for the model says how many items were kept back (:mod:`toolwire.loop.seam`
 writes that text), so the model is not left with an empty turn.
 """
 
@@ -29,8 +29,8 @@ from mcp.types import (
     TextContent,
 )
 
-from toolwire import seam
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.result import Artifact, ToolResult
+from toolwire.loop import seam
 
 STRUCTURED_LABEL = "structured content"
 Scalar = str | int | float | bool | None

@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 
 from mcp.types import CallToolResult, Tool
 
-from toolwire.mcp.config import Launch
 from toolwire.mcp.connection import STOP_TIMEOUT_S, Connection
+from toolwire.workspace.mcp_servers import Launch
 
 log = logging.getLogger("toolwire.mcp")
 T = TypeVar("T")

@@ -21,17 +21,17 @@ from typing import Any
 
 from mcp.types import Tool as McpTool
 
-from toolwire import seam
-from toolwire.errors import ConfigError, ToolError
-from toolwire.mcp.config import Launch, McpServer
+from toolwire.core.errors import ConfigError, ToolError
+from toolwire.core.messages import ToolSpec
+from toolwire.core.result import ToolResult
+from toolwire.loop import seam
 from toolwire.mcp.connection import McpFailure, describe
 from toolwire.mcp.convert import to_result
 from toolwire.mcp.hub import HUB
 from toolwire.mcp.spec import tool_name, tool_spec
-from toolwire.messages import ToolSpec
-from toolwire.result import ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.registry import Availability, ToolRegistry
+from toolwire.workspace.mcp_servers import Launch, McpServer
 
 log = logging.getLogger("toolwire.mcp")
 # Tools taken from one server: each is sent in every request of a run that offers it, and

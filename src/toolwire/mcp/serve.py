@@ -9,7 +9,7 @@
   artifacts, so the inspector shows it. A tool that is not listed is refused by the seam, with
   the text a model would read. The host gets one text block, the bounded content, with
   ``isError`` when it is an error: never ``structuredContent``, never an artifact.
-- A call that needs an operator is held (see :mod:`toolwire.held`): it waits in the store until
+- A call that needs an operator is held (see :mod:`toolwire.runs.held`): it waits in the store until
   someone decides it in the inspector (or ``toolwire runs approve``), at most
   ``decision_seconds``. A host that cancels its request cancels the run. While it waits, a
   host that asked for progress hears so every ``PROGRESS_SECONDS`` (many hosts give up on a
@@ -32,15 +32,15 @@ import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 
-from toolwire import seam
-from toolwire.held import CallAnswer, answer_of
-from toolwire.messages import ToolCall
-from toolwire.options import RunOptions
-from toolwire.runtime import Runtime
+from toolwire.core.messages import ToolCall
+from toolwire.core.trust import TrustZone
+from toolwire.loop import seam
+from toolwire.policy.options import RunOptions
+from toolwire.runs.held import CallAnswer, answer_of
+from toolwire.runs.runtime import Runtime
 from toolwire.tools.api import Effect, Tool, ToolContext, input_model_of, needs_approval
 from toolwire.tools.policy import Grant
 from toolwire.tools.registry import Availability
-from toolwire.trust import TrustZone
 
 log = logging.getLogger("toolwire.mcp")
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from toolwire.errors import ConfigError
+from toolwire.core.errors import ConfigError
 
 TOKEN_VARIABLE = "TOOLWIRE_MCP_TOKEN"  # noqa: S105  (a variable's name, not a token)
 TOKEN_BYTES = 32  # 256 bits, like the inspector's token

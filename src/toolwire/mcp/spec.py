@@ -21,8 +21,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.jsonenc import dumps_bytes
-from toolwire.messages import ToolSpec
+from toolwire.core.jsonenc import dumps_bytes
+from toolwire.core.messages import ToolSpec
 
 NAME_CHARS = 64  # OpenAI's and Anthropic's limit; Gemini's too
 DIGEST_CHARS = 8

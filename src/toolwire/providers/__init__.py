@@ -2,13 +2,16 @@
 
 The adapters load on first use (PEP 562): the provider-neutral types in
 :mod:`toolwire.providers.base` must not pull the HTTP client into every import.
+
+Layer: just above ``core``. May import ``core`` only; the loop and everything above
+it build on the providers, never the other way round.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolwire.lazy import lazy_names
+from toolwire.core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from toolwire.providers.anthropic import AnthropicProvider

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from toolwire.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
 from toolwire.providers.anthropic_stream import StreamedMessage
 from toolwire.providers.base import (
     CompletionRequest,

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from toolwire.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
-from toolwire.reprs import count, ident, shape, size, tagged
-from toolwire.trust import TrustZone
+from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+from toolwire.core.reprs import count, ident, shape, size, tagged
+from toolwire.core.trust import TrustZone
 
 __all__ = [
     "CompletionRequest", "CompletionResponse", "Delta", "DeltaSink", "Provider", "ProviderState",

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from toolwire.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
 from toolwire.providers.base import (
     EFFORT_BUDGETS,
     CompletionRequest,

@@ -1,8 +1,8 @@
 """The one HTTP layer every provider adapter uses: POST a JSON body, get a JSON object back.
 
 Invariants:
-- Every failure is a typed ``ProviderError`` (``toolwire.errors``); httpx exceptions never escape,
-  and neither does their chain (it holds the request, headers and key included).
+- Every failure is a typed ``ProviderError`` (``toolwire.core.errors``); httpx exceptions never
+  escape, and neither does their chain (it holds the request, headers and key included).
 - An error message never contains the key: it names the provider, the status and at most a short,
   redacted excerpt of the body (``redact.excerpt``).
 - A failure to reach the server names the endpoint (scheme, host, port and path: never a query
@@ -48,7 +48,7 @@ from typing import Any, TypeVar
 import httpx
 from httpx_sse import EventSource, SSEError
 
-from toolwire.errors import (
+from toolwire.core.errors import (
     AuthenticationError,
     MalformedResponse,
     ProviderConnectionError,
@@ -57,8 +57,8 @@ from toolwire.errors import (
     RateLimitError,
     ServerError,
 )
+from toolwire.core.reprs import tagged
 from toolwire.providers.redact import excerpt
-from toolwire.reprs import tagged
 
 DEFAULT_TIMEOUT_SECONDS = 120.0  # a long tool-using answer can take a minute; two is generous
 MAX_ATTEMPTS = 4  # one call and three retries: rides out a blip, gives up on an outage

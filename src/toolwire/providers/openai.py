@@ -21,8 +21,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from toolwire.errors import ConfigError
-from toolwire.messages import ChatMessage, ToolCall, ToolSpec
+from toolwire.core.errors import ConfigError
+from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
+from toolwire.core.trust import TrustZone
 from toolwire.providers.base import (
     EFFORT_BUDGETS,
     CompletionRequest,
@@ -52,7 +53,6 @@ from toolwire.providers.wire import (
     text,
     tool_call,
 )
-from toolwire.trust import TrustZone
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # OpenAI's current name for the output cap; older compatible servers want "max_tokens".

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolwire.core.reprs import ident, tagged
 from toolwire.providers.base import Delta, DeltaSink
 from toolwire.providers.wire import obj, text
-from toolwire.reprs import ident, tagged
 
 # Where compatible servers put reasoning text: vLLM and DeepSeek, then OpenRouter.
 REASONING_KEYS = ("reasoning_content", "reasoning")

@@ -1,8 +1,8 @@
 """Body excerpts for provider errors: short, one line, with every secret masked.
 
 Invariant: an excerpt never holds the configured key, nor anything the redactor's catalogue
-(:mod:`toolwire.redact`, the one list of secret shapes) recognises, nor a long opaque run of key
-alphabet, and is at most ``EXCERPT_CHARS`` characters. Masking runs over the whole text
+(:mod:`toolwire.core.redact`, the one list of secret shapes) recognises, nor a long opaque run of
+key alphabet, and is at most ``EXCERPT_CHARS`` characters. Masking runs over the whole text
 *before* it is clipped, so a key cannot survive as a fragment at the cut.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from toolwire.redact import mask_opaque_runs, mask_secrets
+from toolwire.core.redact import mask_opaque_runs, mask_secrets
 
 EXCERPT_CHARS = 200  # enough to read an API's error message; short enough for one log line
 MASK = "[redacted]"  # what the configured key becomes; catalogued shapes keep their prefix

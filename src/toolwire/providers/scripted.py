@@ -17,8 +17,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from toolwire.errors import ConfigError, ScriptExhausted
-from toolwire.messages import ChatMessage, ToolCall
+from toolwire.core.errors import ConfigError, ScriptExhausted
+from toolwire.core.messages import ChatMessage, ToolCall
+from toolwire.core.text import read_capped
+from toolwire.core.trust import TrustZone
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
@@ -27,8 +29,6 @@ from toolwire.providers.base import (
     Stop,
     Usage,
 )
-from toolwire.text import read_capped
-from toolwire.trust import TrustZone
 
 MAX_SCRIPT_BYTES = 5_000_000  # a script is hand-written; anything larger is a mistake
 

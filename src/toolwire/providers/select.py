@@ -14,7 +14,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from toolwire.errors import ConfigError
+from toolwire.core.errors import ConfigError
+from toolwire.core.trust import TrustZone
 from toolwire.providers.anthropic import AnthropicProvider
 from toolwire.providers.base import Provider
 from toolwire.providers.gemini import GeminiProvider
@@ -30,7 +31,6 @@ from toolwire.providers.presets import (
 )
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.providers.wire import DEFAULT_TRUST_ZONE, HttpProvider
-from toolwire.trust import TrustZone
 
 _ADAPTERS: dict[str, type[HttpProvider]] = {
     "anthropic": AnthropicProvider,

@@ -23,11 +23,11 @@ from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar, Protocol
 
-from toolwire.errors import ConfigError, MalformedResponse
-from toolwire.messages import ChatMessage, ToolCall
+from toolwire.core.errors import ConfigError, MalformedResponse
+from toolwire.core.messages import ChatMessage, ToolCall
+from toolwire.core.trust import TrustZone
 from toolwire.providers.base import CompletionRequest, CompletionResponse, DeltaSink
 from toolwire.providers.http import HttpSettings, JsonHttp
-from toolwire.trust import TrustZone
 
 DEFAULT_TRUST_ZONE = TrustZone.EXTERNAL_GLOBAL  # a hosted API is the least trusted place data goes
 _CALL_ID_BYTES = 12  # 96 random bits: ids never collide within a run, or across runs
@@ -65,7 +65,7 @@ class HttpProvider:
         if context_window is not None and context_window < 1:
             raise ConfigError(f"{name}: a context window must be at least 1 token")
         # The model's window in tokens, when the caller knows it; None: the price table's
-        # (toolwire.window), for a vendor's own server.
+        # (toolwire.loop.window), for a vendor's own server.
         self.context_window = context_window
         self._name = name
         self.model = self.model_name(model)

@@ -8,13 +8,16 @@ carries its runs on from their checkpoints. See ``toolwire worker`` and the READ
 deployment section.
 
 ``RunQueue`` submits and decides; ``serve_worker`` executes. Both load on first use.
+
+Layer: above ``store`` and ``mcp``. May import every layer up to them; never the inspector
+or the command line.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolwire.lazy import lazy_names
+from toolwire.core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from toolwire.queue.settings import QueueSettings

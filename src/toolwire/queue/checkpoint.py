@@ -6,7 +6,7 @@ A checkpoint (:class:`Saved`) is one of:
 - a decided turn: the paused state and the decision on it (queued by whoever decided); while
   the turn runs, also the writes it started and the calls it finished, with their results.
 
-The :class:`Checkpointer` is the loop's :class:`toolwire.loop.Checkpoint` in a worker:
+The :class:`Checkpointer` is the loop's :class:`toolwire.loop.loop.Checkpoint` in a worker:
 
 - after each completed round it stores the new state (the round's steps are written first, so
   the next worker's steps follow them);
@@ -29,16 +29,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from toolwire.errors import RunCancelled, StateUnreadable
-from toolwire.jsonenc import dumps
-from toolwire.reprs import count, ident, shape, tagged
-from toolwire.result import ToolResult
-from toolwire.sealing import CHECKPOINT, Binding, Sealer, StateKey
-from toolwire.seam import Invoked
-from toolwire.state import Before, Recorded, RunState
+from toolwire.core.errors import RunCancelled, StateUnreadable
+from toolwire.core.jsonenc import dumps
+from toolwire.core.reprs import count, ident, shape, tagged
+from toolwire.core.result import ToolResult
+from toolwire.core.sealing import CHECKPOINT, Binding, Sealer, StateKey
+from toolwire.loop.seam import Invoked
+from toolwire.loop.state import Before, Recorded, RunState
+from toolwire.loop.turn import Job
 from toolwire.tools.api import needs_approval
 from toolwire.tools.registry import ToolRegistry
-from toolwire.turn import Job
 
 SAVED_VERSION = 1
 LOST = "the run was cancelled, or another worker took it"
@@ -192,7 +192,8 @@ def open_saved(
 ) -> Saved:
     """The checkpoint sealed for ``run_id`` with ``binding``; ``StateError`` when it cannot be
     opened. (Which checkpoint is the run's latest is the executor's check, see
-    :mod:`toolwire.latest`.) ``before``: what the row says, for a state sealed before charters."""
+    :mod:`toolwire.core.latest`.) ``before``: what the row says, for a state sealed before
+    charters."""
     return Saved.from_json(key.open(run_id, sealed, CHECKPOINT, binding=binding), before=before)
 
 

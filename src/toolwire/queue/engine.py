@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 from sqlalchemy.engine import URL
 
-from toolwire.errors import QueueError
+from toolwire.core.errors import QueueError
 
 if TYPE_CHECKING:
     from procrastinate import App

@@ -27,12 +27,14 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 
-from toolwire.charter import CharterRefused
-from toolwire.charter import context as tool_context
-from toolwire.endings import LoopResult, result_of
-from toolwire.errors import ConfigError, StateError, StateNotLatest, StoreError
-from toolwire.latest import NOT_LATEST, OLDER_VERSION, open_latest, require_progress
-from toolwire.lifecycle import RUN_FAILED, WRITE_NOT_REPEATED, RunStatus, TerminationReason
+from toolwire.core.errors import ConfigError, StateError, StateNotLatest, StoreError
+from toolwire.core.latest import NOT_LATEST, OLDER_VERSION, open_latest, require_progress
+from toolwire.core.lifecycle import RUN_FAILED, WRITE_NOT_REPEATED, RunStatus, TerminationReason
+from toolwire.core.sealing import QUEUED_REQUEST, Binding, Sealer, StateKey, bound
+from toolwire.loop.endings import LoopResult, result_of
+from toolwire.loop.state import Before, RunState
+from toolwire.policy.charter import CharterRefused
+from toolwire.policy.charter import context as tool_context
 from toolwire.queue import engine
 from toolwire.queue.checkpoint import (
     Checkpointer,
@@ -42,10 +44,8 @@ from toolwire.queue.checkpoint import (
     started_tools,
 )
 from toolwire.queue.recovery import WRITE_OUTSIDE_TURN, waiting_again
-from toolwire.resume import chartered
-from toolwire.runtime import LoopSegment, RunOutcome, Runtime
-from toolwire.sealing import QUEUED_REQUEST, Binding, Sealer, StateKey, bound
-from toolwire.state import Before, RunState
+from toolwire.runs.resume import chartered
+from toolwire.runs.runtime import LoopSegment, RunOutcome, Runtime
 from toolwire.store.queued import QueuedRuns, Taken
 from toolwire.store.runs import RunStore
 from toolwire.tools.api import ToolContext, needs_approval
@@ -115,7 +115,7 @@ class Executor:
 
     def _start(self, taken: Taken) -> tuple[Saved, Start]:
         """Where the run starts, and how (see :mod:`toolwire.queue.recovery`). Only the run's
-        latest request or checkpoint starts it (see :mod:`toolwire.latest`)."""
+        latest request or checkpoint starts it (see :mod:`toolwire.core.latest`)."""
         run_id = taken.run_id
         if taken.checkpoint is None:
             if taken.request is None:

@@ -20,9 +20,9 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from toolwire.errors import DecisionError, StateError
-from toolwire.lifecycle import CANCELLED_MESSAGE, RUN_FAILED, RunStatus
-from toolwire.state import Pause
+from toolwire.core.errors import DecisionError, StateError
+from toolwire.core.lifecycle import CANCELLED_MESSAGE, RUN_FAILED, RunStatus
+from toolwire.loop.state import Pause
 from toolwire.store.records import RunSummary
 from toolwire.store.runs import RunStore
 

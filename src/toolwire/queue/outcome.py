@@ -10,12 +10,12 @@ from __future__ import annotations
 import time
 from decimal import Decimal
 
-from toolwire.endings import LoopResult
-from toolwire.lifecycle import RunStatus, TerminationReason
-from toolwire.pricing import Cost
+from toolwire.core.lifecycle import RunStatus, TerminationReason
+from toolwire.loop.endings import LoopResult
+from toolwire.loop.run import RunOutcome
+from toolwire.loop.state import Pause, RunState
+from toolwire.policy.pricing import Cost
 from toolwire.providers.base import Usage
-from toolwire.run import RunOutcome
-from toolwire.state import Pause, RunState
 from toolwire.store.records import RunSummary
 
 

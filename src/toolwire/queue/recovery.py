@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from toolwire.lifecycle import RunStatus
+from toolwire.core.lifecycle import RunStatus
+from toolwire.loop.state import CallPreview, Pause, Recorded, RunState, turn_digest
+from toolwire.loop.suspension import bound_preview
 from toolwire.queue.checkpoint import Saved
-from toolwire.state import CallPreview, Pause, Recorded, RunState, turn_digest
-from toolwire.suspension import bound_preview
 
 UNKNOWN_OUTCOME = (
     "This call started on a worker that stopped before its result was stored: it may or may "

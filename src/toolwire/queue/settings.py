@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from toolwire.errors import ConfigError
+from toolwire.core.errors import ConfigError
 
 RECOVER_SECONDS = 60.0  # the promise: a stopped worker's runs move on within a minute
 MIN_RECOVER_SECONDS = 1.0  # below this, a busy worker's late heartbeat would look like a death

@@ -4,7 +4,7 @@
 (``queued``, its request sealed: prompt, options, user, workspace file; the provider is the
 row's plain reference, never a key) together with its job and returns the run's id at once;
 ``decide`` queues a person's decision on a waiting queued run; ``run_sync`` submits and waits,
-returning the same :class:`toolwire.runtime.RunOutcome` an in-process run returns (its steps
+returning the same :class:`toolwire.runs.runtime.RunOutcome` an in-process run returns (its steps
 and answer are the store's copies, at the run's privacy level).
 """
 
@@ -15,20 +15,20 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 
-from toolwire.charter import check_operator
-from toolwire.errors import QueueError, StaleDecision
-from toolwire.lifecycle import RunStatus
+from toolwire.core.errors import QueueError, StaleDecision
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import CHECKPOINT, QUEUED_REQUEST, Binding, StateKey
+from toolwire.loop.state import Pause, RunState
+from toolwire.policy.charter import check_operator
+from toolwire.policy.trace import RunTrace
 from toolwire.queue import engine
 from toolwire.queue.checkpoint import Saved
 from toolwire.queue.follow import Event, follow
 from toolwire.queue.outcome import stored_outcome
-from toolwire.resume import chartered, operator_of
-from toolwire.runtime import Checked, OperatorDecision, RunOutcome, RunRequest
-from toolwire.sealing import CHECKPOINT, QUEUED_REQUEST, Binding, StateKey
-from toolwire.state import Pause, RunState
+from toolwire.runs.resume import chartered, operator_of
+from toolwire.runs.runtime import Checked, OperatorDecision, RunOutcome, RunRequest
 from toolwire.store.queued import QueuedRuns
 from toolwire.store.runs import RunStore
-from toolwire.trace import RunTrace
 
 NO_KEY = (
     "queued runs need a state key to seal their requests: set TOOLWIRE_STATE_KEY, the same on "

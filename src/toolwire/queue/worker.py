@@ -20,12 +20,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from toolwire.errors import StoreError
+from toolwire.core.errors import StoreError
+from toolwire.core.sealing import StateKey
 from toolwire.queue import engine
 from toolwire.queue.executor import Executor
 from toolwire.queue.settings import QueueSettings
-from toolwire.runtime import ProviderFactory, Runtime, provider_from_ref
-from toolwire.sealing import StateKey
+from toolwire.runs.runtime import ProviderFactory, Runtime, provider_from_ref
 from toolwire.store.queued import QueuedRuns
 from toolwire.store.runs import RunStore
 from toolwire.tools.registry import ToolRegistry

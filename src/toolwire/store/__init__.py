@@ -1,14 +1,17 @@
 """The audit store: runs and their privacy-filtered steps, in SQLite or PostgreSQL.
 
 ``RunStore`` and the records load on first use (PEP 562): a module that only needs a helper of
-this package (``toolwire.store.private``) does not pull in the database layer.
+this package does not pull in the database layer.
+
+Layer: above ``runs`` (it implements the runtime's recorder). May import ``core`` up to
+``runs``; never MCP, the queue, the inspector or the command line.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolwire.lazy import lazy_names
+from toolwire.core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from toolwire.store.records import RunSummary, StoredRun

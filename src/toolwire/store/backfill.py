@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, or_, select, update
 
-from toolwire.jsonenc import loads
+from toolwire.core.jsonenc import loads
 from toolwire.store import schema, search
 from toolwire.store.statements import FINISH_ALL_TOTALS, step_columns
 

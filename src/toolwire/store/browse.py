@@ -21,8 +21,8 @@ from sqlalchemy import Select, and_, false, func, or_, select
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.sql.elements import ColumnElement
 
-from toolwire.lifecycle import WAITING, RunStatus, as_strings
-from toolwire.privacy import PrivacyLevel
+from toolwire.core.lifecycle import WAITING, RunStatus, as_strings
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import schema, search
 from toolwire.store.statements import STEP_COUNT
 

@@ -8,14 +8,14 @@ user data directory. Only that last one, the implicit default, was not asked for
 Nothing is created by mistake: a plain path must look like a SQLite file (a ``.db``, ``.sqlite``
 or ``.sqlite3`` name, or an existing file), an in-memory SQLite URL is refused (nothing in it is
 kept), and a SQLite file's folder must exist, except toolwire's own data folder, which is
-created 0700. A new database file is created 0600 (see :mod:`toolwire.store.private`).
+created 0700. A new database file is created 0600 (see :mod:`toolwire.core.private`).
 
 SQLite is opened in WAL mode (readers never block the writer), with foreign keys on, a busy
 timeout (several processes may share one file) and ``synchronous=NORMAL``: in WAL mode that
 keeps the database consistent after a crash and loses at most the last commits on power loss,
 which suits an audit log of runs that were shown live anyway.
 
-Every failure leaves this module as a :class:`toolwire.errors.StoreError` whose message says
+Every failure leaves this module as a :class:`toolwire.core.errors.StoreError` whose message says
 what could not be done and why, with any password in the URL hidden.
 """
 
@@ -34,8 +34,8 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import NullPool
 
-from toolwire.errors import StoreError
-from toolwire.store.private import private_dir, private_file
+from toolwire.core.errors import StoreError
+from toolwire.core.private import private_dir, private_file
 
 ENV_VAR = "TOOLWIRE_DB"
 DEFAULT_FILE = "runs.db"

@@ -1,7 +1,7 @@
 """The governance log in the store: rows written beside the steps they come from, and read back
 newest first, filtered by time, tool, reason or run.
 
-Rows are derived by :mod:`toolwire.governance` from each step after the store's privacy filter
+Rows are derived by :mod:`toolwire.loop.governance` from each step after the store's privacy filter
 (so they hold nothing the store withheld) and from a settled run's ending. Every text is cut to
 its column and made storable; a detail is a sentence of metadata, cut at ``DETAIL_CHARS``.
 """
@@ -15,11 +15,11 @@ from typing import Any
 
 from sqlalchemy import Select, insert, select
 
-from toolwire.governance import GateDecision
-from toolwire.reprs import ident, tagged
+from toolwire.core.reprs import ident, tagged
+from toolwire.core.text import storable
+from toolwire.loop.governance import GateDecision
 from toolwire.store import schema
 from toolwire.store.records import iso
-from toolwire.text import storable
 
 _gates = schema.gate_decisions
 GATE_COLUMNS = ("run_id", "sequence", "at", "round", "gate", "reason", "actor", "tool", "detail")

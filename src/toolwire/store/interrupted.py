@@ -14,8 +14,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, false, or_, select, update
 
-from toolwire.lifecycle import WAITING, RunStatus, as_strings
-from toolwire.run import DIRECT_CALL
+from toolwire.core.lifecycle import WAITING, RunStatus, as_strings
+from toolwire.loop.run import DIRECT_CALL
 from toolwire.store import liveness, schema
 from toolwire.store.engine import errors
 from toolwire.store.rows import now

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, Engine, func, insert, inspect, select, text, 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.schema import CreateIndex
 
-from toolwire.errors import StoreError
+from toolwire.core.errors import StoreError
 from toolwire.store import schema, search
 from toolwire.store.backfill import backfill
 
@@ -111,7 +111,7 @@ def _v9_runs_browser(connection: Connection) -> None:
 
 def _v10_charter(connection: Connection) -> None:
     """A run's charter and the version of its sealed values. Older runs keep NULL: their
-    charter is read from the columns they were stored with (see :mod:`toolwire.charter`)."""
+    charter is read from the columns they were stored with (see :mod:`toolwire.policy.charter`)."""
     _add_run_columns(connection, schema.CHARTER_COLUMNS)
 
 

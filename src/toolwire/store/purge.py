@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from sqlalchemy import Engine, delete, select
 
-from toolwire.lifecycle import TERMINAL, as_strings
+from toolwire.core.lifecycle import TERMINAL, as_strings
 from toolwire.store import schema, search
 from toolwire.store.engine import errors
 from toolwire.store.rows import now

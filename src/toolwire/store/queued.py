@@ -8,7 +8,7 @@ the same transaction, so a run is never queued without a job to carry it:
 - ``submit``: a new run, ``queued``, with its sealed request (version 1, no step yet).
 - ``take``: ``queued`` -> ``running`` under a fresh claim, by the job that carries it; with the
   run's seal version and last step, against which the worker checks what it opens (see
-  :mod:`toolwire.latest`; ``marks_after`` reads the steps stored after a value's own).
+  :mod:`toolwire.core.latest`; ``marks_after`` reads the steps stored after a value's own).
 - ``save_checkpoint``: the held run's progress, while it runs under its claim.
 - ``decide``: a waiting queued run -> ``queued`` with the decision sealed as its checkpoint and
   the decision's step; of two racing decisions one moves the run, the other changes nothing.
@@ -31,20 +31,20 @@ from typing import Literal
 
 from sqlalchemy import Connection, and_, insert, select, text, true, update
 
-from toolwire.binding import Binding, Sealer
-from toolwire.charter import ProviderRef
-from toolwire.governance import decider_of
-from toolwire.latest import StepMark
-from toolwire.lifecycle import RunStatus, stalled_too_often
-from toolwire.privacy import PrivacyLevel, filter_run_step
-from toolwire.reprs import ident, size, tagged
-from toolwire.run import RunRequest
+from toolwire.core.binding import Binding, Sealer
+from toolwire.core.latest import StepMark
+from toolwire.core.lifecycle import RunStatus, stalled_too_often
+from toolwire.core.reprs import ident, size, tagged
+from toolwire.loop.governance import decider_of
+from toolwire.loop.run import RunRequest
+from toolwire.policy.charter import ProviderRef
+from toolwire.policy.privacy import PrivacyLevel, filter_run_step
+from toolwire.policy.trace import RunStep
 from toolwire.store import schema, seals
 from toolwire.store.engine import errors
 from toolwire.store.rows import now, provider_ref
 from toolwire.store.runs import RunStore
 from toolwire.store.statements import ERASED, recorded_totals
-from toolwire.trace import RunStep
 
 # Adds the job of a run on this connection (in a savepoint: when one already waits for the run,
 # the engine's queueing lock refuses the second and nothing changes).
@@ -151,7 +151,10 @@ class QueuedRuns:
         )
 
     def marks_after(self, run_id: str, sequence: int) -> list[StepMark]:
-        """The run's steps stored after ``sequence`` (see ``toolwire.latest.require_progress``)."""
+        """The run's steps stored after ``sequence``.
+
+        See ``toolwire.core.latest.require_progress``.
+        """
         with errors(f"read the steps of run {run_id}"), self._engine.connect() as connection:
             return seals.marks_after(connection, run_id, sequence)
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from toolwire.jsonenc import loads
-from toolwire.reprs import ident, size, tagged
+from toolwire.core.jsonenc import loads
+from toolwire.core.reprs import ident, size, tagged
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

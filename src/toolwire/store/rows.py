@@ -15,17 +15,17 @@ from typing import Any
 
 from sqlalchemy import Connection, insert
 
-from toolwire.charter import ProviderRef
-from toolwire.governance import decisions_of_step
-from toolwire.jsonenc import sink_dumps
-from toolwire.lifecycle import RunStatus
-from toolwire.privacy import PrivacyLevel
-from toolwire.run import RunRequest
+from toolwire.core.jsonenc import sink_dumps
+from toolwire.core.lifecycle import RunStatus
+from toolwire.core.text import storable
+from toolwire.loop.governance import decisions_of_step
+from toolwire.loop.run import RunRequest
+from toolwire.policy.charter import ProviderRef
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.policy.trace import RunStep
 from toolwire.store import liveness, schema, search
 from toolwire.store.gates import gate_rows
 from toolwire.store.statements import step_columns
-from toolwire.text import storable
-from toolwire.trace import RunStep
 
 RUN_ID = re.compile(r"[0-9A-Za-z-]{1,64}")
 _GATES = "gates"  # the key of a step row's governance rows (written beside it, not in it)

@@ -1,6 +1,6 @@
 """The audit store: every run and its steps, privacy-filtered, in SQLite or PostgreSQL.
 
-``RunStore`` implements :class:`toolwire.runtime.RunRecorder` (begin, record_step, settle,
+``RunStore`` implements :class:`toolwire.runs.runtime.RunRecorder` (begin, record_step, settle,
 cancel_requested) and the reading side the inspector and the command line use. It keeps what
 belongs to this process (the step writer, the cancel watch, the runs its worker holds) and
 hands each concern's SQL to its module: :mod:`~toolwire.store.rows` (what a run and a step are
@@ -9,7 +9,7 @@ written as), :mod:`~toolwire.store.waiting` (suspend, claim, held answers),
 :mod:`~toolwire.store.purge` and :mod:`~toolwire.store.availability`.
 
 Invariants:
-- A step is filtered at its run's privacy level (its charter's, see :mod:`toolwire.charter`)
+- A step is filtered at its run's privacy level (its charter's, see :mod:`toolwire.policy.charter`)
   before it is encoded; nothing unfiltered is ever written. The run's final answer follows
   the same level. The store's own ``privacy`` is only the level of runs submitted without
   one; a run carried on here (resumed, or held by a worker) keeps its own (``keep``).
@@ -32,7 +32,7 @@ Invariants:
   stopped like a cancelled one), and its steps and answer are filtered at
   the run's own privacy level. A queued run is never marked ``interrupted``: its worker's
   heartbeats decide (see :mod:`toolwire.queue`).
-- Every failure is a :class:`toolwire.errors.StoreError`; the runtime keeps a run going
+- Every failure is a :class:`toolwire.core.errors.StoreError`; the runtime keeps a run going
   without its store when one is raised.
 """
 
@@ -49,14 +49,15 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, case, false, insert, select, true, update
 
-from toolwire.binding import Sealer
-from toolwire.charter import Charter
-from toolwire.errors import StoreError
-from toolwire.governance import decider_of, decisions_of_outcome
-from toolwire.lifecycle import CANCELLABLE, RunStatus, as_strings
-from toolwire.privacy import PrivacyLevel, filter_run_step
-from toolwire.recorder import Waiting
-from toolwire.run import RunOutcome, RunRequest
+from toolwire.core.binding import Sealer
+from toolwire.core.errors import StoreError
+from toolwire.core.lifecycle import CANCELLABLE, RunStatus, as_strings
+from toolwire.loop.governance import decider_of, decisions_of_outcome
+from toolwire.loop.run import RunOutcome, RunRequest
+from toolwire.policy.charter import Charter
+from toolwire.policy.privacy import PrivacyLevel, filter_run_step
+from toolwire.policy.trace import RunStep
+from toolwire.runs.recorder import Waiting
 from toolwire.store import (
     availability,
     interrupted,
@@ -90,7 +91,6 @@ from toolwire.store.statements import (
 )
 from toolwire.store.writer import StepWriter
 from toolwire.tools.registry import Availability
-from toolwire.trace import RunStep
 
 __all__ = ["CALLER_GONE", "INTERRUPTED_ERROR", "Held", "RunStore"]
 _runs, _gates = schema.runs, schema.gate_decisions
@@ -404,7 +404,7 @@ class RunStore:
         offset: int = 0,
     ) -> list[GateRecord]:
         """The governance log, newest first: every gate decision that refused or changed
-        something, matching each filter given (see :mod:`toolwire.governance`)."""
+        something, matching each filter given (see :mod:`toolwire.loop.governance`)."""
         if run_id is not None and not is_run_id(run_id):
             return []
         query = audit_query(since=since, tool=tool, reason=reason, run_id=run_id, limit=limit,

@@ -6,10 +6,10 @@
   name the process running it, so a later open can tell a dead run from a live one.
   ``settled`` is set by the one settle that counts. ``provider``, ``model``, ``base_url``,
   ``trust_zone`` and ``script`` say how to reach the run's provider again (never a key).
-  ``suspended_state`` holds a waiting run's sealed state (AES-GCM, see ``toolwire.sealing``;
+  ``suspended_state`` holds a waiting run's sealed state (AES-GCM, see ``toolwire.core.sealing``;
   never plaintext) and ``pending_digest`` names its pending turn; both are erased when the run
   is claimed for a resume or ends. ``held_answer`` holds a held call's answer, sealed for the
-  caller that waits for it (see :mod:`toolwire.held`), until that caller takes it. ``cost`` is
+  caller that waits for it (see :mod:`toolwire.runs.held`), until that caller takes it. ``cost`` is
   the run's price in US dollars (NULL: not settled yet) and ``cost_complete`` is false when a
   call had no known price, so ``cost`` is a lower bound; both are metadata, kept at every
   privacy level. ``options`` holds the run's options as JSON (limits, sampling, the tools it
@@ -17,7 +17,7 @@
   ``tool_errors`` how many of its calls returned an error and ``duration_ms`` the time from
   its start to its end (both NULL until it ends); added by migration 9.
   ``charter`` holds the run's charter (who it acts for, where, under which policy: see
-  :mod:`toolwire.charter`), sealed when the store's process has a state key; ``seal_version``
+  :mod:`toolwire.policy.charter`), sealed when the store's process has a state key; ``seal_version``
   counts the sealed values written for the run, each bound to its count, so that only the
   latest opens. Both added by migration 10.
   A queued run (executed by workers, see :mod:`toolwire.queue`) has ``queued`` set; its
@@ -31,7 +31,7 @@
   runs can be found by the tools they used (migration 9).
 - ``run_text`` (see :mod:`toolwire.store.search`): the words of each step's kept text, for
   search; created with dialect-specific SQL, so it is not declared here (migration 9).
-- ``gate_decisions``: the governance log (see :mod:`toolwire.governance`): one row per gate
+- ``gate_decisions``: the governance log (see :mod:`toolwire.loop.governance`): one row per gate
   decision that refused or changed something, derived from the filtered steps and the run's
   ending. ``sequence`` names the step it came from (NULL: the run's ending); ``detail`` holds
   metadata only. Added by migration 7.

@@ -2,9 +2,9 @@
 
 A sealed value is sealed inside the transaction that stores it: :func:`write` reads the run's
 ``seal_version`` and last stored step, has the caller's sealer seal the value for them (see
-:class:`toolwire.sealing.Binding`), and stores it with the version one higher in an UPDATE
+:class:`toolwire.core.sealing.Binding`), and stores it with the version one higher in an UPDATE
 guarded by the version it read, so that of two racing writes one stores and the other changes
-nothing. A version is never lowered. What a loader then checks is :mod:`toolwire.latest`'s.
+nothing. A version is never lowered. What a loader then checks is :mod:`toolwire.core.latest`'s.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 
-from toolwire.binding import Binding, Sealer
-from toolwire.jsonenc import loads
-from toolwire.latest import StepMark
+from toolwire.core.binding import Binding, Sealer
+from toolwire.core.jsonenc import loads
+from toolwire.core.latest import StepMark
 from toolwire.store import schema
 
 _runs, _steps = schema.runs, schema.steps
@@ -57,7 +57,7 @@ def write(
 
 
 def marks_after(connection: Connection, run_id: str, sequence: int) -> list[StepMark]:
-    """The run's steps stored after ``sequence``, as :func:`toolwire.latest.require_progress`
+    """The run's steps stored after ``sequence``, as :func:`toolwire.core.latest.require_progress`
     reads them (a tool step's payload only for its refusal, which is metadata)."""
     query = (
         select(_steps.c.sequence, _steps.c.kind, _steps.c.round, _steps.c.tool_name,

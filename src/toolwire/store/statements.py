@@ -26,13 +26,13 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
-from toolwire.jsonenc import loads
-from toolwire.lifecycle import SETTLEABLE, RunStatus, as_strings
-from toolwire.privacy import PrivacyLevel, filter_text
-from toolwire.run import RunOutcome
+from toolwire.core.jsonenc import loads
+from toolwire.core.lifecycle import SETTLEABLE, RunStatus, as_strings
+from toolwire.core.text import storable
+from toolwire.loop.run import RunOutcome
+from toolwire.policy.privacy import PrivacyLevel, filter_text
+from toolwire.policy.trace import LlmStep
 from toolwire.store import schema
-from toolwire.text import storable
-from toolwire.trace import LlmStep
 
 _runs, _steps = schema.runs, schema.steps
 
@@ -51,7 +51,7 @@ FAILED_CALLS = (
     .scalar_subquery()
 )
 # The run's seal_version one higher (NULL counts as 0): every write of a sealed value sets it,
-# and every erase raises it, so that no earlier value opens again (see toolwire.latest).
+# and every erase raises it, so that no earlier value opens again (see toolwire.core.latest).
 BUMPED_VERSION = func.coalesce(_runs.c.seal_version, 0) + 1
 # What a run that stops waiting or queueing for good keeps of its sealed values: nothing.
 ERASED: Mapping[str, Any] = {

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from sqlalchemy import Engine, func, select, update
 
-from toolwire.binding import Sealer
-from toolwire.errors import ConfigError
-from toolwire.lifecycle import WAITING, RunStatus, as_strings
-from toolwire.privacy import PrivacyLevel
-from toolwire.recorder import Waiting
-from toolwire.run import DIRECT_CALL
+from toolwire.core.binding import Sealer
+from toolwire.core.errors import ConfigError
+from toolwire.core.lifecycle import WAITING, RunStatus, as_strings
+from toolwire.loop.run import DIRECT_CALL
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.runs.recorder import Waiting
 from toolwire.store import liveness, schema, seals
 from toolwire.store.engine import errors
 from toolwire.store.interrupted import abandon, owner_of
@@ -64,7 +64,7 @@ def waiting(engine: Engine, run_id: str) -> Waiting | None:
     )
     with errors(f"read run {run_id}"), engine.connect() as connection:
         row = connection.execute(query).first()
-        legacy = row is not None and row.seal_version is None  # see toolwire.sealing
+        legacy = row is not None and row.seal_version is None  # see toolwire.core.sealing
         decided = seals.decided(connection, run_id) if legacy else frozenset()
     if row is None or row.suspended_state is None or row.pending_digest is None:
         return None

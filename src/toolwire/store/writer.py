@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from toolwire.errors import StoreError
+from toolwire.core.errors import StoreError
 from toolwire.store.engine import reason
 
 log = logging.getLogger("toolwire.store")

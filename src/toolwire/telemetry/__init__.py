@@ -12,10 +12,13 @@ the extra, which then earns one warning) the runtime attaches nothing: a run cos
 before. Everything else (headers, timeout, sampler, batch sizes, resource, service name) is the
 SDK's own reading of its ``OTEL_*`` variables.
 
-What a span may carry is :mod:`toolwire.privacy`'s decision, at the store's level, lowered to
+What a span may carry is :mod:`toolwire.policy.privacy`'s decision, at the store's level, lowered to
 ``metadata`` unless ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` opts in (``true``,
 ``SPAN_ONLY`` or ``SPAN_AND_EVENT``): content leaves the process only when both the store's
 level and the operator say it may. Artifacts never leave, at any level.
+
+Layer: above ``loop``, below ``runs`` (the runtime attaches it). May import ``core`` up to
+``loop``.
 """
 
 from __future__ import annotations
@@ -28,11 +31,11 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from toolwire.charter import ProviderRef
-    from toolwire.options import RunOptions
-    from toolwire.privacy import PrivacyLevel
-    from toolwire.run import RunOutcome
-    from toolwire.trace import RunStep
+    from toolwire.loop.run import RunOutcome
+    from toolwire.policy.charter import ProviderRef
+    from toolwire.policy.options import RunOptions
+    from toolwire.policy.privacy import PrivacyLevel
+    from toolwire.policy.trace import RunStep
 
 __all__ = ["Carried", "RunTelemetry", "Segment", "SegmentWatch", "content_opt_in",
            "from_environment", "signals"]  # fmt: skip
@@ -127,7 +130,7 @@ def from_environment(
 
 
 def _level(ceiling: object, environ: Mapping[str, str]) -> PrivacyLevel:
-    from toolwire.privacy import PrivacyLevel
+    from toolwire.policy.privacy import PrivacyLevel
 
     level = ceiling if isinstance(ceiling, PrivacyLevel) else PrivacyLevel.FULL
     return level if content_opt_in(environ) else min(level, PrivacyLevel.METADATA)

@@ -1,6 +1,6 @@
 """GenAI semantic-convention attributes, built from steps as they may leave the process.
 
-Every function here reads the plain dict :func:`toolwire.privacy.filter_for_export` made of a
+Every function here reads the plain dict :func:`toolwire.policy.privacy.filter_for_export` made of a
 step, never the step itself: a content attribute (``gen_ai.input.messages``,
 ``gen_ai.output.messages``, ``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``) exists
 only when the filter kept that content, and then holds exactly what it kept. Messages follow

@@ -16,7 +16,7 @@ from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
 from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
 
-from toolwire.seam import Refused
+from toolwire.loop.seam import Refused
 from toolwire.telemetry.genai import ERROR_TYPE, STATUS, Attributes
 
 # The conventions' explicit bucket boundaries for the two GenAI histograms.

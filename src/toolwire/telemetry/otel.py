@@ -26,15 +26,15 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 from opentelemetry.trace import TracerProvider
 
-from toolwire.charter import ProviderRef
-from toolwire.options import RunOptions
-from toolwire.privacy import PrivacyLevel
-from toolwire.run import RunOutcome
+from toolwire.core.version import installed_version
+from toolwire.loop.run import RunOutcome
+from toolwire.policy.charter import ProviderRef
+from toolwire.policy.options import RunOptions
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.policy.trace import RunStep
 from toolwire.telemetry import Carried, Segment, SegmentWatch, Signal
 from toolwire.telemetry.metrics import Instruments, QueueDepth
 from toolwire.telemetry.spans import RunSpans
-from toolwire.trace import RunStep
-from toolwire.version import installed_version
 
 log = logging.getLogger("toolwire.telemetry")
 SERVICE_NAME = "toolwire"  # unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names one

@@ -21,9 +21,10 @@ under ``toolwire.run.*`` when the segment knows them: it ended with a result (th
 carries them across segments), or it was told where the run stood when it began (a resumed
 segment that failed or was cancelled adds its own to that).
 
-Every gate decision a step records (see :mod:`toolwire.governance`) is an event on the
-segment's span. What any span carries is the step as :func:`toolwire.privacy.filter_for_export`
-lets it leave. A watch never raises into the run: a failure is logged and the run goes on.
+Every gate decision a step records (see :mod:`toolwire.loop.governance`) is an event on the
+segment's span. What any span carries is the step as
+:func:`toolwire.policy.privacy.filter_for_export` lets it leave. A watch never raises into the
+run: a failure is logged and the run goes on.
 """
 
 from __future__ import annotations
@@ -38,16 +39,21 @@ from opentelemetry.context import Context
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
-from toolwire.charter import ProviderRef
-from toolwire.errors import ProviderError
-from toolwire.governance import GateDecision, decider_of, decisions_of_outcome, decisions_of_step
-from toolwire.options import RunOptions
-from toolwire.privacy import PrivacyLevel, filter_for_export, filter_text
-from toolwire.run import RunOutcome
+from toolwire.core.errors import ProviderError
+from toolwire.loop.governance import (
+    GateDecision,
+    decider_of,
+    decisions_of_outcome,
+    decisions_of_step,
+)
+from toolwire.loop.run import RunOutcome
+from toolwire.policy.charter import ProviderRef
+from toolwire.policy.options import RunOptions
+from toolwire.policy.privacy import PrivacyLevel, filter_for_export, filter_text
+from toolwire.policy.trace import LlmStep, RequestStep, RunStep, ToolStep
 from toolwire.telemetry import Carried, Segment
 from toolwire.telemetry import genai as attrs
 from toolwire.telemetry.metrics import Instruments
-from toolwire.trace import LlmStep, RequestStep, RunStep, ToolStep
 
 log = logging.getLogger("toolwire.telemetry")
 CANCELLED = "cancelled"

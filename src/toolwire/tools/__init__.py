@@ -1,23 +1,26 @@
 """Tools: the contract, the registry with its enable/disable cascade, and the policy gate.
 
 The names load on first use (PEP 562): the policy's small values must not pull in pydantic.
+
+Layer: above ``workspace``. May import ``core``, ``providers`` and ``workspace``; never the
+run's policy, the loop or anything above them.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolwire.lazy import lazy_names
+from toolwire.core.lazy import lazy_names
 
 if TYPE_CHECKING:
+    from toolwire.core.trust import DataClass, TrustZone
     from toolwire.tools.api import Effect, FunctionTool, Tool, ToolContext, User, tool
     from toolwire.tools.policy import Decision, Grant, Refusal, ToolPolicy
     from toolwire.tools.registry import Availability, ToolRegistry, ToolState
-    from toolwire.trust import DataClass, TrustZone
 
 _HOMES = {
     "Availability": "toolwire.tools.registry",
-    "DataClass": "toolwire.trust",
+    "DataClass": "toolwire.core.trust",
     "Decision": "toolwire.tools.policy",
     "Effect": "toolwire.tools.api",
     "FunctionTool": "toolwire.tools.api",
@@ -28,7 +31,7 @@ _HOMES = {
     "ToolPolicy": "toolwire.tools.policy",
     "ToolRegistry": "toolwire.tools.registry",
     "ToolState": "toolwire.tools.registry",
-    "TrustZone": "toolwire.trust",
+    "TrustZone": "toolwire.core.trust",
     "User": "toolwire.tools.api",
     "tool": "toolwire.tools.api",
 }

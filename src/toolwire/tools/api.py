@@ -35,13 +35,12 @@ from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from toolwire.errors import ConfigError, ToolRefusal
-from toolwire.messages import ToolSpec
-from toolwire.result import ToolResult
-from toolwire.trust import DataClass
+from toolwire.core.errors import ConfigError, ToolRefusal
+from toolwire.core.messages import ToolSpec
+from toolwire.core.result import ToolResult
+from toolwire.core.trust import DEFAULT_DATA_CLASS, DataClass
 
 DEFAULT_GROUP = "custom"
-DEFAULT_DATA_CLASS = "secret_adjacent"  # unknown means the strictest class
 
 
 class Effect(StrEnum):

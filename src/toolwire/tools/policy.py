@@ -7,7 +7,7 @@ A tool is offered only if, in this order (cheapest and least revealing first):
 4. it is inside the run's grant (allowed tools and allowed groups);
 5. its data class is within the ceiling of the provider's trust zone.
 
-Data classes and trust zones live in :mod:`toolwire.trust`: a tool's class is checked when it
+Data classes and trust zones live in :mod:`toolwire.core.trust`: a tool's class is checked when it
 is registered, a provider's zone when it is made. The invoke seam re-checks the offered set,
 and the whole gate (``Gate``), when each call arrives.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from toolwire.trust import DataClass, TrustZone
+from toolwire.core.trust import DataClass, TrustZone
 
 if TYPE_CHECKING:  # only named in signatures: the gate's values stay free of pydantic
     from toolwire.tools.api import ToolContext

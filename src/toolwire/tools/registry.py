@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
-from toolwire.errors import ConfigError, DuplicateToolError, ToolError
-from toolwire.messages import ToolSpec
+from toolwire.core.errors import ConfigError, DuplicateToolError, ToolError
+from toolwire.core.messages import ToolSpec
+from toolwire.core.trust import DataClass
 from toolwire.tools.api import Tool, is_remote
-from toolwire.trust import DataClass
 
 ENTRY_POINT_GROUP = "toolwire.tools"
 # A name every provider accepts: OpenAI allows [a-zA-Z0-9_-]{1,64}, Anthropic the same set,

@@ -1,6 +1,6 @@
 """What every built-in tool shares: the decorator, workspace access, cell formatting.
 
-A built-in refuses by raising :class:`toolwire.errors.ToolRefusal`; the seam hands its text to
+A built-in refuses by raising :class:`toolwire.core.errors.ToolRefusal`; the seam hands its text to
 the model as ``Error: <text>``. Refusal texts are fixed phrases plus the model's own (clipped)
 input, never data the model was not allowed to see, and never an exception message.
 """
@@ -15,11 +15,11 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
-from toolwire.errors import ToolRefusal
-from toolwire.result import ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.result import ToolResult
 from toolwire.tools.api import Effect, FunctionTool, ToolContext
-from toolwire.workspace import Workspace
-from toolwire.workspace_maps import DEFAULT_ROOT
+from toolwire.workspace.config import Workspace
+from toolwire.workspace.maps import DEFAULT_ROOT
 
 # Below the seam's 50,000-byte cap, so the seam never cuts text an artifact would still show:
 # a tool stops adding entries (to text and artifact alike) before its text outgrows this.

@@ -4,7 +4,7 @@ Invariants:
 - The index lives in the data directory, one file per documents folder (named by a hash of the
   folder's resolved path), never inside the folder it indexes; its folder is 0700, its file 0600.
 - Only what a model may read is stored. Secrets files (by name, path, hard link or content; see
-  ``_secrets``) are never indexed, and every title and text is masked (``toolwire.redact``)
+  ``_secrets``) are never indexed, and every title and text is masked (``toolwire.core.redact``)
   before it is stored, so neither a snippet nor a match can show or confirm a secret. The index
   records the catalogue it masked with and is rebuilt when the catalogue changes.
 - Refresh is incremental: a file is read again only when its signature (size, modification and
@@ -30,8 +30,8 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import NamedTuple
 
-from toolwire.redact import catalogue_spec, mask_secrets
-from toolwire.store.private import private_dir, private_file
+from toolwire.core.private import private_dir, private_file
+from toolwire.core.redact import catalogue_spec, mask_secrets
 from toolwire.tools.builtin._doc_text import SUFFIXES, extract
 from toolwire.tools.builtin._paths import contained
 from toolwire.tools.builtin._secrets import has_secret_content, is_secret_file, secret_inodes

@@ -4,7 +4,7 @@ HTML is reduced to its text with the standard library's ``html.parser``: markup,
 the contents of ``script``, ``style``, ``template``, ``noscript``, ``svg`` and ``head`` (bar
 its ``title``) are dropped, character references decoded, and block elements end a line. No
 markup survives, so nothing in a snippet can be read as HTML by whoever shows it. The text is
-not yet masked: the index masks it (``toolwire.redact``) before storing it.
+not yet masked: the index masks it (``toolwire.core.redact``) before storing it.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
-from toolwire.errors import ToolRefusal
+from toolwire.core.errors import ToolRefusal
 from toolwire.tools.builtin._common import echo
 from toolwire.tools.builtin._secrets import is_secret_file, is_secret_path
 

@@ -27,7 +27,7 @@ import re
 import unicodedata
 from typing import Any
 
-from toolwire.redact import MASK, mask_secrets
+from toolwire.core.redact import MASK, mask_secrets
 
 SENSITIVE_PARTS = frozenset(
     {

@@ -23,7 +23,7 @@ from sqlalchemy import Column, ColumnElement, CursorResult, Engine, MetaData, Ta
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql import Executable
 
-from toolwire.errors import ToolRefusal
+from toolwire.core.errors import ToolRefusal
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import echo, workspace_of
 from toolwire.tools.builtin._sensitive import is_sensitive, latin

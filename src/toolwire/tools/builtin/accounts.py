@@ -17,8 +17,8 @@ from typing import Annotated, Any
 from pydantic import Field
 from sqlalchemy import Column, Engine, Table, func, select
 
-from toolwire.errors import ToolRefusal
-from toolwire.result import ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.result import ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, workspace_of
 from toolwire.tools.builtin._sql import (
@@ -29,7 +29,7 @@ from toolwire.tools.builtin._sql import (
     readable_columns,
 )
 from toolwire.tools.builtin.records import MAX_LIMIT, MAX_OFFSET, render_rows
-from toolwire.workspace_maps import AccountMap
+from toolwire.workspace.maps import AccountMap
 
 IDENTITY_COLUMNS = (
     "id", "uid", "username", "user_name", "login", "name", "display_name", "full_name",

@@ -1,7 +1,7 @@
 """Code tools: ``read_source`` and ``search_code`` over the workspace's files root.
 
 Both refuse secrets files (by name, content or hard link; see ``_secrets``) and mask secret
-shapes (``toolwire.redact``) in what they return. ``search_code`` is not an oracle: its worker
+shapes (``toolwire.core.redact``) in what they return. ``search_code`` is not an oracle: its worker
 masks each line first and matches the pattern against the masked line, the text the model may
 see, so a pattern cannot confirm a secret's characters; secrets files are never searched.
 ``search_code`` bounds every dimension of a regex search: the pattern
@@ -22,9 +22,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from toolwire.errors import ToolRefusal
-from toolwire.redact import catalogue_spec, mask_secrets
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.redact import catalogue_spec, mask_secrets
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import Root, builtin, echo, files_root
 from toolwire.tools.builtin._paths import check_relative, display, regular_file, walk_files
@@ -34,7 +34,7 @@ from toolwire.tools.builtin._secrets import (
     is_secret_path,
     secret_inodes,
 )
-from toolwire.workspace_maps import DEFAULT_ROOT
+from toolwire.workspace.maps import DEFAULT_ROOT
 
 MAX_LINES = 400  # one screenful of a module; page with start_line for more
 MAX_FILE_BYTES = 2_000_000  # larger files are data or generated, not source to read

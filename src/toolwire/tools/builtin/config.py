@@ -3,7 +3,7 @@ folder (``[config] folder`` in the workspace TOML; ``schemas`` maps file globs t
 
 ``get_config`` shows a file's values with secrets masked by the one catalogue: a value under a
 sensitive key name (``password``, ``api_key``, ``dsn``, ...; see ``_sensitive``) is ``***``
-whatever it holds, every other string passes through ``toolwire.redact``. ``check_config``
+whatever it holds, every other string passes through ``toolwire.core.redact``. ``check_config``
 reports syntax errors and, where a schema is mapped, schema errors, each with its line, built
 from fixed phrases that never quote a value (``_config_files``). Paths are confined to the
 folder as every file tool confines them, and secrets files are never read.
@@ -16,9 +16,9 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from toolwire.errors import ToolRefusal
-from toolwire.redact import MASK, mask_secrets
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.redact import MASK, mask_secrets
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import (
     builtin,
@@ -42,7 +42,7 @@ from toolwire.tools.builtin._config_files import (
 from toolwire.tools.builtin._paths import check_relative, display, regular_file, walk_files
 from toolwire.tools.builtin._secrets import is_secret_file, is_secret_path, secret_inodes
 from toolwire.tools.builtin._sensitive import is_sensitive
-from toolwire.workspace_maps import ConfigMap
+from toolwire.workspace.maps import ConfigMap
 
 MAX_CONFIG_FILES = 200  # files listed or checked per call
 MAX_VALUES_SHOWN = 500  # values of one file; the text budget may end the list sooner

@@ -1,6 +1,6 @@
 """``list_deprecations``: the deprecation warnings in the configured logs, grouped by message.
 
-Lines are read from each log's tail (``system.tail_lines``) and masked (``toolwire.redact``)
+Lines are read from each log's tail (``system.tail_lines``) and masked (``toolwire.core.redact``)
 before anything else looks at them, so a grouped message never holds a secret a log line held.
 A line counts when it names a ``...DeprecationWarning`` (Python's warnings, as logged) or says
 "deprecated". Messages are grouped once memory addresses are blanked; each group keeps how
@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from toolwire.redact import mask_secrets
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.redact import mask_secrets
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, fitted, format_cell
 from toolwire.tools.builtin.system import readable_logs, tail_lines

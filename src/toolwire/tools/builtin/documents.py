@@ -19,8 +19,8 @@ from typing import Annotated, TypeVar
 import platformdirs
 from pydantic import Field
 
-from toolwire.errors import ToolRefusal
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import (
     builtin,
@@ -31,7 +31,7 @@ from toolwire.tools.builtin._common import (
 )
 from toolwire.tools.builtin._doc_index import DocumentIndex, Hit, match_expression
 from toolwire.tools.builtin._paths import check_relative
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 DEFAULT_HITS = 10  # enough to choose from, short enough to read
 MAX_HITS = 25  # more snippets than a model uses well in one turn

@@ -17,13 +17,13 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from toolwire.errors import ToolRefusal
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import Root, builtin, echo, files_root
 from toolwire.tools.builtin._paths import check_relative, contained, display, inside, walk_files
 from toolwire.tools.builtin._secrets import LISTING_SNIFF_BYTES, is_secret_file, secret_inodes
-from toolwire.workspace_maps import DEFAULT_ROOT
+from toolwire.workspace.maps import DEFAULT_ROOT
 
 MAX_DEPTH = 3  # a folder outline, not a dump of the tree
 MAX_ENTRIES = 300  # entries per listing: enough to orient, bounded for the wire

@@ -16,8 +16,8 @@ from typing import Annotated, Any
 from pydantic import Field
 from sqlalchemy import Column, Engine, Table, select
 
-from toolwire.errors import ToolRefusal
-from toolwire.result import ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.result import ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, workspace_of
 from toolwire.tools.builtin._sensitive import is_sensitive
@@ -29,7 +29,7 @@ from toolwire.tools.builtin._sql import (
     readable_table,
 )
 from toolwire.tools.builtin.records import MAX_LIMIT, render_rows
-from toolwire.workspace_maps import HistoryMap
+from toolwire.workspace.maps import HistoryMap
 
 DEFAULT_CHANGES = 20  # the recent story of one record
 WITHHELD = "withheld"  # every value of a change to a sensitive column

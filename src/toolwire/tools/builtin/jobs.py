@@ -2,7 +2,7 @@
 (``[jobs] crontab = "...", systemd = "...", table = "..."``).
 
 Commands and environment values are masked as logs are: an environment variable with a
-sensitive name is withheld whole, everything else passes through ``toolwire.redact``. A crontab
+sensitive name is withheld whole, everything else passes through ``toolwire.core.redact``. A crontab
 that is a secrets file (by name, by the name it links to, as a hard link to one in the files
 root, or by a private key inside) is never read. A job table's rows follow the database tools'
 rules: credential columns never read, every cell through ``safe_cell``. Text and the two
@@ -15,9 +15,9 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from toolwire.errors import ToolRefusal
-from toolwire.redact import MASK, mask_secrets
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.redact import MASK, mask_secrets
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, fitted, format_cell, text_bytes, workspace_of
 from toolwire.tools.builtin._schedules import Job, Variable, crontab, systemd_timers
@@ -31,7 +31,7 @@ from toolwire.tools.builtin._sql import (
     readable_columns,
 )
 from toolwire.tools.builtin.records import MAX_LIMIT, row_blocks
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 MAX_CRONTAB_BYTES = 256_000  # a crontab is a screenful; a larger file is not one
 COLUMNS = ["source", "name", "schedule", "command", "problem"]

@@ -18,8 +18,8 @@ from typing import Annotated, Any
 from pydantic import Field
 from sqlalchemy import Column, Engine, ForeignKey, Table, and_, insert, select
 
-from toolwire.errors import ToolRefusal
-from toolwire.result import ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.result import ToolResult
 from toolwire.tools.api import Effect, ToolContext
 from toolwire.tools.builtin._common import builtin, echo, format_cell, refusal_shown
 from toolwire.tools.builtin._sensitive import safe_cell

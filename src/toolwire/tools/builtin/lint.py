@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Inspector, inspect
 
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, fitted
 from toolwire.tools.builtin._sensitive import is_sensitive, name_parts

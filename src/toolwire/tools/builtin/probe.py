@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import httpx
 
-from toolwire.errors import ToolRefusal
-from toolwire.redact import mask_secrets
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.redact import mask_secrets
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, workspace_of
 from toolwire.tools.builtin._public_address import is_public
-from toolwire.workspace import Workspace
+from toolwire.workspace.config import Workspace
 
 PROBE_TIMEOUT_SECONDS = 5.0  # a health check, not a download
 MAX_BODY_BYTES = 8_000  # enough to see an error page's message

@@ -17,8 +17,8 @@ from pydantic import Field
 from sqlalchemy import Engine, Select, String, Table, Text, func, select
 from sqlalchemy.sql import Executable
 
-from toolwire.errors import ToolRefusal
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, fitted, format_cell, text_bytes
 from toolwire.tools.builtin._matching import count_kept, phrase_matcher, scan, shown_as_stored

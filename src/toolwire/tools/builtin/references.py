@@ -27,9 +27,9 @@ from typing import Annotated, Any
 from pydantic import Field
 from sqlalchemy import Column, Engine, String, Text, select
 
-from toolwire.errors import ToolRefusal
-from toolwire.redact import mask_secrets
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.redact import mask_secrets
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import (
     Root,
@@ -53,7 +53,7 @@ from toolwire.tools.builtin._sql import (
     readable_table,
     table_names,
 )
-from toolwire.workspace_maps import DEFAULT_ROOT
+from toolwire.workspace.maps import DEFAULT_ROOT
 
 MAX_SCANNED_ROWS = 10_000  # rows read per table: a reference check, not a full audit
 MAX_REPORTED = 100  # rows or references listed per call

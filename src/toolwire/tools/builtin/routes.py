@@ -6,7 +6,7 @@ file is used when both are named. The application is imported in a child process
 budget (``_route_worker``), never called, and its output discarded: only the handler's name,
 the route's pattern and methods come back. The model's path is validated (absolute, no
 control characters, bounded), its query and fragment dropped and its percent-escapes decoded
-before matching, as a server would. Everything shown passes through ``toolwire.redact``.
+before matching, as a server would. Everything shown passes through ``toolwire.core.redact``.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from toolwire.errors import ToolRefusal
-from toolwire.redact import mask_secrets
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.redact import mask_secrets
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, format_cell, workspace_of
 from toolwire.tools.builtin._routes import match, read_routes
 from toolwire.tools.builtin._secrets import read_named_file
-from toolwire.workspace_maps import RouteMap
+from toolwire.workspace.maps import RouteMap
 
 MAX_PATH_CHARS = 2_048  # what servers accept in a request line, give or take
 MAX_ROUTES_BYTES = 1_000_000  # a routes file is hand-written

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Engine, inspect
 
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin
 from toolwire.tools.builtin._sensitive import is_sensitive

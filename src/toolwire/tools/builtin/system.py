@@ -1,7 +1,7 @@
 """System tools: environment, status, packages, logs and the last exception.
 
 Everything here is diagnostics and admin-only. ``get_env`` and the log tools redact by name
-(the same sensitive-name rule as the database tools) and by value shape (``toolwire.redact``);
+(the same sensitive-name rule as the database tools) and by value shape (``toolwire.core.redact``);
 ``get_env_raw`` is the one unredacted view, secret-adjacent and disabled by default. Log files are
 read from their tail only (``LOG_TAIL_BYTES``), so a huge log costs one bounded read. A
 configured log that is a secrets file (by name, or a hard link to one in the files folder; see
@@ -19,9 +19,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from toolwire.errors import ToolRefusal
-from toolwire.redact import mask_secrets
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.redact import mask_secrets
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, format_cell, workspace_of
 from toolwire.tools.builtin._secrets import is_secret_named_file, secret_inodes

@@ -18,8 +18,8 @@ from typing import Annotated, Any
 from pydantic import Field
 from sqlalchemy import Column, String, Table, Text, select
 
-from toolwire.errors import ToolRefusal
-from toolwire.result import Artifact, ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, echo, fits, format_cell, text_bytes
 from toolwire.tools.builtin._sensitive import safe_cell

@@ -23,12 +23,12 @@ import os
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from toolwire.errors import ToolRefusal
-from toolwire.result import ToolResult
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.result import ToolResult
 from toolwire.tools.api import Effect, ToolContext
 from toolwire.tools.builtin._common import Root, builtin, echo, files_root, refusal_shown
 from toolwire.tools.builtin._paths import writable_file
-from toolwire.workspace_maps import DEFAULT_ROOT
+from toolwire.workspace.maps import DEFAULT_ROOT
 
 MAX_WRITE_BYTES = 200_000  # a source file or a document; anything larger is data, not an edit
 MAX_DIFF_BYTES = 1_000_000  # an existing file larger than this is not diffed line by line

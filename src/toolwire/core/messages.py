@@ -1,0 +1,177 @@
+"""The provider-neutral wire model: chat messages, tool calls and tool specs.
+
+``ChatMessage.tool_result`` is the single wire sink for tool output. It accepts only a plain
+``str``; the loop's invoke seam is its only caller and hands it ``ToolResult.content``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolwire.core.reprs import count, ident, shape, size, tagged
+
+Role = Literal["system", "user", "assistant", "tool"]
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What the model is told about a tool: its name, description and JSON-schema parameters."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("a tool spec needs a non-empty name")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call the model asked for. ``arguments`` is the JSON text exactly as the model sent it.
+
+    Keeping the text (not a decoded map) means a malformed call can be reported precisely and
+    replayed to the provider unchanged.
+    """
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    @classmethod
+    def of(cls, id: str, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolCall:
+        """Build a call from a decoded map (as Anthropic and Gemini send) or raw JSON text."""
+        if arguments is None:
+            return cls(id, name, "{}")
+        if isinstance(arguments, str):
+            return cls(id, name, arguments)
+        return cls(id, name, json.dumps(arguments, ensure_ascii=False, separators=(",", ":")))
+
+    def decoded_arguments(self) -> dict[str, Any] | None:
+        """The arguments as a map, or ``None`` when the text is not a JSON object."""
+        try:
+            value = (
+                json.loads(self.arguments, parse_constant=_refuse_constant)
+                if self.arguments.strip()
+                else {}
+            )
+        except (ValueError, RecursionError):
+            return None
+        return value if isinstance(value, dict) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    def __repr__(self) -> str:
+        """Its id and tool name; of the arguments only their size."""
+        arguments = size(self.arguments)
+        return tagged("ToolCall", id=ident(self.id), name=ident(self.name),
+                      arguments_bytes=arguments)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderState:
+    """Opaque model state of an assistant turn, for the provider family that wrote it.
+
+    Thinking blocks with their signatures (Anthropic), parts with thought signatures (Gemini):
+    the API wants them back verbatim on the next request. ``data`` is the adapter's own JSON;
+    only an adapter of ``provider`` reads it, so it never reaches another provider.
+    """
+
+    provider: str
+    data: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"provider": self.provider, "data": self.data}
+
+    def __repr__(self) -> str:
+        return tagged("ProviderState", provider=ident(self.provider), data=shape(self.data))
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """One turn of a conversation. Build it with the factories below."""
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    is_error: bool = False
+    provider_state: ProviderState | None = None
+
+    def __post_init__(self) -> None:
+        if self.role not in _ROLES:
+            raise ValueError(f"unknown message role {self.role!r}")
+        if type(self.content) is not str:
+            raise TypeError(f"message content must be str, not {type(self.content).__name__}")
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError("only an assistant message can carry tool calls")
+        if (self.tool_call_id is not None) != (self.role == "tool"):
+            raise ValueError("a tool message, and only a tool message, has a tool_call_id")
+        if self.tool_call_id == "":
+            raise ValueError("tool_call_id must not be empty")
+        if self.provider_state is not None and self.role != "assistant":
+            raise ValueError("only an assistant message carries provider state")
+
+    @classmethod
+    def system(cls, content: str) -> ChatMessage:
+        return cls("system", content)
+
+    @classmethod
+    def user(cls, content: str) -> ChatMessage:
+        return cls("user", content)
+
+    @classmethod
+    def assistant(
+        cls,
+        content: str,
+        tool_calls: Sequence[ToolCall] = (),
+        provider_state: ProviderState | None = None,
+    ) -> ChatMessage:
+        return cls("assistant", content, tuple(tool_calls), provider_state=provider_state)
+
+    @classmethod
+    def tool_result(cls, call_id: str, content: str, *, is_error: bool = False) -> ChatMessage:
+        """The only way tool output becomes a message. ``content`` must be a plain ``str``."""
+        if type(content) is not str:
+            raise TypeError(
+                f"tool_result takes the result's content string, not {type(content).__name__}"
+            )
+        return cls("tool", content, tool_call_id=call_id, is_error=is_error)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A provider-neutral plain form, used by the trace and the stores."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.is_error:
+            out["is_error"] = True
+        if self.provider_state is not None:
+            out["provider_state"] = self.provider_state.to_dict()
+        return out
+
+    def __repr__(self) -> str:
+        """Its role and sizes: message text stays out of logs and tracebacks."""
+        state = self.provider_state
+        return tagged(
+            "ChatMessage",
+            role=self.role,
+            content_bytes=size(self.content),
+            tool_calls=count(self.tool_calls) or None,
+            tool_call_id=ident(self.tool_call_id),
+            is_error=self.is_error or None,
+            provider_state=None if state is None else ident(state.provider),
+        )
+
+
+def _refuse_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON; Python's decoder would accept them and hand a tool a NaN.
+    raise ValueError(f"{name} is not JSON")

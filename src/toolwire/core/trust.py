@@ -1,0 +1,90 @@
+"""Where a model runs (``TrustZone``) and how sensitive a tool's data is (``DataClass``).
+
+The one owner of both vocabularies, a leaf module every other module may import. A zone has
+a ceiling: the most sensitive class of data a tool may have and still be offered to a model
+there.
+
+Parsing is strict: a misspelt value (``"contnet"``, ``"moon"``) is a ``ConfigError`` naming the
+choices, never silently the strictest option, which would hide a tool or a provider without a
+word. A *missing* value (``None``) is the strictest: ``secret_adjacent``, ``external_global``.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum, StrEnum
+
+from toolwire.core.errors import ConfigError
+
+
+class DataClass(IntEnum):
+    """How sensitive the data a tool reads is, least to most."""
+
+    PUBLIC = 0
+    CONTENT = 1
+    SOURCE_CODE = 2
+    CONFIGURATION = 3
+    SYSTEM_DIAGNOSTICS = 4
+    SECRET_ADJACENT = 5
+
+    @classmethod
+    def parse(cls, value: object) -> DataClass:
+        """The class ``value`` names (a ``DataClass`` or its name, any case); None is the
+        strictest class; anything else is a ``ConfigError``."""
+        if isinstance(value, DataClass):
+            return value
+        if value is None:
+            return cls.SECRET_ADJACENT
+        try:
+            return cls[str(value).strip().upper()]
+        except KeyError:
+            choices = ", ".join(c.name.lower() for c in cls)
+            raise ConfigError(
+                f"unknown data class {_shown(value)}: choose one of {choices}"
+            ) from None
+
+
+# The name a tool's (or an MCP server's) data class has when its author names none: unknown
+# means the strictest class.
+DEFAULT_DATA_CLASS = DataClass.SECRET_ADJACENT.name.lower()
+
+
+class TrustZone(StrEnum):
+    """Where the provider runs, which bounds what data may be sent to it."""
+
+    LOCAL = "local"
+    PRIVATE_HOSTED = "private_hosted"
+    EXTERNAL_EU = "external_eu"
+    EXTERNAL_GLOBAL = "external_global"
+
+    @classmethod
+    def parse(cls, value: object) -> TrustZone:
+        """The zone ``value`` names (any case); None is the least trusted zone; anything else
+        is a ``ConfigError``."""
+        if isinstance(value, TrustZone):
+            return value
+        if value is None:
+            return cls.EXTERNAL_GLOBAL
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            choices = ", ".join(z.value for z in cls)
+            raise ConfigError(
+                f"unknown trust zone {_shown(value)}: choose one of {choices}"
+            ) from None
+
+    @property
+    def ceiling(self) -> DataClass:
+        return _CEILINGS[self]
+
+
+_CEILINGS = {
+    TrustZone.LOCAL: DataClass.SECRET_ADJACENT,
+    TrustZone.PRIVATE_HOSTED: DataClass.SYSTEM_DIAGNOSTICS,
+    TrustZone.EXTERNAL_EU: DataClass.CONFIGURATION,
+    TrustZone.EXTERNAL_GLOBAL: DataClass.CONTENT,
+}
+
+
+def _shown(value: object) -> str:
+    text = str(value)
+    return repr(text if len(text) <= 40 else text[:40] + "…")

@@ -1,0 +1,118 @@
+"""How a run (or a segment of it) ends: the reasons, the turns that end it, and budgets.
+
+A model turn without tool calls ends the run unless it is a paused turn (sent back to be
+continued) or a tool call the API could not parse (the model is told and tries again). A cut
+answer is ``truncated`` with its reason; a refusal or a safety block ends the run with its own
+reason and the provider's words. Budgets are checked after each model turn, before any of its
+calls run: the turn that crossed one is recorded, nothing after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from toolwire.core.lifecycle import TerminationReason
+from toolwire.core.messages import ChatMessage
+from toolwire.core.reprs import ident, size, tagged
+from toolwire.loop.seam import malformed_call
+from toolwire.loop.state import RunState
+from toolwire.policy.pricing import Cost
+from toolwire.policy.trace import ToolInvocation
+from toolwire.providers.base import CompletionResponse, Stop, Usage
+
+
+class Ending(NamedTuple):
+    """How a turn without tool calls ends the run: why, and whether the answer is cut."""
+
+    reason: TerminationReason
+    truncated: bool
+
+
+_ENDINGS: dict[Stop, Ending] = {
+    Stop.END: Ending(TerminationReason.COMPLETED, False),
+    Stop.TOOL_CALLS: Ending(TerminationReason.COMPLETED, False),  # asked for tools, sent none
+    Stop.OTHER: Ending(TerminationReason.COMPLETED, False),
+    Stop.MAX_TOKENS: Ending(TerminationReason.MAX_TOKENS, True),
+    Stop.CONTEXT_WINDOW: Ending(TerminationReason.CONTEXT_WINDOW, True),
+    Stop.REFUSAL: Ending(TerminationReason.REFUSED, False),
+    Stop.BLOCKED: Ending(TerminationReason.BLOCKED, False),
+}
+
+
+def ending(response: CompletionResponse) -> Ending | None:
+    """How a turn without tool calls ends the run; None when the run goes on (a paused turn,
+    or a tool call the API could not parse)."""
+    return _ENDINGS.get(response.stop)
+
+
+def continuation(response: CompletionResponse) -> tuple[ChatMessage, ...]:
+    """What goes into the conversation when a turn without tool calls does not end the run."""
+    if response.stop is Stop.PAUSED:  # the API continues the turn it gets back, verbatim
+        return (ChatMessage.assistant(response.content, (), response.provider_state),)
+    return (ChatMessage.user(malformed_call()),)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoopResult:
+    final_content: str
+    trace: tuple[ToolInvocation, ...]
+    iterations: int
+    truncated: bool
+    reason: TerminationReason
+    usage: Usage
+    cost: Cost = field(default_factory=Cost)
+    stop: Stop | None = None  # how the last model turn ended
+    finish_reason: str | None = None  # the provider's own word for it
+    refusal: str | None = None  # what the provider said when it refused or blocked
+    suspended: RunState | None = None  # set exactly when ``reason`` is SUSPENDED
+
+    def __repr__(self) -> str:
+        """How the run ended and its sizes. Cheap on purpose: ``asyncio.run`` formats it."""
+        return tagged(
+            "LoopResult",
+            reason=self.reason,
+            iterations=self.iterations,
+            truncated=self.truncated,
+            final_content_bytes=size(self.final_content),
+            calls=len(self.trace),
+            total_tokens=self.usage.total_tokens,
+            cost_usd=self.cost.usd,
+            stop=self.stop,
+            finish_reason=ident(self.finish_reason),
+            refusal_bytes=size(self.refusal),
+            suspended=self.suspended,
+        )
+
+
+def result_of(
+    state: RunState,
+    content: str,
+    truncated: bool,
+    reason: TerminationReason,
+    suspended: RunState | None = None,
+    *,
+    iterations: int | None = None,
+    response: CompletionResponse | None = None,
+) -> LoopResult:
+    return LoopResult(
+        final_content=content,
+        trace=state.invocations,
+        iterations=state.rounds if iterations is None else iterations,
+        truncated=truncated,
+        reason=reason,
+        usage=state.usage,
+        cost=state.cost,
+        stop=None if response is None else response.stop,
+        finish_reason=None if response is None else response.finish_reason,
+        refusal=None if response is None else response.refusal,
+        suspended=suspended,
+    )
+
+
+def over_budget(state: RunState) -> bool:
+    """Whether the run has spent its token or dollar budget (only checked between rounds)."""
+    options = state.options
+    if options.max_total_tokens is not None and state.usage.total_tokens > options.max_total_tokens:
+        return True
+    return options.max_cost is not None and state.cost.shown > options.max_cost

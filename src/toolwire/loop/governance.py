@@ -1,0 +1,186 @@
+"""The governance log: every gate decision that refused or changed something, one row each.
+
+A row says which gate decided (:class:`Gate`), why (a reason code), who (the actor: the tool
+policy, the runtime, or the person who decided a paused turn), about which tool when there is
+one, and a detail made of metadata only (counts, token figures, the policy's own words).
+
+Rows are derived, never recorded separately, so a decision cannot be taken without its row:
+- from a step as the store keeps it (:func:`decisions_of_step`): the store hands over the step
+  after its privacy filter, so a row never holds what the store withheld;
+- from how a run ended (:func:`decisions_of_outcome`): a budget, the context window or the
+  round cap cut it off.
+
+Reasons: the policy's ``Refusal`` codes for a tool not offered (``not_registered``,
+``disabled``, ``requires_admin``, ``not_granted``, ``trust_zone``); the seam's ``Refused`` codes
+for a call refused (``unknown_tool``, ``not_permitted``, ``not_an_object``, ``too_many_calls``,
+``denied``, ``no_longer_permitted``, ``input_missing``, ``approval_missing``); ``approved``,
+``denied`` and ``input_given`` for a person's decision; ``context_truncated``,
+``context_full``, ``budget_exhausted`` and ``max_iterations`` for the cut-offs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from toolwire.core.lifecycle import TerminationReason
+from toolwire.loop.seam import Refused
+
+if TYPE_CHECKING:
+    from toolwire.loop.run import RunOutcome
+
+POLICY = "policy"  # the tool policy (toolwire.tools.policy) and the gate it asks per call
+RUNTIME = "runtime"  # the runtime's own limits and checks
+# The seam's refusals that are the policy's verdict; the others are the runtime's checks.
+_POLICY_REFUSALS = frozenset({Refused.NOT_PERMITTED, Refused.NO_LONGER_PERMITTED})
+_DECIDED = {"approve": "approved", "deny": "denied", "input": "input_given"}
+# How a run can be cut off by a gate, and which gate that is.
+_CUT_OFFS = {
+    TerminationReason.BUDGET_EXHAUSTED: "budget",
+    TerminationReason.CONTEXT_FULL: "context",
+    TerminationReason.MAX_ITERATIONS: "rounds",
+}
+
+
+class Gate(StrEnum):
+    OFFER = "offer"  # which tools a run is offered
+    CALL = "call"  # whether a call may run, at the seam
+    APPROVAL = "approval"  # a person's decision on a paused turn
+    CONTEXT = "context"  # the model's context window
+    BUDGET = "budget"  # the run's token or cost budget
+    ROUNDS = "rounds"  # the round cap
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateDecision:
+    """One row of the governance log, before the store adds the run, time and step."""
+
+    gate: Gate
+    reason: str
+    actor: str
+    round: int | None = None
+    tool: str | None = None
+    detail: str | None = None
+
+
+def decisions_of_step(step: Mapping[str, Any], decider: str | None = None) -> list[GateDecision]:
+    """The decisions a stored (already filtered) step records. ``decider`` is who decided the
+    paused turn this step belongs to, if a person did: the actor of the calls they denied.
+    Never raises, whatever the step holds."""
+    kind = step.get("kind")
+    round_ = _int(step.get("round"))
+    if kind == "request":
+        return [
+            _not_offered(r, round_) for r in step.get("refusals") or () if isinstance(r, Mapping)
+        ]
+    if kind == "tool" and isinstance(step.get("tool_refused"), str):
+        return [_refused_call(step, round_, decider)]
+    if kind == "decision":
+        return [_decided(step, round_)]
+    if kind == "context_truncated":
+        return [_truncated(step, round_)]
+    return []
+
+
+def decisions_of_outcome(outcome: RunOutcome) -> list[GateDecision]:
+    """The cut-off that ended the run, if a gate ended it."""
+    result = outcome.result
+    gate = None if result is None else _CUT_OFFS.get(result.reason)
+    if result is None or gate is None:
+        return []
+    usage = result.usage
+    detail = f"after {result.iterations} rounds, {usage.total_tokens} tokens"
+    if result.cost.usd:
+        detail += f", ${result.cost.shown:.6f}" + ("" if result.cost.complete else " or more")
+    return [
+        GateDecision(gate=Gate(gate), reason=str(result.reason), actor=RUNTIME,
+                     round=result.iterations, detail=detail)
+    ]  # fmt: skip
+
+
+def _not_offered(refusal: Mapping[str, Any], round_: int | None) -> GateDecision:
+    detail = refusal.get("detail")
+    return GateDecision(
+        gate=Gate.OFFER,
+        reason=str(refusal.get("reason", "")),
+        actor=POLICY,
+        round=round_,
+        tool=_text(refusal.get("tool")),
+        detail=detail if isinstance(detail, str) and detail else None,
+    )
+
+
+def _refused_call(step: Mapping[str, Any], round_: int | None, decider: str | None) -> GateDecision:
+    reason = str(step["tool_refused"])
+    if reason == Refused.DENIED and decider:
+        actor = decider
+    else:
+        actor = POLICY if reason in _POLICY_REFUSALS else RUNTIME
+    return GateDecision(
+        gate=Gate.CALL, reason=reason, actor=actor, round=round_, tool=_text(step.get("tool_name"))
+    )
+
+
+def _decided(step: Mapping[str, Any], round_: int | None) -> GateDecision:
+    decision = str(step.get("decision", ""))
+    digest = _text(step.get("turn_digest"))
+    return GateDecision(
+        gate=Gate.APPROVAL,
+        reason=_DECIDED.get(decision, decision),
+        actor=_text(step.get("decided_by")) or "unknown",
+        round=round_,
+        detail=None if digest is None else f"turn {digest}",
+    )
+
+
+def _truncated(step: Mapping[str, Any], round_: int | None) -> GateDecision:
+    detail = (
+        f"{step.get('dropped_exchanges')} exchanges ({step.get('dropped_messages')} messages) "
+        f"dropped: {step.get('tokens_before')} -> {step.get('tokens_after')} tokens "
+        f"of a {step.get('context_window')}-token window"
+    )
+    return GateDecision(
+        gate=Gate.CONTEXT, reason="context_truncated", actor=RUNTIME, round=round_, detail=detail
+    )
+
+
+def decider_of(step: Mapping[str, Any]) -> str | None:
+    """Who decided, when ``step`` is a person's decision on a paused turn."""
+    return _text(step.get("decided_by")) if step.get("kind") == "decision" else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+_AGO = re.compile(r"(\d{1,6})([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """The moment ``text`` names: a duration back from ``now`` (``30m``, ``12h``, ``7d``,
+    ``2w``) or an ISO 8601 date or time (UTC unless it says otherwise). ``ValueError`` with a
+    message to show for anything else."""
+    text = text.strip()
+    ago = _AGO.fullmatch(text)
+    if ago is not None:
+        try:
+            return (now or datetime.now(UTC)) - timedelta(**{_UNITS[ago[2]]: int(ago[1])})
+        except OverflowError:
+            raise ValueError(f"{text!r} reaches back before the year 1") from None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        raise ValueError(
+            f"{shown!r} is neither a duration (30m, 12h, 7d, 2w) nor an ISO 8601 date or time"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

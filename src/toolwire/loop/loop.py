@@ -1,0 +1,539 @@
+"""The tool loop: a resumable function over a frozen :class:`~toolwire.loop.state.RunState`.
+
+Layers, each with one concern: ``run`` (offer tools, build the first state) and ``resume``
+(apply a person's decision to a paused turn) -> ``advance`` (the round cap and synthesis) ->
+one provider call -> pause the whole turn, or run its calls (:mod:`toolwire.loop.turn`:
+concurrently, recorded in the model's order) -> the seam (:mod:`toolwire.loop.seam`).
+
+Invariants:
+- The only tool output appended to the conversation is the bounded ``ToolResult.content``,
+  through ``ChatMessage.tool_result``. Artifacts go to the trace only.
+- A turn that needs a person pauses before any of its calls executes; the result then carries
+  the paused state, and nothing of that turn has run.
+- Resuming re-checks the gate for every pending call, and what each approved call's preview was
+  computed on (:mod:`toolwire.loop.basis`): when that changed, nothing of the turn runs and it waits
+  again on fresh previews, or the call fails, as its tool declares. The round cap counts over
+  every segment.
+- Every request is first fitted to the model's context window (:mod:`toolwire.loop.window`): old
+  exchanges leave the conversation whole, or the run ends ``context_full`` without the call.
+- A loop with a :class:`Checkpoint` (a queued run's worker) hands it every call of a turn to
+  wrap and the state after every completed round; without one, nothing of that runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+from toolwire.core.lifecycle import TerminationReason
+from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
+from toolwire.core.trust import TrustZone
+from toolwire.loop import remote_calls
+from toolwire.loop.basis import recheck
+from toolwire.loop.endings import (
+    Ending,
+    LoopResult,
+    continuation,
+    ending,
+    over_budget,
+    result_of,
+)
+from toolwire.loop.seam import Invoked, Seam, past_limit, refusal
+from toolwire.loop.state import RunState
+from toolwire.loop.suspension import (
+    Answer,
+    Refuse,
+    Run,
+    plan,
+    preview_again,
+    running,
+    scan,
+    stale_answers,
+)
+from toolwire.loop.turn import Job, run_turn
+from toolwire.loop.window import Overflow, Window, calibrated, fit, window_for
+from toolwire.policy.charter import Charter, ProviderRef, in_scope, submit
+from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
+from toolwire.policy.pricing import cost_of, model_of, pricing_family
+from toolwire.policy.privacy import PrivacyLevel
+from toolwire.policy.trace import ContextStep, RunTrace, ToolInvocation
+from toolwire.providers.base import (
+    CompletionRequest,
+    CompletionResponse,
+    Provider,
+    session_of,
+)
+from toolwire.tools.api import ToolContext, runs_concurrently
+from toolwire.tools.policy import Gate, ToolPolicy
+from toolwire.tools.registry import ToolRegistry
+
+__all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "Checkpoint", "LoopResult", "RunOptions",
+           "TerminationReason", "ToolLoop"]  # fmt: skip
+
+log = logging.getLogger("toolwire.loop")
+ToolChoice = Literal["auto", "none"]
+
+
+class Checkpoint(Protocol):
+    """Where a queued run keeps its progress, so another worker can carry it on.
+
+    ``invoke`` wraps each call of a turn: ``run`` executes it through the seam. (A worker's
+    checkpoint marks a write started before it runs and keeps its result after, and answers a
+    call already recorded without running it.) ``round_done`` gets the state after each
+    completed round.
+    """
+
+    def invoke(self, job: Job, run: Callable[[], Awaitable[Invoked]]) -> Awaitable[Invoked]: ...
+
+    async def round_done(self, state: RunState) -> None: ...
+
+
+class ToolLoop:
+    """Runs a conversation against a provider, executing tool calls through the seam."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        registry: ToolRegistry,
+        *,
+        policy: ToolPolicy | None = None,
+        checkpoint: Checkpoint | None = None,
+    ) -> None:
+        self.provider = provider
+        self.registry = registry
+        self.policy = policy or ToolPolicy(registry)
+        self.seam = Seam(registry)
+        self.checkpoint = checkpoint
+
+    def run_sync(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        context: ToolContext | None = None,
+        options: RunOptions | None = None,
+        trace: RunTrace | None = None,
+    ) -> LoopResult:
+        """Blocking facade over :meth:`run`, for scripts and the command line."""
+        return asyncio.run(self.run(messages, context=context, options=options, trace=trace))
+
+    async def run(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        context: ToolContext | None = None,
+        options: RunOptions | None = None,
+        trace: RunTrace | None = None,
+        run_id: str = "",
+        charter: Charter | None = None,
+    ) -> LoopResult:
+        """Run ``messages`` to an end. ``charter`` goes with the run's state (the runtime's
+        run has one; a bare loop's is made from ``context`` and ``options``)."""
+        context = context or ToolContext()
+        options = options or RunOptions()
+        trace = trace if trace is not None else RunTrace(capture_raw=options.capture_raw)
+        offered, refusals = self._offered(options, context)
+        charter = charter or self._bare_charter(context, options)
+        state = RunState(messages=tuple(messages), options=options, offered=offered,
+                         charter=charter)  # fmt: skip
+        if options.dry_run:
+            trace.record_request(1, state.messages, self._names(offered), refusals)
+            return result_of(state, "", False, TerminationReason.DRY_RUN, iterations=0)
+        return await self.advance(state, context=context, trace=trace, refusals=refusals,
+                                  run_id=run_id)  # fmt: skip
+
+    async def resume(
+        self,
+        state: RunState,
+        *,
+        approved: bool = False,
+        values: Mapping[str, Any] | None = None,
+        context: ToolContext | None = None,
+        trace: RunTrace | None = None,
+        run_id: str = "",
+    ) -> LoopResult:
+        """Apply a decision to ``state``'s paused turn under the live gate, then go on."""
+        pause = state.pause
+        if pause is None:
+            raise ValueError("this run state is not paused")
+        context = context or ToolContext(user=state.user)
+        trace = trace if trace is not None else RunTrace(capture_raw=state.options.capture_raw)
+        offered, _ = self._offered(state.options, context)
+        if state.charter is not None:  # this process may hold more MCP servers than the run's
+            offered = in_scope(state.charter, offered, self.registry)
+        answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
+                       approved=approved, values=values)  # fmt: skip
+        checked = await self._recheck(state, answers, context, run_id)
+        if isinstance(checked, LoopResult):
+            return checked
+        state = state._replace(pause=None, offered=offered, invocations=())
+        jobs = self._jobs(checked, state.options.max_calls_per_turn)
+        state = await self._run_jobs(state, trace, state.rounds, jobs, context)
+        return await self.advance(state, context=context, trace=trace, run_id=run_id)
+
+    async def call(
+        self,
+        call: ToolCall,
+        *,
+        offered: frozenset[str],
+        context: ToolContext,
+        trace: RunTrace,
+        options: RunOptions | None = None,
+        hold: bool = False,
+        run_id: str = "",
+        charter: Charter | None = None,
+    ) -> LoopResult:
+        """One call through the seam with no model: a direct call, recorded as round 0.
+
+        With ``hold``, an offered call that needs a person is not executed: the result carries
+        the paused state, as a model's turn would (see :mod:`toolwire.runs.held`).
+        """
+        options = options or RunOptions()
+        if hold:
+            pause = await scan(self.registry, (call,), offered, context, run_id=run_id, rounds=0)
+            if pause is not None:
+                charter = charter or self._bare_charter(context, options)
+                held = RunState(messages=(), options=options, offered=offered, pause=pause,
+                                charter=charter)  # fmt: skip
+                return result_of(held, "", False, TerminationReason.SUSPENDED, held)
+        started = time.perf_counter()
+        invoked = await self.seam.invoke(call, offered, context)
+        messages: list[ChatMessage] = []
+        invocations: list[ToolInvocation] = []
+        self._record(trace, 0, (time.perf_counter() - started) * 1000, call, invoked,
+                     arguments=None, messages=messages, invocations=invocations,
+                     started=started)  # fmt: skip
+        state = RunState(messages=(), options=options, offered=offered,
+                         invocations=tuple(invocations))  # fmt: skip
+        ran = call.name in offered and call.name in self.registry
+        reason = TerminationReason.COMPLETED if ran else TerminationReason.NOT_PERMITTED
+        return result_of(state, invoked.result.content, False, reason)
+
+    async def resume_call(
+        self,
+        state: RunState,
+        *,
+        approved: bool = False,
+        values: Mapping[str, Any] | None = None,
+        context: ToolContext,
+        trace: RunTrace,
+    ) -> LoopResult:
+        """Apply a decision to a held direct call under the live gate, run it, and end: a
+        direct call has no model to go on with."""
+        pause = state.pause
+        if pause is None:
+            raise ValueError("this run state is not paused")
+        offered, _ = self._offered(state.options, context)
+        if state.charter is not None:  # this process may hold more MCP servers than the run's
+            offered = in_scope(state.charter, offered, self.registry)
+        answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
+                       approved=approved, values=values)  # fmt: skip
+        checked = await self._recheck(state, answers, context, "")
+        if isinstance(checked, LoopResult):
+            return checked
+        jobs = self._jobs(checked, state.options.max_calls_per_turn)
+        state = state._replace(pause=None, offered=offered, invocations=())
+        state = await self._run_jobs(state, trace, 0, jobs, context)
+        content = state.invocations[-1].result if state.invocations else ""
+        return result_of(state, content, False, TerminationReason.COMPLETED)
+
+    async def _recheck(
+        self,
+        state: RunState,
+        answers: list[tuple[ToolCall, Answer]],
+        context: ToolContext,
+        run_id: str,
+    ) -> list[tuple[ToolCall, Answer]] | LoopResult:
+        """``answers`` once what each call about to run was previewed on still holds (a call
+        whose tool fails on a stale preview refused); or the turn waiting again on fresh
+        previews, nothing of it run (see :mod:`toolwire.loop.basis`)."""
+        pause = state.pause
+        assert pause is not None
+        about_to_run = running(answers, state.options.max_calls_per_turn)
+        stale = await recheck(pause, about_to_run, self.registry, context)
+        if stale.wait:
+            again = await preview_again(pause, stale.wait, self.registry, context,
+                                        run_id=run_id, rounds=state.rounds)  # fmt: skip
+            paused = state._replace(pause=again, invocations=())
+            return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
+        return stale_answers(answers, stale) if stale.fail else answers
+
+    async def advance(
+        self,
+        state: RunState,
+        *,
+        context: ToolContext,
+        trace: RunTrace,
+        refusals: Sequence[Mapping[str, str]] = (),
+        run_id: str = "",
+    ) -> LoopResult:
+        """Take rounds from ``state`` until an answer, a pause, a budget or the round cap."""
+        async with session_of(self.provider):
+            if not state.offered:
+                return await self._plain(state, trace, refusals)
+            specs = tuple(self.registry.specs(state.offered))
+            names = tuple(s.name for s in specs)
+            window = window_for(state.options, self.provider, specs)
+            while state.rounds < state.options.max_rounds:
+                round_ = state.rounds + 1
+                fitted = self._fit(state, trace, round_, window)
+                if isinstance(fitted, LoopResult):
+                    return fitted
+                state = fitted
+                trace.record_request(round_, state.messages, names,
+                                     refusals if round_ == 1 else ())  # fmt: skip
+                state, response = await self._complete(state, trace, round_, specs)
+                ended = None if response.tool_calls else ending(response)
+                if ended is not None:
+                    return result_of(state, response.content, ended.truncated, ended.reason,
+                                   response=response)  # fmt: skip
+                if over_budget(state):  # stop before this turn's calls or continuation run
+                    return result_of(state, "", True, TerminationReason.BUDGET_EXHAUSTED,
+                                   response=response)  # fmt: skip
+                if not response.tool_calls:
+                    state = state._replace(messages=(*state.messages, *continuation(response)))
+                    continue
+                assistant = ChatMessage.assistant(
+                    response.content, response.tool_calls, response.provider_state
+                )
+                state = state._replace(messages=(*state.messages, assistant))
+                pause = await scan(self.registry, response.tool_calls, state.offered, context,
+                                   run_id=run_id, rounds=round_,
+                                   limit=state.options.max_calls_per_turn)  # fmt: skip
+                if pause is not None:
+                    paused = state._replace(pause=pause)
+                    return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
+                state = await self._dispatch(state, trace, round_, response.tool_calls, context)
+            return await self._synthesise(state, trace, specs, window)
+
+    async def _synthesise(
+        self, state: RunState, trace: RunTrace, specs: tuple[ToolSpec, ...], window: Window | None
+    ) -> LoopResult:
+        """At the round cap: one more call in which no tool may be called.
+
+        The tools are still sent, with the choice "none": an API may refuse a history holding
+        tool calls when a request defines no tools.
+        """
+        round_ = state.rounds + 1
+        fitted = self._fit(state, trace, round_, window)
+        if isinstance(fitted, LoopResult):
+            return fitted
+        state = fitted
+        trace.record_request(round_, state.messages, tuple(s.name for s in specs),
+                             tool_choice="none")  # fmt: skip
+        state, final = await self._complete(state, trace, round_, specs, choice="none",
+                                            count=False)  # fmt: skip
+        ended = ending(final)
+        cut = ended is not None and ended.truncated  # cut twice: by the output cap as well
+        reason = ended.reason if cut and ended is not None else TerminationReason.MAX_ITERATIONS
+        return result_of(state, final.content, True, reason, response=final)
+
+    async def _plain(
+        self, state: RunState, trace: RunTrace, refusals: Sequence[Mapping[str, str]]
+    ) -> LoopResult:
+        """No tool may be offered: one call. A history with tool calls (a resumed run whose
+        tools were all disabled meanwhile) still sends their definitions, with choice "none"."""
+        round_ = state.rounds + 1
+        specs = tuple(self.registry.specs({c.name for m in state.messages for c in m.tool_calls}))
+        choice: ToolChoice = "none" if specs else "auto"
+        fitted = self._fit(state, trace, round_, window_for(state.options, self.provider, specs))
+        if isinstance(fitted, LoopResult):
+            return fitted
+        state = fitted
+        trace.record_request(round_, state.messages, (), refusals,
+                             tool_choice="none" if specs else None)  # fmt: skip
+        state, response = await self._complete(state, trace, round_, specs, choice=choice)
+        ended = ending(response) or Ending(TerminationReason.COMPLETED, False)
+        return result_of(state, response.content, ended.truncated, ended.reason, response=response)
+
+    async def _complete(
+        self,
+        state: RunState,
+        trace: RunTrace,
+        round_: int,
+        specs: tuple[ToolSpec, ...],
+        *,
+        choice: ToolChoice = "auto",
+        count: bool = True,
+    ) -> tuple[RunState, CompletionResponse]:
+        options = state.options
+        request = CompletionRequest(
+            messages=state.messages,
+            tools=specs,
+            tool_choice=choice,
+            temperature=options.temperature,
+            max_tokens=options.max_tokens,
+            reasoning=options.reasoning,
+            capture_raw=options.capture_raw,
+            stream=options.stream,
+            on_delta=trace.delta_sink(round_),
+            dropped_turns=state.dropped_turns,
+        )
+        started = time.perf_counter()
+        response = await self.provider.complete(request)
+        cost = cost_of(pricing_family(self.provider), response.model or model_of(self.provider),
+                       response.usage)  # fmt: skip
+        known = frozenset(c.name for c in response.tool_calls if self.seam.knows(c.name))
+        trace.record_llm(round_, (time.perf_counter() - started) * 1000, response, cost,
+                         registered=known)  # fmt: skip
+        state = state._replace(
+            usage=state.usage + response.usage,
+            cost=state.cost.add(cost),
+            rounds=round_ if count else state.rounds,
+            tally=calibrated(state.tally, response.usage),
+        )
+        return state, response
+
+    @staticmethod
+    def _fit(
+        state: RunState, trace: RunTrace, round_: int, window: Window | None
+    ) -> RunState | LoopResult:
+        """``state`` with a conversation that fits ``window``, recording what was dropped; or
+        the end of the run when it cannot fit (no budget known: ``state`` as it is)."""
+        if window is None:
+            return state
+        started = time.perf_counter()
+        fitted = fit(state.messages, state.tally, window)
+        if isinstance(fitted, Overflow):
+            log.info("round %d cannot fit a context window of %d tokens: %d needed, %d kept "
+                     "for the answer", round_, window.size, fitted.tokens_needed,
+                     window.reserve)  # fmt: skip
+            return result_of(state, "", True, TerminationReason.CONTEXT_FULL)
+        if fitted.dropped_messages:
+            trace.record(
+                ContextStep(
+                    round=round_,
+                    duration_ms=(time.perf_counter() - started) * 1000,
+                    dropped_exchanges=fitted.dropped_exchanges,
+                    dropped_messages=fitted.dropped_messages,
+                    tokens_before=fitted.tokens_before,
+                    tokens_after=fitted.tally.tokens,
+                    context_window=window.size,
+                    reserved_tokens=window.reserve,
+                )
+            )
+        dropped = state.dropped_turns + fitted.dropped_exchanges
+        return state._replace(messages=fitted.messages, tally=fitted.tally, dropped_turns=dropped)
+
+    async def _dispatch(
+        self,
+        state: RunState,
+        trace: RunTrace,
+        round_: int,
+        calls: Sequence[ToolCall],
+        context: ToolContext,
+    ) -> RunState:
+        answers = [(call, Run(call.decoded_arguments())) for call in calls]
+        jobs = self._jobs(answers, state.options.max_calls_per_turn)
+        return await self._run_jobs(state, trace, round_, jobs, context)
+
+    def _jobs(self, answers: Sequence[tuple[ToolCall, Answer]], limit: int) -> list[Job]:
+        """A turn's calls as jobs: one past the turn's call limit, or refused, is answered with
+        its fixed refusal and never runs; the others run with the arguments their answer gives."""
+        jobs = []
+        for index, (call, answer) in enumerate(answers):
+            if index >= limit:
+                jobs.append(Job(call, call.decoded_arguments(), past_limit(limit)))
+            elif isinstance(answer, Refuse):
+                refused = refusal(answer.text, answer.reason)
+                jobs.append(Job(call, call.decoded_arguments(), refused))
+            else:
+                jobs.append(Job(call, answer.arguments, alone=self._alone(call)))
+        return jobs
+
+    async def _run_jobs(
+        self,
+        state: RunState,
+        trace: RunTrace,
+        round_: int,
+        jobs: Sequence[Job],
+        context: ToolContext,
+    ) -> RunState:
+        """Run one turn's calls (see :mod:`toolwire.loop.turn`) and append their results."""
+        jobs, spent = remote_calls.spend(jobs, self.registry, state.offered,
+                                         spent=state.remote_calls,
+                                         limit=state.options.max_remote_calls)  # fmt: skip
+        messages = list(state.messages)
+        invocations = list(state.invocations)
+        gate = self._gate(state.options, context)
+        offered = state.offered
+        checkpoint = self.checkpoint
+
+        def invoke(job: Job) -> Awaitable[Invoked]:
+            if checkpoint is None:
+                return self.seam.invoke(job.call, offered, context, job.arguments, gate)
+            return checkpoint.invoke(
+                job, lambda: self.seam.invoke(job.call, offered, context, job.arguments, gate)
+            )
+
+        def record(job: Job, invoked: Invoked, elapsed_ms: float, started: float | None) -> None:
+            self._record(trace, round_, elapsed_ms, job.call, invoked, arguments=job.arguments,
+                         messages=messages, invocations=invocations, started=started)  # fmt: skip
+
+        await run_turn(jobs, invoke, record, concurrency=state.options.max_concurrency)
+        state = state._replace(messages=tuple(messages), invocations=tuple(invocations),
+                               remote_calls=spent)  # fmt: skip
+        if checkpoint is not None:
+            await checkpoint.round_done(state)
+        return state
+
+    def _alone(self, call: ToolCall) -> bool:
+        tool = self.registry.get(call.name)
+        return tool is not None and not runs_concurrently(tool)
+
+    def _record(
+        self,
+        trace: RunTrace,
+        round_: int,
+        elapsed_ms: float,
+        call: ToolCall,
+        invoked: Invoked,
+        *,
+        arguments: dict[str, Any] | None,
+        messages: list[ChatMessage],
+        invocations: list[ToolInvocation],
+        started: float | None = None,
+    ) -> None:
+        result = invoked.result
+        messages.append(ChatMessage.tool_result(call.id, result.content, is_error=result.is_error))
+        if arguments is None:
+            arguments = call.decoded_arguments()
+        invocation = ToolInvocation(
+            name=call.name,
+            arguments=call.arguments if arguments is None else arguments,
+            result=result.content,
+            is_error=result.is_error,
+            artifacts=result.artifacts,
+            call_id=call.id,
+        )
+        invocations.append(invocation)
+        trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes, invoked.refused,
+                          started=started, registered=self.seam.knows(call.name))  # fmt: skip
+
+    def _zone(self, options: RunOptions) -> TrustZone:
+        return TrustZone.parse(options.trust_zone or self.provider.trust_zone)
+
+    def _gate(self, options: RunOptions, context: ToolContext) -> Gate:
+        return self.policy.gate(context=context, grant=options.grant, zone=self._zone(options))
+
+    def _offered(
+        self, options: RunOptions, context: ToolContext
+    ) -> tuple[frozenset[str], list[dict[str, str]]]:
+        offered, refused = self.policy.offered(
+            options.allowed_tools, context=context, grant=options.grant, zone=self._zone(options)
+        )
+        for decision in refused:
+            log.info("tool %r not offered: %s", decision.name, decision.reason)
+        return frozenset(offered), [d.to_dict() for d in refused]
+
+    def _bare_charter(self, context: ToolContext, options: RunOptions) -> Charter:
+        """The charter of a run given to the loop without one (no runtime): its context's
+        user and workspace, this loop's provider, the default level."""
+        return submit(provider=ProviderRef.of(self.provider, None, options), options=options,
+                      privacy=PrivacyLevel.METADATA, user=context.user,
+                      workspace=context.workspace)  # fmt: skip
+
+    def _names(self, offered: frozenset[str]) -> tuple[str, ...]:
+        return tuple(n for n in self.registry.names() if n in offered)

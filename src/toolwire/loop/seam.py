@@ -1,0 +1,289 @@
+"""THE invoke seam, and every text a model reads when a call fails or is refused.
+
+Every executed call passes through :meth:`Seam.invoke`, in this order: registry lookup ->
+offered-set check -> arguments must be a JSON object -> execute, with every exception caught
+(a synchronous tool runs in the seam's worker pool unless it declares ``blocking=False``, so
+a blocking tool cannot stall the event loop) -> both channels bounded. A tool refuses a call by
+raising :class:`toolwire.core.errors.ToolRefusal`; its message reaches the model as
+``Error: <message>``. Any other exception goes to the operator's log only; the model reads
+``Error: tool "<name>" failed.``
+
+The texts below are the only ones the runtime itself writes into a tool turn. They are short,
+fixed, and echo at most a clipped tool name chosen by the model (or a limit, or a count). That
+includes what a remote (MCP) tool's failure reads like: which server, why, and what it printed
+go to the operator's log only. Each refusal also carries its reason as data (:class:`Refused`),
+recorded on the call's step for the governance log and the telemetry: nothing downstream has to
+read a text to learn why a call did not run. Whether a name is a registered tool is the seam's
+answer too (:meth:`Seam.knows`), recorded on the steps that carry names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import logging
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from toolwire.core.bounding import bound_artifacts, bound_content
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.messages import ToolCall
+from toolwire.core.result import ToolResult
+from toolwire.tools.api import Tool, ToolContext, as_result
+from toolwire.tools.policy import Gate
+from toolwire.tools.registry import ToolRegistry
+
+log = logging.getLogger("toolwire.seam")
+
+_NAME_IN_ERROR_CHARS = 200  # a hostile model can send a megabyte "name"; echo a bounded one
+# Threads for synchronous tools, shared by every run of the process. A run's own concurrency
+# setting bounds how many of its calls are in flight; this bounds the process.
+WORKER_THREADS = 32
+# Made once and kept (threads start on demand): they outlive one ``asyncio.run``, where a loop's
+# own default executor starts new threads every run.
+_WORKERS = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="toolwire-tool")
+
+
+class Refused(StrEnum):
+    """Why the runtime answered a call with a fixed text instead of running it. (A tool that
+    refuses by raising ``ToolRefusal`` did run: its answer is an error result, not one of these.)"""
+
+    UNKNOWN_TOOL = "unknown_tool"
+    NOT_PERMITTED = "not_permitted"  # not offered to this run, or the gate no longer allows it
+    NOT_AN_OBJECT = "not_an_object"  # the arguments were not a JSON object
+    TOO_MANY_CALLS = "too_many_calls"  # past the per-turn limit
+    DENIED = "denied"  # an operator denied the turn
+    NO_LONGER_PERMITTED = "no_longer_permitted"  # offered when asked for, not when resumed
+    INPUT_MISSING = "input_missing"
+    APPROVAL_MISSING = "approval_missing"
+    REMOTE_BUDGET = "remote_budget"  # past the run's budget of calls to remote (MCP) tools
+    PREVIEW_CHANGED = "preview_changed"  # what its approved preview was computed on changed
+
+
+def _clip(name: str) -> str:
+    return name if len(name) <= _NAME_IN_ERROR_CHARS else name[:_NAME_IN_ERROR_CHARS] + "…"
+
+
+def unknown_tool(name: str) -> str:
+    return f'Error: unknown tool "{_clip(name)}"'
+
+
+def not_permitted(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" not permitted'
+
+
+def not_an_object(name: str) -> str:
+    return (
+        f'Error: arguments for tool "{_clip(name)}" must be a JSON object; '
+        "the text sent was not one."
+    )
+
+
+def tool_failed(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" failed.'
+
+
+def refused(message: str) -> str:
+    return f"Error: {message}"
+
+
+def too_many_calls(limit: int) -> str:
+    return (
+        f"Error: a turn may make at most {limit} tool calls; this call was past the limit "
+        "and was not executed."
+    )
+
+
+def malformed_call() -> str:
+    # Told to the model as a user turn: the API gave no call to answer with a tool turn.
+    return (
+        "Error: your last tool call could not be parsed and nothing was executed; "
+        "call the tool again with arguments that are a valid JSON object."
+    )
+
+
+def denied(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" was denied by the operator.'
+
+
+def no_longer_permitted(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" is no longer permitted and was not executed.'
+
+
+def input_missing(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" requires user input that was not provided.'
+
+
+def approval_missing(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" requires approval that was not given.'
+
+
+def preview_changed(name: str) -> str:
+    # Says what changed in kind only: the data itself is the approver's, never the model's.
+    return (
+        f'Error: tool "{_clip(name)}" was not executed: what it would change was changed by '
+        "someone else after the operator approved the call. Read the current state and call "
+        "the tool again if the change is still wanted."
+    )
+
+
+# A held call's caller (see toolwire.runs.held) reads these when its call did not run, or ran but
+# its answer could not be brought back.
+
+
+def not_decided_in_time(name: str, seconds: float) -> str:
+    return (
+        f'Error: tool "{_clip(name)}" needs an operator\'s decision, which did not come within '
+        f"{seconds:g} seconds; it was not executed."
+    )
+
+
+def nobody_to_decide(name: str) -> str:
+    return (
+        f'Error: tool "{_clip(name)}" needs an operator\'s decision, and this server keeps no '
+        "run store where one could give it; it was not executed."
+    )
+
+
+def call_cancelled(name: str) -> str:
+    return f'Error: the call of tool "{_clip(name)}" was cancelled.'
+
+
+def answer_lost(name: str) -> str:
+    return (
+        f'Error: tool "{_clip(name)}" ran, but its result could not be handed back; '
+        "see its run in the inspector."
+    )
+
+
+# -- remote (MCP) tools: the server's details go to the operator's log, never here -----------
+
+
+def remote_budget_spent(limit: int) -> str:
+    return (
+        f"Error: a run may make at most {limit} calls to remote tools; this call was past the "
+        "limit and was not executed."
+    )
+
+
+def remote_not_started(name: str) -> str:
+    return f'Error: the server of tool "{_clip(name)}" could not be started; nothing was executed.'
+
+
+def remote_stopped(name: str) -> str:
+    return (
+        f'Error: the server of tool "{_clip(name)}" stopped during the call; '
+        "whether the call took effect is unknown."
+    )
+
+
+def remote_timeout(name: str, seconds: float) -> str:
+    return f'Error: tool "{_clip(name)}" did not answer within {seconds:g} seconds.'
+
+
+def remote_garbage(name: str) -> str:
+    return f'Error: tool "{_clip(name)}" answered with something that is not a tool result.'
+
+
+def remote_protocol_error(name: str) -> str:
+    return f'Error: the server of tool "{_clip(name)}" refused the call.'
+
+
+def remote_no_text(count: int) -> str:
+    # The items themselves (images, data, resources) are artifacts: the model reads only this.
+    return (
+        f"The tool returned no text; {count} other item(s) were kept for the operator "
+        "and are not shown here."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Invoked:
+    """A call's bounded result; ``original_bytes`` is the content's size when it was cut;
+    ``refused`` says why the call was refused, when it was."""
+
+    result: ToolResult
+    original_bytes: int | None = None
+    refused: Refused | None = None
+
+
+def refusal(text: str, reason: Refused) -> Invoked:
+    """A call answered with one of the fixed texts above, without executing anything."""
+    return Invoked(ToolResult.error(text), refused=reason)
+
+
+def past_limit(limit: int) -> Invoked:
+    """The answer to a call past the per-turn limit of ``limit`` calls."""
+    return refusal(too_many_calls(limit), Refused.TOO_MANY_CALLS)
+
+
+class Seam:
+    """Executes calls for one registry. Stateless apart from the registry."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self.registry = registry
+
+    def knows(self, name: str) -> bool:
+        """Whether ``name`` is a registered tool (an MCP server's tools are registered too):
+        the operator's vocabulary. Any other name is the model's own words, which the privacy
+        filter treats as content; the step of a call records which it was."""
+        return self.registry.get(name) is not None
+
+    async def invoke(
+        self,
+        call: ToolCall,
+        offered: frozenset[str],
+        context: ToolContext,
+        arguments: dict[str, Any] | None = None,
+        gate: Gate | None = None,
+    ) -> Invoked:
+        """Execute ``call`` if it may run; ``arguments`` replaces its decoded arguments.
+
+        ``gate`` is asked again now: a tool disabled since it was offered does not run.
+        """
+        tool = self.registry.get(call.name)
+        if tool is None:
+            return refusal(unknown_tool(call.name), Refused.UNKNOWN_TOOL)
+        if call.name not in offered or (gate is not None and not gate.allows(call.name)):
+            return refusal(not_permitted(call.name), Refused.NOT_PERMITTED)
+        if arguments is None:
+            arguments = call.decoded_arguments()
+        if arguments is None:
+            return refusal(not_an_object(call.name), Refused.NOT_AN_OBJECT)
+        try:
+            raw = await _execute(tool, arguments, context)
+        except ToolRefusal as exc:
+            raw = ToolResult.error(refused(str(exc)))
+        except Exception:
+            log.exception('Tool "%s" failed.', call.name)
+            return Invoked(ToolResult.error(tool_failed(call.name)))
+        content = bound_content(raw.content)
+        original = content.original_bytes if content.truncated else None
+        if raw.is_error:
+            return Invoked(ToolResult.error(content.text), original)
+        return Invoked(ToolResult.text(content.text, *bound_artifacts(raw.artifacts)), original)
+
+
+async def _execute(tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+    """Run the tool: a coroutine on this loop, anything synchronous in a worker thread.
+
+    A synchronous tool that declares ``blocking=False`` (pure computation, microseconds) runs
+    on the loop too: handing a call to a thread costs about 0.1 ms, far more than such a call.
+    A synchronous call cannot be interrupted: when its run is cancelled it finishes in its
+    thread and its result is dropped.
+    """
+    if (
+        getattr(tool, "is_async", False)
+        or getattr(tool, "blocking", True) is False
+        or inspect.iscoroutinefunction(tool.execute)
+    ):
+        outcome = tool.execute(arguments, context)
+    else:
+        work = functools.partial(contextvars.copy_context().run, tool.execute, arguments, context)
+        outcome = await asyncio.get_running_loop().run_in_executor(_WORKERS, work)
+    return as_result(await outcome if inspect.isawaitable(outcome) else outcome)

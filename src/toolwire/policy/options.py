@@ -1,0 +1,114 @@
+"""Per-run settings, and the round limits they are checked against."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolwire.core.trust import TrustZone
+from toolwire.providers.base import Reasoning
+from toolwire.tools.policy import Grant
+
+# Enough for look-up, refine, answer. Each round is a paid provider call carrying the whole
+# conversation so far, so a one-shot run that forgets to set a cap must not run up a long bill.
+DEFAULT_MAX_ROUNDS = 5
+# The highest cap a run may ask for: long agent runs take hundreds of rounds; past this a
+# budget (max_total_tokens, max_cost) is the better guard.
+MAX_ROUNDS = 1000
+# Calls one assistant turn may make: a model asking for more is confused or attacking; the
+# excess is refused with an error turn it can read, and none of it runs.
+DEFAULT_MAX_CALLS_PER_TURN = 32
+# Calls of one turn in flight at once; 1 runs them one after another. More than a turn's
+# default call limit would be idle.
+DEFAULT_MAX_CONCURRENCY = 8
+MAX_CONCURRENCY = 32
+# Calls to remote (MCP) tools over a whole run: each is another process's work and may reach
+# further than the machine; a model looping on one must not call it without end.
+DEFAULT_MAX_REMOTE_CALLS = 20
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """Per-run settings. ``allowed_tools`` is a request (None: every enabled tool; []: none)."""
+
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    allowed_tools: Sequence[str] | None = None
+    grant: Grant = field(default_factory=Grant)
+    trust_zone: TrustZone | str | None = None  # None: the provider's own; a misspelling fails
+    temperature: float | None = None
+    max_tokens: int | None = None
+    reasoning: Reasoning | None = None  # None: the model's default
+    stream: bool = True  # server-sent events where the adapter can; same result either way
+    max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    max_remote_calls: int = DEFAULT_MAX_REMOTE_CALLS  # over the run; 0: none at all
+    max_total_tokens: int | None = None  # budget: the run ends once its tokens pass this
+    max_cost: float | None = None  # budget in US dollars, where the price is known
+    capture_raw: bool = False
+    dry_run: bool = False  # record what would be sent, call no provider and no tool
+    # The model's context window in tokens; None: the provider's own, or the price table's
+    # (see toolwire.loop.window). Old exchanges are dropped to keep each request within it.
+    context_window: int | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_rounds <= MAX_ROUNDS:
+            raise ValueError(f"max_rounds must be between 1 and {MAX_ROUNDS}")
+        if self.max_calls_per_turn < 1:
+            raise ValueError("max_calls_per_turn must be at least 1")
+        if not 1 <= self.max_concurrency <= MAX_CONCURRENCY:
+            raise ValueError(f"max_concurrency must be between 1 and {MAX_CONCURRENCY}")
+        if self.max_remote_calls < 0:
+            raise ValueError("max_remote_calls must be 0 or more")
+        if self.trust_zone is not None:
+            object.__setattr__(self, "trust_zone", TrustZone.parse(self.trust_zone))
+        if self.max_total_tokens is not None and self.max_total_tokens < 1:
+            raise ValueError("max_total_tokens must be at least 1")
+        if self.max_cost is not None and not self.max_cost > 0:
+            raise ValueError("max_cost must be a positive number of dollars")
+        if self.context_window is not None and self.context_window < 1:
+            raise ValueError("context_window must be at least 1 token")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, for a suspended run's state."""
+        grant = self.grant
+        return {
+            "max_rounds": self.max_rounds,
+            "allowed_tools": None if self.allowed_tools is None else list(self.allowed_tools),
+            "grant_tools": None if grant.tools is None else sorted(grant.tools),
+            "grant_groups": None if grant.groups is None else sorted(grant.groups),
+            "trust_zone": self.trust_zone,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "capture_raw": self.capture_raw,
+            "reasoning": None
+            if self.reasoning is None
+            else [self.reasoning.effort, self.reasoning.budget_tokens],
+            "stream": self.stream,
+            "max_calls_per_turn": self.max_calls_per_turn,
+            "max_concurrency": self.max_concurrency,
+            "max_remote_calls": self.max_remote_calls,
+            "max_total_tokens": self.max_total_tokens,
+            "max_cost": self.max_cost,
+            "context_window": self.context_window,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunOptions:
+        return cls(
+            max_rounds=data["max_rounds"],
+            allowed_tools=data["allowed_tools"],
+            grant=Grant.of(data["grant_tools"], data["grant_groups"]),
+            trust_zone=data["trust_zone"],
+            temperature=data["temperature"],
+            max_tokens=data["max_tokens"],
+            capture_raw=data["capture_raw"],
+            reasoning=None if data.get("reasoning") is None else Reasoning(*data["reasoning"]),
+            stream=data.get("stream", True),
+            max_calls_per_turn=data.get("max_calls_per_turn", DEFAULT_MAX_CALLS_PER_TURN),
+            max_concurrency=data.get("max_concurrency", DEFAULT_MAX_CONCURRENCY),
+            max_remote_calls=data.get("max_remote_calls", DEFAULT_MAX_REMOTE_CALLS),
+            max_total_tokens=data.get("max_total_tokens"),
+            max_cost=data.get("max_cost"),
+            context_window=data.get("context_window"),
+        )

@@ -1,0 +1,242 @@
+"""The workspace built-in tools work on: a SQL database, folders of files, log files, web bases.
+
+Files live in named roots: ``files_root`` is the root called ``files`` (the default a file
+tool uses), and ``[files_roots]`` names more (``docs = "docs"``). The optional sections in
+``maps`` name a documents folder, configuration files, a history table, account
+tables, scheduled jobs and routes. ``data_dir`` is where toolwire keeps what it derives from
+the workspace (the documents index); by default the user data directory.
+
+It may also say how to talk to the workspace's model server: ``max_tokens_field`` names the
+output-cap field an OpenAI-compatible server reads (``max_tokens`` or ``max_completion_tokens``),
+and list MCP servers whose tools runs may use (``mcp_servers``: see
+:mod:`toolwire.workspace.mcp_servers`).
+
+A ``Workspace`` is configuration plus one lazily created SQLAlchemy engine. Every part is
+optional; a tool that needs a missing part fails closed with a clear error result. Paths are
+absolute once loaded (relative ones are taken from the TOML file's folder), and the hosts
+``probe_url`` may reach come only from here, never from the model.
+
+A workspace reads an existing database, it never makes one: a SQLite file that does not exist
+is refused when the workspace is loaded (naming the path), and the engine opens SQLite files
+with ``mode=rw``, so a file removed later is an error, not a new empty database.
+
+The DNS resolver and the HTTP transport are injectable so that ``probe_url`` can be tested, and
+pinned, without network.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import tomllib
+import urllib.parse
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, ValidationError
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from toolwire.core.errors import ConfigError
+from toolwire.core.text import read_capped
+from toolwire.providers.presets import MaxTokensField
+from toolwire.workspace.maps import (
+    DEFAULT_ROOT,
+    AccountMap,
+    AccountSettings,
+    ConfigMap,
+    ConfigSettings,
+    HistoryMap,
+    HistorySettings,
+    JobMap,
+    JobSettings,
+    RouteMap,
+    RouteSettings,
+    absolute,
+    account_map,
+    config_map,
+    folder,
+    history_map,
+    http_url,
+    job_map,
+    named_roots,
+    route_map,
+)
+from toolwire.workspace.mcp_servers import McpServer, McpServerSettings, mcp_servers
+
+Resolver = Callable[[str, int], list[str]]
+MAX_WORKSPACE_FILE_BYTES = 1_000_000  # a hand-written settings file; larger is a mistake
+
+
+def system_resolver(host: str, port: int) -> list[str]:
+    """Every address ``host`` resolves to, through the operating system."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workspace:
+    """What the built-in tools may read. ``None`` or empty means that part is not configured."""
+
+    database_url: str | None = None
+    files_root: Path | None = None
+    log_files: tuple[Path, ...] = ()
+    base_urls: tuple[str, ...] = ()
+    environ: Mapping[str, str] | None = None  # None: the process environment
+    resolver: Resolver = system_resolver
+    transport: httpx.BaseTransport | None = None  # None: a real network transport
+    source: Path | None = None  # the TOML file it was read from, so a resumed run finds it again
+    max_tokens_field: MaxTokensField | None = None  # None: the provider's own default
+    mcp_servers: tuple[McpServer, ...] = ()
+    files_roots: Mapping[str, Path] = field(default_factory=dict)  # more roots, by name
+    documents: Path | None = None  # the folder search_documents indexes
+    data_dir: Path | None = None  # None: the user data directory
+    config: ConfigMap | None = None
+    history: HistoryMap | None = None
+    accounts: AccountMap | None = None
+    jobs: JobMap | None = None
+    routes: RouteMap | None = None
+    _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_flags(
+        cls,
+        *,
+        database: str | None = None,
+        files: str | Path | None = None,
+        logs: Sequence[str | Path] = (),
+        base_urls: Sequence[str] = (),
+    ) -> Workspace:
+        """A workspace from command-line values, validated like a TOML file's."""
+        raw: dict[str, Any] = {"database_url": database, "files_root": str(files or "") or None}
+        raw |= {"log_files": [str(p) for p in logs], "base_urls": list(base_urls)}
+        return _build(raw, Path.cwd(), "the command line")
+
+    def engine(self) -> Engine:
+        """The database engine, created on first use. Raises ``ConfigError`` without one."""
+        if not self.database_url:
+            raise ConfigError("the workspace has no database")
+        engine = self._engines.get(self.database_url)
+        if engine is None:
+            engine = create_engine(_never_created(make_url(self.database_url)))
+            self._engines[self.database_url] = engine
+        return engine
+
+    def roots(self) -> dict[str, Path]:
+        """Every file root by name: ``files`` (``files_root``) first, then the named ones."""
+        found = {} if self.files_root is None else {DEFAULT_ROOT: self.files_root}
+        return found | {k: v for k, v in self.files_roots.items() if k != DEFAULT_ROOT}
+
+    def env(self) -> Mapping[str, str]:
+        return os.environ if self.environ is None else self.environ
+
+    def dispose(self) -> None:
+        """Close pooled database connections."""
+        for engine in self._engines.values():
+            engine.dispose()
+        self._engines.clear()
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    database_url: str | None = None
+    files_root: str | None = None
+    log_files: list[str] = []
+    base_urls: list[str] = []
+    max_tokens_field: MaxTokensField | None = None
+    mcp_servers: dict[str, McpServerSettings] = {}
+    files_roots: dict[str, str] = {}
+    documents: str | None = None
+    data_dir: str | None = None
+    config: ConfigSettings | None = None
+    history: HistorySettings | None = None
+    accounts: AccountSettings | None = None
+    jobs: JobSettings | None = None
+    routes: RouteSettings | None = None
+
+
+def load_workspace(path: str | Path) -> Workspace:
+    """Load a workspace from TOML; ``ConfigError`` names the file and the bad key."""
+    path = Path(path)
+    raw = read_capped(path, MAX_WORKSPACE_FILE_BYTES, "workspace file")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"workspace file {path} is not valid TOML: {exc}") from None
+    return dataclasses.replace(
+        _build(data, path.resolve().parent, str(path)), source=path.resolve()
+    )
+
+
+def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
+    try:
+        settings = _Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: {_problems(exc)}") from None
+    files_root = folder(settings.files_root, base, f"{source}: files_root")
+    roots = named_roots(settings.files_roots, base, source)
+    return Workspace(
+        database_url=_database_url(settings.database_url, base, source),
+        files_root=files_root,
+        log_files=tuple(absolute(p, base) for p in settings.log_files),
+        # Entries are named by position: a URL with user info would put a password in the error.
+        base_urls=tuple(
+            http_url(u, f"{source}: base_urls[{n}]") for n, u in enumerate(settings.base_urls)
+        ),
+        max_tokens_field=settings.max_tokens_field,
+        mcp_servers=mcp_servers(settings.mcp_servers, base, source),
+        files_roots=roots,
+        documents=folder(settings.documents, base, f"{source}: documents"),
+        data_dir=absolute(settings.data_dir, base) if settings.data_dir else None,
+        config=config_map(settings.config, base, source),
+        history=history_map(settings.history),
+        accounts=account_map(settings.accounts),
+        jobs=job_map(settings.jobs, base, source),
+        routes=route_map(settings.routes, base, source),
+    )
+
+
+def _problems(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors(include_url=False, include_input=False):
+        key = ".".join(str(p) for p in error["loc"]) or "workspace"
+        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        parts.append(f"{key}: {message}")
+    return "; ".join(parts)
+
+
+def _database_url(value: str | None, base: Path, source: str) -> str | None:
+    if not value:
+        return None
+    try:
+        url = make_url(value)
+    except (ArgumentError, ValueError):
+        # The value may hold a password: name the key, never echo it.
+        raise ConfigError(f"{source}: database_url: not a valid SQLAlchemy URL") from None
+    if _sqlite_file(url):
+        path = absolute(str(url.database), base)
+        if not path.is_file():
+            raise ConfigError(f"{source}: database_url: no SQLite database at {path}")
+        url = url.set(database=str(path))
+    return url.render_as_string(hide_password=False)
+
+
+def _sqlite_file(url: URL) -> bool:
+    """True for a SQLite database named by a plain path (not in memory, not a ``file:`` URI)."""
+    database = url.database
+    if url.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return False
+    return not database.startswith("file:")
+
+
+def _never_created(url: URL) -> URL:
+    """A SQLite file opened through a ``mode=rw`` URI: SQLite fails rather than create it."""
+    if not _sqlite_file(url):
+        return url
+    uri = "file:" + urllib.parse.quote(str(url.database))
+    return url.set(database=uri, query={**url.query, "mode": "rw", "uri": "true"})
