@@ -199,9 +199,8 @@ def main() -> int:
     for name, added in (("approval", added_ms), ("charter", charter_ms)):
         rounds = added / plain_ms
         met = "met" if rounds <= TARGET_ROUNDS else "MISSED"
-        print(
-            f"  {name + ' as plain rounds:':28s} {rounds:7.2f} (target ≤ {TARGET_ROUNDS:.2f}: {met})"
-        )
+        label = f"{name} as plain rounds:"
+        print(f"  {label:28s} {rounds:7.2f} (target ≤ {TARGET_ROUNDS:.2f}: {met})")
     checked_ms = (runs["checked"] - runs["approval"]) * 1e3
     print(f"re-checked preview (file):     {checked_ms:7.3f} ms more per approval "
           "(basis taken with the preview and before the call)")  # fmt: skip
