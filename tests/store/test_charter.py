@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, update
 
 from toolwire import RunOptions, ScriptedProvider, ToolContext, User
-from toolwire.core.errors import ConfigError
+from toolwire.core.errors import ConfigError, StoreError
 from toolwire.core.lifecycle import RunStatus
-from toolwire.core.sealing import StateKey
+from toolwire.core.sealing import CHARTER, StateKey
 from toolwire.demo import prepare_demo
 from toolwire.inspector.app import create_app
 from toolwire.inspector.settings import InspectorSettings
@@ -26,7 +27,8 @@ from toolwire.policy.charter import CharterRefused
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import Provider
 from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
-from toolwire.store import RunStore
+from toolwire.store import RunStore, schema
+from toolwire.store.engine import resolve_url
 from toolwire.tools.defaults import default_registry
 from toolwire.workspace.config import load_workspace
 
@@ -250,6 +252,7 @@ def test_a_rerun_in_the_inspector_keeps_the_runs_user_workspace_and_level(
     assert "list_users" not in context["tools"]  # offered to ann, who is no admin
     rerun = context["run_id"]
     with RunStore.open(backend.url) as store:
+        store.seal_charters(KEY)  # a charter is read back with the key it was sealed under
         charter = store.charter_of(rerun)
         stored = store.get_run(rerun)
     assert charter is not None and charter.user == ANN
@@ -308,3 +311,39 @@ def test_a_run_whose_workspace_file_is_gone_or_whose_provider_is_missing_here_wa
         assert store.waiting(outcome.run_id) is not None
     assert run_columns(backend.url, outcome.run_id)["status"] == "awaiting_approval"
     assert not (ours.parent / "files" / "charter.txt").exists()
+
+
+def set_charter(url: str, run_id: str, text: str) -> None:
+    """Write ``text`` into the run's charter column, as anyone with the database may."""
+    engine = create_engine(resolve_url(url))
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                update(schema.runs).where(schema.runs.c.id == run_id).values(charter=text)
+            )
+    finally:
+        engine.dispose()
+
+
+def test_a_charter_written_into_the_row_is_never_what_a_rerun_acts_under(
+    backend: Backend, script: Path, places: tuple[Path, Path]
+) -> None:
+    ours, theirs = places
+    outcome = submit(backend.url, script, ours, PrivacyLevel.METADATA)
+    other = submit(backend.url, script, ours, PrivacyLevel.FULL, user=User("root", True))
+    sealed = run_columns(backend.url, outcome.run_id)["charter"]
+    assert not sealed.startswith("{") and "ann" not in sealed  # sealed, not in clear
+    with RunStore.open(backend.url) as store, pytest.raises(StoreError, match="no state key"):
+        store.charter_of(outcome.run_id)
+    admin = json.loads(KEY.open(outcome.run_id, sealed, CHARTER))
+    admin["user"] = ["root", True]
+    attempts = [json.dumps(admin), run_columns(backend.url, other.run_id)["charter"]]
+    body = {"prompt": "again", "provider": "scripted", "rerun_of": outcome.run_id}
+    for attempt in attempts:  # in clear with an admin, or another run's sealed charter
+        set_charter(backend.url, outcome.run_id, attempt)
+        for client in inspector(backend.url, script, theirs, PrivacyLevel.METADATA):
+            refused = client.post("/api/runs", json=body)
+            assert refused.status_code == 422, refused.text
+            assert "charter of run" in refused.json()["error"]["message"]
+    with RunStore.open(backend.url) as store:
+        assert len(store.list_runs()) == 2  # no run was started

@@ -68,6 +68,7 @@ _NONCE_BYTES = 12  # GCM's native nonce size; random per seal, so no counter to 
 SUSPENDED_STATE = "suspended-state"  # the purpose of a waiting run's sealed state
 QUEUED_REQUEST = "queued-request"
 CHECKPOINT = "checkpoint"
+CHARTER = "charter"  # a run's charter, kept in its row (see toolwire.store.runs.RunStore)
 _MAX_KEY_FILE_BYTES = 1024
 
 

@@ -141,6 +141,9 @@ class Runtime:
         configures them (and none when it does not)."""
         self.registry = registry
         self.recorder: RunRecorder = require_recorder(recorder or MemoryRecorder())
+        seal_charters = getattr(self.recorder, "seal_charters", None)
+        if state_key is not None and callable(seal_charters):  # the store seals what it keeps
+            seal_charters(state_key)
         # The level of the runs submitted here (a request may name its own); a run carried
         # on here keeps its charter's, whatever this process's store says.
         self.privacy: PrivacyLevel = getattr(recorder, "privacy", PrivacyLevel.METADATA)

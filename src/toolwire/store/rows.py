@@ -64,7 +64,6 @@ def run_row(
         "max_tokens_field": _label(ref.max_tokens_field, 32),
         "privacy_level": privacy.value,
         "options": sink_dumps(_options(request)),
-        "charter": None if request.charter is None else request.charter.to_json(),
         "rerun_of": request.rerun_of if is_run_id(request.rerun_of or "") else None,
         "owner_host": owner.host,
         "owner_pid": owner.pid,

@@ -45,7 +45,7 @@ import uuid
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, case, false, insert, select, true, update
 
@@ -92,6 +92,9 @@ from toolwire.store.statements import (
 from toolwire.store.writer import StepWriter
 from toolwire.tools.registry import Availability
 
+if TYPE_CHECKING:
+    from toolwire.core.sealing import StateKey
+
 __all__ = ["CALLER_GONE", "INTERRUPTED_ERROR", "Held", "RunStore"]
 _runs, _gates = schema.runs, schema.gate_decisions
 
@@ -126,6 +129,7 @@ class RunStore:
         self._last_sequence: dict[str, int] = {}
         self._held: dict[str, Held] = {}
         self._levels: dict[str, PrivacyLevel] = {}  # each recording run's own level
+        self.charter_key: StateKey | None = None  # seals charters in rows (seal_charters)
         self._cancels = CancelWatch(self._cancelled_among)
         try:
             with errors(f"open {shown(self.url)}"):
@@ -168,12 +172,30 @@ class RunStore:
         """Keep the run's later steps and its ending at its charter's level."""
         self._levels[run_id] = charter.privacy
 
+    def seal_charters(self, key: StateKey) -> None:
+        """Seal each new run's charter in its row with ``key`` (the state key of the runtime
+        that records here), and read back only sealed ones: a charter a re-run takes its user,
+        workspace and level from is the one the run was submitted under, not one written into
+        the row since."""
+        self.charter_key = key
+
     def run_row(
         self, run_id: str, request: RunRequest, status: RunStatus = RunStatus.RUNNING
     ) -> dict[str, Any]:
         """The row a new run is inserted as: who runs it, with what provider, kept how."""
-        return rows.run_row(run_id, request, status, privacy=self.level_of(request),
-                            owner=self._owner)  # fmt: skip
+        row = rows.run_row(run_id, request, status, privacy=self.level_of(request),
+                           owner=self._owner)  # fmt: skip
+        return row | {"charter": self._charter_text(run_id, request)}
+
+    def _charter_text(self, run_id: str, request: RunRequest) -> str | None:
+        charter, key = request.charter, self.charter_key
+        if charter is None:
+            return None
+        if key is None:
+            return charter.to_json()
+        from toolwire.core.sealing import CHARTER
+
+        return key.seal(run_id, charter.to_json(), CHARTER)
 
     @property
     def owner(self) -> liveness.Owner:
@@ -371,7 +393,9 @@ class RunStore:
 
     def charter_of(self, run_id: str) -> Charter | None:
         """The charter the run ``run_id`` was submitted under; None for a run stored before
-        charters, or no such run. (A waiting run's sealed state holds the copy that counts.)"""
+        charters, or no such run. ``StoreError`` for one that cannot be trusted: sealed and no
+        key here to open it, changed since, or plain in a store that seals charters. (A
+        waiting run's sealed state holds the copy its resume uses.)"""
         if not is_run_id(run_id):
             return None
         query = select(_runs.c.charter).where(_runs.c.id == run_id)
@@ -380,9 +404,31 @@ class RunStore:
         if not text:
             return None
         try:
-            return Charter.from_dict(json.loads(text))
+            return Charter.from_dict(json.loads(self._opened_charter(run_id, text)))
         except ValueError:
             raise StoreError(f"the charter of run {run_id} cannot be read") from None
+
+    def _opened_charter(self, run_id: str, text: str) -> str:
+        key, plain = self.charter_key, text.startswith("{")
+        if plain and key is None:
+            return text
+        if plain:
+            raise StoreError(
+                f"the charter of run {run_id} is not sealed, though this store seals "
+                "charters: it was stored without a state key, or changed"
+            )
+        if key is None:
+            raise StoreError(f"the charter of run {run_id} is sealed: no state key here opens it")
+        from toolwire.core.errors import StateError
+        from toolwire.core.sealing import CHARTER
+
+        try:
+            return key.open(run_id, text, CHARTER)
+        except StateError:
+            raise StoreError(
+                f"the charter of run {run_id} cannot be opened: it was changed, or sealed "
+                "under another key"
+            ) from None
 
     def ids_starting(self, prefix: str) -> list[str]:
         """Up to 100 run ids that begin with ``prefix``."""
