@@ -177,19 +177,30 @@ class Runtime:
         """Run one request. ``on_start`` gets the run id before the first step; ``deltas``
         get the pieces of each streamed answer as they arrive (for a live view)."""
         started = time.perf_counter()
+        request, run, trace, watch = await self._submit(request, "run", on_start, observers,
+                                                        deltas)  # fmt: skip
+        loop = ToolLoop(request.provider, self.registry, policy=self.policy)
+        segment = loop.run(request.messages, context=request.context, options=request.options,
+                           trace=trace, run_id=run.run_id, charter=request.charter)  # fmt: skip
+        return await self._drive(run, trace, segment, started, watch=watch)
+
+    async def _submit(
+        self,
+        request: RunRequest,
+        segment: Segment,
+        on_start: Callable[[str], None] | None,
+        observers: Sequence[Observer],
+        deltas: Sequence[DeltaObserver] = (),
+    ) -> tuple[RunRequest, Recording, RunTrace, SegmentWatch | None]:
+        """A new run's first segment set up: its charter made, its row begun, its trace."""
         request = request.chartered(self.privacy, servers_of(self.registry))
-        charter = request.charter
-        assert charter is not None
+        assert request.charter is not None
         run = Recording(self.recorder)
         await asyncio.to_thread(run.begin, request)
         if on_start is not None:
             on_start(run.run_id)
-        watch = self._watch(run.run_id, charter, "run")
-        trace = self._trace(run, request.options, observers, deltas, watch)
-        loop = ToolLoop(request.provider, self.registry, policy=self.policy)
-        segment = loop.run(request.messages, context=request.context, options=request.options,
-                           trace=trace, run_id=run.run_id, charter=charter)  # fmt: skip
-        return await self._drive(run, trace, segment, started, watch=watch)
+        watch = self._watch(run.run_id, request.charter, segment)
+        return request, run, self._trace(run, request.options, observers, deltas, watch), watch
 
     def resume_sync(
         self,
@@ -316,19 +327,12 @@ class Runtime:
             provider=DirectCall(),
             options=options or RunOptions(),
             context=context,
-        ).chartered(self.privacy, servers_of(self.registry))
-        charter = request.charter
-        assert charter is not None
-        run = Recording(self.recorder)
-        await asyncio.to_thread(run.begin, request)
-        if on_start is not None:
-            on_start(run.run_id)
-        watch = self._watch(run.run_id, charter, "call")
-        trace = self._trace(run, request.options, observers, watch=watch)
+        )
+        request, run, trace, watch = await self._submit(request, "call", on_start, observers)
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
         segment = loop.call(call, offered=offered, context=context, trace=trace,
                             options=request.options, hold=hold, run_id=run.run_id,
-                            charter=charter)  # fmt: skip
+                            charter=request.charter)  # fmt: skip
         return await self._drive(run, trace, segment, started, watch=watch)
 
     async def await_answer(self, run_id: str, name: str, *, decision_seconds: float) -> CallAnswer:
