@@ -244,11 +244,18 @@ def loopback(model: FakeModel) -> Iterator[str]:
     """Serve ``model`` on 127.0.0.1 (a free port) in a thread; yields the base URL."""
     server = _Server(("127.0.0.1", 0), _Handler)
     server.model = model
+    with _serving(server) as url:
+        yield url
+
+
+@contextmanager
+def _serving(server: ThreadingHTTPServer, path: str = "") -> Iterator[str]:
+    """Run ``server`` in a thread until the block ends; yields its base URL (plus ``path``)."""
     # A short poll interval: shutdown() waits for the serving loop to notice it.
     thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"http://127.0.0.1:{server.server_address[1]}{path}"
     finally:
         server.shutdown()
         server.server_close()
@@ -332,14 +339,8 @@ def slow_loopback(model: SlowModel) -> Iterator[str]:
     """Serve ``model`` on 127.0.0.1 (a free port) in a thread; yields the base URL (``/v1``)."""
     server = _SlowServer(("127.0.0.1", 0), _SlowHandler)
     server.model = model
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with _serving(server, "/v1") as url:
+        yield url
 
 
 async def no_sleep(seconds: float) -> None:
