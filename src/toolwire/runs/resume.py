@@ -1,5 +1,6 @@
 """What resuming a waiting run needs before anything changes: its sealed state opened, the
-decision checked against it, and the tool context of its charter, made again in this process.
+decision checked against it, and the charter sealed with it (whose tool context
+:func:`toolwire.policy.charter.context` makes again in this process).
 
 Every check here reads only: a decision that fails one raises ``DecisionError`` (or
 ``StateError`` for a state that cannot be opened) and leaves the run as it was. Claiming the
@@ -20,9 +21,9 @@ from toolwire.core.sealing import SUSPENDED_STATE, StateKey, require
 from toolwire.loop.run import OperatorDecision
 from toolwire.loop.state import Before, RunState
 from toolwire.loop.suspension import validate_input
-from toolwire.policy.charter import Charter, CharterRefused, context
+from toolwire.policy.charter import Charter, CharterRefused
 from toolwire.runs.recorder import RunRecorder, Waiting
-from toolwire.tools.api import ToolContext, User
+from toolwire.tools.api import User
 from toolwire.tools.registry import ToolRegistry
 
 QUEUED_RUN = (
@@ -96,18 +97,6 @@ def chartered(state: RunState) -> Charter:
     return state.charter
 
 
-def context_from_state(state: RunState, run_id: str | None = None) -> ToolContext:
-    """A segment's tool context, from the charter sealed with ``state`` alone."""
-    return context(chartered(state), run_id=run_id)
-
-
 def operator_of(decision: OperatorDecision) -> User:
     """The person deciding, as the charter's operator check sees them."""
     return User(decision.actor, is_admin=decision.admin)
-
-
-def workspace_file(context: ToolContext) -> str | None:
-    """The file ``context``'s workspace was loaded from (what :func:`context_from_state` loads
-    again), or None: no workspace, or one not loaded from a file."""
-    source = getattr(context.workspace, "source", None)
-    return None if source is None else str(source)

@@ -89,7 +89,6 @@ from toolwire.runs.resume import (
     Checked,
     chartered,
     check_decision,
-    context_from_state,
     open_state,
     operator_of,
     waiting_run,
@@ -116,7 +115,6 @@ __all__ = [
     "RunStatus",
     "Runtime",
     "Waiting",
-    "context_from_state",
     "provider_from_ref",
 ]
 

@@ -101,10 +101,9 @@ _runs, _gates = schema.runs, schema.gate_decisions
 
 @dataclass(frozen=True, slots=True)
 class Held:
-    """A queued run this process's worker holds: its claim and its own privacy level."""
+    """A queued run this process's worker holds: its claim."""
 
     claim: str
-    privacy: PrivacyLevel
 
 
 class RunStore:
@@ -206,7 +205,8 @@ class RunStore:
         """Write the queued run ``run_id`` under ``claim``, at its own ``privacy``, and watch it:
         a cancel, or another worker taking it, stops it as a cancel does."""
         with self._lock:
-            self._held[run_id] = Held(claim, privacy)
+            self._held[run_id] = Held(claim)
+        self._levels[run_id] = privacy  # until its charter is opened and kept (``keep``)
         self._cancels.watch(run_id)
 
     def release(self, run_id: str) -> None:
@@ -527,11 +527,7 @@ class RunStore:
         """The run's own level (dict reads are atomic: no lock on the writer's path). A run
         this process did not begin, resume or hold is never recorded here; the store's level
         is the fail-safe for one that is (a settle of a run that failed to start)."""
-        level = self._levels.get(run_id)
-        if level is not None:
-            return level
-        held = self._held.get(run_id)
-        return self.privacy if held is None else held.privacy
+        return self._levels.get(run_id, self.privacy)
 
     def _end_segment(self, run_id: str) -> None:
         """Forget what this process tracked of the run's segment (it settled or waits)."""
