@@ -22,6 +22,7 @@ from toolwire.core.lifecycle import RunStatus
 from toolwire.core.sealing import CHARTER, StateKey
 from toolwire.demo import prepare_demo
 from toolwire.inspector.app import create_app
+from toolwire.inspector.rerun import NO_CHARTER
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.policy.charter import CharterRefused
 from toolwire.policy.privacy import PrivacyLevel
@@ -313,7 +314,7 @@ def test_a_run_whose_workspace_file_is_gone_or_whose_provider_is_missing_here_wa
     assert not (ours.parent / "files" / "charter.txt").exists()
 
 
-def set_charter(url: str, run_id: str, text: str) -> None:
+def set_charter(url: str, run_id: str, text: str | None) -> None:
     """Write ``text`` into the run's charter column, as anyone with the database may."""
     engine = create_engine(resolve_url(url))
     try:
@@ -347,3 +348,20 @@ def test_a_charter_written_into_the_row_is_never_what_a_rerun_acts_under(
             assert "charter of run" in refused.json()["error"]["message"]
     with RunStore.open(backend.url) as store:
         assert len(store.list_runs()) == 2  # no run was started
+
+
+def test_a_run_stored_before_charters_is_not_rerun_as_the_servers_user(
+    backend: Backend, script: Path, places: tuple[Path, Path]
+) -> None:
+    ours, theirs = places
+    outcome = submit(backend.url, script, ours, PrivacyLevel.FULL)
+    set_charter(backend.url, outcome.run_id, None)  # as a row written before charters
+    body = {"prompt": "again", "provider": "scripted", "rerun_of": outcome.run_id}
+    for client in inspector(backend.url, script, theirs, PrivacyLevel.METADATA):
+        form = client.get(f"/api/runs/{outcome.run_id}/rerun").json()
+        refused = client.post("/api/runs", json=body)
+    assert (form["available"], form["reason"]) == (False, NO_CHARTER)
+    assert refused.status_code == 422
+    assert refused.json()["error"]["message"] == (
+        f"rerun_of: the run cannot be re-run: {NO_CHARTER}"
+    )

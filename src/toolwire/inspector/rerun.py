@@ -5,7 +5,9 @@ available: kept verbatim (privacy level ``full``: its first request step holds t
 or sealed for resume (a waiting run: its state holds them, opened with this server's state
 key). A redacted request is not the request: it is never offered for a re-run. The options
 come from the run's stored options (metadata, kept at every level; runs stored before options
-were kept re-run with the form's defaults, and say so). The new run records ``rerun_of``.
+were kept re-run with the form's defaults, and say so). The new run records ``rerun_of`` and
+acts under the stored run's charter (its user, workspace, level and zone); a run without one
+to trust (stored before charters, or changed since) is not offered for a re-run.
 
 The form holds a system prompt and one prompt; a request of any other shape is not offered.
 """
@@ -15,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from toolwire.core.errors import ConfigError, RunNotWaiting, StateError
+from toolwire.core.errors import ConfigError, RunNotWaiting, StateError, StoreError
 from toolwire.core.lifecycle import WAITING, as_strings
 from toolwire.inspector.models import RerunTemplate
 from toolwire.inspector.settings import InspectorSettings
+from toolwire.policy.charter import Charter
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.runs.runtime import DIRECT_CALL, Runtime
 
@@ -29,6 +32,24 @@ _COPIED = (
     "max_remote_calls", "trust_zone",
 )  # fmt: skip
 Source = Literal["stored", "sealed"]
+NO_CHARTER = (
+    "it has no charter (it was stored before runs kept one), so who it acted for, on which "
+    "workspace and at which level is not known"
+)
+
+
+def rerun_charter(settings: InspectorSettings, run_id: str) -> Charter:
+    """The charter a re-run of ``run_id`` acts under (its user, workspace, level and zone);
+    ``ValueError`` saying why there is none to trust."""
+    if settings.store is None:
+        raise ValueError("this server keeps no runs")
+    try:
+        charter = settings.store.charter_of(run_id)
+    except StoreError as exc:
+        raise ValueError(str(exc)) from None
+    if charter is None:
+        raise ValueError(NO_CHARTER)
+    return charter
 
 
 def template(settings: InspectorSettings, runtime: Runtime, stored: Any) -> RerunTemplate:
@@ -36,6 +57,10 @@ def template(settings: InspectorSettings, runtime: Runtime, stored: Any) -> Reru
     base = {"run_id": stored.id, "provider": stored.provider or "", "model": stored.model}
     if stored.provider == DIRECT_CALL:
         return RerunTemplate(**base, available=False, reason="a direct tool call has no prompt")
+    try:
+        rerun_charter(settings, stored.id)
+    except ValueError as exc:
+        return RerunTemplate(**base, available=False, reason=str(exc))
     found = _messages(settings, runtime, stored)
     if found[0] is None:
         return RerunTemplate(**base, available=False, reason=found[1])

@@ -24,7 +24,6 @@ from toolwire.core.errors import (
     StaleDecision,
     StateError,
     StateKeyMissing,
-    StoreError,
 )
 from toolwire.core.messages import ChatMessage, ToolCall
 from toolwire.core.trust import TrustZone
@@ -41,6 +40,7 @@ from toolwire.inspector.models import (
     ToolsList,
     Verdict,
 )
+from toolwire.inspector.rerun import rerun_charter
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.loop.loop import RunOptions
 from toolwire.loop.state import Pause
@@ -130,14 +130,14 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
 
 
 def _rerun_charter(settings: InspectorSettings, rerun_of: str | None) -> Charter | None:
-    """The charter of the run a re-run starts again (None: not a re-run, or a run stored
-    before charters, which re-runs as this server's user)."""
-    if rerun_of is None or settings.store is None:
+    """The charter of the run a re-run starts again (None: not a re-run); a 422 when it has
+    none to trust."""
+    if rerun_of is None:
         return None
     try:
-        return settings.store.charter_of(rerun_of)
-    except StoreError as exc:
-        raise ApiError(422, f"rerun_of: {exc}") from None
+        return rerun_charter(settings, rerun_of)
+    except ValueError as exc:
+        raise ApiError(422, f"rerun_of: the run cannot be re-run: {exc}") from None
 
 
 def _charter_context(charter: Charter, settings: InspectorSettings) -> ToolContext:
