@@ -120,6 +120,7 @@ class RunStore:
             search.insert(dialect), dialect, ["run_id", "sequence", "body"]
         )
         self._insert_gate = Compiled(INSERT_GATE, dialect, list(GATE_COLUMNS))
+        self._waits = waiting.Waits(self._engine, self._hot)
         self._deciders: dict[str, str] = {}  # who decided each run's paused turn, per segment
         self._writer = StepWriter(self.encode_step, self._insert_steps)
         atexit.register(self._writer.flush)  # a store never closed still writes its last steps
@@ -292,18 +293,18 @@ class RunStore:
         self._writer.raise_failure(run_id)
         held = self.held(run_id)
         claim = None if held is None else held.claim
-        moved = waiting.suspend(self._engine, run_id, status, seal, digest, claim=claim)
+        moved = self._waits.suspend(run_id, status, seal, digest, claim=claim)
         self._end_segment(run_id)
         return moved
 
     def waiting(self, run_id: str) -> Waiting | None:
         """The run, with its sealed state, if it is waiting for a decision."""
         self._writer.flush()
-        return waiting.waiting(self._engine, run_id)
+        return self._waits.waiting(run_id)
 
     def claim(self, run_id: str, status: RunStatus, digest: str) -> bool:
         """Atomically take a waiting run back to running: of racing claims, one wins."""
-        claimed = waiting.claim(self._engine, run_id, status, digest, self._owner)
+        claimed = self._waits.claim(run_id, status, digest, self._owner)
         if claimed:
             self._cancels.watch(run_id)
         return claimed
