@@ -12,7 +12,7 @@ closed, never reused.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -36,9 +36,12 @@ class Compiled:
     ) -> None:
         compiled: Any = statement.compile(dialect=dialect, column_keys=keys)
         self.sql: str = compiled.string
+        if "POSTCOMPILE" in self.sql:  # an IN list is rendered per execution: compare each
+            raise TypeError("a hot-path statement cannot take an IN list; use OR of equals")
         taken = set(keys or ())
         self._defaults = {k: v for k, v in compiled.params.items() if k not in taken}
-        self._keys = tuple(keys) if keys is not None else tuple(compiled.params)
+        self._defaults |= _column_defaults(statement, taken)
+        self._names = tuple(compiled.params)  # every parameter it takes, defaults included
         self._order = tuple(compiled.positiontup or ()) if compiled.positional else None
         self._convert = _converters(compiled, dialect)
 
@@ -48,8 +51,24 @@ class Compiled:
         if self._convert:
             values = {**values, **{n: c(values[n]) for n, c in self._convert if n in values}}
         if self._order is None:
-            return {name: values[name] for name in self._keys}  # a row may carry more
+            return {name: values[name] for name in self._names}  # a row may carry more
         return tuple(values[name] for name in self._order)
+
+
+def _column_defaults(statement: Any, taken: set[str]) -> dict[str, Any]:
+    """An INSERT's column defaults (SQLAlchemy applies them as it runs a statement; a driver
+    does not): only constants, as the store's schema has."""
+    if not getattr(statement, "is_insert", False):
+        return {}
+    found = {}
+    for column in statement.table.columns:
+        default = column.default
+        if default is None or column.key in taken:
+            continue
+        if not default.is_scalar:
+            raise TypeError(f"column {column.key!r} has a default the hot path cannot apply")
+        found[column.key] = default.arg
+    return found
 
 
 def _converters(compiled: Any, dialect: Dialect) -> tuple[tuple[str, Any], ...]:
@@ -79,6 +98,10 @@ class Transaction:
     def rows(self, statement: Compiled, values: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         self._cursor.execute(statement.sql, statement.parameters(values))
         return [tuple(row) for row in self._cursor.fetchall()]
+
+    def many(self, statement: Compiled, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Run a write once per row."""
+        self._cursor.executemany(statement.sql, [statement.parameters(row) for row in rows])
 
     def count(self, statement: Compiled, values: Mapping[str, Any]) -> int:
         """Run a write; the number of rows it changed."""
