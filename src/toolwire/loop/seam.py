@@ -272,7 +272,11 @@ class Seam:
         if arguments is None:
             return refusal(not_an_object(call.name), Refused.NOT_AN_OBJECT)
         try:
-            raw = await _execute(tool, arguments, context, inline)
+            if inline or on_loop(tool):
+                outcome = tool.execute(arguments, context)
+                raw = outcome if isinstance(outcome, ToolResult) else await _settled(outcome)
+            else:
+                raw = await _in_worker(tool, arguments, context)
         except ToolRefusal as exc:
             raw = ToolResult.error(refused(str(exc)))
         except Exception:
@@ -280,6 +284,8 @@ class Seam:
             return Invoked(ToolResult.error(tool_failed(call.name)))
         content = bound_content(raw.content)
         original = content.original_bytes if content.truncated else None
+        if content.text is raw.content and not raw.artifacts:
+            return Invoked(raw, original)  # already within both bounds: the same value
         if raw.is_error:
             return Invoked(ToolResult.error(content.text), original)
         return Invoked(ToolResult.text(content.text, *bound_artifacts(raw.artifacts)), original)
@@ -309,15 +315,13 @@ def on_loop(tool: Tool) -> bool:
     )
 
 
-async def _execute(
-    tool: Tool, arguments: Mapping[str, Any], context: ToolContext, inline: bool = False
-) -> ToolResult:
-    """Run the tool: on this loop when it runs there anyway or ``inline`` says it may, else in
-    a worker thread. A call in a worker thread cannot be interrupted: when its run is cancelled
-    it finishes in its thread and its result is dropped."""
-    if inline or on_loop(tool):
-        outcome = tool.execute(arguments, context)
-    else:
-        work = functools.partial(contextvars.copy_context().run, tool.execute, arguments, context)
-        outcome = await asyncio.get_running_loop().run_in_executor(_WORKERS, work)
+async def _settled(outcome: Any) -> ToolResult:
+    """What a tool's ``execute`` gave, awaited if it is awaitable, as a ``ToolResult``."""
     return as_result(await outcome if inspect.isawaitable(outcome) else outcome)
+
+
+async def _in_worker(tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+    """Run a synchronous tool in the worker pool. It cannot be interrupted there: when its run
+    is cancelled it finishes in its thread and its result is dropped."""
+    work = functools.partial(contextvars.copy_context().run, tool.execute, arguments, context)
+    return await _settled(await asyncio.get_running_loop().run_in_executor(_WORKERS, work))
