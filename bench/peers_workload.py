@@ -21,20 +21,23 @@ Rows (each for a small output and a 200 KB one):
 
 Per row: the marginal µs per call from N=10 to N=100 (``(t(100) - t(10)) / 90``: what one more
 turn costs, setup excluded), the µs per call at N=100 (setup included), and both as ratios to
-the hand-written loop. Every time is the best of interleaved batches, so a slow moment of the
-shared machine hits every row alike. Targets (the headline row): marginal ≤ 5x the hand loop,
+the hand-written loop. Every time is the best of many runs, interleaved row by row, so a slow
+moment of the shared machine hits every row alike. Targets (the headline row): marginal ≤ 5x the hand loop,
 per-call at N=100 ≤ 6x, and the 200 KB figures within 2x of the small ones.
 
-Run: python bench/peers_workload.py [--quick]
+Run: python bench/peers_workload.py [--quick] [--cpu]
+(``--cpu`` times the process's CPU, worker threads included, rather than the wall clock: on a
+machine other work loads, a long run is far likelier to be preempted than a short one.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import sys
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -97,7 +100,7 @@ def add_returning(output: str | None) -> Callable[[int, int], str]:
 
 def hand_written(n: int, output: str | None) -> Run:
     """What any loop must do, run in its own ``asyncio.run``."""
-    tools = {"add": add_returning(output)}
+    tools: dict[str, Callable[..., str]] = {"add": add_returning(output)}
 
     async def model(messages: list[dict[str, Any]]) -> dict[str, Any]:
         turn = turn_of(len(messages))
@@ -160,10 +163,11 @@ def via_runtime(n: int, output: str | None) -> Run:
 def langchain_rows() -> dict[str, Callable[[int, str | None], Run]]:
     """The langchain-core rows, when it is installed (it is never a dependency)."""
     try:
-        from langchain_core.messages import AIMessage, HumanMessage
-        from langchain_core.tools import tool as lc_tool
+        messages = importlib.import_module("langchain_core.messages")
+        lc_tool = importlib.import_module("langchain_core.tools").tool
     except ImportError:
         return {}
+    AIMessage, HumanMessage = messages.AIMessage, messages.HumanMessage
 
     def make(asynchronous: bool) -> Callable[[int, str | None], Run]:
         def build(n: int, output: str | None) -> Run:
@@ -207,26 +211,26 @@ def rows() -> dict[str, Callable[[int, str | None], Run]]:
     }
 
 
-def batch_us(run: Run, seconds: float) -> float:
-    """µs per run over repeated runs lasting about ``seconds``."""
-    reps, started = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - started) < seconds or reps < 2:
-        run()
-        reps += 1
-    return elapsed / reps * 1e6
+def once_us(run: Run, clock: Callable[[], float] = time.perf_counter) -> float:
+    started = clock()
+    run()
+    return (clock() - started) * 1e6
 
 
-def measure(batches: int, seconds: float) -> dict[tuple[str, str, int], float]:
-    """µs per run of every row, size and N: the best of ``batches`` interleaved batches."""
+def measure(
+    rounds: int, clock: Callable[[], float] = time.perf_counter
+) -> dict[tuple[str, str, int], float]:
+    """µs per run of every row, size and N: the best of ``rounds`` runs each, interleaved (every
+    row runs once per round), so a slow moment of the shared machine hits every row alike."""
     made = {(row, size, n): build(n, None if size == "small" else BIG)
             for row, build in rows().items() for size in ("small", "200KB")
             for n in (SMALL_N, LARGE_N)}  # fmt: skip
     best = dict.fromkeys(made, float("inf"))
     for run in made.values():
         run()  # warm: imports, pydantic's first validation, the worker threads
-    for _ in range(batches):
+    for _ in range(rounds):
         for key, run in made.items():
-            best[key] = min(best[key], batch_us(run, seconds))
+            best[key] = min(best[key], once_us(run, clock))
     return best
 
 
@@ -260,8 +264,9 @@ def report(best: dict[tuple[str, str, int], float]) -> None:
 
 
 def main() -> None:
-    quick = "--quick" in sys.argv
-    report(measure(batches=3 if quick else 7, seconds=0.05 if quick else 0.1))
+    # --cpu: a run preempted by another process's work is not charged for it
+    clock = time.process_time if "--cpu" in sys.argv else time.perf_counter
+    report(measure(rounds=20 if "--quick" in sys.argv else 100, clock=clock))
 
 
 if __name__ == "__main__":
