@@ -22,8 +22,8 @@ Rows (each for a small output and a 200 KB one):
 Per row: the marginal µs per call from N=10 to N=100 (``(t(100) - t(10)) / 90``: what one more
 turn costs, setup excluded), the µs per call at N=100 (setup included), and both as ratios to
 the hand-written loop. Every time is the best of many runs, interleaved row by row, so a slow
-moment of the shared machine hits every row alike. Targets (the headline row): marginal ≤ 5x the hand loop,
-per-call at N=100 ≤ 6x, and the 200 KB figures within 2x of the small ones.
+moment of the shared machine hits every row alike. Targets (the headline row): marginal ≤ 5x
+the hand loop, per-call at N=100 ≤ 6x, and the 200 KB figures within 2x of the small ones.
 
 Run: python bench/peers_workload.py [--quick] [--cpu]
 (``--cpu`` times the process's CPU, worker threads included, rather than the wall clock: on a
