@@ -3,9 +3,13 @@
 1. The workload the popular frameworks are measured on: an instant scripted model asks for one
    call per turn, N turns (N = 1, 10, 100), of a tool returning a prepared string, small or
    200 KB. ``ToolLoop.run_sync`` (one ``asyncio.run`` per run) against a hand-written loop run
-   the same way, interleaved in the same process. Targets: toolwire within 10x of the hand loop
-   at every N and size; per-call time flat in N (N=100 within 1.2x of N=10); 200 KB rows within
-   2x of the small rows.
+   the same way, interleaved in the same process. The tool is what users write: a plain ``def``
+   with the default ``@tool`` (its run has the loop to itself and a turn makes one call, so it
+   runs on the loop's thread); rows beside it declare it ``blocking=False`` or write it
+   ``async def``. Targets: toolwire within 10x of the hand loop at every N and size; per-call
+   time flat in N (N=100 within 1.2x of N=10); 200 KB rows within 2x of the small rows.
+   (``bench/peers_workload.py`` measures the same workload as the peers report it: marginal
+   µs per call.)
    A third set of rows ("fresh") has the tool build its 200 KB output on every call, as a real
    tool does, in both loops: the prepared string costs the hand loop nothing per call, while
    toolwire must make a bounded copy (50 kB, held by the conversation) every call.
@@ -39,14 +43,32 @@ def one_call_a_turn(n: int) -> Turns:
     return lambda done: ((f"c{done}", "fetch", ARGS),) if done < n else ()
 
 
-def toolwire_run(output: str, n: int, *, fresh: bool = False) -> Callable[[], Any]:
-    """N turns of one call each; the tool runs on the loop like the hand-written one."""
+KINDS = ("default", "blocking=False", "async def")
 
-    @tool(data_class="public", blocking=False)
+
+def fetch_tool(output: str, kind: str, fresh: bool) -> Any:
+    """The tool as users write it (``default``: a plain def), or declared for the loop."""
+
     def fetch(key: str) -> str:
         return "x" * FRESH if fresh else output
 
-    loop = ToolLoop(scripted(one_call_a_turn(n)), ToolRegistry([fetch]))
+    if kind == "async def":
+
+        async def fetch_async(key: str) -> str:
+            return fetch(key)
+
+        fetch_async.__name__ = "fetch"
+        return tool(data_class="public")(fetch_async)
+    if kind == "blocking=False":
+        return tool(data_class="public", blocking=False)(fetch)
+    return tool(data_class="public")(fetch)
+
+
+def toolwire_run(
+    output: str, n: int, *, fresh: bool = False, kind: str = "default"
+) -> Callable[[], Any]:
+    """N turns of one call each, through ``run_sync``."""
+    loop = ToolLoop(scripted(one_call_a_turn(n)), ToolRegistry([fetch_tool(output, kind, fresh)]))
     options = RunOptions(max_rounds=n + 1)
     prompt = [ChatMessage.user("go")]
     return lambda: loop.run_sync(prompt, options=options)
@@ -103,18 +125,23 @@ def check(label: str, ok: bool) -> str:
 
 
 def main() -> None:
-    print(f"{'output':>6} {'N':>4} {'hand µs/call':>13} {'toolwire µs/call':>17} {'ratio':>6}")
+    print(f"{'output':>6} {'N':>4} {'tool':>15} {'hand µs/call':>13} {'toolwire µs/call':>17} "
+          f"{'ratio':>6}")  # fmt: skip
     ours: dict[tuple[str, int], float] = {}
     ratios: list[float] = []
     for label, output in SIZES.items():
         for n in CALL_COUNTS:
-            hand, mine = compare(hand_run(output, n), toolwire_run(output, n), n)
-            ours[label, n] = mine
-            ratios.append(mine / hand)
-            print(f"{label:>6} {n:>4} {hand:>13.1f} {mine:>17.1f} {mine / hand:>6.1f}")
+            for kind in KINDS:
+                hand, mine = compare(hand_run(output, n), toolwire_run(output, n, kind=kind), n)
+                if kind == "default":  # the targets are the default's
+                    ours[label, n] = mine
+                    ratios.append(mine / hand)
+                print(f"{label:>6} {n:>4} {kind:>15} {hand:>13.1f} {mine:>17.1f} "
+                      f"{mine / hand:>6.1f}")  # fmt: skip
     for n in CALL_COUNTS:
         hand, mine = compare(hand_run("", n, fresh=True), toolwire_run("", n, fresh=True), n)
-        print(f"{'fresh':>6} {n:>4} {hand:>13.1f} {mine:>17.1f} {mine / hand:>6.1f}")
+        print(f"{'fresh':>6} {n:>4} {'default':>15} {hand:>13.1f} {mine:>17.1f} "
+              f"{mine / hand:>6.1f}")  # fmt: skip
     flat = {label: ours[label, 100] / ours[label, 10] for label in SIZES}
     sized = {n: ours["200KB", n] / ours["small", n] for n in CALL_COUNTS}
     print(", ".join(f"{k}: N=100 / N=10 = {v:.2f}" for k, v in flat.items()))

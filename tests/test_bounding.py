@@ -230,3 +230,17 @@ def test_bound_artifacts_never_raises_and_output_always_encodes(
     encoded = dumps_bytes([a.to_dict() for a in out])
     assert len(encoded) <= ARTIFACT_BYTE_CAP
     assert len(out) == len(artifacts) or (len(out) == 1 and out[0].label == OMITTED_LABEL)
+
+
+def test_the_same_large_output_again_gets_the_same_cut_and_another_its_own() -> None:
+    kept = "x" * 200_000  # a tool that hands back a document it keeps
+    first, again = bound_content(kept), bound_content(kept)
+    assert again.text is first.text and again == first
+    other = bound_content("y" * 200_000)
+    assert (
+        other.text == "y" * (CONTENT_BYTE_CAP - len(TRUNCATION_MARKER.encode())) + TRUNCATION_MARKER
+    )
+    assert (
+        bound_content(kept).text
+        == "x" * (CONTENT_BYTE_CAP - len(TRUNCATION_MARKER.encode())) + TRUNCATION_MARKER
+    )

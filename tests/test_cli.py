@@ -197,3 +197,31 @@ def test_a_pause_shows_every_previewed_call_and_the_input_it_asks_for() -> None:
         "  " + WHITESPACE_LEGEND,
         '  input for paint: {"type":"object"}',
     ]
+
+
+WHERE = """
+    import threading
+    from toolwire import tool
+
+    threads = []
+
+    @tool(group="plugin", data_class="public")
+    def where() -> str:
+        threads.append(threading.get_ident())
+        return "here"
+"""
+
+
+def test_run_runs_a_plain_def_tool_on_the_thread_of_its_event_loop(
+    tmp_path: Path, on_path: Path
+) -> None:
+    import threading
+
+    plugin(on_path, WHERE, "where = twplugin:where")
+    text = "turns:\n  - tool_calls: [{name: where}]\n  - content: done\n"
+    result = runner.invoke(app, ["run", "--script", str(script(tmp_path, text)), "q"])
+    assert result.exit_code == 0, result.output
+    import twplugin  # type: ignore[import-not-found]  # written by the test
+
+    # The command's run has its event loop to itself, on this thread: no hand-off to a worker.
+    assert twplugin.threads == [threading.get_ident()]

@@ -486,33 +486,70 @@ def test_arguments_that_are_not_strict_json_are_refused(text: str) -> None:
     assert only(trace.steps[2], ToolStep).tool_arguments == text
 
 
-def test_a_sync_tool_runs_in_a_worker_thread_and_an_async_one_on_the_loop() -> None:
+def sync_and_async_tools(seen: list[tuple[str, str]]) -> ToolRegistry:
     import threading
-
-    seen: dict[str, str] = {}
 
     @tool(data_class="public")
     def blocking() -> str:
-        seen["sync"] = threading.current_thread().name
+        seen.append(("sync", threading.current_thread().name))
         return "sync"
 
     @tool(data_class="public")
     async def awaiting() -> str:
-        seen["async"] = threading.current_thread().name
+        seen.append(("async", threading.current_thread().name))
         return "async"
 
-    async def go(turn: list[dict[str, Any]]) -> Any:
-        loop = ToolLoop(RecordingProvider.of([{"tool_calls": turn}, {"content": "ok"}]),
-                        ToolRegistry([blocking, awaiting]))  # fmt: skip
-        return await loop.run([ChatMessage.user("hi")])
+    return ToolRegistry([blocking, awaiting])
 
-    result = asyncio.run(go([call("awaiting"), call("awaiting")]))
-    assert [i.result for i in result.trace] == ["async", "async"]
-    assert seen["async"] == threading.current_thread().name
-    result = asyncio.run(go([call("blocking")]))
-    assert result.trace[0].result == "sync"
-    # The seam's own pool, kept across event loops, not the loop's default executor.
-    assert seen["sync"].startswith("toolwire-tool")
+
+LOOP_THREAD = "MainThread"  # asyncio.run runs its loop on the calling thread
+POOL = "toolwire-tool"  # the seam's own pool, kept across event loops
+
+
+@pytest.mark.parametrize(
+    ("names", "options", "beside", "exclusive", "where"),
+    [
+        (["blocking"], {}, False, None, [LOOP_THREAD]),  # the run has the loop to itself
+        (["blocking", "blocking"], {"max_concurrency": 1}, False, None, [LOOP_THREAD] * 2),
+        (["blocking", "blocking"], {}, False, None, [POOL] * 2),  # the two may overlap
+        (["blocking"], {}, True, None, [POOL]),  # another task shares the loop
+        (["blocking"], {}, False, False, [POOL]),  # the caller says it shares the loop
+        (["awaiting", "awaiting"], {}, True, None, [LOOP_THREAD] * 2),  # always on the loop
+    ],
+)
+def test_a_sync_tool_runs_on_the_loop_thread_only_where_it_can_stall_nothing(
+    names: list[str],
+    options: dict[str, Any],
+    beside: bool,
+    exclusive: bool | None,
+    where: list[str],
+) -> None:
+    seen: list[tuple[str, str]] = []
+    registry = sync_and_async_tools(seen)
+
+    async def go() -> Any:
+        loop = ToolLoop(RecordingProvider.of([{"tool_calls": [call(n) for n in names]},
+                                              {"content": "ok"}]), registry)  # fmt: skip
+        other = asyncio.ensure_future(asyncio.sleep(10)) if beside else None
+        try:
+            return await loop.run([ChatMessage.user("hi")], options=RunOptions(**options),
+                                  exclusive=exclusive)  # fmt: skip
+        finally:
+            if other is not None:
+                other.cancel()
+
+    result = asyncio.run(go())
+    answers = {"blocking": "sync", "awaiting": "async"}
+    assert [i.result for i in result.trace] == [answers[n] for n in names]
+    assert [thread if thread == LOOP_THREAD else thread[: len(POOL)] for _, thread in seen] == where
+
+
+def test_run_sync_runs_a_sync_tool_on_its_own_loop_thread() -> None:
+    seen: list[tuple[str, str]] = []
+    loop = ToolLoop(RecordingProvider.of([{"tool_calls": [call("blocking")]}, {"content": "ok"}]),
+                    sync_and_async_tools(seen))  # fmt: skip
+    result = loop.run_sync([ChatMessage.user("hi")])
+    assert result.trace[0].result == "sync" and seen == [("sync", LOOP_THREAD)]
 
 
 def test_a_sync_tool_that_declares_it_does_not_block_runs_on_the_loop() -> None:

@@ -137,3 +137,42 @@ def test_dry_run_records_the_request_and_calls_nothing() -> None:
     assert outcome.status is RunStatus.DRY_RUN  # not stored as completed: nothing was sent
     assert [s.kind for s in outcome.steps] == ["request"]
     assert only(outcome.steps[0], RequestStep).tool_specs == ("double",)
+
+
+def where_registry(threads: list[str]) -> ToolRegistry:
+    @tool(data_class="public")
+    def where() -> str:
+        threads.append(threading.current_thread().name)
+        return "here"
+
+    return ToolRegistry([where])
+
+
+def one_call() -> ScriptedProvider:
+    return script({"tool_calls": [call("where")]}, {"content": "done"})
+
+
+def test_run_sync_runs_a_sync_tool_on_the_thread_of_its_own_event_loop() -> None:
+    threads: list[str] = []
+    runtime = Runtime(where_registry(threads))
+    outcome = runtime.run_sync(RunRequest.of("x", provider=one_call()))
+    assert outcome.status is RunStatus.COMPLETED
+    assert threads == [threading.current_thread().name]  # asyncio.run's loop runs right here
+
+
+def test_a_run_beside_another_task_runs_a_sync_tool_in_the_worker_pool() -> None:
+    threads: list[str] = []
+    runtime = Runtime(where_registry(threads))
+
+    async def beside() -> RunOutcome:
+        other = asyncio.ensure_future(asyncio.sleep(10))  # another run's task, say
+        try:
+            return await runtime.run(RunRequest.of("x", provider=one_call()))
+        finally:
+            other.cancel()
+
+    alone = asyncio.run(runtime.run(RunRequest.of("x", provider=one_call())))
+    shared = asyncio.run(beside())
+    assert alone.status is shared.status is RunStatus.COMPLETED
+    assert threads[0] == threading.current_thread().name
+    assert threads[1].startswith("toolwire-tool")

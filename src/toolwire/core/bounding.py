@@ -71,14 +71,34 @@ def bound_content(content: str | bytes) -> BoundedContent:
     if text.isascii():  # one byte per character: no need to encode a large output
         if len(text) <= CONTENT_BYTE_CAP:
             return BoundedContent(text, len(text))
-        return BoundedContent(
-            text[: CONTENT_BYTE_CAP - _MARKER_BYTES] + TRUNCATION_MARKER, len(text)
-        )
+        return _cut(text, ascii=True)
     encoded = text.encode("utf-8")
     if len(encoded) <= CONTENT_BYTE_CAP:
         return BoundedContent(text, len(encoded))
-    head = encoded[: CONTENT_BYTE_CAP - _MARKER_BYTES].decode("utf-8", "ignore")
-    return BoundedContent(head + TRUNCATION_MARKER, len(encoded))
+    return _cut(text, ascii=False)
+
+
+# The last output that was cut, and its cut: a tool that hands back the same large string
+# again (a document it keeps, a cached page) gets the same bounded copy, instead of a new one
+# of 100 kB (the marker's "…" makes it two bytes a character) on every call. A pure function's
+# result, kept for one input only; replaced whole, so threads never see half of it.
+_last_cut: list[tuple[str, BoundedContent]] = []
+
+
+def _cut(text: str, *, ascii: bool) -> BoundedContent:
+    """``text``, over the cap, cut to its head and the marker."""
+    for kept, cut in _last_cut[-1:]:
+        if kept is text:
+            return cut
+    if ascii:
+        cut = BoundedContent(text[: CONTENT_BYTE_CAP - _MARKER_BYTES] + TRUNCATION_MARKER,
+                             len(text))  # fmt: skip
+    else:
+        encoded = text.encode("utf-8")
+        head = encoded[: CONTENT_BYTE_CAP - _MARKER_BYTES].decode("utf-8", "ignore")
+        cut = BoundedContent(head + TRUNCATION_MARKER, len(encoded))
+    _last_cut[:] = [(text, cut)]
+    return cut
 
 
 class _Unencodable(Exception):

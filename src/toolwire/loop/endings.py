@@ -17,6 +17,8 @@ from toolwire.core.messages import ChatMessage
 from toolwire.core.reprs import ident, size, tagged
 from toolwire.loop.seam import malformed_call
 from toolwire.loop.state import RunState
+from toolwire.loop.window import Tally
+from toolwire.policy.options import RunOptions
 from toolwire.policy.pricing import Cost
 from toolwire.policy.trace import ToolInvocation
 from toolwire.providers.base import CompletionResponse, Stop, Usage
@@ -112,7 +114,31 @@ def result_of(
 
 def over_budget(state: RunState) -> bool:
     """Whether the run has spent its token or dollar budget (only checked between rounds)."""
-    options = state.options
-    if options.max_total_tokens is not None and state.usage.total_tokens > options.max_total_tokens:
+    return past_budget(state.options, state.usage, state.cost)
+
+
+def past_budget(options: RunOptions, usage: Usage, cost: Cost) -> bool:
+    """Whether ``usage`` and ``cost`` are past the token or dollar budget of ``options``."""
+    if options.max_total_tokens is not None and usage.total_tokens > options.max_total_tokens:
         return True
-    return options.max_cost is not None and state.cost.shown > options.max_cost
+    return options.max_cost is not None and cost.shown > options.max_cost
+
+
+class Spent(NamedTuple):
+    """What a run stands at once a provider call is made: its rounds, usage, cost and the
+    conversation's tally. The round's one new state takes them (:meth:`of`), with its
+    messages, when the round ends."""
+
+    rounds: int
+    usage: Usage
+    cost: Cost
+    tally: Tally | None
+
+    def of(self, state: RunState, messages: tuple[ChatMessage, ...] = ()) -> RunState:
+        """``state`` having spent this, ``messages`` appended to its conversation."""
+        kept = (*state.messages, *messages) if messages else state.messages
+        return state._replace(rounds=self.rounds, usage=self.usage, cost=self.cost,
+                              tally=self.tally, messages=kept)  # fmt: skip
+
+    def over_budget(self, options: RunOptions) -> bool:
+        return past_budget(options, self.usage, self.cost)

@@ -18,6 +18,11 @@ Invariants:
   exchanges leave the conversation whole, or the run ends ``context_full`` without the call.
 - A loop with a :class:`Checkpoint` (a queued run's worker) hands it every call of a turn to
   wrap and the state after every completed round; without one, nothing of that runs.
+- What a segment may call, and its tools' traits, are worked out once when it starts
+  (:mod:`toolwire.loop.offer`); where a synchronous call runs follows the seam's one rule
+  (:func:`toolwire.loop.seam.may_block_loop`): ``exclusive`` says whether the run's event loop
+  runs nothing else (by default, whether the segment's task is the loop's only one).
+- A round makes one new state, when its calls are done (or when it ends the run).
 """
 
 from __future__ import annotations
@@ -36,17 +41,17 @@ from toolwire.loop.basis import recheck
 from toolwire.loop.endings import (
     Ending,
     LoopResult,
+    Spent,
     continuation,
     ending,
-    over_budget,
     result_of,
 )
-from toolwire.loop.seam import Invoked, Seam, past_limit, refusal
+from toolwire.loop.offer import Offer
+from toolwire.loop.seam import Invoked, Seam, past_limit, refusal, sole_task
 from toolwire.loop.state import RunState
 from toolwire.loop.suspension import (
     Answer,
     Refuse,
-    Run,
     plan,
     preview_again,
     running,
@@ -67,7 +72,7 @@ from toolwire.providers.base import (
     session_of,
 )
 from toolwire.tools.api import ToolContext, runs_concurrently
-from toolwire.tools.policy import Gate, ToolPolicy
+from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
 
 __all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "Checkpoint", "LoopResult", "RunOptions",
@@ -116,8 +121,10 @@ class ToolLoop:
         options: RunOptions | None = None,
         trace: RunTrace | None = None,
     ) -> LoopResult:
-        """Blocking facade over :meth:`run`, for scripts and the command line."""
-        return asyncio.run(self.run(messages, context=context, options=options, trace=trace))
+        """Blocking facade over :meth:`run`, for scripts and the command line: the run has
+        its event loop to itself."""
+        return asyncio.run(self.run(messages, context=context, options=options, trace=trace,
+                                    exclusive=True))  # fmt: skip
 
     async def run(
         self,
@@ -128,9 +135,13 @@ class ToolLoop:
         trace: RunTrace | None = None,
         run_id: str = "",
         charter: Charter | None = None,
+        exclusive: bool | None = None,
     ) -> LoopResult:
         """Run ``messages`` to an end. ``charter`` goes with the run's state (the runtime's
-        run has one; a bare loop's is made from ``context`` and ``options``)."""
+        run has one; a bare loop's is made from ``context`` and ``options``). ``exclusive``:
+        whether the event loop runs nothing but this run (None: whether this task is its only
+        one; see :func:`toolwire.loop.seam.may_block_loop`)."""
+        exclusive = sole_task() if exclusive is None else exclusive
         context = context or ToolContext()
         options = options or RunOptions()
         trace = trace if trace is not None else RunTrace(capture_raw=options.capture_raw)
@@ -141,8 +152,9 @@ class ToolLoop:
         if options.dry_run:
             trace.record_request(1, state.messages, self._names(offered), refusals)
             return result_of(state, "", False, TerminationReason.DRY_RUN, iterations=0)
-        return await self.advance(state, context=context, trace=trace, refusals=refusals,
-                                  run_id=run_id)  # fmt: skip
+        offer = self._offer(offered, options, context, exclusive)
+        return await self._advance(state, offer, context=context, trace=trace,
+                                   refusals=refusals, run_id=run_id)  # fmt: skip
 
     async def resume(
         self,
@@ -153,8 +165,10 @@ class ToolLoop:
         context: ToolContext | None = None,
         trace: RunTrace | None = None,
         run_id: str = "",
+        exclusive: bool | None = None,
     ) -> LoopResult:
         """Apply a decision to ``state``'s paused turn under the live gate, then go on."""
+        exclusive = sole_task() if exclusive is None else exclusive
         pause = state.pause
         if pause is None:
             raise ValueError("this run state is not paused")
@@ -169,9 +183,10 @@ class ToolLoop:
         if isinstance(checked, LoopResult):
             return checked
         state = state._replace(pause=None, offered=offered, invocations=())
-        jobs = self._jobs(checked, state.options.max_calls_per_turn)
-        state = await self._run_jobs(state, trace, state.rounds, jobs, context)
-        return await self.advance(state, context=context, trace=trace, run_id=run_id)
+        offer = self._offer(offered, state.options, context, exclusive)
+        jobs = self._jobs(checked, state.options.max_calls_per_turn, offer)
+        state = await self._run_jobs(state, trace, state.rounds, jobs, context, offer=offer)
+        return await self._advance(state, offer, context=context, trace=trace, run_id=run_id)
 
     async def call(
         self,
@@ -184,12 +199,14 @@ class ToolLoop:
         hold: bool = False,
         run_id: str = "",
         charter: Charter | None = None,
+        exclusive: bool | None = None,
     ) -> LoopResult:
         """One call through the seam with no model: a direct call, recorded as round 0.
 
         With ``hold``, an offered call that needs a person is not executed: the result carries
         the paused state, as a model's turn would (see :mod:`toolwire.runs.held`).
         """
+        exclusive = sole_task() if exclusive is None else exclusive
         options = options or RunOptions()
         if hold:
             pause = await scan(self.registry, (call,), offered, context, run_id=run_id, rounds=0)
@@ -199,7 +216,7 @@ class ToolLoop:
                                 charter=charter)  # fmt: skip
                 return result_of(held, "", False, TerminationReason.SUSPENDED, held)
         started = time.perf_counter()
-        invoked = await self.seam.invoke(call, offered, context)
+        invoked = await self.seam.invoke(call, offered, context, inline=exclusive)
         messages: list[ChatMessage] = []
         invocations: list[ToolInvocation] = []
         self._record(trace, 0, (time.perf_counter() - started) * 1000, call, invoked,
@@ -219,9 +236,11 @@ class ToolLoop:
         values: Mapping[str, Any] | None = None,
         context: ToolContext,
         trace: RunTrace,
+        exclusive: bool | None = None,
     ) -> LoopResult:
         """Apply a decision to a held direct call under the live gate, run it, and end: a
         direct call has no model to go on with."""
+        exclusive = sole_task() if exclusive is None else exclusive
         pause = state.pause
         if pause is None:
             raise ValueError("this run state is not paused")
@@ -233,9 +252,10 @@ class ToolLoop:
         checked = await self._recheck(state, answers, context, "")
         if isinstance(checked, LoopResult):
             return checked
-        jobs = self._jobs(checked, state.options.max_calls_per_turn)
+        offer = self._offer(offered, state.options, context, exclusive)
+        jobs = self._jobs(checked, state.options.max_calls_per_turn, offer)
         state = state._replace(pause=None, offered=offered, invocations=())
-        state = await self._run_jobs(state, trace, 0, jobs, context)
+        state = await self._run_jobs(state, trace, 0, jobs, context, offer=offer)
         content = state.invocations[-1].result if state.invocations else ""
         return result_of(state, content, False, TerminationReason.COMPLETED)
 
@@ -268,44 +288,61 @@ class ToolLoop:
         trace: RunTrace,
         refusals: Sequence[Mapping[str, str]] = (),
         run_id: str = "",
+        exclusive: bool | None = None,
     ) -> LoopResult:
         """Take rounds from ``state`` until an answer, a pause, a budget or the round cap."""
+        exclusive = sole_task() if exclusive is None else exclusive
+        offer = self._offer(state.offered, state.options, context, exclusive)
+        return await self._advance(state, offer, context=context, trace=trace,
+                                   refusals=refusals, run_id=run_id)  # fmt: skip
+
+    async def _advance(
+        self,
+        state: RunState,
+        offer: Offer,
+        *,
+        context: ToolContext,
+        trace: RunTrace,
+        refusals: Sequence[Mapping[str, str]] = (),
+        run_id: str = "",
+    ) -> LoopResult:
         async with session_of(self.provider):
             if not state.offered:
                 return await self._plain(state, trace, refusals)
-            specs = tuple(self.registry.specs(state.offered))
-            names = tuple(s.name for s in specs)
-            window = window_for(state.options, self.provider, specs)
-            while state.rounds < state.options.max_rounds:
+            options, specs, names = state.options, offer.specs, offer.spec_names
+            window = window_for(options, self.provider, specs)
+            while state.rounds < options.max_rounds:
                 round_ = state.rounds + 1
-                fitted = self._fit(state, trace, round_, window)
-                if isinstance(fitted, LoopResult):
-                    return fitted
-                state = fitted
+                if window is not None:
+                    fitted = self._fit(state, trace, round_, window)
+                    if isinstance(fitted, LoopResult):
+                        return fitted
+                    state = fitted
                 trace.record_request(round_, state.messages, names,
                                      refusals if round_ == 1 else ())  # fmt: skip
-                state, response = await self._complete(state, trace, round_, specs)
-                ended = None if response.tool_calls else ending(response)
+                response, spent = await self._complete(state, trace, round_, specs)
+                calls = response.tool_calls
+                ended = None if calls else ending(response)
                 if ended is not None:
-                    return result_of(state, response.content, ended.truncated, ended.reason,
-                                   response=response)  # fmt: skip
-                if over_budget(state):  # stop before this turn's calls or continuation run
-                    return result_of(state, "", True, TerminationReason.BUDGET_EXHAUSTED,
-                                   response=response)  # fmt: skip
-                if not response.tool_calls:
-                    state = state._replace(messages=(*state.messages, *continuation(response)))
+                    return result_of(spent.of(state), response.content, ended.truncated,
+                                     ended.reason, response=response)  # fmt: skip
+                if spent.over_budget(options):  # stop before this turn's calls or continuation
+                    over = TerminationReason.BUDGET_EXHAUSTED
+                    return result_of(spent.of(state), "", True, over, response=response)
+                if not calls:
+                    state = spent.of(state, continuation(response))
                     continue
-                assistant = ChatMessage.assistant(
-                    response.content, response.tool_calls, response.provider_state
-                )
-                state = state._replace(messages=(*state.messages, assistant))
-                pause = await scan(self.registry, response.tool_calls, state.offered, context,
-                                   run_id=run_id, rounds=round_,
-                                   limit=state.options.max_calls_per_turn)  # fmt: skip
-                if pause is not None:
-                    paused = state._replace(pause=pause)
-                    return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
-                state = await self._dispatch(state, trace, round_, response.tool_calls, context)
+                assistant = ChatMessage.assistant(response.content, calls, response.provider_state)
+                if offer.pausing:  # only a run that offers such a tool can pause
+                    pause = await scan(self.registry, calls, state.offered, context,
+                                       run_id=run_id, rounds=round_,
+                                       limit=options.max_calls_per_turn)  # fmt: skip
+                    if pause is not None:
+                        paused = spent.of(state, (assistant,))._replace(pause=pause)
+                        return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
+                jobs = self._turn_jobs(calls, options.max_calls_per_turn, offer)
+                state = await self._run_jobs(state, trace, round_, jobs, context, offer=offer,
+                                             spent=spent, assistant=assistant)  # fmt: skip
             return await self._synthesise(state, trace, specs, window)
 
     async def _synthesise(
@@ -323,12 +360,12 @@ class ToolLoop:
         state = fitted
         trace.record_request(round_, state.messages, tuple(s.name for s in specs),
                              tool_choice="none")  # fmt: skip
-        state, final = await self._complete(state, trace, round_, specs, choice="none",
+        final, spent = await self._complete(state, trace, round_, specs, choice="none",
                                             count=False)  # fmt: skip
         ended = ending(final)
         cut = ended is not None and ended.truncated  # cut twice: by the output cap as well
         reason = ended.reason if cut and ended is not None else TerminationReason.MAX_ITERATIONS
-        return result_of(state, final.content, True, reason, response=final)
+        return result_of(spent.of(state), final.content, True, reason, response=final)
 
     async def _plain(
         self, state: RunState, trace: RunTrace, refusals: Sequence[Mapping[str, str]]
@@ -344,9 +381,10 @@ class ToolLoop:
         state = fitted
         trace.record_request(round_, state.messages, (), refusals,
                              tool_choice="none" if specs else None)  # fmt: skip
-        state, response = await self._complete(state, trace, round_, specs, choice=choice)
+        response, spent = await self._complete(state, trace, round_, specs, choice=choice)
         ended = ending(response) or Ending(TerminationReason.COMPLETED, False)
-        return result_of(state, response.content, ended.truncated, ended.reason, response=response)
+        return result_of(spent.of(state), response.content, ended.truncated, ended.reason,
+                         response=response)  # fmt: skip
 
     async def _complete(
         self,
@@ -357,7 +395,8 @@ class ToolLoop:
         *,
         choice: ToolChoice = "auto",
         count: bool = True,
-    ) -> tuple[RunState, CompletionResponse]:
+    ) -> tuple[CompletionResponse, Spent]:
+        """One provider call, recorded; what the run has spent once it is made."""
         options = state.options
         request = CompletionRequest(
             messages=state.messages,
@@ -373,18 +412,16 @@ class ToolLoop:
         )
         started = time.perf_counter()
         response = await self.provider.complete(request)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        usage = response.usage
         cost = cost_of(pricing_family(self.provider), response.model or model_of(self.provider),
-                       response.usage)  # fmt: skip
-        known = frozenset(c.name for c in response.tool_calls if self.seam.knows(c.name))
-        trace.record_llm(round_, (time.perf_counter() - started) * 1000, response, cost,
-                         registered=known)  # fmt: skip
-        state = state._replace(
-            usage=state.usage + response.usage,
-            cost=state.cost.add(cost),
-            rounds=round_ if count else state.rounds,
-            tally=calibrated(state.tally, response.usage),
-        )
-        return state, response
+                       usage)  # fmt: skip
+        knows = self.seam.knows
+        known = frozenset(c.name for c in response.tool_calls if knows(c.name))
+        trace.record_llm(round_, elapsed_ms, response, cost, registered=known)
+        spent = Spent(round_ if count else state.rounds, state.usage + usage, state.cost.add(cost),
+                      calibrated(state.tally, usage))  # fmt: skip
+        return response, spent
 
     @staticmethod
     def _fit(
@@ -417,21 +454,22 @@ class ToolLoop:
         dropped = state.dropped_turns + fitted.dropped_exchanges
         return state._replace(messages=fitted.messages, tally=fitted.tally, dropped_turns=dropped)
 
-    async def _dispatch(
-        self,
-        state: RunState,
-        trace: RunTrace,
-        round_: int,
-        calls: Sequence[ToolCall],
-        context: ToolContext,
-    ) -> RunState:
-        answers = [(call, Run(call.decoded_arguments())) for call in calls]
-        jobs = self._jobs(answers, state.options.max_calls_per_turn)
-        return await self._run_jobs(state, trace, round_, jobs, context)
+    def _turn_jobs(self, calls: Sequence[ToolCall], limit: int, offer: Offer) -> list[Job]:
+        """A model's turn as jobs: each call runs with its own arguments; one past the turn's
+        call limit is answered with its fixed refusal and never runs."""
+        return [
+            Job(call, call.decoded_arguments(), alone=self._alone(call, offer))
+            if index < limit
+            else Job(call, call.decoded_arguments(), past_limit(limit))
+            for index, call in enumerate(calls)
+        ]
 
-    def _jobs(self, answers: Sequence[tuple[ToolCall, Answer]], limit: int) -> list[Job]:
-        """A turn's calls as jobs: one past the turn's call limit, or refused, is answered with
-        its fixed refusal and never runs; the others run with the arguments their answer gives."""
+    def _jobs(
+        self, answers: Sequence[tuple[ToolCall, Answer]], limit: int, offer: Offer
+    ) -> list[Job]:
+        """A decided turn's calls as jobs: one past the turn's call limit, or refused, is
+        answered with its fixed refusal and never runs; the others run with the arguments
+        their answer gives."""
         jobs = []
         for index, (call, answer) in enumerate(answers):
             if index >= limit:
@@ -440,7 +478,7 @@ class ToolLoop:
                 refused = refusal(answer.text, answer.reason)
                 jobs.append(Job(call, call.decoded_arguments(), refused))
             else:
-                jobs.append(Job(call, answer.arguments, alone=self._alone(call)))
+                jobs.append(Job(call, answer.arguments, alone=self._alone(call, offer)))
         return jobs
 
     async def _run_jobs(
@@ -450,37 +488,54 @@ class ToolLoop:
         round_: int,
         jobs: Sequence[Job],
         context: ToolContext,
+        *,
+        offer: Offer,
+        spent: Spent | None = None,
+        assistant: ChatMessage | None = None,
     ) -> RunState:
-        """Run one turn's calls (see :mod:`toolwire.loop.turn`) and append their results."""
-        jobs, spent = remote_calls.spend(jobs, self.registry, state.offered,
-                                         spent=state.remote_calls,
-                                         limit=state.options.max_remote_calls)  # fmt: skip
-        messages = list(state.messages)
+        """Run one turn's calls (see :mod:`toolwire.loop.turn`) and append their results: the
+        one new state of the round (``spent`` and the model's ``assistant`` turn with it)."""
+        remote_spent = state.remote_calls
+        if offer.remote:
+            limit = state.options.max_remote_calls
+            jobs, remote_spent = remote_calls.spend(jobs, self.registry, state.offered,
+                                                    spent=remote_spent, limit=limit)  # fmt: skip
+        messages = [*state.messages, assistant] if assistant is not None else list(state.messages)
         invocations = list(state.invocations)
-        gate = self._gate(state.options, context)
-        offered = state.offered
-        checkpoint = self.checkpoint
+        concurrency = state.options.max_concurrency
+        # Whether a call may have another call of its turn beside it (see the seam's rule).
+        several = concurrency > 1 and sum(job.refused is None for job in jobs) > 1
+        offered, gate, checkpoint, seam = state.offered, offer.gate, self.checkpoint, self.seam
 
         def invoke(job: Job) -> Awaitable[Invoked]:
-            if checkpoint is None:
-                return self.seam.invoke(job.call, offered, context, job.arguments, gate)
-            return checkpoint.invoke(
-                job, lambda: self.seam.invoke(job.call, offered, context, job.arguments, gate)
-            )
+            inline = offer.inline(job.call.name, overlapping=several and not job.alone)
+
+            def run() -> Awaitable[Invoked]:
+                return seam.invoke(job.call, offered, context, job.arguments, gate, inline=inline)
+
+            return run() if checkpoint is None else checkpoint.invoke(job, run)
 
         def record(job: Job, invoked: Invoked, elapsed_ms: float, started: float | None) -> None:
             self._record(trace, round_, elapsed_ms, job.call, invoked, arguments=job.arguments,
                          messages=messages, invocations=invocations, started=started)  # fmt: skip
 
-        await run_turn(jobs, invoke, record, concurrency=state.options.max_concurrency)
-        state = state._replace(messages=tuple(messages), invocations=tuple(invocations),
-                               remote_calls=spent)  # fmt: skip
+        await run_turn(jobs, invoke, record, concurrency=concurrency)
+        if spent is None:
+            state = state._replace(messages=tuple(messages), invocations=tuple(invocations),
+                                   remote_calls=remote_spent)  # fmt: skip
+        else:
+            state = state._replace(messages=tuple(messages), invocations=tuple(invocations),
+                                   remote_calls=remote_spent, rounds=spent.rounds,
+                                   usage=spent.usage, cost=spent.cost,
+                                   tally=spent.tally)  # fmt: skip
         if checkpoint is not None:
             await checkpoint.round_done(state)
         return state
 
-    def _alone(self, call: ToolCall) -> bool:
-        tool = self.registry.get(call.name)
+    def _alone(self, call: ToolCall, offer: Offer) -> bool:
+        if call.name in offer.names:
+            return call.name in offer.alone
+        tool = self.registry.get(call.name)  # not offered: the seam refuses it
         return tool is not None and not runs_concurrently(tool)
 
     def _record(
@@ -515,8 +570,11 @@ class ToolLoop:
     def _zone(self, options: RunOptions) -> TrustZone:
         return TrustZone.parse(options.trust_zone or self.provider.trust_zone)
 
-    def _gate(self, options: RunOptions, context: ToolContext) -> Gate:
-        return self.policy.gate(context=context, grant=options.grant, zone=self._zone(options))
+    def _offer(
+        self, offered: frozenset[str], options: RunOptions, context: ToolContext, exclusive: bool
+    ) -> Offer:
+        gate = self.policy.gate(context=context, grant=options.grant, zone=self._zone(options))
+        return Offer.of(self.registry, offered, gate, exclusive=exclusive)
 
     def _offered(
         self, options: RunOptions, context: ToolContext

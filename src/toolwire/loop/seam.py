@@ -2,11 +2,23 @@
 
 Every executed call passes through :meth:`Seam.invoke`, in this order: registry lookup ->
 offered-set check -> arguments must be a JSON object -> execute, with every exception caught
-(a synchronous tool runs in the seam's worker pool unless it declares ``blocking=False``, so
-a blocking tool cannot stall the event loop) -> both channels bounded. A tool refuses a call by
-raising :class:`toolwire.core.errors.ToolRefusal`; its message reaches the model as
+(where: see below) -> both channels bounded. A tool refuses a call by raising
+:class:`toolwire.core.errors.ToolRefusal`; its message reaches the model as
 ``Error: <message>``. Any other exception goes to the operator's log only; the model reads
 ``Error: tool "<name>" failed.``
+
+Where a call runs (the one rule, :func:`may_block_loop`): a coroutine tool, and a synchronous
+one that declares ``blocking=False``, run on the event loop. Any other synchronous tool (a plain
+``def`` with the default ``@tool``) may block, so it runs on the loop's thread only where
+blocking stalls nothing: the run's event loop runs nothing but this run (:func:`sole_task`:
+``ToolLoop.run_sync``, ``Runtime.run_sync``, the command line, ``asyncio.run(loop.run(...))``)
+and no other call of its turn can overlap it (a turn of one call, ``max_concurrency=1``, or a
+call that runs alone). Everywhere else (the inspector's and a queue worker's shared loop, an MCP
+server's, several calls of one turn) it runs in the seam's worker pool, so a slow tool never
+stalls another run or another call. Handing a call to a thread costs far more than a small
+call, which is why it is not done where it buys nothing. A tool that must never run on the
+loop's thread (it starts an event loop of its own, or waits for this one) is written
+``async def`` and hands its work to ``asyncio.to_thread`` itself.
 
 The texts below are the only ones the runtime itself writes into a tool turn. They are short,
 fixed, and echo at most a clipped tool name chosen by the model (or a limit, or a count). That
@@ -241,10 +253,14 @@ class Seam:
         context: ToolContext,
         arguments: dict[str, Any] | None = None,
         gate: Gate | None = None,
+        *,
+        inline: bool = False,
     ) -> Invoked:
         """Execute ``call`` if it may run; ``arguments`` replaces its decoded arguments.
 
         ``gate`` is asked again now: a tool disabled since it was offered does not run.
+        ``inline``: a synchronous tool runs on the loop's thread (:func:`may_block_loop` said
+        it may).
         """
         tool = self.registry.get(call.name)
         if tool is None:
@@ -256,7 +272,11 @@ class Seam:
         if arguments is None:
             return refusal(not_an_object(call.name), Refused.NOT_AN_OBJECT)
         try:
-            raw = await _execute(tool, arguments, context)
+            if inline or on_loop(tool):
+                outcome = tool.execute(arguments, context)
+                raw = outcome if isinstance(outcome, ToolResult) else await _settled(outcome)
+            else:
+                raw = await _in_worker(tool, arguments, context)
         except ToolRefusal as exc:
             raw = ToolResult.error(refused(str(exc)))
         except Exception:
@@ -264,26 +284,44 @@ class Seam:
             return Invoked(ToolResult.error(tool_failed(call.name)))
         content = bound_content(raw.content)
         original = content.original_bytes if content.truncated else None
+        if content.text is raw.content and not raw.artifacts:
+            return Invoked(raw, original)  # already within both bounds: the same value
         if raw.is_error:
             return Invoked(ToolResult.error(content.text), original)
         return Invoked(ToolResult.text(content.text, *bound_artifacts(raw.artifacts)), original)
 
 
-async def _execute(tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
-    """Run the tool: a coroutine on this loop, anything synchronous in a worker thread.
+def sole_task() -> bool:
+    """Whether the running task is the only one on its event loop: then nothing but the run
+    it carries can be waiting for the loop (a fresh ``asyncio.run`` of one run). A server's or
+    a worker's loop always holds other tasks. Asked once, when a run's segment starts."""
+    return len(asyncio.all_tasks()) == 1
 
-    A synchronous tool that declares ``blocking=False`` (pure computation, microseconds) runs
-    on the loop too: handing a call to a thread costs about 0.1 ms, far more than such a call.
-    A synchronous call cannot be interrupted: when its run is cancelled it finishes in its
-    thread and its result is dropped.
-    """
-    if (
+
+def may_block_loop(*, exclusive: bool, overlapping: bool) -> bool:
+    """THE rule for a synchronous tool that may block (see the module): on the loop's thread
+    only when its run's loop runs nothing else (``exclusive``) and no other call of its turn
+    can run beside it (not ``overlapping``); in the worker pool otherwise."""
+    return exclusive and not overlapping
+
+
+def on_loop(tool: Tool) -> bool:
+    """Whether ``tool`` runs on the event loop wherever it is called: a coroutine tool, or a
+    synchronous one that declares ``blocking=False`` (pure computation, microseconds)."""
+    return (
         getattr(tool, "is_async", False)
         or getattr(tool, "blocking", True) is False
         or inspect.iscoroutinefunction(tool.execute)
-    ):
-        outcome = tool.execute(arguments, context)
-    else:
-        work = functools.partial(contextvars.copy_context().run, tool.execute, arguments, context)
-        outcome = await asyncio.get_running_loop().run_in_executor(_WORKERS, work)
+    )
+
+
+async def _settled(outcome: Any) -> ToolResult:
+    """What a tool's ``execute`` gave, awaited if it is awaitable, as a ``ToolResult``."""
     return as_result(await outcome if inspect.isawaitable(outcome) else outcome)
+
+
+async def _in_worker(tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+    """Run a synchronous tool in the worker pool. It cannot be interrupted there: when its run
+    is cancelled it finishes in its thread and its result is dropped."""
+    work = functools.partial(contextvars.copy_context().run, tool.execute, arguments, context)
+    return await _settled(await asyncio.get_running_loop().run_in_executor(_WORKERS, work))

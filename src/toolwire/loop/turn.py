@@ -50,9 +50,14 @@ async def run_turn(
     jobs: Sequence[Job], invoke: Invoke, record: Record, *, concurrency: int
 ) -> None:
     """Run ``jobs``; ``record(job, invoked, elapsed_ms, started)`` in their order."""
-    if concurrency == 1 or len(jobs) < 2:
+    if concurrency == 1 or len(jobs) < 2:  # one after another: no task, no slot
         for job in jobs:
-            record(job, *await _timed(invoke, job))
+            if job.refused is not None:
+                record(job, job.refused, 0.0, None)
+                continue
+            started = time.perf_counter()
+            invoked = await invoke(job)
+            record(job, invoked, (time.perf_counter() - started) * 1000, started)
         return
     slots = asyncio.Semaphore(concurrency)
     pending: list[_Entry] = []

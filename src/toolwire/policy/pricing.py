@@ -39,7 +39,7 @@ class Cost:
 
     def add(self, call: Decimal | None) -> Cost:
         if call is None:
-            return Cost(self.usd, complete=False)
+            return self if not self.complete else Cost(self.usd, complete=False)
         return Cost(self.usd + call, self.complete)
 
     @property

@@ -335,10 +335,19 @@ class RunTrace:
         """Keep ``step`` (with its start) and tell every observer; return the kept step."""
         if step.start_ms is None:
             step = step._replace(start_ms=_ms(self.wall_ms() - step.duration_ms))
+        return self._keep(step)
+
+    def _keep(self, step: S) -> S:
+        """Keep ``step``, which has its start, and tell every observer."""
         self.steps.append(step)
         for observer in self._observers:
             observer(step)
         return step
+
+    def _began(self, duration_ms: float) -> float:
+        """``start_ms`` of a step recorded now that took ``duration_ms``."""
+        return round(self._wall_origin + (time.perf_counter() - self._perf_origin) * 1000
+                     - duration_ms, 2)  # fmt: skip
 
     def of_kind(self, kind: type[S]) -> list[S]:
         """The recorded steps of one kind, typed: ``trace.of_kind(ToolStep)``."""
@@ -359,8 +368,9 @@ class RunTrace:
             tool_specs=tuple(tool_names),
             refusals=tuple(refusals) or None,
             tool_choice=tool_choice,
+            start_ms=self._began(0.0),
         )
-        return self.record(step)
+        return self._keep(step)
 
     def record_llm(
         self,
@@ -378,7 +388,7 @@ class RunTrace:
             duration_ms=duration_ms,
             content=response.content,
             thinking=response.thinking or None,
-            stop=response.stop.value,
+            stop=response.stop._value_,  # the plain string (``.value`` is a slow descriptor)
             finish_reason=response.finish_reason,
             refusal=response.refusal,
             prompt_tokens=usage.prompt_tokens,
@@ -391,8 +401,9 @@ class RunTrace:
             requested_tool_calls=response.tool_calls or None,
             raw=response.raw if self.capture_raw else None,
             registered_tool_names=registered,
+            start_ms=self._began(duration_ms),
         )
-        return self.record(step)
+        return self._keep(step)
 
     def record_decision(
         self, round: int, decision: str, decided_by: str, reason: str | None, digest: str
@@ -423,7 +434,7 @@ class RunTrace:
         step = ToolStep(
             round=round,
             duration_ms=duration_ms,
-            start_ms=None if started is None else _ms(self.wall_ms(started)),
+            start_ms=self._began(duration_ms) if started is None else _ms(self.wall_ms(started)),
             tool_call_id=invocation.call_id or None,
             tool_name=invocation.name,
             tool_arguments=invocation.arguments,
@@ -434,4 +445,4 @@ class RunTrace:
             tool_refused=None if refused is None else str(refused),
             tool_registered=registered,
         )
-        return self.record(step)
+        return self._keep(step)

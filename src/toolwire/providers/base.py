@@ -43,6 +43,9 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: Usage) -> Usage:
+        if not (other.prompt_tokens or other.completion_tokens or other.cache_read_tokens
+                or other.cache_write_tokens or other.reasoning_tokens):  # fmt: skip
+            return self  # a model that reports nothing adds nothing (values are frozen)
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,

@@ -28,6 +28,10 @@ stay importable from here.
   sees every step and the segment's end; otherwise nothing is attached.
 - A queued run (:mod:`toolwire.queue`) is executed by workers, which carry it on with
   ``carry_on``; a decision on it is queued, never resumed in the deciding process.
+- A segment runs in a task of its own, so whether its run has the event loop to itself (where
+  a synchronous tool may run: :func:`toolwire.loop.seam.may_block_loop`) is asked where the
+  segment is entered, before that task exists: ``run_sync`` and ``asyncio.run(runtime.run(...))``
+  do; the inspector's, an MCP server's and a worker's loop do not.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ from toolwire.loop.run import (
     RunRequest,
     provider_from_ref,
 )
+from toolwire.loop.seam import sole_task
 from toolwire.loop.state import Pause, RunState
 from toolwire.policy.charter import (
     Charter,
@@ -175,11 +180,13 @@ class Runtime:
         """Run one request. ``on_start`` gets the run id before the first step; ``deltas``
         get the pieces of each streamed answer as they arrive (for a live view)."""
         started = time.perf_counter()
+        exclusive = sole_task()  # asked before the segment's own task exists
         request, run, trace, watch = await self._submit(request, "run", on_start, observers,
                                                         deltas)  # fmt: skip
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
         segment = loop.run(request.messages, context=request.context, options=request.options,
-                           trace=trace, run_id=run.run_id, charter=request.charter)  # fmt: skip
+                           trace=trace, run_id=run.run_id, charter=request.charter,
+                           exclusive=exclusive)  # fmt: skip
         return await self._drive(run, trace, segment, started, watch=watch)
 
     async def _submit(
@@ -236,6 +243,7 @@ class Runtime:
         ``StateError`` when the sealed state cannot be opened.
         """
         started = time.perf_counter()
+        exclusive = sole_task()  # asked before the segment's own task exists
         claimed = await asyncio.to_thread(self._claim, run_id, decision, context, provider)
         checked, segment_context, provider = claimed
         waiting, state, values = checked.waiting, checked.state, checked.values
@@ -253,10 +261,12 @@ class Runtime:
         approved = decision.action == "approve"
         if held is not None:
             segment = loop.resume_call(state, approved=approved, values=values,
-                                       context=segment_context, trace=trace)  # fmt: skip
+                                       context=segment_context, trace=trace,
+                                       exclusive=exclusive)  # fmt: skip
         else:
             segment = loop.resume(state, approved=approved, values=values,
-                                  context=segment_context, trace=trace, run_id=run_id)  # fmt: skip
+                                  context=segment_context, trace=trace, run_id=run_id,
+                                  exclusive=exclusive)  # fmt: skip
         return await self._drive(run, trace, segment, started, held=held, watch=watch)
 
     async def carry_on(
@@ -305,6 +315,7 @@ class Runtime:
         names who called, in the run's prompt; ``options`` carry its trust zone.
         """
         started = time.perf_counter()
+        exclusive = sole_task()  # asked before the segment's own task exists
         source = f" from {caller}" if caller else ""
         request = RunRequest(
             messages=(ChatMessage.user(f"direct call of {call.name}{source}"),),
@@ -316,7 +327,7 @@ class Runtime:
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
         segment = loop.call(call, offered=offered, context=context, trace=trace,
                             options=request.options, hold=hold, run_id=run.run_id,
-                            charter=request.charter)  # fmt: skip
+                            charter=request.charter, exclusive=exclusive)  # fmt: skip
         return await self._drive(run, trace, segment, started, watch=watch)
 
     async def await_answer(self, run_id: str, name: str, *, decision_seconds: float) -> CallAnswer:

@@ -9,20 +9,22 @@ A tool is offered only if, in this order (cheapest and least revealing first):
 
 Data classes and trust zones live in :mod:`toolwire.core.trust`: a tool's class is checked when it
 is registered, a provider's zone when it is made. The invoke seam re-checks the offered set,
-and the whole gate (``Gate``), when each call arrives.
+and the whole gate (``Gate``), when each call arrives. Of those, 3 to 5 depend only on the run
+(its user, grant and zone) and on the tool's own declarations, so a run's gate decides them once
+per tool; 1 and 2 (a tool disabled, or its group, while the run goes on) are asked every time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from toolwire.core.trust import DataClass, TrustZone
 
 if TYPE_CHECKING:  # only named in signatures: the gate's values stay free of pydantic
-    from toolwire.tools.api import ToolContext
+    from toolwire.tools.api import Tool, ToolContext
     from toolwire.tools.registry import ToolRegistry
 
 __all__ = ["DataClass", "Decision", "Gate", "Grant", "Refusal", "ToolPolicy", "TrustZone"]
@@ -79,6 +81,13 @@ class ToolPolicy:
             return Decision(name, False, Refusal.NOT_REGISTERED)
         if not self.registry.is_enabled(name):
             return Decision(name, False, Refusal.DISABLED)
+        return self.decide_fixed(tool, context=context, grant=grant, zone=zone)
+
+    def decide_fixed(
+        self, tool: Tool, *, context: ToolContext, grant: Grant, zone: TrustZone
+    ) -> Decision:
+        """Conditions 3 to 5 for a registered tool: fixed for the length of a run."""
+        name = tool.spec.name
         if tool.requires_admin and not context.is_admin:
             return Decision(name, False, Refusal.REQUIRES_ADMIN)
         if (grant.tools is not None and name not in grant.tools) or (
@@ -120,13 +129,23 @@ class ToolPolicy:
 @dataclass(frozen=True, slots=True)
 class Gate:
     """One run's gate. The seam asks it again for every call: a tool disabled (or its group)
-    while the run goes on is refused from that moment, though it was offered."""
+    while the run goes on is refused from that moment, though it was offered. What cannot
+    change while the run goes on (see the module) is decided at a tool's first call and kept."""
 
     policy: ToolPolicy
     context: ToolContext
     grant: Grant
     zone: TrustZone
+    _fixed: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def allows(self, name: str) -> bool:
-        verdict = self.policy.decide(name, context=self.context, grant=self.grant, zone=self.zone)
-        return verdict.allowed
+        registry = self.policy.registry
+        fixed = self._fixed.get(name)
+        if fixed is None:
+            tool = registry.get(name)
+            if tool is None:
+                return False  # not kept: a tool may be registered later
+            verdict = self.policy.decide_fixed(tool, context=self.context, grant=self.grant,
+                                               zone=self.zone)  # fmt: skip
+            fixed = self._fixed[name] = verdict.allowed
+        return fixed and registry.is_enabled(name)

@@ -1,0 +1,70 @@
+"""What one segment of a run may call, worked out once when the segment starts.
+
+A segment's offered set does not change while it goes on, and neither do the traits of its
+tools that the loop consults on every turn: whether a tool may make a turn wait for a person,
+must run alone, is served by another process, or runs on the event loop wherever it is called.
+Reading them once, here, keeps a turn's path to what changes per call: a run whose tools never
+pause skips the suspension scan, one without remote tools skips the remote-call budget.
+
+Invariants:
+- The gate is still asked at every call (:class:`toolwire.tools.policy.Gate`): a tool disabled
+  while the run goes on is refused from that moment. What the offer fixes is only what cannot
+  change during a segment: which names were offered, and each tool's own declarations (read
+  when the segment starts; a tool object changed later is seen by the next segment).
+- ``exclusive`` says the run's event loop runs nothing but this run (see
+  :func:`toolwire.loop.seam.sole_task`): where a synchronous call may run follows from it and
+  from the turn, by :func:`toolwire.loop.seam.may_block_loop`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from toolwire.core.messages import ToolSpec
+from toolwire.loop.seam import may_block_loop, on_loop
+from toolwire.tools.api import input_model_of, is_remote, needs_approval, runs_concurrently
+from toolwire.tools.policy import Gate
+from toolwire.tools.registry import ToolRegistry
+
+__all__ = ["Offer"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Offer:
+    """One segment's offered tools, their definitions and traits, its gate and its loop."""
+
+    names: frozenset[str]
+    specs: tuple[ToolSpec, ...]  # in registry order: what each request defines
+    spec_names: tuple[str, ...]  # their names, as each request step records them
+    gate: Gate
+    exclusive: bool  # nothing but this run can be waiting on its event loop
+    pausing: bool  # an offered tool may make a turn wait for a person: scan every turn
+    remote: bool  # an offered tool is remote: its calls spend the run's budget
+    alone: frozenset[str]  # offered tools whose calls overlap nothing else of their turn
+    on_loop: frozenset[str]  # offered tools that run on the event loop wherever they are called
+
+    @classmethod
+    def of(
+        cls, registry: ToolRegistry, names: Collection[str], gate: Gate, *, exclusive: bool
+    ) -> Offer:
+        tools = [tool for tool in registry if tool.spec.name in names]
+        return cls(
+            names=frozenset(names),
+            specs=tuple(tool.spec for tool in tools),
+            spec_names=tuple(tool.spec.name for tool in tools),
+            gate=gate,
+            exclusive=exclusive,
+            pausing=any(needs_approval(t) or input_model_of(t) is not None for t in tools),
+            remote=any(is_remote(t) for t in tools),
+            alone=frozenset(t.spec.name for t in tools if not runs_concurrently(t)),
+            on_loop=frozenset(t.spec.name for t in tools if on_loop(t)),
+        )
+
+    def inline(self, name: str, *, overlapping: bool) -> bool:
+        """Whether a call of ``name`` runs on the loop's thread: its tool always does, or a
+        synchronous call may block the loop here (``overlapping``: other calls of its turn
+        may run at the same time)."""
+        if name in self.on_loop:
+            return True
+        return may_block_loop(exclusive=self.exclusive, overlapping=overlapping)
