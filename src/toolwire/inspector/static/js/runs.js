@@ -7,7 +7,7 @@ import { linkTo, readLink, writeLink } from "./deeplink.js";
 import { dataTable, fill, h, ms, NOT_STORED, runLink } from "./dom.js";
 import { exportPanel } from "./exportview.js";
 import { pendingPanel } from "./pending.js";
-import { StepView } from "./run.js";
+import { StepView } from "./stepview.js";
 import { RunFilters } from "./runfilters.js";
 import { LIVE, shownStatus, WAITING } from "./status.js";
 import { costText, summarise, summaryStrip } from "./steps.js";
