@@ -34,7 +34,7 @@ export class StepView {
   }
 
   reset(steps = []) {
-    this.steps = steps;
+    this.steps = [...steps];  // this view's own: steps added here stay here
     this.selected = steps.length - 1;
     this.marked = -1;
     this.follow = true;
@@ -43,7 +43,7 @@ export class StepView {
     this.waitingShown = null;
     this.detailDrawn = false;
     this.rows.reset();
-    this.timeline?.reset(steps, this.selected);
+    this.timeline?.reset(this.steps, this.selected);
     this.render();
   }
 

@@ -32,13 +32,11 @@ export class Timeline {
     this.title = h("span", { class: "muted" });
     this.derivedBadge = h("span", { class: "badge muted", "data-testid": "timeline-derived" },
       "times derived from durations");
-    this.derivedBadge.hidden = true;
+    this.head = h("div", { class: "timeline-head" },
+      h("span", { class: "timeline-title" }, "Timeline"), this.title);
     this.axis = h("div", { class: "timeline-axis" });
     this.list = h("div", { class: "timeline-rows", role: "list" });
-    container.replaceChildren(
-      h("div", { class: "timeline-head" }, h("span", { class: "timeline-title" }, "Timeline"),
-        this.title, this.derivedBadge),
-      this.axis, this.list);
+    container.replaceChildren(this.head, this.axis, this.list);
     container.hidden = true;
     this.rows = new VirtualRows(this.list, { rowHeight: ROW_PX,
       build: (i) => this.row(this.placed.items[i]) });
@@ -47,6 +45,7 @@ export class Timeline {
     this.scale = null;
   }
 
+  // `steps` is the step view's own array: `update` places the steps appended to it since.
   reset(steps, selected) {
     this.placed = new Placement();
     this.steps = steps;
@@ -66,11 +65,15 @@ export class Timeline {
     if (!items.length) return;
     this.scale = this.placed.scale();
     this.title.textContent = ` ${ms(this.scale.span)} from first to last step`;
-    this.derivedBadge.hidden = !this.placed.derived;
+    if (this.placed.derived) this.head.append(this.derivedBadge);
+    else this.derivedBadge.remove();
     this.axis.replaceChildren(...ticks(this.scale));
-    if (before !== this.placed.origin && this.rows.drawn.size) this.rows.reset();  // moved
+    const moved = before !== this.placed.origin;  // a step began before the first: rare
     this.rows.setCount(items.length);
-    for (const [at, row] of this.rows.drawn) this.placeBar(row, items[at]);
+    for (const [at, row] of this.rows.drawn) {
+      this.placeBar(row, items[at]);
+      if (moved) row.setAttribute("title", describe(items[at].step, items[at], this.placed.origin));
+    }
   }
 
   select(index) {
