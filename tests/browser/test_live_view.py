@@ -96,7 +96,12 @@ def test_a_request_rebuilt_from_its_delta_shows_the_conversation_the_store_kept(
     page.wait_for_selector("#stored-run ol.steps li[data-index='9']")
     page.click("#stored-run ol.steps li[data-index='9']")
     page.click("#stored-run .detail .tab:text-is('Messages sent')")
-    assert messages_shown(page, "#stored-run .detail") == live
+    assert messages_shown(page, "#stored-run .detail") == live  # rebuilt from deltas too
+    run = httpx.get(f"{base}/api/runs/{run_id.removeprefix('#run=')}", headers=AUTH).json()
+    whole = run["steps"][9]["messages_sent"]
+    heads = [m["role"] + (f" · {m['tool_call_id']}" if m.get("tool_call_id") else "")
+             + m["content"] for m in whole]  # fmt: skip
+    assert len(heads) == len(live) and all(map(str.startswith, live, heads))
 
 
 def rows_drawn(page: Page) -> tuple[int, int]:

@@ -114,6 +114,24 @@ async def test_a_followed_run_streams_deltas_and_its_store_keeps_whole_requests(
     assert all("messages_kept" not in s for s in exported["steps"])
 
 
+async def test_a_stored_run_is_whole_unless_asked_with_requests_as_deltas(
+    client: httpx.AsyncClient,
+) -> None:
+    body = {"prompt": "go", "provider": "looping", "max_rounds": 10}
+    run_id = (await client.post("/api/runs", json=body, headers=AUTH)).json()["context"]["run_id"]
+    whole = (await client.get(f"/api/runs/{run_id}", headers=AUTH)).json()
+    delta = (await client.get(f"/api/runs/{run_id}?requests=delta", headers=AUTH)).json()
+    assert [s.get("messages_kept") for s in delta["steps"] if s["kind"] == "request"] == [
+        None, 1, 3, 5
+    ]  # fmt: skip
+    assert rebuilt(delta["steps"]) == whole["steps"]
+    assert {k: v for k, v in delta.items() if k != "steps"} == {
+        k: v for k, v in whole.items() if k != "steps"
+    }  # fmt: skip
+    refused = await client.get(f"/api/runs/{run_id}?requests=some", headers=AUTH)
+    assert refused.status_code == 422
+
+
 def request(messages: list[Any] | None) -> dict[str, Any]:
     step: dict[str, Any] = {"kind": "request", "round": 1, "duration_ms": 0.0}
     if messages is not None:

@@ -237,7 +237,8 @@ class RequestDeltas:
     list (``static/js/conversation.js``). The stream's first request, one that repeats
     nothing, and a step without messages (a privacy level that keeps none) go as they are.
     One per stream: every stream starts with a whole request. The store, the batch answer
-    and an export keep whole requests.
+    and an export keep whole requests; ``GET /api/runs/{id}?requests=delta`` is a stored run
+    in this form (what the page asks for: a long run's requests would repeat it all).
     """
 
     def __init__(self) -> None:
@@ -253,6 +254,12 @@ class RequestDeltas:
             return event
         kept = _kept(last, messages)
         return {**event, "step": _delta(step, kept)} if kept else event
+
+
+def delta_steps(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A stored run's steps with each request after the first as the stream sends it."""
+    deltas = RequestDeltas()
+    return [deltas.encode({"type": "step", "step": step})["step"] for step in steps]
 
 
 def _kept(last: list[Any], messages: list[Any]) -> int:

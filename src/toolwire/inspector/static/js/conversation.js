@@ -1,9 +1,9 @@
-// A live stream's request steps carry only what is new since the stream's previous request:
-// `messages_kept` (how many of that request's messages, from the start, this one sends again)
-// and `messages_new` (the messages after them). The first request of a stream, and one that
-// repeats nothing, carries the whole `messages_sent`. `expand` gives every request step back
-// its whole `messages_sent`, as the store and an export keep it; a stream needs its own
-// Conversation (the server starts over with each response).
+// A live stream's request steps (and a stored run's, asked for with `requests=delta`) carry
+// only what is new since the previous request: `messages_kept` (how many of that request's
+// messages, from the start, this one sends again) and `messages_new` (the messages after
+// them). The first request, and one that repeats nothing, carries the whole `messages_sent`.
+// `expand` gives every request step back its whole `messages_sent`, as the store and an export
+// keep it; each stream or stored run needs its own Conversation (the server starts over).
 
 export class Conversation {
   constructor() {
