@@ -134,7 +134,12 @@ def test_a_2000_step_stored_run_draws_a_window_of_rows_and_reaches_any_step(
         assert in_view(page, "#stored-run ol.steps li.selected", "#stored-run ol.steps")
         listed, bars = rows_drawn(page)
         assert 0 < listed <= DRAWN_AT_MOST and 0 < bars <= DRAWN_AT_MOST
+        page.evaluate("""() => { window.__focused = document.querySelector(
+          "#stored-run ol.steps li.selected"); window.__focused.focus(); }""")
         page.eval_on_selector("#stored-run ol.steps", "l => { l.scrollTop = l.scrollHeight; }")
+        page.wait_for_selector("#stored-run ol.steps li[data-index='1999']")
+        assert page.evaluate("""() => document.activeElement === window.__focused
+          && window.__focused.isConnected""")  # out of view, the focused row stays
         page.click("#stored-run ol.steps li[data-index='1999']")
         assert page.text_content("#stored-run .detail-title") == "Model"
         assert page.get_attribute("#stored-run li[data-index='1999']", "aria-selected") == "true"
