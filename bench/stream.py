@@ -8,8 +8,8 @@ Measures, over real HTTP on loopback (uvicorn in a thread, an httpx streaming cl
   provider stamps the time it is called, the client stamps the time the line arrives;
 - throughput in steps per second for runs of 20 rounds with no model delay.
 The reference is a bare NDJSON echo endpoint in the same process that pushes lines from a
-thread the same way (``call_soon_threadsafe`` onto a queue, same padding) and is measured
-with the same client. Ratios are inspector / reference.
+thread the same way (``call_soon_threadsafe`` onto a queue, lines unpadded like ours) and is
+measured with the same client. Ratios are inspector / reference.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ ROUNDS = 20  # a long run (20 was the round cap when this bench was written)
 LATENCY_RUNS = 10
 THROUGHPUT_RUNS = 10
 MODEL_DELAY_MS = 2.0  # spaces the latency run's steps out, so lines do not queue
-PAD = 4096
 
 
 @tool(data_class="public")
@@ -106,7 +105,7 @@ def echo_app(stamps: list[float]) -> Starlette:
         async def lines() -> AsyncIterator[bytes]:
             while True:
                 event = await queue.get()
-                yield json.dumps(event).encode().ljust(PAD) + b"\n"
+                yield json.dumps(event).encode() + b"\n"
                 if event["type"] == "done":
                     return
 

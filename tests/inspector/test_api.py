@@ -75,16 +75,6 @@ async def test_the_stream_sends_context_steps_then_done_in_order(
     ]
 
 
-async def test_each_stream_line_is_padded_json_ending_in_one_newline(
-    client: httpx.AsyncClient,
-) -> None:
-    response = await client.post("/api/runs/stream", json={"prompt": "x"}, headers=AUTH)
-    raw = response.content.split(b"\n")
-    assert raw[-1] == b""
-    assert all(len(line) >= 4096 and line.endswith(b" ") for line in raw[:2])
-    assert raw[0].startswith(b'{"type":"context",')
-
-
 async def test_a_batch_run_returns_context_steps_and_result(client: httpx.AsyncClient) -> None:
     body = {"prompt": "orders?", "system_prompt": "be brief", "allowed_tools": ["lookup"]}
     response = await client.post("/api/runs", json=body, headers=AUTH)

@@ -42,7 +42,14 @@ from toolwire.inspector.models import (
 )
 from toolwire.inspector.security import SecurityMiddleware, token_guard
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RunChannel, RunTasks, ndjson
+from toolwire.inspector.stream import (
+    NDJSON,
+    STREAM_HEADERS,
+    RunChannel,
+    RunTasks,
+    delta_steps,
+    ndjson,
+)
 from toolwire.policy.trace import DeltaObserver, Observer
 from toolwire.runs.runtime import Runtime
 
@@ -238,8 +245,13 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
     stored.install(api, settings, runtime)
 
     @api.get("/runs/{run_id}", responses=ERROR_RESPONSES)
-    def run(run_id: RunId) -> Response:
-        return json_response(stored.stored_run(settings, run_id).to_dict())
+    def run(run_id: RunId, requests: Literal["whole", "delta"] = "whole") -> Response:
+        """A stored run and its steps; with ``requests=delta``, each request step after the
+        first carries only the messages new since the one before (see ``RequestDeltas``)."""
+        found = stored.stored_run(settings, run_id).to_dict()
+        if requests == "delta":
+            found["steps"] = delta_steps(found["steps"])
+        return json_response(found)
 
     @api.get("/audit", response_model=AuditList, responses=ERROR_RESPONSES)
     def audit(

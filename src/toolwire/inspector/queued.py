@@ -25,7 +25,7 @@ from toolwire.core.errors import QueueError
 from toolwire.inspector.errors import ApiError
 from toolwire.inspector.service import LiveRun, refusal
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, encode_line
+from toolwire.inspector.stream import NDJSON, STREAM_HEADERS, RequestDeltas, encode_line
 from toolwire.runs.runtime import QUEUED_RUN, OperatorDecision, Runtime, Waiting
 
 if TYPE_CHECKING:
@@ -74,9 +74,10 @@ async def stream(
     run's context line) goes first, with the followed run's own fields added."""
     from toolwire.queue.follow import follow
 
+    deltas = RequestDeltas()
     async for event in follow(store, run_id, pending=runtime.pending, after=after):
         local = context if event["type"] == "context" else None
-        yield encode_line(event if local is None else {**local, **event})
+        yield encode_line(deltas.encode(event if local is None else {**local, **event}))
 
 
 def response(

@@ -10,7 +10,8 @@ response through a ``RunChannel``. The order is fixed:
 2. one ``{"type": "step", "step": {...}}`` line per recorded step, pushed the moment the trace
    records it; between them, while a model answers, ``{"type": "delta", "round": n, "kind":
    "content" | "thinking", "text": "..."}`` lines with the pieces of its answer as they stream
-   (the ``llm`` step of that round then carries the whole of it);
+   (the ``llm`` step of that round then carries the whole of it). A ``request`` step after the
+   stream's first carries only what is new since the previous one (see ``RequestDeltas``);
 3. exactly one ``{"type": "end", "status": <RunStatus>, ...}`` line. ``completed`` carries the
    answer, usage, iterations, truncated, reason, how the last turn stopped (``stop``,
    ``finish_reason``), the provider's ``refusal`` text and the cost (``cost`` in US dollars,
@@ -18,6 +19,11 @@ response through a ``RunChannel``. The order is fixed:
    ``awaiting_approval`` and ``awaiting_input`` carry ``pending`` (the pause).
 
 A reader that goes away does not stop the run: the task goes on and settles in the store.
+
+Lines are not padded: each is one chunk of the chunked response, written the moment it is made
+(the ASGI server does not buffer a streamed body, and ``fetch`` hands the page each chunk as it
+arrives). What could hold lines back on the way is told not to by the headers:
+``X-Accel-Buffering: no`` for a buffering proxy, ``no-transform`` for one that would compress.
 """
 
 from __future__ import annotations
@@ -35,8 +41,6 @@ from toolwire.providers.base import Delta
 
 log = logging.getLogger("toolwire.inspector")
 
-# Some proxies hold back small chunks; a line of at least 4 KiB is passed on at once.
-STREAM_LINE_MIN_BYTES = 4096
 SHUTDOWN_GRACE_SECONDS = 5.0  # a cancelled run stops at its next step; a tool may take a while
 NDJSON = "application/x-ndjson; charset=utf-8"
 STREAM_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
@@ -52,7 +56,7 @@ class RunChannel:
 
     Pieces of a streamed answer that queued up behind a slow reader go out as one ``delta``
     line (same round, same kind, texts joined): a reader that keeps up sees every piece, and
-    one that lags is not sent a padded line per token.
+    one that lags is not sent a line per token.
     """
 
     def __init__(self) -> None:
@@ -222,15 +226,72 @@ def _completed(outcome: RunOutcome) -> Event:
     }
 
 
-def encode_line(event: Event, *, pad: bool = True) -> bytes:
-    """One NDJSON line: canonical JSON (valid UTF-8 always), padded, newline-terminated."""
-    body = sink_dumps_bytes(event)  # a NaN in a raw body must not cost the line
-    if pad and len(body) < STREAM_LINE_MIN_BYTES:
-        body += b" " * (STREAM_LINE_MIN_BYTES - len(body))
-    return body + b"\n"
+class RequestDeltas:
+    """Request steps as one stream sends them: after its first, only what is new.
+
+    A run's conversation grows by a turn each round, and each request sends all of it again,
+    so whole requests make a stream grow with the square of the run's length (14 MB for a
+    1,000-step run). A request whose messages begin with some of the previous request's
+    carries instead ``messages_kept`` (how many of those, from the start) and ``messages_new``
+    (the messages after them), in the place of ``messages_sent``; the page rebuilds the whole
+    list (``static/js/conversation.js``). The stream's first request, one that repeats
+    nothing, and a step without messages (a privacy level that keeps none) go as they are.
+    One per stream: every stream starts with a whole request. The store, the batch answer
+    and an export keep whole requests; ``GET /api/runs/{id}?requests=delta`` is a stored run
+    in this form (what the page asks for: a long run's requests would repeat it all).
+    """
+
+    def __init__(self) -> None:
+        self._last: list[Any] | None = None  # the previous request's messages
+
+    def encode(self, event: Event) -> Event:
+        step = event.get("step") if event.get("type") == "step" else None
+        if not isinstance(step, dict) or step.get("kind") != "request":
+            return event
+        messages = step.get("messages_sent")
+        last, self._last = self._last, messages if isinstance(messages, list) else None
+        if last is None or not isinstance(messages, list):
+            return event
+        kept = _kept(last, messages)
+        return {**event, "step": _delta(step, kept)} if kept else event
+
+
+def delta_steps(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A stored run's steps with each request after the first as the stream sends it."""
+    deltas = RequestDeltas()
+    return [deltas.encode({"type": "step", "step": step})["step"] for step in steps]
+
+
+def _kept(last: list[Any], messages: list[Any]) -> int:
+    """How many messages, from the start, ``messages`` repeats of ``last``."""
+    if len(messages) >= len(last) and messages[: len(last)] == last:
+        return len(last)  # the common case: the conversation only grew
+    kept = 0
+    for before, now in zip(last, messages, strict=False):
+        if before != now:
+            break
+        kept += 1
+    return kept
+
+
+def _delta(step: dict[str, Any], kept: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in step.items():
+        if key == "messages_sent":
+            out["messages_kept"] = kept
+            out["messages_new"] = value[kept:]
+        else:
+            out[key] = value
+    return out
+
+
+def encode_line(event: Event) -> bytes:
+    """One NDJSON line: canonical JSON (valid UTF-8 always), newline-terminated."""
+    return sink_dumps_bytes(event) + b"\n"  # a NaN in a raw body must not cost the line
 
 
 async def ndjson(channel: RunChannel) -> AsyncIterator[bytes]:
     """The response body: one flushed line per event."""
+    deltas = RequestDeltas()
     async for event in channel.events():
-        yield encode_line(event)
+        yield encode_line(deltas.encode(event))

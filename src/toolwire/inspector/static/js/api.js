@@ -123,12 +123,14 @@ async function* ndjson(stream) {
     const { value, done } = await reader.read();
     if (done) break;
     buffer += decoder.decode(value, { stream: true });
+    let start = 0;
     let end;
-    while ((end = buffer.indexOf("\n")) >= 0) {
-      const event = parse(buffer.slice(0, end));
-      buffer = buffer.slice(end + 1);
+    while ((end = buffer.indexOf("\n", start)) >= 0) {  // a chunk may hold many lines
+      const event = parse(buffer.slice(start, end));
+      start = end + 1;
       if (event !== undefined) yield event;
     }
+    buffer = buffer.slice(start);
   }
   const last = parse(buffer + decoder.decode());
   if (last !== undefined) yield last;

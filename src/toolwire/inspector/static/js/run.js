@@ -1,110 +1,22 @@
 // The Run view: the form, the live stream, the step list, the summary, the cancel button and,
 // when the run waits for a person, the pending panel. The status shown is the `end` line's,
 // never a guess: a stream that ends without one has failed. A decision streams the resumed
-// segment into the same step list.
+// segment into the same step list. A stream's lines are handled once per animation frame
+// (see FrameQueue): the steps, the summary and the status are drawn once for all of them.
 
 import { call, errorText, followStream, openStream } from "./api.js";
+import { Conversation } from "./conversation.js";
 import { fill, h, NOT_STORED, runLink } from "./dom.js";
-import { renderDetail } from "./detail.js";
+import { FrameQueue } from "./frames.js";
 import { pendingPanel } from "./pending.js";
 import { shownStatus, WAITING } from "./status.js";
-import { stepRow, summarise, summaryStrip, waitingRow } from "./steps.js";
-import { renderTimeline } from "./timeline.js";
+import { StepView } from "./stepview.js";
+import { summarise, summaryStrip } from "./steps.js";
 
 // The run's numeric limits: [RunBody field, form input id].
 const LIMITS = [["max_tokens", "max-tokens"], ["max_total_tokens", "max-total-tokens"],
   ["max_cost", "max-cost"], ["context_window", "context-window"],
   ["max_concurrency", "max-concurrency"]];
-
-export class StepView {
-  // `timeline` (optional) gets a bar per step; `onSelect(index, step)` hears every selection.
-  constructor(list, detail, timeline = null, onSelect = null) {
-    this.list = list;
-    this.detail = detail;
-    this.timeline = timeline;
-    this.onSelect = onSelect;
-    this.steps = [];
-    this.selected = -1;
-    this.follow = true;
-    this.waiting = false;
-    this.live = new Map();  // round -> {thinking, content} streamed so far, until its llm step
-    this.shown = undefined;  // the step the detail pane shows; it is redrawn only for another
-    this.detailDrawn = false;
-    list.addEventListener("click", (e) => this.pick(e.target));
-    list.addEventListener("keydown", (e) => { if (e.key === "Enter") this.pick(e.target); });
-  }
-
-  reset(steps = []) {
-    this.steps = steps;
-    this.selected = steps.length - 1;
-    this.follow = true;
-    this.waiting = false;
-    this.live = new Map();
-    this.detailDrawn = false;
-    this.draw();
-  }
-
-  add(step) {
-    if (step.kind === "llm") this.live.delete(step.round);
-    this.steps.push(step);
-    if (this.follow) this.selected = this.steps.length - 1;
-    this.draw();
-  }
-
-  pick(target) {
-    const row = target.closest("li[data-index]");
-    if (row) this.select(Number(row.getAttribute("data-index")));
-  }
-
-  select(index) {
-    if (!Number.isInteger(index) || index < 0 || index >= this.steps.length) return;
-    this.selected = index;
-    this.follow = this.selected === this.steps.length - 1;
-    this.draw();
-    this.onSelect?.(index, this.steps[index]);
-  }
-
-  // A piece of a round's answer or thinking: only the waiting row is drawn again.
-  delta(event) {
-    if (!Number.isInteger(event.round) || typeof event.text !== "string") return;
-    if (event.kind !== "content" && event.kind !== "thinking") return;
-    const live = this.live.get(event.round) ?? { thinking: "", content: "" };
-    live[event.kind] += event.text;
-    this.live.set(event.round, live);
-    this.drawWaiting();
-  }
-
-  draw() {
-    const rows = this.steps.map((s, i) => stepRow(s, i, i === this.selected));
-    this.list.replaceChildren(...rows);
-    this.drawWaiting();
-    this.drawDetail();
-    if (this.timeline) {
-      renderTimeline(this.timeline, this.steps, this.selected, (i) => this.select(i));
-    }
-  }
-
-  // Streamed steps redraw the list, not the detail of a step being read: its open tab and
-  // what it shows stay. A new selection opens the same tab when its step has one.
-  drawDetail() {
-    const step = this.steps[this.selected];
-    if (this.detailDrawn && step === this.shown) return;
-    const open = this.detail.querySelector(".tab[aria-selected=true]");
-    renderDetail(this.detail, step, open ? open.textContent : null);
-    this.shown = step;
-    this.detailDrawn = true;
-  }
-
-  drawWaiting() {
-    const old = this.list.querySelector("li.waiting");
-    const last = this.steps[this.steps.length - 1];
-    const row = this.waiting && last && last.kind === "request"
-      ? waitingRow(this.live.get(last.round)) : null;
-    if (old && row) old.replaceWith(row);
-    else if (old) old.remove();
-    else if (row) this.list.append(row);
-  }
-}
 
 export class RunView {
   constructor(root) {
@@ -327,18 +239,34 @@ export class RunView {
     this.$("final").hidden = true;
     this.$("pending").hidden = true;
     this.$("pending").replaceChildren();
-    this.view.waiting = true;
+    this.view.setWaiting(true);
     this.running(true);
     this.status("running");
   }
 
   async consume(events) {
+    const conversation = new Conversation();  // the server starts over with each stream
+    const frames = new FrameQueue((batch) => this.apply(batch, conversation));
     try {
-      for await (const event of events) this.on(event);
+      for await (const event of events) frames.push(event);
+      frames.flush();
       if (!this.final) this.finish(failure("The stream ended before the run did."));
     } finally {
+      frames.flush();  // a stream that broke: what came before shows all the same
       this.controller = null;
       this.running(false);
+    }
+  }
+
+  // A frame's events, in order; then the steps and the summary are drawn once.
+  apply(events, conversation) {
+    this.batching = true;
+    try {
+      for (const event of events) this.on(event, conversation);
+    } finally {
+      this.batching = false;
+      this.view.render();
+      this.status(this.statusShown);
     }
   }
 
@@ -349,7 +277,7 @@ export class RunView {
     this.running(false);
   }
 
-  on(event) {
+  on(event, conversation) {
     switch (event.type) {
       case "context":
         this.runId = typeof event.run_id === "string" ? event.run_id : this.runId;
@@ -358,7 +286,9 @@ export class RunView {
         this.showReplay(event.replay_label);
         break;
       case "step":
-        if (event.step && typeof event.step === "object") this.view.add(event.step);
+        if (event.step && typeof event.step === "object") {
+          this.view.add(conversation.expand(event.step));
+        }
         this.status("running");
         break;
       case "delta":
@@ -374,8 +304,8 @@ export class RunView {
 
   finish(event) {
     this.final = event;
-    this.view.waiting = false;
-    this.view.draw();
+    this.view.setWaiting(false);
+    if (!this.batching) this.view.render();
     this.status(shownStatus(event));
     if (event.status === "completed" && typeof event.final_content === "string") {
       this.$("final").replaceChildren(...finalParts(event));
@@ -422,7 +352,10 @@ export class RunView {
     this.$("cancel-button").hidden = !on;
   }
 
+  // The status shown in the summary; drawn at once, or at the end of the frame's events.
   status(status) {
+    this.statusShown = status;
+    if (this.batching) return;
     const elapsed = this.started ? performance.now() - this.started : 0;
     const counts = summarise(this.view.steps, this.final, elapsed);
     this.$("summary").replaceChildren(...summaryStrip(counts, status));

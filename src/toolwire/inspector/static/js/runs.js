@@ -3,11 +3,12 @@
 // re-run and deep links; a waiting run shows its pending panel. Two checked runs compare.
 
 import { call, errorText } from "./api.js";
+import { Conversation } from "./conversation.js";
 import { linkTo, readLink, writeLink } from "./deeplink.js";
 import { dataTable, fill, h, ms, NOT_STORED, runLink } from "./dom.js";
 import { exportPanel } from "./exportview.js";
 import { pendingPanel } from "./pending.js";
-import { StepView } from "./run.js";
+import { StepView } from "./stepview.js";
 import { RunFilters } from "./runfilters.js";
 import { LIVE, shownStatus, WAITING } from "./status.js";
 import { costText, summarise, summaryStrip } from "./steps.js";
@@ -158,13 +159,15 @@ export class RunsView {
   async show(id, step = null) {
     const box = this.$("stored-run");
     try {
-      const run = await call("GET", `/runs/${encodeURIComponent(id)}`);
+      // Each request as only what is new: a long run's requests would repeat it all.
+      const run = await call("GET", `/runs/${encodeURIComponent(id)}?requests=delta`);
       if (LIVE.has(run.status)) {
         fill(box, null);
         this.follow(id);
         return;
       }
-      const steps = Array.isArray(run.steps) ? run.steps : [];
+      const conversation = new Conversation();
+      const steps = Array.isArray(run.steps) ? run.steps.map((s) => conversation.expand(s)) : [];
       const pending = await pendingOf(id, run, (body) => this.decide(id, body, steps));
       const list = h("ol", { class: "steps" });
       const detail = h("div", { class: "detail" });

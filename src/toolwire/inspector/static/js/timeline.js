@@ -6,70 +6,191 @@
 // in order, and the timeline says so. A long idle stretch (a run waiting for a person) is
 // drawn short, with its length written in it, so it does not squeeze every bar to a line.
 // Bars are placed with CSSOM properties (allowed by the page's CSP), labels are text.
+//
+// The timeline grows with the run: a new step is placed once (its neighbours are not placed
+// again), its row is appended (see VirtualRows), and only the bars drawn are moved when the
+// axis grows.
 
 import { h, ms } from "./dom.js";
 import { stepCost, stepTitle } from "./steps.js";
+import { VirtualRows } from "./virtual.js";
 
 const IDLE_MS = 2000;  // an idle stretch longer than this is drawn short
 const IDLE_SHARE = 0.04;  // ... as this share of the axis
 const MIN_BAR = 0.4;  // percent: a 0 ms step still shows
+const ROW_PX = 20;  // a row's height once the rows are virtual (app.css: .timeline-rows.virtual)
+const BARS = new WeakMap();  // a row -> its bar
 
-// Draw `steps` into `container`; `selected` is the index shown in the detail pane, `pick(i)`
-// selects a step (a click on its row, or Enter).
-export function renderTimeline(container, steps, selected, pick) {
-  const placed = place(steps);
-  if (!placed.items.length) {
-    container.replaceChildren();
+export class Timeline {
+  // `pick(i)` selects step i (a click on its row, or Enter).
+  constructor(container, pick) {
+    this.container = container;
+    this.pick = pick;
+    this.placed = new Placement();
+    this.steps = [];
+    this.selected = -1;
+    this.title = h("span", { class: "muted" });
+    this.derivedBadge = h("span", { class: "badge muted", "data-testid": "timeline-derived" },
+      "times derived from durations");
+    this.head = h("div", { class: "timeline-head" },
+      h("span", { class: "timeline-title" }, "Timeline"), this.title);
+    this.axis = h("div", { class: "timeline-axis" });
+    this.list = h("div", { class: "timeline-rows", role: "list" });
+    container.replaceChildren(this.head, this.axis, this.list);
     container.hidden = true;
-    return;
+    this.rows = new VirtualRows(this.list, { rowHeight: ROW_PX,
+      build: (i) => this.row(this.placed.items[i]) });
+    this.list.addEventListener("click", (e) => this.picked(e.target));
+    this.list.addEventListener("keydown", (e) => { if (e.key === "Enter") this.picked(e.target); });
+    this.scale = null;
   }
-  container.hidden = false;
-  const axis = scale(placed.items);
-  const rows = placed.items.map((item) => row(item, axis, item.index === selected, pick));
-  container.replaceChildren(
-    h("div", { class: "timeline-head" },
-      h("span", { class: "timeline-title" }, "Timeline"),
-      h("span", { class: "muted" }, ` ${ms(axis.span)} from first to last step`),
-      placed.derived ? h("span", { class: "badge muted", "data-testid": "timeline-derived" },
-        "times derived from durations") : null),
-    ticks(axis),
-    h("div", { class: "timeline-rows", role: "list" }, rows));
+
+  // `steps` is the step view's own array: `update` places the steps appended to it since.
+  reset(steps, selected) {
+    this.placed = new Placement();
+    this.steps = steps;
+    this.selected = selected;
+    this.scale = null;
+    this.rows.reset();
+    this.update();
+  }
+
+  // Place the steps appended since the last update; redraw the axis and the bars drawn.
+  update() {
+    const before = this.placed.origin;
+    for (let i = this.placed.seen; i < this.steps.length; i += 1) this.placed.add(this.steps[i], i);
+    this.placed.seen = this.steps.length;
+    const items = this.placed.items;
+    this.container.hidden = items.length === 0;
+    if (!items.length) return;
+    this.scale = this.placed.scale();
+    this.title.textContent = ` ${ms(this.scale.span)} from first to last step`;
+    if (this.placed.derived) this.head.append(this.derivedBadge);
+    else this.derivedBadge.remove();
+    this.axis.replaceChildren(...ticks(this.scale));
+    const moved = before !== this.placed.origin;  // a step began before the first: rare
+    this.rows.setCount(items.length);
+    for (const [at, row] of this.rows.drawn) {
+      this.placeBar(row, items[at]);
+      if (moved) row.setAttribute("title", describe(items[at].step, items[at], this.placed.origin));
+    }
+  }
+
+  select(index) {
+    const was = this.rowOf(this.selected);
+    this.selected = index;
+    if (was) mark(was, false);
+    const now = this.rowOf(index);
+    if (now) mark(now, true);
+  }
+
+  // Scroll the timeline to step `index`'s row.
+  reveal(index) {
+    const at = this.placed.positions.get(index);
+    if (at !== undefined) this.rows.reveal(at);
+  }
+
+  rowOf(index) {
+    const at = this.placed.positions.get(index);
+    return at === undefined ? null : this.rows.row(at);
+  }
+
+  picked(target) {
+    const row = target.closest(".timeline-row[data-index]");
+    if (row) this.pick(Number(row.getAttribute("data-index")));
+  }
+
+  row(item) {
+    const { step, index } = item;
+    const bar = h("span", { class: `timeline-bar kind-${safeKind(step.kind)}`
+      + (step.tool_is_error === true ? " failed" : "") }, ms(item.duration));
+    const line = h("div", {
+      class: index === this.selected ? "timeline-row selected" : "timeline-row",
+      role: "listitem", tabindex: 0, "data-index": index, "data-kind": String(step.kind),
+      title: describe(step, item, this.placed.origin),
+    }, h("span", { class: "timeline-label" }, stepTitle(step)),
+    h("span", { class: "timeline-track" }, bar));
+    BARS.set(line, bar);
+    this.placeBar(line, item);
+    return line;
+  }
+
+  placeBar(line, item) {
+    const axis = this.scale;
+    const bar = BARS.get(line);
+    if (!axis || !bar) return;
+    const left = axis.at(item.start - this.placed.origin);
+    const width = Math.max(axis.at(item.end - this.placed.origin) - left, MIN_BAR);
+    bar.style.left = `${Math.min(left, 100 - MIN_BAR)}%`;
+    bar.style.width = `${width}%`;
+  }
 }
 
-// Each step's start and end (ms from the first start), and whether any had to be derived.
-export function place(steps) {
-  let derived = false;
-  let cursor = null;
-  const items = [];
-  steps.forEach((step, index) => {
+function mark(row, selected) {
+  row.classList.toggle("selected", selected);
+}
+
+// Each step's start and end (ms since the epoch, or derived), added one step at a time; the
+// axis over them, with idle stretches found incrementally while steps come in start order.
+class Placement {
+  constructor() {
+    this.items = [];
+    this.positions = new Map();  // a step's index -> its item's
+    this.seen = 0;  // steps looked at (a step that is not an object has no item)
+    this.derived = false;
+    this.cursor = null;
+    this.origin = Infinity;
+    this.reach = -Infinity;  // the latest end so far
+    this.lastStart = -Infinity;
+    this.gaps = [];  // [from, to] absolute, while `ordered`
+    this.ordered = true;  // every item started no earlier than the one before
+  }
+
+  add(step, index) {
     if (!step || typeof step !== "object") return;
     const duration = Math.max(0, Number(step.duration_ms) || 0);
     let start = Number(step.start_ms);
     if (!Number.isFinite(start)) {
-      derived = true;
-      start = cursor ?? 0;
+      this.derived = true;
+      start = this.cursor ?? 0;
     }
-    cursor = Math.max(cursor ?? start, start + duration);
-    items.push({ index, step, start, end: start + duration, duration });
-  });
-  const first = Math.min(...items.map((i) => i.start));
-  for (const item of items) {
-    item.start -= first;
-    item.end -= first;
+    this.cursor = Math.max(this.cursor ?? start, start + duration);
+    const item = { index, step, start, end: start + duration, duration };
+    this.positions.set(index, this.items.length);
+    this.items.push(item);
+    this.origin = Math.min(this.origin, start);
+    if (start < this.lastStart) this.ordered = false;
+    this.lastStart = Math.max(this.lastStart, start);
+    if (this.ordered) {
+      if (this.reach > -Infinity && start - this.reach > IDLE_MS) this.gaps.push([this.reach, start]);
+      this.reach = Math.max(this.reach, item.end);
+    }
   }
-  return { items, derived };
+
+  // The axis: busy time at its real length, idle stretches over IDLE_MS drawn short; times
+  // relative to the first start.
+  scale() {
+    let gaps = this.gaps;
+    let reach = this.reach;
+    if (!this.ordered) [gaps, reach] = idleOf(this.items);
+    const origin = this.origin;
+    const relative = gaps.map(([a, b]) => [a - origin, b - origin]);
+    return axisOf(reach - origin, relative);
+  }
 }
 
-// The axis: busy time at its real length, idle stretches over IDLE_MS drawn short.
-function scale(items) {
+function idleOf(items) {
   const spans = items.map((i) => [i.start, i.end]).sort((a, b) => a[0] - b[0]);
   const gaps = [];
-  let reach = 0;
+  let reach = -Infinity;
   for (const [start, end] of spans) {
-    if (start - reach > IDLE_MS) gaps.push([reach, start]);
+    if (reach > -Infinity && start - reach > IDLE_MS) gaps.push([reach, start]);
     reach = Math.max(reach, end);
   }
-  const span = reach;
+  return [gaps, reach];
+}
+
+function axisOf(span, gaps) {
   const idle = gaps.reduce((sum, [a, b]) => sum + (b - a), 0);
   const busy = Math.max(span - idle, 1);
   const gapWidth = gaps.length ? busy * IDLE_SHARE : 0;
@@ -98,31 +219,12 @@ function ticks(axis) {
     gap.style.width = `${axis.at(b) - axis.at(a)}%`;
     return gap;
   });
-  return h("div", { class: "timeline-axis" }, marks, idle);
-}
-
-function row(item, axis, selected, pick) {
-  const { step, index } = item;
-  const left = axis.at(item.start);
-  const width = Math.max(axis.at(item.end) - left, MIN_BAR);
-  const bar = h("span", { class: `timeline-bar kind-${safeKind(step.kind)}`
-    + (step.tool_is_error === true ? " failed" : "") }, ms(item.duration));
-  bar.style.left = `${Math.min(left, 100 - MIN_BAR)}%`;
-  bar.style.width = `${width}%`;
-  const line = h("div", {
-    class: selected ? "timeline-row selected" : "timeline-row",
-    role: "listitem", tabindex: 0, "data-index": index, "data-kind": String(step.kind),
-    title: describe(step, item),
-  }, h("span", { class: "timeline-label" }, stepTitle(step)),
-  h("span", { class: "timeline-track" }, bar));
-  line.addEventListener("click", () => pick(index));
-  line.addEventListener("keydown", (e) => { if (e.key === "Enter") pick(index); });
-  return line;
+  return [...marks, ...idle];
 }
 
 // The row's tooltip: when it started, how long it took, and for a model call what it used.
-function describe(step, item) {
-  const parts = [`${stepTitle(step)}: ${ms(item.duration)}, at +${ms(item.start)}`];
+function describe(step, item, origin) {
+  const parts = [`${stepTitle(step)}: ${ms(item.duration)}, at +${ms(item.start - origin)}`];
   if (step.kind === "llm") {
     const tokens = Number(step.total_tokens);
     if (Number.isFinite(tokens)) parts.push(`${tokens} tokens`);

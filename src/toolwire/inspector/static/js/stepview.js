@@ -1,0 +1,131 @@
+// A run's steps as a list, a timeline and a detail pane; the same view draws a live run and a
+// stored one. Drawing is incremental: `add` and `delta` only keep what came in, and `render`
+// (once per animation frame while a run streams) appends the new rows, moves the selection
+// mark, redraws the waiting row, and redraws the detail pane only when another step is
+// selected. A drawn row is never rebuilt, so a focused row keeps the focus.
+
+import { renderDetail } from "./detail.js";
+import { stepRow, waitingRow } from "./steps.js";
+import { Timeline } from "./timeline.js";
+import { VirtualRows } from "./virtual.js";
+
+const ROW_PX = 32;  // a row's height once the list is virtual (app.css: .steps.virtual)
+
+export class StepView {
+  // `timeline` (optional) gets a bar per step; `onSelect(index, step)` hears every selection.
+  constructor(list, detail, timeline = null, onSelect = null) {
+    this.list = list;
+    this.detail = detail;
+    this.onSelect = onSelect;
+    this.steps = [];
+    this.selected = -1;
+    this.marked = -1;  // the row drawn as selected
+    this.follow = true;
+    this.waiting = false;
+    this.live = new Map();  // round -> {thinking, content} streamed so far, until its llm step
+    this.waitingShown = null;  // the waiting row drawn, until what it shows changes
+    this.shown = undefined;  // the step the detail pane shows; it is redrawn only for another
+    this.detailDrawn = false;
+    this.rows = new VirtualRows(list, { rowHeight: ROW_PX, spacer: "li",
+      build: (i) => stepRow(this.steps[i], i, i === this.selected), tail: () => this.tail() });
+    this.timeline = timeline ? new Timeline(timeline, (i) => this.select(i)) : null;
+    list.addEventListener("click", (e) => this.pick(e.target));
+    list.addEventListener("keydown", (e) => { if (e.key === "Enter") this.pick(e.target); });
+  }
+
+  reset(steps = []) {
+    this.steps = [...steps];  // this view's own: steps added here stay here
+    this.selected = steps.length - 1;
+    this.marked = -1;
+    this.follow = true;
+    this.waiting = false;
+    this.live = new Map();
+    this.waitingShown = null;
+    this.detailDrawn = false;
+    this.rows.reset();
+    this.timeline?.reset(this.steps, this.selected);
+    this.render();
+  }
+
+  // A step that came in; it is drawn at the next `render`.
+  add(step) {
+    if (step.kind === "llm" && this.live.delete(step.round)) this.waitingShown = null;
+    this.steps.push(step);
+    if (this.follow) this.selected = this.steps.length - 1;
+  }
+
+  setWaiting(on) {
+    if (this.waiting !== on) this.waitingShown = null;
+    this.waiting = on;
+  }
+
+  pick(target) {
+    const row = target.closest("li[data-index]");
+    if (row) this.select(Number(row.getAttribute("data-index")));
+  }
+
+  select(index) {
+    if (!Number.isInteger(index) || index < 0 || index >= this.steps.length) return;
+    this.selected = index;
+    this.follow = this.selected === this.steps.length - 1;
+    this.render();
+    this.rows.reveal(index);
+    this.timeline?.reveal(index);
+    this.onSelect?.(index, this.steps[index]);
+  }
+
+  // A piece of a round's answer or thinking; the waiting row shows it at the next `render`.
+  delta(event) {
+    if (!Number.isInteger(event.round) || typeof event.text !== "string") return;
+    if (event.kind !== "content" && event.kind !== "thinking") return;
+    const live = this.live.get(event.round) ?? { thinking: "", content: "" };
+    live[event.kind] += event.text;
+    this.live.set(event.round, live);
+    this.waitingShown = null;
+  }
+
+  // Draw what changed since the last render.
+  render() {
+    this.rows.setCount(this.steps.length);
+    this.mark();
+    if (this.timeline) {
+      this.timeline.update();
+      this.timeline.select(this.selected);
+    }
+    this.drawDetail();
+  }
+
+  mark() {
+    if (this.marked === this.selected) return;
+    const was = this.rows.row(this.marked);
+    if (was) markRow(was, false);
+    const now = this.rows.row(this.selected);
+    if (now) markRow(now, true);
+    this.marked = this.selected;
+  }
+
+  // Streamed steps leave the detail of a step being read alone: its open tab and what it
+  // shows stay. A new selection opens the same tab when its step has one.
+  drawDetail() {
+    const step = this.steps[this.selected];
+    if (this.detailDrawn && step === this.shown) return;
+    const open = this.detail.querySelector(".tab[aria-selected=true]");
+    renderDetail(this.detail, step, open ? open.textContent : null);
+    this.shown = step;
+    this.detailDrawn = true;
+  }
+
+  // The row after the last step while a round waits for its model; the same element until
+  // what it shows changes.
+  tail() {
+    const last = this.steps[this.steps.length - 1];
+    if (!this.waiting || !last || last.kind !== "request") return null;
+    this.waitingShown = this.waitingShown ?? waitingRow(this.live.get(last.round));
+    return this.waitingShown;
+  }
+}
+
+function markRow(row, selected) {
+  row.classList.toggle("selected", selected);
+  row.setAttribute("aria-selected", selected ? "true" : "false");
+}
