@@ -187,7 +187,7 @@ CASES = {
         "docker login -u bot -p dckr_s3cret registry.example.org",
         "docker login -u bot -p *** registry.example.org",
     ),
-    "redis_password_flag": ("redis-cli -h cache -a s3cretpw PING", "redis-cli -h cache -a *** PING"),
+    "redis_password_flag": ("redis-cli -h db -a s3cretpw PING", "redis-cli -h db -a *** PING"),
     "mongo_password_flag": ("mongosh -u admin -p s3cretpw", "mongosh -u admin -p ***"),
     "sqlcmd_password_flag": ("sqlcmd -S db -U sa -P 'Str0ng!Pass'", "sqlcmd -S db -U sa -P '***'"),
     "ldap_password_flag": (
