@@ -104,9 +104,7 @@ _NAMED = rf"_*+{_LEADING_PARTS}(?:{_ASSIGNED_NAMES}){_TRAILING_PARTS}"
 # A value: quoted (masked to its closing quote, escapes included, or to the end of the line),
 # else unquoted, where ``;``, ``,`` and ``&`` end it only before a space, the end or another
 # ``name=``.
-_QUOTED = (
-    r"(?P<dq>\")(?:[^\"\\\n]|\\.)*+|(?P<sq>')(?:[^'\\\n]|\\.)*+|(?P<bq>`)[^`\n]*+"
-)
+_QUOTED = r"(?P<dq>\")(?:[^\"\\\n]|\\.)*+|(?P<sq>')(?:[^'\\\n]|\\.)*+|(?P<bq>`)[^`\n]*+"
 _NEXT_PAIR = rf"[{_IDENTIFIER}]++[ \t]*+="
 _UNQUOTED = rf"(?:[^\s\"'`&,;]|[&,;](?!\s|$|{_NEXT_PAIR}))++"
 # After a spaced ``=`` or ``:`` (INI, YAML), the value runs over the line's words until a
@@ -247,7 +245,7 @@ _ASSIGNMENTS: tuple[SecretPattern, ...] = (
         # ~/.docker/config.json and DOCKER_AUTH_CONFIG: "auth", "identitytoken", ...
         r"(?P<prefix>\"(?:auth|identitytoken|registrytoken)\"[ \t]*+:[ \t]*+\")[^\"\n]*+",
         re.IGNORECASE,
-        keywords=("\"auth\"", "identitytoken", "registrytoken"),
+        keywords=('"auth"', "identitytoken", "registrytoken"),
     ),
     _pattern(
         "secret_assignment",
