@@ -144,3 +144,10 @@ def mask_personal(text: str) -> str:
     for shape in SHAPES:
         text = shape.apply(text)
     return text
+
+
+def worker_spec() -> list[tuple[str, int, str, list[str]]]:
+    """The shapes a worker process can apply as plain ``re`` templates, in the form of
+    :func:`toolwire.core.redact.catalogue_spec`: the e-mail address (the others need checks)."""
+    email = SHAPES[0].regex
+    return [(email.pattern, int(email.flags), EMAIL_MASK, ["@"])]
