@@ -253,11 +253,11 @@ _ASSIGNMENTS: tuple[SecretPattern, ...] = (
         # password_super_secure), an assignment or comparison, then the value. The look-ahead
         # first checks, in one possessive pass, that the identifier is followed by an operator.
         rf"{_NOT_AFTER_IDENTIFIER}(?<!//)"
-        rf"(?=[{_IDENTIFIER}]++[\"'\]]{{0,2}}[ \t]*+[:=!?|\"])"
+        r"(?=[\w.\-]++[\"'\]]{0,2}[ \t]*+[:=!?|\"])"
         rf"(?P<prefix>{_NAMED}[\"'\]]{{0,2}}"
-        r"(?:[ \t]*+(?:===?|!==?|=>|:=|\?=|\|\|=)[ \t]*+@?"
+        r"(?:[ \t]*+(?:===?|!==?|=>|:=|\?=|\|\|=)[ \t]*+"
         r"|(?P<spaced>[ \t]++=[ \t]++|[ \t]*+:[ \t]++)"
-        r"|[ \t]*+[:=]|[ \t]++(?=\")))"
+        r"|[ \t]*+[:=]|[ \t]++(?=\"))(?:@(?=[\"']))?)"
         rf"(?:{_QUOTED}|(?(spaced){_WORDS}|{_UNQUOTED}))",
         re.IGNORECASE,
         replacement=_KEEP_QUOTED,
