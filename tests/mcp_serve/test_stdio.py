@@ -10,10 +10,12 @@ import anyio
 import mcp_types as types
 
 from toolwire.core.result import ToolResult
+from toolwire.core.trust import TrustZone
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 from toolwire.tools.api import ToolContext
 from toolwire.tools.defaults import default_registry
+from toolwire.tools.disclosure import disclosed
 from toolwire.workspace.config import load_workspace
 
 from .kit import (
@@ -48,14 +50,34 @@ def called(host: Host, name: str, arguments: dict[str, object], *args: str) -> t
     return anyio.run(scenario)
 
 
-def expected_content(demo: Path, name: str, arguments: dict[str, object]) -> str:
+def expected_content(
+    demo: Path,
+    name: str,
+    arguments: dict[str, object],
+    zone: TrustZone = TrustZone.EXTERNAL_GLOBAL,
+) -> str:
     """What the tool itself answers, called in this process over the same workspace."""
     tool = default_registry().get(name)
     assert tool is not None
     workspace = load_workspace(demo / "workspace.toml")
-    result = tool.execute(arguments, ToolContext(workspace=workspace))
+    context = ToolContext(workspace=workspace, trust_zone=zone)
+    result = tool.execute(arguments, context)
     assert isinstance(result, ToolResult)
-    return result.content
+    return disclosed(result, context).content  # personal data as the host's zone may read it
+
+
+def test_a_local_admin_host_reads_customers_email_addresses(host: Host) -> None:
+    result = called(host, "read_records", READ_CUSTOMERS, "--trust-zone", "local", "--admin")
+    (block,) = result.content
+    assert isinstance(block, types.TextContent)
+    assert block.text == expected_content(
+        host.demo, "read_records", READ_CUSTOMERS, TrustZone.LOCAL
+    )
+    assert "email: ada@example.com" in block.text
+    external = called(host, "read_records", READ_CUSTOMERS)
+    (masked,) = external.content
+    assert isinstance(masked, types.TextContent)
+    assert "email: ***@***" in masked.text and "ada@example.com" not in masked.text
 
 
 def test_the_host_gets_the_tools_the_gate_offers_external_global(host: Host) -> None:

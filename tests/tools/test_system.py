@@ -4,6 +4,7 @@ import platform
 from pathlib import Path
 
 from toolwire import ArtifactType
+from toolwire.core.personal import mask_personal
 from toolwire.demo._content import CUSTOMERS, LOG_JWT
 from toolwire.workspace.config import Workspace
 
@@ -25,7 +26,7 @@ def test_get_env_redacts_by_name_and_by_value_shape() -> None:
     assert result.content == (
         "Environment (secrets redacted):\n"
         "DATABASE_URL=[redacted]\nDB_PASSWORD=[redacted]\nHOME=/home/shop\nLANG=C.UTF-8\n"
-        "NOTE=[redacted]\nSTRIPE_SECRET_KEY=[redacted]"
+        "NOTE=***@***\nSTRIPE_SECRET_KEY=[redacted]"  # personal data, masked by zone
     )
     (artifact,) = result.artifacts
     assert artifact.type is ArtifactType.KEY_VALUE
@@ -114,7 +115,8 @@ def test_search_logs_searches_redacted_lines_only(workspace: Workspace) -> None:
     )
     for secret in (CUSTOMERS[0][1], CUSTOMERS[0][4], LOG_JWT):
         probe = invoke(workspace, "search_logs", {"text": secret})
-        assert probe.content == f"No log lines contain {secret!r}."
+        # the echo of the query is masked too: the run's zone is unknown, the least trusted
+        assert probe.content == mask_personal(f"No log lines contain {secret!r}.")
     assert invoke(workspace, "search_logs", {"text": " "}).content == (
         "Error: text must be 1 to 200 characters."
     )

@@ -1,24 +1,41 @@
 """The redactor: the one catalogue of secret shapes, and the masking of one string by it.
 
-Best effort, not a PII scrubber. The catalogue (``PATTERNS``) holds private-key blocks,
-credentials in URLs, token-like query parameters and assignments (``DB_PASS=``,
-``PGPASSWORD=``, ``AccountKey=``), command-line flags (``--password=``, ``--token x``),
-``Authorization`` headers, e-mail addresses, and the
-self-identifying provider tokens of gitleaks' rule set (``config/gitleaks.toml``: GitHub,
-GitLab, Slack, AWS, Stripe, Hugging Face, npm, SendGrid, Twilio, ...), ported as
-prefix-plus-body shapes. gitleaks' keyword-context rules (``twitter ... = <32 chars>``) are
-covered by the generic assignment shape instead. Each match keeps a short recognisable prefix
-(``sk-***``, ``token=***``) so a reader can tell what was there without learning it.
+Secrets and personal data are different things. A *secret shape* (a credential, key or token)
+is masked wherever a tool's output or a stored copy holds it: ``PATTERNS``, applied by
+:func:`mask_secrets`. *Personal data* (e-mail addresses, phone numbers, IBANs, card numbers) is
+not a secret: its shapes live in :mod:`toolwire.core.personal`, tool output masks them by the
+run's trust zone under the workspace's policy (:mod:`toolwire.tools.disclosure`), and a stored
+copy at ``redacted`` masks both (:func:`redact`).
+
+The catalogue holds private-key blocks, credentials in URLs, token-like query parameters,
+assignments (``DB_PASS=``, ``SECRET_KEY_BASE: ...``, ``"password": "a b; c"``, ``password =
+value with spaces``, ``apikey == "..."``), command-line flags (``--password=``, ``--token x``,
+``curl -u user:pass``, ``mysqldump -pPASS``, ``sshpass -p``, ``docker login -p``), session
+cookies, ``.npmrc`` and Docker ``config.json`` credentials, ``Authorization`` headers, chat-bot
+tokens (Telegram, Discord) and the self-identifying provider tokens of
+:mod:`toolwire.core._provider_tokens`. Sources: gitleaks' ``config/gitleaks.toml`` at
+v8.30.0-27 (commit b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b) and detect-secrets'
+``detect_secrets/plugins/`` at v1.5.0-50 (commit 5e141933554a0b74e7341841f318be21e895339c),
+whose keyword lists (``contraseña``, ``db_pass``, suffixed names such as
+``password_super_secure``) and test fixtures (``tests/data/detect_secrets_fixtures.txt``) the
+shapes here are checked against. Rules that only an entropy score can tell (gitleaks'
+``generic-api-key``, detect-secrets' high-entropy strings) are covered by the assignment shape,
+by name, instead. Each match keeps a short recognisable prefix (``sk-***``, ``token=***``) so a
+reader can tell what was there without learning any of it.
 
 Everything that masks secrets uses this module: stored steps at ``redacted``, the built-in
 tools' output, the search worker (through :func:`catalogue_spec`) and provider error excerpts.
 
 Invariants:
-- Linear time. Python's ``re`` backtracks, so every pattern is built not to: a token pattern
-  may only start where the previous character cannot belong to the token (a negative
-  look-behind), so each run of token characters is tried once; repeated classes that a later
-  literal must follow are possessive (``++``) so a failed attempt never re-scans. A pattern
-  with ``keywords`` runs only when one of them occurs in the text.
+- Linear time. Python's ``re`` backtracks, so every pattern is built not to: a pattern may only
+  start where the previous character cannot belong to what it matches (a negative
+  look-behind), so each run is tried once; repeated classes that a later literal must follow
+  are possessive (``++``); an identifier is first checked, in one possessive pass, to be
+  followed by an assignment before its parts are looked at; scans after a command name are
+  bounded in tokens. A pattern with ``keywords`` runs only when one of them occurs in the text.
+- A quoted value is masked to its closing quote (or the end of the line), whatever it holds;
+  an unquoted one to the next space (or, after a spaced ``=`` or ``:``, to the end of the
+  line's words), so a value with ``;``, ``,`` or ``&`` inside is masked whole.
 - Replacements are ``re`` templates (no callables), so the catalogue can be handed as data to
   a process that cannot import this package.
 - Secrets are masked over the whole string before it is cut, so a secret straddling the cut
@@ -31,175 +48,103 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from toolwire.core._provider_tokens import PROVIDER_TOKENS
+from toolwire.core.personal import mask_personal
+
 # A stored string leaf is for an audit reader, not for replay; 2,000 characters shows what
 # happened while keeping one step's payload small.
 LEAF_CHAR_CAP = 2000
 TRUNCATION_MARKER = "… [truncated]"
 MASK = "***"
 _KEEP_PREFIX = r"\g<prefix>***"
+# The opening quote of a quoted value is kept (its closing quote is never matched).
+_KEEP_QUOTED = r"\g<prefix>\g<dq>\g<sq>\g<bq>***"
 
 # Characters a token is made of; a token pattern never starts right after one of them.
 _TOKEN = r"A-Za-z0-9_\-"  # noqa: S105 (a character class, not a password)
 _NOT_AFTER_TOKEN = rf"(?<![{_TOKEN}])"
+_IDENTIFIER = r"A-Za-z0-9_.\-"
+_NOT_AFTER_IDENTIFIER = rf"(?<![{_IDENTIFIER}])"
 
-# Names of query parameters and assignments whose value is a credential.
+# Names of query parameters whose value is a credential (a session id is one).
 _QUERY_NAMES = (
     r"access_token|refresh_token|id_token|auth_token|token|api_key|apikey|api-key|key"
     r"|client_secret|secret|password|passwd|pwd|signature|sig"
+    r"|phpsessid|jsessionid|sessionid|session_id|session|sid"
+)
+# The last word of an assigned name whose value is a credential (detect-secrets' keyword list
+# and gitleaks' generic keywords). ``key`` alone is too common a word: only its qualified forms.
+_KEY_QUALIFIERS = (
+    r"api|auth|service|account|db|database|priv|private|client|secret|app|encryption|encrypt"
+    r"|decryption|master|signing|sign|hmac|jwt|aes|cipher|crypt|license|storage|shared|webhook"
+    r"|bot|consumer|access|session|subscription|admin"
 )
 _ASSIGNED_NAMES = (
-    r"secret_access_key|session_token|client_secret|api[_\-]?key|access_token|auth_token"
-    r"|secret_key|private_key|password|passwd|passphrase|pgpassword|pwd|pass|token|secret"
-    r"|credentials?|accountkey|sharedaccesskey|sharedaccesssignature"
+    rf"secret[_.\-]?access[_.\-]?key|(?:{_KEY_QUALIFIERS})[_.\-]?key"
+    r"|session[_.\-]?token|client[_.\-]?secret|access[_.\-]?token|refresh[_.\-]?token"
+    r"|auth[_.\-]?token|bearer[_.\-]?token|key[_.\-]?pass|passphrase|pgpassword|sshpass"
+    r"|password|passwd|pwd|pass|contrase(?:ñ|n)a|token|secret|credentials?|creds|apikey"
+    r"|accountkey|sharedaccesskey|sharedaccesssignature"
 )
+# Parts of a name after its credential word that say the value is *about* the credential, not
+# it (``TOKEN_URL``, ``PASSWORD_MIN_LENGTH``): such a name is not masked.
+_ABOUT_SUFFIXES = (
+    r"url|uri|endpoint|file|path|dir|length|len|size|ttl|expiry|expires|timeout|count|type"
+    r"|name|enabled|required|min|max|policy|header|field|prefix|format|id|hint|reset|rotation"
+)
+# Leading parts of a name: ``DB_``, ``app.``, ``my-``, or a camelCase word (``db`` in
+# ``dbPassword``). Each ends where its class ends, so a split is found in one pass.
+_LEADING_PARTS = r"(?:[A-Za-z0-9]++[_.\-]|(?-i:[A-Z]?[a-z0-9]++(?=[A-Z])))*"
+_TRAILING_PARTS = (
+    rf"(?:[_.\-](?!(?:{_ABOUT_SUFFIXES})(?![A-Za-z0-9]))[A-Za-z0-9]++"
+    r"|(?-i:(?<=[a-z0-9])[A-Z][a-z0-9]*+))*+"
+)
+_NAMED = rf"_*+{_LEADING_PARTS}(?:{_ASSIGNED_NAMES}){_TRAILING_PARTS}"
+
+# A value: quoted (masked to its closing quote, escapes included, or to the end of the line),
+# else unquoted, where ``;``, ``,`` and ``&`` end it only before a space, the end or another
+# ``name=``.
+_QUOTED = r"(?P<dq>\")(?:[^\"\\\n]|\\.)*+|(?P<sq>')(?:[^'\\\n]|\\.)*+|(?P<bq>`)[^`\n]*+"
+_NEXT_PAIR = rf"[{_IDENTIFIER}]++[ \t]*+="
+_UNQUOTED = rf"(?:[^\s\"'`&,;]|[&,;](?!\s|$|{_NEXT_PAIR}))++"
+# After a spaced ``=`` or ``:`` (INI, YAML), the value runs over the line's words until a
+# comment or the next ``name:``/``name=``.
+_WORDS = rf"{_UNQUOTED}(?:[ \t]++(?!#|;|//)(?![{_IDENTIFIER}]++[ \t]*+[:=])[^\s]++)*+"
 
 # Names of command-line flags whose value is a credential (``--password=``, ``--api-key``).
 _FLAG_NAMES = (
     r"password|passwd|pass|pwd|passphrase|token|secret|api[_\-]?key|access[_\-]?key"
     r"|secret[_\-]?key|private[_\-]?key|client[_\-]?secret|auth[_\-]?token|credentials?"
 )
-
-# Self-identifying provider tokens, ported from gitleaks' rule set (``config/gitleaks.toml``):
-# name, literal prefix (a regex), body, and the lower-case keywords that pre-test the text.
-# Bodies are the rule's alphabet with its minimum length; an open upper bound masks more, never
-# less. Rules that need a keyword nearby (``twitter ... = <32 chars>``) are the assignment
-# shape's job; a rule without a prefix of its own (Mailchimp, Azure AD) is written out below.
-_PROVIDER_TOKENS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
-    ("anthropic_key", r"sk-ant-", r"[A-Za-z0-9_\-]{16,}", ("sk-ant-",)),
-    ("openai_key", r"sk-(?:proj-|svcacct-|admin-)?", r"[A-Za-z0-9_\-]{16,}", ("sk-",)),
+# Commands whose short flag takes a password: (name, command, flag, attached only, keywords).
+# A mysql ``-p`` followed by a space prompts, so only an attached value is one there.
+_COMMAND_FLAGS: tuple[tuple[str, str, str, bool, tuple[str, ...]], ...] = (
+    ("mysql_password_flag", r"(?:mysql|mariadb)[a-z\-]*+", "-p", True, ("mysql", "mariadb")),
+    ("sshpass_flag", r"sshpass", "-p", False, ("sshpass",)),
     (
-        "stripe_key",
-        r"(?:sk|rk|pk)_(?:live|test|prod)_",
-        r"[A-Za-z0-9]{10,}",
-        ("_live_", "_test_", "_prod_"),
+        "registry_login_flag",
+        r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]++registry)[ \t]++login",
+        "-p",
+        False,
+        ("login",),
     ),
+    ("redis_password_flag", r"redis-cli", "-a", False, ("redis-cli",)),
+    ("mongo_password_flag", r"mongo(?:sh|dump|restore|export|import)?", "-p", False, ("mongo",)),
+    ("sqlcmd_password_flag", r"sqlcmd|bcp", "-P", False, ("sqlcmd", "bcp")),
     (
-        "aws_access_key_id",
-        r"A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA",
-        r"[A-Z0-9]{16}(?![A-Z0-9])",
-        ("a3t", "akia", "asia", "abia", "acca"),
+        "ldap_password_flag",
+        r"ldap(?:search|add|modify|delete|passwd|compare|whoami)",
+        "-w",
+        False,
+        ("ldap",),
     ),
-    ("github_token", r"gh[pousr]_", r"[A-Za-z0-9]{36,}", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-    ("github_pat", r"github_pat_", r"[A-Za-z0-9_]{22,}", ("github_pat_",)),
-    (
-        "gitlab_token",
-        r"(?:glpat|gldt|glft|glrt|glsoat|glcbt|glimt|glagent|gloas|glffct|glptt)-",
-        r"[A-Za-z0-9_\-]{20,}",
-        (
-            "glpat-",
-            "gldt-",
-            "glft-",
-            "glrt-",
-            "glsoat-",
-            "glcbt-",
-            "glimt-",
-            "glagent-",
-            "gloas-",
-            "glffct-",
-            "glptt-",
-        ),
-    ),
-    ("gitlab_runner_registration", r"GR1348941", r"[A-Za-z0-9_\-]{20,}", ("gr1348941",)),
-    ("gitlab_session_cookie", r"_gitlab_session=", r"[0-9a-z]{32,}", ("_gitlab_session=",)),
-    ("slack_token", r"xox[baprsoe]-|xoxe\.xox[bp]-|xapp-", r"[A-Za-z0-9\-]{10,}", ("xox", "xapp-")),
-    (
-        "slack_webhook",
-        r"hooks\.slack\.com/(?:services|workflows|triggers)/",
-        r"[A-Za-z0-9+/]{20,}",
-        ("hooks.slack.com",),
-    ),
-    (
-        "microsoft_teams_webhook",
-        r"webhook\.office\.com/webhookb2/",
-        r"[A-Za-z0-9@/\-]{40,}",
-        ("webhookb2",),
-    ),
-    ("google_api_key", r"AIza", r"[A-Za-z0-9_\-]{35}", ("aiza",)),
-    ("huggingface_token", r"hf_|api_org_", r"[A-Za-z0-9]{30,}", ("hf_", "api_org_")),
-    ("npm_token", r"npm_", r"[A-Za-z0-9]{36,}", ("npm_",)),
-    ("pypi_token", r"pypi-AgEIcHlwaS5vcmc", r"[A-Za-z0-9_\-]{50,}", ("pypi-ageichlwas5vcmc",)),
-    ("sendgrid_key", r"SG\.", r"[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", ("sg.",)),
-    ("sendinblue_key", r"xkeysib-", r"[a-f0-9]{64}-[A-Za-z0-9]{16}", ("xkeysib-",)),
-    ("twilio_key", r"SK", r"[0-9a-fA-F]{32,}", ("sk",)),
-    ("mailgun_key", r"(?:pub)?key-", r"[a-f0-9]{32}(?![A-Za-z0-9_\-])", ("key-",)),
-    ("databricks_token", r"dapi", r"[a-f0-9]{32}(?:-\d)?", ("dapi",)),
-    ("digitalocean_token", r"do[opr]_v1_", r"[a-f0-9]{64}", ("_v1_",)),
-    ("doppler_token", r"dp\.pt\.", r"[A-Za-z0-9]{40,}", ("dp.pt.",)),
-    ("dynatrace_token", r"dt0c01\.", r"[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", ("dt0c01.",)),
-    (
-        "age_secret_key",
-        r"AGE-SECRET-KEY-1",
-        r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
-        ("age-secret-key-1",),
-    ),
-    ("alibaba_key_id", r"LTAI", r"[A-Za-z0-9]{20}", ("ltai",)),
-    ("artifactory_key", r"AKCp", r"[A-Za-z0-9]{69}", ("akcp",)),
-    ("clojars_token", r"CLOJARS_", r"[A-Za-z0-9]{60}", ("clojars_",)),
-    ("duffel_token", r"duffel_(?:test|live)_", r"[A-Za-z0-9_=\-]{43}", ("duffel_",)),
-    ("easypost_token", r"EZ[AT]K", r"[A-Za-z0-9]{54}", ("ezak", "eztk")),
-    (
-        "flutterwave_key",
-        r"FLW(?:SEC|PUB)K_TEST-",
-        r"[A-Ha-h0-9]{12,}(?:-X)?",
-        ("flwseck_test", "flwpubk_test"),
-    ),
-    ("frameio_token", r"fio-u-", r"[A-Za-z0-9_=\-]{64}", ("fio-u-",)),
-    ("flyio_token", r"fo1_|fm1[ar]_|fm2_", r"[A-Za-z0-9_+/=\-]{43,}", ("fo1_", "fm1", "fm2_")),
-    (
-        "grafana_token",
-        r"glc_|glsa_|eyJrIjoi",
-        r"[A-Za-z0-9_+/=]{32,}",
-        ("glc_", "glsa_", "eyjrijoi"),
-    ),
-    (
-        "harness_token",
-        r"(?:pat|sat)\.",
-        r"[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}",
-        ("pat.", "sat."),
-    ),
-    ("heroku_key", r"HRKU-AA", r"[A-Za-z0-9_\-]{58}", ("hrku-aa",)),
-    ("infracost_token", r"ico-", r"[A-Za-z0-9]{32}", ("ico-",)),
-    ("linear_key", r"lin_api_", r"[A-Za-z0-9]{40}", ("lin_api_",)),
-    ("new_relic_key", r"NR(?:AK|II|JS)-", r"[A-Za-z0-9\-]{19,}", ("nrak-", "nrii-", "nrjs-")),
-    ("notion_token", r"ntn_", r"[0-9]{11}[A-Za-z0-9]{35}", ("ntn_",)),
-    ("octopus_key", r"API-", r"[A-Z0-9]{26}", ("api-",)),
-    ("openshift_token", r"sha256~", r"[A-Za-z0-9_\-]{43}", ("sha256~",)),
-    ("perplexity_key", r"pplx-", r"[A-Za-z0-9]{48}", ("pplx-",)),
-    ("planetscale_token", r"pscale_(?:tkn|oauth|pw)_", r"[A-Za-z0-9_=.\-]{32,}", ("pscale_",)),
-    ("postman_key", r"PMAK-", r"[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", ("pmak-",)),
-    ("prefect_key", r"pnu_", r"[A-Za-z0-9]{36}", ("pnu_",)),
-    ("pulumi_token", r"pul-", r"[a-f0-9]{40}", ("pul-",)),
-    ("readme_key", r"rdme_", r"[a-z0-9]{70}", ("rdme_",)),
-    ("rubygems_key", r"rubygems_", r"[a-f0-9]{48}", ("rubygems_",)),
-    ("scalingo_token", r"tk-us-", r"[A-Za-z0-9_\-]{48}", ("tk-us-",)),
-    ("sentry_token", r"sntry[us]_", r"[A-Za-z0-9+/=_]{64,}", ("sntryu_", "sntrys_")),
-    ("settlemint_token", r"sm_[aps]at_", r"[A-Za-z0-9]{16}", ("sm_aat_", "sm_pat_", "sm_sat_")),
-    ("shippo_token", r"shippo_(?:live|test)_", r"[a-fA-F0-9]{40}", ("shippo_",)),
-    (
-        "shopify_token",
-        r"shp(?:at|ca|pa|ss)_",
-        r"[a-fA-F0-9]{32}",
-        ("shpat_", "shpca_", "shppa_", "shpss_"),
-    ),
-    (
-        "square_token",
-        r"sq0(?:atp|csp)-|EAAA",
-        r"[A-Za-z0-9_\-]{22,}",
-        ("sq0atp-", "sq0csp-", "eaaa"),
-    ),
-    ("facebook_page_token", r"EAA[MC]", r"[A-Za-z0-9]{100,}", ("eaam", "eaac")),
-    ("vault_token", r"hv[sb]\.", r"[A-Za-z0-9_\-]{90,}", ("hvs.", "hvb.")),
-    ("onepassword_token", r"ops_eyJ", r"[A-Za-z0-9+/]{250,}={0,3}", ("ops_eyj",)),
-    ("atlassian_token", r"ATATT3", r"[A-Za-z0-9_=\-]{186,}", ("atatt3",)),
-    ("cloudflare_origin_ca_key", r"v1\.0-", r"[a-f0-9]{24}-[a-f0-9]{146}", ("v1.0-",)),
-    ("sourcegraph_token", r"sgp_", r"[A-Za-z0-9_]{40,}", ("sgp_",)),
-    (
-        "azure_ad_client_secret",
-        r"",
-        r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
-        ("q~",),
-    ),
+    ("archive_password_flag", r"zip|7za?|7zz|unrar|rar", "-[pP]", False, ("zip", "7z", "rar")),
 )
+_COMMAND_TOKENS = 24  # how far after a command name its flag is looked for, in words
+
+# Cookie names that carry a session or a login (PHPSESSID, JSESSIONID, connect.sid,
+# laravel_session, remember_web_*, XSRF-TOKEN, next-auth.session-token, ...).
+_SESSION_WORDS = r"sess|sid|token|auth|jwt|remember|logged|login|csrf|xsrf"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -230,11 +175,15 @@ def _initials(names: str) -> str:
 
 
 def _pattern(
-    name: str, regex: str, flags: int = 0, keywords: tuple[str, ...] = ()
+    name: str,
+    regex: str,
+    flags: int = 0,
+    keywords: tuple[str, ...] = (),
+    replacement: str = _KEEP_PREFIX,
 ) -> SecretPattern:
     """A pattern whose ``prefix`` group survives and whose remainder becomes the mask."""
     return SecretPattern(
-        name=name, regex=re.compile(regex, flags), replacement=_KEEP_PREFIX, keywords=keywords
+        name=name, regex=re.compile(regex, flags), replacement=replacement, keywords=keywords
     )
 
 
@@ -244,11 +193,22 @@ def _token(name: str, prefix: str, body: str, keywords: tuple[str, ...]) -> Secr
     return _pattern(name, regex, keywords=keywords)
 
 
+def _command_flag(
+    name: str, command: str, flag: str, attached: bool, keywords: tuple[str, ...]
+) -> SecretPattern:
+    """``command ... flag VALUE``: the value of a password flag within a few words of it."""
+    gap = r"(?=[^\s])" if attached else r"[ \t]*+"
+    regex = (
+        rf"{_NOT_AFTER_IDENTIFIER}(?P<prefix>(?:{command})"
+        rf"(?:[ \t]++(?!{flag})[^\s|;&]++){{0,{_COMMAND_TOKENS}}}+[ \t]++{flag}{gap})"
+        rf"(?:{_QUOTED}|[^\s\"'`]++)"
+    )
+    return _pattern(name, regex, keywords=keywords, replacement=_KEEP_QUOTED)
+
+
 _PRIVATE_KEY_LABEL = r"-----(?:BEGIN|END)[ A-Z0-9_\-]{0,100}?PRIVATE KEY(?: BLOCK)?-----"
 
-# Order matters: whole key blocks first, URL parts next (they hold other shapes), specific
-# prefixes before general ones (``sk-ant-`` before ``sk-``), JWTs before ``Bearer``, e-mail last.
-_STRUCTURED: tuple[SecretPattern, ...] = (
+_KEY_BLOCKS_AND_URLS: tuple[SecretPattern, ...] = (
     _pattern(
         "private_key_block",
         # The body never holds "-----", so it ends at the END line or, cut short, at the next
@@ -268,27 +228,84 @@ _STRUCTURED: tuple[SecretPattern, ...] = (
     _pattern(
         "query_parameter",
         rf"(?<![A-Za-z0-9_\-])(?=[{_initials(_QUERY_NAMES)}])(?P<prefix>(?:{_QUERY_NAMES})=)"
-        r"[^&\s#\"'<>]++",
+        r"[^&\s#;\"'<>]++",
         re.IGNORECASE,
+    ),
+)
+
+_ASSIGNMENTS: tuple[SecretPattern, ...] = (
+    _pattern(
+        "npmrc_auth",
+        # .npmrc: //registry/:_authToken=..., _auth=<base64 user:pass>, _password=...
+        r"(?<![A-Za-z0-9_])(?P<prefix>_(?:authToken|auth|password)[ \t]*+=[ \t]*+)[^\s]++",
+        keywords=("_auth", "_password"),
+    ),
+    _pattern(
+        "docker_config_auth",
+        # ~/.docker/config.json and DOCKER_AUTH_CONFIG: "auth", "identitytoken", ...
+        r"(?P<prefix>\"(?:auth|identitytoken|registrytoken)\"[ \t]*+:[ \t]*+\")[^\"\n]*+",
+        re.IGNORECASE,
+        keywords=('"auth"', "identitytoken", "registrytoken"),
     ),
     _pattern(
         "secret_assignment",
-        # An optional identifier prefix (DB_PASSWORD, STRIPE_SECRET_KEY, app.api-key): each
-        # segment ends at a separator outside its class, so a split is found in one pass, and
-        # a match may only start where no identifier character precedes it.
-        rf"(?<![A-Za-z0-9_.\-])(?P<prefix>(?:[A-Za-z0-9]+[_.\-])*(?:{_ASSIGNED_NAMES})"
-        r"[\"']?\s*+[:=]\s*+[\"']?)[^\s\"'&,;]++",
+        # A credential's name (DB_PASSWORD, SECRET_KEY_BASE, app.api-key, dbPassword,
+        # password_super_secure), an assignment or comparison, then the value. The look-ahead
+        # first checks, in one possessive pass, that the identifier is followed by an operator.
+        rf"{_NOT_AFTER_IDENTIFIER}(?<!//)"
+        r"(?=[\w.\-]++[\"'\]]{0,2}[ \t]*+[:=!?|\"])"
+        rf"(?P<prefix>{_NAMED}[\"'\]]{{0,2}}"
+        r"(?:[ \t]*+(?:===?|!==?|=>|:=|\?=|\|\|=)[ \t]*+"
+        r"|(?P<spaced>[ \t]++=[ \t]++|[ \t]*+:[ \t]++)"
+        r"|[ \t]*+[:=]|[ \t]++(?=\"))(?:@(?=[\"']))?)"
+        rf"(?:{_QUOTED}|(?(spaced){_WORDS}|{_UNQUOTED}))",
         re.IGNORECASE,
+        replacement=_KEEP_QUOTED,
     ),
     _pattern(
+        "compared_secret",
+        # if ("<secret>" == password): the quoted side of a comparison with a credential's name.
+        rf"(?P<prefix>\")(?:[^\"\\\n]|\\.)++(?=\"[ \t]*+[!=]==?[ \t]*+{_NAMED}(?![A-Za-z0-9]))",
+        re.IGNORECASE,
+        keywords=("==", "!="),
+    ),
+    _pattern(
+        "session_cookie",
+        # Cookie: a=b; sessionid=...; Set-Cookie: laravel_session=...; Path=/ — a pair right
+        # after the header name or a ";" whose name says it holds a session or a login.
+        r"(?:(?<=cookie:)|(?<=cookie: )|(?<=;)|(?<=; ))"
+        rf"(?P<prefix>(?=[^=;\s]*?(?:{_SESSION_WORDS}))[^=;\s]++=)[^;\s]++",
+        re.IGNORECASE,
+        keywords=("cookie",),
+    ),
+)
+
+_FLAGS: tuple[SecretPattern, ...] = (
+    _pattern(
         "command_line_flag",
-        # --password=x, --db-password x, -token x: a flag named for a credential and its value.
-        # Segments end at a separator outside their class, as in the assignment shape; a value
-        # that starts with "-" is the next flag, not a secret.
-        rf"(?<![A-Za-z0-9_.\-])(?P<prefix>--?(?:[A-Za-z0-9]+[_\-])*(?:{_FLAG_NAMES})"
-        r"(?:=|[ \t]++))(?!-)[^\s\"'&,;]++",
+        # --password=x, --db-password "a b", -token x: a flag named for a credential and its
+        # value. Segments end at a separator outside their class, as in the assignment shape;
+        # a value that starts with "-" is the next flag, not a secret.
+        rf"{_NOT_AFTER_IDENTIFIER}(?P<prefix>--?(?:[A-Za-z0-9]+[_\-])*(?:{_FLAG_NAMES})"
+        rf"(?:=|[ \t]++))(?!-)(?:{_QUOTED}|{_UNQUOTED})",
         re.IGNORECASE,
         keywords=("pass", "pwd", "token", "secret", "key", "credential"),
+        replacement=_KEEP_QUOTED,
+    ),
+    _pattern(
+        "curl_user",
+        # curl -u user:pass, --user 'user:pa ss' (gitleaks curl-auth-user): the part after ":".
+        rf"{_NOT_AFTER_IDENTIFIER}(?P<prefix>curl(?:[ \t]++(?!-u|--user)[^\s|;&]++)"
+        rf"{{0,{_COMMAND_TOKENS}}}+[ \t]++(?:-u|--user)(?:[ \t]*+|=)"
+        r"(?:(?P<dq>\")[^\":\n]*+:|(?P<sq>')[^':\n]*+:|[^\s\"':]*+:))"
+        r"(?(dq)[^\"\n]*+|(?(sq)[^'\n]*+|[^\s\"']++))",
+        keywords=("curl",),
+    ),
+    *(_command_flag(*shape) for shape in _COMMAND_FLAGS),
+    _pattern(
+        "openssl_pass_argument",
+        r"(?<![A-Za-z0-9_\-])(?P<prefix>-pass(?:in|out)?[ \t]++pass:)[^\s]++",
+        keywords=("pass:",),
     ),
     _pattern(
         "basic_authorization",
@@ -297,33 +314,58 @@ _STRUCTURED: tuple[SecretPattern, ...] = (
         re.IGNORECASE,
         keywords=("authorization",),
     ),
-    *(_token(*shape) for shape in _PROVIDER_TOKENS),
+)
+
+_TOKENS: tuple[SecretPattern, ...] = (
+    *(_token(*shape) for shape in PROVIDER_TOKENS),
     _pattern(
         "mailchimp_key",
         rf"{_NOT_AFTER_TOKEN}(?P<prefix>)[a-f0-9]{{32}}-us\d{{1,2}}(?![{_TOKEN}])",
         keywords=("-us",),
     ),
-    _pattern("jwt", rf"{_NOT_AFTER_TOKEN}(?P<prefix>eyJ)[{_TOKEN}]++\.[{_TOKEN}]++\.[{_TOKEN}]++"),
+    _pattern(
+        "telegram_bot_token",
+        # <bot id>:<35 characters starting with "A"> (gitleaks, detect-secrets), also inside
+        # an API URL (.../bot123456:AA.../sendMessage): the id is public, the rest is not.
+        rf"(?<![0-9:])(?P<prefix>[0-9]{{5,16}}:)A[{_TOKEN}]{{34}}(?![{_TOKEN}])",
+        keywords=(":a",),
+    ),
+    _pattern(
+        "discord_bot_token",
+        # detect-secrets' discord plugin: three base64url parts, 24-28 . 6 . 27-38.
+        rf"{_NOT_AFTER_TOKEN}(?P<prefix>)[{_TOKEN}]{{23,28}}\.[{_TOKEN}]{{6}}\.[{_TOKEN}]{{27,38}}"
+        rf"(?![{_TOKEN}])",
+        keywords=(".",),
+    ),
+    _pattern(
+        "discord_webhook",
+        r"(?P<prefix>discord(?:app)?\.com/api/webhooks/[0-9]++/)[A-Za-z0-9_\-]++",
+        keywords=("/api/webhooks/",),
+    ),
+    _pattern(
+        "jwt",
+        # Two parts (an unsigned token) or three; the second of two is a JSON object too.
+        rf"{_NOT_AFTER_TOKEN}(?P<prefix>eyJ)[{_TOKEN}]++\.(?=eyJ|[{_TOKEN}]++\.[{_TOKEN}])"
+        rf"[{_TOKEN}]++(?:\.[{_TOKEN}]++)?",
+        keywords=("eyj",),
+    ),
     _pattern(
         "authorization_header",
         r"(?<![A-Za-z0-9_])(?P<prefix>Bearer\s++)[A-Za-z0-9._~+/=\-]{8,}",
         re.IGNORECASE,
         keywords=("bearer",),
     ),
-    SecretPattern(
-        name="email",
-        regex=re.compile(
-            r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]++@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}"
-        ),
-        replacement=f"{MASK}@{MASK}",
-        keywords=("@",),
-    ),
 )
-PATTERNS: tuple[SecretPattern, ...] = _STRUCTURED
+
+# Order matters: whole key blocks first, URL parts next (they hold other shapes), named
+# assignments and flags before bare tokens (a token's prefix would survive inside them),
+# specific prefixes before general ones (``sk-ant-`` before ``sk-``), JWTs before ``Bearer``.
+PATTERNS: tuple[SecretPattern, ...] = (*_KEY_BLOCKS_AND_URLS, *_ASSIGNMENTS, *_FLAGS, *_TOKENS)
 
 
 def mask_secrets(text: str) -> str:
-    """Every catalogued secret shape in ``text`` masked; no length bound."""
+    """Every catalogued secret shape in ``text`` masked; no length bound. Personal data is
+    left as it is (see :mod:`toolwire.core.personal`)."""
     lowered = text.lower()  # keyword pre-tests only: masking never adds a keyword
     for pattern in PATTERNS:
         text = pattern.apply(text, lowered)
@@ -331,8 +373,9 @@ def mask_secrets(text: str) -> str:
 
 
 def redact(text: str) -> str:
-    """``text`` with secrets masked, then cut to ``LEAF_CHAR_CAP`` characters plus a marker."""
-    masked = mask_secrets(text)
+    """``text`` as a stored copy at ``redacted`` keeps it: secrets and personal data masked,
+    then cut to ``LEAF_CHAR_CAP`` characters plus a marker."""
+    masked = mask_personal(mask_secrets(text))
     if len(masked) <= LEAF_CHAR_CAP:
         return masked
     return masked[:LEAF_CHAR_CAP] + TRUNCATION_MARKER

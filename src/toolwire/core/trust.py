@@ -4,6 +4,13 @@ The one owner of both vocabularies, a leaf module every other module may import.
 a ceiling: the most sensitive class of data a tool may have and still be offered to a model
 there.
 
+Secrets and personal data are not data classes: they are shapes inside any tool's output. A
+secret shape (:mod:`toolwire.core.redact`) is masked in tool output always; personal data
+(:mod:`toolwire.core.personal`: e-mail, phone, IBAN, card numbers) is shown to the zones a
+workspace's policy names (``PERSONAL_DATA_ZONES`` unless it says otherwise: the model runs on
+this machine or on a host the operator controls) and masked for every other zone, at the seam
+(:mod:`toolwire.tools.disclosure`), in the content and the artifacts alike.
+
 Parsing is strict: a misspelt value (``"contnet"``, ``"moon"``) is a ``ConfigError`` naming the
 choices, never silently the strictest option, which would hide a tool or a provider without a
 word. A *missing* value (``None``) is the strictest: ``secret_adjacent``, ``external_global``.
@@ -88,3 +95,8 @@ _CEILINGS = {
 def _shown(value: object) -> str:
     text = str(value)
     return repr(text if len(text) <= 40 else text[:40] + "…")
+
+
+# The zones a model may read personal data in unless the workspace's policy says otherwise:
+# on this machine, or on a host the operator runs. External providers see it masked.
+PERSONAL_DATA_ZONES = frozenset({TrustZone.LOCAL, TrustZone.PRIVATE_HOSTED})

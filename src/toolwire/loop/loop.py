@@ -147,6 +147,7 @@ class ToolLoop:
         trace = trace if trace is not None else RunTrace(capture_raw=options.capture_raw)
         offered, refusals = self._offered(options, context)
         charter = charter or self._bare_charter(context, options)
+        context = context.in_zone(charter.trust_zone)  # what its tools may show is the run's
         state = RunState(messages=tuple(messages), options=options, offered=offered,
                          charter=charter)  # fmt: skip
         if options.dry_run:
@@ -173,6 +174,8 @@ class ToolLoop:
         if pause is None:
             raise ValueError("this run state is not paused")
         context = context or ToolContext(user=state.user)
+        if state.charter is not None:
+            context = context.in_zone(state.charter.trust_zone)
         trace = trace if trace is not None else RunTrace(capture_raw=state.options.capture_raw)
         offered, _ = self._offered(state.options, context)
         if state.charter is not None:  # this process may hold more MCP servers than the run's
@@ -208,6 +211,7 @@ class ToolLoop:
         """
         exclusive = sole_task() if exclusive is None else exclusive
         options = options or RunOptions()
+        context = context.in_zone(charter.trust_zone if charter else self._zone(options))
         if hold:
             pause = await scan(self.registry, (call,), offered, context, run_id=run_id, rounds=0)
             if pause is not None:

@@ -2,7 +2,8 @@
 
 Every executed call passes through :meth:`Seam.invoke`, in this order: registry lookup ->
 offered-set check -> arguments must be a JSON object -> execute, with every exception caught
-(where: see below) -> both channels bounded. A tool refuses a call by raising
+(where: see below) -> personal data masked for a zone that may not read it
+(:mod:`toolwire.tools.disclosure`) -> both channels bounded. A tool refuses a call by raising
 :class:`toolwire.core.errors.ToolRefusal`; its message reaches the model as
 ``Error: <message>``. Any other exception goes to the operator's log only; the model reads
 ``Error: tool "<name>" failed.``
@@ -47,6 +48,7 @@ from toolwire.core.errors import ToolRefusal
 from toolwire.core.messages import ToolCall
 from toolwire.core.result import ToolResult
 from toolwire.tools.api import Tool, ToolContext, as_result
+from toolwire.tools.disclosure import disclosed
 from toolwire.tools.policy import Gate
 from toolwire.tools.registry import ToolRegistry
 
@@ -282,6 +284,7 @@ class Seam:
         except Exception:
             log.exception('Tool "%s" failed.', call.name)
             return Invoked(ToolResult.error(tool_failed(call.name)))
+        raw = disclosed(raw, context)  # personal data by the run's zone, before any cut
         content = bound_content(raw.content)
         original = content.original_bytes if content.truncated else None
         if content.text is raw.content and not raw.artifacts:

@@ -205,11 +205,14 @@ def identity(workspace: Any) -> str:
 
 
 def context(charter: Charter, *, run_id: str | None = None, lent: Any = None) -> ToolContext:
-    """The tool context of a segment of the run: its user, and its own workspace.
+    """The tool context of a segment of the run: its user, its own workspace and its zone.
 
     ``lent`` is a workspace this process holds (with its connections); it is used only when it
     is the charter's workspace. ``CharterRefused`` when the workspace cannot be had here."""
-    return ToolContext(user=charter.user, run_id=run_id, workspace=_workspace(charter, lent))
+    workspace = _workspace(charter, lent)
+    return ToolContext(
+        user=charter.user, run_id=run_id, workspace=workspace, trust_zone=charter.trust_zone
+    )
 
 
 def _workspace(charter: Charter, lent: Any) -> Any:

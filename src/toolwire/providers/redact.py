@@ -1,7 +1,8 @@
 """Body excerpts for provider errors: short, one line, with every secret masked.
 
 Invariant: an excerpt never holds the configured key, nor anything the redactor's catalogue
-(:mod:`toolwire.core.redact`, the one list of secret shapes) recognises, nor a long opaque run of
+(:mod:`toolwire.core.redact`, the one list of secret shapes) recognises, nor personal data
+(:mod:`toolwire.core.personal`: an operator's log is no place for it), nor a long opaque run of
 key alphabet, and is at most ``EXCERPT_CHARS`` characters. Masking runs over the whole text
 *before* it is clipped, so a key cannot survive as a fragment at the cut.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from toolwire.core.personal import mask_personal
 from toolwire.core.redact import mask_opaque_runs, mask_secrets
 
 EXCERPT_CHARS = 200  # enough to read an API's error message; short enough for one log line
@@ -21,7 +23,7 @@ def redact(text: str, secret: str | None = None) -> str:
     """``text`` with ``secret``, every catalogued secret shape and every opaque run masked."""
     if secret:
         text = text.replace(secret, MASK)
-    return mask_opaque_runs(mask_secrets(text), MASK)
+    return mask_opaque_runs(mask_personal(mask_secrets(text)), MASK)
 
 
 def excerpt(text: str, secret: str | None = None) -> str:

@@ -27,6 +27,7 @@ Two more bind what a person approves to what runs (read them through :func:`basi
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from toolwire.core.errors import ConfigError, ToolRefusal
 from toolwire.core.messages import ToolSpec
 from toolwire.core.result import ToolResult
-from toolwire.core.trust import DEFAULT_DATA_CLASS, DataClass
+from toolwire.core.trust import DEFAULT_DATA_CLASS, DataClass, TrustZone
 
 DEFAULT_GROUP = "custom"
 
@@ -72,15 +73,23 @@ class User:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolContext:
-    """What a tool may know about its call. No user means anonymous: not an admin."""
+    """What a tool may know about its call. No user means anonymous: not an admin.
+
+    ``trust_zone`` is the run's (its charter's); None means not known, which is treated as the
+    least trusted zone (see :mod:`toolwire.tools.disclosure`)."""
 
     user: User | None = None
     run_id: str | None = None
     workspace: Any = None
+    trust_zone: TrustZone | None = None
 
     @property
     def is_admin(self) -> bool:
         return self.user is not None and self.user.is_admin
+
+    def in_zone(self, zone: TrustZone) -> ToolContext:
+        """This context for a run in ``zone``."""
+        return self if self.trust_zone is zone else dataclasses.replace(self, trust_zone=zone)
 
 
 @runtime_checkable

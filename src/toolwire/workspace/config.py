@@ -6,6 +6,11 @@ tool uses), and ``[files_roots]`` names more (``docs = "docs"``). The optional s
 tables, scheduled jobs and routes. ``data_dir`` is where toolwire keeps what it derives from
 the workspace (the documents index); by default the user data directory.
 
+``personal_data_shown_to`` lists the trust zones whose models may read personal data (e-mail
+addresses, phone numbers, IBANs, card numbers) in tool output; by default ``local`` and
+``private_hosted`` (``toolwire.core.trust.PERSONAL_DATA_ZONES``). Secrets are masked for every
+zone, whatever it says.
+
 It may also say how to talk to the workspace's model server: ``max_tokens_field`` names the
 output-cap field an OpenAI-compatible server reads (``max_tokens`` or ``max_completion_tokens``),
 and list MCP servers whose tools runs may use (``mcp_servers``: see
@@ -44,6 +49,7 @@ from sqlalchemy.exc import ArgumentError
 
 from toolwire.core.errors import ConfigError
 from toolwire.core.text import read_capped
+from toolwire.core.trust import PERSONAL_DATA_ZONES, TrustZone
 from toolwire.providers.presets import MaxTokensField
 from toolwire.workspace.maps import (
     DEFAULT_ROOT,
@@ -101,6 +107,8 @@ class Workspace:
     accounts: AccountMap | None = None
     jobs: JobMap | None = None
     routes: RouteMap | None = None
+    # The zones whose models read personal data in tool output; every other zone sees it masked.
+    personal_data_shown_to: frozenset[TrustZone] = PERSONAL_DATA_ZONES
     _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -158,6 +166,7 @@ class _Settings(BaseModel):
     accounts: AccountSettings | None = None
     jobs: JobSettings | None = None
     routes: RouteSettings | None = None
+    personal_data_shown_to: list[str] | None = None
 
 
 def load_workspace(path: str | Path) -> Workspace:
@@ -197,7 +206,17 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         accounts=account_map(settings.accounts),
         jobs=job_map(settings.jobs, base, source),
         routes=route_map(settings.routes, base, source),
+        personal_data_shown_to=_zones(settings.personal_data_shown_to, source),
     )
+
+
+def _zones(names: list[str] | None, source: str) -> frozenset[TrustZone]:
+    if names is None:
+        return PERSONAL_DATA_ZONES
+    try:
+        return frozenset(TrustZone.parse(name) for name in names)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: personal_data_shown_to: {exc}") from None
 
 
 def _problems(exc: ValidationError) -> str:

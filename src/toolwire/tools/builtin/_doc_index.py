@@ -5,7 +5,9 @@ Invariants:
   folder's resolved path), never inside the folder it indexes; its folder is 0700, its file 0600.
 - Only what a model may read is stored. Secrets files (by name, path, hard link or content; see
   ``_secrets``) are never indexed, and every title and text is masked (``toolwire.core.redact``)
-  before it is stored, so neither a snippet nor a match can show or confirm a secret. The index
+  before it is stored, so neither a snippet nor a match can show or confirm a secret. Personal
+  data is masked too (``toolwire.core.personal``), for every zone: one index serves them all,
+  and a snippet's highlighting would otherwise split an address the seam must recognise. The index
   records the catalogue it masked with and is rebuilt when the catalogue changes.
 - Refresh is incremental: a file is read again only when its signature (size, modification and
   change times, inode) changed, and indexed again only when its SHA-256 changed too; a file gone
@@ -30,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import NamedTuple
 
+from toolwire.core.personal import mask_personal
 from toolwire.core.private import private_dir, private_file
 from toolwire.core.redact import catalogue_spec, mask_secrets
 from toolwire.tools.builtin._doc_text import SUFFIXES, extract
@@ -37,6 +40,7 @@ from toolwire.tools.builtin._paths import contained
 from toolwire.tools.builtin._secrets import has_secret_content, is_secret_file, secret_inodes
 
 SCHEMA_VERSION = 1  # bump when the tables change: an older index is rebuilt
+PERSONAL_MASKS = 1  # bump when the personal-data shapes change: an older index is rebuilt
 MAX_DOCUMENT_BYTES = 2_000_000  # a long manual; larger files are data, not documents
 MAX_DOCUMENTS = 50_000  # files considered per folder: bounds one refresh's walk
 MAX_QUERY_WORDS = 16  # a question, not a document
@@ -124,7 +128,7 @@ def match_expression(query: str, *, any_word: bool = False) -> str:
 def _fingerprint() -> str:
     """What the stored text depends on besides the files: the schema, the masking catalogue
     and the suffixes indexed. A change rebuilds the index."""
-    spec = json.dumps([SCHEMA_VERSION, catalogue_spec(), sorted(SUFFIXES)])
+    spec = json.dumps([SCHEMA_VERSION, catalogue_spec(), PERSONAL_MASKS, sorted(SUFFIXES)])
     return hashlib.sha256(spec.encode()).hexdigest()
 
 
@@ -320,7 +324,7 @@ class DocumentIndex:
         document = extract(PurePosixPath(found.relative), data)
         self._db.execute(
             "INSERT INTO docs (rowid, title, body) VALUES (?, ?, ?)",
-            (row_id, mask_secrets(document.title), mask_secrets(document.text)),
+            (row_id, _stored(document.title), _stored(document.text)),
         )
         return ("changed" if was_indexed else "added"), now
 
@@ -379,3 +383,8 @@ def _name(entry: os.DirEntry[str]) -> str:
 
 def _signature(info: os.stat_result) -> str:
     return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}"
+
+
+def _stored(text: str) -> str:
+    """What the index keeps of a title or text: secrets and personal data masked."""
+    return mask_personal(mask_secrets(text))

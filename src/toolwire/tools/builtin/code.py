@@ -23,7 +23,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from toolwire.core.errors import ToolRefusal
-from toolwire.core.redact import catalogue_spec, mask_secrets
+from toolwire.core.redact import mask_secrets
 from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import Root, builtin, echo, files_root
@@ -34,6 +34,7 @@ from toolwire.tools.builtin._secrets import (
     is_secret_path,
     secret_inodes,
 )
+from toolwire.tools.disclosure import masks_for
 from toolwire.workspace.maps import DEFAULT_ROOT
 
 MAX_LINES = 400  # one screenful of a module; page with start_line for more
@@ -107,7 +108,7 @@ def search_code(
     except re.error as exc:
         raise ToolRefusal(f"invalid regular expression: {exc.msg} at position {exc.pos}.") from None
     files = _searchable(files_root(context, root), glob)
-    result = _run_worker(source, ignore_case, files)
+    result = _run_worker(source, ignore_case, files, masks_for(context))
     lines = [f"{p}:{n}: {text}" for p, n, text in result["matches"]]
     if not lines:
         return ToolResult.text(f"No matches for {echo(pattern)} in {len(files)} files.")
@@ -142,7 +143,9 @@ def _searchable(root: Path, glob: str) -> list[list[str]]:
     return files
 
 
-def _run_worker(source: str, ignore_case: bool, files: list[list[str]]) -> dict[str, Any]:
+def _run_worker(
+    source: str, ignore_case: bool, files: list[list[str]], masks: list[Any]
+) -> dict[str, Any]:
     job = {
         "pattern": source,
         "ignore_case": ignore_case,
@@ -151,7 +154,7 @@ def _run_worker(source: str, ignore_case: bool, files: list[list[str]]) -> dict[
         "max_line_chars": MAX_LINE_CHARS,
         "max_matches": MAX_MATCHES,
         "secret_content": SECRET_CONTENT.pattern.decode("ascii"),
-        "masks": catalogue_spec(),
+        "masks": masks,
     }
     try:
         done = subprocess.run(  # noqa: S603 - our interpreter, our script, no shell

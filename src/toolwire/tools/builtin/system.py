@@ -26,6 +26,7 @@ from toolwire.tools.api import ToolContext
 from toolwire.tools.builtin._common import builtin, format_cell, workspace_of
 from toolwire.tools.builtin._secrets import is_secret_named_file, secret_inodes
 from toolwire.tools.builtin._sensitive import is_sensitive
+from toolwire.tools.disclosure import visible
 
 REDACTED = "[redacted]"
 MAX_ENV_VARS = 300  # an environment larger than this is listed in part
@@ -112,14 +113,16 @@ def fetch_logs(context: ToolContext, lines: LogLines = 50) -> ToolResult:
 def search_logs(context: ToolContext, text: str, lines: LogLines = 50) -> ToolResult:
     """Log lines containing ``text`` (case-insensitive), newest last, redacted.
 
-    The search runs over the redacted lines, so it cannot be used to confirm a secret's value.
+    The search runs over the lines as shown (secrets masked, personal data by the run's zone),
+    so it cannot be used to confirm what they mask.
     """
     needle = text.strip().lower()
     if not needle or len(needle) > MAX_SEARCH_CHARS:
         raise ToolRefusal(f"text must be 1 to {MAX_SEARCH_CHARS} characters.")
     hits = []
     for path in readable_logs(context):
-        hits += [f"{path.name}: {line}" for line in _redacted_tail(path) if needle in line.lower()]
+        shown = (visible(line, context) for line in tail_lines(path))
+        hits += [f"{path.name}: {line}" for line in shown if needle in line.lower()]
     if not hits:
         return ToolResult.text(f"No log lines contain {text.strip()[:MAX_SEARCH_CHARS]!r}.")
     return ToolResult.text("\n".join(hits[-lines:]))
@@ -156,10 +159,6 @@ def readable_logs(context: ToolContext) -> list[Path]:
     if not files:
         raise ToolRefusal("the workspace has no readable log files.")
     return files
-
-
-def _redacted_tail(path: Path) -> list[str]:
-    return [mask_secrets(line) for line in tail_lines(path)]
 
 
 def tail_lines(path: Path) -> list[str]:
