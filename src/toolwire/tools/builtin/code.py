@@ -26,13 +26,20 @@ from toolwire.core.errors import ToolRefusal
 from toolwire.core.redact import catalogue_spec, mask_secrets
 from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import Root, builtin, echo, files_root
+from toolwire.tools.builtin._common import (
+    Root,
+    builtin,
+    echo,
+    files_root,
+    secret_identities,
+    workspace_of,
+)
 from toolwire.tools.builtin._paths import check_relative, display, regular_file, walk_files
 from toolwire.tools.builtin._secrets import (
     SECRET_CONTENT,
+    SecretIdentities,
     is_secret_file,
     is_secret_path,
-    secret_inodes,
 )
 from toolwire.workspace.maps import DEFAULT_ROOT
 
@@ -67,7 +74,9 @@ def read_source(
     """
     top = files_root(context, root)
     target = regular_file(top, path)
-    if is_secret_path(check_relative(path)) or is_secret_file(top.resolve(), target):
+    if is_secret_path(check_relative(path)) or is_secret_file(
+        top.resolve(), target, known=secret_identities(workspace_of(context))
+    ):
         raise ToolRefusal(f"{echo(path)} looks like a secrets file and is never read.")
     lines = _source_lines(target, path)
     last = min(len(lines), end_line or start_line + MAX_LINES - 1, start_line + MAX_LINES - 1)
@@ -106,7 +115,8 @@ def search_code(
         re.compile(source)
     except re.error as exc:
         raise ToolRefusal(f"invalid regular expression: {exc.msg} at position {exc.pos}.") from None
-    files = _searchable(files_root(context, root), glob)
+    known = secret_identities(workspace_of(context))
+    files = _searchable(files_root(context, root), glob, known)
     result = _run_worker(source, ignore_case, files)
     lines = [f"{p}:{n}: {text}" for p, n, text in result["matches"]]
     if not lines:
@@ -124,17 +134,16 @@ def _source_lines(target: Path, path: str) -> list[str]:
     return data.decode("utf-8", "replace").splitlines()
 
 
-def _searchable(root: Path, glob: str) -> list[list[str]]:
+def _searchable(root: Path, glob: str, known: SecretIdentities) -> list[list[str]]:
     if not glob or len(glob) > MAX_PATTERN_CHARS:
         raise ToolRefusal(f"glob must be 1 to {MAX_PATTERN_CHARS} characters.")
     base = root.resolve()
-    inodes = secret_inodes(base)
     files = []
     for entry in walk_files(base, base):
         shown = display(root, entry)
         if not fnmatch.fnmatchcase(entry.name, glob):
             continue
-        if is_secret_file(base, entry, sniff_bytes=0, inodes=inodes):
+        if is_secret_file(base, entry, sniff_bytes=0, known=known):
             continue  # by content: the worker skips it as it reads it
         files.append([shown, str(entry)])
         if len(files) >= MAX_FILES:
