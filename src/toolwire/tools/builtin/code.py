@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from toolwire.core.children import run_child
 from toolwire.core.errors import ToolRefusal
 from toolwire.core.redact import catalogue_spec, mask_secrets
 from toolwire.core.result import Artifact, ToolResult
@@ -50,6 +51,9 @@ MAX_FILES = 2_000  # files searched per call
 MAX_LINE_CHARS = 2_000  # minified lines are cut; bounds the work per regex match
 MAX_MATCHES = 100  # lines returned per search
 SEARCH_SECONDS = 3.0  # wall time for one search, including the worker's start-up
+# The worker's answer: MAX_MATCHES lines of MAX_LINE_CHARS characters, each at most 6 bytes
+# once JSON-escaped, with room for paths; more is not an answer.
+MAX_ANSWER_BYTES = 2 * MAX_MATCHES * MAX_LINE_CHARS * 6
 _WORKER = Path(__file__).with_name("_regex_worker.py")
 LANGUAGES = {
     ".py": "python", ".js": "javascript", ".ts": "typescript", ".html": "html", ".css": "css",
@@ -163,20 +167,18 @@ def _run_worker(source: str, ignore_case: bool, files: list[list[str]]) -> dict[
         "masks": catalogue_spec(),
     }
     try:
-        done = subprocess.run(  # noqa: S603 - our interpreter, our script, no shell
+        done = run_child(
             [sys.executable, "-I", str(_WORKER)],
-            input=json.dumps(job),
-            capture_output=True,
-            text=True,
+            stdin=json.dumps(job),
             timeout=SEARCH_SECONDS,
-            check=False,
+            max_output=MAX_ANSWER_BYTES,
         )
     except subprocess.TimeoutExpired:
         raise ToolRefusal(
             f"the search took longer than {SEARCH_SECONDS:g} seconds and was stopped; "
             "simplify the pattern (nested repetition such as (a+)+ backtracks badly)."
         ) from None
-    if done.returncode != 0:
+    if done.returncode != 0 or done.overflowed:
         raise ToolRefusal("the search failed.")
     out: dict[str, Any] = json.loads(done.stdout)
     return out

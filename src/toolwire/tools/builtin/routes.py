@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from toolwire.core.children import run_child
 from toolwire.core.errors import ToolRefusal
 from toolwire.core.redact import mask_secrets
 from toolwire.core.result import Artifact, ToolResult
@@ -37,6 +38,9 @@ from toolwire.workspace.maps import RouteMap
 MAX_PATH_CHARS = 2_048  # what servers accept in a request line, give or take
 MAX_ROUTES_BYTES = 1_000_000  # a routes file is hand-written
 IMPORT_SECONDS = 10.0  # the application's import, in its own process
+# The worker's one JSON answer is a few hundred bytes; what the application prints as it is
+# imported goes to stderr, which is dropped. More on stdout is not an answer.
+MAX_ANSWER_BYTES = 100_000
 _WORKER = Path(__file__).with_name("_route_worker.py")
 _METHOD = re.compile(r"[A-Z]{1,16}")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
@@ -103,13 +107,11 @@ def _from_app(mapping: RouteMap, method: str, path: str) -> dict[str, Any]:
     assert mapping.app is not None and mapping.app_path is not None
     job = {"app": mapping.app, "app_path": str(mapping.app_path), "method": method, "path": path}
     try:
-        done = subprocess.run(  # noqa: S603 - our interpreter, our script, no shell
+        done = run_child(
             [sys.executable, str(_WORKER)],
-            input=json.dumps(job),
-            capture_output=True,
-            text=True,
+            stdin=json.dumps(job),
             timeout=IMPORT_SECONDS,
-            check=False,
+            max_output=MAX_ANSWER_BYTES,
             cwd=mapping.app_path,
         )
     except subprocess.TimeoutExpired:
