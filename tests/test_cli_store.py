@@ -7,6 +7,7 @@ Every test runs real ``python -m toolwire`` processes on a fresh user data direc
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -194,3 +195,32 @@ def test_serve_on_a_busy_port_writes_nothing(tmp_path: Path) -> None:
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr.startswith(f"error: cannot listen on 127.0.0.1:{port}: ")
     assert not (tmp_path / "data").exists()
+
+
+def test_a_store_that_cannot_be_written_stops_the_run_before_it_starts(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    assert run(tmp_path, "--db", str(db)).returncode == 0
+    lock = sqlite3.connect(db, isolation_level=None)
+    try:
+        lock.execute("BEGIN IMMEDIATE")  # another process writing, and never done
+        locked = run(tmp_path, "--db", str(db))
+        unrecorded = run(tmp_path, "--no-store")
+    finally:
+        lock.close()
+    assert (locked.returncode, locked.stdout) == (1, "")
+    assert locked.stderr == (
+        f"error: {db}: the run store could not begin a run: database is locked; nothing ran "
+        "(--no-store runs without recording)\n"
+    )
+    assert stored_runs(db) == 1
+    assert unrecorded.returncode == 0, unrecorded.stderr
+    assert ANSWER in unrecorded.stdout and "recorded" not in unrecorded.stdout
+    assert not (tmp_path / "data" / "toolwire").exists()
+
+
+def test_no_store_cannot_go_with_a_store_or_the_queue(tmp_path: Path) -> None:
+    for extra, named in ((["--db", str(tmp_path / "x.db")], "--db"), (["--queue"], "--queue")):
+        done = run(tmp_path, "--no-store", *extra)
+        assert (done.returncode, done.stdout) == (1, "")
+        assert done.stderr == f"error: --no-store records nothing: it cannot go with {named}\n"
+    assert not (tmp_path / "x.db").exists()

@@ -274,7 +274,9 @@ async def test_a_wrong_origin_is_refused_before_anything_changes(
             "/api/tools/lookup", json={"enabled": False}, headers=AUTH | headers
         )
         assert response.status_code == 403
-    tools = (await client.get("/api/tools", headers=AUTH | {"Origin": "http://evil.test"})).json()
+    foreign = await client.get("/api/tools", headers=AUTH | {"Origin": "http://evil.test"})
+    assert foreign.status_code == 403  # a read too: the loopback rule refuses another origin
+    tools = (await client.get("/api/tools", headers=AUTH)).json()
     assert {t["name"]: t["enabled"] for t in tools["tools"]}["lookup"] is True
     same = await client.put("/api/tools/lookup", json={"enabled": False}, headers=AUTH | ORIGIN)
     assert same.status_code == 200

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from toolwire.inspector import create_app
-from toolwire.inspector.security import MISDIRECTED
+from toolwire.inspector.security import CROSS_SITE, MISDIRECTED
 
 from ..inspector_kit import AUTH, settings
 from .asgi import asgi_client
@@ -120,3 +120,22 @@ async def test_a_405_names_the_methods_the_path_allows(
             "message": f"{method} is not allowed here; use {allow}",
         }
     }
+
+
+@pytest.mark.parametrize("bound", ["127.0.0.2", "[::1]"])
+async def test_an_inspector_bound_to_another_loopback_address_answers_there_only(
+    bound: str,
+) -> None:
+    app = create_app(settings())
+    base = f"http://{bound}:8765"
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=base) as client:
+        assert (await client.get("/api/tools", headers=AUTH)).status_code == 200
+        for foreign in ("127.0.0.3:8765", "rebind.example:8765", f"{bound}:9999"):
+            response = await client.get("/api/tools", headers=AUTH | {"Host": foreign})
+            assert response.status_code == 421, foreign
+        for origin in ("http://rebind.example:8765", "null", f"http://{bound}:9999"):
+            response = await client.get("/api/tools", headers=AUTH | {"Origin": origin})
+            assert response.status_code == 403, origin
+            assert response.json() == {"error": {"code": "forbidden", "message": CROSS_SITE}}
+        same = await client.get("/api/tools", headers=AUTH | {"Origin": base})
+        assert same.status_code == 200

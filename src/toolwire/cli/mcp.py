@@ -21,10 +21,11 @@ from toolwire.cli.app import app
 from toolwire.cli.keys import make_key
 from toolwire.cli.run import open_workspace, registry_for
 from toolwire.cli.serve import check_port
-from toolwire.cli.server import is_loopback, refuse_remote, remote_warning
+from toolwire.cli.server import refuse_remote, remote_warning
 from toolwire.cli.show import error, safe
 from toolwire.cli.store import DataDirOption, DbOption, notices, open_store
 from toolwire.core.errors import ConfigError, ToolwireError
+from toolwire.core.loopback import is_loopback
 from toolwire.core.version import installed_version
 from toolwire.policy.privacy import PrivacyLevel
 

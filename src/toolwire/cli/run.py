@@ -112,8 +112,16 @@ def run(
         typer.Option("--queue", help="Queue the run for a worker (toolwire worker) and follow "
                      "its stored steps here; needs a PostgreSQL --db."),
     ] = False,
+    no_store: Annotated[
+        bool,
+        typer.Option("--no-store", help="Record nothing: run without the store (a run that "
+                     "waits for a person then cannot be resumed later)."),
+    ] = False,
 ) -> None:  # fmt: skip
-    """Run one tool loop, show each step live, then the answer; the run is recorded."""
+    """Run one tool loop, show each step live, then the answer; the run is recorded.
+
+    A store that cannot record the run (locked, read-only, full) stops it before it starts,
+    with exit status 1, unless ``--no-store`` says to record nothing."""
     from toolwire.policy.options import RunOptions
     from toolwire.providers.select import create_provider
     from toolwire.runs.runtime import RunRequest, Runtime
@@ -146,11 +154,15 @@ def run(
             user=User("cli", is_admin=True) if admin else None,
             workspace=tools_workspace,
         )
+        if no_store and (queue or db):
+            raise ConfigError(
+                f"--no-store records nothing: it cannot go with {'--queue' if queue else '--db'}"
+            )
     except ToolwireError as exc:
         error(console, safe(str(exc), None))
         raise typer.Exit(1) from None
     key = read_key(console)
-    store = open_or_warn(console, db, level)
+    store = None if no_store else open_or_warn(console, db, level)
     registry = registry_for(console, store, tools_workspace, requested=options.allowed_tools)
     unknown = unknown_tool(registry, tool or [])
     if unknown is not None:
@@ -158,18 +170,41 @@ def run(
             store.close()
         error(console, unknown)
         raise typer.Exit(1)
-    runtime = Runtime(registry, recorder=store, state_key=key)
+    runtime = Runtime(registry, recorder=store, state_key=key, must_record=store is not None)
     request = RunRequest.of(
         prompt, system=system, provider=provider, model=model, options=options, context=context
     )
     if queue:
         run_queued(console, store, runtime, request, output=output, db=db)
         return
+    run_here(console, store, runtime, request, output=output, db=db)
+
+
+def run_here(
+    console: Console,
+    store: RunStore | None,
+    runtime: Runtime,
+    request: RunRequest,
+    *,
+    output: Output,
+    db: str | None,
+) -> None:
+    """Run ``request`` in this process, steps shown live, and report how it ended; a store
+    that cannot begin the run stops it before it starts (exit 1)."""
     printer = StepPrinter(console, spinner=True)
     observers = [printer] if output is Output.HUMAN else []
     deltas = [printer.delta] if output is Output.HUMAN else []
     try:
         outcome = runtime.run_sync(request, observers=observers, deltas=deltas)
+    except StoreError as exc:
+        printer.finish()
+        assert store is not None  # only a store that must record raises
+        where = store_location(store)
+        store.close()
+        error(console, f"{safe(where, None)}: {safe(str(exc), None)}; nothing ran "
+              "(--no-store runs without recording)")  # fmt: skip
+        raise typer.Exit(1) from None
+    try:
         if outcome.status.waiting and interactive():
             with decision_errors(console):
                 outcome = carry_on(console, outcome, resumer(runtime, printer))

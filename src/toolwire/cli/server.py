@@ -10,7 +10,6 @@ before the URL is printed, so a busy port is an error, never a dead link.
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import socket
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.show import error, safe
+from toolwire.core.loopback import is_loopback
 
 if TYPE_CHECKING:
     from toolwire.inspector import InspectorSettings
@@ -27,15 +27,6 @@ DEFAULT_PORT = 8765
 # On Ctrl-C, open streams get this long to finish before the server stops them; then every
 # running run is cancelled and settled (see ``inspector.stream.RunTasks``).
 SHUTDOWN_SECONDS = 2
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def inspector_url(host: str, port: int, token: str) -> str:

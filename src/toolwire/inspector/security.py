@@ -7,10 +7,12 @@
 - Every ``/api`` call needs ``Authorization: Bearer <token>``, compared in constant time.
 - A state-changing call is refused when its ``Origin`` (or, without one, ``Sec-Fetch-Site:
   cross-site``) says it came from another site. No CORS headers are ever sent.
-- A request whose ``Host`` is not a loopback name (``127.0.0.1``, ``localhost``, ``[::1]``) with
-  the port it arrived on is refused with 421 before any routing, page included: a web page
-  whose domain resolves to 127.0.0.1 (DNS rebinding) is never served. ``allow_remote`` lifts
-  this for a server meant to be reached by other names.
+- A request whose ``Host`` is not a loopback name (``127.0.0.1``, ``localhost``, ``[::1]``) or
+  the loopback address it arrived at (``127.0.0.2`` for an inspector bound there), with the
+  port it arrived on, is refused with 421 before any routing, page included, and so is one
+  whose ``Origin`` is not such a host (403): a web page whose domain resolves to loopback (DNS
+  rebinding) is never served. The rule is :mod:`toolwire.core.loopback`'s, the MCP endpoint's
+  too. ``allow_remote`` lifts this for a server meant to be reached by other names.
 - A request body larger than ``MAX_BODY_BYTES`` is refused with 413, whether its length is
   declared or it arrives chunked.
 - An unexpected exception becomes a 500 in the API's error shape, with the same headers.
@@ -26,6 +28,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolwire.core.loopback import allowed_host, allowed_origin
 from toolwire.inspector.errors import INTERNAL_MESSAGE, ApiError, error_response
 
 log = logging.getLogger("toolwire.inspector")
@@ -43,13 +46,12 @@ SECURITY_HEADERS = (
 )
 MAX_BODY_BYTES = 2_000_000  # a prompt plus arguments; more is a mistake or an attack
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
-DEFAULT_PORTS = {"http": 80, "https": 443}
 BODY_TOO_LARGE = f"the request body is larger than {MAX_BODY_BYTES} bytes"
 MISDIRECTED = (
-    "this inspector answers only at 127.0.0.1, localhost or [::1] with its own port; "
-    "start it with --allow-remote to serve it under another name"
+    "this inspector answers only at 127.0.0.1, localhost, [::1] or the loopback address it is "
+    "bound to, with its own port; start it with --allow-remote to serve it under another name"
 )
+CROSS_SITE = "refused: this request came from another site"
 
 
 class SecurityMiddleware:
@@ -75,6 +77,9 @@ class SecurityMiddleware:
         if not self.allow_remote and not is_loopback_host(scope):
             await error_response(421, MISDIRECTED)(scope, receive, send_with_headers)
             return
+        if not self.allow_remote and not _loopback_origin(scope):
+            await error_response(403, CROSS_SITE)(scope, receive, send_with_headers)
+            return
         if _declared_length(scope) > MAX_BODY_BYTES:
             await error_response(413, BODY_TOO_LARGE)(scope, receive, send_with_headers)
             return
@@ -95,23 +100,19 @@ def _declared_length(scope: Scope) -> int:
 
 def is_loopback_host(scope: Scope) -> bool:
     """Whether the ``Host`` header names this server by a loopback name and its own port."""
-    host = next((v for k, v in scope.get("headers", []) if k == b"host"), b"")
-    name, port = _split_host(host.decode("latin-1").lower())
-    if name not in LOOPBACK_NAMES:
-        return False
-    server = scope.get("server")
-    if server is None:
-        return True  # a Unix socket: there is no port to name
-    default = DEFAULT_PORTS.get(scope.get("scheme", "http"), 80)
-    return (port or str(default)) == str(server[1] or default)
+    host = _header(scope, b"host")
+    return host is not None and allowed_host(host, scope.get("server"), scope.get("scheme", "http"))
 
 
-def _split_host(host: str) -> tuple[str, str]:
-    """``("[::1]", "8765")`` from ``[::1]:8765``; the port is empty when none is given."""
-    if host.endswith("]") or ":" not in host:
-        return host, ""
-    name, _, port = host.rpartition(":")
-    return name, port
+def _loopback_origin(scope: Scope) -> bool:
+    """Whether the request has no ``Origin``, or a loopback origin of this server."""
+    origin = _header(scope, b"origin")
+    return origin is None or allowed_origin(origin, scope.get("server"))
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    value = next((v for k, v in scope.get("headers", []) if k == name), None)
+    return None if value is None else value.decode("latin-1")
 
 
 def _capped(receive: Receive) -> Receive:
@@ -144,7 +145,7 @@ def token_guard(token: str) -> Callable[[Request], None]:
         if not secrets.compare_digest(given.strip().encode(), expected):
             raise ApiError(401, "the admin token is wrong")
         if request.method not in SAFE_METHODS and _cross_site(request):
-            raise ApiError(403, "refused: this request came from another site")
+            raise ApiError(403, CROSS_SITE)
 
     return guard
 

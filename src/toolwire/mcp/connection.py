@@ -8,7 +8,11 @@ keeps it open until told to stop.
 Every failure becomes a :class:`McpFailure` whose ``kind`` picks the text the model reads (the
 seam writes it); the details go to the log only. A server that stops (its process dies, its
 stream closes) is dropped, and the next use starts it again. A server's stderr is piped into
-the log line by line (``toolwire.mcp.stderr``, level INFO), never into a result.
+the log line by line (``toolwire.mcp.stderr``, level INFO), never into a result; each line is
+cut at ``STDERR_LINE_BYTES`` and at most ``STDERR_LOGGED_BYTES`` of one process's stderr are
+logged (the rest is read and dropped), so a server writing without end, or without newlines,
+holds neither memory nor the log. A stdio server starts with the child environment
+(:mod:`toolwire.core.children`) plus what its table passes explicitly (``env``, ``pass_env``).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, CallToolResult, Implementation, Tool
 from pydantic import ValidationError
 
+from toolwire.core.children import bounded_lines, child_environment
 from toolwire.core.version import installed_version
 from toolwire.workspace.mcp_servers import Launch
 
@@ -43,7 +48,11 @@ stderr_log = logging.getLogger("toolwire.mcp.stderr")
 
 FailureKind = Literal["start", "stopped", "timeout", "garbage", "protocol"]
 MAX_LIST_PAGES = 20  # a server paging forever must not hang a listing
-STDERR_LINE_BYTES = 2_000  # one log line; a server can print a megabyte without a newline
+STDERR_LINE_BYTES = 2_000  # one log line; a server can print a gigabyte without a newline
+# One server process's stderr in the log: plenty for a crash's traceback and a chatty start;
+# a server printing without end must not fill the operator's disk.
+STDERR_LOGGED_BYTES = 1_000_000
+STDERR_CUT = "(its further stderr is not logged)"
 STDERR_TAIL_LINES = 20  # kept for the warning when a server fails to start
 STOP_TIMEOUT_S = 10.0  # the SDK closes stdin, waits, then kills: 2 s + 2 s + 2 s at worst
 T = TypeVar("T")
@@ -200,7 +209,7 @@ async def open_client(launch: Launch, stderr: StderrLog | None) -> AsyncIterator
             params = StdioServerParameters(
                 command=launch.command,
                 args=list(launch.args),
-                env=dict(launch.env),
+                env=child_environment(launch.env),
                 cwd=launch.cwd,
             )
             transport = stdio_client(params, errlog=stderr.file)
@@ -268,9 +277,15 @@ class StderrLog:
         return "" if not lines else "; its last stderr lines: " + " | ".join(lines)
 
     def _pump(self, fd: int) -> None:
-        with os.fdopen(fd, "rb") as pipe:
-            for raw in pipe:
-                line = raw[:STDERR_LINE_BYTES].decode("utf-8", "replace").rstrip()
+        logged = 0
+        with os.fdopen(fd, "rb", buffering=0) as pipe:
+            for raw in bounded_lines(pipe.read, STDERR_LINE_BYTES):
+                if logged > STDERR_LOGGED_BYTES:
+                    continue  # read on, so the server never blocks on a full pipe
+                line = raw.decode("utf-8", "replace").rstrip()
+                logged += len(raw) + 1
+                if logged > STDERR_LOGGED_BYTES:
+                    line = STDERR_CUT
                 self._tail.append(line)
                 stderr_log.info("%s: %s", self.server, line)
         with contextlib.suppress(RuntimeError):  # the hub's loop is gone: the process is ending

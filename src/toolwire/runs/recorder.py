@@ -1,8 +1,9 @@
 """Where runs are kept: the recorder protocol the audit store implements, an in-memory one for
 runtimes without a store, and the fail-soft view one segment of a run has of either.
 
-A recorder failure never breaks a run: :class:`Recording` logs it, remembers it (the outcome
-reports it) and goes on without the store.
+A recorder failure never breaks a run once it started: :class:`Recording` logs it, remembers
+it (the outcome reports it) and goes on without the store. A run that must be recorded
+(``required``) does not start when its row cannot be begun: the failure is raised, nothing ran.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from toolwire.core.binding import Binding, Sealer
-from toolwire.core.errors import ConfigError
+from toolwire.core.errors import ConfigError, StoreError
 from toolwire.core.lifecycle import RunStatus
 from toolwire.core.reprs import ident, size, tagged
 from toolwire.loop.run import DIRECT_CALL, RunOutcome, RunRequest
@@ -243,14 +244,27 @@ class Recording:
     attempted, so the run does not stay ``running`` in the store.
     """
 
-    def __init__(self, recorder: RunRecorder, *, run_id: str = "", sequence: int = 0) -> None:
+    def __init__(
+        self, recorder: RunRecorder, *, run_id: str = "", sequence: int = 0, required: bool = False
+    ) -> None:
         self.recorder = recorder
         self.run_id = run_id
         self.sequence = sequence
         self.begun = bool(run_id)
+        self.required = required
         self.store_error: str | None = None
 
     def begin(self, request: RunRequest) -> None:
+        """Begin the run's row; ``required``: a failure is raised (a ``StoreError``)."""
+        if self.required:
+            try:
+                self.run_id = self.recorder.begin(request)
+            except StoreError:
+                raise
+            except Exception as exc:
+                raise StoreError(f"the run store could not begin a run: {exc}") from exc
+            self.begun = True
+            return
         self.run_id = self.guard(lambda: self.recorder.begin(request), "")
         self.begun = bool(self.run_id)
         self.run_id = self.run_id or uuid.uuid4().hex

@@ -139,10 +139,13 @@ class Runtime:
         state_key: StateKey | None = None,
         provider_factory: ProviderFactory = provider_from_ref,
         telemetry: RunTelemetry | None = None,
+        must_record: bool = False,
     ) -> None:
         """``telemetry``: spans and metrics of runs; by default as the ``OTEL_*`` environment
-        configures them (and none when it does not)."""
+        configures them (and none when it does not). ``must_record``: a run whose row the
+        recorder cannot begin does not start (``run`` raises its ``StoreError``)."""
         self.registry = registry
+        self.must_record = must_record
         self.recorder: RunRecorder = require_recorder(recorder or MemoryRecorder())
         seal_charters = getattr(self.recorder, "seal_charters", None)
         if state_key is not None and callable(seal_charters):  # the store seals what it keeps
@@ -200,7 +203,7 @@ class Runtime:
         """A new run's first segment set up: its charter made, its row begun, its trace."""
         request = request.chartered(self.privacy, servers_of(self.registry))
         assert request.charter is not None
-        run = Recording(self.recorder)
+        run = Recording(self.recorder, required=self.must_record)
         await asyncio.to_thread(run.begin, request)
         if on_start is not None:
             on_start(run.run_id)

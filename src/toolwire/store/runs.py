@@ -16,6 +16,11 @@ Invariants:
 - Sequence numbers are unique per run (the table key) and increasing (checked per run here).
 - A run settles once: the first settle wins and later ones return False. A cancel that won
   (``request_cancel`` on a running run) keeps the run ``cancelled`` whatever the settle says.
+- A run's terminal status is written first, in a transaction of its own that grows nothing
+  (the row's sealed state is erased, its answer not yet written); then its answer, its gate
+  rows, totals and search words. On a full disk the second part is what fails, and the failure
+  is raised (the outcome reports it): the run stays as it ended, never ``running`` for a later
+  open to relabel ``interrupted``.
 - A settled run's rounds, tokens and cost are the whole run's, over every segment, however its
   last segment ended: a finished one's come from the run's state (which carries them across
   segments), a failed or cancelled one's from every model call the run recorded.
@@ -84,6 +89,7 @@ from toolwire.store.statements import (
     INSERT_RUN,
     INSERT_STEP,
     SETTLE,
+    SETTLE_ANSWER,
     SETTLE_HELD,
     STEP_COLUMNS,
     recorded_totals,
@@ -124,6 +130,7 @@ class RunStore:
         self._insert_run = Compiled(INSERT_RUN, dialect, list(rows.RUN_COLUMNS))
         self._settle = Compiled(SETTLE, dialect)
         self._settle_held = Compiled(SETTLE_HELD, dialect)
+        self._settle_answer = Compiled(SETTLE_ANSWER, dialect)
         self._finish_totals = Compiled(FINISH_TOTALS, dialect)
         self._deciders: dict[str, str] = {}  # who decided each run's paused turn, per segment
         self._writer = StepWriter(self.encode_step, self._insert_steps)
@@ -230,7 +237,8 @@ class RunStore:
         self._writer.put(run_id, sequence, step)
 
     def settle(self, outcome: RunOutcome) -> bool:
-        """Write the outcome once; then raise if one of the run's steps could not be stored."""
+        """Write the outcome once, its status first (see the module); then raise if the rest
+        of it, or one of the run's steps, could not be stored."""
         self._writer.flush()
         held = self.held(outcome.run_id)
         values = settle_values(outcome, self._level(outcome.run_id), finished_at=now())
@@ -242,10 +250,13 @@ class RunStore:
         if held is not None:
             values["held_claim"] = held.claim
         with errors(f"settle run {outcome.run_id}"), self._hot.transaction() as tx:
-            settled = tx.count(statement, values) == 1
-            if settled and cut_off:
-                tx.many(self._insert_gate, cut_off)
-            if settled:
+            settled = tx.count(statement, values | {"final_answer": None}) == 1
+        if settled:
+            with errors(f"record how run {outcome.run_id} ended"), self._hot.transaction() as tx:
+                if values["final_answer"] is not None:
+                    tx.count(self._settle_answer, values)
+                if cut_off:
+                    tx.many(self._insert_gate, cut_off)
                 tx.count(self._finish_totals, {"run_id": outcome.run_id})
                 body = search.run_body(values["final_answer"], values["error"])
                 if body:

@@ -80,6 +80,13 @@ SETTLE = (
 )
 # A held queued run settles only under its claim: a worker that lost the run changes nothing.
 SETTLE_HELD = SETTLE.where(_runs.c.claim == bindparam("held_claim"))
+# The final answer, written once the run's status is (see ``RunStore.settle``): the one part
+# of an ending that can grow a row by up to the answer's size, so the last to fail on a full disk.
+SETTLE_ANSWER = (
+    update(_runs)
+    .where(_runs.c.id == bindparam("run_id"), _runs.c.settled == true())
+    .values(final_answer=bindparam("final_answer"))
+)
 
 
 class elapsed_ms(FunctionElement[float]):

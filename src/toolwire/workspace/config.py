@@ -140,6 +140,18 @@ class Workspace:
         found = {} if self.files_root is None else {DEFAULT_ROOT: self.files_root}
         return found | {k: v for k, v in self.files_roots.items() if k != DEFAULT_ROOT}
 
+    def folders(self) -> tuple[Path, ...]:
+        """Every folder the workspace names: its file roots, the documents and configuration
+        folders, the systemd timers' folder and the routes' application folder."""
+        named = [
+            *self.roots().values(),
+            self.documents,
+            None if self.config is None else self.config.folder,
+            None if self.jobs is None else self.jobs.systemd,
+            None if self.routes is None else self.routes.app_path,
+        ]
+        return tuple(dict.fromkeys(folder for folder in named if folder is not None))
+
     def env(self) -> Mapping[str, str]:
         return os.environ if self.environ is None else self.environ
 

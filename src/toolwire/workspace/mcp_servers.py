@@ -6,6 +6,8 @@ In the workspace TOML, one table per server under ``mcp_servers``: a stdio serve
 from toolwire's environment into the server's, and ``headers`` maps each header to the *name*
 of the environment variable holding its value. Both are read when the server starts
 (:meth:`McpServer.launch`), so a missing variable is an error naming the variable, never a value.
+Nothing else of toolwire's environment reaches a stdio server but the minimal one every child
+gets (:mod:`toolwire.core.children`).
 
 The server's name becomes its tools' prefix (``<server>__<tool>``), so it is a short plain word
 without ``__``. Its tools are off unless ``enabled = true``, admin-only unless

@@ -2,7 +2,9 @@
 
 Tools: ``echo`` answers; ``crash`` kills the process mid-call; ``quit_soon`` answers, then the
 process exits between calls; ``hang`` never answers; ``leak`` prints the value of
-$TROUBLE_SECRET on stderr and answers without it. With
+$TROUBLE_SECRET on stderr and answers without it; ``flood`` writes megabytes to stderr
+without a newline, then one short line, and answers; ``environment`` answers with the names of
+its environment variables. With
 ``--once MARKER`` the server starts once: if MARKER exists it prints an error and exits 1,
 else it creates MARKER and serves.
 """
@@ -52,6 +54,23 @@ def leak(text: str) -> str:
     """Print a secret on stderr, answer without it."""
     print(f"debug: token={os.environ.get('TROUBLE_SECRET', '')}", file=sys.stderr, flush=True)
     return f"done: {text}"
+
+
+@app.tool()
+def flood(megabytes: int) -> str:
+    """Write ``megabytes`` MB to stderr with no newline, then a short line; answer."""
+    block = b"x" * 2**20
+    for _ in range(megabytes):
+        sys.stderr.buffer.write(block)
+    sys.stderr.buffer.write(b"\nflood over\n")
+    sys.stderr.buffer.flush()
+    return f"flooded {megabytes} MB"
+
+
+@app.tool()
+def environment() -> str:
+    """The names of this process's environment variables, sorted."""
+    return " ".join(sorted(os.environ))
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ from pydantic import Field
 from toolwire.core.errors import ToolRefusal
 from toolwire.core.result import ToolResult
 from toolwire.tools.api import Effect, FunctionTool, ToolContext
+from toolwire.tools.builtin._secrets import SecretIdentities
 from toolwire.workspace.config import Workspace
 from toolwire.workspace.maps import DEFAULT_ROOT
 
@@ -80,6 +81,12 @@ def workspace_of(context: ToolContext) -> Workspace:
     if not isinstance(workspace, Workspace):
         raise ToolRefusal("no workspace is configured for this run.")
     return workspace
+
+
+def secret_identities(workspace: Workspace) -> SecretIdentities:
+    """The secrets files of every folder ``workspace`` names, by identity, for one call: a
+    hard link to one of them is refused under any name, in any root."""
+    return SecretIdentities(workspace.folders())
 
 
 def files_root(context: ToolContext, root: str = DEFAULT_ROOT) -> Path:

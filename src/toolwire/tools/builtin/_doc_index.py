@@ -26,7 +26,7 @@ import os
 import re
 import sqlite3
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
@@ -37,10 +37,13 @@ from toolwire.core.private import private_dir, private_file
 from toolwire.core.redact import catalogue_spec, mask_secrets
 from toolwire.tools.builtin._doc_text import SUFFIXES, extract
 from toolwire.tools.builtin._paths import contained
-from toolwire.tools.builtin._secrets import has_secret_content, is_secret_file, secret_inodes
+from toolwire.tools.builtin._secrets import SecretIdentities, has_secret_content, is_secret_file
 
 SCHEMA_VERSION = 1  # bump when the tables change: an older index is rebuilt
 PERSONAL_MASKS = 1  # bump when the personal-data shapes change: an older index is rebuilt
+# Bump when the rule for which files are secret changes: an index built under an older rule
+# may hold a file the new one withholds (2: hard links to any of the workspace's secrets files).
+SECRET_RULE_VERSION = 2
 MAX_DOCUMENT_BYTES = 2_000_000  # a long manual; larger files are data, not documents
 MAX_DOCUMENTS = 50_000  # files considered per folder: bounds one refresh's walk
 MAX_QUERY_WORDS = 16  # a question, not a document
@@ -99,7 +102,6 @@ class _Known(NamedTuple):
 # generation in the index's meta table moves on every write, so a copy another process has
 # outdated is read again from the index.
 _KNOWN: dict[str, tuple[int, dict[str, _Known]]] = {}
-_Inodes = Callable[[], frozenset[tuple[int, int]]]  # the secrets files' inodes, on demand
 
 
 class _Seen(NamedTuple):
@@ -128,15 +130,20 @@ def match_expression(query: str, *, any_word: bool = False) -> str:
 def _fingerprint() -> str:
     """What the stored text depends on besides the files: the schema, the masking catalogue
     and the suffixes indexed. A change rebuilds the index."""
-    spec = json.dumps([SCHEMA_VERSION, catalogue_spec(), PERSONAL_MASKS, sorted(SUFFIXES)])
+    spec = json.dumps([SCHEMA_VERSION, SECRET_RULE_VERSION, catalogue_spec(), PERSONAL_MASKS,
+                       sorted(SUFFIXES)])  # fmt: skip
     return hashlib.sha256(spec.encode()).hexdigest()
 
 
 class DocumentIndex:
     """One open index of one documents folder; use it as a context manager."""
 
-    def __init__(self, folder: Path, index_dir: Path) -> None:
+    def __init__(
+        self, folder: Path, index_dir: Path, known: SecretIdentities | None = None
+    ) -> None:
+        """``known``: the workspace's secrets files (None: the folder's own)."""
         self.folder = folder.resolve()
+        self.known = SecretIdentities([self.folder]) if known is None else known
         self.path = index_file(folder, index_dir)
         private_dir(index_dir)
         private_file(self.path)
@@ -151,16 +158,18 @@ class DocumentIndex:
             raise
 
     @classmethod
-    def open(cls, folder: Path, index_dir: Path) -> DocumentIndex:
+    def open(
+        cls, folder: Path, index_dir: Path, known: SecretIdentities | None = None
+    ) -> DocumentIndex:
         """The index, rebuilt from nothing when its file is not a database any more: it is a
         cache of the folder, and a damaged cache is discarded, not kept failing."""
         try:
-            return cls(folder, index_dir)
+            return cls(folder, index_dir, known)
         except sqlite3.DatabaseError:
             path = index_file(folder, index_dir)
             for damaged in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
                 damaged.unlink(missing_ok=True)
-            return cls(folder, index_dir)
+            return cls(folder, index_dir, known)
 
     def __enter__(self) -> DocumentIndex:
         return self
@@ -236,8 +245,6 @@ class DocumentIndex:
 
     def _sync(self, known: dict[str, _Known]) -> tuple[dict[str, int], bool]:
         counts = {"added": 0, "changed": 0, "removed": 0}
-        # The secrets files' inodes, found only if a hard-linked file needs them.
-        inodes = functools.cache(functools.partial(secret_inodes, self.folder))
         seen: set[str] = set()
         dirty = False
         for found in self._walk():
@@ -245,7 +252,7 @@ class DocumentIndex:
             old = known.get(found.relative)
             signature = _signature(found.info)
             if old is None or old.signature != signature:
-                outcome, known[found.relative] = self._update(found, signature, old, inodes)
+                outcome, known[found.relative] = self._update(found, signature, old)
                 if outcome in counts:
                     counts[outcome] += 1
                 dirty = True
@@ -294,12 +301,10 @@ class DocumentIndex:
             return None
         return _Seen(prefix + name, entry.path, info)
 
-    def _update(
-        self, found: _Seen, signature: str, old: _Known | None, inodes: _Inodes
-    ) -> tuple[str, _Known]:
+    def _update(self, found: _Seen, signature: str, old: _Known | None) -> tuple[str, _Known]:
         """Index one new or changed file: which count it adds to ("touched" adds to none),
         and what the index now holds for it."""
-        data = self._readable(found, inodes)
+        data = self._readable(found)
         digest = hashlib.sha256(data).hexdigest() if data is not None else None
         if old is not None and digest is not None and old.sha256 == digest and old.indexed:
             self._db.execute("UPDATE files SET signature = ? WHERE id = ?", (signature, old.id))
@@ -328,12 +333,11 @@ class DocumentIndex:
         )
         return ("changed" if was_indexed else "added"), now
 
-    def _readable(self, found: _Seen, inodes: _Inodes) -> bytes | None:
+    def _readable(self, found: _Seen) -> bytes | None:
         """The file's bytes, or None when it must not be indexed (too large, secret, binary)."""
         if found.info.st_size > MAX_DOCUMENT_BYTES:
             return None
-        lazy = inodes() if found.info.st_nlink > 1 else frozenset()
-        if is_secret_file(self.folder, Path(found.full), sniff_bytes=0, inodes=lazy):
+        if is_secret_file(self.folder, Path(found.full), sniff_bytes=0, known=self.known):
             return None
         try:
             with open(found.full, "rb") as handle:

@@ -17,7 +17,7 @@ from urllib.parse import unquote
 
 from toolwire.core.errors import ToolRefusal
 from toolwire.tools.builtin._common import echo
-from toolwire.tools.builtin._secrets import is_secret_file, is_secret_path
+from toolwire.tools.builtin._secrets import SecretIdentities, is_secret_file, is_secret_path
 
 MAX_PATH_CHARS = 1024  # longer than any real relative path in a project
 
@@ -84,9 +84,10 @@ def walk_files(base: Path, folder: Path) -> Iterator[Path]:
                 yield entry
 
 
-def writable_file(root: Path, raw: str) -> Path:
-    """Where a write of ``raw`` lands, symlinks resolved: inside ``root``, not a secret file,
-    and a regular file if it exists already. It need not exist, nor its folders."""
+def writable_file(root: Path, raw: str, known: SecretIdentities) -> Path:
+    """Where a write of ``raw`` lands, symlinks resolved: inside ``root``, not a secret file
+    (nor another name of one of ``known``), and a regular file if it exists already. It need
+    not exist, nor its folders."""
     relative = check_relative(raw)
     base = root.resolve()
     target = (base / relative).resolve()
@@ -94,7 +95,7 @@ def writable_file(root: Path, raw: str) -> Path:
         raise ToolRefusal(f"path {echo(raw)} leaves the files folder.")
     if target == base or target.is_dir():
         raise ToolRefusal(f"path {echo(raw)} is a folder; give a file's path.")
-    if is_secret_path(relative) or is_secret_file(base, target):
+    if is_secret_path(relative) or is_secret_file(base, target, known=known):
         raise ToolRefusal(f"{echo(raw)} looks like a secrets file and is never written.")
     if target.exists() and not stat.S_ISREG(target.stat().st_mode):
         raise ToolRefusal(f"path {echo(raw)} is not a regular file.")

@@ -9,8 +9,10 @@ A file is a secrets file when any of these holds:
 - **Content.** Its bytes hold a private key (PEM, OpenSSH, PuTTY, PGP blocks) or kubeconfig
   ``client-key-data`` (``SECRET_CONTENT``).
 - **Identity.** It is a hard link (``st_nlink > 1``) sharing device and inode with a secrets
-  file under the files root: another name for the same bytes is the same file. A hard link to
-  a file outside the root cannot be traced by name; its content is still checked.
+  file found by its path in any folder the workspace names (every file root, the documents
+  and configuration folders, ...: :class:`SecretIdentities`), whatever its own name or folder:
+  another name for the same bytes is the same file. A hard link to a file outside every such
+  folder cannot be traced by name; its content is still checked.
 
 Reading, searching and writing tools refuse or skip such files; listings show their names
 with their details withheld.
@@ -22,6 +24,7 @@ import fnmatch
 import os
 import re
 import stat
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 # Kept broad on purpose: a false positive costs one readable file, a miss costs a credential.
@@ -106,19 +109,42 @@ def has_secret_content(data: bytes) -> bool:
     return SECRET_CONTENT.search(data) is not None
 
 
-def secret_inodes(base: Path) -> frozenset[tuple[int, int]]:
-    """(device, inode) of every secrets file under ``base`` found by its path."""
+def secret_inodes(*folders: Path) -> frozenset[tuple[int, int]]:
+    """(device, inode) of every secrets file found by its path under any of ``folders``."""
     found: set[tuple[int, int]] = set()
-    for current, _dirs, files in os.walk(base, followlinks=False):
-        here = PurePosixPath(Path(current).relative_to(base).as_posix())
-        for name in files:
-            if is_secret_path(here / name):
-                try:
-                    info = os.stat(os.path.join(current, name), follow_symlinks=False)
-                except OSError:
-                    continue
-                found.add((info.st_dev, info.st_ino))
+    for base in folders:
+        for current, _dirs, files in os.walk(base, followlinks=False):
+            here = PurePosixPath(Path(current).relative_to(base).as_posix())
+            for name in files:
+                if is_secret_path(here / name):
+                    try:
+                        info = os.stat(os.path.join(current, name), follow_symlinks=False)
+                    except OSError:
+                        continue
+                    found.add((info.st_dev, info.st_ino))
     return frozenset(found)
+
+
+class SecretIdentities:
+    """The secrets files of some folders by identity (device, inode): one per call of a tool.
+
+    The folders are walked at most once, and only when a file with more than one name asks
+    (a file with one link cannot be another name of a secrets file), so a call that meets no
+    hard link walks nothing."""
+
+    __slots__ = ("_folders", "_known")
+
+    def __init__(self, folders: Iterable[Path]) -> None:
+        self._folders = tuple(dict.fromkeys(folder.resolve() for folder in folders))
+        self._known: frozenset[tuple[int, int]] | None = None
+
+    def holds(self, info: os.stat_result) -> bool:
+        """Whether the file ``info`` describes is one of the secrets files, by another name."""
+        if info.st_nlink <= 1:
+            return False
+        if self._known is None:
+            self._known = secret_inodes(*self._folders)
+        return (info.st_dev, info.st_ino) in self._known
 
 
 def _relative(base: Path, candidate: Path) -> PurePosixPath:
@@ -132,12 +158,13 @@ def is_secret_file(
     base: Path,
     path: Path,
     sniff_bytes: int = SNIFF_BYTES,
-    inodes: frozenset[tuple[int, int]] | None = None,
+    *,
+    known: SecretIdentities,
 ) -> bool:
     """True when ``path`` (under the resolved root ``base``) is a secrets file by its name, by
-    the name its symlinks resolve to, by hard-link identity or by its first ``sniff_bytes``
-    (0: not read). Only regular files are opened (a FIFO would block). ``inodes`` are
-    :func:`secret_inodes` of ``base`` when the caller checks many files."""
+    the name its symlinks resolve to, by identity with one of ``known`` (the workspace's, see
+    :func:`toolwire.tools.builtin._common.secret_identities`) or by its first ``sniff_bytes``
+    (0: not read). Only regular files are opened (a FIFO would block)."""
     resolved = path.resolve()
     if any(is_secret_path(_relative(base, c)) for c in (path, resolved)):
         return True
@@ -145,10 +172,8 @@ def is_secret_file(
         info = resolved.stat()
         if not stat.S_ISREG(info.st_mode):
             return False
-        if info.st_nlink > 1:
-            known = secret_inodes(base) if inodes is None else inodes
-            if (info.st_dev, info.st_ino) in known:
-                return True
+        if known.holds(info):
+            return True
         if sniff_bytes <= 0:
             return False
         with resolved.open("rb") as handle:
@@ -159,24 +184,21 @@ def is_secret_file(
         return True  # unreadable: nothing to show, and nothing to risk
 
 
-def is_secret_named_file(path: Path, inodes: frozenset[tuple[int, int]]) -> bool:
+def is_secret_named_file(path: Path, known: SecretIdentities) -> bool:
     """A file the operator names (a log, a crontab): secret by its name, by the name its
-    symlinks resolve to, or as a hard link to one of the files root's secrets files
-    (``inodes``, from :func:`secret_inodes`)."""
+    symlinks resolve to, or as another name of one of the workspace's secrets files
+    (``known``)."""
     if is_secret_name(path.name) or is_secret_name(path.resolve().name):
         return True
-    info = path.stat()
-    return info.st_nlink > 1 and (info.st_dev, info.st_ino) in inodes
+    return known.holds(path.stat())
 
 
-def read_named_file(
-    path: Path, max_bytes: int, inodes: frozenset[tuple[int, int]] = frozenset()
-) -> str | None:
+def read_named_file(path: Path, max_bytes: int, known: SecretIdentities) -> str | None:
     """The first ``max_bytes`` of a file the operator names (a crontab, a routes file), as
     text; None when it is missing, unreadable, or secret by :func:`is_secret_named_file` or by
     a private key inside."""
     try:
-        if not path.is_file() or is_secret_named_file(path, inodes):
+        if not path.is_file() or is_secret_named_file(path, known):
             return None
         with path.open("rb") as handle:
             data = handle.read(max_bytes)

@@ -22,17 +22,25 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from toolwire.core.children import run_child
 from toolwire.core.errors import ToolRefusal
 from toolwire.core.redact import mask_secrets
 from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import Root, builtin, echo, files_root
+from toolwire.tools.builtin._common import (
+    Root,
+    builtin,
+    echo,
+    files_root,
+    secret_identities,
+    workspace_of,
+)
 from toolwire.tools.builtin._paths import check_relative, display, regular_file, walk_files
 from toolwire.tools.builtin._secrets import (
     SECRET_CONTENT,
+    SecretIdentities,
     is_secret_file,
     is_secret_path,
-    secret_inodes,
 )
 from toolwire.tools.disclosure import masks_for
 from toolwire.workspace.maps import DEFAULT_ROOT
@@ -44,6 +52,9 @@ MAX_FILES = 2_000  # files searched per call
 MAX_LINE_CHARS = 2_000  # minified lines are cut; bounds the work per regex match
 MAX_MATCHES = 100  # lines returned per search
 SEARCH_SECONDS = 3.0  # wall time for one search, including the worker's start-up
+# The worker's answer: MAX_MATCHES lines of MAX_LINE_CHARS characters, each at most 6 bytes
+# once JSON-escaped, with room for paths; more is not an answer.
+MAX_ANSWER_BYTES = 2 * MAX_MATCHES * MAX_LINE_CHARS * 6
 _WORKER = Path(__file__).with_name("_regex_worker.py")
 LANGUAGES = {
     ".py": "python", ".js": "javascript", ".ts": "typescript", ".html": "html", ".css": "css",
@@ -68,7 +79,9 @@ def read_source(
     """
     top = files_root(context, root)
     target = regular_file(top, path)
-    if is_secret_path(check_relative(path)) or is_secret_file(top.resolve(), target):
+    if is_secret_path(check_relative(path)) or is_secret_file(
+        top.resolve(), target, known=secret_identities(workspace_of(context))
+    ):
         raise ToolRefusal(f"{echo(path)} looks like a secrets file and is never read.")
     lines = _source_lines(target, path)
     last = min(len(lines), end_line or start_line + MAX_LINES - 1, start_line + MAX_LINES - 1)
@@ -107,7 +120,8 @@ def search_code(
         re.compile(source)
     except re.error as exc:
         raise ToolRefusal(f"invalid regular expression: {exc.msg} at position {exc.pos}.") from None
-    files = _searchable(files_root(context, root), glob)
+    known = secret_identities(workspace_of(context))
+    files = _searchable(files_root(context, root), glob, known)
     result = _run_worker(source, ignore_case, files, masks_for(context))
     lines = [f"{p}:{n}: {text}" for p, n, text in result["matches"]]
     if not lines:
@@ -125,17 +139,16 @@ def _source_lines(target: Path, path: str) -> list[str]:
     return data.decode("utf-8", "replace").splitlines()
 
 
-def _searchable(root: Path, glob: str) -> list[list[str]]:
+def _searchable(root: Path, glob: str, known: SecretIdentities) -> list[list[str]]:
     if not glob or len(glob) > MAX_PATTERN_CHARS:
         raise ToolRefusal(f"glob must be 1 to {MAX_PATTERN_CHARS} characters.")
     base = root.resolve()
-    inodes = secret_inodes(base)
     files = []
     for entry in walk_files(base, base):
         shown = display(root, entry)
         if not fnmatch.fnmatchcase(entry.name, glob):
             continue
-        if is_secret_file(base, entry, sniff_bytes=0, inodes=inodes):
+        if is_secret_file(base, entry, sniff_bytes=0, known=known):
             continue  # by content: the worker skips it as it reads it
         files.append([shown, str(entry)])
         if len(files) >= MAX_FILES:
@@ -157,20 +170,18 @@ def _run_worker(
         "masks": masks,
     }
     try:
-        done = subprocess.run(  # noqa: S603 - our interpreter, our script, no shell
+        done = run_child(
             [sys.executable, "-I", str(_WORKER)],
-            input=json.dumps(job),
-            capture_output=True,
-            text=True,
+            stdin=json.dumps(job),
             timeout=SEARCH_SECONDS,
-            check=False,
+            max_output=MAX_ANSWER_BYTES,
         )
     except subprocess.TimeoutExpired:
         raise ToolRefusal(
             f"the search took longer than {SEARCH_SECONDS:g} seconds and was stopped; "
             "simplify the pattern (nested repetition such as (a+)+ backtracks badly)."
         ) from None
-    if done.returncode != 0:
+    if done.returncode != 0 or done.overflowed:
         raise ToolRefusal("the search failed.")
     out: dict[str, Any] = json.loads(done.stdout)
     return out

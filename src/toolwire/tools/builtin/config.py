@@ -26,6 +26,7 @@ from toolwire.tools.builtin._common import (
     fits,
     fitted,
     format_cell,
+    secret_identities,
     text_bytes,
     workspace_of,
 )
@@ -40,7 +41,7 @@ from toolwire.tools.builtin._config_files import (
     parse,
 )
 from toolwire.tools.builtin._paths import check_relative, display, regular_file, walk_files
-from toolwire.tools.builtin._secrets import is_secret_file, is_secret_path, secret_inodes
+from toolwire.tools.builtin._secrets import SecretIdentities, is_secret_file, is_secret_path
 from toolwire.tools.builtin._sensitive import is_sensitive
 from toolwire.workspace.maps import ConfigMap
 
@@ -50,35 +51,37 @@ MAX_PROBLEMS = 20  # per file: the first ones say what is wrong
 WITHHELD = "secrets file, not read"
 
 
-def _config(context: ToolContext) -> ConfigMap:
-    config = workspace_of(context).config
-    if config is None:
+def _config(context: ToolContext) -> tuple[ConfigMap, SecretIdentities]:
+    """The configuration folder, and the workspace's secrets files by identity."""
+    workspace = workspace_of(context)
+    if workspace.config is None:
         raise ToolRefusal("the workspace has no configuration folder.")
-    return config
+    return workspace.config, secret_identities(workspace)
 
 
-def _files(config: ConfigMap) -> list[tuple[str, Path, bool]]:
+def _files(config: ConfigMap, known: SecretIdentities) -> list[tuple[str, Path, bool]]:
     """Every configuration file in the folder: (shown path, path, is a secrets file)."""
     base = config.folder.resolve()
-    inodes = secret_inodes(base)
     found = []
     for entry in walk_files(base, base):
         if format_of(entry.name) is None:
             continue
-        secret = is_secret_file(base, entry, inodes=inodes)
+        secret = is_secret_file(base, entry, known=known)
         found.append((display(config.folder, entry), entry, secret))
         if len(found) >= MAX_CONFIG_FILES:
             break
     return found
 
 
-def _read(config: ConfigMap, path: str) -> tuple[str, Path, str]:
+def _read(config: ConfigMap, known: SecretIdentities, path: str) -> tuple[str, Path, str]:
     """(shown path, path, text) of one readable configuration file, or a refusal."""
     target = regular_file(config.folder, path)
     shown = display(config.folder, target)
     if format_of(target.name) is None:
         raise ToolRefusal(f"{echo(path)} is not a TOML, YAML, JSON or INI file.")
-    if is_secret_path(check_relative(path)) or is_secret_file(config.folder.resolve(), target):
+    if is_secret_path(check_relative(path)) or is_secret_file(
+        config.folder.resolve(), target, known=known
+    ):
         raise ToolRefusal(f"{echo(path)} looks like a secrets file and is never read.")
     if target.stat().st_size > MAX_CONFIG_BYTES:
         raise ToolRefusal(f"{echo(path)} is larger than {MAX_CONFIG_BYTES} bytes.")
@@ -93,10 +96,10 @@ def get_config(context: ToolContext, path: str | None = None) -> ToolResult:
     Artifact: ``table`` ``{columns: ["path", "format"], rows}`` for the list, ``key_value``
     ``{items: [[key, value], ...]}`` for a file; the same entries as the text.
     """
-    config = _config(context)
+    config, known = _config(context)
     if path is None:
-        return _listing(config)
-    shown, target, text = _read(config, path)
+        return _listing(config, known)
+    shown, target, text = _read(config, known, path)
     kind = format_of(target.name) or ""
     try:
         document = parse(text, kind)
@@ -122,10 +125,10 @@ def get_config(context: ToolContext, path: str | None = None) -> ToolResult:
     return ToolResult.text("\n".join([header, *lines]), Artifact.key_value(shown, items))
 
 
-def _listing(config: ConfigMap) -> ToolResult:
+def _listing(config: ConfigMap, known: SecretIdentities) -> ToolResult:
     rows = [
         [shown, WITHHELD if secret else format_of(shown) or ""]
-        for shown, _, secret in _files(config)
+        for shown, _, secret in _files(config, known)
     ]
     if not rows:
         return ToolResult.text("The configuration folder holds no TOML, YAML, JSON or INI file.")
@@ -153,11 +156,11 @@ def check_config(context: ToolContext, path: str | None = None) -> ToolResult:
     Values are never quoted. Artifact: ``table`` ``{columns: ["file", "line", "kind",
     "problem"], rows}``, the problems the text lists.
     """
-    config = _config(context)
+    config, known = _config(context)
     if path is None:
-        files = [(shown, target) for shown, target, secret in _files(config) if not secret]
+        files = [(shown, target) for shown, target, secret in _files(config, known) if not secret]
     else:
-        shown, target, _ = _read(config, path)
+        shown, target, _ = _read(config, known, path)
         files = [(shown, target)]
     rows: list[list[str]] = []
     for shown, target in files:

@@ -27,6 +27,7 @@ from toolwire.tools.builtin._common import (
     echo,
     fitted,
     format_cell,
+    secret_identities,
     workspace_of,
 )
 from toolwire.tools.builtin._doc_index import DocumentIndex, Hit, match_expression
@@ -62,7 +63,7 @@ def _open(context: ToolContext) -> DocumentIndex:
         raise ToolRefusal("the documents index would live inside the documents folder.")
     index: DocumentIndex | None = None
     try:
-        index = DocumentIndex.open(folder, target)
+        index = DocumentIndex.open(folder, target, secret_identities(workspace))
         index.refresh()
     except (OSError, sqlite3.Error):
         log.exception("the documents index failed")

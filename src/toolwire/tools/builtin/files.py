@@ -20,9 +20,16 @@ from pydantic import Field
 from toolwire.core.errors import ToolRefusal
 from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import Root, builtin, echo, files_root
+from toolwire.tools.builtin._common import (
+    Root,
+    builtin,
+    echo,
+    files_root,
+    secret_identities,
+    workspace_of,
+)
 from toolwire.tools.builtin._paths import check_relative, contained, display, inside, walk_files
-from toolwire.tools.builtin._secrets import LISTING_SNIFF_BYTES, is_secret_file, secret_inodes
+from toolwire.tools.builtin._secrets import LISTING_SNIFF_BYTES, SecretIdentities, is_secret_file
 from toolwire.workspace.maps import DEFAULT_ROOT
 
 MAX_DEPTH = 3  # a folder outline, not a dump of the tree
@@ -48,7 +55,7 @@ def browse_folder(
         raise ToolRefusal(f"path {echo(path)} is not a folder.")
     budget = [MAX_ENTRIES]
     base = top.resolve()
-    nodes = _children(_Listing(base, secret_inodes(base)), folder, depth, budget)
+    nodes = _children(_Listing(base, _known(context)), folder, depth, budget)
     lines = [f"Folder {display(top, folder)}:"]
     _outline(nodes, lines, 1)
     if budget[0] <= 0:
@@ -70,7 +77,7 @@ def find_files(
     top = files_root(context, root)
     base = top.resolve()
     cap = max(1, min(limit, MAX_MATCHES))
-    listing = _Listing(base, secret_inodes(base))
+    listing = _Listing(base, _known(context))
     rows: list[list[str]] = []
     for entry in walk_files(base, base):
         relative = display(top, entry)
@@ -97,7 +104,8 @@ def file_info(context: ToolContext, path: str, root: Root = DEFAULT_ROOT) -> Too
     if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
         raise ToolRefusal(f"path {echo(path)} is a special file.")
     modified = datetime.fromtimestamp(info.st_mtime, UTC).isoformat(timespec="seconds")
-    secret = stat.S_ISREG(info.st_mode) and is_secret_file(top.resolve(), target)
+    regular = stat.S_ISREG(info.st_mode)
+    secret = regular and is_secret_file(top.resolve(), target, known=_known(context))
     items = [
         ("path", display(top, target)),
         ("kind", "folder" if stat.S_ISDIR(info.st_mode) else "file"),
@@ -110,15 +118,19 @@ def file_info(context: ToolContext, path: str, root: Root = DEFAULT_ROOT) -> Too
     return ToolResult.text(text, Artifact.key_value(display(top, target), items))
 
 
+def _known(context: ToolContext) -> SecretIdentities:
+    return secret_identities(workspace_of(context))
+
+
 @dataclass(frozen=True, slots=True)
 class _Listing:
-    """One listing's view of the root: its resolved path and its secrets files' inodes."""
+    """One listing's view of the root: its resolved path and the workspace's secrets files."""
 
     base: Path
-    inodes: frozenset[tuple[int, int]]
+    known: SecretIdentities
 
     def size(self, entry: Path) -> str:
-        if is_secret_file(self.base, entry, LISTING_SNIFF_BYTES, self.inodes):
+        if is_secret_file(self.base, entry, LISTING_SNIFF_BYTES, known=self.known):
             return WITHHELD
         return str(entry.stat().st_size)
 

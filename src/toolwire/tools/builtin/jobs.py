@@ -19,9 +19,16 @@ from toolwire.core.errors import ToolRefusal
 from toolwire.core.redact import MASK, mask_secrets
 from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, fitted, format_cell, text_bytes, workspace_of
+from toolwire.tools.builtin._common import (
+    builtin,
+    fitted,
+    format_cell,
+    secret_identities,
+    text_bytes,
+    workspace_of,
+)
 from toolwire.tools.builtin._schedules import Job, Variable, crontab, systemd_timers
-from toolwire.tools.builtin._secrets import read_named_file, secret_inodes
+from toolwire.tools.builtin._secrets import read_named_file
 from toolwire.tools.builtin._sensitive import is_sensitive
 from toolwire.tools.builtin._sql import (
     engine_of,
@@ -66,9 +73,7 @@ def list_scheduled_jobs(context: ToolContext) -> ToolResult:
 
 
 def _crontab_text(workspace: Workspace, path: Path) -> str:
-    root = workspace.files_root
-    inodes = secret_inodes(root.resolve()) if root is not None else frozenset()
-    text = read_named_file(path, MAX_CRONTAB_BYTES, inodes)
+    text = read_named_file(path, MAX_CRONTAB_BYTES, secret_identities(workspace))
     if text is None:
         raise ToolRefusal("the workspace's crontab cannot be read.")
     return text

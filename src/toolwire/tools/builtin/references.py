@@ -38,11 +38,12 @@ from toolwire.tools.builtin._common import (
     files_root,
     fitted,
     format_cell,
+    secret_identities,
     workspace_of,
 )
 from toolwire.tools.builtin._matching import phrase_matcher, scan
 from toolwire.tools.builtin._paths import check_relative, display, walk_files
-from toolwire.tools.builtin._secrets import has_secret_content, is_secret_file, secret_inodes
+from toolwire.tools.builtin._secrets import SecretIdentities, has_secret_content, is_secret_file
 from toolwire.tools.builtin._sensitive import safe_cell
 from toolwire.tools.builtin._sql import (
     engine_of,
@@ -147,7 +148,10 @@ def file_references(path: str, context: ToolContext, root: Root = DEFAULT_ROOT) 
         raise ToolRefusal("give the path of a file in the root.")
     top = files_root(context, root)
     wanted = relative.as_posix()
-    everywhere = chain(_database_references(context, wanted), _file_references(top, wanted))
+    everywhere = chain(
+        _database_references(context, wanted),
+        _file_references(top, wanted, secret_identities(workspace_of(context))),
+    )
     found = list(islice(everywhere, MAX_REPORTED))
     if not found:
         return ToolResult.text(
@@ -198,9 +202,8 @@ def _table_references(
     return found
 
 
-def _file_references(top: Path, wanted: str) -> Iterator[list[str]]:
+def _file_references(top: Path, wanted: str, known: SecretIdentities) -> Iterator[list[str]]:
     base = top.resolve()
-    inodes = secret_inodes(base)
     needles = [("path", wanted)]
     name = PurePosixPath(wanted).name
     needles += [("name", name)] if name != wanted else []
@@ -210,7 +213,7 @@ def _file_references(top: Path, wanted: str) -> Iterator[list[str]]:
             break
         if shown == wanted:
             continue
-        if is_secret_file(base, entry, sniff_bytes=0, inodes=inodes):
+        if is_secret_file(base, entry, sniff_bytes=0, known=known):
             continue
         for number, matched in _lines_naming(entry, needles):
             yield ["file", f"{shown}:{number}", matched]

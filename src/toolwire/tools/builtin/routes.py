@@ -19,18 +19,28 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from toolwire.core.children import run_child
 from toolwire.core.errors import ToolRefusal
 from toolwire.core.redact import mask_secrets
 from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, echo, format_cell, workspace_of
+from toolwire.tools.builtin._common import (
+    builtin,
+    echo,
+    format_cell,
+    secret_identities,
+    workspace_of,
+)
 from toolwire.tools.builtin._routes import match, read_routes
-from toolwire.tools.builtin._secrets import read_named_file
+from toolwire.tools.builtin._secrets import SecretIdentities, read_named_file
 from toolwire.workspace.maps import RouteMap
 
 MAX_PATH_CHARS = 2_048  # what servers accept in a request line, give or take
 MAX_ROUTES_BYTES = 1_000_000  # a routes file is hand-written
 IMPORT_SECONDS = 10.0  # the application's import, in its own process
+# The worker's one JSON answer is a few hundred bytes; what the application prints as it is
+# imported goes to stderr, which is dropped. More on stdout is not an answer.
+MAX_ANSWER_BYTES = 100_000
 _WORKER = Path(__file__).with_name("_route_worker.py")
 _METHOD = re.compile(r"[A-Z]{1,16}")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
@@ -44,14 +54,18 @@ def resolve_route(path: str, context: ToolContext, method: str = "GET") -> ToolR
     Artifact: ``key_value`` ``{items: [["handler", ...], ["route", ...], ...]}``, the lines of
     the text.
     """
-    mapping = workspace_of(context).routes
+    workspace = workspace_of(context)
+    mapping = workspace.routes
     if mapping is None:
         raise ToolRefusal("the workspace names no routes file or application.")
     verb = method.strip().upper()
     if not _METHOD.fullmatch(verb):
         raise ToolRefusal(f"method {echo(method)} is not an HTTP method such as GET or POST.")
     target = _request_path(path)
-    answer = _from_file(mapping, verb, target) if mapping.file else _from_app(mapping, verb, target)
+    if mapping.file is not None:
+        answer = _from_file(mapping.file, secret_identities(workspace), verb, target)
+    else:
+        answer = _from_app(mapping, verb, target)
     asked = f"{verb} {format_cell(mask_secrets(target))}"
     if not answer.get("found"):
         allowed = answer.get("allowed") or []
@@ -71,20 +85,19 @@ def _request_path(path: str) -> str:
     return plain
 
 
-def _from_file(mapping: RouteMap, method: str, path: str) -> dict[str, Any]:
-    assert mapping.file is not None
-    routes = read_routes(_routes_text(mapping.file))
+def _from_file(file: Path, known: SecretIdentities, method: str, path: str) -> dict[str, Any]:
+    routes = read_routes(_routes_text(file, known))
     found, allowed = match(routes, method, path)
     if found is None:
         return {"found": False, "allowed": allowed}
     route = found.route
     methods = sorted(route.methods) if route.methods is not None else ["any"]
     return {"found": True, "handler": route.handler, "route": route.pattern, "methods": methods,
-            "params": found.params, "source": f"{mapping.file.name}:{route.line}"}  # fmt: skip
+            "params": found.params, "source": f"{file.name}:{route.line}"}  # fmt: skip
 
 
-def _routes_text(path: Path) -> str:
-    text = read_named_file(path, MAX_ROUTES_BYTES)
+def _routes_text(path: Path, known: SecretIdentities) -> str:
+    text = read_named_file(path, MAX_ROUTES_BYTES, known)
     if text is None:
         raise ToolRefusal("the workspace's routes file cannot be read.")
     return text
@@ -94,13 +107,11 @@ def _from_app(mapping: RouteMap, method: str, path: str) -> dict[str, Any]:
     assert mapping.app is not None and mapping.app_path is not None
     job = {"app": mapping.app, "app_path": str(mapping.app_path), "method": method, "path": path}
     try:
-        done = subprocess.run(  # noqa: S603 - our interpreter, our script, no shell
+        done = run_child(
             [sys.executable, str(_WORKER)],
-            input=json.dumps(job),
-            capture_output=True,
-            text=True,
+            stdin=json.dumps(job),
             timeout=IMPORT_SECONDS,
-            check=False,
+            max_output=MAX_ANSWER_BYTES,
             cwd=mapping.app_path,
         )
     except subprocess.TimeoutExpired:

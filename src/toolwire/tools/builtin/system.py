@@ -23,8 +23,8 @@ from toolwire.core.errors import ToolRefusal
 from toolwire.core.redact import mask_secrets
 from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, format_cell, workspace_of
-from toolwire.tools.builtin._secrets import is_secret_named_file, secret_inodes
+from toolwire.tools.builtin._common import builtin, format_cell, secret_identities, workspace_of
+from toolwire.tools.builtin._secrets import is_secret_named_file
 from toolwire.tools.builtin._sensitive import is_sensitive
 from toolwire.tools.disclosure import visible
 
@@ -153,9 +153,8 @@ def _safe_env_value(name: str, value: str) -> str:
 
 def readable_logs(context: ToolContext) -> list[Path]:
     workspace = workspace_of(context)
-    root = workspace.files_root
-    inodes = secret_inodes(root.resolve()) if root is not None else frozenset()
-    files = [p for p in workspace.log_files if p.is_file() and not is_secret_named_file(p, inodes)]
+    known = secret_identities(workspace)
+    files = [p for p in workspace.log_files if p.is_file() and not is_secret_named_file(p, known)]
     if not files:
         raise ToolRefusal("the workspace has no readable log files.")
     return files

@@ -26,8 +26,17 @@ from pathlib import Path, PurePosixPath
 from toolwire.core.errors import ToolRefusal
 from toolwire.core.result import ToolResult
 from toolwire.tools.api import Effect, ToolContext
-from toolwire.tools.builtin._common import Root, builtin, echo, files_root, refusal_shown
+from toolwire.tools.builtin._common import (
+    Root,
+    builtin,
+    echo,
+    files_root,
+    refusal_shown,
+    secret_identities,
+    workspace_of,
+)
 from toolwire.tools.builtin._paths import writable_file
+from toolwire.tools.builtin._secrets import SecretIdentities
 from toolwire.workspace.maps import DEFAULT_ROOT
 
 MAX_WRITE_BYTES = 200_000  # a source file or a document; anything larger is data, not an edit
@@ -37,6 +46,10 @@ NEW_FILE_MODE = 0o644  # what a text file in a project usually is; an existing f
 # Above this, a file's basis is its size and modification time, not a hash of its content:
 # hashing it would make every preview of the call slow.
 MAX_HASHED_BYTES = 64 * 1024 * 1024
+
+
+def _known(context: ToolContext) -> SecretIdentities:
+    return secret_identities(workspace_of(context))
 
 
 def _encoded(text: str) -> bytes:
@@ -64,7 +77,7 @@ def _shown(path: str) -> str:
 )
 def write_file(path: str, text: str, context: ToolContext, root: Root = DEFAULT_ROOT) -> ToolResult:
     """Write text to a file in the workspace's files folder, replacing it. Needs approval."""
-    target = writable_file(files_root(context, root), path)
+    target = writable_file(files_root(context, root), path, _known(context))
     data = _encoded(text)
     try:
         _replace(target, data)
@@ -95,7 +108,7 @@ def _replace(target: Path, data: bytes) -> None:
 def _preview_write(
     path: str, text: str, context: ToolContext, root: Root = DEFAULT_ROOT
 ) -> list[str]:
-    target = writable_file(files_root(context, root), path)
+    target = writable_file(files_root(context, root), path, _known(context))
     _encoded(text)
     shown = _shown(path)
     new = _lines(text)
@@ -116,7 +129,7 @@ def _lines(text: str) -> list[str]:
 
 @write_file.basis
 def _basis_write(path: str, text: str, context: ToolContext, root: Root = DEFAULT_ROOT) -> str:
-    target = writable_file(files_root(context, root), path)
+    target = writable_file(files_root(context, root), path, _known(context))
     try:
         found = target.stat()
     except FileNotFoundError:
