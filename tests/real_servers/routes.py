@@ -50,22 +50,22 @@ class Recording(httpx.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-def provider(api: str, server: Server, transport: Recording) -> HttpProvider:
+def provider(api: str, server: Server, transport: Recording, model: str = MODEL) -> HttpProvider:
     """The ``api`` adapter pointed at ``server``, keyed with LiteLLM's master key (the
     llama-cpp-python server takes none and is sent none)."""
     http = HttpSettings(transport=transport, timeout=TIMEOUT_S, max_attempts=1)
     key = server.key
     if api == "openai":
         return OpenAIProvider(
-            model=MODEL, api_key=key, base_url=f"{server.url}/v1", http=http, trust_zone="local"
+            model=model, api_key=key, base_url=f"{server.url}/v1", http=http, trust_zone="local"
         )
     if api == "anthropic":
         return AnthropicProvider(
-            model=MODEL, api_key=key or "", base_url=server.url, http=http, trust_zone="local"
+            model=model, api_key=key or "", base_url=server.url, http=http, trust_zone="local"
         )
     url = f"{server.url}/v1beta"
     return GeminiProvider(
-        model=MODEL, api_key=key or "", base_url=url, http=http, trust_zone="local"
+        model=model, api_key=key or "", base_url=url, http=http, trust_zone="local"
     )
 
 

@@ -69,19 +69,22 @@ def toolwire(
     )  # fmt: skip
 
 
-def target(name: str, llama: Server, litellm: Server) -> tuple[list[str], str | None]:
-    _, options, key = TARGETS[name]
-    urls = {"llama": llama.url, "litellm": litellm.url}
+def target(name: str, request: pytest.FixtureRequest) -> tuple[list[str], str | None]:
+    """``name``'s provider options, and the variable its key goes in; its server is started
+    on first use."""
+    via, options, key = TARGETS[name]
+    server: Server = request.getfixturevalue(via)
+    urls = {via: server.url}
     return [o.format(**urls) for o in options] + ["--model", MODEL, "--trust-zone", "local"], key
 
 
 @pytest.mark.parametrize("stream", [[], ["--no-stream"]], ids=["streamed", "whole"])
 @pytest.mark.parametrize("name", TARGETS)
 def test_run_calls_the_forced_tool_and_ends_at_the_round_cap(
-    name: str, stream: list[str], tmp_path: Path, plugin_path: Path, llama: Server,
-    litellm: Server,
+    name: str, stream: list[str], tmp_path: Path, plugin_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:  # fmt: skip
-    options, key = target(name, llama, litellm)
+    options, key = target(name, request)
     done = toolwire(tmp_path, plugin_path, [
         "run", *options, *stream, "--tool", "weather", "--tool-choice", "weather",
         "--max-rounds", "1", "--max-tokens", "24", "What is the weather in Oslo?",
@@ -97,10 +100,10 @@ def test_run_calls_the_forced_tool_and_ends_at_the_round_cap(
 
 
 def test_a_token_budget_stops_a_run_whose_stream_has_no_usage(
-    tmp_path: Path, plugin_path: Path, llama: Server, litellm: Server
+    tmp_path: Path, plugin_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """F4: llama-cpp-python streams no usage; the budget counts an estimate and still ends it."""
-    options, key = target("openai-via-llama", llama, litellm)
+    options, key = target("openai-via-llama", request)
     done = toolwire(tmp_path, plugin_path, [
         "run", *options, "--tool", "weather", "--tool-choice", "weather",
         "--max-rounds", "3", "--max-tokens", "24", "--max-total-tokens", "1", "Weather in Oslo?",
@@ -110,10 +113,10 @@ def test_a_token_budget_stops_a_run_whose_stream_has_no_usage(
 
 
 def test_a_server_error_is_shown_in_its_own_words(
-    tmp_path: Path, plugin_path: Path, llama: Server, litellm: Server
+    tmp_path: Path, plugin_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """F9: LiteLLM's answer to an unknown model reaches the person, not only "HTTP 400"."""
-    options, key = target("openai-via-litellm", llama, litellm)
+    options, key = target("openai-via-litellm", request)
     options[options.index(MODEL)] = "no-such-model"
     done = toolwire(tmp_path, plugin_path, ["run", *options, "--no-tools", "hello"], key)
     shown = done.stdout + done.stderr

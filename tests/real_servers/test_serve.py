@@ -21,11 +21,11 @@ pytestmark = pytest.mark.real_servers
 
 # serve's provider options, per format: (options, the key variable set to LiteLLM's key)
 SERVED = {
-    "openai-via-llama": (["--provider", "openai", "--base-url", "{llama}/v1"], None),
-    "anthropic-via-litellm": (["--provider", "anthropic", "--base-url", "{litellm}"],
+    "openai-via-llama": ("llama", ["--provider", "openai", "--base-url", "{llama}/v1"], None),
+    "anthropic-via-litellm": ("litellm", ["--provider", "anthropic", "--base-url", "{litellm}"],
                               "ANTHROPIC_API_KEY"),
-    "gemini-via-litellm": (["--provider", "gemini", "--base-url", "{litellm}/v1beta"],
-                           "GEMINI_API_KEY"),
+    "gemini-via-litellm": ("litellm", ["--provider", "gemini", "--base-url",
+                                       "{litellm}/v1beta"], "GEMINI_API_KEY"),
 }  # fmt: skip
 
 
@@ -41,14 +41,15 @@ def with_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
 @pytest.fixture
 def inspector(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    with_plugin: None, llama: Server, litellm: Server,
+    with_plugin: None,
 ) -> Iterator[tuple[str, dict[str, str], str]]:  # fmt: skip
-    options, key = SERVED[request.param]
+    via, options, key = SERVED[request.param]
+    server: Server = request.getfixturevalue(via)
     for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
         monkeypatch.delenv(variable, raising=False)
     if key:
         monkeypatch.setenv(key, MASTER_KEY)
-    args = ["serve", *(o.format(llama=llama.url, litellm=litellm.url) for o in options),
+    args = ["serve", *(o.format(**{via: server.url}) for o in options),
             "--model", MODEL, "--trust-zone", "local"]  # fmt: skip
     with served(args, tmp_path / "data") as (base, token):
         yield base, {"Authorization": f"Bearer {token}"}, options[1]
