@@ -5,6 +5,8 @@ results sent back, deltas assembled, stop reasons, usage), never what a 135M mod
 from __future__ import annotations
 
 import asyncio
+import gc
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,6 +30,13 @@ WEATHER = "Oslo: 3 degrees, rain (station 7)"  # what the tool answers, whatever
 def weather(city: str) -> ToolResult:
     """Current weather for a city."""
     return ToolResult.text(WEATHER)
+
+
+@pytest.fixture(autouse=True)
+def _collected() -> Iterator[None]:
+    """A connection left open shows up (as an unraisable warning) in the test that left it."""
+    yield
+    gc.collect()
 
 
 def server_for(name: str, request: pytest.FixtureRequest) -> Server:
@@ -139,12 +148,21 @@ def test_a_replayed_tool_call_turn_is_taken_by_llama_cpp_python(llama: Server) -
 def test_a_conversation_over_the_window_ends_context_window(
     api: str, via: str, stream: bool, request: pytest.FixtureRequest
 ) -> None:
-    """F5: the server's own "context length exceeded" (a 400; LiteLLM reports it inside a
-    stream it has begun) ends the run ``context_window``."""
+    """F5: the server's own "context length exceeded" (a 400, whole) ends the run
+    ``context_window``."""
     transport = Recording()
     loop = ToolLoop(provider(api, server_for(via, request), transport), ToolRegistry())
     words = " ".join(f"lighthouse{i}" for i in range(CONTEXT * 2))
-    result = loop.run_sync([ChatMessage.user(words)], options=options(max_tokens=8, stream=stream))
+    try:
+        result = loop.run_sync(
+            [ChatMessage.user(words)], options=options(max_tokens=8, stream=stream)
+        )
+    except ToolwireError as exc:
+        # Streamed, neither server says why: llama-cpp-python ends the stream without an
+        # event, LiteLLM with an empty "stop". Failing as an empty answer is then the honest
+        # ending; completing is not.
+        assert stream and "the model's answer was empty" in str(exc), str(exc)
+        return
     assert len(transport.statuses) == 1  # not retried
     assert stream or transport.statuses == [400]
     assert result.reason is TerminationReason.CONTEXT_WINDOW

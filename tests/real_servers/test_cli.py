@@ -45,6 +45,13 @@ ENDING = re.compile(r"^(\w+)(?: \([^)]*\))?(?:; the provider said '[^']*')?; "
                     r"(?:(\d+) tokens|tokens unknown)(?: \([^)]*\))?; cost unknown$")  # fmt: skip
 
 
+def ending_of(printed: str) -> re.Match[str]:
+    """The line saying why the run stopped (a whole answer is printed after it)."""
+    endings = [m for line in printed.splitlines() if (m := ENDING.match(line))]
+    assert len(endings) == 1, printed
+    return endings[0]
+
+
 @pytest.fixture
 def plugin_path(tmp_path: Path) -> Path:
     folder = tmp_path / "site"
@@ -93,8 +100,7 @@ def test_run_calls_the_forced_tool_and_ends_at_the_round_cap(
     assert done.returncode == 0, shown
     assert "[round 1] ← model calls weather (" in shown
     assert "tool weather ok (" in shown and WEATHER in shown
-    ending = ENDING.match(done.stdout.splitlines()[-1])
-    assert ending, done.stdout.splitlines()[-1]
+    ending = ending_of(done.stdout)
     assert ending.group(1) in ("max_iterations", "max_tokens")
     assert ending.group(2) is None or int(ending.group(2)) > 0  # no "0 tokens"
 
@@ -109,7 +115,7 @@ def test_a_token_budget_stops_a_run_whose_stream_has_no_usage(
         "--max-rounds", "3", "--max-tokens", "24", "--max-total-tokens", "1", "Weather in Oslo?",
     ], key)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[-1].startswith("budget_exhausted"), done.stdout
+    assert ending_of(done.stdout).group(1) == "budget_exhausted", done.stdout
 
 
 def test_a_server_error_is_shown_in_its_own_words(
