@@ -18,7 +18,7 @@ from toolwire.core.messages import ToolCall
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Delta, Stop
 from toolwire.providers.wire import HttpProvider
 
-from .routes import ROUTE_IDS, ROUTES, Recording, options, provider, tool_results
+from .routes import ROUTE_IDS, ROUTES, Recording, forced_call, options, provider, tool_results
 from .servers import CONTEXT, Server
 
 pytestmark = pytest.mark.real_servers
@@ -63,8 +63,14 @@ def usage_is_honest(usage: Any) -> bool:
     return True
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-@pytest.mark.parametrize(("api", "via"), ROUTES, ids=ROUTE_IDS)
+@pytest.mark.parametrize(
+    ("api", "via", "stream"),
+    [
+        forced_call(api, api, via, stream, via=via, id=f"{name}-{('whole', 'streamed')[stream]}")
+        for (api, via), name in zip(ROUTES, ROUTE_IDS, strict=True)
+        for stream in (False, True)
+    ],
+)
 def test_a_forced_tool_call_is_parsed_run_and_its_result_sent_back(
     api: str, via: str, stream: bool, request: pytest.FixtureRequest
 ) -> None:

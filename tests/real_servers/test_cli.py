@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ..fakes import plugin
-from .routes import TIMEOUT_S
+from .routes import TIMEOUT_S, forced_call
 from .servers import MASTER_KEY, MODEL, Server
 
 pytestmark = pytest.mark.real_servers
@@ -85,8 +85,15 @@ def target(name: str, request: pytest.FixtureRequest) -> tuple[list[str], str | 
     return [o.format(**urls) for o in options] + ["--model", MODEL, "--trust-zone", "local"], key
 
 
-@pytest.mark.parametrize("stream", [[], ["--no-stream"]], ids=["streamed", "whole"])
-@pytest.mark.parametrize("name", TARGETS)
+@pytest.mark.parametrize(
+    ("name", "stream"),
+    [
+        forced_call(name.split("-")[0], name, stream, via=TARGETS[name][0],
+                    id=f"{name}-{'whole' if stream else 'streamed'}")
+        for name in TARGETS
+        for stream in ([], ["--no-stream"])
+    ],
+)  # fmt: skip
 def test_run_calls_the_forced_tool_and_ends_at_the_round_cap(
     name: str, stream: list[str], tmp_path: Path, plugin_path: Path,
     request: pytest.FixtureRequest,

@@ -13,7 +13,7 @@ import pytest
 
 from ..fakes import plugin
 from ..served import served
-from .routes import TIMEOUT_S
+from .routes import TIMEOUT_S, forced_call
 from .servers import MASTER_KEY, MODEL, Server
 from .test_cli import WEATHER, WEATHER_PLUGIN
 
@@ -63,7 +63,10 @@ def body(provider: str, *, stream: bool) -> dict[str, Any]:
     }  # fmt: skip
 
 
-@pytest.mark.parametrize("inspector", SERVED, indirect=True)
+CASES = [forced_call(name.split("-")[0], name, via=SERVED[name][0], id=name) for name in SERVED]
+
+
+@pytest.mark.parametrize("inspector", CASES, indirect=True)
 def test_a_run_through_the_api_calls_the_tool_and_ends_at_the_cap(
     inspector: tuple[str, dict[str, str], str],
 ) -> None:
@@ -79,7 +82,7 @@ def test_a_run_through_the_api_calls_the_tool_and_ends_at_the_cap(
     assert end["reason"] in ("max_iterations", "max_tokens"), end
 
 
-@pytest.mark.parametrize("inspector", SERVED, indirect=True)
+@pytest.mark.parametrize("inspector", CASES, indirect=True)
 def test_a_streamed_run_sends_deltas_that_assemble_each_answer(
     inspector: tuple[str, dict[str, str], str],
 ) -> None:
