@@ -50,7 +50,7 @@ LITELLM_TOOL_LIMITS = {
 def forced_call(api: str, *values: Any, via: str = "litellm", id: str) -> Any:
     """A test case that forces a tool call over ``api``: expected to fail where
     ``LITELLM_TOOL_LIMITS`` says why."""
-    marks = ()
+    marks: tuple[pytest.MarkDecorator, ...] = ()
     if via == "litellm" and api in LITELLM_TOOL_LIMITS:
         marks = (pytest.mark.xfail(strict=True, reason=LITELLM_TOOL_LIMITS[api]),)
     return pytest.param(*values, marks=marks, id=id)
