@@ -83,3 +83,23 @@ def _store_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ.pop("XDG_DATA_HOME", None)
     else:
         os.environ["XDG_DATA_HOME"] = saved_data
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--real-servers",
+        action="store_true",
+        help="run the tests against real model servers too (tests/real_servers; "
+        "scripts/test --real-servers installs the servers first)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``real_servers`` run only with ``--real-servers``: they need servers that
+    take minutes to build (see scripts/real-servers)."""
+    if config.getoption("--real-servers"):
+        return
+    left = [item for item in items if item.get_closest_marker("real_servers")]
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = [item for item in items if not item.get_closest_marker("real_servers")]
