@@ -6,9 +6,9 @@ not see them (the workspace's policy, :mod:`toolwire.tools.disclosure`), and alw
 copy at ``redacted`` (:func:`toolwire.core.redact.redact`).
 
 - **E-mail**: ``local@domain.tld``; becomes ``***@***``.
-- **Phone**: an international number (``+`` and 8 to 15 digits, spaces, dots, dashes or one
-  pair of brackets between groups) or a North American one (``(555) 123-4567``,
-  ``555-123-4567``); becomes ``+***`` or ``***``. Dates, times, versions and plain numbers are
+- **Phone**: an international number (``+``, a country code, which never starts with 0, and 8
+  to 15 digits in all, spaces, dots, dashes or one pair of brackets between groups) or a North
+  American one (``(555) 123-4567``, ``555-123-4567``); becomes ``+***`` or ``***``. Dates, times, versions and plain numbers are
   not phones.
 - **IBAN**: two letters, two check digits and 11 to 30 letters or digits (grouped by four or
   not) whose ISO 13616 mod-97 check holds; becomes its country code and ``***``.
@@ -127,7 +127,7 @@ SHAPES: tuple[PersonalShape, ...] = (
     PersonalShape(
         name="phone",
         regex=re.compile(
-            rf"{_NOT_AFTER_WORD}(?:\+[0-9]{{1,3}}[ .\-]?\(?[0-9]{{1,4}}\)?"
+            rf"{_NOT_AFTER_WORD}(?:\+[1-9][0-9]{{0,2}}[ .\-]?\(?[0-9]{{1,4}}\)?"
             rf"(?:[ .\-]?[0-9]{{2,4}}){{1,5}}+"
             rf"|\(?[0-9]{{3}}\)?[ .\-][0-9]{{3}}[.\-][0-9]{{4}}"
             rf"|\([0-9]{{3}}\)[0-9]{{3}}-[0-9]{{4}})"
