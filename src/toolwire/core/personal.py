@@ -8,8 +8,8 @@ copy at ``redacted`` (:func:`toolwire.core.redact.redact`).
 - **E-mail**: ``local@domain.tld``; becomes ``***@***``.
 - **Phone**: an international number (``+``, a country code, which never starts with 0, and 8
   to 15 digits in all, spaces, dots, dashes or one pair of brackets between groups) or a North
-  American one (``(555) 123-4567``, ``555-123-4567``); becomes ``+***`` or ``***``. Dates, times, versions and plain numbers are
-  not phones.
+  American one (``(555) 123-4567``, ``555-123-4567``); becomes ``+***`` or ``***``. Dates,
+  times, versions and plain numbers are not phones.
 - **IBAN**: two letters, two check digits and 11 to 30 letters or digits (grouped by four or
   not) whose ISO 13616 mod-97 check holds; becomes its country code and ``***``.
 - **Card number**: 13 to 19 digits (grouped by spaces or dashes, or not) that pass the Luhn
