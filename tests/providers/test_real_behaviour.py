@@ -245,7 +245,9 @@ def _empty_body(name: str) -> bytes:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("name", ADAPTERS)
-def test_an_empty_turn_is_an_empty_completion_error_never_an_answer(name: str, stream: bool) -> None:
+def test_an_empty_turn_is_an_empty_completion_error_never_an_answer(
+    name: str, stream: bool
+) -> None:
     if stream and name == "anthropic":
         events = (
             'event: message_start\ndata: {"type": "message_start", "message": {"type": "message",'
@@ -306,7 +308,9 @@ def test_context_overflow_ends_the_run_truncated_context_window(
     assert len(model.captured) == 1
 
 
-def test_an_error_body_keeps_code_type_param_and_a_redacted_message_and_names_the_endpoint() -> None:
+def test_an_error_body_keeps_code_type_param_and_a_redacted_message_and_names_the_endpoint() -> (
+    None
+):
     error = {"error": {"message": f"Invalid value for tools (key {KEY})", "type":
                        "invalid_request_error", "param": "tools", "code": "invalid_value"}}  # fmt: skip
     model = _Fixed(json.dumps(error).encode(), "application/json", 400)
