@@ -88,12 +88,13 @@ ECHOED_KEY = f'{{"error": {{"message": "Incorrect API key provided: {KEY}", "cod
 
 def test_401_is_an_authentication_error_with_the_echoed_key_masked() -> None:
     sleeps = Sleeps()
-    transport, seen = scripted(httpx.Response(401, text=ECHOED_KEY))
+    transport, _ = scripted(httpx.Response(401, text=ECHOED_KEY))
     error = fail(openai(transport, sleeps))
     assert type(error) is AuthenticationError
     assert error.status == 401
     assert str(error) == (
-        "openai: HTTP 401 credentials refused (https://api.openai.com/v1/chat/completions) [code 401]: "
+        "openai: HTTP 401 credentials refused "
+        "(https://api.openai.com/v1/chat/completions) [code 401]: "
         "Incorrect API key provided: [redacted]"
     )
     assert (error.code, error.endpoint) == ("401", "https://api.openai.com/v1/chat/completions")
@@ -106,7 +107,8 @@ def test_403_is_an_authentication_error_and_is_not_retried() -> None:
     error = fail(openai(transport, sleeps))
     assert (type(error), str(error), len(seen)) == (
         AuthenticationError,
-        "openai: HTTP 403 credentials refused (https://api.openai.com/v1/chat/completions): forbidden",
+        "openai: HTTP 403 credentials refused "
+        "(https://api.openai.com/v1/chat/completions): forbidden",
         1,
     )
 
@@ -178,7 +180,8 @@ def test_a_failing_server_is_tried_max_attempts_times_with_growing_capped_backof
     assert len(seen) == MAX_ATTEMPTS
     assert sleeps.delays == [0.5, 1.0, 2.0]
     assert str(error).startswith(
-        "openai: HTTP 502 server error (https://api.openai.com/v1/chat/completions): <html><head><title>502 Bad"
+        "openai: HTTP 502 server error (https://api.openai.com/v1/chat/completions): "
+        "<html><head><title>502 Bad"
     )
     assert len(error.body) == 200
     assert error.body.endswith("…")
@@ -363,10 +366,8 @@ def test_other_4xx_are_provider_errors_with_their_status_and_are_not_retried() -
     transport, seen = scripted(httpx.Response(400, json={"error": {"message": "bad tools"}}))
     error = fail(openai(transport, sleeps))
     assert (type(error), error.status, len(seen)) == (ProviderError, 400, 1)
-    assert (
-        str(error)
-        == "openai: HTTP 400 request refused (https://api.openai.com/v1/chat/completions): bad tools"
-    )
+    endpoint = "https://api.openai.com/v1/chat/completions"
+    assert str(error) == f"openai: HTTP 400 request refused ({endpoint}): bad tools"
 
 
 @pytest.fixture

@@ -159,7 +159,7 @@ def choice_of(name: str, body: dict[str, Any]) -> str:
         return str(body["tool_choice"])
     if name == "anthropic":
         kind = body["tool_choice"]["type"]
-        return {"any": "required"}.get(kind, kind)
+        return str({"any": "required"}.get(kind, kind))
     mode = body["toolConfig"]["functionCallingConfig"]["mode"]
     return {"AUTO": "auto", "NONE": "none", "ANY": "required"}[mode]
 
@@ -250,20 +250,19 @@ def test_an_empty_turn_is_an_empty_completion_error_never_an_answer(
 ) -> None:
     if stream and name == "anthropic":
         events = (
-            'event: message_start\ndata: {"type": "message_start", "message": {"type": "message",'
-            ' "role": "assistant", "content": [], "usage": {"input_tokens": 3}}}\n\n'
-            'event: message_delta\ndata: {"type": "message_delta", "delta": {"stop_reason":'
-            ' "end_turn"}, "usage": {"output_tokens": 0}}\n\n'
-            'event: message_stop\ndata: {"type": "message_stop"}\n\n'
-        ).encode()
+            b'event: message_start\ndata: {"type": "message_start", "message": {"type": "message",'
+            b' "role": "assistant", "content": [], "usage": {"input_tokens": 3}}}\n\n'
+            b'event: message_delta\ndata: {"type": "message_delta", "delta": {"stop_reason":'
+            b' "end_turn"}, "usage": {"output_tokens": 0}}\n\n'
+            b'event: message_stop\ndata: {"type": "message_stop"}\n\n'
+        )
         model = _Fixed(events, "text/event-stream")
     elif stream:
         model = _Fixed(b"data: " + _empty_body(name) + b"\n\n", "text/event-stream")
     else:
         model = _Fixed(_empty_body(name), "application/json")
-    with loopback(model) as base:
-        with pytest.raises(EmptyCompletion) as caught:
-            complete(make_provider(name, base=base), replace(PLAIN, stream=stream))
+    with loopback(model) as base, pytest.raises(EmptyCompletion) as caught:
+        complete(make_provider(name, base=base), replace(PLAIN, stream=stream))
     assert "the model's answer was empty: no text and no tool calls" in str(caught.value)
     assert f"({base}/" in str(caught.value)
     assert len(model.captured) == 1  # not retried
@@ -272,9 +271,8 @@ def test_an_empty_turn_is_an_empty_completion_error_never_an_answer(
 @pytest.mark.parametrize("name", ADAPTERS)
 def test_an_empty_event_stream_is_an_empty_completion_naming_the_endpoint(name: str) -> None:
     model = _Fixed(b"", "text/event-stream")
-    with loopback(model) as base:
-        with pytest.raises(EmptyCompletion) as caught:
-            complete(make_provider(name, base=base), replace(PLAIN, stream=True))
+    with loopback(model) as base, pytest.raises(EmptyCompletion) as caught:
+        complete(make_provider(name, base=base), replace(PLAIN, stream=True))
     assert "the event stream ended without a single event" in str(caught.value)
     assert caught.value.endpoint is not None and caught.value.endpoint.startswith(base)
 
@@ -311,12 +309,12 @@ def test_context_overflow_ends_the_run_truncated_context_window(
 def test_an_error_body_keeps_code_type_param_and_a_redacted_message_and_names_the_endpoint() -> (
     None
 ):
-    error = {"error": {"message": f"Invalid value for tools (key {KEY})", "type":
-                       "invalid_request_error", "param": "tools", "code": "invalid_value"}}  # fmt: skip
+    error = {"error": {"message": f"Invalid value for tools (key {KEY})",
+                       "type": "invalid_request_error", "param": "tools",
+                       "code": "invalid_value"}}  # fmt: skip
     model = _Fixed(json.dumps(error).encode(), "application/json", 400)
-    with answering(model) as base:
-        with pytest.raises(ProviderError) as caught:
-            complete(make_provider("openai", base=base), PLAIN)
+    with answering(model) as base, pytest.raises(ProviderError) as caught:
+        complete(make_provider("openai", base=base), PLAIN)
     exc = caught.value
     assert (exc.status, exc.code, exc.type, exc.param) == (
         400, "invalid_value", "invalid_request_error", "tools"
