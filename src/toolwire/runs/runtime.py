@@ -236,25 +236,11 @@ class Runtime:
         ``StateError`` when the sealed state cannot be opened.
         """
         started = time.perf_counter()
-        checked = await asyncio.to_thread(self.check, run_id, decision)
+        claimed = await asyncio.to_thread(self._claim, run_id, decision, context, provider)
+        checked, segment_context, provider = claimed
         waiting, state, values = checked.waiting, checked.state, checked.values
-        if waiting.queued:
-            raise DecisionError(QUEUED_RUN)
         charter = chartered(state)
         held = _held_tool(state) if waiting.provider.name == DIRECT_CALL else None
-        lent = None if context is None else check_context(charter, context)
-        segment_context = await asyncio.to_thread(tool_context, charter, run_id=run_id, lent=lent)
-        if held is not None:  # a direct call has no model
-            provider = DirectCall()
-        elif provider is not None:
-            check_provider(charter, provider)
-        else:
-            provider = self.provider_factory(charter.provider)
-        claimed = await asyncio.to_thread(
-            self.recorder.claim, run_id, waiting.status, waiting.digest
-        )
-        if not claimed:
-            raise StaleDecision("another decision on this turn was taken first")
         self.recorder.keep(run_id, charter)
         if on_start is not None:
             on_start(run_id)
@@ -485,6 +471,33 @@ class Runtime:
         if not stored:
             return RunStatus.CANCELLED, None
         return pause.status, None
+
+    def _claim(
+        self,
+        run_id: str,
+        decision: OperatorDecision,
+        lent: ToolContext | None,
+        provider: Provider | None,
+    ) -> tuple[Checked, ToolContext, Provider]:
+        """Check the decision, make the segment's tool context and provider from the run's
+        charter, then claim the run (in one hop off the loop: all of it reads files or the
+        store). Anything refused before the claim leaves the run as it was."""
+        checked = self.check(run_id, decision)
+        if checked.waiting.queued:
+            raise DecisionError(QUEUED_RUN)
+        charter = chartered(checked.state)
+        lent = None if lent is None else check_context(charter, lent)
+        context = tool_context(charter, run_id=run_id, lent=lent)
+        if checked.waiting.provider.name == DIRECT_CALL:  # a held call has no model
+            provider = DirectCall()
+        elif provider is not None:
+            check_provider(charter, provider)
+        else:
+            provider = self.provider_factory(charter.provider)
+        waiting = checked.waiting
+        if not self.recorder.claim(run_id, waiting.status, waiting.digest):
+            raise StaleDecision("another decision on this turn was taken first")
+        return checked, context, provider
 
     def check(self, run_id: str, decision: OperatorDecision) -> Checked:
         """Everything about a decision that can be checked before the run changes.

@@ -42,6 +42,14 @@ def is_run_id(value: str) -> bool:
     return RUN_ID.fullmatch(value) is not None
 
 
+# The columns a new run's row sets (``run_row``'s, and its charter).
+RUN_COLUMNS = (
+    "id", "status", "created_at", "provider", "model", "base_url", "trust_zone", "script",
+    "max_tokens_field", "privacy_level", "options", "rerun_of", "owner_host", "owner_pid",
+    "owner_started", "charter",
+)  # fmt: skip
+
+
 def run_row(
     run_id: str,
     request: RunRequest,

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, case, false, insert, select, true, update
+from sqlalchemy import Engine, case, false, select, true, update
 
 from toolwire.core.binding import Sealer
 from toolwire.core.errors import StoreError
@@ -120,6 +120,11 @@ class RunStore:
             search.insert(dialect), dialect, ["run_id", "sequence", "body"]
         )
         self._insert_gate = Compiled(INSERT_GATE, dialect, list(GATE_COLUMNS))
+        self._waits = waiting.Waits(self._engine, self._hot)
+        self._insert_run = Compiled(INSERT_RUN, dialect, list(rows.RUN_COLUMNS))
+        self._settle = Compiled(SETTLE, dialect)
+        self._settle_held = Compiled(SETTLE_HELD, dialect)
+        self._finish_totals = Compiled(FINISH_TOTALS, dialect)
         self._deciders: dict[str, str] = {}  # who decided each run's paused turn, per segment
         self._writer = StepWriter(self.encode_step, self._insert_steps)
         atexit.register(self._writer.flush)  # a store never closed still writes its last steps
@@ -154,8 +159,8 @@ class RunStore:
     def begin(self, request: RunRequest) -> str:
         run_id = str(uuid.uuid4())
         row = self.run_row(run_id, request)
-        with errors("begin a run"), self._engine.begin() as connection:
-            connection.execute(INSERT_RUN, row)
+        with errors("begin a run"), self._hot.transaction() as tx:
+            tx.count(self._insert_run, row)
         self._levels[run_id] = self.level_of(request)
         self._cancels.watch(run_id)
         return run_id
@@ -233,15 +238,19 @@ class RunStore:
             values |= self._recorded_totals(outcome.run_id)
         self._end_segment(outcome.run_id)
         cut_off = gate_rows(outcome.run_id, None, decisions_of_outcome(outcome), now())
-        statement = SETTLE if held is None else SETTLE_HELD
+        statement = self._settle if held is None else self._settle_held
         if held is not None:
             values["held_claim"] = held.claim
-        with errors(f"settle run {outcome.run_id}"), self._engine.begin() as connection:
-            settled = connection.execute(statement, values).rowcount == 1
+        with errors(f"settle run {outcome.run_id}"), self._hot.transaction() as tx:
+            settled = tx.count(statement, values) == 1
             if settled and cut_off:
-                connection.execute(insert(_gates), cut_off)
+                tx.many(self._insert_gate, cut_off)
             if settled:
-                _finish(connection, outcome.run_id, values["final_answer"], values["error"])
+                tx.count(self._finish_totals, {"run_id": outcome.run_id})
+                body = search.run_body(values["final_answer"], values["error"])
+                if body:
+                    tx.count(self._insert_text, {"run_id": outcome.run_id, "sequence": 0,
+                                                 "body": body})  # fmt: skip
         self._writer.raise_failure(outcome.run_id)
         return settled
 
@@ -292,18 +301,18 @@ class RunStore:
         self._writer.raise_failure(run_id)
         held = self.held(run_id)
         claim = None if held is None else held.claim
-        moved = waiting.suspend(self._engine, run_id, status, seal, digest, claim=claim)
+        moved = self._waits.suspend(run_id, status, seal, digest, claim=claim)
         self._end_segment(run_id)
         return moved
 
     def waiting(self, run_id: str) -> Waiting | None:
         """The run, with its sealed state, if it is waiting for a decision."""
         self._writer.flush()
-        return waiting.waiting(self._engine, run_id)
+        return self._waits.waiting(run_id)
 
     def claim(self, run_id: str, status: RunStatus, digest: str) -> bool:
         """Atomically take a waiting run back to running: of racing claims, one wins."""
-        claimed = waiting.claim(self._engine, run_id, status, digest, self._owner)
+        claimed = self._waits.claim(run_id, status, digest, self._owner)
         if claimed:
             self._cancels.watch(run_id)
         return claimed
@@ -536,12 +545,3 @@ class RunStore:
             self._last_sequence.pop(run_id, None)
         self._deciders.pop(run_id, None)
         self._cancels.forget(run_id)
-
-
-def _finish(connection: Connection, run_id: str, answer: str | None, error: str | None) -> None:
-    """A settled run's duration and failed calls, and its answer's words for search."""
-    connection.execute(FINISH_TOTALS, {"run_id": run_id})
-    body = search.run_body(answer, error)
-    if body:
-        connection.execute(search.insert(connection.dialect),
-                           {"run_id": run_id, "sequence": 0, "body": body})  # fmt: skip

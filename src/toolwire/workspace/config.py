@@ -168,9 +168,8 @@ def load_workspace(path: str | Path) -> Workspace:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"workspace file {path} is not valid TOML: {exc}") from None
-    return dataclasses.replace(
-        _build(data, path.resolve().parent, str(path)), source=path.resolve()
-    )
+    resolved = path.resolve()
+    return dataclasses.replace(_build(data, resolved.parent, str(path)), source=resolved)
 
 
 def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
