@@ -17,6 +17,7 @@ from toolwire.cli.show import (
     error,
     pause_lines,
     safe,
+    tokens_text,
     warning,
 )
 from toolwire.core.lifecycle import RunStatus, TerminationReason
@@ -153,15 +154,13 @@ def ending_line(result: LoopResult) -> Text:
     if result.finish_reason and result.reason in _PROVIDERS_CALL:
         reason += f"; the provider said {safe(result.finish_reason, 40)!r}"
     cost = cost_text(float(result.cost.usd), result.cost.complete)
-    return Text(f"{reason}; {tokens_text(result.usage)}; {cost}", style="dim")
+    return Text(f"{reason}; {tokens_of(result.usage)}; {cost}", style="dim")
 
 
-def tokens_text(usage: Usage) -> str:
+def tokens_of(usage: Usage) -> str:
     """The run's tokens, or "tokens unknown" (with the estimate budgets counted) when the
     provider did not report them all."""
-    if usage.known:
-        return f"{usage.total_tokens} tokens"
-    return f"tokens unknown (about {usage.total_tokens} estimated)"
+    return tokens_text(usage.total_tokens, usage.known)
 
 
 def _said(result: LoopResult) -> str:

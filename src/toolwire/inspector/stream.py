@@ -12,7 +12,8 @@ response through a ``RunChannel``. The order is fixed:
    "content" | "thinking", "text": "..."}`` lines with the pieces of its answer as they stream
    (the ``llm`` step of that round then carries the whole of it);
 3. exactly one ``{"type": "end", "status": <RunStatus>, ...}`` line. ``completed`` carries the
-   answer, usage, iterations, truncated, reason, how the last turn stopped (``stop``,
+   answer, usage (its ``tokens_known`` false when a call's usage was not reported, so the
+   counts are estimates), iterations, truncated, reason, how the last turn stopped (``stop``,
    ``finish_reason``), the provider's ``refusal`` text and the cost (``cost`` in US dollars,
    ``cost_complete``); ``failed`` and ``cancelled`` a short, safe ``message``;
    ``awaiting_approval`` and ``awaiting_input`` carry ``pending`` (the pause).
@@ -210,6 +211,7 @@ def _completed(outcome: RunOutcome) -> Event:
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.total_tokens,
+            "tokens_known": usage.known,  # False: the counts are toolwire's estimate
         },
         "iterations": result.iterations,
         "truncated": result.truncated,

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    Boolean,
     Connection,
     Float,
     bindparam,
@@ -80,6 +81,49 @@ SETTLE = (
 )
 # A held queued run settles only under its claim: a worker that lost the run changes nothing.
 SETTLE_HELD = SETTLE.where(_runs.c.claim == bindparam("held_claim"))
+
+
+class top_level_true(FunctionElement[bool]):
+    """Whether JSON object text (the first argument) has the key named by the second set to
+    ``true`` at its top level, on either engine (a nested key of that name does not count)."""
+
+    type = Boolean()
+    inherit_cache = True
+    name = "top_level_true"
+
+
+@compiles(top_level_true, "sqlite")
+def _top_level_true_sqlite(element: top_level_true, compiler: SQLCompiler, **kw: Any) -> str:
+    text, key = (compiler.process(c, **kw) for c in element.clauses)
+    return f"(json_type({text}, '$.' || {key}) = 'true')"
+
+
+@compiles(top_level_true, "postgresql")
+def _top_level_true_postgresql(element: top_level_true, compiler: SQLCompiler, **kw: Any) -> str:
+    text, key = (compiler.process(c, **kw) for c in element.clauses)
+    return f"((CAST({text} AS JSONB) -> {key}) = CAST('true' AS JSONB))"
+
+
+# Whether some model call of the run had no usage from its provider, so the run's token
+# counts hold toolwire's estimate (the step's ``tokens_estimated``, kept at every privacy
+# level). Derived from the steps: no column to keep in step. The LIKE passes over the
+# payload text only; the JSON check (a top-level key, not one nested in a raw body) runs on
+# the few steps it lets through.
+_ESTIMATED_TEXT = '%"tokens\\_estimated":true%'
+TOKENS_UNKNOWN = (
+    select(_steps.c.run_id)
+    .where(
+        _steps.c.run_id == _runs.c.id,
+        _steps.c.kind == "llm",
+        case(
+            (_steps.c.payload.like(_ESTIMATED_TEXT, escape="\\"),
+             top_level_true(_steps.c.payload, "tokens_estimated")),
+            else_=false(),
+        ),
+    )
+    .exists()
+    .label("tokens_unknown")
+)  # fmt: skip
 
 
 class elapsed_ms(FunctionElement[float]):
