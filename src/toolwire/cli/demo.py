@@ -37,7 +37,7 @@ from toolwire.cli.options import (
     TrustZoneOption,
     form_reasoning,
 )
-from toolwire.cli.serve import check_port
+from toolwire.cli.serve import check_port, check_tool_choice
 from toolwire.cli.server import DEFAULT_PORT, refuse_remote, run_server
 from toolwire.cli.show import error, safe
 from toolwire.cli.store import DbOption, notices, open_store
@@ -90,7 +90,9 @@ def demo(
     choice = choose_store(db, folder=data_dir)
     in_demo_folder = choice.origin == "--data-dir"  # its folder is made by prepare_demo
     store: RunStore | None = None
+    registry = default_registry()
     try:
+        check_tool_choice(registry, tool_choice)
         factory = provider_factory(SCRIPT_PATH, base_url=base_url, trust_zone=trust_zone)
         factory(provider, model)  # a missing key or model fails now, not at the first run
         if not in_demo_folder:
@@ -105,7 +107,7 @@ def demo(
         error(notices(), safe(str(exc), None))
         raise typer.Exit(1) from None
     settings = InspectorSettings(
-        registry=default_registry(),
+        registry=registry,
         provider_factory=factory,
         store=store,
         privacy_level=str(privacy) if store is not None else None,

@@ -23,16 +23,18 @@ from toolwire.cli.options import (
     ToolChoiceOption,
     TrustZoneOption,
 )
-from toolwire.cli.run import registry_for
+from toolwire.cli.run import registry_for, unknown_tool
 from toolwire.cli.server import DEFAULT_PORT, bind, refuse_remote, run_server
 from toolwire.cli.show import error, safe
 from toolwire.cli.store import DbOption, notices, open_store
-from toolwire.core.errors import ToolwireError
+from toolwire.core.errors import ConfigError, ToolwireError
 from toolwire.policy.privacy import PrivacyLevel
+from toolwire.providers.base import TOOL_CHOICE_MODES
 
 if TYPE_CHECKING:
     from toolwire.inspector import InspectorSettings
     from toolwire.store import RunStore
+    from toolwire.tools.registry import ToolRegistry
 
 
 def check_port(host: str, port: int) -> None:
@@ -66,7 +68,8 @@ def build_settings(
 
     The state key comes from the environment or ``state.key`` in ``key_folder`` (default: the
     user data directory), and is created there when there is none. ``served`` is the provider
-    the run form starts with (``--provider`` and the rest); its model is checked now.
+    the run form starts with (``--provider`` and the rest); its model and key are checked now,
+    and a tool choice naming a tool must name one of the registry's (as ``run`` checks it).
     """
     from toolwire.inspector import InspectorSettings, RunDefaults, new_token, provider_factory
     from toolwire.workspace.config import load_workspace
@@ -75,6 +78,7 @@ def build_settings(
     # The store's tool states are the inspector's to load: only the workspace's servers here.
     registry = registry_for(notices(), None, tools_workspace, every_server=True)
     served = served or Served()
+    check_tool_choice(registry, served.tool_choice)
     factory = provider_factory(script, base_url=served.base_url, trust_zone=served.trust_zone)
     if served.provider != "scripted":
         factory(served.provider, served.model)  # a missing key or model fails now
@@ -96,6 +100,15 @@ def build_settings(
         allow_remote=allow_remote,
         queue_runs=queue_runs,
     )
+
+
+def check_tool_choice(registry: ToolRegistry, choice: str) -> None:
+    """A ``--tool-choice`` naming a tool must name one of ``registry``'s: a ``ConfigError``
+    before serving, as ``run`` refuses it before running (a mode is always fine)."""
+    if choice not in TOOL_CHOICE_MODES:
+        unknown = unknown_tool(registry, [choice])
+        if unknown is not None:
+            raise ConfigError(f"--tool-choice: {unknown}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
