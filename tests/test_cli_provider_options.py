@@ -169,8 +169,10 @@ def test_a_server_reporting_no_usage_is_tokens_unknown_in_run_and_runs(tmp_path:
     table = tw(tmp_path, "runs", "list").stdout
     assert f"tokens unknown (about {total} estimated)" in table
     shown = tw(tmp_path, "runs", "show", first["id"]).stdout.splitlines()
-    assert f"  tokens: tokens unknown (about {total} estimated): {first['prompt_tokens']} " \
+    assert (
+        f"  tokens: tokens unknown (about {total} estimated): {first['prompt_tokens']} "
         f"prompt, {first['completion_tokens']} completion" in shown
+    )
     detail = json.loads(tw(tmp_path, "runs", "show", first["id"], "--json").stdout)
     assert detail["tokens_known"] is False
     assert [s.get("tokens_estimated") for s in detail["steps"] if s["kind"] == "llm"] == [True]
