@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolwire import RunOptions
+from toolwire import RunOptions, ToolCall
+from toolwire.core.lifecycle import TerminationReason
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import UNKNOWN_USAGE, CompletionResponse, Usage
 from toolwire.runs.runtime import RunOutcome, RunRequest, Runtime
@@ -76,3 +77,19 @@ def test_a_nested_key_of_the_same_name_does_not_make_tokens_unknown(backend: Bac
     raws = [s.get("raw") for s in stored.steps if s["kind"] == "llm"]
     assert raws == [{"meta": {"tokens_estimated": True}}]  # kept, nested, as the server sent it
     assert _known_everywhere(store, outcome.run_id) == [True] * 6
+
+
+def test_a_budget_that_counted_an_estimate_says_so_in_the_governance_log(store: RunStore) -> None:
+    calling = CompletionResponse(tool_calls=(ToolCall("c1", "lookup", '{"query": "x"}'),),
+                                 usage=UNKNOWN_USAGE, model="gpt-4o-mini")  # fmt: skip
+    options = RunOptions(max_total_tokens=1)
+    request = RunRequest.of("what?", provider=PricedModel(calling), model="gpt-4o-mini",
+                            options=options)  # fmt: skip
+    outcome = Runtime(registry(), recorder=store).run_sync(request)
+    assert outcome.result is not None
+    assert outcome.result.reason is TerminationReason.BUDGET_EXHAUSTED
+    total, cost = outcome.result.usage.total_tokens, outcome.result.cost.shown
+    (logged,) = [d for d in store.list_gate_decisions() if d.run_id == outcome.run_id]
+    assert (logged.reason, logged.detail) == (
+        "budget_exhausted", f"after 1 rounds, tokens unknown (about {total} estimated), ${cost:.6f}"
+    )  # fmt: skip
