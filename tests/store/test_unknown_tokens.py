@@ -93,3 +93,16 @@ def test_a_budget_that_counted_an_estimate_says_so_in_the_governance_log(store: 
     assert (logged.reason, logged.detail) == (
         "budget_exhausted", f"after 1 rounds, tokens unknown (about {total} estimated), ${cost:.6f}"
     )  # fmt: skip
+
+
+def test_a_nul_the_model_wrote_does_not_break_finding_unknown_tokens(backend: Backend) -> None:
+    # PostgreSQL's JSON types refuse the escape a NUL is stored as: the check must not.
+    store = backend.open(PrivacyLevel.FULL)
+    nul = CompletionResponse(content="a\x00b \\u0000 \\\x00", usage=UNKNOWN_USAGE,
+                             model="gpt-4o-mini")  # fmt: skip
+    outcome = _run(store, nul)
+    stored = store.get_run(outcome.run_id)
+    assert stored is not None
+    (llm,) = [s for s in stored.steps if s["kind"] == "llm"]
+    assert llm["content"] == "a\x00b \\u0000 \\\x00"  # kept as written, at full privacy
+    assert _known_everywhere(store, outcome.run_id) == [False] * 6

@@ -100,8 +100,13 @@ def _top_level_true_sqlite(element: top_level_true, compiler: SQLCompiler, **kw:
 
 @compiles(top_level_true, "postgresql")
 def _top_level_true_postgresql(element: top_level_true, compiler: SQLCompiler, **kw: Any) -> str:
+    # PostgreSQL's JSON types refuse the escape ``\u0000`` (a NUL a model or tool wrote, kept
+    # in the text at full privacy). Its four hex digits become fffd first: whether the escape
+    # is real or literal text after an escaped backslash, the JSON stays valid and its keys
+    # stay as they were.
     text, key = (compiler.process(c, **kw) for c in element.clauses)
-    return f"((CAST({text} AS JSONB) -> {key}) = CAST('true' AS JSONB))"
+    cleaned = f"REPLACE({text}, '\\u0000', '\\ufffd')"
+    return f"((CAST({cleaned} AS JSONB) -> {key}) = CAST('true' AS JSONB))"
 
 
 # Whether some model call of the run had no usage from its provider, so the run's token
