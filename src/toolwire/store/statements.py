@@ -111,12 +111,14 @@ def _top_level_true_postgresql(element: top_level_true, compiler: SQLCompiler, *
 
 # Whether some model call of the run had no usage from its provider, so the run's token
 # counts hold toolwire's estimate (the step's ``tokens_estimated``, kept at every privacy
-# level). Derived from the steps: no column to keep in step. The LIKE passes over the
-# payload text only; the JSON check (a top-level key, not one nested in a raw body) runs on
-# the few steps it lets through.
+# level): true, else NULL. Derived from the steps: no column to keep in step. The LIKE passes
+# over the payload text only; the JSON check (a top-level key, not one nested in a raw body)
+# runs on the few steps it lets through. A scalar subquery with LIMIT, not EXISTS: PostgreSQL
+# may run an EXISTS as one hashed pass over every step of every run, where this looks up only
+# the listed runs' steps by the key's index.
 _ESTIMATED_TEXT = '%"tokens\\_estimated":true%'
 TOKENS_UNKNOWN = (
-    select(_steps.c.run_id)
+    select(true())
     .where(
         _steps.c.run_id == _runs.c.id,
         _steps.c.kind == "llm",
@@ -126,7 +128,8 @@ TOKENS_UNKNOWN = (
             else_=false(),
         ),
     )
-    .exists()
+    .limit(1)
+    .scalar_subquery()
     .label("tokens_unknown")
 )  # fmt: skip
 
