@@ -82,7 +82,12 @@ def test_run_json_is_one_object_on_stdout_with_the_answer_as_data(tmp_path: Path
         "reason": "completed",
         "answer": "Done: \x1b[31mred\x9b",
         "error": None,
-        "usage": {"prompt_tokens": 3, "completion_tokens": 0, "total_tokens": 3},
+        "usage": {
+            "prompt_tokens": 3,
+            "completion_tokens": 0,
+            "total_tokens": 3,
+            "tokens_known": True,
+        },
         "cost": {"usd": 0.0, "complete": False},
         "steps": 2,
         "stored_in": str((tmp_path / "runs.db").resolve()),

@@ -274,7 +274,7 @@ def test_demo_run_options_fill_the_run_form(tmp_path: Path) -> None:
     assert shown == {
         "provider": "scripted", "model": "", "reasoning": 2048, "stream": False,
         "max_tokens": 500, "max_total_tokens": 40000, "max_cost": 0.75, "context_window": 64000,
-        "max_concurrency": 3,
+        "max_concurrency": 3, "tool_choice": "auto", "base_url": None,
     }  # fmt: skip
 
 

@@ -63,7 +63,12 @@ async def test_the_stream_sends_context_steps_then_done_in_order(
         "truncated": False,
         "reason": "completed",
     }
-    assert done["usage"] == {"prompt_tokens": 30, "completion_tokens": 7, "total_tokens": 37}
+    assert done["usage"] == {
+        "prompt_tokens": 30,
+        "completion_tokens": 7,
+        "total_tokens": 37,
+        "tokens_known": True,
+    }
     assert {k: done[k] for k in ("stop", "finish_reason", "refusal", "cost", "cost_complete")} == {
         "stop": "end", "finish_reason": "stop", "refusal": None, "cost": 0.0,
         "cost_complete": False,

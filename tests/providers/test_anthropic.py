@@ -103,6 +103,7 @@ def test_multi_round_tool_conversation_encodes_to_the_documented_shape() -> None
             },
             {"name": "add", "description": "Add two integers.", "input_schema": ADD_SCHEMA},
         ],
+        "tool_choice": {"type": "auto"},
     }
 
 

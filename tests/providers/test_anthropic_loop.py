@@ -176,7 +176,7 @@ def test_three_rounds_with_thinking_parallel_calls_an_error_and_the_synthesis(
         assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
         assert body["max_tokens"] == 4096
         assert [t["name"] for t in body["tools"]] == ["weather", "add"]
-    assert "tool_choice" not in first and "tool_choice" not in second
+    assert first["tool_choice"] == second["tool_choice"] == {"type": "auto"}
     assert synthesis["tool_choice"] == {"type": "none"}
     assert second["messages"][1] == REPLAY_1
     results = second["messages"][2]["content"]

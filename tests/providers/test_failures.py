@@ -88,15 +88,17 @@ ECHOED_KEY = f'{{"error": {{"message": "Incorrect API key provided: {KEY}", "cod
 
 def test_401_is_an_authentication_error_with_the_echoed_key_masked() -> None:
     sleeps = Sleeps()
-    transport, seen = scripted(httpx.Response(401, text=ECHOED_KEY))
+    transport, _ = scripted(httpx.Response(401, text=ECHOED_KEY))
     error = fail(openai(transport, sleeps))
     assert type(error) is AuthenticationError
     assert error.status == 401
     assert str(error) == (
-        'openai: HTTP 401 credentials refused: {"error": {"message": '
-        '"Incorrect API key provided: [redacted]", "code": 401}}'
+        "openai: HTTP 401 credentials refused "
+        "(https://api.openai.com/v1/chat/completions) [code 401]: "
+        "Incorrect API key provided: [redacted]"
     )
-    assert (len(seen), sleeps.delays) == (1, [])
+    assert (error.code, error.endpoint) == ("401", "https://api.openai.com/v1/chat/completions")
+    assert KEY not in str(error)
 
 
 def test_403_is_an_authentication_error_and_is_not_retried() -> None:
@@ -105,7 +107,8 @@ def test_403_is_an_authentication_error_and_is_not_retried() -> None:
     error = fail(openai(transport, sleeps))
     assert (type(error), str(error), len(seen)) == (
         AuthenticationError,
-        "openai: HTTP 403 credentials refused: forbidden",
+        "openai: HTTP 403 credentials refused "
+        "(https://api.openai.com/v1/chat/completions): forbidden",
         1,
     )
 
@@ -136,7 +139,7 @@ def test_429_asking_for_longer_than_the_cap_fails_at_once() -> None:
     assert (error.retry_after, error.status, str(error)) == (
         3600.0,
         429,
-        "openai: HTTP 429 rate limited",
+        "openai: HTTP 429 rate limited (https://api.openai.com/v1/chat/completions)",
     )
     assert (len(seen), sleeps.delays) == (1, [])
 
@@ -176,7 +179,10 @@ def test_a_failing_server_is_tried_max_attempts_times_with_growing_capped_backof
     assert type(error) is ServerError
     assert len(seen) == MAX_ATTEMPTS
     assert sleeps.delays == [0.5, 1.0, 2.0]
-    assert str(error).startswith("openai: HTTP 502 server error: <html><head><title>502 Bad")
+    assert str(error).startswith(
+        "openai: HTTP 502 server error (https://api.openai.com/v1/chat/completions): "
+        "<html><head><title>502 Bad"
+    )
     assert len(error.body) == 200
     assert error.body.endswith("…")
 
@@ -336,7 +342,7 @@ def test_an_oversized_body_with_a_declared_length_is_refused() -> None:
     error = fail(openai(transport, Sleeps()))
     assert (type(error), str(error)) == (
         MalformedResponse,
-        f"openai: response body over {MAX_RESPONSE_BYTES} bytes",
+        f"openai: response body over {MAX_RESPONSE_BYTES} bytes (MAX_RESPONSE_BYTES) (https://api.openai.com/v1/chat/completions)",
     )
 
 
@@ -360,7 +366,8 @@ def test_other_4xx_are_provider_errors_with_their_status_and_are_not_retried() -
     transport, seen = scripted(httpx.Response(400, json={"error": {"message": "bad tools"}}))
     error = fail(openai(transport, sleeps))
     assert (type(error), error.status, len(seen)) == (ProviderError, 400, 1)
-    assert str(error) == 'openai: HTTP 400 request refused: {"error":{"message":"bad tools"}}'
+    endpoint = "https://api.openai.com/v1/chat/completions"
+    assert str(error) == f"openai: HTTP 400 request refused ({endpoint}): bad tools"
 
 
 @pytest.fixture
@@ -432,7 +439,7 @@ def test_every_adapter_masks_an_echoed_key(name: str) -> None:
     transport, seen = scripted(httpx.Response(401, text=ECHOED_KEY))
     error = fail(make_provider(name, transport=transport))
     assert type(error) is AuthenticationError
-    assert str(error).startswith(f"{name}: HTTP 401 credentials refused: ")
+    assert str(error).startswith(f"{name}: HTTP 401 credentials refused (https://")
     assert "[redacted]" in str(error)
     assert len(seen) == 1
 
@@ -441,6 +448,6 @@ def test_a_body_nested_too_deeply_is_malformed_not_a_recursion_error() -> None:
     transport, seen = scripted(httpx.Response(200, content=b"[" * 200_000 + b"]" * 200_000))
     error = fail(openai(transport, Sleeps()))
     assert (type(error), str(error)) == (
-        MalformedResponse, "openai: response is nested too deeply"
+        MalformedResponse, "openai: response is nested too deeply (https://api.openai.com/v1/chat/completions)"
     )  # fmt: skip
     assert len(seen) == 1

@@ -90,6 +90,7 @@ def test_multi_round_tool_conversation_encodes_to_the_documented_shape() -> None
                 ]
             }
         ],
+        "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
         "generationConfig": {"maxOutputTokens": 512, "temperature": 0.2},
     }
 

@@ -108,7 +108,8 @@ def test_three_rounds_replay_every_signature_and_only_api_ids(stream: bool) -> N
     assert third["contents"][:3] == second["contents"]
     assert third["contents"][3] == {"role": "model", "parts": parts(ROUND_2)}
     assert responses(third, 4) == [{"id": "fc-add", "name": "add", "response": {"output": "4"}}]
-    assert all("toolConfig" not in body for body in gemini.bodies)
+    auto = {"functionCallingConfig": {"mode": "AUTO"}}
+    assert all(body["toolConfig"] == auto for body in gemini.bodies)
     assert result.usage == Usage(
         prompt_tokens=33, completion_tokens=36, reasoning_tokens=15
     )  # per turn: 11 in, 7 answer and 5 thought tokens out
@@ -128,7 +129,7 @@ def test_the_synthesis_round_sends_the_tools_with_mode_none(stream: bool) -> Non
     names = [d["name"] for d in synthesis["tools"][0]["functionDeclarations"]]
     assert names == ["weather", "station", "add"]
     assert synthesis["contents"][3] == {"role": "model", "parts": parts(ROUND_2)}
-    assert all("toolConfig" not in body for body in rounds)
+    assert all(body["toolConfig"] == {"functionCallingConfig": {"mode": "AUTO"}} for body in rounds)
 
 
 @STREAMING

@@ -82,6 +82,7 @@ def test_multi_round_tool_conversation_encodes_to_the_documented_shape() -> None
                 },
             },
         ],
+        "tool_choice": "auto",
         "temperature": 0.2,
         "max_completion_tokens": 512,
     }
@@ -146,7 +147,7 @@ def test_missing_usage_unknown_finish_reason_and_inline_thinking() -> None:
     }
     response = provider().decode(body)
     assert (response.content, response.thinking) == ("It is 4.", "Is it 4?")
-    assert response.usage == Usage(0, 0)
+    assert response.usage == Usage(0, 0, known=False)  # none reported: "tokens unknown"
     assert response.finish_reason == "eos_token"
     assert response.model is None
 

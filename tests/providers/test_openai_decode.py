@@ -115,9 +115,10 @@ def test_openrouter_takes_an_effort_or_a_token_budget() -> None:
     assert "reasoning_effort" not in effort | budget
 
 
-def test_tool_choice_is_sent_only_as_none_and_only_with_tools() -> None:
-    assert "tool_choice" not in provider().encode(REQUEST)
+def test_tool_choice_is_always_sent_with_tools_and_only_with_tools() -> None:
+    assert provider().encode(REQUEST)["tool_choice"] == "auto"
     assert provider().encode(replace(REQUEST, tool_choice="none"))["tool_choice"] == "none"
+    assert "tool_choice" not in provider().encode(PLAIN)
     assert "tool_choice" not in provider().encode(replace(PLAIN, tool_choice="none"))
 
 
@@ -222,7 +223,8 @@ def test_tool_call_deltas_without_an_index_start_a_new_call_per_id() -> None:
     ]
     response = provider().decode(assembled(events))
     assert response.tool_calls == (ToolCall("a", "add", '{"a": 1}'), ToolCall("b", "clock", "{}"))
-    assert (response.stop, response.usage) == (Stop.TOOL_CALLS, Usage())
+    # the stream had no usage chunk: the usage is not known, not zero
+    assert (response.stop, response.usage) == (Stop.TOOL_CALLS, Usage(known=False))
 
 
 def test_a_stream_without_choices_is_a_malformed_response() -> None:

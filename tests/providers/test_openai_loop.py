@@ -120,7 +120,7 @@ def test_three_rounds_with_parallel_calls_an_error_reasoning_and_the_synthesis(
         assert body["reasoning_effort"] == "low"
         assert body.get("stream", False) is stream
         assert [t["function"]["name"] for t in body["tools"]] == ["weather", "add"]
-    assert [b.get("tool_choice") for b in bodies] == [None, None, "none"]
+    assert [b.get("tool_choice") for b in bodies] == ["auto", "auto", "none"]
     # the broken arguments go back as {}, the error result as the tool turn's content
     assert bodies[1]["messages"][1]["tool_calls"][1]["function"]["arguments"] == "{}"
     assert bodies[1]["messages"][3] == {"role": "tool", "tool_call_id": "call_a",
@@ -204,7 +204,8 @@ def test_an_openrouter_style_error_in_a_200_body_is_a_typed_error() -> None:
         with pytest.raises(ServerError) as caught:
             asyncio.run(provider.complete(PLAIN))
     assert str(caught.value) == (
-        'openai: error in the response (502): "Upstream provider unavailable"'
+        f"openai: error in the response (502) ({base}/chat/completions) [code 502]: "
+        "Upstream provider unavailable"
     )
     assert len(model.captured) == 2  # a 5xx code is transient: retried
 
@@ -220,7 +221,8 @@ def test_an_error_event_mid_stream_is_a_typed_error_and_not_retried() -> None:
         with pytest.raises(ProviderError) as caught:
             asyncio.run(provider.complete(replace(PLAIN, stream=True, on_delta=seen.append)))
     assert str(caught.value) == (
-        'openai: error in the response (502): "Upstream provider unavailable"'
+        f"openai: error in the response (502) ({base}/chat/completions) [code 502]: "
+        "Upstream provider unavailable"
     )
     assert len(model.captured) == 1  # part of the answer was shown: never asked again
     assert seen == [Delta("content", "parti"), Delta("content", "al an")]
@@ -238,5 +240,8 @@ def test_a_stream_over_the_byte_cap_is_refused_while_it_is_read() -> None:
             sleep=no_sleep))  # fmt: skip
         with pytest.raises(MalformedResponse) as caught:
             asyncio.run(provider.complete(replace(PLAIN, stream=True)))
-    assert str(caught.value) == f"openai: response body over {MAX_RESPONSE_BYTES} bytes"
+    assert str(caught.value) == (
+        f"openai: event stream over {MAX_RESPONSE_BYTES} bytes in all (MAX_STREAM_BYTES) "
+        f"({base}/chat/completions)"
+    )
     assert len(model.captured) == 1

@@ -65,8 +65,8 @@ def test_base_url_trust_zone_and_explicit_key() -> None:
         (
             "mistral",
             {"model": "m"},
-            "unknown provider 'mistral'; choose one of openai, anthropic, gemini, ollama, vllm, "
-            "lmstudio, openrouter, scripted",
+            "unknown provider 'mistral'; choose one of openai, anthropic, gemini, llama-server, "
+            "llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter, scripted",
         ),
         ("openai", {"model": None}, "provider openai needs a model name (--model)"),
         ("gemini", {"model": "  "}, "provider gemini needs a model name (--model)"),

@@ -175,7 +175,8 @@ async def test_a_full_run_is_rerun_with_its_request_and_options_and_linked(
         "prompt": "orders?", "system_prompt": "Be brief.", "provider": "echoing", "model": None,
         "options": {"max_rounds": 4, "allowed_tools": ["echo"], "temperature": 0.5,
                     "capture_raw": False, "dry_run": False, "stream": True,
-                    "max_concurrency": 8, "max_remote_calls": 20, "reasoning": "low"},
+                    "max_concurrency": 8, "max_remote_calls": 20, "tool_choice": "auto",
+                    "reasoning": "low"},
         "options_recorded": True, "provider_problem": "",
     }  # fmt: skip
     again = await start(client, form["provider"], **{**form["options"], "prompt": "edited?",

@@ -272,6 +272,7 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
         RequestStep: common | {"tool_specs", "refusals", "tool_choice"},
         LlmStep: common
         | {"stop", "finish_reason", "prompt_tokens", "completion_tokens", "total_tokens"}
+        | {"tokens_estimated"}  # whether the counts are toolwire's estimate: no content
         | {"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost"}
         | {"registered_tool_names"},
         ToolStep: common

@@ -69,6 +69,7 @@ def test_a_run_is_stored_with_its_steps_in_sequence(store: RunStore) -> None:
         "stalls": 0,
         "rerun_of": None,
         "tool_errors": 0,
+        "tokens_known": True,  # the script reported its usage
     }
     assert stored.steps[2] == {
         "sequence": 3,

@@ -23,22 +23,26 @@ from toolwire.cli.app import app
 from toolwire.cli.keys import data_dir as user_data_dir
 from toolwire.cli.keys import make_key
 from toolwire.cli.options import (
+    BaseUrlOption,
     ContextWindowOption,
     MaxConcurrencyOption,
     MaxCostOption,
     MaxTokensOption,
     MaxTotalTokensOption,
+    ModelOption,
     NoStreamOption,
+    ProviderOption,
     ReasoningOption,
+    ToolChoiceOption,
+    TrustZoneOption,
     form_reasoning,
 )
-from toolwire.cli.serve import check_port
+from toolwire.cli.serve import check_port, check_tool_choice
 from toolwire.cli.server import DEFAULT_PORT, refuse_remote, run_server
 from toolwire.cli.show import error, safe
 from toolwire.cli.store import DbOption, notices, open_store
 from toolwire.core.errors import ToolwireError
 from toolwire.policy.privacy import PrivacyLevel
-from toolwire.providers.presets import PROVIDER_NAMES
 
 if TYPE_CHECKING:
     from toolwire.store import RunStore
@@ -49,14 +53,11 @@ REPLAY_LABEL = "Demo replay: a scripted model answers; no provider is called, no
 @app.command()
 def demo(
     *,
-    provider: Annotated[
-        str, typer.Option(help=f"Model provider: {', '.join(PROVIDER_NAMES)}.")
-    ] = "scripted",
-    model: Annotated[str | None, typer.Option(help="Model name for a real provider.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="API base URL (OpenAI-compatible).")] = None,
-    trust_zone: Annotated[
-        str | None, typer.Option(help="Where the provider runs; bounds which tools it gets.")
-    ] = None,
+    provider: ProviderOption = "scripted",
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    trust_zone: TrustZoneOption = None,
+    tool_choice: ToolChoiceOption = "auto",
     data_dir: Annotated[
         Path | None,
         typer.Option(help="Where the demo, its runs (runs.db) and its state key live."),
@@ -89,7 +90,9 @@ def demo(
     choice = choose_store(db, folder=data_dir)
     in_demo_folder = choice.origin == "--data-dir"  # its folder is made by prepare_demo
     store: RunStore | None = None
+    registry = default_registry()
     try:
+        check_tool_choice(registry, tool_choice)
         factory = provider_factory(SCRIPT_PATH, base_url=base_url, trust_zone=trust_zone)
         factory(provider, model)  # a missing key or model fails now, not at the first run
         if not in_demo_folder:
@@ -104,7 +107,7 @@ def demo(
         error(notices(), safe(str(exc), None))
         raise typer.Exit(1) from None
     settings = InspectorSettings(
-        registry=default_registry(),
+        registry=registry,
         provider_factory=factory,
         store=store,
         privacy_level=str(privacy) if store is not None else None,
@@ -123,6 +126,8 @@ def demo(
             max_cost=max_cost,
             context_window=context_window,
             max_concurrency=max_concurrency,
+            tool_choice=tool_choice,
+            base_url=base_url,
         ),
     )
     console.print(Text(f"Demo workspace: {shop.root}"))

@@ -1,4 +1,7 @@
-"""The run options every command that starts a run takes: reasoning, streaming and budgets.
+"""The options every command that starts a run takes: the provider (``--provider``,
+``--model``, ``--base-url``, ``--trust-zone``), the tool choice, reasoning, streaming, budgets.
+
+``run``, ``demo`` and ``serve`` take them from here, so they are spelled and checked alike.
 
 Each bad value is a usage error naming the option (exit status 2), before anything runs.
 """
@@ -10,8 +13,8 @@ from typing import Annotated
 
 import typer
 
-from toolwire.providers.base import Reasoning
-from toolwire.providers.presets import MaxTokensField
+from toolwire.providers.base import Reasoning, parse_tool_choice
+from toolwire.providers.presets import PROVIDER_NAMES, MaxTokensField
 
 EFFORTS = ("low", "medium", "high")
 REASONING_HELP = "How hard the model thinks: low, medium, high, or a token budget N."
@@ -89,4 +92,32 @@ MaxRemoteCallsOption = Annotated[
     int,
     typer.Option("--max-remote-calls", min=0,
                  help="Calls to remote (MCP) tools the run may make in all."),
+]  # fmt: skip
+
+
+def _tool_choice(value: str) -> str:
+    try:
+        return parse_tool_choice(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--tool-choice'") from None
+
+
+ProviderOption = Annotated[
+    str, typer.Option("--provider", help="The model provider: " + ", ".join(PROVIDER_NAMES) + ".")
+]
+ModelOption = Annotated[
+    str | None, typer.Option("--model", help="The model to ask (HTTP providers).")
+]
+BaseUrlOption = Annotated[
+    str | None, typer.Option("--base-url", help="Another server speaking the provider's API.")
+]
+TrustZoneOption = Annotated[
+    str | None,
+    typer.Option("--trust-zone", help="Where the model runs; bounds which tools it gets."),
+]
+ToolChoiceOption = Annotated[
+    str,
+    typer.Option("--tool-choice", callback=_tool_choice, help="What the model may do with the "
+                 "tools: auto, none, required, or a tool's name (required and a name hold for "
+                 "the first round)."),
 ]  # fmt: skip

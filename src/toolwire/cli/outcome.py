@@ -17,9 +17,11 @@ from toolwire.cli.show import (
     error,
     pause_lines,
     safe,
+    tokens_text,
     warning,
 )
 from toolwire.core.lifecycle import RunStatus, TerminationReason
+from toolwire.providers.base import Usage
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -130,6 +132,8 @@ def outcome_json(
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.total_tokens,
+            # False: the provider reported no usage for some turn; the counts are estimates
+            "tokens_known": usage.known,
         },
         "cost": None if result is None else {
             "usd": float(result.cost.usd), "complete": result.cost.complete,
@@ -150,7 +154,13 @@ def ending_line(result: LoopResult) -> Text:
     if result.finish_reason and result.reason in _PROVIDERS_CALL:
         reason += f"; the provider said {safe(result.finish_reason, 40)!r}"
     cost = cost_text(float(result.cost.usd), result.cost.complete)
-    return Text(f"{reason}; {result.usage.total_tokens} tokens; {cost}", style="dim")
+    return Text(f"{reason}; {tokens_of(result.usage)}; {cost}", style="dim")
+
+
+def tokens_of(usage: Usage) -> str:
+    """The run's tokens, or "tokens unknown" (with the estimate budgets counted) when the
+    provider did not report them all."""
+    return tokens_text(usage.total_tokens, usage.known)
 
 
 def _said(result: LoopResult) -> str:

@@ -20,6 +20,7 @@ from toolwire.cli.app import app
 from toolwire.cli.ask import carry_on, decision_errors, interactive, resumer
 from toolwire.cli.keys import read_key
 from toolwire.cli.options import (
+    BaseUrlOption,
     ContextWindowOption,
     MaxConcurrencyOption,
     MaxCostOption,
@@ -27,8 +28,12 @@ from toolwire.cli.options import (
     MaxTokensFieldOption,
     MaxTokensOption,
     MaxTotalTokensOption,
+    ModelOption,
     NoStreamOption,
+    ProviderOption,
     ReasoningOption,
+    ToolChoiceOption,
+    TrustZoneOption,
     parse_reasoning,
 )
 from toolwire.cli.outcome import Output, report
@@ -37,7 +42,7 @@ from toolwire.cli.store import DbOption, open_or_warn
 from toolwire.core.errors import ConfigError, StoreError, ToolwireError
 from toolwire.policy.options import DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_REMOTE_CALLS, MAX_ROUNDS
 from toolwire.policy.privacy import PrivacyLevel
-from toolwire.providers.presets import PROVIDER_NAMES
+from toolwire.providers.base import TOOL_CHOICE_MODES
 
 WORKSPACE_FILE = "workspace.toml"  # the name a workspace folder (the demo's) gives it
 
@@ -58,17 +63,11 @@ def run(
         Path | None,
         typer.Option("--script", help="A JSON or YAML script (needed with --provider scripted)."),
     ] = None,
-    provider_name: Annotated[
-        str, typer.Option("--provider", help=", ".join(PROVIDER_NAMES) + ".")
-    ] = "scripted",
-    model: Annotated[str | None, typer.Option(help="The model to ask (HTTP providers).")] = None,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="Another server speaking the same API.")
-    ] = None,
-    trust_zone: Annotated[
-        str | None,
-        typer.Option("--trust-zone", help="Where the model runs; bounds which tools it gets."),
-    ] = None,
+    provider_name: ProviderOption = "scripted",
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    trust_zone: TrustZoneOption = None,
+    tool_choice: ToolChoiceOption = "auto",
     workspace: Annotated[
         Path | None,
         typer.Option(
@@ -149,6 +148,7 @@ def run(
             context_window=context_window,
             max_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY,
             max_remote_calls=max_remote_calls,
+            tool_choice=tool_choice,
         )
         context = ToolContext(
             user=User("cli", is_admin=True) if admin else None,
@@ -164,7 +164,8 @@ def run(
     key = read_key(console)
     store = None if no_store else open_or_warn(console, db, level)
     registry = registry_for(console, store, tools_workspace, requested=options.allowed_tools)
-    unknown = unknown_tool(registry, tool or [])
+    named = [] if tool_choice in TOOL_CHOICE_MODES else [tool_choice]
+    unknown = unknown_tool(registry, [*(tool or []), *named])
     if unknown is not None:
         if store is not None:
             store.close()

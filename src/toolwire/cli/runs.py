@@ -15,7 +15,7 @@ from rich.text import Text
 from toolwire.cli import filters
 from toolwire.cli.app import app
 from toolwire.cli.ask import interactive
-from toolwire.cli.show import cost_text, emit_json, error, plural, safe
+from toolwire.cli.show import cost_text, emit_json, error, plural, safe, tokens_text
 from toolwire.cli.store import DbOption, open_or_exit
 from toolwire.core.errors import StoreError
 from toolwire.core.jsonenc import dumps
@@ -169,7 +169,7 @@ def _row(summary: RunSummary) -> list[str]:
         summary.created_at[:19].replace("T", " "),
         safe(label, 40),
         plural(summary.rounds, "round"),
-        plural(summary.prompt_tokens + summary.completion_tokens, "token"),
+        tokens_text(summary.prompt_tokens + summary.completion_tokens, summary.tokens_known),
         cost_text(summary.cost, summary.cost_complete),
         plural(summary.step_count, "step"),
         summary.privacy_level,
@@ -191,7 +191,7 @@ def _heading(stored: StoredRun) -> list[Text]:
         "provider": "/".join(p for p in (stored.provider, stored.model) if p) or "-",
         "privacy": stored.privacy_level,
         "rounds": str(stored.rounds) + (" (truncated)" if stored.truncated else ""),
-        "tokens": f"{stored.prompt_tokens} prompt, {stored.completion_tokens} completion",
+        "tokens": _tokens(stored),
         "cost": cost_text(stored.cost, stored.cost_complete),
     }
     if stored.error:
@@ -200,6 +200,14 @@ def _heading(stored: StoredRun) -> list[Text]:
     lines = [Text(f"run {stored.id}", style="bold")]
     lines += [Text(f"  {key}: {safe(value, VALUE_PREVIEW_CHARS)}") for key, value in facts.items()]
     return lines
+
+
+def _tokens(stored: StoredRun) -> str:
+    split = f"{stored.prompt_tokens} prompt, {stored.completion_tokens} completion"
+    if stored.tokens_known:
+        return split
+    total = stored.prompt_tokens + stored.completion_tokens
+    return f"{tokens_text(total, known=False)}: {split}"
 
 
 def _answer(stored: StoredRun) -> str:

@@ -191,6 +191,12 @@ def cost_text(usd: float | None, complete: bool | None) -> str:
     return f"at least {dollars(usd)}" if usd > 0 else "cost unknown"
 
 
+def tokens_text(total: int, known: bool) -> str:
+    """A run's tokens as a person reads them: the count, or "tokens unknown" with the estimate
+    its budgets counted when a provider did not report them all."""
+    return plural(total, "token") if known else f"tokens unknown (about {total} estimated)"
+
+
 class StepPrinter:
     """A trace observer printing one line per step, and a delta observer printing a streamed
     answer as it arrives (thinking dimmed, on lines of its own, never in the answer)."""

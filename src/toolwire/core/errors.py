@@ -9,13 +9,15 @@ never the model or the inspector's DOM.
     ├── ToolError
     │   └── DuplicateToolError      two tools registered under one name
     ├── ToolRefusal                 a tool refuses a call; its message is written for the model
-    ├── ProviderError               status and a short, redacted body excerpt
+    ├── ProviderError               status, endpoint, the server's code/type/param and a
+    │   │                           short, redacted message
     │   ├── AuthenticationError     401/403: the key is missing or wrong
     │   ├── RateLimitError          429; carries retry_after seconds when given
     │   ├── ServerError             5xx
     │   ├── ProviderTimeout         the request took longer than its timeout
     │   ├── ProviderConnectionError the server could not be reached
-    │   ├── MalformedResponse       the body is not what the API documents
+    │   ├── MalformedResponse       the body (or event stream) is not what the API documents
+    │   ├── EmptyCompletion         a turn with no text and no tool calls
     │   └── ScriptExhausted         the scripted provider has no turn left
     ├── RunCancelled                raised from an observer to stop a run at a step boundary
     ├── StateError                  a suspended run's sealed state cannot be used
@@ -60,14 +62,30 @@ class ToolRefusal(ToolwireError):
 
 
 class ProviderError(ToolwireError):
-    """A provider call failed. ``status`` is the HTTP status when there was one."""
+    """A provider call failed. ``status`` is the HTTP status when there was one; ``endpoint``
+    the URL called (no user info, no query); ``code``, ``type`` and ``param`` what the
+    server's error body said, when it said it; ``body`` a short, redacted excerpt."""
 
     retryable = False
 
-    def __init__(self, message: str, *, status: int | None = None, body: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        body: str = "",
+        endpoint: str | None = None,
+        code: str | None = None,
+        type: str | None = None,
+        param: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.body = body
+        self.endpoint = endpoint
+        self.code = code
+        self.type = type
+        self.param = param
 
 
 class AuthenticationError(ProviderError):
@@ -79,16 +97,7 @@ class RateLimitError(ProviderError):
 
     retryable = True
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        body: str = "",
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message, status=status, body=body)
-        self.retry_after = retry_after
+    retry_after: float | None = None  # seconds the server asked us to wait, when it said
 
 
 class ServerError(ProviderError):
@@ -111,6 +120,10 @@ class ProviderConnectionError(ProviderError):
 
 class MalformedResponse(ProviderError):
     """The provider answered with a body that does not fit its API."""
+
+
+class EmptyCompletion(ProviderError):
+    """The model's turn held nothing: no text and no tool calls. Never a completed run."""
 
 
 class ScriptExhausted(ProviderError):

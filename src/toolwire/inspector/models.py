@@ -29,6 +29,7 @@ MAX_CONTEXT_TOKENS = 100_000_000  # a hundred times today's largest context wind
 MAX_REMOTE_CALLS = 10_000  # remote calls a run may make; more is no budget at all
 MAX_RUN_ID_CHARS = 64  # run ids are UUIDs
 RUN_ID = r"^[0-9A-Za-z-]+$"
+MAX_BASE_URL_CHARS = 2_000  # a URL, not a document
 
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 Effort = Literal["low", "medium", "high"]
@@ -63,6 +64,11 @@ class RunBody(_Strict):
     max_concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY)
     # A trust zone name (toolwire.core.trust.TrustZone); absent: the provider's own zone.
     trust_zone: Name | None = None
+    # auto, none, required, or the name of one offered tool (toolwire.policy.options).
+    tool_choice: Name = "auto"
+    # Another server speaking the provider's API; checked server-side, and sent no key from
+    # the environment (toolwire.inspector.settings.ServedProviders).
+    base_url: str | None = Field(default=None, min_length=1, max_length=MAX_BASE_URL_CHARS)
     max_remote_calls: int = Field(default=DEFAULT_MAX_REMOTE_CALLS, ge=0, le=MAX_REMOTE_CALLS)
     # The stored run this one starts again (see ``toolwire.inspector.rerun``).
     rerun_of: str | None = Field(default=None, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID)
@@ -125,6 +131,8 @@ class Defaults(BaseModel):
     max_cost: float | None = None
     context_window: int | None = None
     max_concurrency: int | None = None
+    tool_choice: str = "auto"
+    base_url: str | None = None
     replay_label: str | None = None  # set when the default provider replays a script
     trust_zones: list[str] = []  # every zone a run may choose, least trusted last
 

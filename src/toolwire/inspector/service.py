@@ -41,13 +41,13 @@ from toolwire.inspector.models import (
     Verdict,
 )
 from toolwire.inspector.rerun import rerun_charter
-from toolwire.inspector.settings import InspectorSettings
+from toolwire.inspector.settings import AddressedFactory, InspectorSettings
 from toolwire.loop.loop import RunOptions
 from toolwire.loop.state import Pause
 from toolwire.policy.charter import Charter, CharterRefused
 from toolwire.policy.charter import context as tool_context
 from toolwire.policy.options import DEFAULT_MAX_CONCURRENCY
-from toolwire.providers.base import Provider, Reasoning
+from toolwire.providers.base import TOOL_CHOICE_MODES, Provider, Reasoning
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.runs.runtime import (
     DIRECT_CALL,
@@ -76,24 +76,9 @@ class LiveRun:
 
 def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) -> LiveRun:
     """The run ``body`` asks for, or a 422 naming the choice that cannot be served."""
-    provider = _provider(settings, body.provider, body.model)
+    provider = _provider(settings, body.provider, body.model, body.base_url)
     chosen = _zone(body.trust_zone) if body.trust_zone is not None else None
-    options = RunOptions(
-        max_rounds=body.max_rounds,
-        allowed_tools=body.allowed_tools,
-        temperature=body.temperature,
-        capture_raw=body.capture_raw,
-        dry_run=body.dry_run,
-        reasoning=reasoning_of(body),
-        stream=body.stream,
-        max_tokens=body.max_tokens,
-        max_total_tokens=body.max_total_tokens,
-        max_cost=body.max_cost,
-        context_window=body.context_window,
-        max_concurrency=body.max_concurrency or DEFAULT_MAX_CONCURRENCY,
-        max_remote_calls=body.max_remote_calls,
-        trust_zone=chosen,
-    )
+    options = _options(body, chosen)
     charter = _rerun_charter(settings, body.rerun_of)
     if charter is None:
         context, privacy = ToolContext(user=settings.user, workspace=settings.workspace), None
@@ -109,6 +94,8 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
     offered, _ = runtime.policy.offered(
         body.allowed_tools, context=context, grant=options.grant, zone=zone
     )
+    if options.tool_choice not in TOOL_CHOICE_MODES and options.tool_choice not in offered:
+        raise ApiError(422, f"tool_choice: {options.tool_choice!r} is not a tool this run offers")
     request = RunRequest(
         messages=tuple(messages), provider=provider, model=body.model, options=options,
         context=context, rerun_of=body.rerun_of, privacy=privacy,
@@ -129,6 +116,30 @@ def prepare_run(settings: InspectorSettings, runtime: Runtime, body: RunBody) ->
     return LiveRun(request=request, context=event)
 
 
+def _options(body: RunBody, chosen: TrustZone | None) -> RunOptions:
+    """The run's options, or a 422 naming the one that cannot be used."""
+    try:
+        return RunOptions(
+            max_rounds=body.max_rounds,
+            allowed_tools=body.allowed_tools,
+            temperature=body.temperature,
+            capture_raw=body.capture_raw,
+            dry_run=body.dry_run,
+            reasoning=reasoning_of(body),
+            stream=body.stream,
+            max_tokens=body.max_tokens,
+            max_total_tokens=body.max_total_tokens,
+            max_cost=body.max_cost,
+            context_window=body.context_window,
+            max_concurrency=body.max_concurrency or DEFAULT_MAX_CONCURRENCY,
+            max_remote_calls=body.max_remote_calls,
+            trust_zone=chosen,
+            tool_choice=body.tool_choice,
+        )
+    except ValueError as exc:
+        raise ApiError(422, str(exc)) from None
+
+
 def _rerun_charter(settings: InspectorSettings, rerun_of: str | None) -> Charter | None:
     """The charter of the run a re-run starts again (None: not a re-run); a 422 when it has
     none to trust."""
@@ -147,9 +158,16 @@ def _charter_context(charter: Charter, settings: InspectorSettings) -> ToolConte
         raise ApiError(422, f"the run cannot be re-run here: {exc}") from None
 
 
-def _provider(settings: InspectorSettings, name: str, model: str | None) -> Provider:
+def _provider(
+    settings: InspectorSettings, name: str, model: str | None, base_url: str | None = None
+) -> Provider:
+    factory = settings.provider_factory
+    if base_url is not None and not isinstance(factory, AddressedFactory):
+        raise ApiError(422, "base_url: this server's providers take no base URL")
     try:
-        return settings.provider_factory(name, model)
+        if base_url is not None and isinstance(factory, AddressedFactory):
+            return factory.at(name, model, base_url)
+        return factory(name, model)
     except ConfigError as exc:
         raise ApiError(422, str(exc)) from None
 

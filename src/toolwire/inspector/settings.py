@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from toolwire.core.errors import ConfigError
 from toolwire.core.sealing import StateKey
@@ -21,6 +21,7 @@ from toolwire.policy.charter import Charter
 from toolwire.providers.base import Provider
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.providers.select import create_provider
+from toolwire.providers.wire import checked_base_url
 from toolwire.runs.recorder import RunRecorder
 from toolwire.tools.api import User
 from toolwire.tools.registry import Availability, ToolRegistry
@@ -71,6 +72,8 @@ class RunDefaults:
     max_cost: float | None = None
     context_window: int | None = None
     max_concurrency: int | None = None
+    tool_choice: str = "auto"
+    base_url: str | None = None
 
 
 def new_token() -> str:
@@ -116,16 +119,48 @@ def scripted_factory(script: Path | None) -> ProviderFactory:
     return factory
 
 
+@runtime_checkable
+class AddressedFactory(Protocol):
+    """A provider factory that can also reach a server at a base URL the run form gave."""
+
+    def __call__(self, name: str, model: str | None) -> Provider: ...
+
+    def at(self, name: str, model: str | None, base_url: str) -> Provider: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ServedProviders:
+    """``scripted`` replays the script; any other name is a real adapter, keyed from the
+    environment. A missing key or model is a ``ConfigError`` before any request.
+
+    ``at`` serves a base URL the run form gave (checked by ``checked_base_url``: http(s), a
+    host, no query or fragment). An environment key goes only to the base URL it was set up
+    for (the preset's, or the server's ``--base-url``): a URL from the form gets no key, so a
+    hosted API behind one is refused, and a page can never send the server's key elsewhere.
+    """
+
+    scripted: ProviderFactory
+    base_url: str | None = None
+    trust_zone: str | None = None
+
+    def __call__(self, name: str, model: str | None) -> Provider:
+        if name == "scripted":
+            return self.scripted(name, model)
+        return create_provider(name, model=model, base_url=self.base_url,
+                               trust_zone=self.trust_zone)  # fmt: skip
+
+    def at(self, name: str, model: str | None, base_url: str) -> Provider:
+        if name == "scripted":
+            raise ConfigError("base_url: the scripted provider calls no server")
+        url = checked_base_url(name, base_url)
+        if url == (self.base_url or "").rstrip("/"):
+            return self(name, model)
+        return create_provider(name, model=model, base_url=url, trust_zone=self.trust_zone,
+                               environ={})  # fmt: skip
+
+
 def provider_factory(
     script: Path | None, *, base_url: str | None = None, trust_zone: str | None = None
-) -> ProviderFactory:
-    """``scripted`` replays ``script``; any other name is a real adapter, keyed from the
-    environment. A missing key or model is a ``ConfigError`` before any request."""
-    scripted = scripted_factory(script)
-
-    def factory(name: str, model: str | None) -> Provider:
-        if name == "scripted":
-            return scripted(name, model)
-        return create_provider(name, model=model, base_url=base_url, trust_zone=trust_zone)
-
-    return factory
+) -> ServedProviders:
+    """The served providers (see ``ServedProviders``)."""
+    return ServedProviders(scripted_factory(script), base_url=base_url, trust_zone=trust_zone)

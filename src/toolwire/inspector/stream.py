@@ -13,7 +13,8 @@ response through a ``RunChannel``. The order is fixed:
    (the ``llm`` step of that round then carries the whole of it). A ``request`` step after the
    stream's first carries only what is new since the previous one (see ``RequestDeltas``);
 3. exactly one ``{"type": "end", "status": <RunStatus>, ...}`` line. ``completed`` carries the
-   answer, usage, iterations, truncated, reason, how the last turn stopped (``stop``,
+   answer, usage (its ``tokens_known`` false when a call's usage was not reported, so the
+   counts are estimates), iterations, truncated, reason, how the last turn stopped (``stop``,
    ``finish_reason``), the provider's ``refusal`` text and the cost (``cost`` in US dollars,
    ``cost_complete``); ``failed`` and ``cancelled`` a short, safe ``message``;
    ``awaiting_approval`` and ``awaiting_input`` carry ``pending`` (the pause).
@@ -214,6 +215,7 @@ def _completed(outcome: RunOutcome) -> Event:
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.total_tokens,
+            "tokens_known": usage.known,  # False: the counts are toolwire's estimate
         },
         "iterations": result.iterations,
         "truncated": result.truncated,

@@ -93,7 +93,10 @@ def decisions_of_outcome(outcome: RunOutcome) -> list[GateDecision]:
     if result is None or gate is None:
         return []
     usage = result.usage
-    detail = f"after {result.iterations} rounds, {usage.total_tokens} tokens"
+    # A budget that counted an estimate (a provider reported no usage) says it did.
+    tokens = (f"{usage.total_tokens} tokens" if usage.known
+              else f"tokens unknown (about {usage.total_tokens} estimated)")  # fmt: skip
+    detail = f"after {result.iterations} rounds, {tokens}"
     if result.cost.usd:
         detail += f", ${result.cost.shown:.6f}" + ("" if result.cost.complete else " or more")
     return [

@@ -31,8 +31,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from dataclasses import replace
+from typing import Any, Protocol
 
+from toolwire.core.errors import ConfigError
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.core.trust import TrustZone
@@ -59,7 +61,15 @@ from toolwire.loop.suspension import (
     stale_answers,
 )
 from toolwire.loop.turn import Job, run_turn
-from toolwire.loop.window import Overflow, Window, calibrated, fit, window_for
+from toolwire.loop.window import (
+    Overflow,
+    Window,
+    calibrated,
+    estimated_usage,
+    fit,
+    spec_tokens,
+    window_for,
+)
 from toolwire.policy.charter import Charter, ProviderRef, in_scope, submit
 from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.policy.pricing import cost_of, model_of, pricing_family
@@ -69,6 +79,7 @@ from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
     Provider,
+    ToolChoice,
     session_of,
 )
 from toolwire.tools.api import ToolContext, runs_concurrently
@@ -79,7 +90,6 @@ __all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "Checkpoint", "LoopResult", "RunO
            "TerminationReason", "ToolLoop"]  # fmt: skip
 
 log = logging.getLogger("toolwire.loop")
-ToolChoice = Literal["auto", "none"]
 
 
 class Checkpoint(Protocol):
@@ -146,6 +156,7 @@ class ToolLoop:
         options = options or RunOptions()
         trace = trace if trace is not None else RunTrace(capture_raw=options.capture_raw)
         offered, refusals = self._offered(options, context)
+        _check_choice(options.tool_choice, offered)
         charter = charter or self._bare_charter(context, options)
         context = context.in_zone(charter.trust_zone)  # what its tools may show is the run's
         state = RunState(messages=tuple(messages), options=options, offered=offered,
@@ -322,9 +333,12 @@ class ToolLoop:
                     if isinstance(fitted, LoopResult):
                         return fitted
                     state = fitted
+                choice = _round_choice(options.tool_choice, round_)
                 trace.record_request(round_, state.messages, names,
-                                     refusals if round_ == 1 else ())  # fmt: skip
-                response, spent = await self._complete(state, trace, round_, specs)
+                                     refusals if round_ == 1 else (),
+                                     tool_choice=None if choice == "auto" else choice)  # fmt: skip
+                response, spent = await self._complete(state, trace, round_, specs,
+                                                       choice=choice)  # fmt: skip
                 calls = response.tool_calls
                 ended = None if calls else ending(response)
                 if ended is not None:
@@ -417,6 +431,11 @@ class ToolLoop:
         started = time.perf_counter()
         response = await self.provider.complete(request)
         elapsed_ms = (time.perf_counter() - started) * 1000
+        if not response.usage.known:  # budgets count an estimate; the step says it is one
+            turn = ChatMessage.assistant(response.content, response.tool_calls)
+            tools = sum(spec_tokens(s) for s in specs)
+            response = replace(response, usage=estimated_usage(response.usage, state.messages,
+                                                               turn, tools))  # fmt: skip
         usage = response.usage
         cost = cost_of(pricing_family(self.provider), response.model or model_of(self.provider),
                        usage)  # fmt: skip
@@ -599,3 +618,17 @@ class ToolLoop:
 
     def _names(self, offered: frozenset[str]) -> tuple[str, ...]:
         return tuple(n for n in self.registry.names() if n in offered)
+
+
+def _round_choice(choice: ToolChoice, round_: int) -> ToolChoice:
+    """The choice sent in ``round_``: a forced one (required, a tool) in the first round only,
+    so the model can answer once it has called; auto and none in every round."""
+    if choice in ("auto", "none") or round_ == 1:
+        return choice
+    return "auto"
+
+
+def _check_choice(choice: ToolChoice, offered: frozenset[str]) -> None:
+    """A choice naming a tool the run does not offer cannot be sent: refused before any call."""
+    if choice not in ("auto", "none", "required") and choice not in offered:
+        raise ConfigError(f"tool_choice names {choice!r}, a tool this run does not offer")

@@ -220,8 +220,9 @@ def turn_digest(
 
 
 def _usage_list(usage: Usage) -> list[int]:
-    return [usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens,
-            usage.cache_write_tokens, usage.reasoning_tokens]  # fmt: skip
+    counts = [usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens,
+              usage.cache_write_tokens, usage.reasoning_tokens]  # fmt: skip
+    return counts if usage.known else [*counts, 0]  # a sixth 0: some counts are estimates
 
 
 def _pause_dict(pause: Pause) -> dict[str, Any]:
@@ -306,7 +307,7 @@ class _State(_Strict):
     version: Literal[1, 2]
     messages: list[_Message] = Field(repr=False)
     rounds: int
-    usage: list[int] = Field(min_length=2, max_length=5)
+    usage: list[int] = Field(min_length=2, max_length=6)
     cost: tuple[str, bool] = ("0", True)
     options: dict[str, Any]
     offered: list[str]
@@ -322,7 +323,8 @@ class _State(_Strict):
         return RunState(
             messages=tuple(m.build() for m in self.messages),
             rounds=self.rounds,
-            usage=Usage(*self.usage),  # two counts in states written before the breakdown
+            # two counts in states written before the breakdown; a sixth 0: not all reported
+            usage=_usage_of(self.usage),
             cost=Cost(Decimal(self.cost[0]), self.cost[1]),
             options=options,
             offered=frozenset(self.offered),
@@ -339,3 +341,9 @@ class _State(_Strict):
         user = None if self.user is None else User(*self.user)
         return legacy(user=user, workspace_file=self.workspace, options=options,
                       provider=provider, privacy=privacy)  # fmt: skip
+
+
+def _usage_of(counts: list[int]) -> Usage:
+    """Two counts in states written before the breakdown; a sixth 0: not all were reported."""
+    kept = [*counts, 0, 0, 0][:5]
+    return Usage(kept[0], kept[1], kept[2], kept[3], kept[4], known=counts[5:] != [0])

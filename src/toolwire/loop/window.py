@@ -186,3 +186,14 @@ def _scaled(estimated: int, tally: Tally) -> int:
 
 def _tokens(size: int) -> int:
     return -(-size // BYTES_PER_TOKEN)
+
+
+def estimated_usage(
+    usage: Usage, messages: Sequence[ChatMessage], response_turn: ChatMessage, tools: int
+) -> Usage:
+    """``usage`` as reported, or, when the provider reported none, our estimate of the turn
+    (what it was sent, tools included, and what it answered), still marked not known."""
+    if usage.known:
+        return usage
+    sent = sum(message_tokens(m) for m in messages) + tools
+    return Usage(prompt_tokens=sent, completion_tokens=message_tokens(response_turn), known=False)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolwire.core.trust import TrustZone
-from toolwire.providers.base import Reasoning
+from toolwire.providers.base import Reasoning, ToolChoice, parse_tool_choice
 from toolwire.tools.policy import Grant
 
 # Enough for look-up, refine, answer. Each round is a paid provider call carrying the whole
@@ -47,6 +47,11 @@ class RunOptions:
     max_cost: float | None = None  # budget in US dollars, where the price is known
     capture_raw: bool = False
     dry_run: bool = False  # record what would be sent, call no provider and no tool
+    # What the model may do with the offered tools: auto (it decides), none (it may call
+    # none), required (it must call one), or a tool's name (it must call that one). A forced
+    # choice holds for the run's first round only: forcing every round, the model could never
+    # answer, and each run would end at the round cap.
+    tool_choice: ToolChoice = "auto"
     # The model's context window in tokens; None: the provider's own, or the price table's
     # (see toolwire.loop.window). Old exchanges are dropped to keep each request within it.
     context_window: int | None = None
@@ -68,6 +73,7 @@ class RunOptions:
             raise ValueError("max_cost must be a positive number of dollars")
         if self.context_window is not None and self.context_window < 1:
             raise ValueError("context_window must be at least 1 token")
+        object.__setattr__(self, "tool_choice", parse_tool_choice(self.tool_choice))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, for a suspended run's state."""
@@ -91,6 +97,7 @@ class RunOptions:
             "max_total_tokens": self.max_total_tokens,
             "max_cost": self.max_cost,
             "context_window": self.context_window,
+            "tool_choice": self.tool_choice,
         }
 
     @classmethod
@@ -111,4 +118,5 @@ class RunOptions:
             max_total_tokens=data.get("max_total_tokens"),
             max_cost=data.get("max_cost"),
             context_window=data.get("context_window"),
+            tool_choice=data.get("tool_choice", "auto"),
         )

@@ -35,7 +35,8 @@ _ORDER = (
     "kind", "round", "duration_ms", "start_ms", "messages_sent", "tool_specs", "tool_choice",
     "content", "thinking",
     "stop", "finish_reason", "refusal", "prompt_tokens", "completion_tokens", "total_tokens",
-    "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost", "requested_tool_calls",
+    "tokens_estimated", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost",
+    "requested_tool_calls",
     "raw", "tool_call_id", "tool_name", "tool_arguments", "tool_result", "tool_result_bytes",
     "tool_is_error", "tool_refused", "tool_artifacts", "refusals", "decision", "decided_by",
     "decision_reason", "turn_digest", "decided_at", "dropped_exchanges", "dropped_messages",
@@ -88,6 +89,9 @@ class LlmStep(NamedTuple):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    # True: the provider reported no usage for this turn; the counts are toolwire's estimate
+    # (what budgets count), and every view says "tokens unknown".
+    tokens_estimated: bool | None = None
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
     reasoning_tokens: int | None = None
@@ -394,6 +398,7 @@ class RunTrace:
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             total_tokens=usage.total_tokens,
+            tokens_estimated=None if usage.known else True,
             cache_read_tokens=usage.cache_read_tokens or None,
             cache_write_tokens=usage.cache_write_tokens or None,
             reasoning_tokens=usage.reasoning_tokens or None,

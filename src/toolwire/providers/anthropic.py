@@ -2,8 +2,10 @@
 
 Wire shape: ``POST {base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-version``.
 - Every system message is kept: they are joined by blank lines into the top-level ``system``.
-- Tools go as ``{name, description, input_schema}``. ``tool_choice="none"`` sends them with
-  ``{"type": "none"}``: the API refuses a history of tool blocks when no tool is defined.
+- Tools go as ``{name, description, input_schema}``, always with an explicit ``tool_choice``
+  (anthropic-sdk ``ToolChoiceParam``): ``{"type": "auto"}``, ``{"type": "none"}`` (tools still
+  sent: the API refuses a history of tool blocks when no tool is defined), ``{"type": "any"}``
+  for "required", ``{"type": "tool", "name"}`` for one tool.
 - An assistant turn with calls becomes content blocks: its text (when there is any), then one
   ``tool_use`` block per call whose ``input`` is the decoded arguments (``{}`` when the model's
   text was not a JSON object: the API accepts only an object there).
@@ -26,6 +28,7 @@ from typing import Any
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
 from toolwire.providers.anthropic_stream import StreamedMessage
 from toolwire.providers.base import (
+    UNKNOWN_USAGE,
     CompletionRequest,
     CompletionResponse,
     DeltaSink,
@@ -95,8 +98,7 @@ class AnthropicProvider(HttpProvider):
             body["system"] = system
         if request.tools:
             body["tools"] = [encode_tool(t) for t in request.tools]
-            if request.tool_choice == "none":
-                body["tool_choice"] = {"type": "none"}
+            body["tool_choice"] = encode_choice(request.tool_choice)
         if request.reasoning is not None:
             body.update(thinking_fields(request.reasoning, body["max_tokens"]))
         if request.stream:
@@ -121,7 +123,7 @@ class AnthropicProvider(HttpProvider):
         return CompletionResponse(
             content=content,
             tool_calls=calls,
-            usage=usage_of(obj(body.get("usage"))),
+            usage=usage_of(obj(body.get("usage"))) if "usage" in body else UNKNOWN_USAGE,
             stop=stop,
             finish_reason=word or None,
             refusal=refusal_of(content, body) if stop is Stop.REFUSAL else None,
@@ -139,6 +141,14 @@ class AnthropicProvider(HttpProvider):
             return None
         replayed = list(replay_blocks(blocks, iter(calls)))
         return ProviderState(self.family, {"content": replayed})
+
+
+def encode_choice(choice: str) -> dict[str, str]:
+    if choice == "required":
+        return {"type": "any"}
+    if choice in ("auto", "none"):
+        return {"type": choice}
+    return {"type": "tool", "name": choice}
 
 
 def stop_of(word: str, calls: tuple[ToolCall, ...]) -> Stop:

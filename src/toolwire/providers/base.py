@@ -23,20 +23,36 @@ from toolwire.core.reprs import count, ident, shape, size, tagged
 from toolwire.core.trust import TrustZone
 
 __all__ = [
-    "CompletionRequest", "CompletionResponse", "Delta", "DeltaSink", "Provider", "ProviderState",
-    "Reasoning", "Stop", "TrustZone", "Usage", "no_session", "session_of",
+    "TOOL_CHOICE_MODES",
+    "CompletionRequest",
+    "CompletionResponse",
+    "Delta",
+    "DeltaSink",
+    "Provider",
+    "ProviderState",
+    "Reasoning",
+    "Stop",
+    "ToolChoice",
+    "TrustZone",
+    "Usage",
+    "no_session",
+    "parse_tool_choice",
+    "session_of",
 ]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts. ``None`` would hide a provider that reports nothing; we count 0 instead."""
+    """Token counts. ``known`` False: the provider reported none for at least one turn (a
+    server that sends no usage in its streams); the counts then hold only what was reported,
+    and every view says "tokens unknown" rather than showing a count that looks real."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cache_read_tokens: int = 0  # of prompt_tokens
     cache_write_tokens: int = 0  # of prompt_tokens
     reasoning_tokens: int = 0  # of completion_tokens
+    known: bool = True
 
     @property
     def total_tokens(self) -> int:
@@ -52,7 +68,27 @@ class Usage:
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
             self.reasoning_tokens + other.reasoning_tokens,
+            self.known and other.known,
         )
+
+
+UNKNOWN_USAGE = Usage(known=False)  # a turn whose provider reported no usage at all
+
+# What a run may ask of the model about tools: let it choose, forbid calls, require one, or
+# (any other value) require the tool of that name.
+TOOL_CHOICE_MODES = ("auto", "none", "required")
+ToolChoice = str
+_TOOL_NAME_CHARS = 128  # the longest tool name any of the three APIs takes (Gemini: 128)
+
+
+def parse_tool_choice(value: str) -> ToolChoice:
+    """``value`` as a tool choice: a mode, or a tool's name; ``ValueError`` when neither."""
+    choice = value.strip()
+    if choice in TOOL_CHOICE_MODES:
+        return choice
+    if not choice or len(choice) > _TOOL_NAME_CHARS or not choice.isprintable() or " " in choice:
+        raise ValueError("tool_choice must be auto, none, required or the name of one offered tool")
+    return choice
 
 
 class Stop(StrEnum):
@@ -112,15 +148,17 @@ DeltaSink = Callable[[Delta], None]
 class CompletionRequest:
     """One provider call. ``tools`` empty means a plain completion: no tools field is sent.
 
-    ``tool_choice="none"`` sends the tools but lets the model call none (the synthesis at the
-    round cap: an API may refuse a history with tool calls and no tool definitions).
+    ``tool_choice`` is always sent when there are tools: ``"auto"`` (the model decides),
+    ``"none"`` (tools sent, none may be called: the synthesis at the round cap, since an API
+    may refuse a history with tool calls and no tool definitions), ``"required"`` (some call
+    must be made) or a tool's name (that call must be made).
     ``stream`` asks for server-sent events when the adapter can stream; ``on_delta`` then gets
     each piece as it arrives. Neither changes the normalised response.
     """
 
     messages: tuple[ChatMessage, ...]
     tools: tuple[ToolSpec, ...] = ()
-    tool_choice: Literal["auto", "none"] = "auto"
+    tool_choice: ToolChoice = "auto"
     temperature: float | None = None
     max_tokens: int | None = None
     reasoning: Reasoning | None = None

@@ -18,8 +18,9 @@ the URL (URLs end up in logs and proxies).
 - A call's ``id`` and its response's ``id`` are sent only when the API gave that id (it is in a
   replayed state); an id the adapter synthesised never goes on the wire.
 - Tools go as ``[{"functionDeclarations": [{name, description, parametersJsonSchema}]}]``: the
-  JSON-schema field takes a tool's schema as is. ``tool_choice="none"`` adds
-  ``toolConfig.functionCallingConfig.mode = "NONE"``.
+  JSON-schema field takes a tool's schema as is. The choice is always explicit, as
+  ``toolConfig.functionCallingConfig`` (google-genai ``FunctionCallingConfig``): ``mode`` AUTO,
+  NONE, ANY for "required", and ANY with ``allowedFunctionNames: [name]`` for one tool.
 - Reasoning becomes ``generationConfig.thinkingConfig`` with ``includeThoughts``: a
   ``thinkingLevel`` for Gemini 3 and later (chosen by the model name), a ``thinkingBudget``
   before. Thought parts (``thought: true``) become ``CompletionResponse.thinking``.
@@ -36,6 +37,7 @@ from urllib.parse import quote
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
 from toolwire.providers.base import (
     EFFORT_BUDGETS,
+    UNKNOWN_USAGE,
     CompletionRequest,
     CompletionResponse,
     DeltaSink,
@@ -90,8 +92,7 @@ class GeminiProvider(HttpProvider):
             body["systemInstruction"] = {"parts": [{"text": system}]}
         if request.tools:
             body["tools"] = [{"functionDeclarations": [encode_tool(t) for t in request.tools]}]
-            if request.tool_choice == "none":
-                body["toolConfig"] = {"functionCallingConfig": {"mode": "NONE"}}
+            body["toolConfig"] = {"functionCallingConfig": encode_choice(request.tool_choice)}
         body["generationConfig"] = self.generation_config(request)
         return body
 
@@ -107,7 +108,8 @@ class GeminiProvider(HttpProvider):
 
     def decode(self, body: Any) -> CompletionResponse:
         body = obj(body)
-        tokens = usage_of(obj(body.get("usageMetadata")))
+        metadata = body.get("usageMetadata")
+        tokens = usage_of(metadata) if isinstance(metadata, dict) else UNKNOWN_USAGE
         model = text(body.get("modelVersion")) or None
         candidates = body.get("candidates")
         if not isinstance(candidates, list) or not candidates:
@@ -142,6 +144,13 @@ class GeminiProvider(HttpProvider):
             model=model,
             provider_state=ProviderState(self.family, {"parts": parts}) if parts else None,
         )
+
+
+def encode_choice(choice: str) -> dict[str, Any]:
+    modes = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+    if choice in modes:
+        return {"mode": modes[choice]}
+    return {"mode": "ANY", "allowedFunctionNames": [choice]}
 
 
 def usage_of(usage: Mapping[str, Any]) -> Usage:

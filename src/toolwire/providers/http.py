@@ -3,18 +3,24 @@
 Invariants:
 - Every failure is a typed ``ProviderError`` (``toolwire.core.errors``); httpx exceptions never
   escape, and neither does their chain (it holds the request, headers and key included).
-- An error message never contains the key: it names the provider, the status and at most a short,
-  redacted excerpt of the body (``redact.excerpt``).
-- A failure to reach the server names the endpoint (scheme, host, port and path: never a query
-  or user info, where a key may sit) and how many attempts were made.
+- An error message never contains the key: it names the provider, the status, the endpoint, the
+  server's own ``code``/``type``/``param`` when its error body gives them (kept on the error as
+  well) and at most a short, redacted excerpt of its message (``redact.excerpt``).
+- Every error names the endpoint (scheme, host, port and path: never a query or user info,
+  where a key may sit); a failure to reach the server also says how many attempts were made.
 - Only retryable failures (429, 5xx, timeouts, connection failures) are retried, at most
   ``MAX_ATTEMPTS`` times in all, with jittered exponential backoff capped at
   ``MAX_BACKOFF_SECONDS``. A 429's ``Retry-After`` is honoured exactly when it is not longer than
   ``MAX_RETRY_AFTER_SECONDS``; a longer one fails at once rather than stalling the run. A
   connection refused on a loopback address fails at once: nothing is listening on this machine,
   and backing off will not start it.
-- A response body larger than ``MAX_RESPONSE_BYTES`` is refused while it is read; so is an
-  event stream whose events add up to more.
+- A response body larger than ``MAX_RESPONSE_BYTES`` is refused while it is read. An event
+  stream is bounded twice while it is read (:mod:`toolwire.providers.sse`): its bytes in all
+  (``MAX_STREAM_BYTES``) and the bytes of the one event not yet ended (``MAX_EVENT_BYTES``), so
+  a server streaming bytes that never end an event fails fast with bounded memory.
+- A stream request answered with a JSON body (a proxy that does not stream) is read as the
+  whole answer, by its content type; any other content type is a protocol error. Protocol
+  errors (malformed bodies and streams) are never retried: asking again gets the same answer.
 - An error reported inside a 200 body or event (proxies, OpenRouter-style ``{"error": ...}``) is
   a typed ``ProviderError`` like a status would be, retried when its code says it is transient.
 - A stream is retried only before its first event reached the adapter; after that a failure
@@ -46,7 +52,6 @@ from functools import cache
 from typing import Any, TypeVar
 
 import httpx
-from httpx_sse import EventSource, SSEError
 
 from toolwire.core.errors import (
     AuthenticationError,
@@ -59,6 +64,7 @@ from toolwire.core.errors import (
 )
 from toolwire.core.reprs import tagged
 from toolwire.providers.redact import excerpt
+from toolwire.providers.sse import MAX_EVENT_BYTES, MAX_STREAM_BYTES, EventDecoder, StreamTooLarge
 
 DEFAULT_TIMEOUT_SECONDS = 120.0  # a long tool-using answer can take a minute; two is generous
 MAX_ATTEMPTS = 4  # one call and three retries: rides out a blip, gives up on an outage
@@ -130,9 +136,10 @@ class JsonHttp:
         headers: Mapping[str, str],
         body: Mapping[str, Any],
         on_event: Callable[[str, Any], None],
-    ) -> None:
+    ) -> Any:
         """POST and hand each server-sent event (its name and decoded JSON data) to
-        ``on_event``, in order, until the stream ends."""
+        ``on_event``, in order, until the stream ends. Returns None, or the decoded body when
+        the server answered with JSON instead of a stream (it did not stream)."""
         content = _encode(body)
         headers = {**headers, "content-type": "application/json", "accept": "text/event-stream"}
         attempt = 1
@@ -147,38 +154,65 @@ class JsonHttp:
             await self.settings.sleep(delay)
             attempt += 1
 
-    async def _stream_attempt(self, call: _StreamCall, attempt: int) -> None:
+    async def _stream_attempt(self, call: _StreamCall, attempt: int) -> Any:
         try:
             async with asyncio.timeout(self.settings.timeout) as silence:
                 async with self._client_in_session() as client:
-                    await self._events(client, call, silence)
+                    return await self._events(client, call, silence)
         except TimeoutError:
             raise self._timed_out(call.url, attempt) from None
         except httpx.TimeoutException:
             raise self._timed_out(call.url, attempt) from None
-        except (httpx.TransportError, SSEError) as exc:
+        except httpx.TransportError as exc:
             raise self._unreachable(call.url, exc, attempt) from None
 
     async def _events(
         self, client: httpx.AsyncClient, call: _StreamCall, silence: asyncio.Timeout
-    ) -> None:
+    ) -> Any:
         request = client.stream("POST", call.url, headers=call.headers, content=call.content)
         async with request as response:
             if response.status_code >= 300:
-                raw = await self._read_capped(response)
-                raise self._status_error(response, raw.decode("utf-8", "replace"))
-            size = 0
-            async for event in EventSource(response).aiter_sse():
-                size += len(event.data) + len(event.event)
-                if size > MAX_RESPONSE_BYTES:
-                    raise self._oversized()
-                if event.data.strip() in ("", "[DONE]"):
-                    continue
-                data = self._decode(event.data)
-                self._raise_in_band(data, event.event)
-                call.delivered += 1
-                call.on_event(event.event, data)
-                silence.reschedule(asyncio.get_running_loop().time() + self.settings.timeout)
+                raw = await self._read_capped(response, call.url)
+                raise self._status_error(response, raw.decode("utf-8", "replace"), call.url)
+            kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+            if kind != "text/event-stream":
+                return await self._whole_instead(response, kind, call.url)
+            decoder = EventDecoder()
+            async for chunk in response.aiter_bytes():
+                try:
+                    events = decoder.feed(chunk)
+                except StreamTooLarge as exc:
+                    raise self._stream_too_large(exc, call.url) from None
+                for event in events:
+                    self._deliver(call, event.event, event.data)
+                if events:
+                    silence.reschedule(asyncio.get_running_loop().time() + self.settings.timeout)
+        return None
+
+    def _deliver(self, call: _StreamCall, name: str, text: str) -> None:
+        if text.strip() in ("", "[DONE]"):
+            return
+        data = self._decode(text, call.url)
+        self._raise_in_band(data, name, call.url)
+        call.delivered += 1
+        call.on_event(name, data)
+
+    async def _whole_instead(self, response: httpx.Response, kind: str, url: str) -> Any:
+        """A stream request answered with a whole JSON body: that body, as ``post`` reads it."""
+        raw = (await self._read_capped(response, url)).decode("utf-8", "replace")
+        if kind != "application/json" and not kind.endswith("+json"):
+            what = f"answered a stream request with {kind or 'no content type'}, not events or JSON"
+            raise self._fail(MalformedResponse, what, url=url, body=raw)
+        body = self._decode(raw, url)
+        self._raise_in_band(body, "", url)
+        return body
+
+    def _stream_too_large(self, exc: StreamTooLarge, url: str) -> MalformedResponse:
+        if exc.limit == "MAX_EVENT_BYTES":
+            what = f"one event over {MAX_EVENT_BYTES} bytes without its end (MAX_EVENT_BYTES)"
+        else:
+            what = f"event stream over {MAX_STREAM_BYTES} bytes in all (MAX_STREAM_BYTES)"
+        return self._fail(MalformedResponse, what, url=url)
 
     @asynccontextmanager
     async def _client_in_session(self) -> AsyncIterator[httpx.AsyncClient]:
@@ -222,7 +256,9 @@ class JsonHttp:
 
     def _timed_out(self, url: str, attempt: int) -> ProviderError:
         what = f"no answer from {self._where(url)} within {self.settings.timeout:g}s"
-        return self._fail(ProviderTimeout, what + _after(attempt))
+        error = self._fail(ProviderTimeout, what + _after(attempt))
+        error.endpoint = self._where(url)
+        return error
 
     def _unreachable(self, url: str, exc: Exception, attempt: int) -> ProviderError:
         """A transport failure: what failed, where, and after how many attempts."""
@@ -233,9 +269,15 @@ class JsonHttp:
             error = self._fail(ProviderConnectionError, what + _after(attempt))
             if refused and _is_loopback(url):
                 error.retryable = False  # nothing listens here; waiting will not change that
-            return error
-        what = f"the connection to {where} failed ({type(exc).__name__})"
-        return self._fail(ProviderConnectionError, what + _after(attempt))
+        else:
+            what = f"the connection to {where} failed ({type(exc).__name__})"
+            error = self._fail(ProviderConnectionError, what + _after(attempt))
+        error.endpoint = where
+        return error
+
+    def where(self, url: str) -> str:
+        """The endpoint as a message may show it (see ``_where``)."""
+        return self._where(url)
 
     def _where(self, url: str) -> str:
         """The endpoint as a message may show it: no user info, no query, the key masked."""
@@ -257,15 +299,15 @@ class JsonHttp:
         self, client: httpx.AsyncClient, url: str, headers: Mapping[str, str], content: bytes
     ) -> Any:
         async with client.stream("POST", url, headers=headers, content=content) as response:
-            raw = await self._read_capped(response)
+            raw = await self._read_capped(response, url)
         text = raw.decode("utf-8", "replace")
         if response.status_code >= 300:
-            raise self._status_error(response, text)
-        body = self._decode(text)
-        self._raise_in_band(body, "")
+            raise self._status_error(response, text, url)
+        body = self._decode(text, url)
+        self._raise_in_band(body, "", url)
         return body
 
-    def _raise_in_band(self, body: Any, event: str) -> None:
+    def _raise_in_band(self, body: Any, event: str, url: str) -> None:
         """An error a server reported inside a 200 body or an ``error`` event."""
         if not isinstance(body, dict):
             return
@@ -274,51 +316,71 @@ class JsonHttp:
             return
         detail = error if isinstance(error, dict) else {"message": error}
         code = _code_of(detail)
-        text = json.dumps(detail.get("message", detail), ensure_ascii=False)[:_IN_BAND_CHARS]
         what = f"error in the response ({code or 'no code'})"
-        raise self._fail(_in_band_kind(code, detail), what, body=text)
+        raise self._fail(_in_band_kind(code, detail), what, url=url, detail=detail)
 
-    async def _read_capped(self, response: httpx.Response) -> bytes:
+    async def _read_capped(self, response: httpx.Response, url: str) -> bytes:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
-            raise self._oversized()
+            raise self._oversized(url)
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.aiter_bytes():
             size += len(chunk)
             if size > MAX_RESPONSE_BYTES:
-                raise self._oversized()
+                raise self._oversized(url)
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _oversized(self) -> MalformedResponse:
-        return self._fail(MalformedResponse, f"response body over {MAX_RESPONSE_BYTES} bytes")
+    def _oversized(self, url: str) -> MalformedResponse:
+        what = f"response body over {MAX_RESPONSE_BYTES} bytes (MAX_RESPONSE_BYTES)"
+        return self._fail(MalformedResponse, what, url=url)
 
-    def _decode(self, text: str) -> Any:
+    def _decode(self, text: str, url: str) -> Any:
         try:
             return json.loads(text)
         except ValueError:
-            raise self._fail(MalformedResponse, "response is not JSON", body=text) from None
+            raise self._fail(MalformedResponse, "response is not JSON", url=url,
+                             body=text) from None  # fmt: skip
         except RecursionError:  # nested deeper than Python's decoder goes
-            raise self._fail(MalformedResponse, "response is nested too deeply") from None
+            raise self._fail(MalformedResponse, "response is nested too deeply", url=url) from None
 
-    def _status_error(self, response: httpx.Response, text: str) -> ProviderError:
+    def _status_error(self, response: httpx.Response, text: str, url: str) -> ProviderError:
         status = response.status_code
-        if status in (401, 403):
-            return self._fail(AuthenticationError, "credentials refused", status, text)
-        if status == 429:
-            error = self._fail(RateLimitError, "rate limited", status, text)
+        kind, what = _status_kind(status)
+        error = self._fail(kind, what, status, url=url, body=text, detail=error_detail(text))
+        if isinstance(error, RateLimitError):
             error.retry_after = parse_retry_after(response.headers.get("retry-after"))
-            return error
-        if status >= 500:
-            return self._fail(ServerError, "server error", status, text)
-        return self._fail(ProviderError, "request refused", status, text)
+        return error
 
-    def _fail(self, kind: type[_E], what: str, status: int | None = None, body: str = "") -> _E:
+    def _fail(
+        self,
+        kind: type[_E],
+        what: str,
+        status: int | None = None,
+        *,
+        url: str | None = None,
+        body: str = "",
+        detail: Mapping[str, Any] | None = None,
+    ) -> _E:
+        """The typed error: provider, status, what, endpoint, the server's code/type/param and
+        a short excerpt of its message (of the body when it has no error object)."""
+        fields = _fields_of(detail)
+        message = detail.get("message") if detail is not None else None
+        if message is not None:
+            body = message if isinstance(message, str) else json.dumps(message)[:_IN_BAND_CHARS]
         short = excerpt(body, self._secret)
-        where = f"HTTP {status} " if status is not None else ""
-        message = f"{self.provider}: {where}{what}" + (f": {short}" if short else "")
-        return kind(message, status=status, body=short)
+        head = f"HTTP {status} " if status is not None else ""
+        where = f" ({self._where(url)})" if url is not None else ""
+        said = ", ".join(f"{k} {excerpt(v, self._secret)}" for k, v in fields.items() if v)
+        text = f"{self.provider}: {head}{what}{where}" + (f" [{said}]" if said else "")
+        return kind(
+            text + (f": {short}" if short else ""),
+            status=status,
+            body=short,
+            endpoint=self._where(url) if url is not None else None,
+            **{k: excerpt(v, self._secret) if v else None for k, v in fields.items()},
+        )
 
 
 _IN_BAND_CHARS = 2_000  # an error message, not a document; ``excerpt`` shortens it further
@@ -356,6 +418,54 @@ def _is_loopback(url: str) -> bool:
 
 def _encode(body: Mapping[str, Any]) -> bytes:
     return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _status_kind(status: int) -> tuple[type[ProviderError], str]:
+    if status in (401, 403):
+        return AuthenticationError, "credentials refused"
+    if status == 429:
+        return RateLimitError, "rate limited"
+    if status >= 500:
+        return ServerError, "server error"
+    return ProviderError, "request refused"
+
+
+def error_detail(text: str) -> Mapping[str, Any] | None:
+    """The error object of an error body: OpenAI's and Gemini's ``{"error": {...}}``,
+    Anthropic's ``{"type": "error", "error": {...}}``, a proxy's ``{"error": "text"}``, or a
+    bare ``{"message": ...}``; None when the body is not one."""
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(body, list) and body and isinstance(body[0], dict):
+        body = body[0]  # Gemini's stream endpoint answers errors as a list of one
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error")
+    if isinstance(error, dict):
+        return error
+    if isinstance(error, str):
+        return {"message": error}
+    return body if "message" in body else None
+
+
+_DETAIL_CHARS = 80  # a code, type or parameter name, not prose
+
+
+def _fields_of(detail: Mapping[str, Any] | None) -> dict[str, str]:
+    """``code``, ``type`` and ``param`` as the server wrote them (Gemini's ``status`` is its
+    type), each bounded; absent ones empty."""
+    if detail is None:
+        return {"code": "", "type": "", "param": ""}
+    values = {"code": detail.get("code"), "type": detail.get("type") or detail.get("status"),
+              "param": detail.get("param")}  # fmt: skip
+    return {
+        key: str(value)[:_DETAIL_CHARS]
+        if isinstance(value, str | int) and not isinstance(value, bool)
+        else ""
+        for key, value in values.items()
+    }
 
 
 def _code_of(detail: Mapping[str, Any]) -> str:

@@ -3,10 +3,16 @@
 Wire shape: ``POST {base_url}/chat/completions`` with ``Authorization: Bearer <key>`` (no
 header at all for a keyless server on a loopback or private address, see ``presets``).
 - Tools go as ``{"type": "function", "function": {name, description, parameters}}``; a request
-  without tools has no ``tools`` key at all. ``tool_choice`` is sent only as ``"none"`` (the
-  synthesis round: tools defined, none may be called); the API's default is ``"auto"``.
+  without tools has no ``tools`` key at all. With tools, ``tool_choice`` is always sent
+  (openai-python ``ChatCompletionToolChoiceOptionParam``): ``"auto"``, ``"none"``,
+  ``"required"``, or ``{"type": "function", "function": {"name"}}`` for one tool. A server
+  that does not take the named form (``Quirks.named_tool_choice``) gets ``"required"`` with
+  that tool alone. Servers differ on what a missing choice means (llama-cpp-python: no tools;
+  vLLM: none), so it is never left to them.
 - An assistant turn's calls are replayed with their arguments text when it is a JSON object,
-  else ``{}`` (servers that parse the history refuse broken JSON in every later turn).
+  else ``{}`` (servers that parse the history refuse broken JSON in every later turn). Its
+  ``content``, when it has no text, is what the server's quirks say: null, absent or ``""``.
+- Every server difference is read from one ``Quirks`` value (``presets``), never decided here.
 - Tool turns are ``{"role": "tool", "tool_call_id", "content"}``; ``content`` is the bounded
   tool result string and nothing else.
 - Reasoning goes as ``reasoning_effort`` (OpenAI, vLLM, Ollama, LM Studio) or OpenRouter's
@@ -18,6 +24,7 @@ header at all for a keyless server on a loopback or private address, see ``prese
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -26,6 +33,8 @@ from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.core.trust import TrustZone
 from toolwire.providers.base import (
     EFFORT_BUDGETS,
+    TOOL_CHOICE_MODES,
+    UNKNOWN_USAGE,
     CompletionRequest,
     CompletionResponse,
     DeltaSink,
@@ -36,9 +45,13 @@ from toolwire.providers.base import (
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai_stream import REASONING_KEYS, ChunkAssembler
 from toolwire.providers.presets import (
+    OPENAI_BASE_URL,
     MaxTokensField,
+    Quirks,
     ReasoningField,
+    ToolCallContent,
     is_private_url,
+    quirks_for,
     table_prices,
 )
 from toolwire.providers.wire import (
@@ -54,8 +67,8 @@ from toolwire.providers.wire import (
     tool_call,
 )
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-# OpenAI's current name for the output cap; older compatible servers want "max_tokens".
+DEFAULT_BASE_URL = OPENAI_BASE_URL
+# OpenAI's current name for the output cap; the compatible servers want "max_tokens".
 DEFAULT_MAX_TOKENS_FIELD: MaxTokensField = "max_completion_tokens"
 STOPS = {
     "stop": Stop.END,
@@ -81,12 +94,15 @@ class OpenAIProvider(HttpProvider):
         trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
         http: HttpSettings | None = None,
         name: str | None = None,
-        max_tokens_field: MaxTokensField = DEFAULT_MAX_TOKENS_FIELD,
-        reasoning_field: ReasoningField = "reasoning_effort",
-        stream_usage: bool = True,
+        quirks: Quirks | None = None,
+        max_tokens_field: MaxTokensField | None = None,
+        reasoning_field: ReasoningField | None = None,
+        stream_usage: bool | None = None,
         price_table: str | None = None,
         context_window: int | None = None,
     ) -> None:
+        """``quirks`` None: OpenAI's own for its URL, the common compatible ones elsewhere;
+        the three single fields override the quirks they name."""
         key = (api_key or "").strip()
         super().__init__(
             model=model,
@@ -99,10 +115,31 @@ class OpenAIProvider(HttpProvider):
         )
         if not key and not is_private_url(self.base_url):
             raise ConfigError(f"{self.name}: an API key is required for {self.base_url}")
-        self.max_tokens_field = max_tokens_field
-        self.reasoning_field = reasoning_field
-        self.stream_usage = stream_usage  # stream_options.include_usage, where servers take it
+        quirks = quirks or quirks_for(self.base_url)
+        self.quirks = dataclasses.replace(
+            quirks,
+            max_tokens_field=max_tokens_field or quirks.max_tokens_field,
+            reasoning_field=reasoning_field or quirks.reasoning_field,
+            stream_usage=quirks.stream_usage if stream_usage is None else stream_usage,
+        )
         self.price_table = price_table
+
+    @property
+    def max_tokens_field(self) -> MaxTokensField:
+        return self.quirks.max_tokens_field
+
+    @property
+    def reasoning_field(self) -> ReasoningField:
+        return self.quirks.reasoning_field
+
+    @property
+    def stream_usage(self) -> bool:
+        return self.quirks.stream_usage  # stream_options.include_usage, where servers take it
+
+    def streams(self, request: CompletionRequest) -> bool:
+        """A server whose stream of a tool call is empty gets requests offering tools whole."""
+        offering = bool(request.tools) and request.tool_choice != "none"
+        return self.quirks.streams_tool_calls or not offering
 
     @property
     def pricing_family(self) -> str | None:
@@ -121,18 +158,17 @@ class OpenAIProvider(HttpProvider):
         return ChunkAssembler(on_delta)
 
     def encode(self, request: CompletionRequest) -> dict[str, Any]:
+        content = self.quirks.tool_call_content
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [encode_message(m) for m in request.messages],
+            "messages": [encode_message(m, content) for m in request.messages],
         }
         if request.stream:
             body["stream"] = True
             if self.stream_usage:
                 body["stream_options"] = {"include_usage": True}
         if request.tools:
-            body["tools"] = [encode_tool(t) for t in request.tools]
-            if request.tool_choice == "none":
-                body["tool_choice"] = "none"
+            body.update(self.encode_tools(request))
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.max_tokens is not None:
@@ -140,6 +176,18 @@ class OpenAIProvider(HttpProvider):
         if request.reasoning is not None:
             body.update(self.encode_reasoning(request.reasoning))
         return body
+
+    def encode_tools(self, request: CompletionRequest) -> dict[str, Any]:
+        """``tools`` and ``tool_choice``, the choice always explicit."""
+        choice = request.tool_choice
+        tools = request.tools
+        if choice in TOOL_CHOICE_MODES:
+            return {"tools": [encode_tool(t) for t in tools], "tool_choice": choice}
+        if not self.quirks.named_tool_choice:  # only that tool, and some call required
+            chosen = [t for t in tools if t.name == choice] or list(tools)
+            return {"tools": [encode_tool(t) for t in chosen], "tool_choice": "required"}
+        named = {"type": "function", "function": {"name": choice}}
+        return {"tools": [encode_tool(t) for t in tools], "tool_choice": named}
 
     def encode_reasoning(self, reasoning: Reasoning) -> dict[str, Any]:
         if self.reasoning_field == "reasoning":  # OpenRouter: an effort or a token budget
@@ -189,7 +237,10 @@ def stop_of(finish_reason: str | None, refusal: str | None, calls: tuple[ToolCal
 
 
 def decode_usage(value: Any) -> Usage:
-    usage = obj(value)
+    """The body's usage; ``UNKNOWN`` when it has none (a stream that was sent no usage)."""
+    if not isinstance(value, dict):
+        return UNKNOWN_USAGE
+    usage = value
     return Usage(
         prompt_tokens=count(usage.get("prompt_tokens")),
         completion_tokens=count(usage.get("completion_tokens")),
@@ -207,14 +258,15 @@ def encode_tool(spec: ToolSpec) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def encode_message(message: ChatMessage) -> dict[str, Any]:
+def encode_message(message: ChatMessage, empty: ToolCallContent = "null") -> dict[str, Any]:
+    """One message; ``empty`` is the content of a turn with calls and no text (the quirk)."""
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     if message.role == "assistant" and message.tool_calls:
-        return {
-            "role": "assistant",
-            # OpenAI documents null content beside tool calls; "" is refused by some servers.
-            "content": message.content or None,
+        turn: dict[str, Any] = {"role": "assistant"}
+        if message.content or empty != "absent":
+            turn["content"] = message.content or ("" if empty == "empty" else None)
+        return turn | {
             "tool_calls": [
                 {
                     "id": call.id,

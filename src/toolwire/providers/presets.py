@@ -1,9 +1,22 @@
-"""Named OpenAI-compatible servers, and which base URLs need no key.
+"""Named OpenAI-compatible servers, what each really needs, and which base URLs need no key.
 
 A preset is what ``--provider ollama`` (and the others) means: a base URL, the key variable if
-the server takes one, the trust zone, and the server's quirks (the name of the output-cap field,
-how it takes a reasoning request, which price table applies). Every field but the quirks may be
-overridden by the caller.
+the server takes one, the trust zone, and the server's :class:`Quirks`. Every field but the
+quirks may be overridden by the caller (the output-cap field too).
+
+Quirks are the one place where servers' differences live; the adapter reads them and nothing
+else. Each preset's quirks are taken from the server's own source, cited beside it (paths in
+the server's repository), never guessed:
+- ``tool_call_content``: what ``content`` is on a replayed assistant turn with tool calls and
+  no text: ``"null"`` (OpenAI's documented shape), ``"absent"``, or ``"empty"`` (``""``).
+- ``max_tokens_field``: ``max_completion_tokens`` for OpenAI's own API, ``max_tokens`` for the
+  servers, which ignore the newer name.
+- ``stream_usage``: whether to ask for ``stream_options.include_usage``; a server without the
+  option sends no usage in a stream, and the run's tokens are then unknown.
+- ``streams_tool_calls``: False when the server answers a streamed request that offers tools
+  with an empty event stream: such a request goes whole instead.
+- ``named_tool_choice``: False when the server takes only ``auto|none|required``: a choice of
+  one tool is sent as ``required`` with that tool alone offered.
 
 Invariant: a base URL on a loopback or private address (127.0.0.0/8, ::1, localhost, 10/8,
 172.16/12, 192.168/16, fc00::/7, ``*.local``) is a server the user runs; it needs no key, and no
@@ -13,19 +26,46 @@ Invariant: a base URL on a loopback or private address (127.0.0.0/8, ::1, localh
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 from urllib.parse import urlsplit
 
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 ReasoningField = Literal["reasoning_effort", "reasoning"]
+ToolCallContent = Literal["null", "absent", "empty"]
 
 _PRIVATE_NETWORKS = tuple(
     ipaddress.ip_network(n)
     for n in ("127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
 )
 _LOOKUP_CACHE = 256  # distinct (price table, model) pairs remembered as priceable or not
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Quirks:
+    """How one OpenAI-compatible server differs from the API it copies (see the module)."""
+
+    max_tokens_field: MaxTokensField = "max_tokens"
+    reasoning_field: ReasoningField = "reasoning_effort"
+    tool_call_content: ToolCallContent = "empty"
+    stream_usage: bool = True
+    streams_tool_calls: bool = True
+    named_tool_choice: bool = True
+
+
+# OpenAI's own API: its documented shapes (openai-python ChatCompletionAssistantMessageParam:
+# content optional beside tool_calls; max_completion_tokens replaces the deprecated max_tokens).
+OPENAI_QUIRKS = Quirks(max_tokens_field="max_completion_tokens", tool_call_content="null")
+# Any other server behind ``--base-url``: the shapes every server whose source we read takes
+# (``""`` beside tool calls is accepted by all of them; null is not: llama-cpp-python).
+COMPATIBLE_QUIRKS = Quirks()
+
+
+def quirks_for(base_url: str) -> Quirks:
+    """The quirks of an unnamed server: OpenAI's own, or the common compatible ones."""
+    return OPENAI_QUIRKS if base_url.rstrip("/") == OPENAI_BASE_URL else COMPATIBLE_QUIRKS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,16 +77,58 @@ class Preset:
     base_url: str
     trust_zone: str
     key_variable: str | None = None
-    max_tokens_field: MaxTokensField = "max_tokens"
-    reasoning_field: ReasoningField = "reasoning_effort"
+    quirks: Quirks = field(default_factory=Quirks)
     price_table: str | None = None  # a genai-prices provider id, checked per model
+
+    @property
+    def max_tokens_field(self) -> MaxTokensField:
+        return self.quirks.max_tokens_field
 
 
 PRESETS = {
     preset.name: preset
     for preset in (
+        # llama.cpp's llama-server (tools/server): port 8080 by default (common/arg.cpp).
+        # tool_choice is a string only, auto|none|required (common/chat.cpp
+        # common_chat_tool_choice_parse_oaicompat; an object falls back to auto in
+        # tools/server/server-common.cpp json_value); content null beside tool calls is taken
+        # (common/chat.cpp common_chat_msgs_parse_oaicompat); include_usage is honoured.
+        Preset(
+            name="llama-server",
+            base_url="http://127.0.0.1:8080/v1",
+            trust_zone="local",
+            quirks=Quirks(named_tool_choice=False),
+        ),
+        # llama-cpp-python's server (llama_cpp/server): port 8000 (server/settings.py).
+        # The assistant message's content is NotRequired[str] (llama_cpp/llama_types.py
+        # ChatCompletionRequestAssistantMessage): null or absent beside tool calls is a 500.
+        # No stream_options field (server/types.py CreateChatCompletionRequest): no usage in
+        # a stream. chatml-function-calling (llama_cpp/llama_chat_format.py) treats a missing
+        # tool_choice as "no tools", supports a named one, and raises "Automatic streaming
+        # tool choice is not supported" once a streamed auto turn calls a tool (an empty
+        # event stream after 200).
+        Preset(
+            name="llama-cpp-python",
+            base_url="http://127.0.0.1:8000/v1",
+            trust_zone="local",
+            quirks=Quirks(stream_usage=False, streams_tool_calls=False),
+        ),
+        # LiteLLM's proxy: port 4000; its clients read LITELLM_PROXY_API_KEY
+        # (litellm/llms/litellm_proxy). An empty text beside tool calls is dropped before an
+        # Anthropic backend (litellm/litellm_core_utils/prompt_templates/factory.py), and
+        # passed on to OpenAI-compatible ones, which take it.
+        Preset(
+            name="litellm",
+            base_url="http://127.0.0.1:4000/v1",
+            trust_zone="local",
+            key_variable="LITELLM_PROXY_API_KEY",
+        ),
+        # Ollama: port 11434; content of any JSON type is taken beside tool calls, max_tokens
+        # becomes num_predict, stream_options.include_usage is read, tool_choice is ignored
+        # (openai/openai.go ChatCompletionRequest and FromChatRequest).
         Preset(name="ollama", base_url="http://127.0.0.1:11434/v1", trust_zone="local"),
-        # vLLM's server reads its key from --api-key or VLLM_API_KEY.
+        # vLLM's server reads its key from --api-key or VLLM_API_KEY; it takes every
+        # tool_choice form (vllm/entrypoints/openai/protocol.py ChatCompletionRequest).
         Preset(
             name="vllm",
             base_url="http://127.0.0.1:8000/v1",
@@ -59,8 +141,7 @@ PRESETS = {
             base_url="https://openrouter.ai/api/v1",
             trust_zone="external_global",
             key_variable="OPENROUTER_API_KEY",
-            max_tokens_field="max_tokens",
-            reasoning_field="reasoning",
+            quirks=Quirks(reasoning_field="reasoning"),
             price_table="openrouter",
         ),
     )

@@ -4,8 +4,9 @@ Invariant: every configuration mistake (unknown name, missing model, missing key
 or trust zone, missing script) is a ``ConfigError`` raised here, before any request is made.
 Messages name what is missing and where it may come from; they never echo a key.
 
-Names: the three vendor APIs, the OpenAI-compatible presets (``presets.PRESETS``: ollama, vllm,
-lmstudio, openrouter) and ``scripted``. A server on a loopback or private address needs no key.
+Names: the three vendor APIs, the OpenAI-compatible presets (``presets.PRESETS``: llama-server,
+llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter) and ``scripted``. A server on a
+loopback or private address needs no key.
 """
 
 from __future__ import annotations
@@ -20,14 +21,16 @@ from toolwire.providers.anthropic import AnthropicProvider
 from toolwire.providers.base import Provider
 from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.http import DEFAULT_TIMEOUT_SECONDS, HttpSettings
-from toolwire.providers.openai import DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS_FIELD, OpenAIProvider
+from toolwire.providers.openai import DEFAULT_BASE_URL, OpenAIProvider
 from toolwire.providers.presets import (
     KEY_VARIABLES,
+    OPENAI_QUIRKS,
     PRESETS,
     PROVIDER_NAMES,
     MaxTokensField,
     Preset,
     is_private_url,
+    quirks_for,
 )
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.providers.wire import DEFAULT_TRUST_ZONE, HttpProvider
@@ -36,13 +39,14 @@ _ADAPTERS: dict[str, type[HttpProvider]] = {
     "anthropic": AnthropicProvider,
     "gemini": GeminiProvider,
 }
-# The OpenAI API itself, as a preset: its own URL, key and output-cap field.
+# The OpenAI API itself, as a preset: its own URL, key and quirks (another server's at
+# another base URL: ``quirks_for``).
 _OPENAI = Preset(
     name="openai",
     base_url=DEFAULT_BASE_URL,
     trust_zone=DEFAULT_TRUST_ZONE,
     key_variable="OPENAI_API_KEY",
-    max_tokens_field=DEFAULT_MAX_TOKENS_FIELD,
+    quirks=OPENAI_QUIRKS,
 )
 _COMPATIBLE = {"openai": _OPENAI, **PRESETS}
 
@@ -121,8 +125,8 @@ def _compatible(
         trust_zone=trust_zone or preset.trust_zone,
         http=http,
         name=preset.name,
-        max_tokens_field=max_tokens_field or preset.max_tokens_field,
-        reasoning_field=preset.reasoning_field,
+        quirks=quirks_for(url) if preset is _OPENAI else preset.quirks,
+        max_tokens_field=max_tokens_field,
         price_table=preset.price_table,
     )
 

@@ -11,6 +11,12 @@ Invariants:
   missing name becomes ``""`` (the seam answers "unknown tool"), and arguments that are not JSON
   stay as the raw text (the seam answers with an error the model can read). The run goes on.
 - The only tool output an adapter encodes is ``ChatMessage.content`` of tool turns.
+- A turn is honest about how it ended, whichever way it came (whole, streamed, or a JSON body
+  answered to a stream request): a turn with no text and no tool calls is an
+  ``EmptyCompletion`` error, never an empty answer; a refusal because the conversation
+  outgrew the model's window (``context_overflow``: OpenAI's ``context_length_exceeded`` and
+  what llama.cpp, vLLM, LiteLLM, Anthropic and Gemini say instead) is a turn that ended
+  ``Stop.CONTEXT_WINDOW``; a malformed body's error names the endpoint.
 """
 
 from __future__ import annotations
@@ -23,15 +29,32 @@ from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar, Protocol
 
-from toolwire.core.errors import ConfigError, MalformedResponse
+from toolwire.core.errors import ConfigError, EmptyCompletion, MalformedResponse, ProviderError
 from toolwire.core.messages import ChatMessage, ToolCall
 from toolwire.core.trust import TrustZone
-from toolwire.providers.base import CompletionRequest, CompletionResponse, DeltaSink
+from toolwire.providers.base import (
+    CompletionRequest,
+    CompletionResponse,
+    Delta,
+    DeltaSink,
+    Stop,
+)
 from toolwire.providers.http import HttpSettings, JsonHttp
 
 DEFAULT_TRUST_ZONE = TrustZone.EXTERNAL_GLOBAL  # a hosted API is the least trusted place data goes
 _CALL_ID_BYTES = 12  # 96 random bits: ids never collide within a run, or across runs
 _THINK_BLOCK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
+# How servers say a request no longer fits the model's window, by code or type ...
+_OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+# ... or only in words: vLLM and llama-cpp-python ("This model's maximum context length is"),
+# LiteLLM ("ContextWindowExceededError"), Anthropic ("prompt is too long: N tokens > M
+# maximum"), Gemini ("The input token count (N) exceeds the maximum number of tokens allowed").
+_OVERFLOW_WORDS = re.compile(
+    r"maximum context length|context ?window ?exceeded|exceeds? the (?:available )?context"
+    r"|prompt is too long|input token count .{0,40}exceeds the maximum",
+    re.IGNORECASE,
+)
+_EMPTY_STOPS = frozenset({Stop.END, Stop.TOOL_CALLS, Stop.OTHER})  # turns that had to say something
 
 
 class Assembly(Protocol):
@@ -106,15 +129,71 @@ class HttpProvider:
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         """One call, whole or as server-sent events; both give the same normalised turn."""
-        headers = self.headers(self._api_key)
-        if request.stream:
-            assembly = self.assembly(request.on_delta)
-            await self._http.stream(self.stream_url(), headers, self.encode(request), assembly.feed)
-            body = self.assembled(assembly)
+        if request.stream and not self.streams(request):
+            request = dataclasses.replace(request, stream=False)
+            shown = request.on_delta  # the live view gets the whole answer once it is here
         else:
-            body = await self._http.post(self.url(), headers, self.encode(request))
-        response = self.decode(body)
+            shown = None
+        try:
+            body, shown = await self._exchange(request, shown)
+        except ProviderError as exc:
+            if context_overflow(exc):
+                return CompletionResponse(stop=Stop.CONTEXT_WINDOW, finish_reason=exc.code
+                                          or "context_length_exceeded")  # fmt: skip
+            raise
+        response = self._decoded(body, request)
+        if shown is not None:
+            show_whole(response, shown)
         return dataclasses.replace(response, raw=body) if request.capture_raw else response
+
+    async def _exchange(
+        self, request: CompletionRequest, shown: DeltaSink | None
+    ) -> tuple[Any, DeltaSink | None]:
+        """The turn's body, and the sink still to be shown it (a stream shows as it comes)."""
+        headers = self.headers(self._api_key)
+        if not request.stream:
+            return await self._http.post(self.url(), headers, self.encode(request)), shown
+        assembly = self.assembly(request.on_delta)
+        url = self.stream_url()
+        events = 0
+
+        def feed(name: str, data: Any) -> None:
+            nonlocal events
+            events += 1  # an empty stream is told apart by this count
+            assembly.feed(name, data)
+
+        whole = await self._http.stream(url, headers, self.encode(request), feed)
+        if isinstance(whole, list):  # a JSON array of the stream's chunks (Gemini without SSE)
+            for chunk in whole:
+                assembly.feed("", chunk)
+            return self.assembled(assembly), None
+        if whole is not None:  # the server did not stream: its body is the whole turn
+            return whole, request.on_delta
+        if not events:
+            raise self._empty(url, "the event stream ended without a single event")
+        return self.assembled(assembly), None
+
+    def _decoded(self, body: Any, request: CompletionRequest) -> CompletionResponse:
+        url = self.stream_url() if request.stream else self.url()
+        try:
+            response = self.decode(body)
+        except MalformedResponse as exc:
+            where = self._http.where(url)
+            raise MalformedResponse(f"{exc} ({where})", status=exc.status, body=exc.body,
+                                    endpoint=where) from None  # fmt: skip
+        if response.stop in _EMPTY_STOPS and not (response.content or response.tool_calls):
+            said = response.finish_reason or "none"
+            raise self._empty(url, f"no text and no tool calls (finish reason {said})")
+        return response
+
+    def _empty(self, url: str, what: str) -> EmptyCompletion:
+        where = self._http.where(url)
+        return EmptyCompletion(f"{self.name}: the model's answer was empty: {what} ({where})",
+                               endpoint=where)  # fmt: skip
+
+    def streams(self, request: CompletionRequest) -> bool:
+        """Whether this request may go as a stream (a server's quirks may say no)."""
+        return True
 
     def stream_url(self) -> str:
         return self.url()
@@ -137,6 +216,23 @@ class HttpProvider:
 
     def decode(self, body: Any) -> CompletionResponse:
         raise NotImplementedError
+
+
+def context_overflow(error: ProviderError) -> bool:
+    """Whether ``error`` is the server saying the conversation outgrew the model's window."""
+    if error.status not in (None, 400, 413):
+        return False
+    if (error.code or "").lower() in _OVERFLOW_CODES or (error.type or "") in _OVERFLOW_CODES:
+        return True
+    return bool(_OVERFLOW_WORDS.search(error.body)) or bool(_OVERFLOW_WORDS.search(str(error)))
+
+
+def show_whole(response: CompletionResponse, sink: DeltaSink) -> None:
+    """A turn that came whole, for a live view that asked for deltas: thinking, then text."""
+    if response.thinking:
+        sink(Delta("thinking", response.thinking))
+    if response.content:
+        sink(Delta("content", response.content))
 
 
 def checked_base_url(provider: str, base_url: str) -> str:

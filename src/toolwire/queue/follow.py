@@ -131,6 +131,7 @@ def _completed(run: RunSummary, llm: Mapping[str, Any]) -> Event:
             "prompt_tokens": run.prompt_tokens,
             "completion_tokens": run.completion_tokens,
             "total_tokens": run.prompt_tokens + run.completion_tokens,
+            "tokens_known": run.tokens_known,  # False: the counts are toolwire's estimate
         },
         "iterations": run.rounds,
         "truncated": run.truncated,

@@ -34,7 +34,7 @@ def stored_outcome(
             iterations=run.rounds,
             truncated=run.truncated,
             reason=reason,
-            usage=Usage(run.prompt_tokens, run.completion_tokens),
+            usage=Usage(run.prompt_tokens, run.completion_tokens, known=run.tokens_known),
             cost=Cost(Decimal(str(run.cost or 0)), bool(run.cost_complete)),
             suspended=suspended,
         )

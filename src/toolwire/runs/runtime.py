@@ -566,10 +566,13 @@ def _outer_cancelled() -> bool:
 
 
 def _provider_error_text(exc: ProviderError) -> str:
-    """The class (and status); for a server that could not be reached, which one and after how
-    many attempts. Those messages are built by the HTTP layer from its own words and the
-    endpoint (key masked, no query), never from a response body."""
+    """What the run's stored error says of a provider failure: the HTTP layer's own message
+    (class and status, endpoint, the server's code/type/param and a short excerpt of its
+    message). Every part of it was bounded and redacted where it was built
+    (``toolwire.providers.http``: key masked, no query, no user info)."""
     if isinstance(exc, ProviderConnectionError | ProviderTimeout) and not exc.body:
         return f"the provider call failed: {exc}"
+    if exc.endpoint is not None:
+        return f"the provider call failed: {type(exc).__name__}: {exc}"
     status = f" (HTTP {exc.status})" if exc.status else ""
     return f"the provider call failed: {type(exc).__name__}{status}"

@@ -24,7 +24,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from toolwire.core.lifecycle import WAITING, RunStatus, as_strings
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import schema, search
-from toolwire.store.statements import STEP_COUNT
+from toolwire.store.statements import STEP_COUNT, TOKENS_UNKNOWN
 
 _runs, _steps = schema.runs, schema.steps
 MAX_PAGE = 1_000  # one page of a listing; more is a query, not a page
@@ -127,8 +127,8 @@ def conditions(query: RunQuery, dialect: Dialect) -> list[ColumnElement[bool]]:
 
 
 def page(query: RunQuery, dialect: Dialect) -> Select[Any]:
-    """The rows of one page, each with its step count."""
-    statement = select(_runs, STEP_COUNT).where(*conditions(query, dialect))
+    """The rows of one page, each with its step count and whether its tokens are known."""
+    statement = select(_runs, STEP_COUNT, TOKENS_UNKNOWN).where(*conditions(query, dialect))
     return statement.order_by(*order(query, dialect)).limit(query.limit).offset(query.offset)
 
 
@@ -189,7 +189,7 @@ def export_batch(
 ) -> Select[Any]:
     """The next runs to export, oldest first, after ``(created_at, uid)``: a walk over the
     creation index that needs no offset, however many runs there are."""
-    statement = select(_runs, STEP_COUNT).where(*conditions(query, dialect))
+    statement = select(_runs, STEP_COUNT, TOKENS_UNKNOWN).where(*conditions(query, dialect))
     if after is not None:
         created, uid = after
         statement = statement.where(

@@ -22,7 +22,7 @@ from toolwire.store.engine import errors
 from toolwire.store.gates import GateRecord
 from toolwire.store.records import Progress, RunSummary, StoredRun, step_dict
 from toolwire.store.rows import is_run_id
-from toolwire.store.statements import STEP_COUNT
+from toolwire.store.statements import STEP_COUNT, TOKENS_UNKNOWN
 
 EXPORT_BATCH = 200  # runs read per query while exporting
 _runs, _steps = schema.runs, schema.steps
@@ -54,7 +54,7 @@ def _run_and_steps(
     wanted = [_steps.c.run_id == run_id]
     if after is not None:
         wanted.append(_steps.c.sequence > after)
-    run_query = select(_runs, STEP_COUNT).where(_runs.c.id == run_id)
+    run_query = select(_runs, STEP_COUNT, TOKENS_UNKNOWN).where(_runs.c.id == run_id)
     step_query = select(_steps.c.sequence, _steps.c.payload).where(*wanted)
     with errors(f"read run {run_id}"), engine.connect() as connection:
         row = connection.execute(run_query).first()

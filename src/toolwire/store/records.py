@@ -45,6 +45,10 @@ class RunSummary:
     rerun_of: str | None = None  # the run this one was started again from
     tool_errors: int | None = None  # calls that returned an error; None until the run ends
     duration_ms: float | None = None  # from start to end; None until the run ends
+    # False: some model call's provider reported no usage, so the token counts hold toolwire's
+    # estimate (what budgets counted); every view then says "tokens unknown". Derived from the
+    # steps' ``tokens_estimated`` (``statements.TOKENS_UNKNOWN``).
+    tokens_known: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(RunSummary)}
@@ -150,6 +154,7 @@ def _summary_values(row: Mapping[Any, Any]) -> dict[str, Any]:
         "rerun_of": row["rerun_of"],
         "tool_errors": None if row["tool_errors"] is None else int(row["tool_errors"]),
         "duration_ms": None if row["duration_ms"] is None else round(float(row["duration_ms"]), 2),
+        "tokens_known": not row.get("tokens_unknown"),
     }
 
 

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    Boolean,
     Connection,
     Float,
     bindparam,
@@ -87,6 +88,57 @@ SETTLE_ANSWER = (
     .where(_runs.c.id == bindparam("run_id"), _runs.c.settled == true())
     .values(final_answer=bindparam("final_answer"))
 )
+
+
+class top_level_true(FunctionElement[bool]):
+    """Whether JSON object text (the first argument) has the key named by the second set to
+    ``true`` at its top level, on either engine (a nested key of that name does not count)."""
+
+    type = Boolean()
+    inherit_cache = True
+    name = "top_level_true"
+
+
+@compiles(top_level_true, "sqlite")
+def _top_level_true_sqlite(element: top_level_true, compiler: SQLCompiler, **kw: Any) -> str:
+    text, key = (compiler.process(c, **kw) for c in element.clauses)
+    return f"(json_type({text}, '$.' || {key}) = 'true')"
+
+
+@compiles(top_level_true, "postgresql")
+def _top_level_true_postgresql(element: top_level_true, compiler: SQLCompiler, **kw: Any) -> str:
+    # PostgreSQL's JSON types refuse the escape ``\u0000`` (a NUL a model or tool wrote, kept
+    # in the text at full privacy). Its four hex digits become fffd first: whether the escape
+    # is real or literal text after an escaped backslash, the JSON stays valid and its keys
+    # stay as they were.
+    text, key = (compiler.process(c, **kw) for c in element.clauses)
+    cleaned = f"REPLACE({text}, '\\u0000', '\\ufffd')"
+    return f"((CAST({cleaned} AS JSONB) -> {key}) = CAST('true' AS JSONB))"
+
+
+# Whether some model call of the run had no usage from its provider, so the run's token
+# counts hold toolwire's estimate (the step's ``tokens_estimated``, kept at every privacy
+# level): true, else NULL. Derived from the steps: no column to keep in step. The LIKE passes
+# over the payload text only; the JSON check (a top-level key, not one nested in a raw body)
+# runs on the few steps it lets through. A scalar subquery with LIMIT, not EXISTS: PostgreSQL
+# may run an EXISTS as one hashed pass over every step of every run, where this looks up only
+# the listed runs' steps by the key's index.
+_ESTIMATED_TEXT = '%"tokens\\_estimated":true%'
+TOKENS_UNKNOWN = (
+    select(true())
+    .where(
+        _steps.c.run_id == _runs.c.id,
+        _steps.c.kind == "llm",
+        case(
+            (_steps.c.payload.like(_ESTIMATED_TEXT, escape="\\"),
+             top_level_true(_steps.c.payload, "tokens_estimated")),
+            else_=false(),
+        ),
+    )
+    .limit(1)
+    .scalar_subquery()
+    .label("tokens_unknown")
+)  # fmt: skip
 
 
 class elapsed_ms(FunctionElement[float]):

@@ -76,6 +76,7 @@ function settings(a, b) {
     ["Rounds", a.rounds, b.rounds],
     ["Prompt tokens", a.prompt_tokens, b.prompt_tokens],
     ["Completion tokens", a.completion_tokens, b.completion_tokens],
+    ["Tokens reported", tokensReported(a), tokensReported(b)],
     ["Cost", storedCost(a), storedCost(b)],
     ["Duration", storedDuration(a), storedDuration(b)],
     ["Steps", a.step_count, b.step_count],
@@ -88,6 +89,11 @@ function settings(a, b) {
     rows.push([`Option ${key}`, oa[key], ob[key]]);
   }
   return rows;
+}
+
+// Whether the counts above are the provider's, or toolwire's estimate for a call it did not report.
+function tokensReported(run) {
+  return run.tokens_known === false ? "no: tokens unknown, the counts are estimates" : "yes";
 }
 
 function shown(value) {

@@ -103,6 +103,10 @@ const MODEL_FACTS = [
 function modelFacts(step) {
   const rows = MODEL_FACTS.filter(([key]) => step[key] !== undefined && step[key] !== null)
     .map(([key, label]) => [key, label, String(step[key])]);
+  if (step.tokens_estimated === true) {
+    rows.push(["tokens_estimated", "Usage", "tokens unknown: the provider reported none; "
+      + "the counts above are estimates"]);
+  }
   rows.push(["cost", "Cost", stepCost(step)]);
   return h("dl", { class: "facts", "data-testid": "model-facts" }, rows.map(([key, label, value]) =>
     [h("dt", {}, label), h("dd", { "data-kind": key }, value)]));

@@ -37,7 +37,8 @@ export class RunView {
   // Fills the form from the server's defaults; never overwrites what was typed already.
   setDefaults(defaults) {
     for (const [id, value] of [["prompt", defaults.prompt], ["provider", defaults.provider],
-      ["model", defaults.model]]) {
+      ["model", defaults.model], ["base-url", defaults.base_url],
+      ["tool-choice", defaults.tool_choice]]) {
       const field = this.$(id);
       if (typeof value === "string" && value && (!field.value || field.value === field.defaultValue)) {
         field.value = value;
@@ -121,6 +122,8 @@ export class RunView {
     };
     if (value("system-prompt").trim()) body.system_prompt = value("system-prompt");
     if (value("model").trim()) body.model = value("model").trim();
+    if (value("base-url").trim()) body.base_url = value("base-url").trim();
+    if (value("tool-choice").trim()) body.tool_choice = value("tool-choice").trim();
     if (value("temperature") !== "") body.temperature = Number(value("temperature"));
     if (value("trust-zone")) body.trust_zone = value("trust-zone");
     body.stream = this.$("stream").checked;
@@ -142,6 +145,7 @@ export class RunView {
     set("provider", form.provider);
     set("model", form.model);
     const o = form.options ?? {};
+    set("tool-choice", typeof o.tool_choice === "string" ? o.tool_choice : "auto");
     set("max-rounds", o.max_rounds ?? 5);
     set("temperature", o.temperature);
     this.$("trust-zone").value = typeof o.trust_zone === "string" ? o.trust_zone : "";

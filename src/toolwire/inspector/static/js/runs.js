@@ -11,7 +11,7 @@ import { pendingPanel } from "./pending.js";
 import { StepView } from "./stepview.js";
 import { RunFilters } from "./runfilters.js";
 import { LIVE, shownStatus, WAITING } from "./status.js";
-import { costText, summarise, summaryStrip } from "./steps.js";
+import { costText, summarise, summaryStrip, tokensText } from "./steps.js";
 
 const PAGE = 50;
 // Columns: [label, sort key or null].
@@ -111,7 +111,7 @@ export class RunsView {
       h("td", {}, String(r.model ?? "")),
       h("td", {}, String(r.rounds ?? "")),
       h("td", { title: `${Number(r.prompt_tokens) || 0} in, ${Number(r.completion_tokens) || 0} out` },
-        String(tokensOf(r))),
+        tokensText(tokensOf(r), r.tokens_known !== false)),
       h("td", { class: "cost" }, storedCost(r)),
       h("td", {}, storedDuration(r)),
       h("td", {}, String(r.step_count ?? "")),
@@ -174,7 +174,8 @@ export class RunsView {
       const timeline = h("div", { class: "timeline", hidden: true });
       const tools = h("div", { class: "stored-tools" });
       const final = { wall_ms: wallOf(run), usage: { total_tokens: tokensOf(run),
-        prompt_tokens: run.prompt_tokens, completion_tokens: run.completion_tokens },
+        prompt_tokens: run.prompt_tokens, completion_tokens: run.completion_tokens,
+        tokens_known: run.tokens_known !== false },
       cost: run.cost, cost_complete: run.cost_complete,
       termination_reason: run.termination_reason };
       fill(box,

@@ -59,15 +59,26 @@ export function stepRow(step, index, selected) {
   }, parts);
 }
 
-// A model call's tokens (in and out in the title) and cost, as the step list shows them.
+// A model call's tokens (in and out in the title) and cost, as the step list shows them. A
+// call whose provider reported no usage shows toolwire's estimate, marked as one.
 function usage(step) {
   const tokens = Number(step.total_tokens);
   const cost = Number(step.cost);
-  const text = [Number.isFinite(tokens) ? `${tokens} tok` : null,
+  const estimated = step.tokens_estimated === true;
+  const count = estimated ? `~${tokens} tok (estimated)` : `${tokens} tok`;
+  const text = [Number.isFinite(tokens) ? count : null,
     Number.isFinite(cost) ? costText(cost, true) : null].filter(Boolean).join(" · ");
+  const split = `${Number(step.prompt_tokens) || 0} prompt + ${Number(step.completion_tokens) || 0} `
+    + "completion tokens";
   return h("span", { class: "step-usage", "data-testid": "step-usage",
-    title: `${Number(step.prompt_tokens) || 0} prompt + ${Number(step.completion_tokens) || 0} `
-      + `completion tokens; ${costText(cost, Number.isFinite(cost))}` }, text);
+    title: `${estimated ? `${tokensText(tokens, false)}: ` : ""}${split}; `
+      + costText(cost, Number.isFinite(cost)) }, text);
+}
+
+// A run's tokens as a person reads them: the count, or "tokens unknown" with the estimate its
+// budgets counted when a provider did not report them all.
+export function tokensText(total, known) {
+  return known ? String(total) : `tokens unknown (about ${total} estimated)`;
 }
 
 // The row of a round whose model has not answered yet; once its answer streams, the thinking
@@ -102,6 +113,9 @@ export function summarise(steps, final, elapsedMs) {
     tokens: usage && Number.isFinite(usage.total_tokens) ? usage.total_tokens : streamedTokens,
     tokensIn: known("prompt_tokens"),
     tokensOut: known("completion_tokens"),
+    // The terminal event (or stored run) says; before it, the calls so far do.
+    tokensKnown: usage && typeof usage.tokens_known === "boolean" ? usage.tokens_known
+      : llm.every((s) => s.tokens_estimated !== true),
     wall: final && Number.isFinite(final.wall_ms) ? final.wall_ms : elapsedMs,
     cost: priced ? final.cost : llm.reduce((total, s) => total + (Number(s.cost) || 0), 0),
     costComplete: priced ? final.cost_complete === true
@@ -135,7 +149,7 @@ export function summaryStrip(counts, status) {
       h("span", { class: "metric-value" }, STATUS_TEXT[status] ?? status)),
     cell("Rounds", counts.rounds, "metric-rounds"),
     cell("Tool calls", counts.toolCalls, "metric-tools"),
-    cell("Tokens", counts.tokens, "metric-tokens",
+    cell("Tokens", tokensText(counts.tokens, counts.tokensKnown !== false), "metric-tokens",
       `${counts.tokensIn} in · ${counts.tokensOut} out`),
     cell("Cost", costText(counts.cost, counts.costComplete), "metric-cost"),
     cell("Wall time", ms(counts.wall), "metric-wall"),
