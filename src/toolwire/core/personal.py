@@ -12,8 +12,9 @@ copy at ``redacted`` (:func:`toolwire.core.redact.redact`).
   times, versions and plain numbers are not phones.
 - **IBAN**: two letters, two check digits and 11 to 30 letters or digits (grouped by four or
   not) whose ISO 13616 mod-97 check holds; becomes its country code and ``***``.
-- **Card number**: 13 to 19 digits (grouped by spaces or dashes, or not) that pass the Luhn
-  check; becomes ``***``. An order number that fails the check is left alone.
+- **Card number**: 13 to 19 digits (grouped by spaces or dashes, or not, the first never 0:
+  no issuer's number starts so) that pass the Luhn check; becomes ``***``. An order number
+  that fails the check is left alone.
 
 Invariant: linear time, as the secret catalogue (a shape starts only where its first character
 cannot continue a run; the checks are on the match alone). Checks (Luhn, mod 97) run in
@@ -118,8 +119,8 @@ SHAPES: tuple[PersonalShape, ...] = (
     PersonalShape(
         name="card_number",
         regex=re.compile(
-            rf"{_NOT_AFTER_WORD}(?:[0-9]{{4}}(?:[ \-]?[0-9]{{4}}){{2}}[ \-]?[0-9]{{1,7}}"
-            rf"|[0-9]{{4}}[ \-][0-9]{{6}}[ \-][0-9]{{5}}){_NOT_BEFORE_WORD}"
+            rf"{_NOT_AFTER_WORD}(?:[1-9][0-9]{{3}}(?:[ \-]?[0-9]{{4}}){{2}}[ \-]?[0-9]{{1,7}}"
+            rf"|[1-9][0-9]{{3}}[ \-][0-9]{{6}}[ \-][0-9]{{5}}){_NOT_BEFORE_WORD}"
         ),
         mask=_card,
         needs=_has_digit_run,
