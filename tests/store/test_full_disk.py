@@ -29,7 +29,8 @@ def small_disk(folder: Path) -> Iterator[Path]:
         capture_output=True, check=False,
     )  # fmt: skip
     if mounted.returncode != 0:
-        pytest.skip("a small disk needs a tmpfs mount (root)")
+        why = mounted.stderr.decode(errors="replace").strip()
+        pytest.fail(f"could not mount a {DISK_KIB} KiB tmpfs: {why}")
     try:
         yield folder
     finally:
