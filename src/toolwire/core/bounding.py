@@ -65,6 +65,12 @@ class BoundedContent:
         )
 
 
+def fits(content: object) -> bool:
+    """Whether ``content`` is already what :func:`bound_content` makes of it: a ``str`` of
+    ASCII within the cap (one byte a character). The common case, decided building nothing."""
+    return type(content) is str and len(content) <= CONTENT_BYTE_CAP and content.isascii()
+
+
 def bound_content(content: str | bytes) -> BoundedContent:
     """Coerce to UTF-8 and cap at ``CONTENT_BYTE_CAP`` bytes, marker included."""
     text = coerce_utf8(content)

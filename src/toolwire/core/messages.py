@@ -15,6 +15,7 @@ from toolwire.core.reprs import count, ident, shape, size, tagged
 
 Role = Literal["system", "user", "assistant", "tool"]
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
+_set = object.__setattr__
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,8 @@ class ToolCall:
     def decoded_arguments(self) -> dict[str, Any] | None:
         """The arguments as a map, or ``None`` when the text is not a JSON object."""
         try:
-            value = _STRICT.decode(self.arguments) if self.arguments.strip() else {}
+            text = self.arguments
+            value = _STRICT.decode(text) if text and not text.isspace() else {}
         except (ValueError, RecursionError):
             return None
         return value if isinstance(value, dict) else None
@@ -90,7 +92,7 @@ class ProviderState:
         return tagged("ProviderState", provider=ident(self.provider), data=shape(self.data))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ChatMessage:
     """One turn of a conversation. Build it with the factories below."""
 
@@ -101,19 +103,35 @@ class ChatMessage:
     is_error: bool = False
     provider_state: ProviderState | None = None
 
-    def __post_init__(self) -> None:
-        if self.role not in _ROLES:
-            raise ValueError(f"unknown message role {self.role!r}")
-        if type(self.content) is not str:
-            raise TypeError(f"message content must be str, not {type(self.content).__name__}")
-        if self.tool_calls and self.role != "assistant":
-            raise ValueError("only an assistant message can carry tool calls")
-        if (self.tool_call_id is not None) != (self.role == "tool"):
-            raise ValueError("a tool message, and only a tool message, has a tool_call_id")
-        if self.tool_call_id == "":
-            raise ValueError("tool_call_id must not be empty")
-        if self.provider_state is not None and self.role != "assistant":
+    def __init__(  # noqa: PLR0917 (the fields in order, as the generated form takes them)
+        self,
+        role: Role,
+        content: str,
+        tool_calls: tuple[ToolCall, ...] = (),
+        tool_call_id: str | None = None,
+        is_error: bool = False,
+        provider_state: ProviderState | None = None,
+    ) -> None:
+        """Written out rather than generated: the checks and the fields in one pass, since a
+        run makes two messages every round (a third of the generated form's cost)."""
+        if role not in _ROLES:
+            raise ValueError(f"unknown message role {role!r}")
+        if type(content) is not str:
+            raise TypeError(f"message content must be str, not {type(content).__name__}")
+        if role != "assistant" and (tool_calls or provider_state is not None):
+            if tool_calls:
+                raise ValueError("only an assistant message can carry tool calls")
             raise ValueError("only an assistant message carries provider state")
+        if (tool_call_id is not None) != (role == "tool"):
+            raise ValueError("a tool message, and only a tool message, has a tool_call_id")
+        if tool_call_id == "":
+            raise ValueError("tool_call_id must not be empty")
+        _set(self, "role", role)
+        _set(self, "content", content)
+        _set(self, "tool_calls", tool_calls)
+        _set(self, "tool_call_id", tool_call_id)
+        _set(self, "is_error", is_error)
+        _set(self, "provider_state", provider_state)
 
     @classmethod
     def system(cls, content: str) -> ChatMessage:
@@ -130,7 +148,7 @@ class ChatMessage:
         tool_calls: Sequence[ToolCall] = (),
         provider_state: ProviderState | None = None,
     ) -> ChatMessage:
-        return cls("assistant", content, tuple(tool_calls), provider_state=provider_state)
+        return cls("assistant", content, tuple(tool_calls), None, False, provider_state)
 
     @classmethod
     def tool_result(cls, call_id: str, content: str, *, is_error: bool = False) -> ChatMessage:
@@ -139,7 +157,7 @@ class ChatMessage:
             raise TypeError(
                 f"tool_result takes the result's content string, not {type(content).__name__}"
             )
-        return cls("tool", content, tool_call_id=call_id, is_error=is_error)
+        return cls("tool", content, (), call_id, is_error, None)  # positional: the cheap call
 
     def to_dict(self) -> dict[str, Any]:
         """A provider-neutral plain form, used by the trace and the stores."""

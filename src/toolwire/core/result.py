@@ -104,6 +104,10 @@ _MEASURED: dict[str, tuple[str, ...]] = {
 }
 
 
+_new_object = object.__new__
+_set = object.__setattr__
+
+
 def _refuse_text(_: object, *__: object) -> NoReturn:
     raise TypeError(
         "ToolResult has no string form: use result.content for the text the model may read"
@@ -133,7 +137,7 @@ class ToolResult:
         for artifact in artifacts:
             if not isinstance(artifact, Artifact):
                 raise TypeError(f"artifacts must be Artifact, not {type(artifact).__name__}")
-        return cls._build(content, False, artifacts)
+        return cls._build(content, False, artifacts)  # ``artifacts`` is a tuple already
 
     @classmethod
     def error(cls, content: str) -> ToolResult:
@@ -144,10 +148,10 @@ class ToolResult:
 
     @classmethod
     def _build(cls, content: str, is_error: bool, artifacts: tuple[Artifact, ...]) -> ToolResult:
-        result = object.__new__(cls)
-        object.__setattr__(result, "content", content)
-        object.__setattr__(result, "is_error", is_error)
-        object.__setattr__(result, "artifacts", tuple(artifacts))
+        result = _new_object(cls)
+        _set(result, "content", content)
+        _set(result, "is_error", is_error)
+        _set(result, "artifacts", artifacts if type(artifacts) is tuple else tuple(artifacts))
         return result
 
     def __setattr__(self, name: str, value: object) -> None:

@@ -137,8 +137,7 @@ class Spent(NamedTuple):
     def of(self, state: RunState, messages: tuple[ChatMessage, ...] = ()) -> RunState:
         """``state`` having spent this, ``messages`` appended to its conversation."""
         kept = (*state.messages, *messages) if messages else state.messages
-        return state._replace(rounds=self.rounds, usage=self.usage, cost=self.cost,
-                              tally=self.tally, messages=kept)  # fmt: skip
+        return state.after_round(kept, state.invocations, self, state.remote_calls)
 
     def over_budget(self, options: RunOptions) -> bool:
         return past_budget(options, self.usage, self.cost)

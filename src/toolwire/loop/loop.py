@@ -76,10 +76,10 @@ from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.trace import ContextStep, RunTrace, ToolInvocation
 from toolwire.providers.base import (
-    CompletionRequest,
     CompletionResponse,
     Provider,
     ToolChoice,
+    new_request,
     session_of,
 )
 from toolwire.tools.api import ToolContext, runs_concurrently
@@ -90,6 +90,8 @@ __all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "Checkpoint", "LoopResult", "RunO
            "TerminationReason", "ToolLoop"]  # fmt: skip
 
 log = logging.getLogger("toolwire.loop")
+_clock = time.perf_counter
+_NO_NAMES: frozenset[str] = frozenset()
 
 
 class Checkpoint(Protocol):
@@ -326,6 +328,12 @@ class ToolLoop:
                 return await self._plain(state, trace, refusals)
             options, specs, names = state.options, offer.specs, offer.spec_names
             window = window_for(options, self.provider, specs)
+            price = self._price()
+            budgeted = options.max_total_tokens is not None or options.max_cost is not None
+            first_choice = options.tool_choice
+            later_choice = _round_choice(first_choice, 2)
+            # A turn of one call goes straight to the seam when nothing wraps or counts it.
+            direct = self.checkpoint is None and not offer.remote and options.max_calls_per_turn
             while state.rounds < options.max_rounds:
                 round_ = state.rounds + 1
                 if window is not None:
@@ -333,18 +341,18 @@ class ToolLoop:
                     if isinstance(fitted, LoopResult):
                         return fitted
                     state = fitted
-                choice = _round_choice(options.tool_choice, round_)
+                choice = first_choice if round_ == 1 else later_choice
                 trace.record_request(round_, state.messages, names,
                                      refusals if round_ == 1 else (),
                                      tool_choice=None if choice == "auto" else choice)  # fmt: skip
                 response, spent = await self._complete(state, trace, round_, specs,
-                                                       choice=choice)  # fmt: skip
+                                                       choice=choice, price=price)  # fmt: skip
                 calls = response.tool_calls
                 ended = None if calls else ending(response)
                 if ended is not None:
                     return result_of(spent.of(state), response.content, ended.truncated,
                                      ended.reason, response=response)  # fmt: skip
-                if spent.over_budget(options):  # stop before this turn's calls or continuation
+                if budgeted and spent.over_budget(options):  # before this turn's calls
                     over = TerminationReason.BUDGET_EXHAUSTED
                     return result_of(spent.of(state), "", True, over, response=response)
                 if not calls:
@@ -358,10 +366,40 @@ class ToolLoop:
                     if pause is not None:
                         paused = spent.of(state, (assistant,))._replace(pause=pause)
                         return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
+                if direct and len(calls) == 1:
+                    state = await self._one_call(state, trace, round_, calls[0], context=context,
+                                                 offer=offer, spent=spent,
+                                                 assistant=assistant)  # fmt: skip
+                    continue
                 jobs = self._turn_jobs(calls, options.max_calls_per_turn, offer)
                 state = await self._run_jobs(state, trace, round_, jobs, context, offer=offer,
                                              spent=spent, assistant=assistant)  # fmt: skip
             return await self._synthesise(state, trace, specs, window)
+
+    async def _one_call(
+        self,
+        state: RunState,
+        trace: RunTrace,
+        round_: int,
+        call: ToolCall,
+        *,
+        context: ToolContext,
+        offer: Offer,
+        spent: Spent,
+        assistant: ChatMessage,
+    ) -> RunState:
+        """A turn of one call, with no checkpoint to wrap it and no remote budget to spend:
+        what :meth:`_run_jobs` does for it, without the turn's machinery (most turns)."""
+        arguments = call.decoded_arguments()
+        started = _clock()
+        invoked = await self.seam.invoke(call, state.offered, context, arguments, offer.gate,
+                                         inline=call.name in offer.inline_alone)  # fmt: skip
+        elapsed_ms = (_clock() - started) * 1000
+        messages = [*state.messages, assistant]
+        invocations = list(state.invocations)
+        self._record(trace, round_, elapsed_ms, call, invoked, arguments=arguments,
+                     messages=messages, invocations=invocations, started=started)  # fmt: skip
+        return state.after_round(tuple(messages), tuple(invocations), spent, state.remote_calls)
 
     async def _synthesise(
         self, state: RunState, trace: RunTrace, specs: tuple[ToolSpec, ...], window: Window | None
@@ -413,38 +451,37 @@ class ToolLoop:
         *,
         choice: ToolChoice = "auto",
         count: bool = True,
+        price: tuple[str | None, str | None] | None = None,
     ) -> tuple[CompletionResponse, Spent]:
-        """One provider call, recorded; what the run has spent once it is made."""
+        """One provider call, recorded; what the run has spent once it is made. ``price``: the
+        provider's pricing family and model (:meth:`_price`), when the caller has them."""
         options = state.options
-        request = CompletionRequest(
-            messages=state.messages,
-            tools=specs,
-            tool_choice=choice,
-            temperature=options.temperature,
-            max_tokens=options.max_tokens,
-            reasoning=options.reasoning,
-            capture_raw=options.capture_raw,
-            stream=options.stream,
-            on_delta=trace.delta_sink(round_),
-            dropped_turns=state.dropped_turns,
-        )
-        started = time.perf_counter()
+        request = new_request(state.messages, specs, choice, options.temperature,
+                              options.max_tokens, options.reasoning, options.capture_raw,
+                              options.stream, trace.delta_sink(round_),
+                              state.dropped_turns)  # fmt: skip
+        started = _clock()
         response = await self.provider.complete(request)
-        elapsed_ms = (time.perf_counter() - started) * 1000
+        elapsed_ms = (_clock() - started) * 1000
         if not response.usage.known:  # budgets count an estimate; the step says it is one
             turn = ChatMessage.assistant(response.content, response.tool_calls)
             tools = sum(spec_tokens(s) for s in specs)
             response = replace(response, usage=estimated_usage(response.usage, state.messages,
                                                                turn, tools))  # fmt: skip
-        usage = response.usage
-        cost = cost_of(pricing_family(self.provider), response.model or model_of(self.provider),
-                       usage)  # fmt: skip
+        usage, calls = response.usage, response.tool_calls
+        family, model = price or self._price()
+        cost = None if family is None else cost_of(family, response.model or model, usage)
         knows = self.seam.knows
-        known = frozenset(c.name for c in response.tool_calls if knows(c.name))
+        known = frozenset([c.name for c in calls if knows(c.name)]) if calls else _NO_NAMES
         trace.record_llm(round_, elapsed_ms, response, cost, registered=known)
+        tally = state.tally
         spent = Spent(round_ if count else state.rounds, state.usage + usage, state.cost.add(cost),
-                      calibrated(state.tally, usage))  # fmt: skip
+                      tally if tally is None else calibrated(tally, usage))  # fmt: skip
         return response, spent
+
+    def _price(self) -> tuple[str | None, str | None]:
+        """What prices this loop's calls: the provider's pricing family and model."""
+        return pricing_family(self.provider), model_of(self.provider)
 
     @staticmethod
     def _fit(
@@ -480,6 +517,9 @@ class ToolLoop:
     def _turn_jobs(self, calls: Sequence[ToolCall], limit: int, offer: Offer) -> list[Job]:
         """A model's turn as jobs: each call runs with its own arguments; one past the turn's
         call limit is answered with its fixed refusal and never runs."""
+        if len(calls) == 1 and limit >= 1:  # alone or not, nothing of its turn overlaps it
+            call = calls[0]
+            return [Job(call, call.decoded_arguments())]
         return [
             Job(call, call.decoded_arguments(), alone=self._alone(call, offer))
             if index < limit
@@ -525,6 +565,28 @@ class ToolLoop:
                                                     spent=remote_spent, limit=limit)  # fmt: skip
         messages = [*state.messages, assistant] if assistant is not None else list(state.messages)
         invocations = list(state.invocations)
+        checkpoint = self.checkpoint
+        await self._run_turn(jobs, trace, round_, state, context=context, offer=offer,
+                             messages=messages, invocations=invocations)  # fmt: skip
+        at = state if spent is None else spent
+        state = state.after_round(tuple(messages), tuple(invocations), at, remote_spent)
+        if checkpoint is not None:
+            await checkpoint.round_done(state)
+        return state
+
+    async def _run_turn(
+        self,
+        jobs: Sequence[Job],
+        trace: RunTrace,
+        round_: int,
+        state: RunState,
+        *,
+        context: ToolContext,
+        offer: Offer,
+        messages: list[ChatMessage],
+        invocations: list[ToolInvocation],
+    ) -> None:
+        """A turn's calls through :func:`run_turn`, each through the checkpoint if there is one."""
         concurrency = state.options.max_concurrency
         # Whether a call may have another call of its turn beside it (see the seam's rule).
         several = concurrency > 1 and sum(job.refused is None for job in jobs) > 1
@@ -543,17 +605,6 @@ class ToolLoop:
                          messages=messages, invocations=invocations, started=started)  # fmt: skip
 
         await run_turn(jobs, invoke, record, concurrency=concurrency)
-        if spent is None:
-            state = state._replace(messages=tuple(messages), invocations=tuple(invocations),
-                                   remote_calls=remote_spent)  # fmt: skip
-        else:
-            state = state._replace(messages=tuple(messages), invocations=tuple(invocations),
-                                   remote_calls=remote_spent, rounds=spent.rounds,
-                                   usage=spent.usage, cost=spent.cost,
-                                   tally=spent.tally)  # fmt: skip
-        if checkpoint is not None:
-            await checkpoint.round_done(state)
-        return state
 
     def _alone(self, call: ToolCall, offer: Offer) -> bool:
         if call.name in offer.names:
@@ -575,17 +626,12 @@ class ToolLoop:
         started: float | None = None,
     ) -> None:
         result = invoked.result
-        messages.append(ChatMessage.tool_result(call.id, result.content, is_error=result.is_error))
+        content, is_error = result.content, result.is_error
+        messages.append(ChatMessage.tool_result(call.id, content, is_error=is_error))
         if arguments is None:
             arguments = call.decoded_arguments()
-        invocation = ToolInvocation(
-            name=call.name,
-            arguments=call.arguments if arguments is None else arguments,
-            result=result.content,
-            is_error=result.is_error,
-            artifacts=result.artifacts,
-            call_id=call.id,
-        )
+        invocation = ToolInvocation(call.name, call.arguments if arguments is None else arguments,
+                                    content, is_error, result.artifacts, call.id)  # fmt: skip
         invocations.append(invocation)
         trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes, invoked.refused,
                           started=started, registered=self.seam.knows(call.name))  # fmt: skip

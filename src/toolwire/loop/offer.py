@@ -43,12 +43,17 @@ class Offer:
     remote: bool  # an offered tool is remote: its calls spend the run's budget
     alone: frozenset[str]  # offered tools whose calls overlap nothing else of their turn
     on_loop: frozenset[str]  # offered tools that run on the event loop wherever they are called
+    # Offered tools whose call runs on the loop's thread when nothing of its turn overlaps it
+    # (every one when the loop is exclusive): :meth:`inline`, asked once per segment.
+    inline_alone: frozenset[str]
 
     @classmethod
     def of(
         cls, registry: ToolRegistry, names: Collection[str], gate: Gate, *, exclusive: bool
     ) -> Offer:
         tools = [tool for tool in registry if tool.spec.name in names]
+        on_loop_names = frozenset(t.spec.name for t in tools if on_loop(t))
+        alone_inline = may_block_loop(exclusive=exclusive, overlapping=False)
         return cls(
             names=frozenset(names),
             specs=tuple(tool.spec for tool in tools),
@@ -58,7 +63,8 @@ class Offer:
             pausing=any(needs_approval(t) or input_model_of(t) is not None for t in tools),
             remote=any(is_remote(t) for t in tools),
             alone=frozenset(t.spec.name for t in tools if not runs_concurrently(t)),
-            on_loop=frozenset(t.spec.name for t in tools if on_loop(t)),
+            on_loop=on_loop_names,
+            inline_alone=frozenset(names) if alone_inline else on_loop_names,
         )
 
     def inline(self, name: str, *, overlapping: bool) -> bool:

@@ -39,11 +39,10 @@ import inspect
 import logging
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
-from toolwire.core.bounding import bound_artifacts, bound_content
+from toolwire.core.bounding import bound_artifacts, bound_content, fits
 from toolwire.core.errors import ToolRefusal
 from toolwire.core.messages import ToolCall
 from toolwire.core.result import ToolResult
@@ -216,10 +215,10 @@ def remote_no_text(count: int) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Invoked:
+class Invoked(NamedTuple):
     """A call's bounded result; ``original_bytes`` is the content's size when it was cut;
-    ``refused`` says why the call was refused, when it was."""
+    ``refused`` says why the call was refused, when it was. (A NamedTuple: as immutable as a
+    frozen dataclass, and half its cost on every call.)"""
 
     result: ToolResult
     original_bytes: int | None = None
@@ -285,6 +284,8 @@ class Seam:
             log.exception('Tool "%s" failed.', call.name)
             return Invoked(ToolResult.error(tool_failed(call.name)))
         raw = disclosed(raw, context)  # personal data by the run's zone, before any cut
+        if not raw.artifacts and fits(raw.content):
+            return Invoked(raw)  # within both bounds as it is
         content = bound_content(raw.content)
         original = content.original_bytes if content.truncated else None
         if content.text is raw.content and not raw.artifacts:

@@ -21,7 +21,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -40,6 +40,7 @@ from toolwire.providers.base import Usage
 from toolwire.tools.api import User
 
 STATE_VERSION = 2  # 2: the run's charter replaced its user and workspace file
+_new = tuple.__new__
 _SALT_BYTES = 16  # makes a digest unguessable even when the calls' arguments are guessable
 _DIGEST_CHARS = 32
 
@@ -133,6 +134,19 @@ class Pause:
         )
 
 
+class Progress(Protocol):
+    """What a run has spent so far: a state, or what a provider call brought it to."""
+
+    @property
+    def rounds(self) -> int: ...
+    @property
+    def usage(self) -> Usage: ...
+    @property
+    def cost(self) -> Cost: ...
+    @property
+    def tally(self) -> Tally | None: ...
+
+
 class RunState(NamedTuple):
     """Everything a run needs to take its next round, in any process.
 
@@ -166,6 +180,21 @@ class RunState(NamedTuple):
             pause=self.pause,
             charter=self.charter,
         )
+
+    def after_round(
+        self,
+        messages: tuple[ChatMessage, ...],
+        invocations: tuple[ToolInvocation, ...],
+        spent: Progress,
+        remote_calls: int,
+    ) -> RunState:
+        """This state once a round is done: its conversation, calls and remote calls, and
+        ``spent``'s rounds, usage, cost and tally; the rest kept. One tuple built in field
+        order, a sixth of ``_replace``'s cost on every round (tests/test_state_rounds.py holds
+        it to the keyword form)."""
+        return _new(RunState, (messages, spent.rounds, spent.usage, self.options, spent.cost,
+                               self.offered, invocations, self.pause, self.charter, spent.tally,
+                               self.dropped_turns, remote_calls))  # fmt: skip
 
     @property
     def user(self) -> User | None:

@@ -16,8 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolwire.core.messages import ToolCall
 from toolwire.loop.seam import Invoked
@@ -25,9 +24,9 @@ from toolwire.loop.seam import Invoked
 __all__ = ["Job", "run_turn"]
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
-    """One call of a turn: run it with ``arguments``, or answer ``refused`` without running."""
+class Job(NamedTuple):
+    """One call of a turn: run it with ``arguments``, or answer ``refused`` without running.
+    (A NamedTuple: as immutable as a frozen dataclass, and half its cost on every call.)"""
 
     call: ToolCall
     arguments: dict[str, Any] | None

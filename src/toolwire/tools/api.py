@@ -210,6 +210,8 @@ class FunctionTool:
         self._previewer: Previewer | None = None
         self._basis: Basis | None = None
         self._context_param, self._model = _arguments_model(function)
+        # What ``model_validate`` calls, without its wrapper: once per call of the tool.
+        self._validate = self._model.__pydantic_validator__.validate_python
         self._is_async = inspect.iscoroutinefunction(function)
         schema = self._model.model_json_schema()
         schema.pop("title", None)
@@ -235,17 +237,21 @@ class FunctionTool:
     def execute(
         self, arguments: Mapping[str, Any], context: ToolContext
     ) -> ToolResult | Awaitable[ToolResult]:
-        kwargs = self.validate(arguments)
+        try:
+            kwargs: dict[str, Any] = self._validate(arguments).__dict__  # the model's own
+        except ValidationError as exc:
+            raise ToolRefusal(_describe(self.spec.name, exc)) from None
         if self._context_param:
-            kwargs[self._context_param] = context
+            kwargs = {**kwargs, self._context_param: context}
         if self._is_async:
             return _await_result(self.function(**kwargs))
-        return as_result(self.function(**kwargs))
+        value = self.function(**kwargs)
+        return ToolResult.text(value) if type(value) is str else as_result(value)
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Validate model arguments; raise ``ToolRefusal`` naming every problem."""
         try:
-            model = self._model.model_validate(arguments)
+            model = self._validate(arguments)
         except ValidationError as exc:
             raise ToolRefusal(_describe(self.spec.name, exc)) from None
         return dict(model.__dict__)

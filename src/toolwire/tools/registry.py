@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -69,6 +69,9 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] = (), availability: Availability | None = None):
         self._tools: dict[str, Tool] = {}
+        # The tool registered under a name, or None: the dict's own ``get``, since it runs
+        # several times for every call a model makes.
+        self.get: Callable[[str], Tool | None] = self._tools.get
         self.availability = availability or Availability()
         for t in tools:
             self.register(t)
@@ -89,9 +92,6 @@ class ToolRegistry:
             raise DuplicateToolError(f'a tool named "{name}" is already registered')
         self._tools[name] = tool
         return tool
-
-    def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
