@@ -208,6 +208,13 @@ def remote_protocol_error(name: str) -> str:
     return f'Error: the server of tool "{_clip(name)}" refused the call.'
 
 
+def remote_oversized(name: str, limit: int) -> str:
+    return (
+        f'Error: tool "{_clip(name)}" answered with a message over {limit} bytes, which was '
+        "refused; whether the call took effect is unknown."
+    )
+
+
 def remote_no_text(count: int) -> str:
     # The items themselves (images, data, resources) are artifacts: the model reads only this.
     return (
