@@ -77,6 +77,7 @@ class Refused(StrEnum):
     APPROVAL_MISSING = "approval_missing"
     REMOTE_BUDGET = "remote_budget"  # past the run's budget of calls to remote (MCP) tools
     PREVIEW_CHANGED = "preview_changed"  # what its approved preview was computed on changed
+    NOT_DECIDED = "not_decided"  # a held call nobody decided within its caller's time
 
 
 def _clip(name: str) -> str:
