@@ -355,10 +355,11 @@ class Runtime:
         try:
             state = open_state(self.state_key, waiting)
         except StateError:
+            state = None
+        if state is None or state.pause is None:
             log.warning("held run %s: its state cannot be opened; it is cancelled", run_id)
             return self.recorder.request_cancel(run_id)
-        if state.pause is None or not self.recorder.claim(run_id, waiting.status,
-                                                          waiting.digest):  # fmt: skip
+        if not self.recorder.claim(run_id, waiting.status, waiting.digest):
             return False
         charter = chartered(state)
         self.recorder.keep(run_id, charter)
