@@ -135,6 +135,40 @@ def test_an_undecided_call_times_out_is_cancelled_and_can_no_longer_be_approved(
     assert WRITES == []
 
 
+def test_an_undecided_call_in_a_store_ends_with_its_refused_step_and_an_audit_row(
+    tmp_path: Path,
+) -> None:
+    """The caller's timeout is the call's recorded end: a tool step with the text the caller
+    read, refused as not decided, and its row in the governance log; the run is cancelled,
+    its sealed state erased, and a late decision finds nothing to decide."""
+    with RunStore.open(str(tmp_path / "runs.db"), privacy=PrivacyLevel.FULL) as store:
+        rt = runtime(store)
+
+        async def scenario() -> tuple[str, CallAnswer]:
+            run_id = await hold(rt)
+            return run_id, await rt.await_answer(run_id, "jot", decision_seconds=0.2)
+
+        run_id, answer = asyncio.run(scenario())
+        text = not_decided_in_time("jot", 0.2)
+        assert answer == CallAnswer(content=text, is_error=True)
+        stored = store.get_run(run_id)
+        assert stored is not None
+        assert (stored.status, stored.termination_reason) == ("cancelled", "cancelled")
+        tool_steps = [s for s in stored.steps if s["kind"] == "tool"]
+        assert [(s["tool_name"], s["tool_arguments"], s["tool_result"], s["tool_is_error"],
+                 s["tool_refused"]) for s in tool_steps] == [
+            ("jot", {"text": "milk"}, text, True, "not_decided")
+        ]  # fmt: skip
+        rows = store.list_gate_decisions(run_id=run_id)
+        assert [(r.gate, r.reason, r.actor, r.tool) for r in rows] == [
+            ("call", "not_decided", "runtime", "jot")
+        ]
+        assert run_columns(str(tmp_path / "runs.db"), run_id)["suspended_state"] is None
+        with pytest.raises(RunNotWaiting):
+            rt.pending(run_id)
+    assert WRITES == []
+
+
 def test_a_call_cancelled_while_it_waits_tells_its_caller() -> None:
     async def scenario() -> CallAnswer:
         rt = runtime()

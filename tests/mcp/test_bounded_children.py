@@ -1,6 +1,8 @@
-"""A stdio server's stderr is read within bounds, and it starts with the child environment:
-a server that floods stderr without a newline holds no memory and the connection still
-answers; it never sees a provider key, the state key or a token of toolwire's own."""
+"""A stdio server's stderr and stdout are read within bounds, and it starts with the child
+environment: a server that floods stderr without a newline holds no memory and the connection
+still answers; one that floods stdout (where its messages come) is refused at the line limit,
+stopped and started again; it never sees a provider key, the state key or a token of
+toolwire's own."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from toolwire.core.children import CHILD_ENV_NAMES, LOCALE_PREFIX
+from toolwire.loop.seam import remote_oversized
 from toolwire.mcp.connection import STDERR_CUT, STDERR_LINE_BYTES, STDERR_LOGGED_BYTES, StderrLog
+from toolwire.mcp.stdio import STDOUT_LINE_BYTES
 
 from .kit import PYTHON, answers, remote_registry, run, script, workspace
 from .test_failures import call, logged
@@ -63,6 +67,36 @@ def test_a_server_flooding_stderr_without_newlines_holds_no_memory_and_still_ans
     lines = [r.getMessage() for r in caplog.records if r.name == "toolwire.mcp.stderr"]
     cut = lines.index(f"trouble: {'x' * STDERR_LINE_BYTES}")  # the flood, cut to one log line
     assert lines[cut + 1] == "trouble: flood over"
+
+
+def test_a_server_flooding_stdout_without_newlines_is_refused_in_bounded_memory(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="toolwire.mcp")
+    ws = workspace(tmp_path, trouble_server(tmp_path), environ={"TROUBLE_SECRET": "s"})
+    registry, problems = remote_registry(ws)
+    assert problems == []
+    tracemalloc.start()
+    try:
+        began = time.monotonic()
+        result = run(registry, [[call("flood_stdout", megabytes=FLOOD_MB)],
+                                [call("echo", text="ok")]])  # fmt: skip
+        took = time.monotonic() - began
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    refused = remote_oversized("trouble__flood_stdout", STDOUT_LINE_BYTES)
+    assert answers(result) == [
+        ("trouble__flood_stdout", refused, True),
+        ("trouble__echo", "echo: ok", False),  # a new process: the flooding one was stopped
+    ]
+    assert peak < 32 * 2**20, f"peak {peak / 2**20:.1f} MiB while {FLOOD_MB} MB went by"
+    assert took < 30  # refused at the limit, not after the call's 60 s timeout
+    warning = (
+        f"MCP server 'trouble' wrote a stdout line over {STDOUT_LINE_BYTES} "
+        "bytes (the limit of one message); the connection is closed and the server stopped"
+    )
+    assert warning in [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
 
 
 def test_what_one_server_process_logs_of_its_stderr_is_bounded_in_total(

@@ -148,10 +148,18 @@ def test_an_undecided_write_times_out_and_its_run_is_cancelled(host: Host) -> No
         async with host.session("--approval-timeout", "1") as session:
             return await session.call_tool("write_file", write("notes/late.md"))
 
-    assert text_of(anyio.run(scenario)) == (not_decided_in_time("write_file", 1), True)
+    text = not_decided_in_time("write_file", 1)
+    assert text_of(anyio.run(scenario)) == (text, True)
     with host.store() as store:
         (run,) = store.list_runs()
+        stored = store.get_run(run.id)
+        audit = [(r.gate, r.reason, r.actor, r.tool) for r in store.list_gate_decisions()]
     assert run.status == "cancelled"
+    assert stored is not None
+    ended = [(s["tool_name"], s["tool_is_error"], s["tool_refused"])
+             for s in stored.steps if s["kind"] == "tool"]  # fmt: skip
+    assert ended == [("write_file", True, "not_decided")]  # its text is content: not kept here
+    assert audit == [("call", "not_decided", "runtime", "write_file")]
     assert not (host.demo / "files" / "notes" / "late.md").exists()
 
 

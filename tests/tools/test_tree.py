@@ -78,10 +78,59 @@ def test_depth_is_capped(cyclic: Workspace) -> None:
 
 def test_cycles_end_and_orphans_are_roots(cyclic: Workspace) -> None:
     roots = invoke(cyclic, "record_tree", {"table": "t", "parent_column": "parent", "depth": 1})
-    assert roots.content.splitlines()[1:] == ["  - 1: root", "  - 12: self", "  - 13: orphan"]
+    assert roots.content.splitlines()[1:] == [
+        "  - 1: root", "  - 12: self", "  - 13: orphan", "  - 10: x (cycle, no root)",
+        "(1 cycle that no root reaches: shown after the roots, marked (cycle, no root))",
+    ]  # fmt: skip
     loop = invoke(cyclic, "record_tree", {"table": "t", "parent_column": "parent", "root_id": 10})
     assert loop.content.splitlines()[1:] == ["  - 10: x", "    - 11: y", "      - 10: x (cycle)"]
     assert "s3cret" not in loop.content
+
+
+def test_a_cycle_no_root_reaches_is_reported_in_the_text_and_the_artifact(tmp_path: Path) -> None:
+    database = tmp_path / "loops.db"
+    with sqlite3.connect(database) as db:
+        db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, parent_id INT, name TEXT)")
+        rows = [(1, None, "root"), (2, 1, "kid"), (3, 5, "a"), (4, 3, "b"), (5, 4, "c"),
+                (6, 4, "hangs off b"), (7, 8, "p"), (8, 7, "q")]  # fmt: skip
+        db.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
+    db.close()
+    ws = Workspace(database_url=f"sqlite:///{database}")
+    result = invoke(ws, "record_tree", {"table": "t", "depth": 6})
+    one = invoke(ws, "record_tree", {"table": "t", "depth": 6, "root_id": 1})
+    ws.dispose()
+    assert result.content == (
+        "Tree of t by parent_id (10 rows, depth 6):\n"
+        "  - 1: root\n    - 2: kid\n"
+        "  - 3: a (cycle, no root)\n    - 4: b\n      - 5: c\n        - 3: a (cycle)\n"
+        "      - 6: hangs off b\n"
+        "  - 7: p (cycle, no root)\n    - 8: q\n      - 7: p (cycle)\n"
+        "(2 cycles that no root reaches: shown after the roots, marked (cycle, no root))"
+    )
+    nodes = result.artifacts[0].data["nodes"]
+    assert [n["label"] for n in nodes] == ["1: root", "3: a (cycle, no root)",
+                                           "7: p (cycle, no root)"]  # fmt: skip
+    assert nodes[2]["children"] == [
+        {"label": "8: q", "children": [{"label": "7: p (cycle)", "children": []}]}
+    ]
+    assert_artifacts_within_text(result)
+    assert one.content == "Tree of t by parent_id (2 rows, depth 6):\n  - 1: root\n    - 2: kid"
+
+
+def test_a_cycle_no_root_reaches_is_counted_when_the_tree_stops_first(tmp_path: Path) -> None:
+    database = tmp_path / "full.db"
+    with sqlite3.connect(database) as db:
+        db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, parent_id INT, name TEXT)")
+        db.executemany("INSERT INTO t VALUES (?, NULL, ?)", [(n, f"n{n}") for n in range(1, 301)])
+        db.executemany("INSERT INTO t VALUES (?, ?, ?)", [(301, 302, "x"), (302, 301, "y")])
+    db.close()
+    ws = Workspace(database_url=f"sqlite:///{database}")
+    result = invoke(ws, "record_tree", {"table": "t", "depth": 1})
+    ws.dispose()
+    assert result.content.splitlines()[-2:] == [
+        "(1 cycle that no root reaches: 0 of them shown: give root_id to start from one)",
+        "(tree stopped at 300 nodes: give root_id or a smaller depth)",
+    ]
 
 
 def test_the_node_count_is_capped(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ Rows are derived, never recorded separately, so a decision cannot be taken witho
 Reasons: the policy's ``Refusal`` codes for a tool not offered (``not_registered``,
 ``disabled``, ``requires_admin``, ``not_granted``, ``trust_zone``); the seam's ``Refused`` codes
 for a call refused (``unknown_tool``, ``not_permitted``, ``not_an_object``, ``too_many_calls``,
-``denied``, ``no_longer_permitted``, ``input_missing``, ``approval_missing``); ``approved``,
+``denied``, ``no_longer_permitted``, ``input_missing``, ``approval_missing``, ``remote_budget``,
+``preview_changed``, ``not_decided``: a held call nobody decided in time); ``approved``,
 ``denied`` and ``input_given`` for a person's decision; ``context_truncated``,
 ``context_full``, ``budget_exhausted`` and ``max_iterations`` for the cut-offs.
 """

@@ -76,6 +76,7 @@ class Refused(StrEnum):
     APPROVAL_MISSING = "approval_missing"
     REMOTE_BUDGET = "remote_budget"  # past the run's budget of calls to remote (MCP) tools
     PREVIEW_CHANGED = "preview_changed"  # what its approved preview was computed on changed
+    NOT_DECIDED = "not_decided"  # a held call nobody decided within its caller's time
 
 
 def _clip(name: str) -> str:
@@ -205,6 +206,13 @@ def remote_garbage(name: str) -> str:
 
 def remote_protocol_error(name: str) -> str:
     return f'Error: the server of tool "{_clip(name)}" refused the call.'
+
+
+def remote_oversized(name: str, limit: int) -> str:
+    return (
+        f'Error: tool "{_clip(name)}" answered with a message over {limit} bytes, which was '
+        "refused; whether the call took effect is unknown."
+    )
 
 
 def remote_no_text(count: int) -> str:

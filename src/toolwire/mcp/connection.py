@@ -7,7 +7,9 @@ keeps it open until told to stop.
 
 Every failure becomes a :class:`McpFailure` whose ``kind`` picks the text the model reads (the
 seam writes it); the details go to the log only. A server that stops (its process dies, its
-stream closes) is dropped, and the next use starts it again. A server's stderr is piped into
+stream closes) is dropped, and the next use starts it again. A stdio server's stdout is read
+by :class:`toolwire.mcp.stdio.StdioTransport`, a line at most ``STDOUT_LINE_BYTES``: a longer
+one ends the session (kind ``oversized``) and stops the server. A server's stderr is piped into
 the log line by line (``toolwire.mcp.stderr``, level INFO), never into a result; each line is
 cut at ``STDERR_LINE_BYTES`` and at most ``STDERR_LOGGED_BYTES`` of one process's stderr are
 logged (the rest is read and dropped), so a server writing without end, or without newlines,
@@ -32,7 +34,6 @@ from typing import Any, Literal, TextIO, TypeVar
 import anyio
 import anyio.lowlevel
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
@@ -41,12 +42,13 @@ from pydantic import ValidationError
 
 from toolwire.core.children import bounded_lines, child_environment
 from toolwire.core.version import installed_version
+from toolwire.mcp.stdio import StdioTransport
 from toolwire.workspace.mcp_servers import Launch
 
 log = logging.getLogger("toolwire.mcp")
 stderr_log = logging.getLogger("toolwire.mcp.stderr")
 
-FailureKind = Literal["start", "stopped", "timeout", "garbage", "protocol"]
+FailureKind = Literal["start", "stopped", "timeout", "garbage", "protocol", "oversized"]
 MAX_LIST_PAGES = 20  # a server paging forever must not hang a listing
 STDERR_LINE_BYTES = 2_000  # one log line; a server can print a gigabyte without a newline
 # One server process's stderr in the log: plenty for a crash's traceback and a chatty start;
@@ -72,6 +74,7 @@ class _Live:
     client: Client
     stop: asyncio.Event
     runner: asyncio.Task[None]
+    stdio: StdioTransport | None  # None for a server over HTTP
 
 
 class Connection:
@@ -112,6 +115,9 @@ class Connection:
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self._ended(live.stop)
+                refused = None if live.stdio is None else live.stdio.refused
+                if refused is not None:
+                    raise McpFailure("oversized", f"{refused}, during {what}") from None
                 raise McpFailure("stopped", f"{name}: the server stopped during {what}") from exc
             raise McpFailure("protocol", f"{name}: {what} failed: {exc.message}") from exc
         except ValidationError as exc:
@@ -138,12 +144,12 @@ class Connection:
 
     async def _start(self) -> _Live:
         loop = asyncio.get_running_loop()
-        ready: asyncio.Future[Client] = loop.create_future()
+        ready: asyncio.Future[tuple[Client, StdioTransport | None]] = loop.create_future()
         stop = asyncio.Event()
         runner = loop.create_task(self._run(ready, stop), name=f"mcp:{self.launch.name}")
         try:
             async with asyncio.timeout(self.launch.timeout):
-                client = await asyncio.shield(ready)
+                client, stdio = await asyncio.shield(ready)
         except BaseException as exc:
             ready.cancel()
             runner.cancel()
@@ -154,35 +160,42 @@ class Connection:
             if isinstance(exc, Exception):
                 raise McpFailure("start", f"{self.launch.name}: {describe(exc)}") from None
             raise
-        return _Live(client, stop, runner)
+        return _Live(client, stop, runner, stdio)
 
-    async def _run(self, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
+    async def _run(
+        self, ready: asyncio.Future[tuple[Client, StdioTransport | None]], stop: asyncio.Event
+    ) -> None:
         """Open the session, hand it out through ``ready``, hold it until ``stop``.
 
-        A stdio server's stderr reaching its end means its process exited: the session is
-        dropped then, so a call after a crash between calls starts the server again."""
-        stderr = None
+        A stdio server's stderr reaching its end means its process exited, and a stdout line
+        over the limit means it is to be stopped: the session is dropped then, so the next call
+        starts the server again."""
+        stderr: StderrLog | None = None
+        stdio: StdioTransport | None = None
         if self.launch.command is not None:
-            ended = functools.partial(asyncio.get_running_loop().call_soon_threadsafe,
-                                      self._ended, stop)  # fmt: skip
+            loop = asyncio.get_running_loop()
+            ended = functools.partial(loop.call_soon_threadsafe, self._ended, stop)
             stderr = StderrLog(self.launch.name, on_end=ended)
+            stdio = stdio_transport(self.launch, stderr,
+                                    on_refused=functools.partial(self._ended, stop))  # fmt: skip
         try:
-            async with open_client(self.launch, stderr) as client:
+            async with open_client(self.launch, stdio) as client:
                 if stderr is not None:
                     stderr.spawned()
                 if not ready.done():
-                    ready.set_result(client)
+                    ready.set_result((client, stdio))
                 await stop.wait()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             tail = "" if stderr is None else stderr.tail()
+            why = exc if stdio is None or stdio.refused is None else stdio.refused
             if not ready.done():
                 log.warning("MCP server %r failed to start: %s%s", self.launch.name,
-                            describe(exc), tail)  # fmt: skip
-                ready.set_exception(exc)
+                            describe(why), tail)  # fmt: skip
+                ready.set_exception(why)
             else:
-                log.warning("MCP server %r stopped: %s%s", self.launch.name, describe(exc), tail)
+                log.warning("MCP server %r stopped: %s%s", self.launch.name, describe(why), tail)
         finally:
             if stderr is not None:
                 stderr.spawned()
@@ -200,19 +213,29 @@ async def _all_tools(client: Client) -> list[Tool]:
     return tools
 
 
+def stdio_transport(
+    launch: Launch, stderr: StderrLog, on_refused: Callable[[], object]
+) -> StdioTransport:
+    """The transport to ``launch``'s server process: the child environment plus what its
+    table passes, stderr into ``stderr``."""
+    assert launch.command is not None
+    params = StdioServerParameters(
+        command=launch.command,
+        args=list(launch.args),
+        env=child_environment(launch.env),
+        cwd=launch.cwd,
+    )
+    return StdioTransport(launch.name, params, errlog=stderr.file, on_refused=on_refused)
+
+
 @asynccontextmanager
-async def open_client(launch: Launch, stderr: StderrLog | None) -> AsyncIterator[Client]:
-    """The SDK's client for ``launch``, entered: stdio or streamable HTTP."""
+async def open_client(launch: Launch, stdio: StdioTransport | None) -> AsyncIterator[Client]:
+    """The SDK's client for ``launch``, entered: over ``stdio`` (a stdio server's) or
+    streamable HTTP."""
     async with AsyncExitStack() as stack:
-        if launch.command is not None:
-            assert stderr is not None
-            params = StdioServerParameters(
-                command=launch.command,
-                args=list(launch.args),
-                env=child_environment(launch.env),
-                cwd=launch.cwd,
-            )
-            transport = stdio_client(params, errlog=stderr.file)
+        transport: Any
+        if stdio is not None:
+            transport = stdio.streams()
         else:
             assert launch.url is not None
             http = await stack.enter_async_context(

@@ -29,6 +29,7 @@ from toolwire.mcp.connection import McpFailure, describe
 from toolwire.mcp.convert import to_result
 from toolwire.mcp.hub import HUB
 from toolwire.mcp.spec import tool_name, tool_spec
+from toolwire.mcp.stdio import STDOUT_LINE_BYTES
 from toolwire.tools.api import ToolContext
 from toolwire.tools.registry import Availability, ToolRegistry
 from toolwire.workspace.mcp_servers import Launch, McpServer
@@ -85,6 +86,8 @@ def failure_text(failure: McpFailure, name: str, timeout: float) -> str:
             return seam.remote_garbage(name)
         case "protocol":
             return seam.remote_protocol_error(name)
+        case "oversized":
+            return seam.remote_oversized(name, STDOUT_LINE_BYTES)
 
 
 def add_remote_tools(

@@ -11,8 +11,10 @@ run's row (never artifacts, which stay in the run's steps). The caller polls the
 the answer (which erases it) and opens it.
 
 - The caller waits for a decision for at most its timeout; a run still waiting then is
-  cancelled (nothing ran) and the caller reads a fixed text. A run a decider has claimed is
-  already running: the caller waits for it to end.
+  claimed by the caller, like a decision would be, and ends cancelled: nothing ran, the call's
+  step records it refused (``not_decided``, so the governance log has its row) with the fixed
+  text the caller reads. A run a decider has claimed is already running: the caller waits for
+  it to end.
 - A caller that goes away cancels the run: a waiting run never resumes, a running one stops at
   its next step boundary.
 - Every text the caller reads on a refusal comes from :mod:`toolwire.loop.seam`.
@@ -24,6 +26,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -31,9 +34,12 @@ from toolwire.core.errors import StateError
 from toolwire.core.lifecycle import RunStatus
 from toolwire.core.sealing import StateKey, require
 from toolwire.loop import seam
+from toolwire.policy.trace import ToolInvocation
 
 if TYPE_CHECKING:
     from toolwire.loop.run import RunOutcome
+    from toolwire.loop.state import Pause
+    from toolwire.policy.trace import RunTrace
     from toolwire.runs.recorder import Recording
 
 log = logging.getLogger("toolwire.held")
@@ -61,7 +67,6 @@ class AnswerBox(Protocol):
 
     def hand_over(self, run_id: str, sealed: str) -> None: ...
     def take_answer(self, run_id: str) -> tuple[RunStatus, str | None] | None: ...
-    def request_cancel(self, run_id: str) -> bool: ...
 
 
 def answer_of(outcome: RunOutcome, name: str) -> CallAnswer:
@@ -89,6 +94,24 @@ def hand_over(key: StateKey | None, run: Recording, outcome: RunOutcome, name: s
     run.guard(lambda: run.recorder.hand_over(run.run_id, sealed), None)
 
 
+def record_undecided(
+    trace: RunTrace, pause: Pause, seconds: float, knows: Callable[[str], bool]
+) -> None:
+    """The steps of a held call nobody decided within ``seconds``: each call it waited to run,
+    refused with the text its caller reads. ``knows`` says whether a name is a registered tool."""
+    for call in pause.calls:
+        arguments = call.decoded_arguments()
+        invocation = ToolInvocation(
+            name=call.name,
+            arguments=call.arguments if arguments is None else arguments,
+            result=seam.not_decided_in_time(call.name, seconds),
+            is_error=True,
+            call_id=call.id,
+        )
+        trace.record_tool(0, 0.0, invocation, refused=seam.Refused.NOT_DECIDED,
+                          registered=knows(call.name))  # fmt: skip
+
+
 def seal_answer(key: StateKey | None, run_id: str, answer: CallAnswer) -> str:
     body = json.dumps({"content": answer.content, "is_error": answer.is_error})
     return require(key).seal(run_id, body, purpose=ANSWER)
@@ -112,11 +135,13 @@ async def await_answer(
     name: str,
     *,
     decision_seconds: float,
+    expire: Callable[[], Awaitable[bool]],
     poll: float = POLL_SECONDS,
 ) -> CallAnswer:
     """Wait for the held call ``run_id`` of tool ``name`` to be decided and run; its answer.
 
-    A run still waiting for a decision after ``decision_seconds`` is cancelled."""
+    A run still waiting for a decision after ``decision_seconds`` is ended by ``expire``
+    (False: it was decided or cancelled meanwhile)."""
     deadline = time.monotonic() + decision_seconds
     while True:
         found = await asyncio.to_thread(box.take_answer, run_id)
@@ -126,7 +151,7 @@ async def await_answer(
         if status.terminal:
             return _ended(key, run_id, name, status, sealed)
         if status.waiting and time.monotonic() >= deadline:
-            if await asyncio.to_thread(box.request_cancel, run_id):
+            if await expire():
                 return CallAnswer.error(seam.not_decided_in_time(name, decision_seconds))
             continue  # decided or cancelled meanwhile: look again
         await asyncio.sleep(poll)

@@ -65,7 +65,7 @@ from toolwire.loop.run import (
     RunRequest,
     provider_from_ref,
 )
-from toolwire.loop.seam import sole_task
+from toolwire.loop.seam import Seam, sole_task
 from toolwire.loop.state import Pause, RunState
 from toolwire.policy.charter import (
     Charter,
@@ -80,7 +80,7 @@ from toolwire.policy.options import RunOptions
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.trace import DeltaObserver, Observer, RunTrace
 from toolwire.providers.base import Provider
-from toolwire.runs.held import CallAnswer, await_answer, hand_over
+from toolwire.runs.held import CallAnswer, await_answer, hand_over, record_undecided
 from toolwire.runs.recorder import (
     STORE_FAILED,
     MemoryRecorder,
@@ -335,10 +335,47 @@ class Runtime:
 
     async def await_answer(self, run_id: str, name: str, *, decision_seconds: float) -> CallAnswer:
         """The answer of the held call ``run_id`` (of tool ``name``) once it was decided and
-        ran; a run still undecided after ``decision_seconds`` is cancelled."""
-        return await await_answer(
-            self.recorder, self.state_key, run_id, name, decision_seconds=decision_seconds
-        )
+        ran; a run still undecided after ``decision_seconds`` is ended, its call refused."""
+
+        async def expire() -> bool:
+            return await asyncio.to_thread(self._expire, run_id, decision_seconds)
+
+        return await await_answer(self.recorder, self.state_key, run_id, name,
+                                  decision_seconds=decision_seconds, expire=expire)  # fmt: skip
+
+    def _expire(self, run_id: str, seconds: float) -> bool:
+        """End the held call ``run_id`` nobody decided within ``seconds``: claimed like a
+        decision (of racing deciders, one wins), its call recorded refused, the run cancelled.
+        False when it was decided or cancelled meanwhile. A state that cannot be opened is
+        cancelled in the store, with no step (there is no call to record)."""
+        started = time.perf_counter()
+        waiting = self.recorder.waiting(run_id)
+        if waiting is None:
+            return False
+        try:
+            state = open_state(self.state_key, waiting)
+        except StateError:
+            state = None
+        if state is None or state.pause is None:
+            log.warning("held run %s: its state cannot be opened; it is cancelled", run_id)
+            return self.recorder.request_cancel(run_id)
+        if not self.recorder.claim(run_id, waiting.status, waiting.digest):
+            return False
+        charter = chartered(state)
+        self.recorder.keep(run_id, charter)
+        run = Recording(self.recorder, run_id=run_id, sequence=waiting.next_sequence - 1)
+        watch = self._watch(run_id, charter, "resume", before=carried(state))
+        trace = RunTrace(capture_raw=state.options.capture_raw)
+        trace.subscribe(run.record_step)
+        if watch is not None:
+            trace.subscribe(watch.step)
+        record_undecided(trace, state.pause, seconds, Seam(self.registry).knows)
+        wall_ms = (time.perf_counter() - started) * 1000
+        outcome = run.settle(RunOutcome(run_id=run_id, status=RunStatus.CANCELLED, result=None,
+                                        steps=tuple(trace.steps), wall_ms=wall_ms))  # fmt: skip
+        if watch is not None:
+            watch.end(outcome, None)
+        return True
 
     def workspace_of(self, run_id: str) -> str | None:
         """The workspace file the waiting run ``run_id``'s tools were given, if any."""

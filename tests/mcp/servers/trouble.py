@@ -3,7 +3,8 @@
 Tools: ``echo`` answers; ``crash`` kills the process mid-call; ``quit_soon`` answers, then the
 process exits between calls; ``hang`` never answers; ``leak`` prints the value of
 $TROUBLE_SECRET on stderr and answers without it; ``flood`` writes megabytes to stderr
-without a newline, then one short line, and answers; ``environment`` answers with the names of
+without a newline, then one short line, and answers; ``flood_stdout`` writes megabytes to
+stdout (where its answers go) without a newline; ``environment`` answers with the names of
 its environment variables. With
 ``--once MARKER`` the server starts once: if MARKER exists it prints an error and exits 1,
 else it creates MARKER and serves.
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 
 from mcp.server import MCPServer
+from mcp.server import stdio as sdk_stdio
 
 app = MCPServer("trouble")
 
@@ -65,6 +67,18 @@ def flood(megabytes: int) -> str:
     sys.stderr.buffer.write(b"\nflood over\n")
     sys.stderr.buffer.flush()
     return f"flooded {megabytes} MB"
+
+
+@app.tool()
+def flood_stdout(megabytes: int) -> str:
+    """Write ``megabytes`` MB to the client, under the SDK's own writer, with no newline."""
+    # While it serves, the SDK points fd 1 at stderr and writes its messages to a duplicate.
+    claim = sdk_stdio._claims.get(1)
+    wire = 1 if claim is None or claim.private_fd is None else claim.private_fd
+    block = b"x" * 2**20
+    for _ in range(megabytes):
+        os.write(wire, block)
+    return f"flooded stdout with {megabytes} MB"
 
 
 @app.tool()

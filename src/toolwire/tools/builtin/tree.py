@@ -5,7 +5,10 @@ tables and columns only, identifiers compared with the reflected schema, labels 
 ``safe_cell``). The tree is capped three ways: ``MAX_TREE_DEPTH`` levels, ``MAX_NODES`` nodes and
 the text budget; the outline in the text and the ``tree`` artifact are built in one pass from
 the same labels, so the artifact never shows a node the text does not. A row reached twice (a
-cycle in the data) is shown once more, marked, without its children.
+cycle in the data) is shown once more, marked, without its children. A cycle that no root
+reaches (every row of it has a parent, and none leads to a root) is not left out: from all
+roots, each such cycle is shown after the roots, from its first row, marked ``NO_ROOT``, and a
+note counts them.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ MAX_TREE_DEPTH = 6  # an outline, not the whole hierarchy
 MAX_NODES = 300  # nodes per tree: enough to orient, bounded for the wire
 MAX_TREE_ROWS = 10_000  # rows read to build a tree; a larger table is read in part
 LABEL_NAMES = ("name", "title", "label", "slug")  # a label column's usual names, in preference
+CYCLE = " (cycle)"  # a row shown again, where it closes a cycle
+NO_ROOT = " (cycle, no root)"  # the first row of a cycle that no root reaches
 
 Depth = Annotated[int, Field(ge=1, le=MAX_TREE_DEPTH)]
 RootId = Annotated[int | str | None, Field(description="start from this row (default: all roots)")]
@@ -49,6 +54,7 @@ class _Outline:
     nodes: int = 0
     used: int = 300  # the header, written last
     full: bool = False
+    unrooted: frozenset[Hashable] = frozenset()  # the first rows of cycles no root reaches
 
 
 @builtin(group="records", data_class="content")
@@ -77,14 +83,27 @@ def record_tree(
         [f"(only the first {MAX_TREE_ROWS} rows were read)"] if len(rows) > MAX_TREE_ROWS else []
     )
     tree = _Tree.of(rows[:MAX_TREE_ROWS])
-    starts = tree.roots() if root_id is None else [tree.find(root_id, sql_table.name)]
-    outline = _Outline()
-    nodes = tree.outline(starts, depth, outline)
+    roots = tree.roots() if root_id is None else [tree.find(root_id, sql_table.name)]
+    unrooted = tree.unrooted_cycles(roots) if root_id is None else []
+    outline = _Outline(unrooted=frozenset(unrooted))
+    nodes = tree.outline([*roots, *unrooted], depth, outline)
+    if unrooted:
+        notes.append(_unrooted_note(len(unrooted), shown=max(0, len(nodes) - len(roots))))
     if outline.full:
         notes.append(f"(tree stopped at {outline.nodes} nodes: give root_id or a smaller depth)")
     header = f"Tree of {sql_table.name} by {parent.name} ({outline.nodes} rows, depth {depth}):"
     text = "\n".join([header, *outline.lines, *notes])
     return ToolResult.text(text, Artifact.tree(f"{sql_table.name} tree", nodes))
+
+
+def _unrooted_note(count: int, *, shown: int) -> str:
+    cycles = "1 cycle" if count == 1 else f"{count} cycles"
+    where = (
+        f"shown after the roots, marked{NO_ROOT}"
+        if shown == count
+        else f"{shown} of them shown: give root_id to start from one"
+    )
+    return f"({cycles} that no root reaches: {where})"
 
 
 def _label(table: Table, name: str | None, taken: set[str]) -> Column[Any]:
@@ -131,6 +150,39 @@ class _Tree:
         """Rows without a parent, or whose parent is not a row of the table."""
         return [k for k, p in self.parents.items() if p is None or p == k or p not in self.labels]
 
+    def unrooted_cycles(self, roots: Sequence[Hashable]) -> list[Hashable]:
+        """The first row (in the table's order) of each cycle no row of ``roots`` reaches.
+
+        A row no root reaches has a parent that no root reaches either, so following parents
+        from it ends in a cycle of such rows; each is found once, and its rows and every row
+        hanging from it are shown from that first row."""
+        seen = set(self._reached(roots))
+        order = {key: n for n, key in enumerate(self.labels)}
+        firsts: list[Hashable] = []
+        for start in self.labels:
+            walk: dict[Hashable, None] = {}
+            key = start
+            while key not in seen:
+                walk[key] = None
+                seen.add(key)
+                key = self.parents[key]
+            if key in walk:  # this walk closed a cycle: from ``key`` on, the walk is the cycle
+                cycle = list(walk)[list(walk).index(key) :]
+                firsts.append(min(cycle, key=order.__getitem__))
+        return sorted(firsts, key=order.__getitem__)
+
+    def _reached(self, roots: Sequence[Hashable]) -> list[Hashable]:
+        reached, stack = [], list(roots)
+        seen = set(roots)
+        while stack:
+            key = stack.pop()
+            reached.append(key)
+            for child in self.children.get(key, []):
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+        return reached
+
     def find(self, wanted: int | str, table: str) -> Hashable:
         for key in self.labels:
             if key == wanted or str(key) == str(wanted):
@@ -151,7 +203,8 @@ class _Tree:
         level = len(above) + 1
         for key in keys:
             cycle = key in above
-            label = self.labels[key] + (" (cycle)" if cycle else "")
+            mark = CYCLE if cycle else NO_ROOT if not above and key in outline.unrooted else ""
+            label = self.labels[key] + mark
             line = f"{'  ' * level}- {label}"
             if outline.nodes >= MAX_NODES or not fits([line], outline.used):
                 outline.full = True
