@@ -16,9 +16,14 @@ copy at ``redacted`` (:func:`toolwire.core.redact.redact`).
   no issuer's number starts so) that pass the Luhn check; becomes ``***``. An order number
   that fails the check is left alone.
 
-Invariant: linear time, as the secret catalogue (a shape starts only where its first character
-cannot continue a run; the checks are on the match alone). Checks (Luhn, mod 97) run in
-process: unlike the secret catalogue, these shapes are never handed to a worker.
+Invariants:
+- Linear time, as the secret catalogue (a shape starts only where its first character cannot
+  continue a run; the checks are on the match alone).
+- The standard library only: the search worker, a process that cannot import this package,
+  loads this file by its path (:func:`toolwire.tools.disclosure.worker_masks`), so the shapes
+  and their checks have this one home.
+- A tool that cuts text before the seam masks it cuts at :func:`cut_point`, never through a
+  shape.
 """
 
 from __future__ import annotations
@@ -147,8 +152,25 @@ def mask_personal(text: str) -> str:
     return text
 
 
-def worker_spec() -> list[tuple[str, int, str, list[str]]]:
-    """The shapes a worker process can apply as plain ``re`` templates, in the form of
-    :func:`toolwire.core.redact.catalogue_spec`: the e-mail address (the others need checks)."""
-    email = SHAPES[0].regex
-    return [(email.pattern, int(email.flags), EMAIL_MASK, ["@"])]
+def cut_point(text: str, limit: int) -> int:
+    """Where to cut ``text`` at ``limit`` characters or before so that no personal-data shape is
+    split: the start of a shape the cut would run through, else ``limit``. Half an address is
+    no shape a later mask recognises, so a tool cuts here before the seam masks."""
+    cut = limit
+    moved = True
+    while moved:
+        moved = False
+        for shape in SHAPES:
+            start = _straddling(shape, text, cut) if shape.needs(text) else None
+            if start is not None:
+                cut, moved = start, True
+    return cut
+
+
+def _straddling(shape: PersonalShape, text: str, cut: int) -> int | None:
+    for match in shape.regex.finditer(text):
+        if match.start() >= cut:
+            return None
+        if match.end() > cut and shape.mask(match) != match.group():
+            return match.start()
+    return None
