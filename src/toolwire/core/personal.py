@@ -37,6 +37,9 @@ from dataclasses import dataclass
 MASK = "***"
 EMAIL_MASK = f"{MASK}@{MASK}"
 PHONE_DIGITS = (8, 15)  # ITU E.164: at most 15 digits; fewer than 8 is an extension or a count
+# How far past a cut a shape that runs through it may reach: an e-mail address may be as long
+# as RFC 5321 allows (254 characters), every other shape is shorter.
+SHAPE_REACH = 256
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,25 +155,29 @@ def mask_personal(text: str) -> str:
     return text
 
 
+def spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds personal data: the (start, end) of every match a mask would
+    replace, shape by shape, in order of their start."""
+    found = [
+        match.span()
+        for shape in SHAPES
+        if shape.needs(text)
+        for match in shape.regex.finditer(text)
+        if shape.mask(match) != match.group()
+    ]
+    return sorted(found)
+
+
 def cut_point(text: str, limit: int) -> int:
     """Where to cut ``text`` at ``limit`` characters or before so that no personal-data shape is
     split: the start of a shape the cut would run through, else ``limit``. Half an address is
     no shape a later mask recognises, so a tool cuts here before the seam masks."""
-    cut = limit
-    moved = True
-    while moved:
-        moved = False
-        for shape in SHAPES:
-            start = _straddling(shape, text, cut) if shape.needs(text) else None
-            if start is not None:
-                cut, moved = start, True
-    return cut
+    return before_shapes(spans(text[: limit + SHAPE_REACH]), limit)
 
 
-def _straddling(shape: PersonalShape, text: str, cut: int) -> int | None:
-    for match in shape.regex.finditer(text):
-        if match.start() >= cut:
-            return None
-        if match.end() > cut and shape.mask(match) != match.group():
-            return match.start()
-    return None
+def before_shapes(found: list[tuple[int, int]], limit: int) -> int:
+    """``limit``, moved back to the start of any of the ``found`` spans it falls inside."""
+    for start, end in reversed(found):
+        if start < limit < end:
+            limit = start
+    return limit
