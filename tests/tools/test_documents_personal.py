@@ -164,3 +164,9 @@ def test_a_snippet_shows_an_address_or_phone_whole_or_not_at_all(
 )  # fmt: skip
 def test_whole_snippets(snippet: str, body: str, expected: str) -> None:
     assert whole(snippet, body) == expected
+
+
+def test_a_snippet_standing_twice_is_trimmed_where_either_place_cuts_a_shape() -> None:
+    # The same words stand after an address and after a plain word: either could be the hit.
+    body = "visit example.com says hi. mail ann@example.com says hi"
+    assert whole("\x03example.com says \x01hi\x02", body) == "… says **hi**"

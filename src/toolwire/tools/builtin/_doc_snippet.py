@@ -7,10 +7,11 @@ Either leaves a piece of personal data that no mask recognises any more, neither
 a zone that reads it masked nor the redactor's in a copy stored at ``redacted``.
 
 So the index marks with control characters (``OPEN``, ``CLOSE``, ``CUT``), and :func:`whole`
-finds the snippet's text in its document, moves a window end that falls inside a personal-data
-shape (:func:`toolwire.core.personal.spans`) out of it, drops the marks on a shape, and only then
-writes the marks as the model reads them (``**`` and ``…``). A snippet whose text is not found in
-its document (it cannot happen with FTS5's own snippets) keeps its words but loses its marks.
+finds the snippet's text in its document (every place it stands, as FTS5 does not say which it
+took), moves a window end that falls inside a personal-data shape
+(:func:`toolwire.core.personal.spans`) at any of them out of it, drops the marks on a shape, and
+only then writes the marks as the model reads them (``**`` and ``…``). A snippet whose text is
+not found in its document (FTS5's own always is) keeps its words but loses its marks.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ OPEN, CLOSE, CUT = "\x01", "\x02", "\x03"  # never in indexed text: the index re
 MARKS = str.maketrans("", "", OPEN + CLOSE + CUT)
 HIGHLIGHT = "**"  # around matched words: Markdown bold
 ELLIPSIS = "…"
+MAX_PLACES = 20  # the same twenty words more often than this: a template, shaped alike each time
 
 
 def whole(snippet: str, body: str) -> str:
@@ -28,20 +30,36 @@ def whole(snippet: str, body: str) -> str:
     shape cut at either end or split by a mark, its marks written as ``**`` and ``…``."""
     cut_before, cut_after = snippet.startswith(CUT), snippet.endswith(CUT)
     plain, marked = _unmarked(snippet.strip(CUT))
-    place = body.find(plain) if plain else -1
-    if place < 0:
+    # Every place the text stands in its document (FTS5 does not say which one it took), each
+    # with the shapes around it, in the text's own offsets.
+    around = [_shapes_at(body, place, len(plain)) for place in _places(body, plain)]
+    if not around:
         return _written(cut_before, plain, [], cut_after)
-    low = max(0, place - SHAPE_REACH)
-    found = [(a + low, b + low) for a, b in spans(body[low : place + len(plain) + SHAPE_REACH])]
-    start = _after_shapes(found, place)
-    end = max(start, before_shapes(found, place + len(plain)))
+    start = max(_after_shapes(found, 0) for found in around)
+    end = max(start, min(before_shapes(found, len(plain)) for found in around))
     kept = [
-        (a + place - start, b + place - start)
+        (a - start, b - start)
         for a, b in marked
-        if place + a >= start and place + b <= end and not _overlaps(found, place + a, place + b)
+        if a >= start and b <= end and not any(_overlaps(found, a, b) for found in around)
     ]
-    moved_start, moved_end = start > place, end < place + len(plain)
-    return _written(cut_before or moved_start, body[start:end], kept, cut_after or moved_end)
+    return _written(cut_before or start > 0, plain[start:end], kept, cut_after or end < len(plain))
+
+
+def _places(body: str, plain: str) -> list[int]:
+    """Where ``plain`` stands in ``body``: at most ``MAX_PLACES`` places."""
+    places: list[int] = []
+    place = body.find(plain) if plain else -1
+    while place >= 0 and len(places) < MAX_PLACES:
+        places.append(place)
+        place = body.find(plain, place + 1)
+    return places
+
+
+def _shapes_at(body: str, place: int, length: int) -> list[tuple[int, int]]:
+    """The shapes in and around ``body[place : place + length]``, offset to ``place``."""
+    low = max(0, place - SHAPE_REACH)
+    window = body[low : place + length + SHAPE_REACH]
+    return [(a + low - place, b + low - place) for a, b in spans(window)]
 
 
 def _unmarked(snippet: str) -> tuple[str, list[tuple[int, int]]]:
