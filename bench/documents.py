@@ -67,7 +67,7 @@ def median_ms(action: Callable[[], object], rounds: int = ROUNDS) -> float:
 
 
 def _searcher(index: DocumentIndex, query: str) -> Callable[[], object]:
-    return lambda: index.search(match_expression(query), 10)
+    return lambda: index.search(match_expression(query), 10, personal=True)
 
 
 def _caller(context: ToolContext, query: str) -> Callable[[], object]:

@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, update
 
 from toolwire import RunOptions, ScriptedProvider, ToolContext, User
+from toolwire.core.binding import bound
 from toolwire.core.errors import ConfigError, StoreError
 from toolwire.core.lifecycle import RunStatus
 from toolwire.core.sealing import CHARTER, StateKey
@@ -24,7 +25,13 @@ from toolwire.demo import prepare_demo
 from toolwire.inspector.app import create_app
 from toolwire.inspector.rerun import NO_CHARTER
 from toolwire.inspector.settings import InspectorSettings
-from toolwire.policy.charter import CharterRefused
+from toolwire.policy.charter import (
+    CHARTER_VERSION,
+    LOCATION_ONLY,
+    Charter,
+    CharterRefused,
+    identity,
+)
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import Provider
 from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
@@ -365,3 +372,113 @@ def test_a_run_stored_before_charters_is_not_rerun_as_the_servers_user(
     assert refused.json()["error"]["message"] == (
         f"rerun_of: the run cannot be re-run: {NO_CHARTER}"
     )
+
+
+@pytest.mark.parametrize(
+    "policy", ['["local"]', '["local", "private_hosted", "external_eu", "external_global"]']
+)
+def test_a_workspace_whose_personal_data_policy_changed_is_refused(
+    backend: Backend, script: Path, places: tuple[Path, Path], policy: str
+) -> None:
+    ours, _ = places
+    outcome = submit(backend.url, script, ours, PrivacyLevel.METADATA)
+    pause = outcome.pause
+    assert pause is not None
+    ours.write_text(f"personal_data_shown_to = {policy}\n" + ours.read_text())
+    with RunStore.open(backend.url) as store:
+        runtime = Runtime(default_registry(discover=False), recorder=store, state_key=KEY)
+        decision = OperatorDecision(action="approve", digest=pause.digest, actor="ops")
+        with pytest.raises(CharterRefused, match="shows personal data to other trust zones"):
+            runtime.resume_sync(outcome.run_id, decision)
+        # Lent by a process that holds it, with the same places, it is still not the run's.
+        lent = ToolContext(workspace=load_workspace(ours))
+        with pytest.raises(CharterRefused, match="shows personal data to other trust zones"):
+            runtime.resume_sync(outcome.run_id, decision, context=lent)
+        assert store.waiting(outcome.run_id) is not None
+    assert not (ours.parent / "files" / "charter.txt").exists()
+    assert run_columns(backend.url, outcome.run_id)["status"] == "awaiting_approval"
+
+
+def test_the_default_policy_written_out_is_the_same_workspace(
+    backend: Backend, script: Path, places: tuple[Path, Path]
+) -> None:
+    ours, _ = places
+    outcome = submit(backend.url, script, ours, PrivacyLevel.METADATA)
+    pause = outcome.pause
+    assert pause is not None
+    ours.write_text('personal_data_shown_to = ["private_hosted", "local"]\n' + ours.read_text())
+    with RunStore.open(backend.url) as store:
+        runtime = Runtime(default_registry(discover=False), recorder=store, state_key=KEY)
+        decision = OperatorDecision(action="approve", digest=pause.digest, actor="ops")
+        assert runtime.resume_sync(outcome.run_id, decision).status is RunStatus.COMPLETED
+    assert (ours.parent / "files" / "charter.txt").read_text() == NOTE
+
+
+def as_version_1(url: str, run_id: str, workspace: Path) -> None:
+    """Rewrite the run's sealed state and row as a process before the personal-data policy
+    was part of a workspace's identity sealed them: a version 1 charter, its digest of
+    places only."""
+    loaded = load_workspace(workspace)
+    columns = run_columns(url, run_id)
+    sealed = columns["suspended_state"]
+    binding = bound(sealed)
+    state = json.loads(KEY.open(run_id, sealed, binding=binding))
+    for charter in (
+        state["charter"],
+        row := json.loads(KEY.open(run_id, columns["charter"], CHARTER)),
+    ):
+        assert charter["version"] == CHARTER_VERSION == 2
+        charter["version"] = 1
+        charter["workspace"][1] = identity(loaded, LOCATION_ONLY)
+    engine = create_engine(resolve_url(url))
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                update(schema.runs)
+                .where(schema.runs.c.id == run_id)
+                .values(
+                    suspended_state=KEY.seal(run_id, json.dumps(state), binding=binding),
+                    charter=KEY.seal(run_id, json.dumps(row), CHARTER),
+                )
+            )
+    finally:
+        engine.dispose()
+
+
+def test_a_run_sealed_with_a_version_1_charter_still_resumes_where_it_pointed(
+    backend: Backend, script: Path, places: tuple[Path, Path]
+) -> None:
+    ours, theirs = places
+    moved, kept = (submit(backend.url, script, ours, PrivacyLevel.METADATA) for _ in range(2))
+    for outcome in (moved, kept):
+        as_version_1(backend.url, outcome.run_id, ours)
+    with RunStore.open(backend.url) as store:
+        store.seal_charters(KEY)
+        runtime = Runtime(default_registry(discover=False), recorder=store, state_key=KEY)
+        charter = store.charter_of(kept.run_id)
+        assert charter is not None and charter.to_dict()["version"] == 1  # kept as it was
+        pause = kept.pause
+        assert pause is not None
+        decision = OperatorDecision(action="approve", digest=pause.digest, actor="ops")
+        assert runtime.resume_sync(kept.run_id, decision).status is RunStatus.COMPLETED
+        assert (ours.parent / "files" / "charter.txt").read_text() == NOTE
+        # Its digest of places still guards it: pointed elsewhere, it is refused.
+        text = ours.read_text().replace(
+            'files_root = "files"', f'files_root = "{theirs.parent}/files"'
+        )
+        ours.write_text(text)
+        pause = moved.pause
+        assert pause is not None
+        decision = OperatorDecision(action="approve", digest=pause.digest, actor="ops")
+        with pytest.raises(CharterRefused, match="points somewhere else"):
+            runtime.resume_sync(moved.run_id, decision)
+        assert store.waiting(moved.run_id) is not None
+    assert not (theirs.parent / "files" / "charter.txt").exists()
+
+
+def test_a_charter_of_an_unknown_version_is_not_read() -> None:
+    for version in (0, 3):
+        data = {"version": version, "user": None, "workspace": None, "privacy": "metadata",
+                "trust_zone": "local", "provider": {"name": "scripted"}, "options": {}}  # fmt: skip
+        with pytest.raises(ValueError, match="charter of another version"):
+            Charter.from_dict(data)

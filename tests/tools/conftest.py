@@ -15,6 +15,7 @@ import pytest
 
 from toolwire import ChatMessage, RunOptions, ToolCall, ToolContext, ToolResult, User
 from toolwire.core.sealing import StateKey
+from toolwire.core.trust import TrustZone
 from toolwire.demo._content import write_database, write_env, write_log
 from toolwire.loop.seam import Seam
 from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
@@ -91,10 +92,12 @@ def invoke(
     arguments: Mapping[str, Any] | str | None = None,
     *,
     user: User | None = ADMIN,
+    zone: TrustZone | None = None,
 ) -> ToolResult:
-    """One call through the real invoke seam, with the tool offered."""
+    """One call through the real invoke seam, with the tool offered, in ``zone`` (None: not
+    known, the least trusted)."""
     seam = Seam(ToolRegistry(builtin_tools()))
-    context = ToolContext(user=user, workspace=workspace)
+    context = ToolContext(user=user, workspace=workspace, trust_zone=zone)
     call = ToolCall.of("call_1", name, arguments)
     return asyncio.run(seam.invoke(call, frozenset({name}), context)).result
 

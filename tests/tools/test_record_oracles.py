@@ -12,7 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolwire.tools.builtin._sensitive import shown_text
+from toolwire.core.personal import mask_personal
+from toolwire.core.trust import TrustZone
+from toolwire.tools import disclosure
+from toolwire.tools.api import ToolContext
+from toolwire.tools.builtin._matching import zone_text
 from toolwire.workspace.config import Workspace
 
 from .conftest import invoke
@@ -101,29 +105,50 @@ def test_filtered_reads_page_after_masked_rows_are_dropped(tmp_path: Path) -> No
 
 CELLS = st.one_of(
     st.text(alphabet="abcAB* -_=\n", max_size=12),
-    st.sampled_from([SECRET, NOTE, PROFILE, "token=abc123", "ann@example.com", '{"a":  1}']),
+    st.sampled_from(
+        [
+            SECRET,
+            NOTE,
+            PROFILE,
+            "token=abc123",
+            "ann@example.com",
+            '{"a":  1}',
+            '{"mail": "ann@example.com"}',
+            "call +47 912 34 567",
+            "4111 1111 1111 1111",
+        ]
+    ),
 )
 PHRASES = st.one_of(
     st.text(alphabet="abcAB* -_=", min_size=1, max_size=4).filter(str.strip),
-    st.sampled_from(["sk-proj-", "ORACLE0", "***", "token=", "@", '"a": 1', "example"]),
-)
+    st.sampled_from(["sk-proj-", "ORACLE0", "***", "token=", "@", '"a": 1', "example",
+                     "ann@example.com", "***@***", "ann", "912 34", "+***", "4111"]),
+)  # fmt: skip
 
 
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(rows=st.lists(st.tuples(CELLS, CELLS), min_size=1, max_size=8), phrase=PHRASES)
+@given(
+    rows=st.lists(st.tuples(CELLS, CELLS), min_size=1, max_size=8),
+    phrase=PHRASES,
+    zone=st.sampled_from([TrustZone.LOCAL, TrustZone.EXTERNAL_GLOBAL]),
+)
 def test_reported_rows_are_those_whose_shown_text_contains_the_phrase(
-    tmp_path: Path, rows: list[tuple[str, str]], phrase: str
+    tmp_path: Path, rows: list[tuple[str, str]], phrase: str, zone: TrustZone
 ) -> None:
     workspace = database(tmp_path / "prop.db", rows)
-    result = invoke(workspace, "search_records", {"table": "vault", "query": phrase})
+    result = invoke(workspace, "search_records", {"table": "vault", "query": phrase}, zone=zone)
     workspace.dispose()
+    if zone is TrustZone.EXTERNAL_GLOBAL and mask_personal(phrase.strip()) != phrase.strip():
+        assert result.content == "Error: " + disclosure.NOT_MATCHABLE.format(what="the query")
+        return
+    view = disclosure.personal_view(ToolContext(trust_zone=zone))
     wanted = " ".join(phrase.split()).casefold()
     expected = [
         str(n)
         for n, cells in enumerate(rows, start=1)
-        if any(wanted in (shown_text(cell) or "").casefold() for cell in cells)
+        if any(wanted in (zone_text(cell, view) or "").casefold() for cell in cells)
     ]
     reported = [row[0] for row in result.artifacts[0].data["rows"]] if expected else []
     assert reported == expected

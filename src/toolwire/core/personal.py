@@ -16,9 +16,14 @@ copy at ``redacted`` (:func:`toolwire.core.redact.redact`).
   no issuer's number starts so) that pass the Luhn check; becomes ``***``. An order number
   that fails the check is left alone.
 
-Invariant: linear time, as the secret catalogue (a shape starts only where its first character
-cannot continue a run; the checks are on the match alone). Checks (Luhn, mod 97) run in
-process: unlike the secret catalogue, these shapes are never handed to a worker.
+Invariants:
+- Linear time, as the secret catalogue (a shape starts only where its first character cannot
+  continue a run; the checks are on the match alone).
+- The standard library only: the search worker, a process that cannot import this package,
+  loads this file by its path (:func:`toolwire.tools.disclosure.worker_masks`), so the shapes
+  and their checks have this one home.
+- A tool that cuts text before the seam masks it cuts at :func:`cut_point`, never through a
+  shape.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ from dataclasses import dataclass
 MASK = "***"
 EMAIL_MASK = f"{MASK}@{MASK}"
 PHONE_DIGITS = (8, 15)  # ITU E.164: at most 15 digits; fewer than 8 is an extension or a count
+# How far past a cut a shape that runs through it may reach: an e-mail address may be as long
+# as RFC 5321 allows (254 characters), every other shape is shorter.
+SHAPE_REACH = 256
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,8 +155,29 @@ def mask_personal(text: str) -> str:
     return text
 
 
-def worker_spec() -> list[tuple[str, int, str, list[str]]]:
-    """The shapes a worker process can apply as plain ``re`` templates, in the form of
-    :func:`toolwire.core.redact.catalogue_spec`: the e-mail address (the others need checks)."""
-    email = SHAPES[0].regex
-    return [(email.pattern, int(email.flags), EMAIL_MASK, ["@"])]
+def spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds personal data: the (start, end) of every match a mask would
+    replace, shape by shape, in order of their start."""
+    found = [
+        match.span()
+        for shape in SHAPES
+        if shape.needs(text)
+        for match in shape.regex.finditer(text)
+        if shape.mask(match) != match.group()
+    ]
+    return sorted(found)
+
+
+def cut_point(text: str, limit: int) -> int:
+    """Where to cut ``text`` at ``limit`` characters or before so that no personal-data shape is
+    split: the start of a shape the cut would run through, else ``limit``. Half an address is
+    no shape a later mask recognises, so a tool cuts here before the seam masks."""
+    return before_shapes(spans(text[: limit + SHAPE_REACH]), limit)
+
+
+def before_shapes(found: list[tuple[int, int]], limit: int) -> int:
+    """``limit``, moved back to the start of any of the ``found`` spans it falls inside."""
+    for start, end in reversed(found):
+        if start < limit < end:
+            limit = start
+    return limit

@@ -5,7 +5,8 @@ A run is entered from many places (``toolwire run``, the inspector, a queue work
 host) and carried on from more (an approval in the inspector, ``toolwire runs approve``,
 ``Runtime.resume``, a held call's decider, a re-run). None of them decides the run's identity:
 the charter does. It holds the acting user, a reference to the workspace (the file it is loaded
-from and a digest of what it points at), the privacy level its steps are kept and exported at,
+from and a digest of what it points at and whom it shows personal data to), the privacy level
+its steps are kept and exported at,
 its trust zone, its provider (name, model, address, preset: never a key), its options (grant,
 allowed tools, budgets) and the MCP servers in scope.
 
@@ -16,9 +17,15 @@ Invariants:
 - A charter is made by :func:`submit` from the request and is never changed afterwards; it is
   sealed into every suspended state, queued request and checkpoint, and kept in the run's row.
 - :func:`context` builds a segment's tool context from the charter alone: the workspace is
-  loaded from the charter's file and must still point where it pointed at submission; a
-  workspace the process lends must be that same workspace. Anything else is
-  :class:`CharterRefused`, raised before the run changes.
+  loaded from the charter's file and must still point where it pointed at submission, and
+  still show personal data to the same trust zones (``personal_data_shown_to``); a workspace
+  the process lends must be that same workspace. Anything else is :class:`CharterRefused`,
+  raised before the run changes.
+- A charter of version 1 (sealed before the identity covered the personal-data policy) is
+  read and carried on as it was: its workspace must still point where it pointed, by the
+  digest it recorded, and its policy is the one its workspace names now, as a run sealed
+  before charters takes its workspace as it is loaded now (:func:`legacy`). Sealed again, it
+  stays version 1, so a reader never mistakes its digest for one that covers the policy.
 - :func:`check_operator`: an operator who is not an admin decides only runs acting for them.
 - ``repr`` shows names and levels, never a path or a digest of one.
 """
@@ -36,14 +43,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from toolwire.core.errors import ConfigError, DecisionError
 from toolwire.core.jsonenc import dumps
 from toolwire.core.reprs import count, ident, tagged
-from toolwire.core.trust import TrustZone
+from toolwire.core.trust import PERSONAL_DATA_ZONES, TrustZone
 from toolwire.policy.options import RunOptions
 from toolwire.policy.pricing import model_of
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import Provider
 from toolwire.tools.api import ToolContext, User, is_remote
 
-CHARTER_VERSION = 1
+CHARTER_VERSION = 2  # 2: the workspace's identity covers its personal-data policy
+LOCATION_ONLY = 1  # the charter version whose workspace identity digests its locations only
 _IDENTITY_CHARS = 32
 
 
@@ -80,10 +88,12 @@ class ProviderRef:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkspaceRef:
     """A run's workspace: the file it is loaded from (None: built in code, lent by the process
-    that runs it) and a digest of what it points at (database, roots, logs, documents)."""
+    that runs it) and a digest of what it points at (database, roots, logs, documents) and of
+    whom it shows personal data to; ``version``: the charter version that digest is of."""
 
     file: str | None
     identity: str
+    version: int = CHARTER_VERSION
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,7 +130,7 @@ class Charter:
         """Plain data: sealed into a run's state, and kept in its row."""
         workspace = self.workspace
         return {
-            "version": CHARTER_VERSION,
+            "version": CHARTER_VERSION if workspace is None else workspace.version,
             "user": None if self.user is None else [self.user.name, self.user.is_admin],
             "workspace": None if workspace is None else [workspace.file, workspace.identity],
             "privacy": self.privacy.value,
@@ -189,11 +199,13 @@ def workspace_ref(workspace: Any) -> WorkspaceRef:
     return WorkspaceRef(file=None if source is None else str(source), identity=identity(workspace))
 
 
-def identity(workspace: Any) -> str:
+def identity(workspace: Any, version: int = CHARTER_VERSION) -> str:
     """A digest of where ``workspace`` points: its database, file roots, logs, documents,
-    base URLs and MCP servers (not its data directory: that is the process's own)."""
+    base URLs and MCP servers (not its data directory: that is the process's own), and the
+    trust zones it shows personal data to; at ``LOCATION_ONLY``, as version 1 charters
+    digested it, without them."""
     roots = getattr(workspace, "roots", None)
-    located = {
+    located: dict[str, Any] = {
         "database": getattr(workspace, "database_url", None),
         "roots": {k: str(v) for k, v in (roots() if callable(roots) else {}).items()},
         "logs": [str(p) for p in getattr(workspace, "log_files", ())],
@@ -201,6 +213,9 @@ def identity(workspace: Any) -> str:
         "base_urls": list(getattr(workspace, "base_urls", ())),
         "mcp": sorted(s.name for s in getattr(workspace, "mcp_servers", ()) or ()),
     }
+    if version > LOCATION_ONLY:  # the default is the one disclosure applies
+        shown = getattr(workspace, "personal_data_shown_to", PERSONAL_DATA_ZONES)
+        located["personal_data_shown_to"] = sorted(TrustZone.parse(z).value for z in shown)
     return hashlib.sha256(dumps(located).encode()).hexdigest()[:_IDENTITY_CHARS]
 
 
@@ -219,7 +234,7 @@ def _workspace(charter: Charter, lent: Any) -> Any:
     wanted = charter.workspace
     if wanted is None:
         return None
-    if lent is not None and identity(lent) == wanted.identity:
+    if lent is not None and identity(lent, wanted.version) == wanted.identity:
         return lent
     if wanted.file is None:
         raise CharterRefused(
@@ -232,10 +247,10 @@ def _workspace(charter: Charter, lent: Any) -> Any:
         loaded = load_workspace(wanted.file)
     except ConfigError as exc:
         raise CharterRefused(f"the run's workspace cannot be loaded here: {exc}") from None
-    if identity(loaded) != wanted.identity:
+    if identity(loaded, wanted.version) != wanted.identity:
         raise CharterRefused(
-            "the run's workspace file now points somewhere else than when the run was "
-            "submitted; the run is not carried on"
+            "the run's workspace file now points somewhere else, or shows personal data to "
+            "other trust zones, than when the run was submitted; the run is not carried on"
         )
     return loaded
 
@@ -299,12 +314,15 @@ class _Charter(_Strict):
     mcp_servers: list[str] | None = None
 
     def build(self) -> Charter:
-        if self.version != CHARTER_VERSION:
+        if self.version not in (LOCATION_ONLY, CHARTER_VERSION):
             raise ValueError("a charter of another version")
         place = self.workspace
+        ref = None
+        if place is not None:
+            ref = WorkspaceRef(file=place[0], identity=place[1], version=self.version)
         return Charter(
             user=None if self.user is None else User(*self.user),
-            workspace=None if place is None else WorkspaceRef(file=place[0], identity=place[1]),
+            workspace=ref,
             privacy=PrivacyLevel.parse(self.privacy),
             trust_zone=TrustZone.parse(self.trust_zone),
             provider=ProviderRef(**self.provider.model_dump()),

@@ -11,25 +11,38 @@ Invariants:
 - A context with no zone is the least trusted zone; a context with no workspace uses the
   default policy. Masking personal data a zone may see is a defect as much as showing it to
   one that may not: a shown zone's result is returned as it is, untouched.
-- Whatever a tool matches a model's words against is :func:`visible` text for the run's zone,
-  so neither a hit nor a count confirms what the zone sees masked. (A worker process that
-  cannot import this package masks e-mail addresses only, by :func:`masks_for`.)
+- Whatever a tool matches a model's words against is text as the run's zone reads it
+  (:func:`visible`, :func:`personal_view`), so neither a hit nor a count confirms what the zone
+  sees masked. A worker process that cannot import this package loads
+  :mod:`toolwire.core.personal` by its path (:func:`worker_masks`), so it masks by the same
+  shapes and checks.
+- A filter value or search phrase that is itself personal data, in a zone that sees personal
+  data masked, could never match: it is refused (:func:`check_matchable`, the one text a model
+  reads about it) rather than answered with "nothing found", which the model would take as a
+  fact about the data.
 - Only strings are masked (artifact values at any depth, and mapping keys); an image's pixels
   are not text and are left to the image rules of the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from toolwire.core.personal import mask_personal, worker_spec
+from toolwire.core import personal
+from toolwire.core.errors import ToolRefusal
+from toolwire.core.personal import mask_personal
 from toolwire.core.redact import catalogue_spec, mask_secrets
 from toolwire.core.result import Artifact, ArtifactType, ToolResult
 from toolwire.core.trust import PERSONAL_DATA_ZONES, TrustZone
 from toolwire.tools.api import ToolContext
 
 MAX_DEPTH = 64  # the artifact bounder's depth; deeper data is cut there anyway
+NOT_MATCHABLE = (
+    "{what} is personal data (an e-mail address, phone number, IBAN or card number), which "
+    "this run's trust zone reads masked, so nothing can match it; filter or search on another "
+    "field, such as an id or a name."
+)
 
 
 def personal_data_shown(context: ToolContext) -> bool:
@@ -39,18 +52,37 @@ def personal_data_shown(context: ToolContext) -> bool:
     return zone in shown
 
 
+def personal_view(context: ToolContext) -> Callable[[str], str]:
+    """How the run's zone reads personal data in a text (secrets already masked): as it is
+    where the policy shows it, masked everywhere else."""
+    return _as_it_is if personal_data_shown(context) else mask_personal
+
+
 def visible(text: str, context: ToolContext) -> str:
     """``text`` as the run's model may read it: secrets masked, personal data by its zone. What
     a tool matches a model's words against, so that a match cannot confirm what it masks."""
-    masked = mask_secrets(text)
-    return masked if personal_data_shown(context) else mask_personal(masked)
+    return personal_view(context)(mask_secrets(text))
 
 
-def masks_for(context: ToolContext) -> list[tuple[str, int, str, list[str]]]:
-    """The catalogue a worker process masks lines with before matching them, for this zone:
-    the secret shapes, and the e-mail shape where personal data is masked."""
-    spec = catalogue_spec()
-    return spec if personal_data_shown(context) else spec + worker_spec()
+def check_matchable(text: str, context: ToolContext, what: str) -> None:
+    """Refuse a model's filter value or phrase ``text`` that is (or holds) personal data the
+    run's zone reads masked: it cannot match anything shown there. ``what`` names it for the
+    model (``the filter on 'email'``); the value itself is never echoed."""
+    if not personal_data_shown(context) and mask_personal(text) != text:
+        raise ToolRefusal(NOT_MATCHABLE.format(what=what))
+
+
+def worker_masks(context: ToolContext) -> dict[str, Any]:
+    """What a worker process masks lines with before matching them, for this zone, as data:
+    the secret catalogue (``masks``), and where personal data is masked the path of
+    :mod:`toolwire.core.personal` (``personal``; None where it is shown), which imports the
+    standard library only, so a worker that cannot import this package loads it by its path."""
+    shown = personal_data_shown(context)
+    return {"masks": catalogue_spec(), "personal": None if shown else personal.__file__}
+
+
+def _as_it_is(text: str) -> str:
+    return text
 
 
 def disclosed(result: ToolResult, context: ToolContext) -> ToolResult:

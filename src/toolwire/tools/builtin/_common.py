@@ -16,6 +16,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import Field
 
 from toolwire.core.errors import ToolRefusal
+from toolwire.core.personal import cut_point
 from toolwire.core.result import ToolResult
 from toolwire.tools.api import Effect, FunctionTool, ToolContext
 from toolwire.tools.builtin._secrets import SecretIdentities
@@ -136,7 +137,14 @@ def echo(value: object) -> str:
 
 
 def format_cell(value: object) -> str:
-    """One value as listed in both text and artifacts: the same string in both, always."""
+    """One value as listed in both text and artifacts: the same string in both, always. A long
+    one is cut, never through personal data (the seam masks it after, by the run's zone)."""
+    text = cell_text(value)
+    return text if len(text) <= CELL_CHARS else text[: cut_point(text, CELL_CHARS)] + "…"
+
+
+def cell_text(value: object) -> str:
+    """One value's text as :func:`format_cell` shows it, whitespace runs as one space, uncut."""
     if value is None:
         text = "null"
     elif isinstance(value, bool):
@@ -145,5 +153,4 @@ def format_cell(value: object) -> str:
         text = f"<binary, {len(bytes(value))} bytes>"
     else:
         text = str(value)
-    text = _WHITESPACE.sub(" ", text).strip()
-    return text if len(text) <= CELL_CHARS else text[:CELL_CHARS] + "…"
+    return _WHITESPACE.sub(" ", text).strip()

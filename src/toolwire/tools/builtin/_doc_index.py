@@ -5,10 +5,14 @@ Invariants:
   folder's resolved path), never inside the folder it indexes; its folder is 0700, its file 0600.
 - Only what a model may read is stored. Secrets files (by name, path, hard link or content; see
   ``_secrets``) are never indexed, and every title and text is masked (``toolwire.core.redact``)
-  before it is stored, so neither a snippet nor a match can show or confirm a secret. Personal
-  data is masked too (``toolwire.core.personal``), for every zone: one index serves them all,
-  and a snippet's highlighting would otherwise split an address the seam must recognise. The index
-  records the catalogue it masked with and is rebuilt when the catalogue changes.
+  before it is stored, so neither a snippet nor a match can show or confirm a secret.
+- Personal data (``toolwire.core.personal``) is kept in two views, one per kind of zone: ``docs``
+  holds it as written, for a zone the workspace's policy shows it to; ``docs_masked`` holds it
+  masked, for every other zone. A search, a fetch and its paging read one view only (chosen by
+  ``personal``), so a zone that reads addresses masked can neither find one, nor count the
+  documents holding one, nor be shown half of one by a snippet's highlighting or a page's cut;
+  and a zone shown them finds them. The index records the catalogue it masked with and is
+  rebuilt when the catalogue changes.
 - Refresh is incremental: a file is read again only when its signature (size, modification and
   change times, inode) changed, and indexed again only when its SHA-256 changed too; a file gone
   from the folder leaves the index. The walk skips hidden folders and never follows a symlinked
@@ -35,11 +39,12 @@ from typing import NamedTuple
 from toolwire.core.personal import mask_personal
 from toolwire.core.private import private_dir, private_file
 from toolwire.core.redact import catalogue_spec, mask_secrets
+from toolwire.tools.builtin._doc_snippet import CLOSE, CUT, MARKS, OPEN, whole
 from toolwire.tools.builtin._doc_text import SUFFIXES, extract
 from toolwire.tools.builtin._paths import contained
 from toolwire.tools.builtin._secrets import SecretIdentities, has_secret_content, is_secret_file
 
-SCHEMA_VERSION = 1  # bump when the tables change: an older index is rebuilt
+SCHEMA_VERSION = 2  # bump when the tables change: an older index is rebuilt (2: two views)
 PERSONAL_MASKS = 1  # bump when the personal-data shapes change: an older index is rebuilt
 # Bump when the rule for which files are secret changes: an index built under an older rule
 # may hold a file the new one withholds (2: hard links to any of the workspace's secrets files).
@@ -53,7 +58,6 @@ MMAP_BYTES = 256 * 2**20
 BUSY_MS = 10_000  # how long one refresh waits for another to finish writing
 SNIPPET_TOKENS = 20  # words around the best match in a hit's snippet
 TITLE_WEIGHT = 4.0  # a word in the title counts as much as four in the body
-HIGHLIGHT = ("**", "**")  # around matched words in a snippet: Markdown bold
 _WORD = re.compile(r"\w+\*?")
 _TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -62,7 +66,13 @@ CREATE TABLE files (
     sha256 TEXT, indexed INTEGER NOT NULL
 );
 CREATE VIRTUAL TABLE docs USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE docs_masked USING fts5(
+    title, body, tokenize = 'unicode61 remove_diacritics 2'
+);
 """
+# Personal data as written, and masked: the index's text. The statements name their table with
+# an f-string (S608), always one of these, never anything a model or a file chose.
+VIEWS = ("docs", "docs_masked")
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +203,7 @@ class DocumentIndex:
                 row = self._db.execute(query).fetchone()
                 if row is not None and row[0] == _fingerprint():
                     return
-                for name in ("docs", "files", "meta"):
+                for name in (*VIEWS, "files", "meta"):
                     self._db.execute(f"DROP TABLE IF EXISTS {name}")
             for statement in _TABLES.split(";"):
                 if statement.strip():
@@ -317,7 +327,7 @@ class DocumentIndex:
             row_id = int(cursor.lastrowid or 0)
         else:
             row_id = old.id
-            self._db.execute("DELETE FROM docs WHERE rowid = ?", (row_id,))
+        self._delete_text(row_id)  # a new id too: text left by a writer that lost its files row
         was_indexed = old is not None and old.indexed
         self._db.execute(
             "UPDATE files SET signature = ?, sha256 = ?, indexed = ? WHERE id = ?",
@@ -327,11 +337,18 @@ class DocumentIndex:
         if data is None:
             return ("removed" if was_indexed else "skipped"), now
         document = extract(PurePosixPath(found.relative), data)
-        self._db.execute(
-            "INSERT INTO docs (rowid, title, body) VALUES (?, ?, ?)",
-            (row_id, _stored(document.title), _stored(document.text)),
-        )
+        # Without the snippet's marks, which no document needs and a snippet must not hold.
+        title, text = (mask_secrets(t.translate(MARKS)) for t in (document.title, document.text))
+        for view, shown in zip(VIEWS, (_as_written, mask_personal), strict=True):
+            self._db.execute(
+                f"INSERT INTO {view} (rowid, title, body) VALUES (?, ?, ?)",  # noqa: S608
+                (row_id, shown(title), shown(text)),
+            )
         return ("changed" if was_indexed else "added"), now
+
+    def _delete_text(self, row_id: int) -> None:
+        for view in VIEWS:
+            self._db.execute(f"DELETE FROM {view} WHERE rowid = ?", (row_id,))  # noqa: S608
 
     def _readable(self, found: _Seen) -> bytes | None:
         """The file's bytes, or None when it must not be indexed (too large, secret, binary)."""
@@ -349,33 +366,46 @@ class DocumentIndex:
         return data
 
     def _remove(self, gone: _Known) -> int:
-        self._db.execute("DELETE FROM docs WHERE rowid = ?", (gone.id,))
+        self._delete_text(gone.id)
         self._db.execute("DELETE FROM files WHERE id = ?", (gone.id,))
         return int(gone.indexed)
 
-    def search(self, expression: str, limit: int) -> tuple[list[Hit], int]:
+    def search(self, expression: str, limit: int, *, personal: bool) -> tuple[list[Hit], int]:
         """The best ``limit`` hits for an FTS5 ``expression`` (from :func:`match_expression`),
-        best first, and how many documents match in all."""
+        best first, and how many documents match in all; ``personal``: in the view with
+        personal data as written (else masked)."""
+        docs = _view(personal)
         # Rank first, snippets after: SQLite would otherwise build a snippet for every match
         # before sorting, and a common word matches most of the folder.
         rows = self._db.execute(
-            "WITH top AS (SELECT rowid, bm25(docs, ?, 1.0) AS score FROM docs"
-            " WHERE docs MATCH ? ORDER BY score LIMIT ?)"
-            " SELECT files.path, docs.title, snippet(docs, 1, ?, ?, '…', ?) FROM top"
-            " JOIN docs ON docs.rowid = top.rowid JOIN files ON files.id = top.rowid"
-            " WHERE docs MATCH ? ORDER BY top.score, files.path",
-            (TITLE_WEIGHT, expression, limit, *HIGHLIGHT, SNIPPET_TOKENS, expression),
+            f"WITH top AS (SELECT rowid, bm25({docs}, ?, 1.0) AS score FROM {docs}"  # noqa: S608
+            f" WHERE {docs} MATCH ? ORDER BY score LIMIT ?)"
+            f" SELECT files.path, {docs}.title, snippet({docs}, 1, ?, ?, ?, ?), top.rowid"
+            " FROM top"
+            f" JOIN {docs} ON {docs}.rowid = top.rowid JOIN files ON files.id = top.rowid"
+            f" WHERE {docs} MATCH ? ORDER BY top.score, files.path",
+            (TITLE_WEIGHT, expression, limit, OPEN, CLOSE, CUT, SNIPPET_TOKENS, expression),
         ).fetchall()
-        total = self._db.execute(
-            "SELECT count(*) FROM docs WHERE docs MATCH ?", (expression,)
-        ).fetchone()[0]
-        return [Hit(path, title, snippet) for path, title, snippet in rows], int(total)
+        counting = f"SELECT count(*) FROM {docs} WHERE {docs} MATCH ?"  # noqa: S608
+        total = self._db.execute(counting, (expression,)).fetchone()[0]
+        hits = [
+            Hit(path, title, self._whole(docs, snippet, row)) for path, title, snippet, row in rows
+        ]
+        return hits, int(total)
 
-    def fetch(self, path: str) -> Document | None:
-        """The indexed document at ``path`` (relative, with forward slashes), if there is one."""
+    def _whole(self, docs: str, snippet: str, row_id: int) -> str:
+        """The hit's snippet with no personal-data shape cut or split (``_doc_snippet``)."""
+        statement = f"SELECT body FROM {docs} WHERE rowid = ?"  # noqa: S608
+        body = self._db.execute(statement, (row_id,)).fetchone()
+        return whole(snippet, "" if body is None else str(body[0]))
+
+    def fetch(self, path: str, *, personal: bool) -> Document | None:
+        """The indexed document at ``path`` (relative, with forward slashes), if there is one,
+        in the view ``personal`` names (as :meth:`search`)."""
+        docs = _view(personal)
         row = self._db.execute(
-            "SELECT files.path, docs.title, docs.body FROM files"
-            " JOIN docs ON docs.rowid = files.id WHERE files.path = ? AND files.indexed = 1",
+            f"SELECT files.path, {docs}.title, {docs}.body FROM files JOIN {docs}"  # noqa: S608
+            f" ON {docs}.rowid = files.id WHERE files.path = ? AND files.indexed = 1",
             (path,),
         ).fetchone()
         return None if row is None else Document(*row)
@@ -389,6 +419,10 @@ def _signature(info: os.stat_result) -> str:
     return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}"
 
 
-def _stored(text: str) -> str:
-    """What the index keeps of a title or text: secrets and personal data masked."""
-    return mask_personal(mask_secrets(text))
+def _view(personal: bool) -> str:
+    """The table of the view with personal data as written (``personal``) or masked."""
+    return VIEWS[0] if personal else VIEWS[1]
+
+
+def _as_written(text: str) -> str:
+    return text

@@ -2,8 +2,10 @@
 
 Both refuse secrets files (by name, content or hard link; see ``_secrets``) and mask secret
 shapes (``toolwire.core.redact``) in what they return. ``search_code`` is not an oracle: its worker
-masks each line first and matches the pattern against the masked line, the text the model may
-see, so a pattern cannot confirm a secret's characters; secrets files are never searched.
+masks each line first (secrets, and personal data where the run's trust zone reads it masked, by
+the same shapes and checks as the seam: ``toolwire.tools.disclosure.worker_masks``) and matches
+the pattern against the masked line, the text the model may see, so a pattern cannot confirm a
+secret's characters nor an address the zone is not shown; secrets files are never searched.
 ``search_code`` bounds every dimension of a regex search: the pattern
 (``MAX_PATTERN_CHARS``), the files (``MAX_FILES`` of at most ``MAX_FILE_BYTES``), the line length
 searched (``MAX_LINE_CHARS``) and the time (``SEARCH_SECONDS``, enforced by running the search in
@@ -42,7 +44,7 @@ from toolwire.tools.builtin._secrets import (
     is_secret_file,
     is_secret_path,
 )
-from toolwire.tools.disclosure import masks_for
+from toolwire.tools.disclosure import worker_masks
 from toolwire.workspace.maps import DEFAULT_ROOT
 
 MAX_LINES = 400  # one screenful of a module; page with start_line for more
@@ -122,7 +124,7 @@ def search_code(
         raise ToolRefusal(f"invalid regular expression: {exc.msg} at position {exc.pos}.") from None
     known = secret_identities(workspace_of(context))
     files = _searchable(files_root(context, root), glob, known)
-    result = _run_worker(source, ignore_case, files, masks_for(context))
+    result = _run_worker(source, ignore_case, files, worker_masks(context))
     lines = [f"{p}:{n}: {text}" for p, n, text in result["matches"]]
     if not lines:
         return ToolResult.text(f"No matches for {echo(pattern)} in {len(files)} files.")
@@ -157,7 +159,7 @@ def _searchable(root: Path, glob: str, known: SecretIdentities) -> list[list[str
 
 
 def _run_worker(
-    source: str, ignore_case: bool, files: list[list[str]], masks: list[Any]
+    source: str, ignore_case: bool, files: list[list[str]], masks: dict[str, Any]
 ) -> dict[str, Any]:
     job = {
         "pattern": source,
@@ -167,7 +169,7 @@ def _run_worker(
         "max_line_chars": MAX_LINE_CHARS,
         "max_matches": MAX_MATCHES,
         "secret_content": SECRET_CONTENT.pattern.decode("ascii"),
-        "masks": masks,
+        **masks,
     }
     try:
         done = run_child(

@@ -6,6 +6,11 @@ directory, refreshed incrementally, secrets never indexed and every text masked)
 from the index alone: a file the index left out (a secrets file, a binary, one too large, one
 behind a symlink that leaves the folder) cannot be searched or fetched. A search answers with
 ranked snippets, and its ``table`` artifact holds exactly the hits the text shows.
+
+Personal data (e-mail addresses, phones, IBANs, card numbers) is searched and read as the run's
+trust zone reads it (``toolwire.tools.disclosure``): a zone the workspace's policy shows it to
+finds and reads it as written; any other zone searches, counts and pages a view in which it is
+masked, so no query can match, count or reveal part of it.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from toolwire.tools.builtin._common import (
 )
 from toolwire.tools.builtin._doc_index import DocumentIndex, Hit, match_expression
 from toolwire.tools.builtin._paths import check_relative
+from toolwire.tools.disclosure import personal_data_shown
 from toolwire.workspace.config import Workspace
 
 DEFAULT_HITS = 10  # enough to choose from, short enough to read
@@ -88,11 +94,12 @@ def search_documents(query: str, context: ToolContext, limit: Hits = DEFAULT_HIT
         raise ToolRefusal(f"query {echo(query)} holds no word to search for.")
     take = min(limit, MAX_HITS)
     with _open(context) as index:
-        hits, total = _guarded(lambda: index.search(expression, take))
+        personal = personal_data_shown(context)
+        hits, total = _guarded(lambda: index.search(expression, take, personal=personal))
         widened = not hits and " " in expression
         if widened:
             any_word = match_expression(query, any_word=True)
-            hits, total = _guarded(lambda: index.search(any_word, take))
+            hits, total = _guarded(lambda: index.search(any_word, take, personal=personal))
     if not hits:
         return ToolResult.text(f"No document matches {echo(query)}.")
     return _render(query, hits, total, widened)
@@ -128,7 +135,8 @@ def fetch_document(path: str, context: ToolContext, offset: Offset = 0) -> ToolR
     """
     wanted = check_relative(path).as_posix()
     with _open(context) as index:
-        document = _guarded(lambda: index.fetch(wanted))
+        personal = personal_data_shown(context)
+        document = _guarded(lambda: index.fetch(wanted, personal=personal))
     if document is None:
         raise ToolRefusal(f"no document at {echo(path)}; give a path search_documents listed.")
     total = len(document.text)

@@ -5,7 +5,11 @@ cells, and stops adding rows before the text would outgrow ``TEXT_BUDGET_BYTES``
 can therefore never show a cell the text does not. Sensitive tables and columns are never
 selected (see ``_sql``); filters bind their values; the limit is clamped to ``MAX_LIMIT``.
 Search phrases and filter values match what the model would be shown, never masked text (see
-``_matching``), so neither the rows reported nor a count confirms a secret.
+``_matching``), so neither the rows reported nor a count confirms a secret, nor personal data
+the run's trust zone reads masked. In such a zone (external, by default) a phrase or filter
+value that is itself personal data is refused: it could never match a shown cell, and
+"nothing found" would read as a fact about the data. A zone shown personal data (``local``
+and ``private_hosted``, by default) filters and searches on it as stored.
 """
 
 from __future__ import annotations
@@ -15,13 +19,26 @@ from typing import Annotated, Any
 
 from pydantic import Field
 from sqlalchemy import Engine, Select, String, Table, Text, func, select
-from sqlalchemy.sql import Executable
+from sqlalchemy.sql import ColumnElement, Executable
 
 from toolwire.core.errors import ToolRefusal
 from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
-from toolwire.tools.builtin._common import builtin, echo, fitted, format_cell, text_bytes
-from toolwire.tools.builtin._matching import count_kept, phrase_matcher, scan, shown_as_stored
+from toolwire.tools.builtin._common import (
+    builtin,
+    cell_text,
+    echo,
+    fitted,
+    format_cell,
+    text_bytes,
+)
+from toolwire.tools.builtin._matching import (
+    View,
+    count_kept,
+    phrase_matcher,
+    scan,
+    shown_as_stored,
+)
 from toolwire.tools.builtin._sensitive import safe_cell
 from toolwire.tools.builtin._sql import (
     Scalar,
@@ -34,6 +51,7 @@ from toolwire.tools.builtin._sql import (
     readable_columns,
     readable_table,
 )
+from toolwire.tools.disclosure import check_matchable, personal_view
 
 DEFAULT_LIMIT = 20  # a screenful: enough to answer, cheap to send
 MAX_LIMIT = 50  # more rows than a model can use well in one turn
@@ -59,8 +77,10 @@ def read_records(
 ) -> ToolResult:
     """Read rows of one database table, optionally filtered by column equality.
 
-    Sensitive columns (passwords, hashes, tokens, keys, ...) are never returned. Artifact:
-    ``table`` ``{columns: [field, ...], rows: [[cell, ...], ...]}``, the same cells as the text.
+    Sensitive columns (passwords, hashes, tokens, keys, ...) are never returned. A filter
+    matches only cells shown unmasked to this run's zone; a filter value that is personal data
+    the zone reads masked is refused. Artifact: ``table`` ``{columns: [field, ...], rows:
+    [[cell, ...], ...]}``, the same cells as the text.
     """
     engine = engine_of(context)
     sql_table = readable_table(engine, table.strip())
@@ -69,13 +89,14 @@ def read_records(
         raise ToolRefusal(f"no readable fields in table {echo(sql_table.name)}.")
     query = (
         select(*columns)
-        .where(*equality_filters(sql_table, where_equals))
+        .where(*_filters(sql_table, where_equals, context))
         .order_by(*order_columns(sql_table))
     )
     take = min(limit, MAX_LIMIT)
     if where_equals:
+        view = personal_view(context)
         rows = _filtered(
-            engine, query, table=sql_table, where=where_equals, offset=offset, take=take
+            engine, query, table=sql_table, where=where_equals, view=view, offset=offset, take=take
         )
     else:
         rows = fetch_rows(engine, query.limit(take).offset(offset))
@@ -89,12 +110,14 @@ def search_records(
 ) -> ToolResult:
     """Find rows whose readable text columns show ``query`` (case-insensitive).
 
-    Cells are matched as shown: masked secrets never match. Artifact: ``table`` ``{columns,
-    rows}``, the same cells as the text.
+    Cells are matched as this run's zone is shown them: masked secrets, and personal data the
+    zone reads masked, never match; a query that is personal data such a zone reads masked is
+    refused. Artifact: ``table`` ``{columns, rows}``, the same cells as the text.
     """
     phrase = query.strip()
     if not phrase or len(phrase) > MAX_QUERY_CHARS:
         raise ToolRefusal(f"query must be 1 to {MAX_QUERY_CHARS} characters.")
+    check_matchable(phrase, context, "the query")
     engine = engine_of(context)
     sql_table = readable_table(engine, table.strip())
     columns = readable_columns(sql_table)
@@ -103,7 +126,7 @@ def search_records(
         raise ToolRefusal(f"table {echo(sql_table.name)} has no readable text columns.")
     searched = [n for n, c in enumerate(columns) if isinstance(c.type, String | Text)]
     statement = select(*columns).order_by(*order_columns(sql_table)).limit(MAX_SEARCHED_ROWS)
-    matches = phrase_matcher(phrase)
+    matches = phrase_matcher(phrase, personal_view(context))
     take = min(limit, MAX_LIMIT)
     rows, read = guard(
         lambda: scan(engine, statement, lambda row: any(matches(row[n]) for n in searched), 0, take)
@@ -118,19 +141,32 @@ def search_records(
 def count_records(table: str, context: ToolContext, where_equals: Where = None) -> ToolResult:
     """Count the rows of one table, optionally filtered by column equality.
 
-    A row counts for a filter only when its filtered cells are shown unmasked.
+    A row counts for a filter only when its filtered cells are shown unmasked to this run's
+    zone; a filter value that is personal data the zone reads masked is refused.
     """
     engine = engine_of(context)
     sql_table = readable_table(engine, table.strip())
-    filters = equality_filters(sql_table, where_equals)
+    filters = _filters(sql_table, where_equals, context)
     if where_equals:
         keys = [sql_table.columns[k] for k in where_equals]
         statement = select(*keys).select_from(sql_table).where(*filters)
-        keep = shown_as_stored(list(where_equals.values()))
+        keep = shown_as_stored(list(where_equals.values()), personal_view(context))
         total = guard(lambda: count_kept(engine, statement, keep))
     else:
         total = guard(lambda: _scalar(engine, select(func.count()).select_from(sql_table)))
     return ToolResult.text(f"{sql_table.name}: {total} rows match.")
+
+
+def _filters(
+    table: Table, where: dict[str, Scalar] | None, context: ToolContext
+) -> list[ColumnElement[bool]]:
+    """The ``column = :value`` conditions, once no value is personal data the zone reads
+    masked (a number's text counts: a card number given as an integer)."""
+    conditions = equality_filters(table, where)
+    for key, value in (where or {}).items():
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            check_matchable(cell_text(value), context, f"the value given for {echo(key)}")
+    return conditions
 
 
 def _filtered(
@@ -139,13 +175,14 @@ def _filtered(
     *,
     table: Table,
     where: dict[str, Scalar],
+    view: View,
     offset: int,
     take: int,
 ) -> list[Sequence[object]]:
     """Rows matching ``where`` whose filtered cells show unmasked, paged in Python."""
     width = len(query.selected_columns)
     keys = [table.columns[k].label(f"filter_{n}") for n, k in enumerate(where)]
-    keep = shown_as_stored(list(where.values()))
+    keep = shown_as_stored(list(where.values()), view)
     rows, _ = guard(
         lambda: scan(engine, query.add_columns(*keys), lambda r: keep(r[width:]), offset, take)
     )

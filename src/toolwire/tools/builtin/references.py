@@ -7,8 +7,9 @@ a symlink out) is reported as outside and never looked up, so the tool cannot pr
 beyond the root. URLs are not paths and are skipped.
 
 ``file_references`` finds where a file of a root is named: cells of readable text columns (as
-shown, so a masked secret never matches; see ``_matching``) and lines of the root's other
-files (secrets files never read; a line counts only when its masked text still names the file).
+shown to the run's zone, so a masked secret or masked personal data never matches; see
+``_matching``) and lines of the root's other files (secrets files never read; a line counts
+only when its text as the zone reads it still names the file).
 It answers with locations only: table, column and row, or path and line.
 
 Both scan bounded amounts (rows, tables, files, bytes) and stop adding to text and artifact
@@ -41,7 +42,7 @@ from toolwire.tools.builtin._common import (
     secret_identities,
     workspace_of,
 )
-from toolwire.tools.builtin._matching import phrase_matcher, scan
+from toolwire.tools.builtin._matching import View, phrase_matcher, scan
 from toolwire.tools.builtin._paths import check_relative, display, walk_files
 from toolwire.tools.builtin._secrets import SecretIdentities, has_secret_content, is_secret_file
 from toolwire.tools.builtin._sensitive import safe_cell
@@ -54,6 +55,7 @@ from toolwire.tools.builtin._sql import (
     readable_table,
     table_names,
 )
+from toolwire.tools.disclosure import personal_view
 from toolwire.workspace.maps import DEFAULT_ROOT
 
 MAX_SCANNED_ROWS = 10_000  # rows read per table: a reference check, not a full audit
@@ -150,7 +152,7 @@ def file_references(path: str, context: ToolContext, root: Root = DEFAULT_ROOT) 
     wanted = relative.as_posix()
     everywhere = chain(
         _database_references(context, wanted),
-        _file_references(top, wanted, secret_identities(workspace_of(context))),
+        _file_references(top, wanted, secret_identities(workspace_of(context)), context),
     )
     found = list(islice(everywhere, MAX_REPORTED))
     if not found:
@@ -163,17 +165,17 @@ def file_references(path: str, context: ToolContext, root: Root = DEFAULT_ROOT) 
     return ToolResult.text("\n".join([header, *lines]), artifact)
 
 
-def _matchers(wanted: str) -> list[tuple[str, Callable[[object], bool]]]:
+def _matchers(wanted: str, view: View) -> list[tuple[str, Callable[[object], bool]]]:
     name = PurePosixPath(wanted).name
-    both = [("path", phrase_matcher(wanted))]
-    return both + ([("name", phrase_matcher(name))] if name != wanted else [])
+    both = [("path", phrase_matcher(wanted, view))]
+    return both + ([("name", phrase_matcher(name, view))] if name != wanted else [])
 
 
 def _database_references(context: ToolContext, wanted: str) -> Iterator[list[str]]:
     if not workspace_of(context).database_url:
         return
     engine = engine_of(context)
-    matchers = _matchers(wanted)
+    matchers = _matchers(wanted, personal_view(context))
     for name in table_names(engine)[:MAX_TABLES]:
         yield from guard(functools.partial(_table_references, engine, name, matchers))
 
@@ -202,8 +204,11 @@ def _table_references(
     return found
 
 
-def _file_references(top: Path, wanted: str, known: SecretIdentities) -> Iterator[list[str]]:
+def _file_references(
+    top: Path, wanted: str, known: SecretIdentities, context: ToolContext
+) -> Iterator[list[str]]:
     base = top.resolve()
+    view = personal_view(context)
     needles = [("path", wanted)]
     name = PurePosixPath(wanted).name
     needles += [("name", name)] if name != wanted else []
@@ -215,11 +220,13 @@ def _file_references(top: Path, wanted: str, known: SecretIdentities) -> Iterato
             continue
         if is_secret_file(base, entry, sniff_bytes=0, known=known):
             continue
-        for number, matched in _lines_naming(entry, needles):
+        for number, matched in _lines_naming(entry, needles, view):
             yield ["file", f"{shown}:{number}", matched]
 
 
-def _lines_naming(entry: Path, needles: list[tuple[str, str]]) -> Iterator[tuple[int, str]]:
+def _lines_naming(
+    entry: Path, needles: list[tuple[str, str]], view: View
+) -> Iterator[tuple[int, str]]:
     try:
         if os.path.getsize(entry) > MAX_FILE_BYTES:
             return
@@ -231,7 +238,7 @@ def _lines_naming(entry: Path, needles: list[tuple[str, str]]) -> Iterator[tuple
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
         candidates = [(kind, n) for kind, n in needles if n in line]
         if candidates:
-            masked = mask_secrets(line)  # masking only removes text: check what is shown
+            masked = view(mask_secrets(line))  # masking only removes text: check what is shown
             matched = next((kind for kind, n in candidates if n in masked), None)
             if matched:
                 yield number, matched
