@@ -30,6 +30,7 @@ CALL_SECONDS = 20.0
 MAX_NESTING = 64
 UNREADABLE = "cannot be read"
 BROKE_READER = "its reader failed on it"  # an unexpected error, in the operator's log
+SCHEMA_TOO_DEEP = "nested too deeply for its schema to be checked"  # a schema that refers to itself
 CALL_SPENT = "the call's time was spent on the files before it"
 
 

@@ -52,6 +52,7 @@ from toolwire.tools.builtin._per_file import (
     CALL_SECONDS,
     CALL_SPENT,
     FILE_SECONDS,
+    SCHEMA_TOO_DEEP,
     UNREADABLE,
     Budget,
     NotChecked,
@@ -279,7 +280,7 @@ def _schema_errors(validator: Any, parsed: Parsed, budget: Budget) -> list[Any]:
                 break
             budget.check()
     except RecursionError:  # a schema that refers to itself recurses more than once per level
-        raise NotChecked("nested too deeply for its schema to be checked") from None
+        raise NotChecked(SCHEMA_TOO_DEEP) from None
     return errors
 
 
