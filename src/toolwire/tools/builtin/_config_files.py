@@ -3,9 +3,9 @@ and never a value.
 
 A problem text is built here from the parser's position and a fixed phrase; none quotes the
 file's content (configparser and PyYAML put the offending line in their messages, so those are
-rebuilt, not passed on). YAML aliases are expanded lazily by every reader of the parsed data,
-so a document whose aliases would expand past ``MAX_VALUES`` values (a "billion laughs") is a
-problem, not a hang.
+rebuilt, not passed on). Every file is read within the per-file limits (``_per_file``): a
+document nested more than ``MAX_NESTING`` levels deep, or one slower to read than its budget,
+raises ``NotChecked``, never a recursion error (YAML: ``_config_yaml``).
 """
 
 from __future__ import annotations
@@ -21,12 +21,16 @@ from typing import Any
 
 import yaml
 
+from toolwire.tools.builtin import _config_yaml
+from toolwire.tools.builtin._per_file import MAX_NESTING, Budget, NotChecked, nested_deeper_than
+
 FORMATS = {
     ".toml": "TOML", ".yaml": "YAML", ".yml": "YAML", ".json": "JSON", ".ini": "INI",
     ".cfg": "INI", ".conf": "INI",
 }  # fmt: skip
-MAX_CONFIG_BYTES = 1_000_000  # a hand-written settings file; larger is data
-MAX_VALUES = 100_000  # values one file may expand to (YAML aliases multiply them)
+# Read before parsing, never past: a hand-written settings file; larger is data. It also bounds
+# what a parser that cannot be interrupted (json, tomllib, libyaml) spends on one file.
+MAX_CONFIG_BYTES = 1_000_000
 MAX_DEPTH = 32  # levels of nesting shown; real settings are rarely deeper than five
 _TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 _TOML_END = re.compile(r"\s*\(at end of document\)$")
@@ -42,6 +46,14 @@ class Problem:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A parsed file: its document and, for YAML, the nodes it was built from (their lines)."""
+
+    document: Any
+    root: yaml.Node | None = None
+
+
 class ConfigSyntaxError(Exception):
     """A file that does not parse; ``problem`` says where and why, without its content."""
 
@@ -54,13 +66,32 @@ def format_of(path: PurePosixPath | str) -> str | None:
     return FORMATS.get(PurePosixPath(str(path)).suffix.lower())
 
 
-def parse(text: str, kind: str) -> Any:
-    """The parsed document; ``ConfigSyntaxError`` when it does not parse."""
-    readers = {"TOML": _toml, "YAML": _yaml, "JSON": _json}
+def parse(text: str, kind: str, budget: Budget) -> Parsed:
+    """The parsed file: ``ConfigSyntaxError`` when it does not parse, ``NotChecked`` when it
+    is nested more than ``MAX_NESTING`` levels deep or its ``budget`` ran out."""
+    if kind == "YAML":
+        return _yaml(text, budget)
+    readers = {"TOML": _toml, "JSON": _json}
     try:
-        return readers.get(kind, _ini)(text)
-    except RecursionError:  # every parser here recurses on nesting
-        raise ConfigSyntaxError(Problem(None, None, "syntax", "nested too deeply")) from None
+        document = readers.get(kind, _ini)(text)
+    except RecursionError:  # tomllib recurses on nesting, json too (in C, counted the same)
+        raise NotChecked(nested_deeper_than(MAX_NESTING)) from None
+    budget.check()
+    if _deeper_than(document, MAX_NESTING):
+        raise NotChecked(nested_deeper_than(MAX_NESTING))
+    return Parsed(document)
+
+
+def _deeper_than(document: Any, levels: int) -> bool:
+    """Whether lists and mappings nest more than ``levels`` deep in ``document``."""
+    stack = [(document, 1)] if isinstance(document, dict | list) else []
+    while stack:
+        current, depth = stack.pop()
+        if depth > levels:
+            return True
+        children = current.values() if isinstance(current, dict) else current
+        stack += [(child, depth + 1) for child in children if isinstance(child, dict | list)]
+    return False
 
 
 def _toml(text: str) -> Any:
@@ -74,29 +105,23 @@ def _toml(text: str) -> Any:
         raise ConfigSyntaxError(Problem(line, column, "syntax", phrase)) from None
 
 
-def _yaml(text: str) -> Any:
+def _yaml(text: str, budget: Budget) -> Parsed:
     try:
-        return _yaml_document(text)
+        document, root = _config_yaml.load(text, budget)
+    except _config_yaml.TooManyValues:
+        phrase = f"aliases expand to more than {_config_yaml.MAX_ALIAS_VALUES} values"
+        raise ConfigSyntaxError(Problem(None, None, "syntax", phrase)) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
         raise ConfigSyntaxError(Problem(line, column, "syntax", _yaml_phrase(exc))) from None
     except yaml.YAMLError:
         raise ConfigSyntaxError(Problem(None, None, "syntax", "not valid YAML")) from None
-
-
-def _yaml_document(text: str) -> Any:
-    """The document, composed once: its expanded size measured, then built from those nodes."""
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is not None and _expanded_size(node) > MAX_VALUES:
-            raise ConfigSyntaxError(
-                Problem(None, None, "syntax", f"aliases expand to more than {MAX_VALUES} values")
-            )
-        return None if node is None else loader.construct_document(node)
-    finally:
-        loader.dispose()
+    except (ValueError, TypeError, OverflowError):  # a value its tag cannot build: 2024-13-45
+        raise ConfigSyntaxError(
+            Problem(None, None, "syntax", "a value its type cannot hold")
+        ) from None
+    return Parsed(document, root)
 
 
 def _yaml_phrase(exc: yaml.MarkedYAMLError) -> str:
@@ -104,20 +129,6 @@ def _yaml_phrase(exc: yaml.MarkedYAMLError) -> str:
     # '\t' that cannot start any token"); the quoted snippet of the line is left out.
     phrase = " ".join(str(exc.problem or "not valid YAML").split())
     return f"{exc.context}: {phrase}" if exc.context else phrase
-
-
-def _expanded_size(node: yaml.Node, budget: int = MAX_VALUES + 1) -> int:
-    """How many nodes ``node`` expands to, counting shared (aliased) nodes each time they are
-    reached; stops counting past ``budget``."""
-    count, stack = 0, [node]
-    while stack and count <= budget:
-        current = stack.pop()
-        count += 1
-        if isinstance(current, yaml.MappingNode):
-            stack += [part for pair in current.value for part in pair]
-        elif isinstance(current, yaml.SequenceNode):
-            stack += current.value
-    return count
 
 
 def _json(text: str) -> Any:
@@ -176,38 +187,51 @@ def flatten(document: Any, prefix: str = "", depth: int = 0) -> Iterator[tuple[s
 KeyLine = Callable[[list[str | int]], int | None]
 
 
-def key_lines(text: str, kind: str) -> KeyLine:
+def key_lines(text: str, parsed: Parsed, kind: str, budget: Budget) -> KeyLine:
     """Where a value is written: the line (1-based) of the value at a path, when it can be
     found. The text is read here, once, however many paths are then looked up."""
     if kind in ("YAML", "JSON"):
-        root = _composed(text)
-        return lambda path: _node_line(root, path)
+        root = parsed.root if kind == "YAML" else _composed(text, budget)
+        return _NodeLines(root)
     lines = text.splitlines()
     return lambda path: _assignment_line(lines, kind, path)
 
 
-def _composed(text: str) -> yaml.Node | None:
+def _composed(text: str, budget: Budget) -> yaml.Node | None:
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        return _config_yaml.compose(text, budget)
     except yaml.YAMLError:
         return None  # JSON that YAML does not read (a tab, say): no line, still the problem
 
 
-def _node_line(node: yaml.Node | None, path: list[str | int]) -> int | None:
-    for part in path:
-        node = _child(node, part)
-        if node is None:
-            return None
-    return None if node is None else int(node.start_mark.line) + 1
+class _NodeLines:
+    """The lines of values in composed nodes; a mapping's keys are looked up once, by name."""
 
+    def __init__(self, root: yaml.Node | None) -> None:
+        self.root = root
+        self.keys: dict[int, dict[str, yaml.Node]] = {}  # by id of the mapping node
 
-def _child(node: yaml.Node | None, part: str | int) -> yaml.Node | None:
-    if isinstance(node, yaml.MappingNode):
-        return next((value for key, value in node.value if key.value == str(part)), None)
-    if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-        child: yaml.Node = node.value[part]
-        return child
-    return None
+    def __call__(self, path: list[str | int]) -> int | None:
+        node = self.root
+        for part in path:
+            node = self._child(node, part)
+            if node is None:
+                return None
+        return None if node is None else int(node.start_mark.line) + 1
+
+    def _child(self, node: yaml.Node | None, part: str | int) -> yaml.Node | None:
+        if isinstance(node, yaml.MappingNode):
+            keys = self.keys.get(id(node))
+            if keys is None:  # the first key of a name wins, as in the line it was read from
+                keys = {}
+                for key, value in node.value:
+                    keys.setdefault(str(key.value), value)
+                self.keys[id(node)] = keys
+            return keys.get(str(part))
+        if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            child: yaml.Node = node.value[part]
+            return child
+        return None
 
 
 def _assignment_line(lines: list[str], kind: str, path: list[str | int]) -> int | None:

@@ -18,6 +18,10 @@ Invariants:
   from the folder leaves the index. The walk skips hidden folders and never follows a symlinked
   folder; a symlinked file counts only when it resolves inside the folder.
 - A model's query never reaches FTS5 as syntax: it is cut into words and each word is quoted.
+- Each document is indexed on its own, within its limits (``_per_file``): one too large, too
+  slow to extract and mask, unreadable or breaking its reader is kept out with its reason (told
+  to the model; a secrets file or a binary is left out without one), and the rest are indexed.
+  A refresh that runs out of its call's time leaves the files it did not reach for the next.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -42,14 +47,27 @@ from toolwire.core.redact import catalogue_spec, mask_secrets
 from toolwire.tools.builtin._doc_snippet import CLOSE, CUT, MARKS, OPEN, whole
 from toolwire.tools.builtin._doc_text import SUFFIXES, extract
 from toolwire.tools.builtin._paths import contained
+from toolwire.tools.builtin._per_file import (
+    BROKE_READER,
+    CALL_SECONDS,
+    UNREADABLE,
+    Budget,
+    NotChecked,
+    larger_than,
+)
 from toolwire.tools.builtin._secrets import SecretIdentities, has_secret_content, is_secret_file
 
-SCHEMA_VERSION = 2  # bump when the tables change: an older index is rebuilt (2: two views)
+SCHEMA_VERSION = 3  # bump when the tables change: an older index is rebuilt (2: two views,
+# 3: a reason kept for a document left out)
 PERSONAL_MASKS = 1  # bump when the personal-data shapes change: an older index is rebuilt
 # Bump when the rule for which files are secret changes: an index built under an older rule
 # may hold a file the new one withholds (2: hard links to any of the workspace's secrets files).
 SECRET_RULE_VERSION = 2
 MAX_DOCUMENT_BYTES = 2_000_000  # a long manual; larger files are data, not documents
+# One document's extraction and masking: a 2 MB manual takes about a second on a busy machine;
+# the stages are looked at in between (a stage, bounded by the size cap, runs to its end).
+DOCUMENT_SECONDS = 10.0
+MAX_UNINDEXED_LISTED = 5  # documents left out, listed with their reasons in one answer
 MAX_DOCUMENTS = 50_000  # files considered per folder: bounds one refresh's walk
 MAX_QUERY_WORDS = 16  # a question, not a document
 # Each call opens the index afresh; reading it through the operating system's page cache
@@ -63,7 +81,7 @@ _TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, signature TEXT NOT NULL,
-    sha256 TEXT, indexed INTEGER NOT NULL
+    sha256 TEXT, indexed INTEGER NOT NULL, reason TEXT
 );
 CREATE VIRTUAL TABLE docs USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE docs_masked USING fts5(
@@ -83,6 +101,7 @@ class Refresh:
     changed: int
     removed: int
     documents: int
+    waiting: int = 0  # new or changed files the refresh ran out of time for
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +126,8 @@ class _Known(NamedTuple):
     sha256: str | None
     indexed: bool
 
+
+log = logging.getLogger("toolwire.tools.builtin")
 
 # Per index file, in this process: (generation, files) as of the last refresh here. The
 # generation in the index's meta table moves on every write, so a copy another process has
@@ -228,7 +249,7 @@ class DocumentIndex:
             with self._transaction():
                 generation = int(self._meta("generation") or 0)
                 known = self._known(key, generation)
-                counts, dirty = self._sync(known)
+                counts, dirty = self._sync(known, Budget(CALL_SECONDS))
                 if dirty:
                     generation += 1
                     self._db.execute(
@@ -239,7 +260,9 @@ class DocumentIndex:
             raise
         _KNOWN[key] = (generation, known)
         total = sum(1 for entry in known.values() if entry.indexed)
-        return Refresh(counts["added"], counts["changed"], counts["removed"], total)
+        return Refresh(
+            counts["added"], counts["changed"], counts["removed"], total, counts["waiting"]
+        )
 
     def _meta(self, name: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (name,)).fetchone()
@@ -253,8 +276,8 @@ class DocumentIndex:
         rows = self._db.execute("SELECT path, id, signature, sha256, indexed FROM files")
         return {row[0]: _Known(row[1], row[2], row[3], bool(row[4])) for row in rows}
 
-    def _sync(self, known: dict[str, _Known]) -> tuple[dict[str, int], bool]:
-        counts = {"added": 0, "changed": 0, "removed": 0}
+    def _sync(self, known: dict[str, _Known], budget: Budget) -> tuple[dict[str, int], bool]:
+        counts = {"added": 0, "changed": 0, "removed": 0, "waiting": 0}
         seen: set[str] = set()
         dirty = False
         for found in self._walk():
@@ -262,6 +285,9 @@ class DocumentIndex:
             old = known.get(found.relative)
             signature = _signature(found.info)
             if old is None or old.signature != signature:
+                if budget.spent:  # left as it is: the next refresh sees it new or changed
+                    counts["waiting"] += 1
+                    continue
                 outcome, known[found.relative] = self._update(found, signature, old)
                 if outcome in counts:
                     counts[outcome] += 1
@@ -314,11 +340,20 @@ class DocumentIndex:
     def _update(self, found: _Seen, signature: str, old: _Known | None) -> tuple[str, _Known]:
         """Index one new or changed file: which count it adds to ("touched" adds to none),
         and what the index now holds for it."""
-        data = self._readable(found)
+        data, reason = self._readable(found)
         digest = hashlib.sha256(data).hexdigest() if data is not None else None
         if old is not None and digest is not None and old.sha256 == digest and old.indexed:
             self._db.execute("UPDATE files SET signature = ? WHERE id = ?", (signature, old.id))
             return "touched", old._replace(signature=signature)
+        document = None
+        if data is not None:
+            try:
+                document = _prepared(PurePosixPath(found.relative), data)
+            except NotChecked as exc:
+                reason = exc.reason
+            except Exception:  # one document breaking its reader must not stop the others
+                log.exception("indexing a document failed")
+                reason = BROKE_READER
         if old is None:
             cursor = self._db.execute(
                 "INSERT INTO files (path, signature, sha256, indexed) VALUES (?, ?, ?, 0)",
@@ -330,15 +365,13 @@ class DocumentIndex:
         self._delete_text(row_id)  # a new id too: text left by a writer that lost its files row
         was_indexed = old is not None and old.indexed
         self._db.execute(
-            "UPDATE files SET signature = ?, sha256 = ?, indexed = ? WHERE id = ?",
-            (signature, digest, int(data is not None), row_id),
+            "UPDATE files SET signature = ?, sha256 = ?, indexed = ?, reason = ? WHERE id = ?",
+            (signature, digest, int(document is not None), reason, row_id),
         )
-        now = _Known(row_id, signature, digest, data is not None)
-        if data is None:
+        now = _Known(row_id, signature, digest, document is not None)
+        if document is None:
             return ("removed" if was_indexed else "skipped"), now
-        document = extract(PurePosixPath(found.relative), data)
-        # Without the snippet's marks, which no document needs and a snippet must not hold.
-        title, text = (mask_secrets(t.translate(MARKS)) for t in (document.title, document.text))
+        title, text = document
         for view, shown in zip(VIEWS, (_as_written, mask_personal), strict=True):
             self._db.execute(
                 f"INSERT INTO {view} (rowid, title, body) VALUES (?, ?, ?)",  # noqa: S608
@@ -350,20 +383,23 @@ class DocumentIndex:
         for view in VIEWS:
             self._db.execute(f"DELETE FROM {view} WHERE rowid = ?", (row_id,))  # noqa: S608
 
-    def _readable(self, found: _Seen) -> bytes | None:
-        """The file's bytes, or None when it must not be indexed (too large, secret, binary)."""
+    def _readable(self, found: _Seen) -> tuple[bytes | None, str | None]:
+        """The file's bytes, or None and why when it must not be indexed: the reason is None
+        where none may be told (a secrets file) or none is needed (a binary is no document)."""
         if found.info.st_size > MAX_DOCUMENT_BYTES:
-            return None
+            return None, larger_than(MAX_DOCUMENT_BYTES)
         if is_secret_file(self.folder, Path(found.full), sniff_bytes=0, known=self.known):
-            return None
+            return None, None
         try:
             with open(found.full, "rb") as handle:
                 data = handle.read(MAX_DOCUMENT_BYTES + 1)
         except OSError:
-            return None
-        if len(data) > MAX_DOCUMENT_BYTES or b"\x00" in data or has_secret_content(data):
-            return None
-        return data
+            return None, UNREADABLE
+        if len(data) > MAX_DOCUMENT_BYTES:
+            return None, larger_than(MAX_DOCUMENT_BYTES)
+        if b"\x00" in data or has_secret_content(data):
+            return None, None
+        return data, None
 
     def _remove(self, gone: _Known) -> int:
         self._delete_text(gone.id)
@@ -410,6 +446,23 @@ class DocumentIndex:
         ).fetchone()
         return None if row is None else Document(*row)
 
+    def reason(self, path: str) -> str | None:
+        """Why the document at ``path`` is not indexed, when there is a reason to tell."""
+        row = self._db.execute(
+            "SELECT reason FROM files WHERE path = ? AND indexed = 0", (path,)
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def unindexed(self) -> tuple[list[tuple[str, str]], int]:
+        """The first ``MAX_UNINDEXED_LISTED`` documents left out with a reason to tell,
+        ``(path, reason)`` in path order, and how many there are in all."""
+        where = " FROM files WHERE indexed = 0 AND reason IS NOT NULL"
+        rows = self._db.execute(
+            f"SELECT path, reason{where} ORDER BY path LIMIT ?", (MAX_UNINDEXED_LISTED,)
+        ).fetchall()
+        total = self._db.execute(f"SELECT count(*){where}").fetchone()[0]
+        return [(str(path), str(reason)) for path, reason in rows], int(total)
+
 
 def _name(entry: os.DirEntry[str]) -> str:
     return entry.name
@@ -426,3 +479,16 @@ def _view(personal: bool) -> str:
 
 def _as_written(text: str) -> str:
     return text
+
+
+def _prepared(path: PurePosixPath, data: bytes) -> tuple[str, str]:
+    """A document's title and text as stored, secrets masked (personal data is masked per view
+    when it is written), within ``DOCUMENT_SECONDS``."""
+    budget = Budget(DOCUMENT_SECONDS)
+    document = extract(path, data)
+    budget.check()
+    # Without the snippet's marks, which no document needs and a snippet must not hold.
+    title = mask_secrets(document.title.translate(MARKS))
+    text = mask_secrets(document.text.translate(MARKS))
+    budget.check()
+    return title, text

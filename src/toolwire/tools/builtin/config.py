@@ -7,12 +7,17 @@ whatever it holds, every other string passes through ``toolwire.core.redact``. `
 reports syntax errors and, where a schema is mapped, schema errors, each with its line, built
 from fixed phrases that never quote a value (``_config_files``). Paths are confined to the
 folder as every file tool confines them, and secrets files are never read.
+
+Each file is checked on its own, within its limits (size, nesting, time: ``_per_file``): one
+that cannot be checked, or breaks its reader, is listed as ``not checked: <reason>`` and the
+others still answer.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import logging
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -34,6 +39,7 @@ from toolwire.tools.builtin._config_files import (
     MAX_CONFIG_BYTES,
     ConfigSyntaxError,
     KeyLine,
+    Parsed,
     Problem,
     flatten,
     format_of,
@@ -41,6 +47,19 @@ from toolwire.tools.builtin._config_files import (
     parse,
 )
 from toolwire.tools.builtin._paths import check_relative, display, regular_file, walk_files
+from toolwire.tools.builtin._per_file import (
+    BROKE_READER,
+    CALL_SECONDS,
+    CALL_SPENT,
+    FILE_SECONDS,
+    SCHEMA_TOO_DEEP,
+    UNREADABLE,
+    Budget,
+    NotChecked,
+    larger_than,
+    not_checked,
+    not_read,
+)
 from toolwire.tools.builtin._secrets import SecretIdentities, is_secret_file, is_secret_path
 from toolwire.tools.builtin._sensitive import is_sensitive
 from toolwire.workspace.maps import ConfigMap
@@ -48,7 +67,13 @@ from toolwire.workspace.maps import ConfigMap
 MAX_CONFIG_FILES = 200  # files listed or checked per call
 MAX_VALUES_SHOWN = 500  # values of one file; the text budget may end the list sooner
 MAX_PROBLEMS = 20  # per file: the first ones say what is wrong
+# Schema errors collected per file, in the validator's order, of which the first MAX_PROBLEMS
+# by line are shown: a file of data can break one rule once per value, and each error costs a
+# line lookup.
+MAX_SCHEMA_ERRORS = 200
 WITHHELD = "secrets file, not read"
+NOT_CHECKED = "not checked"  # a row's kind when its file was not checked; the reason follows
+log = logging.getLogger("toolwire.tools.builtin")
 
 
 def _config(context: ToolContext) -> tuple[ConfigMap, SecretIdentities]:
@@ -73,19 +98,28 @@ def _files(config: ConfigMap, known: SecretIdentities) -> list[tuple[str, Path, 
     return found
 
 
-def _read(config: ConfigMap, known: SecretIdentities, path: str) -> tuple[str, Path, str]:
-    """(shown path, path, text) of one readable configuration file, or a refusal."""
+def _target(config: ConfigMap, known: SecretIdentities, path: str) -> tuple[str, Path]:
+    """(shown path, path) of one configuration file that may be read, or a refusal."""
     target = regular_file(config.folder, path)
-    shown = display(config.folder, target)
     if format_of(target.name) is None:
         raise ToolRefusal(f"{echo(path)} is not a TOML, YAML, JSON or INI file.")
     if is_secret_path(check_relative(path)) or is_secret_file(
         config.folder.resolve(), target, known=known
     ):
         raise ToolRefusal(f"{echo(path)} looks like a secrets file and is never read.")
-    if target.stat().st_size > MAX_CONFIG_BYTES:
-        raise ToolRefusal(f"{echo(path)} is larger than {MAX_CONFIG_BYTES} bytes.")
-    return shown, target, target.read_bytes().decode("utf-8", "replace")
+    return display(config.folder, target), target
+
+
+def _text(target: Path) -> str:
+    """A file's text, read no further than ``MAX_CONFIG_BYTES``: ``NotChecked`` past it."""
+    try:
+        with target.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError:
+        raise NotChecked(UNREADABLE) from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise NotChecked(larger_than(MAX_CONFIG_BYTES))
+    return data.decode("utf-8", "replace")
 
 
 @builtin(group="configuration", data_class="secret_adjacent", requires_admin=True)
@@ -99,10 +133,12 @@ def get_config(context: ToolContext, path: str | None = None) -> ToolResult:
     config, known = _config(context)
     if path is None:
         return _listing(config, known)
-    shown, target, text = _read(config, known, path)
+    shown, target = _target(config, known, path)
     kind = format_of(target.name) or ""
     try:
-        document = parse(text, kind)
+        document = parse(_text(target), kind, Budget(FILE_SECONDS)).document
+    except NotChecked as exc:
+        raise ToolRefusal(not_read(shown, exc.reason)) from None
     except ConfigSyntaxError as exc:
         where = f"line {exc.problem.line}: " if exc.problem.line else ""
         raise ToolRefusal(
@@ -153,52 +189,67 @@ def check_config(context: ToolContext, path: str | None = None) -> ToolResult:
     """Check the application's configuration files (or one) for syntax errors and, where the
     workspace maps a schema, schema errors; each problem with its line.
 
-    Values are never quoted. Artifact: ``table`` ``{columns: ["file", "line", "kind",
-    "problem"], rows}``, the problems the text lists.
+    Values are never quoted; a file that cannot be checked (too large, nested too deeply, too
+    slow to read) is listed as ``not checked`` with the reason. Artifact: ``table`` ``{columns:
+    ["file", "line", "kind", "problem"], rows}``, the problems the text lists (kind ``not
+    checked`` for such a file, the reason as its problem).
     """
     config, known = _config(context)
     if path is None:
         files = [(shown, target) for shown, target, secret in _files(config, known) if not secret]
     else:
-        shown, target, _ = _read(config, known, path)
-        files = [(shown, target)]
+        files = [_target(config, known, path)]
+    call = Budget(CALL_SECONDS)
     rows: list[list[str]] = []
     for shown, target in files:
-        for problem in _file_problems(config, shown, target)[:MAX_PROBLEMS]:
+        problems = _file_problems(config, shown, target) if not call.spent else [_left(CALL_SPENT)]
+        for problem in problems[:MAX_PROBLEMS]:
             line = "" if problem.line is None else str(problem.line)
             rows.append([shown, line, problem.kind, format_cell(problem.text)])
     return _report(len(files), rows)
 
 
+def _left(reason: str) -> Problem:
+    return Problem(None, None, NOT_CHECKED, reason)
+
+
 def _file_problems(config: ConfigMap, shown: str, target: Path) -> list[Problem]:
+    """The problems of one file, within its budget; a file that cannot be checked is one
+    ``not checked`` problem, whatever its reader raised."""
     try:
-        with target.open("rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError:
-        return [Problem(None, None, "syntax", "cannot be read")]
-    if len(data) > MAX_CONFIG_BYTES:
-        return [Problem(None, None, "syntax", f"larger than {MAX_CONFIG_BYTES} bytes: not checked")]
-    return _problems(config, shown, data.decode("utf-8", "replace"))
+        return _problems(config, shown, _text(target), Budget(FILE_SECONDS))
+    except NotChecked as exc:
+        return [_left(exc.reason)]
+    except Exception:  # one file's reader failing must not take the other files down
+        log.exception("checking a configuration file failed")
+        return [_left(BROKE_READER)]
 
 
-def _report(checked: int, rows: list[list[str]]) -> ToolResult:
+def _report(files: int, rows: list[list[str]]) -> ToolResult:
+    left = sum(1 for row in rows if row[2] == NOT_CHECKED)
+    problems = len(rows) - left
+    counted = f"{files - left} configuration files checked" + (
+        f", {left} not checked" if left else ""
+    )
     if not rows:
-        return ToolResult.text(f"{checked} configuration files checked: no problems.")
-    entries = (([f"- {_place(row)}: {row[2]}: {row[3]}"], row) for row in rows)
+        return ToolResult.text(f"{counted}: no problems.")
+    entries = (([f"- {_entry(row)}"], row) for row in rows)
     lines, shown = fitted(entries, 200, total=len(rows), more="({} more problems not shown)")
-    header = f"{checked} configuration files checked: {len(rows)} problems."
+    header = f"{counted}: {problems or 'no'} problems."
     artifact = Artifact.table("configuration problems", ["file", "line", "kind", "problem"], shown)
     return ToolResult.text("\n".join([header, *lines]), artifact)
 
 
-def _place(row: list[str]) -> str:
-    return f"{row[0]}:{row[1]}" if row[1] else row[0]
+def _entry(row: list[str]) -> str:
+    if row[2] == NOT_CHECKED:
+        return f"{row[0]}: {not_checked(row[3])}"
+    return f"{row[0]}:{row[1]}: {row[2]}: {row[3]}" if row[1] else f"{row[0]}: {row[2]}: {row[3]}"
 
 
-def _problems(config: ConfigMap, shown: str, text: str) -> list[Problem]:
+def _problems(config: ConfigMap, shown: str, text: str, budget: Budget) -> list[Problem]:
     kind = format_of(shown) or ""
     try:
-        document = parse(text, kind)
+        parsed = parse(text, kind, budget)
     except ConfigSyntaxError as exc:
         problem = exc.problem  # fixed phrases; a quoted token of the file is masked all the same
         return [Problem(problem.line, problem.column, problem.kind, mask_secrets(problem.text))]
@@ -208,15 +259,29 @@ def _problems(config: ConfigMap, shown: str, text: str) -> list[Problem]:
     validator = _validator(schema_path)
     if validator is None:
         return [Problem(None, None, "schema", "its schema file cannot be read or is not valid")]
-    try:
-        errors = list(validator.iter_errors(document))
-    except RecursionError:
-        return [Problem(None, None, "schema", "nested too deeply to check")]
+    errors = _schema_errors(validator, parsed, budget)
     if not errors:
         return []
-    key_line = key_lines(text, kind)  # the file is read for lines once, not once per error
-    problems = [_schema_problem(key_line, error) for error in errors]
+    key_line = key_lines(text, parsed, kind, budget)  # read for lines once, not once per error
+    problems = []
+    for error in errors:
+        problems.append(_schema_problem(key_line, error))
+        budget.check()
     return sorted(problems, key=lambda p: (p.line is None, p.line or 0, p.text))
+
+
+def _schema_errors(validator: Any, parsed: Parsed, budget: Budget) -> list[Any]:
+    """The first ``MAX_SCHEMA_ERRORS`` errors of the document against its schema."""
+    errors = []
+    try:
+        for error in validator.iter_errors(parsed.document):
+            errors.append(error)
+            if len(errors) >= MAX_SCHEMA_ERRORS:
+                break
+            budget.check()
+    except RecursionError:  # a schema that refers to itself recurses more than once per level
+        raise NotChecked(SCHEMA_TOO_DEEP) from None
+    return errors
 
 
 def _validator(schema_path: Path) -> Any | None:

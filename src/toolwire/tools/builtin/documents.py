@@ -5,7 +5,10 @@ Both tools first bring its full-text index up to date (``_doc_index``: SQLite FT
 directory, refreshed incrementally, secrets never indexed and every text masked), then answer
 from the index alone: a file the index left out (a secrets file, a binary, one too large, one
 behind a symlink that leaves the folder) cannot be searched or fetched. A search answers with
-ranked snippets, and its ``table`` artifact holds exactly the hits the text shows.
+ranked snippets, and its ``table`` artifact holds exactly the hits the text shows. Documents
+the index left out for a reason it may tell (too large, too slow to read, a reader failing on
+it) are listed after the hits as ``not indexed: <reason>``, in a second table as well, and
+``fetch_document`` gives that reason; the other documents answer all the same.
 
 Personal data (e-mail addresses, phones, IBANs, card numbers) is searched and read as the run's
 trust zone reads it (``toolwire.tools.disclosure``): a zone the workspace's policy shows it to
@@ -33,10 +36,12 @@ from toolwire.tools.builtin._common import (
     fitted,
     format_cell,
     secret_identities,
+    text_bytes,
     workspace_of,
 )
-from toolwire.tools.builtin._doc_index import DocumentIndex, Hit, match_expression
+from toolwire.tools.builtin._doc_index import DocumentIndex, Hit, Refresh, match_expression
 from toolwire.tools.builtin._paths import check_relative
+from toolwire.tools.builtin._per_file import not_indexed
 from toolwire.tools.disclosure import personal_data_shown
 from toolwire.workspace.config import Workspace
 
@@ -59,7 +64,7 @@ def index_dir(workspace: Workspace) -> Path:
     return base / "documents"
 
 
-def _open(context: ToolContext) -> DocumentIndex:
+def _open(context: ToolContext) -> tuple[DocumentIndex, Refresh]:
     workspace = workspace_of(context)
     folder = workspace.documents
     if folder is None:
@@ -70,13 +75,13 @@ def _open(context: ToolContext) -> DocumentIndex:
     index: DocumentIndex | None = None
     try:
         index = DocumentIndex.open(folder, target, secret_identities(workspace))
-        index.refresh()
+        refreshed = index.refresh()
     except (OSError, sqlite3.Error):
         log.exception("the documents index failed")
         if index is not None:
             index.close()
         raise ToolRefusal(INDEX_FAILED) from None
-    return index
+    return index, refreshed
 
 
 @builtin(group="documents", data_class="content")
@@ -93,16 +98,35 @@ def search_documents(query: str, context: ToolContext, limit: Hits = DEFAULT_HIT
     if not expression:
         raise ToolRefusal(f"query {echo(query)} holds no word to search for.")
     take = min(limit, MAX_HITS)
-    with _open(context) as index:
+    index, refreshed = _open(context)
+    with index:
         personal = personal_data_shown(context)
         hits, total = _guarded(lambda: index.search(expression, take, personal=personal))
         widened = not hits and " " in expression
         if widened:
             any_word = match_expression(query, any_word=True)
             hits, total = _guarded(lambda: index.search(any_word, take, personal=personal))
+        left, left_total = _guarded(index.unindexed)
+    tail, tables = _left_out(left, left_total, refreshed.waiting)
     if not hits:
-        return ToolResult.text(f"No document matches {echo(query)}.")
-    return _render(query, hits, total, widened)
+        return ToolResult.text("\n".join([f"No document matches {echo(query)}.", *tail]), *tables)
+    return _render(query, hits, total, widened, tail=tail, tables=tables)
+
+
+def _left_out(
+    left: list[tuple[str, str]], total: int, waiting: int
+) -> tuple[list[str], tuple[Artifact, ...]]:
+    """The lines (and table) saying which documents a search could not look in, and why."""
+    rows = [[format_cell(path), format_cell(reason)] for path, reason in left]
+    lines = [f"- {path}: {not_indexed(reason)}" for path, reason in rows]
+    if total > len(rows):
+        lines.append(f"({total - len(rows)} more documents not indexed)")
+    if lines:
+        lines.insert(0, f"Not searched ({total} documents):")
+    if waiting:
+        lines.append(f"({waiting} new or changed documents are not indexed yet: search again.)")
+    tables = (Artifact.table("documents not indexed", ["path", "reason"], rows),) if rows else ()
+    return lines, tables
 
 
 def _guarded(action: Callable[[], T]) -> T:
@@ -113,17 +137,25 @@ def _guarded(action: Callable[[], T]) -> T:
         raise ToolRefusal(INDEX_FAILED) from None
 
 
-def _render(query: str, hits: list[Hit], total: int, widened: bool) -> ToolResult:
+def _render(
+    query: str,
+    hits: list[Hit],
+    total: int,
+    widened: bool,
+    *,
+    tail: list[str],
+    tables: tuple[Artifact, ...],
+) -> ToolResult:
     cells = (
         [str(rank), format_cell(hit.path), format_cell(hit.title), format_cell(hit.snippet)]
         for rank, hit in enumerate(hits, start=1)
     )
     blocks = (([f"{c[0]}. {c[1]}: {c[2]}", f"   {c[3]}"], c) for c in cells)
-    lines, rows = fitted(blocks, 300)  # 300: the header, written last
+    lines, rows = fitted(blocks, 300 + text_bytes(tail))  # 300: the header, written last
     lead = "No document holds every word; documents with any of them" if widened else "Documents"
     header = f"{lead} for {echo(query)} ({len(rows)} of {total}, best first):"
     artifact = Artifact.table("documents", ["rank", "path", "title", "snippet"], rows)
-    return ToolResult.text("\n".join([header, *lines]), artifact)
+    return ToolResult.text("\n".join([header, *lines, *tail]), artifact, *tables)
 
 
 @builtin(group="documents", data_class="content")
@@ -134,9 +166,13 @@ def fetch_document(path: str, context: ToolContext, offset: Offset = 0) -> ToolR
     Artifact: ``key_value`` ``{items: [["path", ...], ["title", ...], ["characters", ...]]}``.
     """
     wanted = check_relative(path).as_posix()
-    with _open(context) as index:
+    index, _ = _open(context)
+    with index:
         personal = personal_data_shown(context)
         document = _guarded(lambda: index.fetch(wanted, personal=personal))
+        reason = _guarded(lambda: index.reason(wanted)) if document is None else None
+    if reason is not None:
+        raise ToolRefusal(f"{echo(wanted)} is {not_indexed(reason)}.")
     if document is None:
         raise ToolRefusal(f"no document at {echo(path)}; give a path search_documents listed.")
     total = len(document.text)
