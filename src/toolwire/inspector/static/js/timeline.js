@@ -18,6 +18,8 @@ import { VirtualRows } from "./virtual.js";
 const IDLE_MS = 2000;  // an idle stretch longer than this is drawn short
 const IDLE_SHARE = 0.04;  // ... as this share of the axis
 const MIN_BAR = 0.4;  // percent: a 0 ms step still shows
+const MARK_PX = 44;  // room for a mark's label ("12.34 s" at the axis' font size), and a gap
+const UNMEASURED_PX = 600;  // the axis' width until it is first measured
 const ROW_PX = 20;  // a row's height once the rows are virtual (app.css: .timeline-rows.virtual)
 const BARS = new WeakMap();  // a row -> its bar
 
@@ -35,6 +37,11 @@ export class Timeline {
     this.head = h("div", { class: "timeline-head" },
       h("span", { class: "timeline-title" }, "Timeline"), this.title);
     this.axis = h("div", { class: "timeline-axis" });
+    this.axisPx = UNMEASURED_PX;  // kept from resizes: drawing reads no layout
+    new ResizeObserver(([entry]) => {
+      this.axisPx = entry.contentRect.width || UNMEASURED_PX;
+      if (this.scale) this.axis.replaceChildren(...ticks(this.scale, this.axisPx));
+    }).observe(this.axis);
     this.list = h("div", { class: "timeline-rows", role: "list" });
     container.replaceChildren(this.head, this.axis, this.list);
     container.hidden = true;
@@ -67,7 +74,7 @@ export class Timeline {
     this.title.textContent = ` ${ms(this.scale.span)} from first to last step`;
     if (this.placed.derived) this.head.append(this.derivedBadge);
     else this.derivedBadge.remove();
-    this.axis.replaceChildren(...ticks(this.scale));
+    this.axis.replaceChildren(...ticks(this.scale, this.axisPx));
     const moved = before !== this.placed.origin;  // a step began before the first: rare
     this.rows.setCount(items.length);
     for (const [at, row] of this.rows.drawn) {
@@ -203,18 +210,38 @@ function axisOf(span, gaps) {
     }
     return (100 * x) / drawn;
   };
-  return { span, gaps, at };
+  // The time at `share` percent of the axis, or null within `clear` percent of an idle stretch.
+  const timeAt = (share, clear) => {
+    let t = (share * drawn) / 100;
+    for (const [a, b] of gaps) {
+      if (share < at(a) - clear) break;
+      if (share <= at(b) + clear) return null;
+      t += (b - a) - gapWidth;
+    }
+    return t;
+  };
+  return { span, gaps, at, timeAt };
 }
 
-function ticks(axis) {
-  const marks = [0, 0.25, 0.5, 0.75, 1].map((share) => {
-    const mark = h("span", { class: "timeline-tick" }, ms(axis.span * share));
-    mark.style.left = `${axis.at(axis.span * share)}%`;
+// Marks spread evenly along the drawn axis (`px` wide), each naming the time at its place: an
+// idle stretch drawn short has its own label, and no mark sits on it or crowds it.
+function ticks(axis, px) {
+  const label = (100 * MARK_PX) / px;  // a label's width, in percent of the axis
+  const shares = px >= 6 * MARK_PX ? [0, 25, 50, 75, 100] : px >= 3 * MARK_PX ? [0, 50, 100] : [0, 100];
+  const marks = shares.map((share, n) => {
+    const time = n === 0 ? 0 : n === shares.length - 1 ? axis.span
+      : axis.timeAt(share, label / 2);
+    if (time === null) return null;
+    const edge = n === 0 ? " first" : n === shares.length - 1 ? " last" : "";
+    const mark = h("span", { class: `timeline-tick${edge}` }, ms(time));
+    mark.style.left = `${share}%`;
     return mark;
-  });
+  }).filter(Boolean);
   const idle = axis.gaps.map(([a, b]) => {
+    // Beside the first or last mark, the stretch says how long it was only in its title.
+    const crowded = axis.at(a) < label || axis.at(b) > 100 - label;
     const gap = h("span", { class: "timeline-gap", title: `idle for ${ms(b - a)}` },
-      `⋯ ${ms(b - a)}`);
+      crowded ? "" : `⋯ ${ms(b - a)}`);
     gap.style.left = `${axis.at(a)}%`;
     gap.style.width = `${axis.at(b) - axis.at(a)}%`;
     return gap;
