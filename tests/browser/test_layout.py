@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, Page
 
 from ..inspector_kit import TOKEN
 from .demo_server import VIEWS, demo_inspector, open_view, run_demo
-from .harness import Watched
+from .harness import Watched, wait_status
 
 pytestmark = pytest.mark.browser
 # 320: WCAG's reflow width; 390: a phone; 640: a 1280 px window at 200% zoom.
@@ -149,13 +149,19 @@ def test_the_dark_theme_contrasts_enough_in_every_view(
     browser: Browser, with_runs: str, width: int
 ) -> None:
     page = open_page(browser, with_runs, width, color_scheme="dark")
-    page.evaluate("() => { window.__contrast = null; }")
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert background != "rgb(246, 247, 249)"  # the light page's
+    page.click("#run-button")  # the run view while it waits: the approval panel shows
+    wait_status(page, "awaiting_approval", timeout=20_000)
+    found = page.evaluate(CONTRAST)
+    assert (found["text"], found["controls"]) == ([], []), found
+    page.click("#pending button.approve")
+    wait_status(page, "completed", timeout=20_000)
     for view in VIEWS:
         open_view(page, view)
         if view == "runs":  # a step with artifacts, and its tabs
             page.click("#stored-run li[data-kind=tool]")
+            page.click("#stored-run .tab:text-is('Artifacts')")
         found = page.evaluate(CONTRAST)
         assert found["dark"] and found["checked"] > 20, (view, found)
         assert found["text"] == [], (view, found["text"][:10])
