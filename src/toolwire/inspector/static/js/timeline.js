@@ -18,7 +18,7 @@ import { VirtualRows } from "./virtual.js";
 const IDLE_MS = 2000;  // an idle stretch longer than this is drawn short
 const IDLE_SHARE = 0.04;  // ... as this share of the axis
 const MIN_BAR = 0.4;  // percent: a 0 ms step still shows
-const MARK_PX = 44;  // room for a mark's label ("12.34 s" at the axis' font size), and a gap
+const MARK_PX = 48;  // room for a mark's label ("12.34 s" at the axis' font size), and a gap
 const UNMEASURED_PX = 600;  // the axis' width until it is first measured
 const ROW_PX = 20;  // a row's height once the rows are virtual (app.css: .timeline-rows.virtual)
 const BARS = new WeakMap();  // a row -> its bar
@@ -223,30 +223,49 @@ function axisOf(span, gaps) {
   return { span, gaps, at, timeAt };
 }
 
-// Marks spread evenly along the drawn axis (`px` wide), each naming the time at its place: an
-// idle stretch drawn short has its own label, and no mark sits on it or crowds it.
+// Marks spread evenly along the drawn axis (`px` wide), each naming the time at its place, and
+// each idle stretch drawn short with its length written over it. Labels never overlap: a mark
+// is left out near an idle stretch (the first and last marks too: the head names the span).
 function ticks(axis, px) {
   const label = (100 * MARK_PX) / px;  // a label's width, in percent of the axis
+  const idle = idleMarks(axis, label);
+  const crowds = (from, to) => idle.some((g) => g.text && g.left < to && g.right > from);
   const shares = px >= 6 * MARK_PX ? [0, 25, 50, 75, 100] : px >= 3 * MARK_PX ? [0, 50, 100] : [0, 100];
   const marks = shares.map((share, n) => {
-    const time = n === 0 ? 0 : n === shares.length - 1 ? axis.span
-      : axis.timeAt(share, label / 2);
-    if (time === null) return null;
-    const edge = n === 0 ? " first" : n === shares.length - 1 ? " last" : "";
-    const mark = h("span", { class: `timeline-tick${edge}` }, ms(time));
+    const first = n === 0;
+    const last = n === shares.length - 1;
+    const time = first ? 0 : last ? axis.span : axis.timeAt(share, label / 2);
+    const [from, to] = first ? [0, label] : last ? [100 - label, 100]
+      : [share - label / 2, share + label / 2];
+    if (time === null || crowds(from, to)) return null;
+    const mark = h("span", { class: `timeline-tick${first ? " first" : last ? " last" : ""}` },
+      ms(time));
     mark.style.left = `${share}%`;
     return mark;
   }).filter(Boolean);
-  const idle = axis.gaps.map(([a, b]) => {
-    // Beside the first or last mark, the stretch says how long it was only in its title.
-    const crowded = axis.at(a) < label || axis.at(b) > 100 - label;
-    const gap = h("span", { class: "timeline-gap", title: `idle for ${ms(b - a)}` },
-      crowded ? "" : `⋯ ${ms(b - a)}`);
-    gap.style.left = `${axis.at(a)}%`;
-    gap.style.width = `${axis.at(b) - axis.at(a)}%`;
-    return gap;
+  return [...marks, ...idle.map((g) => g.element)];
+}
+
+// The idle stretches, each with where its label spans (percent); a stretch too close to the
+// one before has its length only in its title.
+function idleMarks(axis, label) {
+  let taken = -Infinity;
+  return axis.gaps.map(([a, b]) => {
+    const from = axis.at(a);
+    const to = axis.at(b);
+    const middle = (from + to) / 2;
+    const place = middle - label / 2 < 0 ? "start" : middle + label / 2 > 100 ? "end" : "";
+    const left = place === "start" ? from : place === "end" ? to - label : middle - label / 2;
+    const text = left >= taken;
+    if (text) taken = left + label;
+    const element = h("span", { class: "timeline-gap", title: `idle for ${ms(b - a)}` });
+    element.style.left = `${from}%`;
+    element.style.width = `${to - from}%`;
+    if (text) {
+      element.append(h("span", { class: `timeline-gap-label ${place}`.trim() }, `⋯ ${ms(b - a)}`));
+    }
+    return { element, text, left, right: left + label };
   });
-  return [...marks, ...idle];
 }
 
 // The row's tooltip: when it started, how long it took, and for a model call what it used.
