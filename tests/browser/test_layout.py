@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
-from ..inspector_kit import TOKEN
+from toolwire.inspector import create_app
+
+from ..inspector_kit import TOKEN, live_server, settings
 from .demo_server import VIEWS, demo_inspector, open_view, run_demo
-from .harness import Watched, wait_status
+from .harness import Watched, open_step, start_run, wait_status
 
 pytestmark = pytest.mark.browser
 # 320: WCAG's reflow width; 390: a phone; 640: a 1280 px window at 200% zoom.
@@ -219,6 +221,30 @@ CONTRAST = """() => {
   const dark = lum(behind(document.body)) < 0.05;
   return { dark, checked, text, controls };
 }""".replace("TEXT_MIN", str(TEXT_CONTRAST)).replace("UI_MIN", str(UI_CONTRAST))
+
+
+@pytest.fixture(scope="module")
+def kit_base() -> Iterator[str]:
+    """The test kit's inspector: its scripts include a call that returns every artifact type."""
+    with live_server(create_app(settings())) as url:
+        yield url
+
+
+@pytest.mark.parametrize(("width", "scheme"), [(320, "light"), (320, "dark"), (1280, "dark")])
+def test_every_artifact_type_reflows_and_contrasts_in_the_dark(
+    browser: Browser, kit_base: str, width: int, scheme: str
+) -> None:
+    page = open_page(browser, kit_base, width, color_scheme=scheme)
+    start_run(page, "every")
+    wait_status(page, "completed")
+    open_step(page, 2, "Artifacts")
+    types = page.eval_on_selector_all("#detail .artifact", "s => s.map(a => a.dataset.type)")
+    assert types == ["table", "text", "tree", "key_value", "code", "link"]
+    assert page.evaluate("document.scrollingElement.scrollWidth") == width
+    if scheme == "dark":
+        found = page.evaluate(CONTRAST)
+        assert found["dark"] and (found["text"], found["controls"]) == ([], []), found
+    page.context.close()
 
 
 @pytest.mark.parametrize("motion", ("reduce", "no-preference"))
