@@ -19,10 +19,10 @@ function main() {
   const { token, problem } = adoptToken();  // keeps a deep link's part of the fragment
   const auth = document.getElementById("auth-state");
   const tokenForm = document.getElementById("token-form");
-  const views = document.querySelector("main");
+  const content = document.querySelector("main");
   const ask = () => {
     tokenForm.hidden = false;
-    views.hidden = true;
+    content.hidden = true;
   };
   auth.textContent = problem ? `${problem}: ${FIX}` : token ? "admin" : `no token: ${FIX}`;
   auth.className = token && !problem ? "auth-state ok" : "auth-state error";
@@ -54,16 +54,16 @@ function main() {
   });
   const tools = new ToolsView(document.getElementById("view-tools"), (list) => run.setTools(list));
   const audit = new AuditView(document.getElementById("view-audit"));
-  const loaders = { run: null, runs: () => runs.load(), tools: () => tools.load(),
+  const views = { run: null, runs: () => runs.load(), tools: () => tools.load(),
     audit: () => audit.load(), compare: null };
   const show = (name) => {
     for (const link of document.querySelectorAll(".nav-link")) {
       link.setAttribute("aria-selected", String(link.getAttribute("data-view") === name));
     }
-    for (const key of Object.keys(loaders)) {
+    for (const key of Object.keys(views)) {
       document.getElementById(`view-${key}`).hidden = key !== name;
     }
-    loaders[name]?.();
+    views[name]?.();
   };
   for (const link of document.querySelectorAll(".nav-link")) {
     link.addEventListener("click", () => show(link.getAttribute("data-view")));
@@ -93,7 +93,7 @@ function main() {
   };
   const accepted = () => {
     tokenForm.hidden = true;
-    views.hidden = false;
+    content.hidden = false;
     document.getElementById("auth-banner").hidden = true;
     auth.textContent = "admin";
     auth.className = "auth-state ok";

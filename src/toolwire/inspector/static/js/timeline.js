@@ -18,7 +18,7 @@ import { VirtualRows } from "./virtual.js";
 const IDLE_MS = 2000;  // an idle stretch longer than this is drawn short
 const IDLE_SHARE = 0.04;  // ... as this share of the axis
 const MIN_BAR = 0.4;  // percent: a 0 ms step still shows
-const MARK_PX = 48;  // room for a mark's label ("12.34 s" at the axis' font size), and a gap
+const MARK_PX = 48;  // the widest label on the axis ("⋯ 12.34 s" at its font size), and a gap
 const UNMEASURED_PX = 600;  // the axis' width until it is first measured
 const ROW_PX = 20;  // a row's height once the rows are virtual (app.css: .timeline-rows.virtual)
 const BARS = new WeakMap();  // a row -> its bar
@@ -230,7 +230,8 @@ function ticks(axis, px) {
   const label = (100 * MARK_PX) / px;  // a label's width, in percent of the axis
   const idle = idleMarks(axis, label);
   const crowds = (from, to) => idle.some((g) => g.text && g.left < to && g.right > from);
-  const shares = px >= 6 * MARK_PX ? [0, 25, 50, 75, 100] : px >= 3 * MARK_PX ? [0, 50, 100] : [0, 100];
+  const shares = px >= 6 * MARK_PX ? [0, 25, 50, 75, 100]
+    : px >= 3 * MARK_PX ? [0, 50, 100] : [0, 100];
   const marks = shares.map((share, n) => {
     const first = n === 0;
     const last = n === shares.length - 1;
