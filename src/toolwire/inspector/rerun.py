@@ -58,9 +58,10 @@ def template(settings: InspectorSettings, runtime: Runtime, stored: Any) -> Reru
     if stored.provider == DIRECT_CALL:
         return RerunTemplate(**base, available=False, reason="a direct tool call has no prompt")
     try:
-        rerun_charter(settings, stored.id)
+        charter = rerun_charter(settings, stored.id)
     except ValueError as exc:
         return RerunTemplate(**base, available=False, reason=str(exc))
+    base["provider"] = charter.provider.served_name  # what the run form's Provider names
     found = _messages(settings, runtime, stored)
     if found[0] is None:
         return RerunTemplate(**base, available=False, reason=found[1])
@@ -73,7 +74,7 @@ def template(settings: InspectorSettings, runtime: Runtime, stored: Any) -> Reru
     return RerunTemplate(
         **base, available=True, source=source, prompt=prompt, system_prompt=system,
         options=options, options_recorded=stored.options is not None,
-        provider_problem=_provider_problem(settings, stored.provider, stored.model),
+        provider_problem=_provider_problem(settings, base["provider"], stored.model),
     )  # fmt: skip
 
 

@@ -339,7 +339,7 @@ def provider_of(settings: InspectorSettings, ref: ProviderRef) -> Provider:
     if ref.name == DIRECT_CALL:
         return DirectCall()
     try:
-        return settings.provider_factory("scripted" if ref.script else ref.name, ref.model)
+        return settings.provider_factory(ref.served_name, ref.model)
     except ConfigError as exc:
         raise ApiError(422, f"the run's provider is not available here: {exc}") from None
 

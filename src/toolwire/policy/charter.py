@@ -81,6 +81,12 @@ class ProviderRef:
             max_tokens_field=getattr(provider, "max_tokens_field", None),
         )
 
+    @property
+    def served_name(self) -> str:
+        """The name a provider factory serves it under: a run replayed from a script file is
+        labelled with the script's own name, and is served (resumed, re-run) as ``scripted``."""
+        return "scripted" if self.script else self.name
+
     def to_dict(self) -> dict[str, str | None]:
         return dataclasses.asdict(self)
 

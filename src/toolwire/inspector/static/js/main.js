@@ -1,5 +1,7 @@
 // Start-up: adopt the token from the URL fragment (or ask for it), wire the views, load the
-// tools, and open the place a deep link names (`#run=…&step=…`, `#compare=…,…`).
+// tools, and open the place a deep link names (`#run=…&step=…`, `#compare=…,…`). Until a
+// token is accepted, only the token prompt shows: the views behind it could only fail. A
+// token URL pasted into the address bar of an open page is adopted at once (`hashchange`).
 
 import { adoptToken, call, setToken, whenUnauthorized } from "./api.js";
 import { AuditView } from "./audit.js";
@@ -17,6 +19,11 @@ function main() {
   const { token, problem } = adoptToken();  // keeps a deep link's part of the fragment
   const auth = document.getElementById("auth-state");
   const tokenForm = document.getElementById("token-form");
+  const content = document.querySelector("main");
+  const ask = () => {
+    tokenForm.hidden = false;
+    content.hidden = true;
+  };
   auth.textContent = problem ? `${problem}: ${FIX}` : token ? "admin" : `no token: ${FIX}`;
   auth.className = token && !problem ? "auth-state ok" : "auth-state error";
   whenUnauthorized(() => {
@@ -25,7 +32,7 @@ function main() {
     const banner = document.getElementById("auth-banner");
     banner.textContent = STALE_TOKEN;
     banner.hidden = false;
-    tokenForm.hidden = false;
+    ask();
   });
   const run = new RunView(document.getElementById("view-run"));
   // A decision taken on a stored run continues live in the Run view.
@@ -80,10 +87,17 @@ function main() {
       return;
     }
     started = true;
-    window.addEventListener("hashchange", openLinked);
     openLinked();
     const defaults = call("GET", "/defaults").then((d) => run.setDefaults(d), () => {});
     Promise.allSettled([defaults, tools.load()]).then(() => run.gateChecked).finally(ready);
+  };
+  const accepted = () => {
+    tokenForm.hidden = true;
+    content.hidden = false;
+    document.getElementById("auth-banner").hidden = true;
+    auth.textContent = "admin";
+    auth.className = "auth-state ok";
+    begin();
   };
   tokenForm.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -93,15 +107,24 @@ function main() {
       return;
     }
     input.value = "";
-    tokenForm.hidden = true;
-    document.getElementById("auth-banner").hidden = true;
-    auth.textContent = "admin";
-    auth.className = "auth-state ok";
-    begin();
+    accepted();
+  });
+  window.addEventListener("hashchange", () => {
+    if (!/(?:^|[#&])token=/.test(window.location.hash)) {
+      if (started) openLinked();
+      return;
+    }
+    const given = adoptToken();  // takes the token out of the address bar, keeps the rest
+    if (given.problem) {
+      auth.textContent = `${given.problem}: ${FIX}`;
+      auth.className = "auth-state error";
+    } else if (given.token) {
+      accepted();  // opens the place the rest of the fragment names
+    }
   });
   if (token) begin();
   else {
-    tokenForm.hidden = false;
+    ask();
     ready();
   }
 }

@@ -361,7 +361,7 @@ export class RunView {
     this.statusShown = status;
     if (this.batching) return;
     const elapsed = this.started ? performance.now() - this.started : 0;
-    const counts = summarise(this.view.steps, this.final, elapsed);
+    const counts = summarise(this.view.steps, this.final, elapsed, this.view.span());
     this.$("summary").replaceChildren(...summaryStrip(counts, status));
   }
 

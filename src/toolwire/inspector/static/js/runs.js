@@ -195,6 +195,7 @@ export class RunsView {
       const view = new StepView(list, detail, timeline,
         (_, chosen) => writeLink({ run: id, step: chosen.sequence }));
       view.reset(steps);
+      box.scrollIntoView({ block: "start" });  // it opens below the table: bring it into view
       const at = steps.findIndex((s) => s.sequence === step);
       if (at >= 0) {
         view.select(at);

@@ -98,8 +98,11 @@ export function waitingRow(live) {
       content ? h("div", { class: "live-answer", "data-testid": "live-answer" }, content) : null));
 }
 
-// Counts for the summary strip; `final` is the terminal event (or a stored run) when known.
-export function summarise(steps, final, elapsedMs) {
+// Counts for the summary strip; `final` is the terminal event (or a stored run) when known,
+// `spanMs` the time from the first step's start to the last one's end. A run resumed after a
+// wait streams only its last segment, whose own `wall_ms` leaves out the run before it: the
+// wall time is never shorter than the span of the steps shown.
+export function summarise(steps, final, elapsedMs, spanMs = NaN) {
   const llm = steps.filter((s) => s.kind === "llm");
   const streamedTokens = llm.reduce((sum, s) => sum + (Number(s.total_tokens) || 0), 0);
   const usage = final && final.usage;
@@ -116,12 +119,18 @@ export function summarise(steps, final, elapsedMs) {
     // The terminal event (or stored run) says; before it, the calls so far do.
     tokensKnown: usage && typeof usage.tokens_known === "boolean" ? usage.tokens_known
       : llm.every((s) => s.tokens_estimated !== true),
-    wall: final && Number.isFinite(final.wall_ms) ? final.wall_ms : elapsedMs,
-    cost: priced ? final.cost : llm.reduce((total, s) => total + (Number(s.cost) || 0), 0),
+    wall: atLeast(final && Number.isFinite(final.wall_ms) ? final.wall_ms : elapsedMs, spanMs),
+    // No model call answered: nothing was spent, and no price applies (null: "no cost").
+    cost: !llm.length ? null : priced ? final.cost
+      : llm.reduce((total, s) => total + (Number(s.cost) || 0), 0),
     costComplete: priced ? final.cost_complete === true
       : llm.every((s) => Number.isFinite(s.cost)),
     reason: reasonOf(final),
   };
+}
+
+function atLeast(wall, spanMs) {
+  return Number.isFinite(wall) && Number.isFinite(spanMs) ? Math.max(wall, spanMs) : wall;
 }
 
 // A model call's cost, as the detail pane and the timeline show it.
@@ -138,20 +147,24 @@ export function costText(usd, complete) {
   return usd > 0 ? `at least ${dollars}` : "unknown";
 }
 
+// The summary strip; before any run (`idle`) only the status: no count or cost to show yet.
 export function summaryStrip(counts, status) {
   const cell = (label, value, id, more = null) =>
     h("div", { class: "metric", id }, h("span", { class: "metric-label" }, label),
       h("span", { class: "metric-value" }, String(value)),
       more ? h("span", { class: "metric-more" }, more) : null);
+  const shown = h("div", { class: `metric status status-${status}`, id: "run-status",
+    "data-status": status }, h("span", { class: "metric-label" }, "Status"),
+  h("span", { class: "metric-value" }, STATUS_TEXT[status] ?? status));
+  if (status === "idle") return [shown];
   return [
-    h("div", { class: `metric status status-${status}`, id: "run-status", "data-status": status },
-      h("span", { class: "metric-label" }, "Status"),
-      h("span", { class: "metric-value" }, STATUS_TEXT[status] ?? status)),
+    shown,
     cell("Rounds", counts.rounds, "metric-rounds"),
     cell("Tool calls", counts.toolCalls, "metric-tools"),
     cell("Tokens", tokensText(counts.tokens, counts.tokensKnown !== false), "metric-tokens",
       `${counts.tokensIn} in · ${counts.tokensOut} out`),
-    cell("Cost", costText(counts.cost, counts.costComplete), "metric-cost"),
+    cell("Cost", counts.cost === null ? "no cost" : costText(counts.cost, counts.costComplete),
+      "metric-cost"),
     cell("Wall time", ms(counts.wall), "metric-wall"),
     counts.reason ? cell("Reason", counts.reason, "metric-reason") : null,
   ].filter(Boolean);

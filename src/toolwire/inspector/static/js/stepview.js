@@ -104,6 +104,12 @@ export class StepView {
     this.marked = this.selected;
   }
 
+  // From the first step's start to the last one's end, as the timeline lays them out (NaN
+  // before any step, or without a timeline).
+  span() {
+    return this.timeline?.scale ? this.timeline.scale.span : NaN;
+  }
+
   // Streamed steps leave the detail of a step being read alone: its open tab and what it
   // shows stay. A new selection opens the same tab when its step has one.
   drawDetail() {

@@ -18,6 +18,8 @@ import { VirtualRows } from "./virtual.js";
 const IDLE_MS = 2000;  // an idle stretch longer than this is drawn short
 const IDLE_SHARE = 0.04;  // ... as this share of the axis
 const MIN_BAR = 0.4;  // percent: a 0 ms step still shows
+const MARK_PX = 48;  // the widest label on the axis ("⋯ 12.34 s" at its font size), and a gap
+const UNMEASURED_PX = 600;  // the axis' width until it is first measured
 const ROW_PX = 20;  // a row's height once the rows are virtual (app.css: .timeline-rows.virtual)
 const BARS = new WeakMap();  // a row -> its bar
 
@@ -35,6 +37,11 @@ export class Timeline {
     this.head = h("div", { class: "timeline-head" },
       h("span", { class: "timeline-title" }, "Timeline"), this.title);
     this.axis = h("div", { class: "timeline-axis" });
+    this.axisPx = UNMEASURED_PX;  // kept from resizes: drawing reads no layout
+    new ResizeObserver(([entry]) => {
+      this.axisPx = entry.contentRect.width || UNMEASURED_PX;
+      if (this.scale) this.axis.replaceChildren(...ticks(this.scale, this.axisPx));
+    }).observe(this.axis);
     this.list = h("div", { class: "timeline-rows", role: "list" });
     container.replaceChildren(this.head, this.axis, this.list);
     container.hidden = true;
@@ -67,7 +74,7 @@ export class Timeline {
     this.title.textContent = ` ${ms(this.scale.span)} from first to last step`;
     if (this.placed.derived) this.head.append(this.derivedBadge);
     else this.derivedBadge.remove();
-    this.axis.replaceChildren(...ticks(this.scale));
+    this.axis.replaceChildren(...ticks(this.scale, this.axisPx));
     const moved = before !== this.placed.origin;  // a step began before the first: rare
     this.rows.setCount(items.length);
     for (const [at, row] of this.rows.drawn) {
@@ -203,23 +210,63 @@ function axisOf(span, gaps) {
     }
     return (100 * x) / drawn;
   };
-  return { span, gaps, at };
+  // The time at `share` percent of the axis, or null within `clear` percent of an idle stretch.
+  const timeAt = (share, clear) => {
+    let t = (share * drawn) / 100;
+    for (const [a, b] of gaps) {
+      if (share < at(a) - clear) break;
+      if (share <= at(b) + clear) return null;
+      t += (b - a) - gapWidth;
+    }
+    return t;
+  };
+  return { span, gaps, at, timeAt };
 }
 
-function ticks(axis) {
-  const marks = [0, 0.25, 0.5, 0.75, 1].map((share) => {
-    const mark = h("span", { class: "timeline-tick" }, ms(axis.span * share));
-    mark.style.left = `${axis.at(axis.span * share)}%`;
+// Marks spread evenly along the drawn axis (`px` wide), each naming the time at its place, and
+// each idle stretch drawn short with its length written over it. Labels never overlap: a mark
+// is left out near an idle stretch (the first and last marks too: the head names the span).
+function ticks(axis, px) {
+  const label = (100 * MARK_PX) / px;  // a label's width, in percent of the axis
+  const idle = idleMarks(axis, label);
+  const crowds = (from, to) => idle.some((g) => g.text && g.left < to && g.right > from);
+  const shares = px >= 6 * MARK_PX ? [0, 25, 50, 75, 100]
+    : px >= 3 * MARK_PX ? [0, 50, 100] : [0, 100];
+  const marks = shares.map((share, n) => {
+    const first = n === 0;
+    const last = n === shares.length - 1;
+    const time = first ? 0 : last ? axis.span : axis.timeAt(share, label / 2);
+    const [from, to] = first ? [0, label] : last ? [100 - label, 100]
+      : [share - label / 2, share + label / 2];
+    if (time === null || crowds(from, to)) return null;
+    const mark = h("span", { class: `timeline-tick${first ? " first" : last ? " last" : ""}` },
+      ms(time));
+    mark.style.left = `${share}%`;
     return mark;
+  }).filter(Boolean);
+  return [...marks, ...idle.map((g) => g.element)];
+}
+
+// The idle stretches, each with where its label spans (percent); a stretch too close to the
+// one before has its length only in its title.
+function idleMarks(axis, label) {
+  let taken = -Infinity;
+  return axis.gaps.map(([a, b]) => {
+    const from = axis.at(a);
+    const to = axis.at(b);
+    const middle = (from + to) / 2;
+    const place = middle - label / 2 < 0 ? "start" : middle + label / 2 > 100 ? "end" : "";
+    const left = place === "start" ? from : place === "end" ? to - label : middle - label / 2;
+    const text = left >= taken;
+    if (text) taken = left + label;
+    const element = h("span", { class: "timeline-gap", title: `idle for ${ms(b - a)}` });
+    element.style.left = `${from}%`;
+    element.style.width = `${to - from}%`;
+    if (text) {
+      element.append(h("span", { class: `timeline-gap-label ${place}`.trim() }, `⋯ ${ms(b - a)}`));
+    }
+    return { element, text, left, right: left + label };
   });
-  const idle = axis.gaps.map(([a, b]) => {
-    const gap = h("span", { class: "timeline-gap", title: `idle for ${ms(b - a)}` },
-      `⋯ ${ms(b - a)}`);
-    gap.style.left = `${axis.at(a)}%`;
-    gap.style.width = `${axis.at(b) - axis.at(a)}%`;
-    return gap;
-  });
-  return [...marks, ...idle];
 }
 
 // The row's tooltip: when it started, how long it took, and for a model call what it used.
