@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolwire.core.reprs import count, ident, shape, size, tagged
+from toolwire.core.slots import setters
 
 Role = Literal["system", "user", "assistant", "tool"]
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
-_set = object.__setattr__
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,12 +126,12 @@ class ChatMessage:
             raise ValueError("a tool message, and only a tool message, has a tool_call_id")
         if tool_call_id == "":
             raise ValueError("tool_call_id must not be empty")
-        _set(self, "role", role)
-        _set(self, "content", content)
-        _set(self, "tool_calls", tool_calls)
-        _set(self, "tool_call_id", tool_call_id)
-        _set(self, "is_error", is_error)
-        _set(self, "provider_state", provider_state)
+        _role(self, role)
+        _content(self, content)
+        _tool_calls(self, tool_calls)
+        _tool_call_id(self, tool_call_id)
+        _is_error(self, is_error)
+        _provider_state(self, provider_state)
 
     @classmethod
     def system(cls, content: str) -> ChatMessage:
@@ -184,6 +184,11 @@ class ChatMessage:
             is_error=self.is_error or None,
             provider_state=None if state is None else ident(state.provider),
         )
+
+
+_role, _content, _tool_calls, _tool_call_id, _is_error, _provider_state = setters(
+    ChatMessage, "role", "content", "tool_calls", "tool_call_id", "is_error", "provider_state"
+)
 
 
 def _refuse_constant(name: str) -> Any:

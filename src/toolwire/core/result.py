@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any, NoReturn, final
 
 from toolwire.core.reprs import ident, measured, tagged, utf8_size
+from toolwire.core.slots import setters
 
 
 class ArtifactType(StrEnum):
@@ -105,7 +106,6 @@ _MEASURED: dict[str, tuple[str, ...]] = {
 
 
 _new_object = object.__new__
-_set = object.__setattr__
 
 
 def _refuse_text(_: object, *__: object) -> NoReturn:
@@ -149,9 +149,9 @@ class ToolResult:
     @classmethod
     def _build(cls, content: str, is_error: bool, artifacts: tuple[Artifact, ...]) -> ToolResult:
         result = _new_object(cls)
-        _set(result, "content", content)
-        _set(result, "is_error", is_error)
-        _set(result, "artifacts", artifacts if type(artifacts) is tuple else tuple(artifacts))
+        _content(result, content)
+        _is_error(result, is_error)
+        _artifacts(result, artifacts if type(artifacts) is tuple else tuple(artifacts))
         return result
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -186,6 +186,9 @@ class ToolResult:
 
     def __reduce__(self) -> NoReturn:
         raise TypeError("ToolResult is run-only and cannot be pickled")
+
+
+_content, _is_error, _artifacts = setters(ToolResult, "content", "is_error", "artifacts")
 
 
 def _node(node: Mapping[str, Any]) -> dict[str, Any]:

@@ -395,11 +395,12 @@ class ToolLoop:
         invoked = await self.seam.invoke(call, state.offered, context, arguments, offer.gate,
                                          inline=call.name in offer.inline_alone)  # fmt: skip
         elapsed_ms = (_clock() - started) * 1000
-        messages = [*state.messages, assistant]
-        invocations = list(state.invocations)
-        self._record(trace, round_, elapsed_ms, call, invoked, arguments=arguments,
-                     messages=messages, invocations=invocations, started=started)  # fmt: skip
-        return state.after_round(tuple(messages), tuple(invocations), spent, state.remote_calls)
+        message, invocation = self._recorded(trace, round_, elapsed_ms, call, invoked,
+                                             arguments=arguments, started=started)  # fmt: skip
+        # One copy of each, made by concatenation: the conversation grows every round.
+        return state.after_round(state.messages + (assistant, message),  # noqa: RUF005
+                                 state.invocations + (invocation,), spent,  # noqa: RUF005
+                                 state.remote_calls)  # fmt: skip
 
     async def _synthesise(
         self, state: RunState, trace: RunTrace, specs: tuple[ToolSpec, ...], window: Window | None
@@ -625,16 +626,33 @@ class ToolLoop:
         invocations: list[ToolInvocation],
         started: float | None = None,
     ) -> None:
+        message, invocation = self._recorded(trace, round_, elapsed_ms, call, invoked,
+                                             arguments=arguments, started=started)  # fmt: skip
+        messages.append(message)
+        invocations.append(invocation)
+
+    def _recorded(
+        self,
+        trace: RunTrace,
+        round_: int,
+        elapsed_ms: float,
+        call: ToolCall,
+        invoked: Invoked,
+        *,
+        arguments: dict[str, Any] | None,
+        started: float | None,
+    ) -> tuple[ChatMessage, ToolInvocation]:
+        """A call's step recorded; the conversation's message and the result's entry for it."""
         result = invoked.result
         content, is_error = result.content, result.is_error
-        messages.append(ChatMessage.tool_result(call.id, content, is_error=is_error))
+        message = ChatMessage.tool_result(call.id, content, is_error=is_error)
         if arguments is None:
             arguments = call.decoded_arguments()
         invocation = ToolInvocation(call.name, call.arguments if arguments is None else arguments,
                                     content, is_error, result.artifacts, call.id)  # fmt: skip
-        invocations.append(invocation)
         trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes, invoked.refused,
                           started=started, registered=self.seam.knows(call.name))  # fmt: skip
+        return message, invocation
 
     def _zone(self, options: RunOptions) -> TrustZone:
         return TrustZone.parse(options.trust_zone or self.provider.trust_zone)

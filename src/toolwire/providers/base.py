@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
 from toolwire.core.reprs import count, ident, shape, size, tagged
+from toolwire.core.slots import setters
 from toolwire.core.trust import TrustZone
 
 __all__ = [
@@ -185,7 +186,6 @@ class CompletionRequest:
 
 
 _new_object = object.__new__
-_set = object.__setattr__
 
 
 def new_request(  # noqa: PLR0917 (the fields in order: the point is a cheap call)
@@ -204,23 +204,28 @@ def new_request(  # noqa: PLR0917 (the fields in order: the point is a cheap cal
     round, at less than half the keyword form's cost (it has no ``__post_init__`` to skip;
     tests/providers/test_requests.py holds the two forms equal)."""
     request: CompletionRequest = _new_object(CompletionRequest)
-    _set(request, "messages", messages)
-    _set(request, "tools", tools)
-    _set(request, "tool_choice", tool_choice)
-    _set(request, "temperature", temperature)
-    _set(request, "max_tokens", max_tokens)
-    _set(request, "reasoning", reasoning)
-    _set(request, "capture_raw", capture_raw)
-    _set(request, "stream", stream)
-    _set(request, "on_delta", on_delta)
-    _set(request, "dropped_turns", dropped_turns)
+    _messages(request, messages)
+    _tools(request, tools)
+    _tool_choice(request, tool_choice)
+    _temperature(request, temperature)
+    _max_tokens(request, max_tokens)
+    _reasoning(request, reasoning)
+    _capture_raw(request, capture_raw)
+    _stream(request, stream)
+    _on_delta(request, on_delta)
+    _dropped_turns(request, dropped_turns)
     return request
+
+
+(_messages, _tools, _tool_choice, _temperature, _max_tokens, _reasoning, _capture_raw, _stream,
+ _on_delta, _dropped_turns) = setters(CompletionRequest,
+                                      *(f.name for f in fields(CompletionRequest)))  # fmt: skip
 
 
 NO_USAGE = Usage()  # a turn that used nothing, or whose adapter counts nothing: the default
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class CompletionResponse:
     """The model's turn, normalised. ``raw`` is the decoded body, only when capture was asked."""
 
@@ -234,6 +239,33 @@ class CompletionResponse:
     model: str | None = None
     provider_state: ProviderState | None = None
     raw: Mapping[str, Any] | None = None
+
+    def __init__(
+        self,
+        *,
+        content: str = "",
+        tool_calls: tuple[ToolCall, ...] = (),
+        usage: Usage = NO_USAGE,
+        stop: Stop = Stop.END,
+        finish_reason: str | None = None,
+        refusal: str | None = None,
+        thinking: str | None = None,
+        model: str | None = None,
+        provider_state: ProviderState | None = None,
+        raw: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Written out rather than generated (see :mod:`toolwire.core.slots`): every model
+        turn makes one."""
+        _r_content(self, content)
+        _r_tool_calls(self, tool_calls)
+        _r_usage(self, usage)
+        _r_stop(self, stop)
+        _r_finish_reason(self, finish_reason)
+        _r_refusal(self, refusal)
+        _r_thinking(self, thinking)
+        _r_model(self, model)
+        _r_provider_state(self, provider_state)
+        _r_raw(self, raw)
 
     def __repr__(self) -> str:
         """How the turn ended and its sizes; no answer, thinking or raw body."""
@@ -251,6 +283,11 @@ class CompletionResponse:
             provider_state=None if state is None else ident(state.provider),
             raw=None if self.raw is None else shape(self.raw),
         )
+
+
+(_r_content, _r_tool_calls, _r_usage, _r_stop, _r_finish_reason, _r_refusal, _r_thinking, _r_model,
+ _r_provider_state, _r_raw) = setters(CompletionResponse,
+                                      *(f.name for f in fields(CompletionResponse)))  # fmt: skip
 
 
 @runtime_checkable
