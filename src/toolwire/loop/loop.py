@@ -442,7 +442,8 @@ class ToolLoop:
         knows = self.seam.knows
         known = frozenset(c.name for c in response.tool_calls if knows(c.name))
         trace.record_llm(round_, elapsed_ms, response, cost, registered=known)
-        spent = Spent(round_ if count else state.rounds, state.usage + usage, state.cost.add(cost),
+        spent = Spent(round_ if count else state.rounds, state.usage + usage,
+                      state.cost.add(cost, estimated=not usage.known),
                       calibrated(state.tally, usage))  # fmt: skip
         return response, spent
 

@@ -18,6 +18,12 @@ the server's repository), never guessed:
 - ``named_tool_choice``: False when the server takes only ``auto|none|required``: a choice of
   one tool is sent as ``required`` with that tool alone offered.
 
+Servers that copy the Anthropic or Gemini API at another base URL (a LiteLLM proxy above all,
+translating to an OpenAI-compatible server behind it) have quirks of their own, chosen by
+``quirks_for(base_url, family)``:
+- ``tool_use_text``: the text put beside the ``tool_use`` blocks of a replayed assistant turn
+  that has none ("": nothing, as Anthropic's own API wants: it refuses empty text blocks).
+
 Invariant: a base URL on a loopback or private address (127.0.0.0/8, ::1, localhost, 10/8,
 172.16/12, 192.168/16, fc00::/7, ``*.local``) is a server the user runs; it needs no key, and no
 ``Authorization`` header is sent unless a key is given.
@@ -53,6 +59,7 @@ class Quirks:
     stream_usage: bool = True
     streams_tool_calls: bool = True
     named_tool_choice: bool = True
+    tool_use_text: str = ""
 
 
 # OpenAI's own API: its documented shapes (openai-python ChatCompletionAssistantMessageParam:
@@ -63,9 +70,28 @@ OPENAI_QUIRKS = Quirks(max_tokens_field="max_completion_tokens", tool_call_conte
 COMPATIBLE_QUIRKS = Quirks()
 
 
-def quirks_for(base_url: str) -> Quirks:
-    """The quirks of an unnamed server: OpenAI's own, or the common compatible ones."""
-    return OPENAI_QUIRKS if base_url.rstrip("/") == OPENAI_BASE_URL else COMPATIBLE_QUIRKS
+# A server speaking the Messages API at another address. LiteLLM 1.108.7's ``/v1/messages``
+# drops whitespace-only text blocks (litellm/llms/anthropic/common_utils.py
+# strip_empty_content_blocks_from_anthropic_messages, run on every request) and then makes an
+# assistant turn of tool_use blocks alone an OpenAI message without ``content``
+# (litellm/llms/anthropic/pass_through/adapters/transformation.py
+# translate_anthropic_messages_to_openai: content is the joined text blocks, else None), which
+# an OpenAI-compatible server behind it may refuse (llama-cpp-python: HTTP 500). A text block
+# of one zero-width space survives both (``str.strip`` keeps it) and becomes that content; a
+# person reading the turn sees nothing, and the model one invisible character.
+MESSAGES_COMPATIBLE_QUIRKS = Quirks(tool_use_text="\u200b")
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+
+
+def quirks_for(base_url: str, family: str = "openai") -> Quirks:
+    """The quirks of an unnamed server speaking ``family``'s API at ``base_url``: the vendor's
+    own (none: its documented shapes) at its URL, the common compatible ones elsewhere."""
+    url = base_url.rstrip("/")
+    if family == "anthropic":
+        return Quirks() if url == ANTHROPIC_BASE_URL else MESSAGES_COMPATIBLE_QUIRKS
+    if family != "openai":
+        return Quirks()
+    return OPENAI_QUIRKS if url == OPENAI_BASE_URL else COMPATIBLE_QUIRKS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
