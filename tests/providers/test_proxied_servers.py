@@ -14,6 +14,7 @@ from toolwire.core.messages import ToolCall
 from toolwire.loop.loop import RunOptions
 from toolwire.providers.anthropic import AnthropicProvider
 from toolwire.providers.base import CompletionRequest
+from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.http import HttpSettings
 
 from .servers import KEY, Captured, FakeModel, loopback, no_sleep
@@ -152,3 +153,54 @@ def test_the_text_block_goes_on_the_wire_of_a_run_at_another_base_url() -> None:
     replayed = model.captured[1].json()["messages"][1]["content"]
     assert [b["type"] for b in replayed] == ["text", "tool_use"]
     assert replayed[0] == {"type": "text", "text": "\u200b"}
+
+
+# -- Gemini: a choice of one tool where allowedFunctionNames is dropped ---------------------
+
+
+@tool(group="demo", data_class="public")
+def clock(city: str) -> str:
+    """The time in a city."""
+    return f"{city}: noon"
+
+
+def gemini_tools(base_url: str | None, choice: str) -> tuple[list[str], Any]:
+    provider = GeminiProvider(model="m", api_key=KEY, base_url=base_url)
+    request = CompletionRequest(messages=REPLAYED[:1], tools=(clock.spec, weather.spec),
+                                tool_choice=choice)  # fmt: skip
+    body = provider.encode(request)
+    names = [d["name"] for d in body["tools"][0]["functionDeclarations"]]
+    return names, body["toolConfig"]["functionCallingConfig"]
+
+
+def test_a_choice_of_one_tool_is_that_tool_alone_where_allowed_names_are_dropped() -> None:
+    """LiteLLM reads only functionCallingConfig's mode: ANY with the tool alone is the choice
+    it can carry; Google's own API gets allowedFunctionNames and every tool."""
+    assert gemini_tools(None, "weather") == (
+        ["clock", "weather"],
+        {"mode": "ANY", "allowedFunctionNames": ["weather"]},
+    )
+    assert gemini_tools("http://127.0.0.1:4000/v1beta", "weather") == (["weather"], {"mode": "ANY"})
+    for mode, word in (("auto", "AUTO"), ("none", "NONE"), ("required", "ANY")):
+        assert gemini_tools("http://127.0.0.1:4000/v1beta", mode) == (
+            ["clock", "weather"],
+            {"mode": word},
+        )
+
+
+def test_a_run_forcing_one_tool_through_a_proxy_offers_it_alone_then_every_tool() -> None:
+    model = FakeModel([[("weather", {"city": "Oslo"})], "It rains."])
+    with loopback(model) as base:
+        provider = GeminiProvider(model="m", api_key=KEY, base_url=f"{base}/v1beta",
+                                  http=HttpSettings(sleep=no_sleep))  # fmt: skip
+        loop = ToolLoop(provider, ToolRegistry([clock, weather]))
+        options = RunOptions(max_rounds=3, tool_choice="weather", stream=False)
+        result = loop.run_sync([ChatMessage.user("Weather in Oslo?")], options=options)
+    assert result.final_content == "It rains."
+    sent = [c.json() for c in model.captured]
+    offered = [[d["name"] for d in b["tools"][0]["functionDeclarations"]] for b in sent]
+    assert offered == [["weather"], ["clock", "weather"]]
+    assert [b["toolConfig"]["functionCallingConfig"] for b in sent] == [
+        {"mode": "ANY"},
+        {"mode": "AUTO"},
+    ]

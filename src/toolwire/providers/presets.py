@@ -23,6 +23,8 @@ translating to an OpenAI-compatible server behind it) have quirks of their own, 
 ``quirks_for(base_url, family)``:
 - ``tool_use_text``: the text put beside the ``tool_use`` blocks of a replayed assistant turn
   that has none ("": nothing, as Anthropic's own API wants: it refuses empty text blocks).
+- ``named_tool_choice`` (as above) for the Gemini format: False when the server drops
+  ``allowedFunctionNames``: a choice of one tool is mode ANY with that tool alone offered.
 
 Invariant: a base URL on a loopback or private address (127.0.0.0/8, ::1, localhost, 10/8,
 172.16/12, 192.168/16, fc00::/7, ``*.local``) is a server the user runs; it needs no key, and no
@@ -81,6 +83,12 @@ COMPATIBLE_QUIRKS = Quirks()
 # person reading the turn sees nothing, and the model one invisible character.
 MESSAGES_COMPATIBLE_QUIRKS = Quirks(tool_use_text="\u200b")
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+# A server speaking generateContent at another address. LiteLLM 1.108.7 reads only the mode of
+# ``functionCallingConfig`` (litellm/google_genai/adapters/transformation.py
+# _transform_google_genai_tool_config_to_openai: AUTO, ANY, NONE to auto, required, none):
+# ``allowedFunctionNames`` is dropped, so a choice of one tool must offer that tool alone.
+GENERATE_CONTENT_COMPATIBLE_QUIRKS = Quirks(named_tool_choice=False)
+GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 
 
 def quirks_for(base_url: str, family: str = "openai") -> Quirks:
@@ -89,6 +97,8 @@ def quirks_for(base_url: str, family: str = "openai") -> Quirks:
     url = base_url.rstrip("/")
     if family == "anthropic":
         return Quirks() if url == ANTHROPIC_BASE_URL else MESSAGES_COMPATIBLE_QUIRKS
+    if family == "gemini":
+        return Quirks() if url == GEMINI_BASE_URL else GENERATE_CONTENT_COMPATIBLE_QUIRKS
     if family != "openai":
         return Quirks()
     return OPENAI_QUIRKS if url == OPENAI_BASE_URL else COMPATIBLE_QUIRKS
