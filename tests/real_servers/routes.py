@@ -35,15 +35,17 @@ ROUTE_IDS = [f"{api}-via-{server}" for api, server in ROUTES]
 
 # Where LiteLLM 1.108.7's translation meets llama-cpp-python 0.3.36, a forced tool call cannot
 # complete, whatever the client sends (seen on the wire; the tests stay, expected to fail, so
-# that a fixed release shows up as an unexpected pass).
+# that a fixed release shows up as an unexpected pass). The Gemini format carries a tool choice
+# to LiteLLM only as functionCallingConfig's mode, which it turns into OpenAI's tool_choice
+# (AUTO, ANY, NONE to auto, required, none; allowedFunctionNames is dropped:
+# litellm/google_genai/adapters/transformation.py), and llama-cpp-python's
+# chatml-function-calling forces a call only for a named tool_choice: "required" fails its
+# assertion that a choice is "auto" (HTTP 500; streamed, an empty answer), and "auto" lets
+# this model answer without a call (an empty one: that path's grammar allows no text).
 LITELLM_TOOL_LIMITS = {
-    "anthropic": "LiteLLM turns the replayed tool_use turn into an assistant message with no "
-    "content, which llama-cpp-python's chatml-function-calling template cannot render (HTTP "
-    "500); streamed, it makes one tool_use block of each of llama-cpp-python's tool-call "
-    "deltas (each repeats the call's id), so the call's arguments arrive in pieces",
-    "gemini": 'LiteLLM maps functionCallingConfig ANY to tool_choice "required", which '
-    "llama-cpp-python's chatml-function-calling does not take (HTTP 500; streamed, an empty "
-    "answer)",
+    "gemini": "LiteLLM carries a Gemini tool choice only as tool_choice auto|required|none; "
+    'llama-cpp-python\'s chatml-function-calling forces a call only for a named choice ("required" '
+    "is an HTTP 500, streamed an empty answer)",
 }
 
 
