@@ -1,4 +1,5 @@
-"""Named OpenAI-compatible servers, what each really needs, and which base URLs need no key.
+"""Named OpenAI-compatible servers, what each server really needs, and which base URLs need no
+key.
 
 A preset is what ``--provider ollama`` (and the others) means: a base URL, the key variable if
 the server takes one, the trust zone, and the server's :class:`Quirks`. Every field but the
@@ -70,8 +71,6 @@ OPENAI_QUIRKS = Quirks(max_tokens_field="max_completion_tokens", tool_call_conte
 # Any other server behind ``--base-url``: the shapes every server whose source we read takes
 # (``""`` beside tool calls is accepted by all of them; null is not: llama-cpp-python).
 COMPATIBLE_QUIRKS = Quirks()
-
-
 # A server speaking the Messages API at another address. LiteLLM 1.108.7's ``/v1/messages``
 # drops whitespace-only text blocks (litellm/llms/anthropic/common_utils.py
 # strip_empty_content_blocks_from_anthropic_messages, run on every request) and then makes an
