@@ -88,7 +88,7 @@ def test_run_json_is_one_object_on_stdout_with_the_answer_as_data(tmp_path: Path
             "total_tokens": 3,
             "tokens_known": True,
         },
-        "cost": {"usd": 0.0, "complete": False},
+        "cost": {"usd": 0.0, "complete": False, "estimated": False},
         "steps": 2,
         "stored_in": str((tmp_path / "runs.db").resolve()),
         "resume": None,

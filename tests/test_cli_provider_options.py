@@ -188,3 +188,71 @@ def test_a_server_reporting_usage_is_counted_as_reported(tmp_path: Path) -> None
     assert run["tokens_known"] is True
     shown = tw(tmp_path, "runs", "show", run["id"]).stdout.splitlines()
     assert "  tokens: 11 prompt, 7 completion" in shown
+
+
+class _Unreported(FakeModel):
+    """A priced model's server that reports no usage, whole or streamed."""
+
+    def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[bytes, str]:
+        answer, kind = super().respond(path, headers, body)
+        if kind == "application/json":
+            return json.dumps({k: v for k, v in json.loads(answer).items()
+                               if k != "usage"}).encode(), kind  # fmt: skip
+        events = answer.decode().split("\n\n")
+        return "\n\n".join(e for e in events if '"usage"' not in e).encode(), kind
+
+
+# OpenRouter's own price table prices its models at any base URL (a loopback one here).
+PRICED = ("--provider", "openrouter", "--model", "openai/gpt-4o-mini")
+COST_ESTIMATE = r"\$0\.[0-9]+ \(estimated\)"
+
+
+@pytest.mark.parametrize("stream", [[], ["--no-stream"]], ids=["streamed", "whole"])
+def test_a_cost_priced_from_estimated_tokens_says_estimated_in_run_and_runs(
+    tmp_path: Path, stream: list[str]
+) -> None:
+    model = _Unreported(["An answer."])
+    with loopback(model) as base:
+        args = ("run", *PRICED, "--base-url", f"{base}/v1", "--no-tools", *stream)
+        done = tw(tmp_path, *args, "q")
+        as_json = json.loads(tw(tmp_path, *args, "--json", "q").stdout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(rf"completed; {ESTIMATE}; {COST_ESTIMATE}$", done.stdout, re.M), done.stdout
+    cost = as_json["cost"]
+    assert (cost["estimated"], cost["complete"], cost["usd"] > 0) == (True, True, True)
+
+    runs = json.loads(tw(tmp_path, "runs", "list", "--json").stdout)
+    assert [(r["cost_estimated"], r["cost"] > 0) for r in runs] == [(True, True)] * 2
+    assert re.search(COST_ESTIMATE, tw(tmp_path, "runs", "list").stdout)
+    shown = tw(tmp_path, "runs", "show", runs[0]["id"]).stdout
+    assert re.search(rf"^  cost: {COST_ESTIMATE}$", shown, re.M), shown
+
+
+def test_a_cost_priced_from_reported_tokens_is_exact(tmp_path: Path) -> None:
+    model = FakeModel(["An answer."])
+    with loopback(model) as base:
+        done = tw(tmp_path, "run", *PRICED, "--base-url", f"{base}/v1", "--no-tools", "q")
+    assert re.search(r"completed; 18 tokens; \$0\.[0-9]+$", done.stdout, re.M), done.stdout
+    (run,) = json.loads(tw(tmp_path, "runs", "list", "--json").stdout)
+    assert (run["cost_estimated"], run["cost"] > 0) == (False, True)
+    assert "estimated" not in tw(tmp_path, "runs", "show", run["id"]).stdout
+
+
+def test_the_api_says_a_cost_priced_from_estimated_tokens_is_estimated(tmp_path: Path) -> None:
+    model = _Unreported(["An answer."])
+    with loopback(model) as root:
+        args = ["serve", *PRICED, "--base-url", f"{root}/v1", "--trust-zone", "local"]
+        with served(args, tmp_path / "home") as (base, token):
+            headers = {"Authorization": f"Bearer {token}"}
+            body = {"prompt": "q", "provider": "openrouter", "model": PRICED[-1],
+                    "allowed_tools": []}  # fmt: skip
+            with httpx.stream("POST", base + "/api/runs/stream", json=body, headers=headers,
+                              timeout=30) as live:  # fmt: skip
+                end = [json.loads(line) for line in live.iter_lines() if line.strip()][-1]
+            whole = httpx.post(base + "/api/runs", json={**body, "stream": False},
+                               headers=headers, timeout=30).json()  # fmt: skip
+            listed = httpx.get(base + "/api/runs", headers=headers, timeout=10).json()
+    assert (end["status"], end["cost_estimated"], end["cost"] > 0) == ("completed", True, True)
+    assert whole["result"]["cost_estimated"] is True
+    rows = listed["runs"] if isinstance(listed, dict) else listed
+    assert [r["cost_estimated"] for r in rows] == [True, True]

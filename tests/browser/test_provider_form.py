@@ -32,8 +32,9 @@ class Unreported(FakeModel):
 
     def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[bytes, str]:
         out, kind = super().respond(path, headers, body)
-        if kind != "application/json":
-            return out, kind
+        if kind != "application/json":  # a stream: without the chunk of usage, if asked for
+            events = out.decode().split("\n\n")
+            return "\n\n".join(e for e in events if '"usage"' not in e).encode(), kind
         reply = json.loads(out)
         reply.pop("usage", None)
         return json.dumps(reply).encode(), kind
@@ -144,3 +145,31 @@ def test_a_run_whose_server_reports_usage_shows_its_count(
     wait_status(page, "completed")
     assert page.text_content("#metric-tokens .metric-value") == "36"  # 18 a call, two calls
     assert servers.served.captured[-1].json()["tool_choice"] == "auto"
+
+
+def test_a_cost_priced_from_estimated_tokens_says_estimated_live_and_stored(
+    watched: Watched, servers: Servers
+) -> None:
+    """OpenRouter's price table prices its models at any base URL: here, the server that
+    reports no usage, so the price is of toolwire's estimate."""
+    page = watched.page
+    page.fill("#prompt", "Orders for Ada?")
+    page.fill("#provider", "openrouter")
+    page.fill("#model", "openai/gpt-4o-mini")
+    page.fill("#base-url", servers.typed_url)
+    page.fill("#tool-choice", "auto")
+    page.click("#run-button")
+    wait_status(page, "completed")
+    estimated = re.compile(r"\$0\.[0-9]+ \(estimated\)")
+    cost = page.text_content("#metric-cost .metric-value") or ""
+    assert estimated.fullmatch(cost), cost
+    usages = page.locator("#steps li[data-kind=llm] [data-testid=step-usage]").all_text_contents()
+    assert usages and all(re.search(r" · \$0\.[0-9]+ \(estimated\)$", u) for u in usages), usages
+
+    page.click(".nav-link[data-view=runs]")
+    row = page.locator("tr.run-row").first
+    row.wait_for()
+    assert row.locator("td.cost").text_content() == cost
+    row.click()
+    page.wait_for_selector("#stored-run ol.steps li[data-kind=llm]")
+    assert page.text_content("#stored-run #metric-cost .metric-value") == cost

@@ -468,3 +468,32 @@ def test_a_closed_port_error_still_names_the_endpoint() -> None:
     with pytest.raises(ProviderError) as caught:
         complete(provider, replace(PLAIN, stream=True))
     assert caught.value.endpoint == f"http://127.0.0.1:{port}/v1/chat/completions"
+
+
+class _NoUsage(FakeModel):
+    """A priced model's server that never reports usage, whole or streamed."""
+
+    def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[bytes, str]:
+        answer, kind = super().respond(path, headers, body)
+        if kind == "application/json":
+            return json.dumps({k: v for k, v in json.loads(answer).items()
+                               if k != "usage"}).encode(), kind  # fmt: skip
+        events = answer.decode().split("\n\n")
+        return "\n\n".join(e for e in events if '"usage"' not in e).encode(), kind
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+@pytest.mark.parametrize("reported", [True, False], ids=["reported", "unreported"])
+def test_a_cost_priced_from_estimated_tokens_is_marked_estimated(
+    stream: bool, reported: bool
+) -> None:
+    """OpenRouter's table prices its models at any base URL, so a loopback one is priced."""
+    model = (FakeModel if reported else _NoUsage)(turns=["It rains."])
+    with loopback(model) as base:
+        provider = create_provider("openrouter", model="openai/gpt-4o-mini",
+                                   base_url=f"{base}/v1", environ={})  # fmt: skip
+        result = ToolLoop(provider, ToolRegistry()).run_sync(
+            [ChatMessage.user("Weather?")], options=RunOptions(stream=stream)
+        )
+    assert result.cost.usd > 0 and result.cost.complete
+    assert (result.usage.known, result.cost.estimated) == (reported, not reported)

@@ -18,12 +18,20 @@ from toolwire.core.messages import ToolCall
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Delta, Stop
 from toolwire.providers.wire import HttpProvider
 
-from .routes import ROUTE_IDS, ROUTES, Recording, forced_call, options, provider, tool_results
+from .routes import (
+    ROUTE_IDS,
+    ROUTES,
+    WEATHER,
+    Recording,
+    forced_call,
+    options,
+    provider,
+    tool_results,
+    weather_result,
+)
 from .servers import CONTEXT, Server
 
 pytestmark = pytest.mark.real_servers
-
-WEATHER = "Oslo: 3 degrees, rain (station 7)"  # what the tool answers, whatever it is asked
 
 
 @tool(group="demo", data_class="public")
@@ -85,10 +93,11 @@ def test_a_forced_tool_call_is_parsed_run_and_its_result_sent_back(
     )
     assert transport.statuses == [200, 200], transport.statuses
     assert [i.name for i in result.trace] == ["weather"]
-    assert [i.result for i in result.trace] == [WEATHER]
+    answered = weather_result(result.trace[0].arguments)
+    assert [i.result for i in result.trace] == [answered]
     first, last = (body for _, body in transport.sent)
     assert tool_results(api, first) == []
-    assert tool_results(api, last) == [WEATHER]
+    assert tool_results(api, last) == [answered]
     assert result.reason in (TerminationReason.MAX_ITERATIONS, TerminationReason.MAX_TOKENS)
     assert result.iterations == 1
     assert usage_is_honest(result.usage), result.usage

@@ -12,12 +12,11 @@ from pathlib import Path
 import pytest
 
 from ..fakes import plugin
-from .routes import TIMEOUT_S, forced_call
+from .routes import CUT_ARGUMENTS, TIMEOUT_S, WEATHER, forced_call
 from .servers import MASTER_KEY, MODEL, Server
 
 pytestmark = pytest.mark.real_servers
 
-WEATHER = "Oslo: 3 degrees, rain (station 7)"
 WEATHER_PLUGIN = f"""
     from toolwire import tool
 
@@ -106,7 +105,9 @@ def test_run_calls_the_forced_tool_and_ends_at_the_round_cap(
     shown = done.stdout + done.stderr
     assert done.returncode == 0, shown
     assert "[round 1] ← model calls weather (" in shown
-    assert "tool weather ok (" in shown and WEATHER in shown
+    ran = "tool weather ok (" in shown and WEATHER in shown
+    cut = "tool weather error (" in shown and CUT_ARGUMENTS in shown  # see CUT_ARGUMENTS
+    assert ran or cut, shown
     ending = ending_of(done.stdout)
     assert ending.group(1) in ("max_iterations", "max_tokens")
     assert ending.group(2) is None or int(ending.group(2)) > 0  # no "0 tokens"

@@ -13,9 +13,9 @@ import pytest
 
 from ..fakes import plugin
 from ..served import served
-from .routes import TIMEOUT_S, forced_call
+from .routes import TIMEOUT_S, forced_call, weather_result
 from .servers import MASTER_KEY, MODEL, Server
-from .test_cli import WEATHER, WEATHER_PLUGIN
+from .test_cli import WEATHER_PLUGIN
 
 pytestmark = pytest.mark.real_servers
 
@@ -76,7 +76,8 @@ def test_a_run_through_the_api_calls_the_tool_and_ends_at_the_cap(
     assert answer.status_code == 200, answer.text
     data = answer.json()
     tools = [s for s in data["steps"] if s["kind"] == "tool"]
-    assert [(s["tool_name"], s["tool_result"]) for s in tools] == [("weather", WEATHER)]
+    answered = weather_result(tools[0]["tool_arguments"]) if tools else None
+    assert [(s["tool_name"], s["tool_result"]) for s in tools] == [("weather", answered)]
     end = data["result"]
     assert end["status"] == "completed", end
     assert end["reason"] in ("max_iterations", "max_tokens"), end

@@ -70,6 +70,7 @@ def test_a_run_is_stored_with_its_steps_in_sequence(store: RunStore) -> None:
         "rerun_of": None,
         "tool_errors": 0,
         "tokens_known": True,  # the script reported its usage
+        "cost_estimated": False,  # ... so no price came from an estimate
     }
     assert stored.steps[2] == {
         "sequence": 3,

@@ -91,7 +91,8 @@ def test_a_budget_that_counted_an_estimate_says_so_in_the_governance_log(store: 
     total, cost = outcome.result.usage.total_tokens, outcome.result.cost.shown
     (logged,) = [d for d in store.list_gate_decisions() if d.run_id == outcome.run_id]
     assert (logged.reason, logged.detail) == (
-        "budget_exhausted", f"after 1 rounds, tokens unknown (about {total} estimated), ${cost:.6f}"
+        "budget_exhausted",
+        f"after 1 rounds, tokens unknown (about {total} estimated), ${cost:.6f} (estimated)",
     )  # fmt: skip
 
 

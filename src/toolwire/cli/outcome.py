@@ -137,6 +137,8 @@ def outcome_json(
         },
         "cost": None if result is None else {
             "usd": float(result.cost.usd), "complete": result.cost.complete,
+            # True: priced from toolwire's estimate of tokens a provider did not report
+            "estimated": result.cost.estimated,
         },
         "steps": len(outcome.steps),
         "stored_in": stored_in if recorded else None,
@@ -153,7 +155,7 @@ def ending_line(result: LoopResult) -> Text:
         reason += " (truncated)"
     if result.finish_reason and result.reason in _PROVIDERS_CALL:
         reason += f"; the provider said {safe(result.finish_reason, 40)!r}"
-    cost = cost_text(float(result.cost.usd), result.cost.complete)
+    cost = cost_text(float(result.cost.usd), result.cost.complete, result.cost.estimated)
     return Text(f"{reason}; {tokens_of(result.usage)}; {cost}", style="dim")
 
 

@@ -170,7 +170,7 @@ def _row(summary: RunSummary) -> list[str]:
         safe(label, 40),
         plural(summary.rounds, "round"),
         tokens_text(summary.prompt_tokens + summary.completion_tokens, summary.tokens_known),
-        cost_text(summary.cost, summary.cost_complete),
+        cost_text(summary.cost, summary.cost_complete, summary.cost_estimated),
         plural(summary.step_count, "step"),
         summary.privacy_level,
     ]
@@ -192,7 +192,7 @@ def _heading(stored: StoredRun) -> list[Text]:
         "privacy": stored.privacy_level,
         "rounds": str(stored.rounds) + (" (truncated)" if stored.truncated else ""),
         "tokens": _tokens(stored),
-        "cost": cost_text(stored.cost, stored.cost_complete),
+        "cost": cost_text(stored.cost, stored.cost_complete, stored.cost_estimated),
     }
     if stored.error:
         facts["error"] = stored.error

@@ -182,13 +182,18 @@ def dollars(usd: float) -> str:
     return "$" + f"{usd:.8f}".rstrip("0")
 
 
-def cost_text(usd: float | None, complete: bool | None) -> str:
-    """A run's cost as a person reads it: exact, a floor, unknown, or not recorded."""
+def cost_text(usd: float | None, complete: bool | None, estimated: bool = False) -> str:
+    """A run's cost as a person reads it: exact, a floor, unknown, or not recorded; priced
+    from estimated tokens, it says so."""
     if usd is None:
         return "cost not recorded"
     if complete:
-        return dollars(usd)
-    return f"at least {dollars(usd)}" if usd > 0 else "cost unknown"
+        shown = dollars(usd)
+    elif usd > 0:
+        shown = f"at least {dollars(usd)}"
+    else:
+        return "cost unknown"
+    return f"{shown} (estimated)" if estimated else shown
 
 
 def tokens_text(total: int, known: bool) -> str:

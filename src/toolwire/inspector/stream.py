@@ -16,7 +16,8 @@ response through a ``RunChannel``. The order is fixed:
    answer, usage (its ``tokens_known`` false when a call's usage was not reported, so the
    counts are estimates), iterations, truncated, reason, how the last turn stopped (``stop``,
    ``finish_reason``), the provider's ``refusal`` text and the cost (``cost`` in US dollars,
-   ``cost_complete``); ``failed`` and ``cancelled`` a short, safe ``message``;
+   ``cost_complete``, ``cost_estimated`` true when priced from estimated tokens); ``failed``
+   and ``cancelled`` a short, safe ``message``;
    ``awaiting_approval`` and ``awaiting_input`` carry ``pending`` (the pause).
 
 A reader that goes away does not stop the run: the task goes on and settles in the store.
@@ -225,6 +226,7 @@ def _completed(outcome: RunOutcome) -> Event:
         "refusal": result.refusal,
         "cost": float(result.cost.usd),
         "cost_complete": result.cost.complete,
+        "cost_estimated": result.cost.estimated,  # True: priced from estimated tokens
     }
 
 

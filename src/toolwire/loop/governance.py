@@ -100,6 +100,7 @@ def decisions_of_outcome(outcome: RunOutcome) -> list[GateDecision]:
     detail = f"after {result.iterations} rounds, {tokens}"
     if result.cost.usd:
         detail += f", ${result.cost.shown:.6f}" + ("" if result.cost.complete else " or more")
+        detail += " (estimated)" if result.cost.estimated else ""
     return [
         GateDecision(gate=Gate(gate), reason=str(result.reason), actor=RUNTIME,
                      round=result.iterations, detail=detail)

@@ -476,7 +476,8 @@ class ToolLoop:
         known = frozenset([c.name for c in calls if knows(c.name)]) if calls else _NO_NAMES
         trace.record_llm(round_, elapsed_ms, response, cost, registered=known)
         tally = state.tally
-        spent = Spent(round_ if count else state.rounds, state.usage + usage, state.cost.add(cost),
+        spent = Spent(round_ if count else state.rounds, state.usage + usage,
+                      state.cost.add(cost, estimated=not usage.known),
                       tally if tally is None else calibrated(tally, usage))  # fmt: skip
         return response, spent
 

@@ -214,7 +214,7 @@ class RunState(NamedTuple):
                 "messages": [m.to_dict() for m in self.messages],
                 "rounds": self.rounds,
                 "usage": _usage_list(self.usage),
-                "cost": [str(self.cost.usd), self.cost.complete],
+                "cost": [str(self.cost.usd), self.cost.complete, self.cost.estimated],
                 "options": self.options.to_dict(),
                 "offered": sorted(self.offered),
                 "pause": None if self.pause is None else _pause_dict(self.pause),
@@ -337,7 +337,8 @@ class _State(_Strict):
     messages: list[_Message] = Field(repr=False)
     rounds: int
     usage: list[int] = Field(min_length=2, max_length=6)
-    cost: tuple[str, bool] = ("0", True)
+    # the third member (estimated) is absent from states written before it existed
+    cost: tuple[str, bool] | tuple[str, bool, bool] = ("0", True)
     options: dict[str, Any]
     offered: list[str]
     pause: _Pause | None
@@ -354,7 +355,7 @@ class _State(_Strict):
             rounds=self.rounds,
             # two counts in states written before the breakdown; a sixth 0: not all reported
             usage=_usage_of(self.usage),
-            cost=Cost(Decimal(self.cost[0]), self.cost[1]),
+            cost=Cost(Decimal(self.cost[0]), self.cost[1], len(self.cost) > 2 and self.cost[-1]),
             options=options,
             offered=frozenset(self.offered),
             pause=None if self.pause is None else self.pause.build(),

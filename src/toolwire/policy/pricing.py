@@ -3,8 +3,10 @@
 ``cost_of(family, model, usage)`` prices one call in US dollars, or None when the price is not
 known: a local or self-hosted model, a model the table does not list, or a provider family the
 table does not cover. A run's cost is the sum of its calls'; an unknown call makes the run's
-cost a lower bound, which ``Cost.complete`` says. The same table gives a model's context window
-(``context_window_of``), under the same rules.
+cost a lower bound, which ``Cost.complete`` says. A call whose provider reported no usage is
+priced from toolwire's estimate of its tokens, and the run's cost is then an estimate, which
+``Cost.estimated`` says (and every view with it: never shown as exact). The same table gives a
+model's context window (``context_window_of``), under the same rules.
 
 Cost is metadata: it is kept at every privacy level.
 """
@@ -32,15 +34,19 @@ _LOOKUP_CACHE = 256  # distinct (family, model) pairs remembered as priceable or
 
 @dataclass(frozen=True, slots=True)
 class Cost:
-    """A run's cost so far in US dollars; ``complete`` is False when a call had no price."""
+    """A run's cost so far in US dollars; ``complete`` is False when a call had no price,
+    ``estimated`` True when a call was priced from estimated tokens."""
 
     usd: Decimal = Decimal(0)
     complete: bool = True
+    estimated: bool = False
 
-    def add(self, call: Decimal | None) -> Cost:
+    def add(self, call: Decimal | None, *, estimated: bool = False) -> Cost:
+        """With one more call's price (None: not known); ``estimated``: priced from
+        toolwire's estimate of the call's tokens."""
         if call is None:
-            return self if not self.complete else Cost(self.usd, complete=False)
-        return Cost(self.usd + call, self.complete)
+            return self if not self.complete else Cost(self.usd, False, self.estimated)
+        return Cost(self.usd + call, self.complete, self.estimated or estimated)
 
     @property
     def shown(self) -> float:

@@ -8,7 +8,10 @@ Wire shape: ``POST {base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-v
   for "required", ``{"type": "tool", "name"}`` for one tool.
 - An assistant turn with calls becomes content blocks: its text (when there is any), then one
   ``tool_use`` block per call whose ``input`` is the decoded arguments (``{}`` when the model's
-  text was not a JSON object: the API accepts only an object there).
+  text was not a JSON object: the API accepts only an object there). Such a turn without text
+  gets the server's ``Quirks.tool_use_text`` as its text block, when the server needs one
+  (``presets.quirks_for``: none at Anthropic's own URL); a turn replayed from its state is not
+  touched.
 - An assistant turn this family decoded carries its content blocks as provider state (thinking
   with its signature, redacted thinking, text, tool uses, in order); it goes back verbatim, as
   the API requires of thinking blocks and of a paused turn.
@@ -26,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+from toolwire.core.trust import TrustZone
 from toolwire.providers.anthropic_stream import StreamedMessage
 from toolwire.providers.base import (
     UNKNOWN_USAGE,
@@ -36,7 +40,10 @@ from toolwire.providers.base import (
     Stop,
     Usage,
 )
+from toolwire.providers.http import HttpSettings
+from toolwire.providers.presets import ANTHROPIC_BASE_URL, Quirks, quirks_for
 from toolwire.providers.wire import (
+    DEFAULT_TRUST_ZONE,
     Assembly,
     HttpProvider,
     count,
@@ -47,7 +54,7 @@ from toolwire.providers.wire import (
     tool_call,
 )
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_BASE_URL = ANTHROPIC_BASE_URL
 API_VERSION = "2023-06-01"  # the Messages API version this adapter's shapes follow
 DEFAULT_MAX_TOKENS = 4096  # the API requires a cap; enough for a tool-using answer
 MIN_THINKING_BUDGET = 1024  # the API refuses a smaller budget_tokens
@@ -72,6 +79,23 @@ class AnthropicProvider(HttpProvider):
     default_name = "anthropic"
     default_base_url = DEFAULT_BASE_URL
 
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str,
+        base_url: str | None = None,
+        trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
+        http: HttpSettings | None = None,
+        name: str | None = None,
+        context_window: int | None = None,
+        quirks: Quirks | None = None,
+    ) -> None:
+        """``quirks`` None: those of a server at ``base_url`` (``presets.quirks_for``)."""
+        super().__init__(model=model, api_key=api_key, base_url=base_url, trust_zone=trust_zone,
+                         http=http, name=name, context_window=context_window)  # fmt: skip
+        self.quirks = quirks or quirks_for(self.base_url, self.family)
+
     def url(self) -> str:
         return f"{self.base_url}/v1/messages"
 
@@ -91,7 +115,7 @@ class AnthropicProvider(HttpProvider):
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
-            "messages": encode_messages(request.messages, self.family),
+            "messages": encode_messages(request.messages, self.family, self.quirks.tool_use_text),
         }
         system = system_text(request.messages)
         if system:
@@ -208,7 +232,11 @@ def encode_tool(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
 
 
-def encode_messages(messages: tuple[ChatMessage, ...], family: str) -> list[dict[str, Any]]:
+def encode_messages(
+    messages: tuple[ChatMessage, ...], family: str, tool_use_text: str = ""
+) -> list[dict[str, Any]]:
+    """The Messages API's turns; ``tool_use_text``: the text block a turn of tool uses alone
+    gets (the server's quirk; "" for none)."""
     out: list[dict[str, Any]] = []
     after_tool = False
     for message in messages:
@@ -219,7 +247,8 @@ def encode_messages(messages: tuple[ChatMessage, ...], family: str) -> list[dict
         elif message.role == "tool":
             out.append({"role": "user", "content": [tool_result_block(message)]})
         else:
-            out.append(replayed_turn(message, family) or encode_turn(message))
+            replayed = replayed_turn(message, family)  # verbatim, as the API requires
+            out.append(replayed or encode_turn(message, tool_use_text))
         after_tool = message.role == "tool"
     return out
 
@@ -235,12 +264,16 @@ def replayed_turn(message: ChatMessage, family: str) -> dict[str, Any] | None:
     return {"role": "assistant", "content": list(blocks)}
 
 
-def encode_turn(message: ChatMessage) -> dict[str, Any]:
+def encode_turn(message: ChatMessage, tool_use_text: str = "") -> dict[str, Any]:
+    """A user turn, or an assistant turn as blocks; one of calls whose text is none (or only
+    whitespace, which proxies drop) gets ``tool_use_text`` too, when that is not ""."""
     if not message.tool_calls:
         return {"role": message.role, "content": message.content}
     blocks: list[dict[str, Any]] = []
     if message.content:
         blocks.append({"type": "text", "text": message.content})
+    if tool_use_text and not message.content.strip():
+        blocks.append({"type": "text", "text": tool_use_text})
     for call in message.tool_calls:
         arguments = call.decoded_arguments()
         blocks.append(

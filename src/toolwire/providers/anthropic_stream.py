@@ -7,6 +7,13 @@ joined and decoded into the tool use's ``input`` when the block stops. The adapt
 result with the same ``decode`` as a whole body, so a streamed turn and a whole one normalise
 to the same response. ``error`` events never get here: the HTTP layer raises them typed.
 
+A ``tool_use`` block that starts with the id of the block just before it continues that block:
+its input pieces are appended to the earlier one's. The Messages API gives each tool use an id
+of its own (it refuses a request whose ``tool_use`` ids repeat: "`tool_use` ids must be
+unique"), so this never joins two of its calls; a proxy that opens a block for each piece of an
+OpenAI-style stream whose every chunk repeats the call's id (LiteLLM's ``/v1/messages`` in front
+of llama-cpp-python) sends one call in several blocks, and it is one call.
+
 Invariant: only answer text and thinking go to the delta sink, as they arrive.
 """
 
@@ -28,6 +35,8 @@ class StreamedMessage:
         self._message: dict[str, Any] = {"content": []}
         self._blocks: dict[int, dict[str, Any]] = {}
         self._json: dict[int, list[str]] = {}
+        self._continues: dict[int, int] = {}  # a block's index -> the block it continues
+        self._last: int | None = None  # the block started last (and not continued)
         self.finished = False  # ``message_stop`` arrived: the stream was not cut short
 
     def feed(self, name: str, data: Any) -> None:
@@ -40,17 +49,16 @@ class StreamedMessage:
             self._start_block(data)
         elif kind == "content_block_delta":
             self._delta(data)
-        elif kind == "content_block_stop":
-            self._stop_block(data.get("index"))
         elif kind == "message_delta":
             self._message_delta(data)
         elif kind == "message_stop":
             self.finished = True
 
     def body(self) -> dict[str, Any]:
-        """The message as one body; blocks in index order, unfinished tool inputs decoded."""
+        """The message as one body; blocks in index order, tool inputs decoded (here, not at
+        ``content_block_stop``: the next block may continue a stopped one)."""
         for index in list(self._json):
-            self._stop_block(index)
+            self._decode_input(index)
         return {**self._message, "content": [self._blocks[i] for i in sorted(self._blocks)]}
 
     def _start(self, message: Any) -> None:
@@ -61,12 +69,27 @@ class StreamedMessage:
         index, block = data.get("index"), data.get("content_block")
         if not isinstance(index, int) or not isinstance(block, dict):
             return
+        continued = self._continued(block)
+        if continued is not None:
+            self._continues[index] = continued
+            return
+        self._last = index
         self._blocks[index] = dict(block)
         if block.get("type") == "tool_use":
             self._json[index] = []
 
+    def _continued(self, block: dict[str, Any]) -> int | None:
+        """The index of the tool use ``block`` continues (the one before it, same id), if any."""
+        last = self._blocks.get(self._last) if self._last is not None else None
+        if last is None or block.get("type") != "tool_use" or last.get("type") != "tool_use":
+            return None
+        call_id = block.get("id")
+        same = isinstance(call_id, str) and bool(call_id) and call_id == last.get("id")
+        return self._last if same else None
+
     def _delta(self, data: dict[str, Any]) -> None:
         index, delta = data.get("index"), data.get("delta")
+        index = self._continues.get(index, index) if isinstance(index, int) else index
         if not isinstance(index, int) or index not in self._blocks or not isinstance(delta, dict):
             return
         block = self._blocks[index]
@@ -86,8 +109,8 @@ class StreamedMessage:
         if piece and self._on_delta is not None:
             self._on_delta(Delta(kind, piece))
 
-    def _stop_block(self, index: Any) -> None:
-        pieces = self._json.pop(index, None) if isinstance(index, int) else None
+    def _decode_input(self, index: int) -> None:
+        pieces = self._json.pop(index, None)
         if pieces is None or index not in self._blocks:
             return
         joined = "".join(pieces)

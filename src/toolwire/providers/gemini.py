@@ -20,7 +20,9 @@ the URL (URLs end up in logs and proxies).
 - Tools go as ``[{"functionDeclarations": [{name, description, parametersJsonSchema}]}]``: the
   JSON-schema field takes a tool's schema as is. The choice is always explicit, as
   ``toolConfig.functionCallingConfig`` (google-genai ``FunctionCallingConfig``): ``mode`` AUTO,
-  NONE, ANY for "required", and ANY with ``allowedFunctionNames: [name]`` for one tool.
+  NONE, ANY for "required", and ANY with ``allowedFunctionNames: [name]`` for one tool; a server
+  whose quirks say it drops ``allowedFunctionNames`` (``Quirks.named_tool_choice`` False:
+  ``presets.quirks_for`` away from Google's URL) gets ANY with that tool alone offered.
 - Reasoning becomes ``generationConfig.thinkingConfig`` with ``includeThoughts``: a
   ``thinkingLevel`` for Gemini 3 and later (chosen by the model name), a ``thinkingBudget``
   before. Thought parts (``thought: true``) become ``CompletionResponse.thinking``.
@@ -35,6 +37,7 @@ from typing import Any
 from urllib.parse import quote
 
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+from toolwire.core.trust import TrustZone
 from toolwire.providers.base import (
     EFFORT_BUDGETS,
     UNKNOWN_USAGE,
@@ -46,10 +49,21 @@ from toolwire.providers.base import (
     Usage,
 )
 from toolwire.providers.gemini_stream import StreamAssembly
-from toolwire.providers.wire import HttpProvider, count, items, malformed, obj, system_text, text
+from toolwire.providers.http import HttpSettings
+from toolwire.providers.presets import GEMINI_BASE_URL, Quirks, quirks_for
+from toolwire.providers.wire import (
+    DEFAULT_TRUST_ZONE,
+    HttpProvider,
+    count,
+    items,
+    malformed,
+    obj,
+    system_text,
+    text,
+)
 from toolwire.providers.wire import tool_call as make_call
 
-DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+DEFAULT_BASE_URL = GEMINI_BASE_URL
 DEFAULT_MAX_OUTPUT_TOKENS = 4096  # matches the other adapters' default output cap
 FAMILY = "gemini"
 _BLOCKED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
@@ -60,6 +74,7 @@ STOPS = {
     "MALFORMED_FUNCTION_CALL": Stop.MALFORMED_CALL,
     **dict.fromkeys(_BLOCKED, Stop.BLOCKED),
 }
+_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}  # the API's word for each choice
 _LEVELS_FROM = 3  # Gemini 3 takes a thinking level; earlier models a token budget
 _MODEL_GENERATION = re.compile(r"^gemini-(\d+)")
 
@@ -69,6 +84,23 @@ class GeminiProvider(HttpProvider):
 
     default_name = FAMILY
     default_base_url = DEFAULT_BASE_URL
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str,
+        base_url: str | None = None,
+        trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
+        http: HttpSettings | None = None,
+        name: str | None = None,
+        context_window: int | None = None,
+        quirks: Quirks | None = None,
+    ) -> None:
+        """``quirks`` None: those of a server at ``base_url`` (``presets.quirks_for``)."""
+        super().__init__(model=model, api_key=api_key, base_url=base_url, trust_zone=trust_zone,
+                         http=http, name=name, context_window=context_window)  # fmt: skip
+        self.quirks = quirks or quirks_for(self.base_url, self.family)
 
     def model_name(self, model: str) -> str:
         return model.removeprefix("models/")  # the API's own listing names models so
@@ -91,10 +123,19 @@ class GeminiProvider(HttpProvider):
         if system:
             body["systemInstruction"] = {"parts": [{"text": system}]}
         if request.tools:
-            body["tools"] = [{"functionDeclarations": [encode_tool(t) for t in request.tools]}]
-            body["toolConfig"] = {"functionCallingConfig": encode_choice(request.tool_choice)}
+            body.update(self.encode_tools(request))
         body["generationConfig"] = self.generation_config(request)
         return body
+
+    def encode_tools(self, request: CompletionRequest) -> dict[str, Any]:
+        """``tools`` and ``toolConfig``, the choice always explicit."""
+        tools, choice = request.tools, request.tool_choice
+        if choice not in _MODES and not self.quirks.named_tool_choice:
+            tools = tuple(t for t in tools if t.name == choice) or tools
+            choice = "required"  # that tool alone, and some call required
+        declarations = [{"functionDeclarations": [encode_tool(t) for t in tools]}]
+        return {"tools": declarations,
+                "toolConfig": {"functionCallingConfig": encode_choice(choice)}}  # fmt: skip
 
     def generation_config(self, request: CompletionRequest) -> dict[str, Any]:
         config: dict[str, Any] = {
@@ -147,9 +188,8 @@ class GeminiProvider(HttpProvider):
 
 
 def encode_choice(choice: str) -> dict[str, Any]:
-    modes = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
-    if choice in modes:
-        return {"mode": modes[choice]}
+    if choice in _MODES:
+        return {"mode": _MODES[choice]}
     return {"mode": "ANY", "allowedFunctionNames": [choice]}
 
 

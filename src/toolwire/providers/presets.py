@@ -1,4 +1,5 @@
-"""Named OpenAI-compatible servers, what each really needs, and which base URLs need no key.
+"""Named OpenAI-compatible servers, what each server really needs, and which base URLs need no
+key.
 
 A preset is what ``--provider ollama`` (and the others) means: a base URL, the key variable if
 the server takes one, the trust zone, and the server's :class:`Quirks`. Every field but the
@@ -17,6 +18,14 @@ the server's repository), never guessed:
   with an empty event stream: such a request goes whole instead.
 - ``named_tool_choice``: False when the server takes only ``auto|none|required``: a choice of
   one tool is sent as ``required`` with that tool alone offered.
+
+Servers that copy the Anthropic or Gemini API at another base URL (a LiteLLM proxy above all,
+translating to an OpenAI-compatible server behind it) have quirks of their own, chosen by
+``quirks_for(base_url, family)``:
+- ``tool_use_text``: the text put beside the ``tool_use`` blocks of a replayed assistant turn
+  that has none ("": nothing, as Anthropic's own API wants: it refuses empty text blocks).
+- ``named_tool_choice`` (as above) for the Gemini format: False when the server drops
+  ``allowedFunctionNames``: a choice of one tool is mode ANY with that tool alone offered.
 
 Invariant: a base URL on a loopback or private address (127.0.0.0/8, ::1, localhost, 10/8,
 172.16/12, 192.168/16, fc00::/7, ``*.local``) is a server the user runs; it needs no key, and no
@@ -53,6 +62,7 @@ class Quirks:
     stream_usage: bool = True
     streams_tool_calls: bool = True
     named_tool_choice: bool = True
+    tool_use_text: str = ""
 
 
 # OpenAI's own API: its documented shapes (openai-python ChatCompletionAssistantMessageParam:
@@ -61,11 +71,36 @@ OPENAI_QUIRKS = Quirks(max_tokens_field="max_completion_tokens", tool_call_conte
 # Any other server behind ``--base-url``: the shapes every server whose source we read takes
 # (``""`` beside tool calls is accepted by all of them; null is not: llama-cpp-python).
 COMPATIBLE_QUIRKS = Quirks()
+# A server speaking the Messages API at another address. LiteLLM 1.108.7's ``/v1/messages``
+# drops whitespace-only text blocks (litellm/llms/anthropic/common_utils.py
+# strip_empty_content_blocks_from_anthropic_messages, run on every request) and then makes an
+# assistant turn of tool_use blocks alone an OpenAI message without ``content``
+# (litellm/llms/anthropic/pass_through/adapters/transformation.py
+# translate_anthropic_messages_to_openai: content is the joined text blocks, else None), which
+# an OpenAI-compatible server behind it may refuse (llama-cpp-python: HTTP 500). A text block
+# of one zero-width space survives both (``str.strip`` keeps it) and becomes that content; a
+# person reading the turn sees nothing, and the model one invisible character.
+MESSAGES_COMPATIBLE_QUIRKS = Quirks(tool_use_text="\u200b")
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+# A server speaking generateContent at another address. LiteLLM 1.108.7 reads only the mode of
+# ``functionCallingConfig`` (litellm/google_genai/adapters/transformation.py
+# _transform_google_genai_tool_config_to_openai: AUTO, ANY, NONE to auto, required, none):
+# ``allowedFunctionNames`` is dropped, so a choice of one tool must offer that tool alone.
+GENERATE_CONTENT_COMPATIBLE_QUIRKS = Quirks(named_tool_choice=False)
+GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 
 
-def quirks_for(base_url: str) -> Quirks:
-    """The quirks of an unnamed server: OpenAI's own, or the common compatible ones."""
-    return OPENAI_QUIRKS if base_url.rstrip("/") == OPENAI_BASE_URL else COMPATIBLE_QUIRKS
+def quirks_for(base_url: str, family: str = "openai") -> Quirks:
+    """The quirks of an unnamed server speaking ``family``'s API at ``base_url``: the vendor's
+    own (none: its documented shapes) at its URL, the common compatible ones elsewhere."""
+    url = base_url.rstrip("/")
+    if family == "anthropic":
+        return Quirks() if url == ANTHROPIC_BASE_URL else MESSAGES_COMPATIBLE_QUIRKS
+    if family == "gemini":
+        return Quirks() if url == GEMINI_BASE_URL else GENERATE_CONTENT_COMPATIBLE_QUIRKS
+    if family != "openai":
+        return Quirks()
+    return OPENAI_QUIRKS if url == OPENAI_BASE_URL else COMPATIBLE_QUIRKS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -141,6 +141,7 @@ def _completed(run: RunSummary, llm: Mapping[str, Any]) -> Event:
         "refusal": llm.get("refusal"),
         "cost": run.cost,
         "cost_complete": run.cost_complete,
+        "cost_estimated": run.cost_estimated,  # True: priced from estimated tokens
     }
 
 

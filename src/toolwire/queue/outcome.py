@@ -35,7 +35,7 @@ def stored_outcome(
             truncated=run.truncated,
             reason=reason,
             usage=Usage(run.prompt_tokens, run.completion_tokens, known=run.tokens_known),
-            cost=Cost(Decimal(str(run.cost or 0)), bool(run.cost_complete)),
+            cost=Cost(Decimal(str(run.cost or 0)), bool(run.cost_complete), run.cost_estimated),
             suspended=suspended,
         )
     elapsed = 0.0 if started is None else (time.perf_counter() - started) * 1000

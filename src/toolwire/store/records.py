@@ -49,6 +49,9 @@ class RunSummary:
     # estimate (what budgets counted); every view then says "tokens unknown". Derived from the
     # steps' ``tokens_estimated`` (``statements.TOKENS_UNKNOWN``).
     tokens_known: bool = True
+    # True: the cost was priced (in part) from those estimated counts, so it is an estimate
+    # too: tokens unknown and a price counted.
+    cost_estimated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(RunSummary)}
@@ -155,6 +158,7 @@ def _summary_values(row: Mapping[Any, Any]) -> dict[str, Any]:
         "tool_errors": None if row["tool_errors"] is None else int(row["tool_errors"]),
         "duration_ms": None if row["duration_ms"] is None else round(float(row["duration_ms"]), 2),
         "tokens_known": not row.get("tokens_unknown"),
+        "cost_estimated": bool(row.get("tokens_unknown")) and bool(row["cost"]),
     }
 
 

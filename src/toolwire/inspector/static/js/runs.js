@@ -176,7 +176,7 @@ export class RunsView {
       const final = { wall_ms: wallOf(run), usage: { total_tokens: tokensOf(run),
         prompt_tokens: run.prompt_tokens, completion_tokens: run.completion_tokens,
         tokens_known: run.tokens_known !== false },
-      cost: run.cost, cost_complete: run.cost_complete,
+      cost: run.cost, cost_complete: run.cost_complete, cost_estimated: run.cost_estimated === true,
       termination_reason: run.termination_reason };
       fill(box,
         h("div", { class: "row stored-head" }, h("h3", {}, "Run ", runLink(id, id)),
@@ -309,7 +309,8 @@ export function when(value) {
 
 // A stored run's cost; runs stored before costs were kept have none.
 export function storedCost(run) {
-  return Number.isFinite(run.cost) ? costText(run.cost, run.cost_complete === true) : "—";
+  return Number.isFinite(run.cost)
+    ? costText(run.cost, run.cost_complete === true, run.cost_estimated === true) : "—";
 }
 
 // A stored run's duration; a run that has not ended has none.

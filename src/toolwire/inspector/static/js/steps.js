@@ -67,12 +67,12 @@ function usage(step) {
   const estimated = step.tokens_estimated === true;
   const count = estimated ? `~${tokens} tok (estimated)` : `${tokens} tok`;
   const text = [Number.isFinite(tokens) ? count : null,
-    Number.isFinite(cost) ? costText(cost, true) : null].filter(Boolean).join(" · ");
+    Number.isFinite(cost) ? costText(cost, true, estimated) : null].filter(Boolean).join(" · ");
   const split = `${Number(step.prompt_tokens) || 0} prompt + ${Number(step.completion_tokens) || 0} `
     + "completion tokens";
   return h("span", { class: "step-usage", "data-testid": "step-usage",
     title: `${estimated ? `${tokensText(tokens, false)}: ` : ""}${split}; `
-      + costText(cost, Number.isFinite(cost)) }, text);
+      + costText(cost, Number.isFinite(cost), estimated) }, text);
 }
 
 // A run's tokens as a person reads them: the count, or "tokens unknown" with the estimate its
@@ -125,6 +125,10 @@ export function summarise(steps, final, elapsedMs, spanMs = NaN) {
       : llm.reduce((total, s) => total + (Number(s.cost) || 0), 0),
     costComplete: priced ? final.cost_complete === true
       : llm.every((s) => Number.isFinite(s.cost)),
+    // Priced from estimated tokens: the terminal event (or stored run) says; before it, a
+    // priced call whose tokens were estimated does.
+    costEstimated: priced && typeof final.cost_estimated === "boolean" ? final.cost_estimated
+      : llm.some((s) => s.tokens_estimated === true && Number.isFinite(s.cost)),
     reason: reasonOf(final),
   };
 }
@@ -135,16 +139,18 @@ function atLeast(wall, spanMs) {
 
 // A model call's cost, as the detail pane and the timeline show it.
 export function stepCost(step) {
-  return costText(Number(step.cost), Number.isFinite(step.cost));
+  return costText(Number(step.cost), Number.isFinite(step.cost), step.tokens_estimated === true);
 }
 
-// A cost as a person reads it: exact, a floor when a call had no price, or unknown.
-export function costText(usd, complete) {
+// A cost as a person reads it: exact, a floor when a call had no price, or unknown; priced
+// from estimated tokens, it says so.
+export function costText(usd, complete, estimated = false) {
   if (!Number.isFinite(usd)) return "—";
   const dollars = usd === 0 || usd >= 0.01 ? `$${usd.toFixed(4)}`
     : `$${usd.toFixed(8).replace(/0+$/, "")}`;
-  if (complete) return dollars;
-  return usd > 0 ? `at least ${dollars}` : "unknown";
+  const shown = complete ? dollars : usd > 0 ? `at least ${dollars}` : null;
+  if (shown === null) return "unknown";
+  return estimated ? `${shown} (estimated)` : shown;
 }
 
 // The summary strip; before any run (`idle`) only the status: no count or cost to show yet.
@@ -163,7 +169,8 @@ export function summaryStrip(counts, status) {
     cell("Tool calls", counts.toolCalls, "metric-tools"),
     cell("Tokens", tokensText(counts.tokens, counts.tokensKnown !== false), "metric-tokens",
       `${counts.tokensIn} in · ${counts.tokensOut} out`),
-    cell("Cost", counts.cost === null ? "no cost" : costText(counts.cost, counts.costComplete),
+    cell("Cost", counts.cost === null ? "no cost"
+      : costText(counts.cost, counts.costComplete, counts.costEstimated === true),
       "metric-cost"),
     cell("Wall time", ms(counts.wall), "metric-wall"),
     counts.reason ? cell("Reason", counts.reason, "metric-reason") : null,
