@@ -111,13 +111,19 @@ function settingsTable(a, b) {
 // Rows: [label, A cell, B cell, differs]; the mark column says ≠ where they differ.
 function table(heads, rows) {
   return dataTable("data compare-table",
-    [h("th", {}, heads[0]), h("th", {}, ""), h("th", {}, heads[1]), h("th", {}, heads[2])],
+    [h("th", {}, heads[0] || hidden("What")), h("th", {}, hidden("Difference")),
+      h("th", {}, heads[1]), h("th", {}, heads[2])],
     rows.map(([label, x, y, differs, mark]) =>
       h("tr", { class: differs ? "diff" : "same", "data-diff": differs ? "true" : "false" },
         h("th", { class: "compare-label" }, label),
         h("td", { class: "compare-mark" }, mark ?? (differs ? "≠" : "")),
         h("td", { "data-side": "a" }, x),
-        h("td", { "data-side": "b" }, y))));
+        h("td", { "data-side": "b" }, y))), "Comparison");
+}
+
+// A header read by a screen reader only (the column's meaning shows in its cells).
+function hidden(text) {
+  return h("span", { class: "visually-hidden" }, text);
 }
 
 function offered(run) {
