@@ -1,6 +1,7 @@
-"""axe-core over every view of the inspector and every artifact type, in Chromium, at a desktop
-width and a phone's, in the light and the dark colour scheme: no violation of serious or
-critical impact of the WCAG 2.0/2.1 A and AA rules, anywhere."""
+"""axe-core over every view of the inspector and every artifact type, and over the demo's run
+(every step, every tab), in Chromium, at a desktop width and a phone's, in the light and the
+dark colour scheme: no violation of serious or critical impact of the WCAG 2.0/2.1 A and AA
+rules, anywhere."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from ..inspector_kit import (
     odd_artifacts,
     write_note,
 )
+from ..served import served
 from .axe import audit, axe_context, count, report
 from .harness import start_run, stored_inspector, wait_status
 from .test_page import fake_stream
@@ -58,6 +60,7 @@ SCRIPTS = {
     "pictures": [{"tool_calls": [call("picture")]}, {"content": "ok"}],
     "both": [{"tool_calls": [call("lookup", {"customer": "Ada"}), call("echo", {"text": "hi"})]},
              {"content": "done"}],
+    "off": [{"tool_calls": [call("dormant")]}, {"content": "it is off"}],  # a refusal, audited
 }  # fmt: skip
 # Steps no scripted run streams: a raw reply, a context cut, a decision, an unknown kind.
 ODD_STEPS = [
@@ -86,10 +89,17 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         tmp_path_factory, PrivacyLevel.FULL, registry=everything(), scripts=SCRIPTS,
         state_key=StateKey.generate(),
     ) as url:  # fmt: skip
-        for provider in ("every", "exhausted", "approve"):
+        for provider in ("every", "exhausted", "approve", "off"):
             body = {"prompt": "go", "provider": provider, "max_rounds": 3}
             httpx.post(f"{url}/api/runs", json=body, headers=AUTH, timeout=30)
         yield url
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """``toolwire demo`` on a fresh data home: (base URL, token)."""
+    with served(["demo"], tmp_path_factory.mktemp("demo")) as (url, token):
+        yield url, token
 
 
 class Walk:
@@ -216,10 +226,34 @@ def other_views(walk: Walk) -> None:
         page.keyboard.press("Escape")
 
 
+def demo_views(walk: Walk) -> None:
+    """The demo's run: it waits for approval of its write; every step with each of its tabs."""
+    page = walk.page
+    page.click("#run-button")
+    wait_status(page, "awaiting_approval", timeout=60_000)
+    walk.check("demo: awaiting approval")
+    for index in range(page.locator("#steps [data-index]").count()):
+        page.click(f"#steps [data-index='{index}']")
+        for tab in page.locator("#detail .tab").all_text_contents():
+            page.click(f"#detail .tab:text-is('{tab}')")
+            walk.check(f"demo: step {index} · {tab}")
+    page.click("#view-run .pending-panel button.approve")
+    wait_status(page, "completed", timeout=60_000)
+    walk.check("demo: completed")
+    page.click(".nav-link[data-view=tools]")
+    page.wait_for_selector("tr[data-kind=tool-row]")
+    walk.check("demo: tools")
+    page.click(".nav-link[data-view=runs]")
+    page.locator("tr.run-row").first.click()
+    page.wait_for_selector("#stored-run .steps [data-index]")
+    walk.check("demo: stored run")
+
+
 WALKS: dict[str, Callable[[Walk], None]] = {
     "live": live_views,
     "stored": stored_views,
     "other": other_views,
+    "demo": demo_views,
 }
 
 
@@ -227,8 +261,10 @@ WALKS: dict[str, Callable[[Walk], None]] = {
 @pytest.mark.parametrize("width", list(WIDTHS))
 @pytest.mark.parametrize("walk", list(WALKS))
 def test_no_view_has_a_serious_or_critical_violation(
-    browser: Browser, base: str, walk: str, width: str, scheme: str
+    request: pytest.FixtureRequest, browser: Browser, walk: str, width: str, scheme: str
 ) -> None:
+    base, token = request.getfixturevalue("demo") if walk == "demo" else (
+        request.getfixturevalue("base"), TOKEN)
     context = axe_context(browser, WIDTHS[width], scheme)
     try:
         page = context.new_page()
@@ -242,7 +278,7 @@ def test_no_view_has_a_serious_or_critical_violation(
             page.close()
             page = walked.page = context.new_page()
             page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{base}/#token={TOKEN}")
+        page.goto(f"{base}/#token={token}")
         page.wait_for_selector("body[data-ready=true]")
         WALKS[walk](walked)
         assert walked.views >= 5

@@ -6,6 +6,7 @@
 
 import { call, errorText } from "./api.js";
 import { writeLink } from "./deeplink.js";
+import { titlePart } from "./pagetitle.js";
 import { dataTable, fill, h, ms, NOT_STORED, runLink } from "./dom.js";
 import { storedCost, storedDuration } from "./runs.js";
 import { shownStatus } from "./status.js";
@@ -31,6 +32,7 @@ export class CompareView {
       return;
     }
     writeLink({ compare: [a, b] });
+    titlePart("compare", `${a.slice(0, 8)} and ${b.slice(0, 8)}`);
     try {
       const [left, right] = await Promise.all([a, b].map((id) =>
         call("GET", `/runs/${encodeURIComponent(id)}`)));

@@ -107,6 +107,8 @@ export class RunView {
       "data-kind": refusal ? "gate-refused" : null },
     h("input", { type: "checkbox", name: "tool", value: tool.name,
       checked: usable && !unchecked.has(tool.name), disabled: !usable }), tool.name,
+    // Why a tool is off, in words as well as in the tooltip (a keyboard or touch has none).
+    tool.enabled ? null : h("span", { class: "gate-reason" }, String(tool.why ?? "disabled")),
     refusal ? h("span", { class: "gate-reason" }, `refused: ${String(refusal.reason)}`,
       refusal.detail ? ` (${String(refusal.detail)})` : "") : null);
   }
@@ -308,18 +310,24 @@ export class RunView {
     }
   }
 
-  // The new steps, told politely: at most one message every STEP_NEWS_MS, naming the last.
+  // The new steps, told politely: at once, then at most one message every STEP_NEWS_MS
+  // (for the steps that came meanwhile), naming the last.
   tellSteps() {
+    if (this.final) this.heard = this.view.steps.length;  // the status tells how it ended
     if (this.newsTimer || this.view.steps.length <= this.heard) return;
+    this.tellNews();
     this.newsTimer = setTimeout(() => {
       this.newsTimer = 0;
-      const steps = this.view.steps;
-      const fresh = steps.length - this.heard;
-      if (fresh <= 0 || !this.controller) return;  // the run ended: its status says it
-      this.heard = steps.length;
-      const last = `step ${steps.length}: ${stepLabel(steps[steps.length - 1])}`;
-      announce(fresh === 1 ? `New ${last}` : `${fresh} new steps, the last ${last}`);
+      if (this.controller) this.tellSteps();  // once the run ends, its status says it
     }, STEP_NEWS_MS);
+  }
+
+  tellNews() {
+    const steps = this.view.steps;
+    const fresh = steps.length - this.heard;
+    this.heard = steps.length;
+    const last = `step ${steps.length}: ${stepLabel(steps[steps.length - 1])}`;
+    announce(fresh === 1 ? `New ${last}` : `${fresh} new steps, the last ${last}`);
   }
 
   failed(err) {

@@ -43,7 +43,8 @@ export class RunFilters {
         (values ?? []).map((v) => h("option", { value: String(v) }, String(v)))));
     fill(this.form,
       h("label", { class: "field search" }, "Search the kept text",
-        h("input", { type: "search", name: "q", id: "runs-q", placeholder: "words…" })),
+        h("input", { type: "search", name: "q", id: "runs-q", placeholder: "words…",
+          "aria-keyshortcuts": "/" })),
       choice("status", "Status", [...new Set([...STATUSES, ...(f.statuses ?? [])])]),
       choice("provider", "Provider", f.providers),
       choice("model", "Model", f.models),
