@@ -63,7 +63,7 @@ SCRIPTS = {
     "off": [{"tool_calls": [call("dormant")]}, {"content": "it is off"}],  # a refusal, audited
 }  # fmt: skip
 # Steps no scripted run streams: a raw reply, a context cut, a decision, an unknown kind.
-ODD_STEPS = [
+ODD_STEPS: list[dict[str, Any]] = [
     {"type": "context", "run_id": "r1", "provider": "scripted", "tools": []},
     {"type": "step", "step": {"kind": "request", "round": 1, "messages_sent": []}},
     {"type": "step", "step": {"kind": "llm", "round": 1, "content": "x", "raw": {"id": 1}}},
@@ -263,8 +263,11 @@ WALKS: dict[str, Callable[[Walk], None]] = {
 def test_no_view_has_a_serious_or_critical_violation(
     request: pytest.FixtureRequest, browser: Browser, walk: str, width: str, scheme: str
 ) -> None:
-    base, token = request.getfixturevalue("demo") if walk == "demo" else (
-        request.getfixturevalue("base"), TOKEN)
+    base, token = (
+        request.getfixturevalue("demo")
+        if walk == "demo"
+        else (request.getfixturevalue("base"), TOKEN)
+    )
     context = axe_context(browser, WIDTHS[width], scheme)
     try:
         page = context.new_page()

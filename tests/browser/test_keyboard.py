@@ -27,6 +27,7 @@ FOCUSED = """() => {
     text: e.textContent.trim().slice(0, 80), sort: e.getAttribute("data-sort"),
     where: e.closest("[id]") ? e.closest("[id]").id : null };
 }"""
+SAID = "document.querySelector('#announce-%s').textContent"  # what a live region says
 MOST_TABS = 25  # the most Tab presses any one control may take to reach from the one before
 
 
@@ -87,7 +88,7 @@ def test_start_a_run_and_read_an_artifact_by_keyboard(watched: Watched) -> None:
     assert focused(page)["id"] == "run-status"
     until(page, "document.title.startsWith('Completed · run ')")
     assert page.title().endswith(" · Run · toolwire inspector")
-    until(page, "document.querySelector('#announce-polite').textContent.startsWith('Run completed')")
+    until(page, f"{SAID % 'polite'}.startsWith('Run completed')")
     assert live(page, "polite") == "Run completed: 2 rounds, 1 tool call."
     # The timeline, then the steps: one Tab each, on the selected (last) step.
     page.keyboard.press("Tab")
@@ -153,7 +154,7 @@ def test_filter_sort_and_open_stored_runs_by_keyboard(watched: Watched, base: st
         httpx.post(f"{base}/api/runs", json=body, headers=AUTH, timeout=30)
     run_by_keyboard(page, "exhausted")
     wait_status(page, "failed")
-    until(page, "document.querySelector('#announce-assertive').textContent.startsWith('Failed: ')")
+    until(page, f"{SAID % 'assertive'}.startsWith('Failed: ')")
     page.keyboard.press("/")  # from the Run view: Stored runs' search
     assert focused(page)["id"] == "runs-q"
     assert page.is_visible("#view-runs")
