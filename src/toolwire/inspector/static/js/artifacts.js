@@ -28,12 +28,12 @@ function fallback(artifact) {
   return h("pre", { class: "artifact-json" }, pretty(artifact));
 }
 
-function table(data) {
+function table(data, label) {
   if (!Array.isArray(data.columns) || !Array.isArray(data.rows)) return null;
   const heads = data.columns.map((c) => h("th", {}, String(c)));
   const rows = data.rows.map((row) =>
     h("tr", {}, Array.isArray(row) ? row.map((cell) => h("td", {}, String(cell))) : []));
-  return dataTable("artifact-table", heads, rows);
+  return dataTable("artifact-table", heads, rows, label);
 }
 
 function text(data) {

@@ -65,7 +65,8 @@ function table(decisions) {
     h("td", {}, text(d.actor)),
     h("td", { class: "audit-detail" }, d.detail === null || d.detail === undefined
       ? "" : text(d.detail))));
-  return dataTable("data audit-table", COLUMNS.map((c) => h("th", {}, c)), rows);
+  return dataTable("data audit-table", COLUMNS.map((c) => h("th", {}, c)), rows,
+    "Gate decisions");
 }
 
 function text(value) {

@@ -6,6 +6,7 @@
 
 import { call, errorText } from "./api.js";
 import { writeLink } from "./deeplink.js";
+import { titlePart } from "./pagetitle.js";
 import { dataTable, fill, h, ms, NOT_STORED, runLink } from "./dom.js";
 import { storedCost, storedDuration } from "./runs.js";
 import { shownStatus } from "./status.js";
@@ -31,6 +32,7 @@ export class CompareView {
       return;
     }
     writeLink({ compare: [a, b] });
+    titlePart("compare", `${a.slice(0, 8)} and ${b.slice(0, 8)}`);
     try {
       const [left, right] = await Promise.all([a, b].map((id) =>
         call("GET", `/runs/${encodeURIComponent(id)}`)));
@@ -111,13 +113,19 @@ function settingsTable(a, b) {
 // Rows: [label, A cell, B cell, differs]; the mark column says ≠ where they differ.
 function table(heads, rows) {
   return dataTable("data compare-table",
-    [h("th", {}, heads[0]), h("th", {}, ""), h("th", {}, heads[1]), h("th", {}, heads[2])],
+    [h("th", {}, heads[0] || hidden("What")), h("th", {}, hidden("Difference")),
+      h("th", {}, heads[1]), h("th", {}, heads[2])],
     rows.map(([label, x, y, differs, mark]) =>
       h("tr", { class: differs ? "diff" : "same", "data-diff": differs ? "true" : "false" },
         h("th", { class: "compare-label" }, label),
         h("td", { class: "compare-mark" }, mark ?? (differs ? "≠" : "")),
         h("td", { "data-side": "a" }, x),
-        h("td", { "data-side": "b" }, y))));
+        h("td", { "data-side": "b" }, y))), "Comparison");
+}
+
+// A header read by a screen reader only (the column's meaning shows in its cells).
+function hidden(text) {
+  return h("span", { class: "visually-hidden" }, text);
 }
 
 function offered(run) {

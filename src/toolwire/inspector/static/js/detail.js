@@ -1,9 +1,14 @@
 // The detail pane: one step, in tabs. Tab contents are built when a tab is opened; the tab
-// named `openTab` opens first when the step has one.
+// named `openTab` opens first when the step has one. The tabs follow the tabs pattern: one
+// tab stop (the open tab), the left and right arrows, Home and End open the others, and each
+// tab names the panel it controls.
 
 import { renderArtifacts } from "./artifacts.js";
 import { h, ms, NOT_STORED, pretty } from "./dom.js";
-import { stepCost, stepTitle } from "./steps.js";
+import { moveTo } from "./keys.js";
+import { stepCost, stepTitle, titleParts } from "./steps.js";
+
+let drawn = 0;  // tab boxes drawn so far: each gets ids of its own
 
 export function renderDetail(container, step, openTab = null) {
   container.replaceChildren();
@@ -16,6 +21,7 @@ export function renderDetail(container, step, openTab = null) {
 
 function header(step) {
   const bits = [h("h3", { class: "detail-title" }, titleOf(step))];
+  if (step.kind !== "tool" && step.kind !== "llm") bits[0].replaceChildren(...titleParts(step));
   if (step.kind !== "request") bits.push(h("span", { class: "step-time" }, ms(step.duration_ms)));
   if (step.kind === "tool") {
     const failed = step.tool_is_error === true;
@@ -171,15 +177,32 @@ function pre(text, extra = "") {
 }
 
 function tabs(list, openTab) {
-  const bar = h("div", { class: "tabs", role: "tablist" });
-  const panel = h("div", { class: "tab-panel", role: "tabpanel" });
+  const box = `tabs-${(drawn += 1)}`;
+  const bar = h("div", { class: "tabs", role: "tablist", "aria-label": "Step details" });
+  const panel = h("div", { class: "tab-panel", role: "tabpanel", id: `${box}-panel`,
+    tabindex: 0 });
+  const open = (button, build) => {
+    for (const b of buttons) {
+      b.setAttribute("aria-selected", String(b === button));
+      b.setAttribute("tabindex", b === button ? "0" : "-1");
+    }
+    panel.setAttribute("aria-labelledby", button.id);
+    panel.replaceChildren(build());
+  };
   const buttons = list.map(([name, build], i) => {
-    const button = h("button", { type: "button", class: "tab", role: "tab", "data-index": i }, name);
-    button.addEventListener("click", () => {
-      for (const b of buttons) b.setAttribute("aria-selected", String(b === button));
-      panel.replaceChildren(build());
-    });
+    const button = h("button", { type: "button", class: "tab", role: "tab", "data-index": i,
+      id: `${box}-tab-${i}`, "aria-controls": `${box}-panel`, "aria-selected": "false",
+      tabindex: -1 }, name);
+    button.addEventListener("click", () => open(button, build));
     return button;
+  });
+  bar.addEventListener("keydown", (e) => {
+    const at = buttons.indexOf(e.target);
+    const to = at < 0 ? null : moveTo(e.key, at, buttons.length, { across: true });
+    if (to === null) return;
+    e.preventDefault();
+    buttons[to].click();
+    buttons[to].focus();
   });
   bar.append(...buttons);
   const first = list.findIndex(([name]) => name === openTab);

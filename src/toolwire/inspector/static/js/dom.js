@@ -2,12 +2,16 @@
 // value; there is no path from data to markup. `href` and `src` are not settable here: see
 // safeLink and safeImage.
 
+import { scrollableRegion } from "./focus.js";
+
 const SAFE_ATTRIBUTES = new Set([
   "class", "id", "type", "name", "value", "for", "title", "role", "hidden", "disabled",
   "checked", "colspan", "start", "tabindex", "placeholder", "min", "max", "step", "rows",
   "aria-selected", "aria-label", "aria-live", "data-kind", "data-status", "data-view",
   "data-type", "data-index", "data-testid", "alt", "aria-sort", "data-sort", "data-side",
-  "data-diff", "autocomplete", "aria-hidden",
+  "data-diff", "autocomplete", "aria-hidden", "aria-current", "aria-controls",
+  "aria-labelledby", "aria-describedby", "aria-disabled", "aria-keyshortcuts", "aria-modal",
+  "aria-pressed", "data-id", "data-label",
 ]);
 const WEB_PROTOCOLS = new Set(["http:", "https:"]);
 // Drawn from a data URL only for these types (no SVG: a document that can carry script), and
@@ -47,10 +51,11 @@ export function runLink(id, text) {
 
 export const NOT_STORED = "not stored at this privacy level";
 
-// A table in its scrolling wrapper: one header row of `heads` (th elements), then `rows`.
-export function dataTable(cls, heads, rows) {
-  return h("div", { class: "table-wrap" }, h("table", { class: cls },
-    h("thead", {}, h("tr", {}, heads)), h("tbody", {}, rows)));
+// A table in its scrolling wrapper: one header row of `heads` (th elements), then `rows`;
+// the wrapper, when the table is wider than it, is a tab stop named `label`.
+export function dataTable(cls, heads, rows, label = "Table") {
+  return scrollableRegion(h("div", { class: "table-wrap" }, h("table", { class: cls },
+    h("thead", {}, h("tr", {}, heads)), h("tbody", {}, rows))), label);
 }
 
 function append(element, children) {

@@ -4,6 +4,7 @@
 
 import { call, errorText } from "./api.js";
 import { h, pretty } from "./dom.js";
+import { scrollableRegion } from "./focus.js";
 
 export async function exportPanel(id) {
   let record;
@@ -32,7 +33,7 @@ export async function exportPanel(id) {
     h("div", { class: "row actions" },
       h("strong", {}, `Export · ${String(record.schema)} version ${String(record.schema_version)}`),
       save, copy, note),
-    h("pre", { class: "block export-json" }, text));
+    scrollableRegion(h("pre", { class: "block export-json" }, text), "Export JSON"));
 }
 
 // Save `text` as a file: an object URL on an anchor that never enters the page.

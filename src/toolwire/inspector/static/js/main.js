@@ -7,8 +7,11 @@ import { adoptToken, call, setToken, whenUnauthorized } from "./api.js";
 import { AuditView } from "./audit.js";
 import { CompareView } from "./compare.js";
 import { readLink } from "./deeplink.js";
+import { focusOn } from "./focus.js";
+import { titleView } from "./pagetitle.js";
 import { RunView } from "./run.js";
 import { RunsView } from "./runs.js";
+import { shortcuts } from "./shortcuts.js";
 import { ToolsView } from "./tools.js";
 
 const STALE_TOKEN = "This tab's token is no longer valid (the server was restarted?): open the "
@@ -38,7 +41,10 @@ function main() {
   // A decision taken on a stored run continues live in the Run view.
   const decide = async (runId, body, steps) => {
     const refused = await run.decide(runId, body, steps);
-    if (refused === null) show("run");
+    if (refused === null) {
+      show("run");
+      run.focusStatus();
+    }
     return refused;
   };
   const follow = (runId) => {
@@ -49,22 +55,42 @@ function main() {
   const runs = new RunsView(document.getElementById("view-runs"), {
     decide,
     follow,
-    rerun: (form) => { run.prefill(form); show("run"); },
+    rerun: (form) => {
+      run.prefill(form);
+      show("run");
+      document.getElementById("prompt").focus();  // the banner says: edit the prompt, then Run
+    },
     compare: (a, b) => { show("compare"); compare.show(a, b); },
   });
   const tools = new ToolsView(document.getElementById("view-tools"), (list) => run.setTools(list));
   const audit = new AuditView(document.getElementById("view-audit"));
   const views = { run: null, runs: () => runs.load(), tools: () => tools.load(),
     audit: () => audit.load(), compare: null };
+  let shown = "run";
   const show = (name) => {
+    shown = name;
     for (const link of document.querySelectorAll(".nav-link")) {
-      link.setAttribute("aria-selected", String(link.getAttribute("data-view") === name));
+      if (link.getAttribute("data-view") === name) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
     }
     for (const key of Object.keys(views)) {
       document.getElementById(`view-${key}`).hidden = key !== name;
     }
+    titleView(name);
     views[name]?.();
   };
+  titleView("run");
+  shortcuts({
+    view: () => shown,
+    show,
+    // The step view of the view shown: the Run view's, or the stored run open below the table.
+    steps: () => (shown === "run" ? run.view : shown === "runs" ? runs.view : null),
+  });
+  document.getElementById("skip-link").addEventListener("click", (e) => {
+    e.preventDefault();  // the fragment is the page's deep link: it stays
+    focusOn(document.getElementById(`view-${shown}`).querySelector("h2, h3, textarea, input")
+      ?? document.getElementById("main"), { scroll: true });
+  });
   for (const link of document.querySelectorAll(".nav-link")) {
     link.addEventListener("click", () => show(link.getAttribute("data-view")));
   }
@@ -92,8 +118,9 @@ function main() {
     Promise.allSettled([defaults, tools.load()]).then(() => run.gateChecked).finally(ready);
   };
   const accepted = () => {
-    tokenForm.hidden = true;
     content.hidden = false;
+    focusOn(content);  // the form, focused, is about to be hidden
+    tokenForm.hidden = true;
     document.getElementById("auth-banner").hidden = true;
     auth.textContent = "admin";
     auth.className = "auth-state ok";
@@ -125,6 +152,7 @@ function main() {
   if (token) begin();
   else {
     ask();
+    document.getElementById("token-input").focus();
     ready();
   }
 }

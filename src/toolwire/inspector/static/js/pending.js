@@ -12,13 +12,22 @@ const CHANGED = "What the calls marked changed were previewed on was changed aft
   + "so nothing ran. Their previews are fresh: read them and decide again.";
 
 export function pendingPanel(pause, decide) {
-  const message = h("p", { class: "banner error pending-error", hidden: true });
+  const message = h("p", { class: "banner error pending-error", role: "alert", hidden: true });
   const body = pause.status === "awaiting_input"
     ? inputForm(pause, decide, message)
     : approvalForm(pause, decide, message);
-  return h("section", { class: "pending-panel", "data-status": String(pause.status) },
-    h("h3", {}, pause.status === "awaiting_input" ? "Input needed" : "Approval needed"),
-    body, message);
+  const title = pause.status === "awaiting_input" ? "Input needed" : "Approval needed";
+  return h("section", { class: "pending-panel", "data-status": String(pause.status),
+    "aria-label": title, tabindex: -1 }, h("h3", {}, title), body, message);
+}
+
+// What a screen reader is told at once when a run starts waiting: for what, and for whom.
+export function pendingNews(pause) {
+  if (pause.status === "awaiting_input") {
+    return `Input needed: tool ${String(pause.input_tool ?? "")} asks for it in the panel.`;
+  }
+  const calls = Array.isArray(pause.calls) ? pause.calls.map((c) => String(c && c.name)) : [];
+  return `Approval needed for ${calls.join(", ") || "a call"}: approve or deny it in the panel.`;
 }
 
 function show(message, text) {

@@ -3,15 +3,25 @@
 // never a guess: a stream that ends without one has failed. A decision streams the resumed
 // segment into the same step list. A stream's lines are handled once per animation frame
 // (see FrameQueue): the steps, the summary and the status are drawn once for all of them.
+//
+// The focus goes where the run is: to its status when it starts (or resumes after a
+// decision), to the pending panel when it waits for a person. A screen reader hears the new
+// steps and the status (politely, at most every STEP_NEWS_MS), and at once that the run waits
+// or failed; the page's title names the run and its status.
 
+import { alertNow, announce } from "./announce.js";
 import { call, errorText, followStream, openStream } from "./api.js";
 import { Conversation } from "./conversation.js";
 import { fill, h, NOT_STORED, runLink } from "./dom.js";
+import { focusOn, keepFocus } from "./focus.js";
 import { FrameQueue } from "./frames.js";
-import { pendingPanel } from "./pending.js";
-import { shownStatus, WAITING } from "./status.js";
+import { titlePart } from "./pagetitle.js";
+import { pendingNews, pendingPanel } from "./pending.js";
+import { STATUS_TEXT, shownStatus, WAITING } from "./status.js";
 import { StepView } from "./stepview.js";
-import { summarise, summaryStrip } from "./steps.js";
+import { drawSummary, stepLabel, summarise } from "./steps.js";
+
+const STEP_NEWS_MS = 2000;
 
 // The run's numeric limits: [RunBody field, form input id].
 const LIMITS = [["max_tokens", "max-tokens"], ["max_total_tokens", "max-total-tokens"],
@@ -26,6 +36,15 @@ export class RunView {
     this.rerunOf = null;  // the stored run the form was filled from, until the run starts
     this.controller = null;
     this.$("run-form").addEventListener("submit", (e) => { e.preventDefault(); this.start(); });
+    this.$("run-form").addEventListener("keydown", (e) => {  // Ctrl+Enter in a field: Run
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && !this.controller) {
+        e.preventDefault();
+        this.$("run-form").requestSubmit();
+      }
+    });
+    this.heard = 0;  // the steps the live region has told of
+    this.newsTimer = 0;
+    this.said = null;  // the status it told of last
     this.$("cancel-button").addEventListener("click", () => this.cancel());
     this.$("provider").addEventListener("change", () => this.checkGate());
     this.$("trust-zone").addEventListener("change", () => this.checkGate());
@@ -77,7 +96,8 @@ export class RunView {
     }
     const boxes = [...groups].map(([group, tools]) => h("div", { class: "tool-group" },
       h("div", { class: "tool-group-name" }, group), tools.map((t) => this.choice(t, unchecked))));
-    fill(choices, boxes.length ? boxes : h("p", { class: "muted" }, "No tools are registered."));
+    keepFocus(choices, () => fill(choices,
+      boxes.length ? boxes : h("p", { class: "muted" }, "No tools are registered.")));
   }
 
   choice(tool, unchecked) {
@@ -87,6 +107,8 @@ export class RunView {
       "data-kind": refusal ? "gate-refused" : null },
     h("input", { type: "checkbox", name: "tool", value: tool.name,
       checked: usable && !unchecked.has(tool.name), disabled: !usable }), tool.name,
+    // Why a tool is off, in words as well as in the tooltip (a keyboard or touch has none).
+    tool.enabled ? null : h("span", { class: "gate-reason" }, String(tool.why ?? "disabled")),
     refusal ? h("span", { class: "gate-reason" }, `refused: ${String(refusal.reason)}`,
       refusal.detail ? ` (${String(refusal.detail)})` : "") : null);
   }
@@ -173,7 +195,11 @@ export class RunView {
       return;
     }
     const clear = h("button", { type: "button", class: "small" }, "Not a re-run");
-    clear.addEventListener("click", () => { this.rerunOf = null; this.showRerun(null); });
+    clear.addEventListener("click", () => {
+      this.rerunOf = null;
+      this.showRerun(null);
+      this.$("prompt").focus();
+    });
     fill(box, "Re-run of ", runLink(form.run_id, String(form.run_id).slice(0, 12)),
       form.source === "sealed" ? " (request from its sealed state)" : "",
       form.options_recorded ? "" : " · its options were not recorded: the form's defaults apply",
@@ -191,6 +217,7 @@ export class RunView {
     this.showRunId(null);
     this.view.reset();
     this.begin();
+    this.focusStatus();
     try {
       await this.consume(await openStream("/runs/stream", body, this.controller.signal));
     } catch (err) {
@@ -206,6 +233,7 @@ export class RunView {
     this.showRunId(runId);
     this.view.reset();
     this.begin();
+    this.focusStatus();
     try {
       await this.consume(await followStream(`/runs/${encodeURIComponent(runId)}/stream`,
         this.controller.signal));
@@ -231,8 +259,14 @@ export class RunView {
     this.runId = runId;
     this.showRunId(runId);
     this.begin();
+    this.focusStatus();  // the panel, and the button pressed in it, are gone
     this.consume(events).catch((err) => this.failed(err));
     return null;
+  }
+
+  // The focus on the run's status (the summary's first cell), when the Run view shows.
+  focusStatus() {
+    if (!this.$("run-status").closest("[hidden]")) focusOn(this.$("run-status"));
   }
 
   begin() {
@@ -240,6 +274,7 @@ export class RunView {
     this.final = null;
     this.started = performance.now();
     this.message(null);
+    this.heard = this.view.steps.length;
     this.$("final").hidden = true;
     this.$("pending").hidden = true;
     this.$("pending").replaceChildren();
@@ -271,7 +306,28 @@ export class RunView {
       this.batching = false;
       this.view.render();
       this.status(this.statusShown);
+      this.tellSteps();
     }
+  }
+
+  // The new steps, told politely: at once, then at most one message every STEP_NEWS_MS
+  // (for the steps that came meanwhile), naming the last.
+  tellSteps() {
+    if (this.final) this.heard = this.view.steps.length;  // the status tells how it ended
+    if (this.newsTimer || this.view.steps.length <= this.heard) return;
+    this.tellNews();
+    this.newsTimer = setTimeout(() => {
+      this.newsTimer = 0;
+      if (this.controller) this.tellSteps();  // once the run ends, its status says it
+    }, STEP_NEWS_MS);
+  }
+
+  tellNews() {
+    const steps = this.view.steps;
+    const fresh = steps.length - this.heard;
+    this.heard = steps.length;
+    const last = `step ${steps.length}: ${stepLabel(steps[steps.length - 1])}`;
+    announce(fresh === 1 ? `New ${last}` : `${fresh} new steps, the last ${last}`);
   }
 
   failed(err) {
@@ -317,12 +373,15 @@ export class RunView {
     }
     if (WAITING.has(event.status) && event.pending && typeof event.pending === "object") {
       const runId = this.runId;
-      fill(this.$("pending"), pendingPanel(event.pending,
-        (body) => this.decide(runId, body)));
+      const panel = pendingPanel(event.pending, (body) => this.decide(runId, body));
+      fill(this.$("pending"), panel);
       this.$("pending").hidden = false;
-    }
-    if (typeof event.message === "string") {
-      this.message(event.message, event.status === "cancelled" ? "cancelled" : "error");
+      alertNow(pendingNews(event.pending));
+      if (!this.$("pending").closest("[hidden]")) focusOn(panel, { scroll: true });
+    } else if (typeof event.message === "string") {
+      const error = event.status !== "cancelled";
+      this.message(event.message, error ? "error" : "cancelled");
+      if (error) alertNow(`${STATUS_TEXT[shownStatus(event)] ?? "Failed"}: ${event.message}`);
     }
   }
 
@@ -352,8 +411,10 @@ export class RunView {
   }
 
   running(on) {
+    const cancel = this.$("cancel-button");
+    if (!on && document.activeElement === cancel) this.focusStatus();  // it is about to hide
     this.$("run-button").disabled = on;
-    this.$("cancel-button").hidden = !on;
+    cancel.hidden = !on;
   }
 
   // The status shown in the summary; drawn at once, or at the end of the frame's events.
@@ -362,7 +423,22 @@ export class RunView {
     if (this.batching) return;
     const elapsed = this.started ? performance.now() - this.started : 0;
     const counts = summarise(this.view.steps, this.final, elapsed, this.view.span());
-    this.$("summary").replaceChildren(...summaryStrip(counts, status));
+    drawSummary(this.$("summary"), counts, status);
+    this.tellStatus(status, counts);
+  }
+
+  // The status, told politely when it changes; the title names it with the run.
+  tellStatus(status, counts) {
+    const text = STATUS_TEXT[status] ?? status;
+    const id = this.runId ? ` · run ${this.runId.slice(0, 8)}` : "";
+    titlePart("run", status === "idle" ? null : `${text}${id}`);
+    if (this.said === status || (status === "idle" && this.said === null)) return;
+    this.said = status;
+    if (status === "running" || status === "queued") announce(`Run ${text.toLowerCase()}.`);
+    else if (this.final) {
+      announce(`Run ${text.toLowerCase()}: ${counts.rounds} round${counts.rounds === 1 ? "" : "s"}, `
+        + `${counts.toolCalls} tool call${counts.toolCalls === 1 ? "" : "s"}.`);
+    }
   }
 
   message(text, kind = "info") {

@@ -4,6 +4,7 @@
 
 import { call } from "./api.js";
 import { fill, h } from "./dom.js";
+import { keepFocus } from "./focus.js";
 
 const ERRORS = [["", "any"], ["true", "with errors"], ["false", "without errors"]];
 const LEVELS = ["none", "metadata", "redacted", "full"];
@@ -29,8 +30,10 @@ export class RunFilters {
       this.facets = null;  // the filters still work, with typed values
     }
     const kept = this.values();
-    this.draw();
-    this.restore(kept);
+    keepFocus(this.form, () => {  // a field being typed in keeps the focus, and its text
+      this.draw();
+      this.restore(kept);
+    });
   }
 
   draw() {
@@ -40,7 +43,8 @@ export class RunFilters {
         (values ?? []).map((v) => h("option", { value: String(v) }, String(v)))));
     fill(this.form,
       h("label", { class: "field search" }, "Search the kept text",
-        h("input", { type: "search", name: "q", id: "runs-q", placeholder: "words…" })),
+        h("input", { type: "search", name: "q", id: "runs-q", placeholder: "words…",
+          "aria-keyshortcuts": "/" })),
       choice("status", "Status", [...new Set([...STATUSES, ...(f.statuses ?? [])])]),
       choice("provider", "Provider", f.providers),
       choice("model", "Model", f.models),

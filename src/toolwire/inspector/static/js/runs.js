@@ -1,12 +1,20 @@
 // The stored-runs browser: the store's runs a page at a time (filtered, sorted and searched on
 // the server), and one run's stored (privacy-filtered) steps with its timeline, export,
 // re-run and deep links; a waiting run shows its pending panel. Two checked runs compare.
+//
+// The table is one tab stop: each row's run id is a button that opens the run, and the arrow
+// keys, Home and End move between the rows (the current row's compare box is the other stop).
+// A redrawn table keeps the focus (a sort button, a pager button); an opened run takes it, at
+// its heading, scrolled into view.
 
 import { call, errorText } from "./api.js";
 import { Conversation } from "./conversation.js";
 import { linkTo, readLink, writeLink } from "./deeplink.js";
 import { dataTable, fill, h, ms, NOT_STORED, runLink } from "./dom.js";
 import { exportPanel } from "./exportview.js";
+import { focusOn, keepFocus } from "./focus.js";
+import { moveTo, rove } from "./keys.js";
+import { titlePart } from "./pagetitle.js";
 import { pendingPanel } from "./pending.js";
 import { StepView } from "./stepview.js";
 import { RunFilters } from "./runfilters.js";
@@ -34,6 +42,7 @@ export class RunsView {
     this.order = "desc";
     this.checked = [];  // run ids ticked for comparing, oldest tick first
     this.shown = null;  // the id of the run shown below the table
+    this.view = null;  // its StepView
     this.filters = new RunFilters(this.$("runs-filters"), () => { this.offset = 0; this.load(); });
     this.choicesLoaded = false;
     this.$("runs-refresh").addEventListener("click", () => this.load());
@@ -58,8 +67,9 @@ export class RunsView {
       if (ticket !== this.loads) return;  // a newer listing was asked for meanwhile
       this.$("runs-note").textContent = page.stored ? ""
         : "No store is configured, so runs are not kept. Start the server with --db URL.";
-      this.$("runs-table").replaceChildren(this.table(page.runs, query.has("q")));
-      this.pager(page);
+      const table = this.$("runs-table");
+      keepFocus(table, () => table.replaceChildren(this.table(page.runs, query.has("q"))));
+      keepFocus(this.$("runs-pager"), () => this.pager(page));
     } catch (err) {
       if (ticket !== this.loads) return;
       this.$("runs-note").textContent = errorText(err, "Loading failed.");
@@ -74,8 +84,28 @@ export class RunsView {
           : searched ? "No stored run has these words in what its privacy level kept."
             : filtered ? "No stored run matches these filters." : "No stored runs yet.");
     }
-    return dataTable("data runs-table", COLUMNS.map(([label, key]) => this.header(label, key)),
-      runs.map((r) => this.row(r)));
+    const rows = runs.map((r) => this.row(r));
+    const wrap = dataTable("data runs-table", COLUMNS.map(([label, key]) => this.header(label, key)),
+      rows, "Stored runs");
+    wrap.querySelector("tbody").addEventListener("keydown", (e) => this.key(e, rows));
+    this.current(rows, rows.find((r) => r.getAttribute("data-id") === this.shown) ?? rows[0]);
+    return wrap;
+  }
+
+  // Make `row` the table's tab stop: its open button and its compare box.
+  current(rows, row) {
+    rove(rows.map((r) => r.querySelector(".run-open")), row.querySelector(".run-open"));
+    rove(rows.map((r) => r.querySelector(".compare-check")), row.querySelector(".compare-check"));
+  }
+
+  key(event, rows) {
+    const row = event.target.closest("tr.run-row");
+    const to = row ? moveTo(event.key, rows.indexOf(row), rows.length) : null;
+    if (to === null) return;
+    event.preventDefault();
+    this.current(rows, rows[to]);
+    const same = event.target.classList.contains("compare-check") ? ".compare-check" : ".run-open";
+    rows[to].querySelector(same).focus();
   }
 
   header(label, key) {
@@ -101,9 +131,10 @@ export class RunsView {
     tick.addEventListener("change", () => this.tick(id, tick.checked));
     const errors = Number(r.tool_errors) > 0 ? h("span", { class: "badge error",
       title: "calls that returned an error" }, `${Number(r.tool_errors)} failed`) : null;
-    const row = h("tr", { class: "run-row", tabindex: 0, "data-status": String(r.status) },
+    const open = h("button", { type: "button", class: "run-open" }, h("code", {}, id.slice(0, 12)));
+    const row = h("tr", { class: "run-row", "data-status": String(r.status), "data-id": id },
       h("td", { class: "pick" }, tick),
-      h("td", { title: id }, h("code", {}, id.slice(0, 12))),
+      h("td", { title: id }, open),
       h("td", {}, h("span", { class: `badge status-${String(r.status)}` }, String(r.status)),
         errors),
       h("td", { title: String(r.created_at ?? "") }, when(r.created_at)),
@@ -116,8 +147,7 @@ export class RunsView {
       h("td", {}, storedDuration(r)),
       h("td", {}, String(r.step_count ?? "")),
       previewCell(r));
-    row.addEventListener("click", () => this.show(id));
-    row.addEventListener("keydown", (e) => { if (e.key === "Enter") this.show(id); });
+    row.addEventListener("click", () => this.show(id));  // the button's click, and the row's
     return row;
   }
 
@@ -163,6 +193,7 @@ export class RunsView {
       const run = await call("GET", `/runs/${encodeURIComponent(id)}?requests=delta`);
       if (LIVE.has(run.status)) {
         fill(box, null);
+        this.view = null;
         this.follow(id);
         return;
       }
@@ -178,9 +209,9 @@ export class RunsView {
         tokens_known: run.tokens_known !== false },
       cost: run.cost, cost_complete: run.cost_complete, cost_estimated: run.cost_estimated === true,
       termination_reason: run.termination_reason };
+      const heading = h("h3", { tabindex: -1 }, "Run ", runLink(id, id));
       fill(box,
-        h("div", { class: "row stored-head" }, h("h3", {}, "Run ", runLink(id, id)),
-          this.actions(run, tools)),
+        h("div", { class: "row stored-head" }, heading, this.actions(run, tools)),
         h("p", { class: "muted" }, `Stored at privacy level ${String(run.privacy_level ?? "?")}`,
           run.termination_reason ? ` · ${String(run.termination_reason)}` : "",
           run.error ? ` · ${String(run.error)}` : ""),
@@ -192,10 +223,12 @@ export class RunsView {
         h("div", { class: "workbench" }, list, detail),
         answerOf(run));
       this.shown = id;
+      titlePart("runs", `Run ${id.slice(0, 8)} · ${shownStatus(run)}`);
       const view = new StepView(list, detail, timeline,
         (_, chosen) => writeLink({ run: id, step: chosen.sequence }));
+      this.view = view;
       view.reset(steps);
-      box.scrollIntoView({ block: "start" });  // it opens below the table: bring it into view
+      focusOn(heading, { scroll: true });  // it opens below the table: bring it into view
       const at = steps.findIndex((s) => s.sequence === step);
       if (at >= 0) {
         view.select(at);
@@ -205,7 +238,8 @@ export class RunsView {
       }
       reruns(id).then((found) => found && box.querySelector(".run-links")?.append(found));
     } catch (err) {
-      fill(box, h("p", { class: "banner error" },
+      this.view = null;
+      fill(box, h("p", { class: "banner error", role: "alert" },
         errorText(err, "Loading the run failed.")));
     }
   }

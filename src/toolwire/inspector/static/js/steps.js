@@ -41,8 +41,23 @@ export function requestedNames(step) {
   return Array.isArray(step.requested_tool_names) ? step.requested_tool_names.map(String) : [];
 }
 
+// A step's title with its leading symbol hidden from assistive technology (the words say it).
+export function titleParts(step) {
+  const title = stepTitle(step);
+  const at = title.indexOf(" ");
+  return at > 0 ? [h("span", { "aria-hidden": "true" }, title.slice(0, at)), title.slice(at)]
+    : [title];
+}
+
+// The words of a step's title, without its symbol: what a screen reader is told.
+export function stepLabel(step) {
+  const title = stepTitle(step);
+  return title.slice(title.indexOf(" ") + 1);
+}
+
+// A step as an option of the step list (a listbox); the selected row is the list's tab stop.
 export function stepRow(step, index, selected) {
-  const parts = [h("span", { class: "step-title" }, stepTitle(step))];
+  const parts = [h("span", { class: "step-title" }, titleParts(step))];
   if (step.kind === "tool") {
     const failed = step.tool_is_error === true;
     parts.push(h("span", { class: failed ? "badge error" : "badge ok" }, failed ? "error" : "ok"));
@@ -53,8 +68,8 @@ export function stepRow(step, index, selected) {
     class: selected ? "step selected" : "step",
     "data-kind": String(step.kind),
     "data-index": index,
-    tabindex: 0,
-    role: "button",
+    tabindex: selected ? 0 : -1,
+    role: "option",
     "aria-selected": selected ? "true" : "false",
   }, parts);
 }
@@ -86,11 +101,12 @@ export function tokensText(total, known) {
 export function waitingRow(live) {
   const thinking = live && live.thinking;
   const content = live && live.content;
+  const row = { role: "option", "aria-disabled": "true", "aria-selected": "false" };
   if (!thinking && !content) {
-    return h("li", { class: "step waiting", "data-kind": "waiting" },
+    return h("li", { class: "step waiting", "data-kind": "waiting", ...row },
       h("span", { class: "spinner" }), "Waiting for model…");
   }
-  return h("li", { class: "step waiting live", "data-kind": "streaming" },
+  return h("li", { class: "step waiting live", "data-kind": "streaming", ...row },
     h("span", { class: "spinner" }),
     h("div", { class: "live-text" },
       thinking ? h("div", { class: "live-thinking", "data-testid": "live-thinking" }, thinking)
@@ -153,6 +169,37 @@ export function costText(usd, complete, estimated = false) {
   return estimated ? `${shown} (estimated)` : shown;
 }
 
+// Draw the summary strip into `box`, changing only what changed: the cells stay the same
+// elements (the status cell can hold the focus), their texts and classes are updated.
+export function drawSummary(box, counts, status) {
+  const cells = summaryStrip(counts, status);
+  if (!box.firstChild) {
+    box.replaceChildren(...cells);
+    return;
+  }
+  const kept = new Set();
+  let before = null;
+  for (const cell of cells.reverse()) {
+    const old = box.querySelector(`#${cell.id}`);
+    if (!old) {
+      box.insertBefore(cell, before);
+      before = cell;
+      kept.add(cell);
+      continue;
+    }
+    if (old.className !== cell.className) old.className = cell.className;
+    if (cell.hasAttribute("data-status")) old.setAttribute("data-status", cell.getAttribute("data-status"));
+    for (const part of cell.children) {
+      const same = old.querySelector(`.${part.className}`);
+      if (!same) old.append(part);
+      else if (same.textContent !== part.textContent) same.textContent = part.textContent;
+    }
+    kept.add(old);
+    before = old;
+  }
+  for (const old of [...box.children]) if (!kept.has(old)) old.remove();
+}
+
 // The summary strip; before any run (`idle`) only the status: no count or cost to show yet.
 export function summaryStrip(counts, status) {
   const cell = (label, value, id, more = null) =>
@@ -160,7 +207,7 @@ export function summaryStrip(counts, status) {
       h("span", { class: "metric-value" }, String(value)),
       more ? h("span", { class: "metric-more" }, more) : null);
   const shown = h("div", { class: `metric status status-${status}`, id: "run-status",
-    "data-status": status }, h("span", { class: "metric-label" }, "Status"),
+    "data-status": status, tabindex: -1 }, h("span", { class: "metric-label" }, "Status"),
   h("span", { class: "metric-value" }, STATUS_TEXT[status] ?? status));
   if (status === "idle") return [shown];
   return [

@@ -3,8 +3,14 @@
 // (once per animation frame while a run streams) appends the new rows, moves the selection
 // mark, redraws the waiting row, and redraws the detail pane only when another step is
 // selected. A drawn row is never rebuilt, so a focused row keeps the focus.
+//
+// The list is a listbox: one tab stop (the selected row), the arrow keys, Home, End, Page Up
+// and Page Down move the selection and the focus; `step(±1)` does it for the `j`/`k` keys.
+// While the focus is in the list or the detail pane, new steps do not move the selection.
 
 import { renderDetail } from "./detail.js";
+import { keepFocus } from "./focus.js";
+import { activates, moveTo } from "./keys.js";
 import { stepRow, waitingRow } from "./steps.js";
 import { Timeline } from "./timeline.js";
 import { VirtualRows } from "./virtual.js";
@@ -26,11 +32,42 @@ export class StepView {
     this.waitingShown = null;  // the waiting row drawn, until what it shows changes
     this.shown = undefined;  // the step the detail pane shows; it is redrawn only for another
     this.detailDrawn = false;
+    list.setAttribute("role", "listbox");
+    if (!list.hasAttribute("aria-label")) list.setAttribute("aria-label", "Steps");
     this.rows = new VirtualRows(list, { rowHeight: ROW_PX, spacer: "li",
-      build: (i) => stepRow(this.steps[i], i, i === this.selected), tail: () => this.tail() });
-    this.timeline = timeline ? new Timeline(timeline, (i) => this.select(i)) : null;
+      build: (i) => stepRow(this.steps[i], i, i === this.selected), tail: () => this.tail(),
+      pinned: () => this.selected });
+    this.timeline = timeline ? new Timeline(timeline, (i, focus) => this.select(i, { focus }))
+      : null;
     list.addEventListener("click", (e) => this.pick(e.target));
-    list.addEventListener("keydown", (e) => { if (e.key === "Enter") this.pick(e.target); });
+    list.addEventListener("keydown", (e) => this.key(e));
+  }
+
+  key(event) {
+    const row = event.target.closest("li[data-index]");
+    if (!row) return;
+    const at = Number(row.getAttribute("data-index"));
+    const to = moveTo(event.key, at, this.steps.length);
+    if (to !== null) {
+      event.preventDefault();
+      this.select(to, { focus: true });
+    } else if (activates(event)) {
+      event.preventDefault();
+      this.select(at, { focus: true });
+    }
+  }
+
+  // The next (1) or previous (-1) step, selected and focused.
+  step(delta) {
+    if (!this.steps.length) return;
+    const from = this.selected < 0 ? (delta > 0 ? -1 : this.steps.length) : this.selected;
+    this.select(Math.min(Math.max(from + delta, 0), this.steps.length - 1), { focus: true });
+  }
+
+  // Whether the person is reading here: the focus is in the list or the detail pane.
+  reading() {
+    const active = document.activeElement;
+    return Boolean(active) && (this.list.contains(active) || this.detail.contains(active));
   }
 
   reset(steps = []) {
@@ -51,6 +88,7 @@ export class StepView {
   add(step) {
     if (step.kind === "llm" && this.live.delete(step.round)) this.waitingShown = null;
     this.steps.push(step);
+    if (this.follow && this.reading()) this.follow = false;
     if (this.follow) this.selected = this.steps.length - 1;
   }
 
@@ -64,13 +102,17 @@ export class StepView {
     if (row) this.select(Number(row.getAttribute("data-index")));
   }
 
-  select(index) {
+  // Select step `index`; `focus` moves the focus to its row in the list (or, with
+  // "timeline", to its row in the timeline).
+  select(index, { focus = false } = {}) {
     if (!Number.isInteger(index) || index < 0 || index >= this.steps.length) return;
     this.selected = index;
     this.follow = this.selected === this.steps.length - 1;
     this.render();
     this.rows.reveal(index);
     this.timeline?.reveal(index);
+    if (focus === "timeline") this.timeline?.focus(index);
+    else if (focus) this.rows.row(index)?.focus({ preventScroll: true });
     this.onSelect?.(index, this.steps[index]);
   }
 
@@ -116,7 +158,7 @@ export class StepView {
     const step = this.steps[this.selected];
     if (this.detailDrawn && step === this.shown) return;
     const open = this.detail.querySelector(".tab[aria-selected=true]");
-    renderDetail(this.detail, step, open ? open.textContent : null);
+    keepFocus(this.detail, () => renderDetail(this.detail, step, open ? open.textContent : null));
     this.shown = step;
     this.detailDrawn = true;
   }
@@ -134,4 +176,5 @@ export class StepView {
 function markRow(row, selected) {
   row.classList.toggle("selected", selected);
   row.setAttribute("aria-selected", selected ? "true" : "false");
+  row.setAttribute("tabindex", selected ? "0" : "-1");
 }

@@ -10,9 +10,13 @@
 // The timeline grows with the run: a new step is placed once (its neighbours are not placed
 // again), its row is appended (see VirtualRows), and only the bars drawn are moved when the
 // axis grows.
+//
+// The rows are a listbox with one tab stop (the selected step's row); the arrow keys, Home
+// and End move the selection with the focus. A row's tooltip is its description to a reader.
 
 import { h, ms } from "./dom.js";
-import { stepCost, stepTitle } from "./steps.js";
+import { activates, moveTo } from "./keys.js";
+import { stepCost, stepTitle, titleParts } from "./steps.js";
 import { VirtualRows } from "./virtual.js";
 
 const IDLE_MS = 2000;  // an idle stretch longer than this is drawn short
@@ -24,7 +28,8 @@ const ROW_PX = 20;  // a row's height once the rows are virtual (app.css: .timel
 const BARS = new WeakMap();  // a row -> its bar
 
 export class Timeline {
-  // `pick(i)` selects step i (a click on its row, or Enter).
+  // `pick(i, focus)` selects step i (a click on its row, or a key; `focus` is "timeline" when
+  // the focus is to move to the row).
   constructor(container, pick) {
     this.container = container;
     this.pick = pick;
@@ -36,20 +41,40 @@ export class Timeline {
       "times derived from durations");
     this.head = h("div", { class: "timeline-head" },
       h("span", { class: "timeline-title" }, "Timeline"), this.title);
-    this.axis = h("div", { class: "timeline-axis" });
+    this.axis = h("div", { class: "timeline-axis", "aria-hidden": "true" });
     this.axisPx = UNMEASURED_PX;  // kept from resizes: drawing reads no layout
     new ResizeObserver(([entry]) => {
       this.axisPx = entry.contentRect.width || UNMEASURED_PX;
       if (this.scale) this.axis.replaceChildren(...ticks(this.scale, this.axisPx));
     }).observe(this.axis);
-    this.list = h("div", { class: "timeline-rows", role: "list" });
+    this.list = h("div", { class: "timeline-rows", role: "listbox", "aria-label": "Timeline" });
     container.replaceChildren(this.head, this.axis, this.list);
     container.hidden = true;
     this.rows = new VirtualRows(this.list, { rowHeight: ROW_PX,
-      build: (i) => this.row(this.placed.items[i]) });
+      build: (i) => this.row(this.placed.items[i]),
+      pinned: () => this.placed.positions.get(this.selected) ?? -1 });
     this.list.addEventListener("click", (e) => this.picked(e.target));
-    this.list.addEventListener("keydown", (e) => { if (e.key === "Enter") this.picked(e.target); });
+    this.list.addEventListener("keydown", (e) => this.key(e));
     this.scale = null;
+  }
+
+  key(event) {
+    const row = event.target.closest(".timeline-row[data-index]");
+    if (!row) return;
+    const at = this.placed.positions.get(Number(row.getAttribute("data-index")));
+    const to = moveTo(event.key, at, this.placed.items.length);
+    if (to !== null) {
+      event.preventDefault();
+      this.pick(this.placed.items[to].index, "timeline");
+    } else if (activates(event)) {
+      event.preventDefault();
+      this.picked(event.target);
+    }
+  }
+
+  // Focus step `index`'s row.
+  focus(index) {
+    this.rowOf(index)?.focus({ preventScroll: true });
   }
 
   // `steps` is the step view's own array: `update` places the steps appended to it since.
@@ -79,7 +104,7 @@ export class Timeline {
     this.rows.setCount(items.length);
     for (const [at, row] of this.rows.drawn) {
       this.placeBar(row, items[at]);
-      if (moved) row.setAttribute("title", describe(items[at].step, items[at], this.placed.origin));
+      if (moved) describeRow(row, describe(items[at].step, items[at], this.placed.origin));
     }
   }
 
@@ -104,18 +129,20 @@ export class Timeline {
 
   picked(target) {
     const row = target.closest(".timeline-row[data-index]");
-    if (row) this.pick(Number(row.getAttribute("data-index")));
+    if (row) this.pick(Number(row.getAttribute("data-index")), "timeline");
   }
 
   row(item) {
     const { step, index } = item;
     const bar = h("span", { class: `timeline-bar kind-${safeKind(step.kind)}`
       + (step.tool_is_error === true ? " failed" : "") }, ms(item.duration));
+    const selected = index === this.selected;
+    const said = describe(step, item, this.placed.origin);
     const line = h("div", {
-      class: index === this.selected ? "timeline-row selected" : "timeline-row",
-      role: "listitem", tabindex: 0, "data-index": index, "data-kind": String(step.kind),
-      title: describe(step, item, this.placed.origin),
-    }, h("span", { class: "timeline-label" }, stepTitle(step)),
+      class: selected ? "timeline-row selected" : "timeline-row",
+      role: "option", tabindex: selected ? 0 : -1, "aria-selected": selected ? "true" : "false",
+      "data-index": index, "data-kind": String(step.kind), title: said,
+    }, h("span", { class: "timeline-label" }, titleParts(step)),
     h("span", { class: "timeline-track" }, bar));
     BARS.set(line, bar);
     this.placeBar(line, item);
@@ -135,6 +162,12 @@ export class Timeline {
 
 function mark(row, selected) {
   row.classList.toggle("selected", selected);
+  row.setAttribute("aria-selected", selected ? "true" : "false");
+  row.setAttribute("tabindex", selected ? "0" : "-1");
+}
+
+function describeRow(row, said) {
+  row.setAttribute("title", said);  // a reader hears it as the row's description
 }
 
 // Each step's start and end (ms since the epoch, or derived), added one step at a time; the

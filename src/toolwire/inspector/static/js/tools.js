@@ -4,6 +4,7 @@
 import { call, errorText } from "./api.js";
 import { renderArtifacts } from "./artifacts.js";
 import { fill, h, pretty } from "./dom.js";
+import { keepFocus } from "./focus.js";
 import { readFields, schemaFields } from "./schemaform.js";
 
 // A docstring's reStructuredText inline markup as plain text: ``code`` and `text` lose their
@@ -42,7 +43,8 @@ export class ToolsView {
       h("table", { class: "data tools-table" }, h("tbody", {},
         list.tools.filter((t) => t.group === g.name).map((t) => this.row(t))))));
     this.$("tools-list").after(this.panel);  // out of the rows being replaced
-    this.$("tools-list").replaceChildren(...sections);
+    const box = this.$("tools-list");
+    keepFocus(box, () => box.replaceChildren(...sections));  // a toggle pressed keeps the focus
   }
 
   row(tool) {
@@ -65,7 +67,8 @@ export class ToolsView {
 
   toggles(path, enabled, overridden) {
     const button = (label, value, active) => {
-      const b = h("button", { type: "button", class: active ? "small active" : "small" }, label);
+      const b = h("button", { type: "button", class: active ? "small active" : "small",
+        "aria-pressed": active ? "true" : "false" }, label);
       b.addEventListener("click", () => this.set(path, value));
       return b;
     };

@@ -6,7 +6,9 @@
 // through CSSOM, which the CSP allows) stand in for the rows above and below.
 // Invariants: a row element is built once and kept while it stays drawn (appending never
 // rebuilds a drawn row); the container holds [spacer] rows in index order [tail] [spacer];
-// a row holding the focus is never removed (it stays drawn at its place, out of the window).
+// a row holding the focus is never removed (it stays drawn at its place, out of the window),
+// nor is the pinned row (the list's one tab stop: the selected row), which is drawn wherever
+// it is.
 // Drawing reads no layout: the scroll position and the height in view are kept from the last
 // scroll and resize (a read after a frame's first write would lay the page out again).
 
@@ -18,17 +20,20 @@ const FALLBACK_VIEW_PX = 1200;  // a container not laid out yet (hidden, not att
 
 export class VirtualRows {
   // `build(index)` makes row `index` (an element); `tail()` the element after the last row, or
-  // null (asked whenever the last row is drawn); `spacer` the spacers' tag (li in a list).
-  constructor(container, { rowHeight, build, tail = () => null, spacer = "div" }) {
+  // null (asked whenever the last row is drawn); `spacer` the spacers' tag (li in a list);
+  // `pinned()` the index of the row always drawn (-1: none).
+  constructor(container, { rowHeight, build, tail = () => null, spacer = "div",
+    pinned = () => -1 }) {
     this.container = container;
     this.rowHeight = rowHeight;
     this.build = build;
     this.tail = tail;
+    this.pinned = pinned;
     this.count = 0;
     this.drawn = new Map();  // index -> element, for the rows in the DOM
     this.tailShown = null;
-    this.above = h(spacer, { class: "virtual-spacer", "aria-hidden": "true" });
-    this.below = h(spacer, { class: "virtual-spacer", "aria-hidden": "true" });
+    this.above = h(spacer, { class: "virtual-spacer", "aria-hidden": "true", role: "none" });
+    this.below = h(spacer, { class: "virtual-spacer", "aria-hidden": "true", role: "none" });
     this.gapped = new Set();  // rows drawn with a margin for the rows missing before them
     this.scheduled = 0;
     this.scrollTop = 0;
@@ -102,8 +107,9 @@ export class VirtualRows {
   render() {
     const [first, last] = this.window();
     const focused = this.focusedIndex();
+    const pinned = this.pinned();
     for (const [index, element] of this.drawn) {
-      if ((index < first || index >= last) && index !== focused) {
+      if ((index < first || index >= last) && index !== focused && index !== pinned) {
         element.remove();
         this.drawn.delete(index);
         this.gapped.delete(element);
@@ -111,6 +117,9 @@ export class VirtualRows {
     }
     this.spacers();
     this.insert(first, last);
+    if (pinned >= 0 && pinned < this.count && (pinned < first || pinned >= last)) {
+      this.insert(pinned, pinned + 1);
+    }
     this.place();
     this.drawTail(last === this.count);
   }
