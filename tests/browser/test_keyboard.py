@@ -28,6 +28,8 @@ FOCUSED = """() => {
     where: e.closest("[id]") ? e.closest("[id]").id : null };
 }"""
 SAID = "document.querySelector('#announce-%s').textContent"  # what a live region says
+IN_VIEW = """document.activeElement.getBoundingClientRect().top >= 0
+  && document.activeElement.getBoundingClientRect().top < window.innerHeight"""
 MOST_TABS = 25  # the most Tab presses any one control may take to reach from the one before
 
 
@@ -133,8 +135,7 @@ def test_approve_a_call_by_keyboard(watched: Watched) -> None:
     wait_status(page, "awaiting_approval")
     now = focused(page)
     assert (now["tag"], now["cls"]) == ("section", "pending-panel")  # the panel took the focus
-    assert page.evaluate("""() => { const r = document.activeElement.getBoundingClientRect();
-      return r.top >= 0 && r.top < window.innerHeight; }""")
+    until(page, IN_VIEW)  # scrolled to, at the next frame
     assert live(page, "assertive") == (
         "Approval needed for write_note: approve or deny it in the panel."
     )
@@ -184,8 +185,7 @@ def test_filter_sort_and_open_stored_runs_by_keyboard(watched: Watched, base: st
     until(page, "document.activeElement.tagName === 'H3'")
     assert focused(page)["where"] == "stored-run"
     assert second in focused(page)["text"]
-    assert page.evaluate("""() => { const r = document.activeElement.getBoundingClientRect();
-      return r.top >= 0 && r.bottom <= window.innerHeight; }""")
+    until(page, IN_VIEW)
     assert page.title().startswith(f"Run {second[:8]} · ")
     page.keyboard.press("j")  # the stored run's steps
     assert (focused(page)["role"], focused(page)["where"]) == ("option", "stored-run")

@@ -366,34 +366,39 @@ class ToolLoop:
                     if pause is not None:
                         paused = spent.of(state, (assistant,))._replace(pause=pause)
                         return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
-                if direct and len(calls) == 1:
-                    state = await self._one_call(state, trace, round_, calls[0], context=context,
-                                                 offer=offer, spent=spent,
-                                                 assistant=assistant)  # fmt: skip
+                if direct and len(calls) == 1:  # the seam at once: no turn, no coroutine to spare
+                    call = calls[0]
+                    arguments = call.decoded_arguments()
+                    started = _clock()
+                    invoked = self.seam.start(call, state.offered, context, arguments, offer.gate,
+                                              inline=call.name in offer.inline_alone)  # fmt: skip
+                    if not isinstance(invoked, Invoked):
+                        invoked = await invoked
+                    state = self._one_call(state, trace, round_, call, invoked, arguments=arguments,
+                                           started=started, spent=spent,
+                                           assistant=assistant)  # fmt: skip
                     continue
                 jobs = self._turn_jobs(calls, options.max_calls_per_turn, offer)
                 state = await self._run_jobs(state, trace, round_, jobs, context, offer=offer,
                                              spent=spent, assistant=assistant)  # fmt: skip
             return await self._synthesise(state, trace, specs, window)
 
-    async def _one_call(
+    def _one_call(
         self,
         state: RunState,
         trace: RunTrace,
         round_: int,
         call: ToolCall,
+        invoked: Invoked,
         *,
-        context: ToolContext,
-        offer: Offer,
+        arguments: dict[str, Any] | None,
+        started: float,
         spent: Spent,
         assistant: ChatMessage,
     ) -> RunState:
-        """A turn of one call, with no checkpoint to wrap it and no remote budget to spend:
-        what :meth:`_run_jobs` does for it, without the turn's machinery (most turns)."""
-        arguments = call.decoded_arguments()
-        started = _clock()
-        invoked = await self.seam.invoke(call, state.offered, context, arguments, offer.gate,
-                                         inline=call.name in offer.inline_alone)  # fmt: skip
+        """The round's new state after a turn of one call, made with no checkpoint to wrap it
+        and no remote budget to spend: what :meth:`_run_jobs` does for it, without the turn's
+        machinery (most turns)."""
         elapsed_ms = (_clock() - started) * 1000
         message, invocation = self._recorded(trace, round_, elapsed_ms, call, invoked,
                                              arguments=arguments, started=started)  # fmt: skip

@@ -37,7 +37,7 @@ import contextvars
 import functools
 import inspect
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -271,6 +271,22 @@ class Seam:
         ``inline``: a synchronous tool runs on the loop's thread (:func:`may_block_loop` said
         it may).
         """
+        started = self.start(call, offered, context, arguments, gate, inline=inline)
+        return started if isinstance(started, Invoked) else await started
+
+    def start(
+        self,
+        call: ToolCall,
+        offered: frozenset[str],
+        context: ToolContext,
+        arguments: dict[str, Any] | None = None,
+        gate: Gate | None = None,
+        *,
+        inline: bool = False,
+    ) -> Invoked | Awaitable[Invoked]:
+        """What :meth:`invoke` does, without a coroutine where none is needed: the call's
+        ``Invoked`` when it is settled at once (a refusal, a synchronous tool run inline), else
+        what to await for it. The loop's one-call turns take this path."""
         tool = self.registry.get(call.name)
         if tool is None:
             return refusal(unknown_tool(call.name), Refused.UNKNOWN_TOOL)
@@ -280,27 +296,45 @@ class Seam:
             arguments = call.decoded_arguments()
         if arguments is None:
             return refusal(not_an_object(call.name), Refused.NOT_AN_OBJECT)
+        if not (inline or on_loop(tool)):
+            return self._finish(call, _in_worker(tool, arguments, context), context)
         try:
-            if inline or on_loop(tool):
-                outcome = tool.execute(arguments, context)
-                raw = outcome if isinstance(outcome, ToolResult) else await _settled(outcome)
-            else:
-                raw = await _in_worker(tool, arguments, context)
+            outcome = tool.execute(arguments, context)
+        except ToolRefusal as exc:
+            return _bounded(ToolResult.error(refused(str(exc))), context)
+        except Exception:
+            log.exception('Tool "%s" failed.', call.name)
+            return Invoked(ToolResult.error(tool_failed(call.name)))
+        if isinstance(outcome, ToolResult):
+            return _bounded(outcome, context)
+        return self._finish(call, _settled(outcome), context)
+
+    async def _finish(
+        self, call: ToolCall, pending: Awaitable[ToolResult], context: ToolContext
+    ) -> Invoked:
+        """The bounded result of a call still running (a coroutine tool's, or in a worker)."""
+        try:
+            raw = await pending
         except ToolRefusal as exc:
             raw = ToolResult.error(refused(str(exc)))
         except Exception:
             log.exception('Tool "%s" failed.', call.name)
             return Invoked(ToolResult.error(tool_failed(call.name)))
-        raw = disclosed(raw, context)  # personal data by the run's zone, before any cut
-        if not raw.artifacts and fits(raw.content):
-            return Invoked(raw)  # within both bounds as it is
-        content = bound_content(raw.content)
-        original = content.original_bytes if content.truncated else None
-        if content.text is raw.content and not raw.artifacts:
-            return Invoked(raw, original)  # already within both bounds: the same value
-        if raw.is_error:
-            return Invoked(ToolResult.error(content.text), original)
-        return Invoked(ToolResult.text(content.text, *bound_artifacts(raw.artifacts)), original)
+        return _bounded(raw, context)
+
+
+def _bounded(raw: ToolResult, context: ToolContext) -> Invoked:
+    """A tool's result as the run's zone may read it, within both bounds."""
+    raw = disclosed(raw, context)  # personal data by the run's zone, before any cut
+    if not raw.artifacts and fits(raw.content):
+        return Invoked(raw)  # within both bounds as it is
+    content = bound_content(raw.content)
+    original = content.original_bytes if content.truncated else None
+    if content.text is raw.content and not raw.artifacts:
+        return Invoked(raw, original)  # already within both bounds: the same value
+    if raw.is_error:
+        return Invoked(ToolResult.error(content.text), original)
+    return Invoked(ToolResult.text(content.text, *bound_artifacts(raw.artifacts)), original)
 
 
 def sole_task() -> bool:

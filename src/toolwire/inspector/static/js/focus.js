@@ -16,12 +16,14 @@ export function keepFocus(container, redraw) {
   return result;
 }
 
-// Focus `element` (made focusable by script when it is not), without scrolling unless asked.
+// Focus `element` (made focusable by script when it is not); `scroll` brings it to the top of
+// the view at the next frame, once what was just drawn is laid out (scrolling now would lay
+// the page out twice).
 export function focusOn(element, { scroll = false } = {}) {
   if (!element) return;
   if (!element.matches(FOCUSABLE)) element.setAttribute("tabindex", "-1");
-  element.focus({ preventScroll: !scroll });
-  if (scroll) element.scrollIntoView({ block: "start" });
+  element.focus({ preventScroll: true });
+  if (scroll) requestAnimationFrame(() => element.scrollIntoView({ block: "start" }));
 }
 
 function placeOf(container, element) {

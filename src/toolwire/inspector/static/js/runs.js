@@ -18,7 +18,7 @@ import { titlePart } from "./pagetitle.js";
 import { pendingPanel } from "./pending.js";
 import { StepView } from "./stepview.js";
 import { RunFilters } from "./runfilters.js";
-import { LIVE, shownStatus, WAITING } from "./status.js";
+import { LIVE, shownStatus, STATUS_TEXT, WAITING } from "./status.js";
 import { costText, summarise, summaryStrip, tokensText } from "./steps.js";
 
 const PAGE = 50;
@@ -223,7 +223,7 @@ export class RunsView {
         h("div", { class: "workbench" }, list, detail),
         answerOf(run));
       this.shown = id;
-      titlePart("runs", `Run ${id.slice(0, 8)} · ${shownStatus(run)}`);
+      titlePart("runs", `Run ${id.slice(0, 8)} · ${STATUS_TEXT[shownStatus(run)] ?? run.status}`);
       const view = new StepView(list, detail, timeline,
         (_, chosen) => writeLink({ run: id, step: chosen.sequence }));
       this.view = view;
