@@ -228,7 +228,10 @@ export class RunsView {
         (_, chosen) => writeLink({ run: id, step: chosen.sequence }));
       this.view = view;
       view.reset(steps);
-      focusOn(heading, { scroll: true });  // it opens below the table: bring it into view
+      // It opens below the table: the whole box is brought to the top of the view (at the
+      // next frame, once it is laid out), its heading focused.
+      focusOn(heading);
+      requestAnimationFrame(() => box.scrollIntoView({ block: "start" }));
       const at = steps.findIndex((s) => s.sequence === step);
       if (at >= 0) {
         view.select(at);
