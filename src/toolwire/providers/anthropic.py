@@ -29,7 +29,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
-from toolwire.core.trust import TrustZone
 from toolwire.providers.anthropic_stream import StreamedMessage
 from toolwire.providers.base import (
     UNKNOWN_USAGE,
@@ -40,10 +39,8 @@ from toolwire.providers.base import (
     Stop,
     Usage,
 )
-from toolwire.providers.http import HttpSettings
-from toolwire.providers.presets import ANTHROPIC_BASE_URL, Quirks, quirks_for
+from toolwire.providers.presets import ANTHROPIC_BASE_URL
 from toolwire.providers.wire import (
-    DEFAULT_TRUST_ZONE,
     Assembly,
     HttpProvider,
     count,
@@ -78,23 +75,6 @@ class AnthropicProvider(HttpProvider):
 
     default_name = "anthropic"
     default_base_url = DEFAULT_BASE_URL
-
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str | None = None,
-        trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
-        http: HttpSettings | None = None,
-        name: str | None = None,
-        context_window: int | None = None,
-        quirks: Quirks | None = None,
-    ) -> None:
-        """``quirks`` None: those of a server at ``base_url`` (``presets.quirks_for``)."""
-        super().__init__(model=model, api_key=api_key, base_url=base_url, trust_zone=trust_zone,
-                         http=http, name=name, context_window=context_window)  # fmt: skip
-        self.quirks = quirks or quirks_for(self.base_url, self.family)
 
     def url(self) -> str:
         return f"{self.base_url}/v1/messages"

@@ -37,7 +37,6 @@ from typing import Any
 from urllib.parse import quote
 
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
-from toolwire.core.trust import TrustZone
 from toolwire.providers.base import (
     EFFORT_BUDGETS,
     UNKNOWN_USAGE,
@@ -49,10 +48,8 @@ from toolwire.providers.base import (
     Usage,
 )
 from toolwire.providers.gemini_stream import StreamAssembly
-from toolwire.providers.http import HttpSettings
-from toolwire.providers.presets import GEMINI_BASE_URL, Quirks, quirks_for
+from toolwire.providers.presets import GEMINI_BASE_URL
 from toolwire.providers.wire import (
-    DEFAULT_TRUST_ZONE,
     HttpProvider,
     count,
     items,
@@ -84,23 +81,6 @@ class GeminiProvider(HttpProvider):
 
     default_name = FAMILY
     default_base_url = DEFAULT_BASE_URL
-
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str | None = None,
-        trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
-        http: HttpSettings | None = None,
-        name: str | None = None,
-        context_window: int | None = None,
-        quirks: Quirks | None = None,
-    ) -> None:
-        """``quirks`` None: those of a server at ``base_url`` (``presets.quirks_for``)."""
-        super().__init__(model=model, api_key=api_key, base_url=base_url, trust_zone=trust_zone,
-                         http=http, name=name, context_window=context_window)  # fmt: skip
-        self.quirks = quirks or quirks_for(self.base_url, self.family)
 
     def model_name(self, model: str) -> str:
         return model.removeprefix("models/")  # the API's own listing names models so

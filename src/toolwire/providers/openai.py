@@ -51,7 +51,6 @@ from toolwire.providers.presets import (
     ReasoningField,
     ToolCallContent,
     is_private_url,
-    quirks_for,
     table_prices,
 )
 from toolwire.providers.wire import (
@@ -112,10 +111,11 @@ class OpenAIProvider(HttpProvider):
             http=http,
             name=name,
             context_window=context_window,
+            quirks=quirks,
         )
         if not key and not is_private_url(self.base_url):
             raise ConfigError(f"{self.name}: an API key is required for {self.base_url}")
-        quirks = quirks or quirks_for(self.base_url)
+        quirks = self.quirks
         self.quirks = dataclasses.replace(
             quirks,
             max_tokens_field=max_tokens_field or quirks.max_tokens_field,

@@ -40,6 +40,7 @@ from toolwire.providers.base import (
     Stop,
 )
 from toolwire.providers.http import HttpSettings, JsonHttp
+from toolwire.providers.presets import Quirks, quirks_for
 
 DEFAULT_TRUST_ZONE = TrustZone.EXTERNAL_GLOBAL  # a hosted API is the least trusted place data goes
 _CALL_ID_BYTES = 12  # 96 random bits: ids never collide within a run, or across runs
@@ -81,7 +82,9 @@ class HttpProvider:
         http: HttpSettings | None = None,
         name: str | None = None,
         context_window: int | None = None,
+        quirks: Quirks | None = None,
     ) -> None:
+        """``quirks`` None: those of a server at ``base_url`` (``presets.quirks_for``)."""
         name = name or self.default_name
         if not model.strip():
             raise ConfigError(f"{name}: a model name is required")
@@ -96,6 +99,7 @@ class HttpProvider:
         self.base_url = checked_base_url(name, base_url or self.default_base_url)
         self._trust_zone = TrustZone.parse(trust_zone)
         self._http = JsonHttp(name, api_key, http or HttpSettings())
+        self.quirks = quirks or quirks_for(self.base_url, self.family)
 
     def model_name(self, model: str) -> str:
         """The model as the API wants it named; adapters may normalise it."""
