@@ -179,7 +179,7 @@ def provider_from_ref(ref: ProviderRef) -> Provider:
     from toolwire.providers.select import create_provider
 
     return create_provider(
-        "scripted" if ref.script else ref.name,  # a script's own name labels runs, not adapters
+        ref.served_name,  # a script's own name labels runs, not adapters
         model=ref.model,
         base_url=ref.base_url,
         trust_zone=ref.trust_zone,
