@@ -262,3 +262,19 @@ def test_the_personal_module_the_worker_loads_imports_the_standard_library_only(
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert imported and {name.split(".")[0] for name in imported} <= sys.stdlib_module_names
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "owner ann.lee@example.com tail",
+        "call +44 20 7946 0958 now",
+        "iban GB82 WEST 1234 5698 7654 32 ok",
+    ],
+)
+def test_text_shortened_anywhere_keeps_no_part_of_a_shape_the_mask_would_miss(text: str) -> None:
+    for limit in range(1, len(text)):
+        shown = mask_personal(personal.clipped(text, limit))
+        assert len(shown) <= len(mask_personal(text)) + 1
+        for part in ("ann", "lee@", "example", "7946", "0958", "WEST", "5698"):
+            assert part not in shown, (limit, shown)

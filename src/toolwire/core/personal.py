@@ -175,6 +175,12 @@ def cut_point(text: str, limit: int) -> int:
     return before_shapes(spans(text[: limit + SHAPE_REACH]), limit)
 
 
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at :func:`cut_point` and marked with "…",
+    when it is longer: how every tool shortens text the seam masks after it."""
+    return text if len(text) <= limit else text[: cut_point(text, limit)] + "…"
+
+
 def before_shapes(found: list[tuple[int, int]], limit: int) -> int:
     """``limit``, moved back to the start of any of the ``found`` spans it falls inside."""
     for start, end in reversed(found):

@@ -16,7 +16,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import Field
 
 from toolwire.core.errors import ToolRefusal
-from toolwire.core.personal import cut_point
+from toolwire.core.personal import clipped
 from toolwire.core.result import ToolResult
 from toolwire.tools.api import Effect, FunctionTool, ToolContext
 from toolwire.tools.builtin._secrets import SecretIdentities
@@ -133,14 +133,14 @@ def fitted(
 def echo(value: object) -> str:
     """Model input quoted back, clipped and on one line."""
     text = _WHITESPACE.sub(" ", str(value))
-    return repr(text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + "…")
+    return repr(clipped(text, ECHO_CHARS))
 
 
 def format_cell(value: object) -> str:
     """One value as listed in both text and artifacts: the same string in both, always. A long
     one is cut, never through personal data (the seam masks it after, by the run's zone)."""
     text = cell_text(value)
-    return text if len(text) <= CELL_CHARS else text[: cut_point(text, CELL_CHARS)] + "…"
+    return clipped(text, CELL_CHARS)
 
 
 def cell_text(value: object) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from toolwire.core.personal import clipped
 from toolwire.tools.builtin import _config_yaml
 from toolwire.tools.builtin._per_file import MAX_NESTING, Budget, NotChecked, nested_deeper_than
 
@@ -165,7 +166,7 @@ def _ini(text: str) -> dict[str, dict[str, str]]:
 
 def _name(value: object) -> str:
     text = " ".join(str(value).split())
-    return text if len(text) <= 60 else text[:60] + "…"
+    return clipped(text, 60)
 
 
 def flatten(document: Any, prefix: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:

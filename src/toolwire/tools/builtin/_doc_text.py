@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import PurePosixPath
 
+from toolwire.core.personal import clipped
+
 MARKDOWN = frozenset({".md", ".markdown"})
 PLAIN = frozenset({".txt", ".text"})
 HTML = frozenset({".html", ".htm"})
@@ -53,7 +55,7 @@ def extract(path: PurePosixPath, data: bytes) -> Extracted:
 
 def _clip(title: str) -> str:
     title = " ".join(title.split())
-    return title if len(title) <= TITLE_CHARS else title[:TITLE_CHARS] + "…"
+    return clipped(title, TITLE_CHARS)
 
 
 def _markdown_title(text: str) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from toolwire.core.errors import ToolRefusal
+from toolwire.core.personal import clipped
 from toolwire.core.redact import MASK, mask_secrets
 from toolwire.core.result import Artifact, ToolResult
 from toolwire.tools.api import ToolContext
@@ -351,4 +352,4 @@ def _rule(error: Any, extra: list[str]) -> str:
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= 120 else text[:120] + "…"
+    return clipped(text, 120)
