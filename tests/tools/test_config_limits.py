@@ -130,6 +130,21 @@ def test_a_file_slower_than_its_budget_is_not_checked(kind: str) -> None:
         _config_files.parse(text[kind], kind, budget)
 
 
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("JSON", "[" * DEEP + "]" * DEEP),
+        ("TOML", ".".join(["a"] * DEEP) + " = 1\n"),
+        ("YAML", "[" * DEEP + "]" * DEEP),
+    ],
+    ids=["JSON", "TOML", "YAML"],
+)
+def test_a_file_too_deep_says_so_however_slow_the_machine(kind: str, text: str) -> None:
+    budget = Budget(1.0, clock=ticking(1.0))  # spent at the first look after starting
+    with pytest.raises(NotChecked, match=f"^{NESTED}$"):
+        _config_files.parse(text, kind, budget)
+
+
 def test_past_the_budget_files_are_listed_not_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

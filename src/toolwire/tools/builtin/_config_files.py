@@ -77,9 +77,10 @@ def parse(text: str, kind: str, budget: Budget) -> Parsed:
         document = readers.get(kind, _ini)(text)
     except RecursionError:  # tomllib recurses on nesting, json too (in C, counted the same)
         raise NotChecked(nested_deeper_than(MAX_NESTING)) from None
-    budget.check()
+    # The depth is looked at before the clock: a file too deep says so on any machine.
     if _deeper_than(document, MAX_NESTING):
         raise NotChecked(nested_deeper_than(MAX_NESTING))
+    budget.check()
     return Parsed(document)
 
 
