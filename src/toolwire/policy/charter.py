@@ -25,7 +25,9 @@ Invariants:
   read and carried on as it was: its workspace must still point where it pointed, by the
   digest it recorded, and its policy is the one its workspace names now, as a run sealed
   before charters takes its workspace as it is loaded now (:func:`legacy`). Sealed again, it
-  stays version 1, so a reader never mistakes its digest for one that covers the policy.
+  stays version 1, so a reader never mistakes its digest for one that covers the policy. This
+  never widens what the run shows: the release that sealed version 1 had no such policy and
+  showed personal data to every zone, so any policy named now shows it to those zones or fewer.
 - :func:`check_operator`: an operator who is not an admin decides only runs acting for them.
 - ``repr`` shows names and levels, never a path or a digest of one.
 """
