@@ -9,7 +9,9 @@ Every failure becomes a :class:`McpFailure` whose ``kind`` picks the text the mo
 seam writes it); the details go to the log only. A server that stops (its process dies, its
 stream closes) is dropped, and the next use starts it again. A stdio server's stdout is read
 by :class:`toolwire.mcp.stdio.StdioTransport`, a line at most ``STDOUT_LINE_BYTES``: a longer
-one ends the session (kind ``oversized``) and stops the server. A server's stderr is piped into
+one ends the session (kind ``oversized``) and stops the server. A streamable-HTTP server's
+answers are read by :class:`toolwire.mcp.http_client.BoundedHttp` within the same limit: a
+larger answer or event fails its request (kind ``oversized``). A server's stderr is piped into
 the log line by line (``toolwire.mcp.stderr``, level INFO), never into a result; each line is
 cut at ``STDERR_LINE_BYTES`` and at most ``STDERR_LOGGED_BYTES`` of one process's stderr are
 logged (the rest is read and dropped), so a server writing without end, or without newlines,
@@ -35,14 +37,14 @@ import anyio
 import anyio.lowlevel
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, CallToolResult, Implementation, Tool
 from pydantic import ValidationError
 
 from toolwire.core.children import bounded_lines, child_environment
 from toolwire.core.version import installed_version
-from toolwire.mcp.stdio import StdioTransport
+from toolwire.mcp.http_client import BodyTooLarge, BoundedHttp
+from toolwire.mcp.stdio import LineTooLong, StdioTransport
 from toolwire.workspace.mcp_servers import Launch
 
 log = logging.getLogger("toolwire.mcp")
@@ -69,12 +71,25 @@ class McpFailure(Exception):
         self.kind = kind
 
 
+_Opened = tuple[Client, StdioTransport | None, BoundedHttp | None]
+
+
 @dataclass(slots=True)
 class _Live:
     client: Client
     stop: asyncio.Event
     runner: asyncio.Task[None]
     stdio: StdioTransport | None  # None for a server over HTTP
+    http: BoundedHttp | None  # None for a stdio server
+
+    def refused(self) -> LineTooLong | BodyTooLarge | None:
+        """Why the server's last message over the limit was refused, taken once."""
+        if self.stdio is not None:
+            return self.stdio.refused
+        if self.http is None:
+            return None
+        refused, self.http.refused = self.http.refused, None
+        return refused
 
 
 class Connection:
@@ -113,11 +128,12 @@ class Connection:
             why = f"{name}: {what} took over {self.launch.timeout:g} s"
             raise McpFailure("timeout", why) from None
         except MCPError as exc:
+            refused = live.refused()
             if exc.code == CONNECTION_CLOSED:
                 self._ended(live.stop)
-                refused = None if live.stdio is None else live.stdio.refused
-                if refused is not None:
-                    raise McpFailure("oversized", f"{refused}, during {what}") from None
+            if refused is not None:
+                raise McpFailure("oversized", f"{refused}, during {what}") from None
+            if exc.code == CONNECTION_CLOSED:
                 raise McpFailure("stopped", f"{name}: the server stopped during {what}") from exc
             raise McpFailure("protocol", f"{name}: {what} failed: {exc.message}") from exc
         except ValidationError as exc:
@@ -144,12 +160,12 @@ class Connection:
 
     async def _start(self) -> _Live:
         loop = asyncio.get_running_loop()
-        ready: asyncio.Future[tuple[Client, StdioTransport | None]] = loop.create_future()
+        ready: asyncio.Future[_Opened] = loop.create_future()
         stop = asyncio.Event()
         runner = loop.create_task(self._run(ready, stop), name=f"mcp:{self.launch.name}")
         try:
             async with asyncio.timeout(self.launch.timeout):
-                client, stdio = await asyncio.shield(ready)
+                client, stdio, http = await asyncio.shield(ready)
         except BaseException as exc:
             ready.cancel()
             runner.cancel()
@@ -160,11 +176,9 @@ class Connection:
             if isinstance(exc, Exception):
                 raise McpFailure("start", f"{self.launch.name}: {describe(exc)}") from None
             raise
-        return _Live(client, stop, runner, stdio)
+        return _Live(client, stop, runner, stdio, http)
 
-    async def _run(
-        self, ready: asyncio.Future[tuple[Client, StdioTransport | None]], stop: asyncio.Event
-    ) -> None:
+    async def _run(self, ready: asyncio.Future[_Opened], stop: asyncio.Event) -> None:
         """Open the session, hand it out through ``ready``, hold it until ``stop``.
 
         A stdio server's stderr reaching its end means its process exited, and a stdout line
@@ -172,6 +186,7 @@ class Connection:
         starts the server again."""
         stderr: StderrLog | None = None
         stdio: StdioTransport | None = None
+        http = BoundedHttp(self.launch.name) if self.launch.command is None else None
         if self.launch.command is not None:
             loop = asyncio.get_running_loop()
             ended = functools.partial(loop.call_soon_threadsafe, self._ended, stop)
@@ -179,11 +194,11 @@ class Connection:
             stdio = stdio_transport(self.launch, stderr,
                                     on_refused=functools.partial(self._ended, stop))  # fmt: skip
         try:
-            async with open_client(self.launch, stdio) as client:
+            async with open_client(self.launch, stdio, http) as client:
                 if stderr is not None:
                     stderr.spawned()
                 if not ready.done():
-                    ready.set_result((client, stdio))
+                    ready.set_result((client, stdio, http))
                 await stop.wait()
         except asyncio.CancelledError:
             raise
@@ -229,19 +244,21 @@ def stdio_transport(
 
 
 @asynccontextmanager
-async def open_client(launch: Launch, stdio: StdioTransport | None) -> AsyncIterator[Client]:
+async def open_client(
+    launch: Launch, stdio: StdioTransport | None, http: BoundedHttp | None
+) -> AsyncIterator[Client]:
     """The SDK's client for ``launch``, entered: over ``stdio`` (a stdio server's) or
-    streamable HTTP."""
+    streamable HTTP through the bounded client ``http``."""
     async with AsyncExitStack() as stack:
         transport: Any
         if stdio is not None:
             transport = stdio.streams()
         else:
-            assert launch.url is not None
-            http = await stack.enter_async_context(
-                create_mcp_http_client(headers=dict(launch.headers))
+            assert launch.url is not None and http is not None
+            web = await stack.enter_async_context(http.client(dict(launch.headers)))
+            transport = streamable_http_client(
+                launch.url, http_client=web, max_sse_event_size=http.max_bytes
             )
-            transport = streamable_http_client(launch.url, http_client=http)
         client = Client(
             transport,
             cache=None,
