@@ -34,7 +34,8 @@ def with_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
     folder = tmp_path / "site"
     folder.mkdir()
     plugin(folder, WEATHER_PLUGIN, "all = twplugin:all_tools")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(folder), os.environ["PYTHONPATH"]]))
+    paths = [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
     yield
 
 
