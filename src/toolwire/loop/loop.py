@@ -234,13 +234,10 @@ class ToolLoop:
                 return result_of(held, "", False, TerminationReason.SUSPENDED, held)
         started = time.perf_counter()
         invoked = await self.seam.invoke(call, offered, context, inline=exclusive)
-        messages: list[ChatMessage] = []
-        invocations: list[ToolInvocation] = []
-        self._record(trace, 0, (time.perf_counter() - started) * 1000, call, invoked,
-                     arguments=None, messages=messages, invocations=invocations,
-                     started=started)  # fmt: skip
+        _, invocation = self._recorded(trace, 0, (time.perf_counter() - started) * 1000, call,
+                                       invoked, arguments=None, started=started)  # fmt: skip
         state = RunState(messages=(), options=options, offered=offered,
-                         invocations=tuple(invocations))  # fmt: skip
+                         invocations=(invocation,))  # fmt: skip
         ran = call.name in offered and call.name in self.registry
         reason = TerminationReason.COMPLETED if ran else TerminationReason.NOT_PERMITTED
         return result_of(state, invoked.result.content, False, reason)
@@ -578,28 +575,13 @@ class ToolLoop:
             return run() if checkpoint is None else checkpoint.invoke(job, run)
 
         def record(job: Job, invoked: Invoked, elapsed_ms: float, started: float | None) -> None:
-            self._record(trace, round_, elapsed_ms, job.call, invoked, arguments=job.arguments,
-                         messages=messages, invocations=invocations, started=started)  # fmt: skip
+            message, invocation = self._recorded(trace, round_, elapsed_ms, job.call, invoked,
+                                                 arguments=job.arguments,
+                                                 started=started)  # fmt: skip
+            messages.append(message)
+            invocations.append(invocation)
 
         await run_turn(jobs, invoke, record, concurrency=concurrency)
-
-    def _record(
-        self,
-        trace: RunTrace,
-        round_: int,
-        elapsed_ms: float,
-        call: ToolCall,
-        invoked: Invoked,
-        *,
-        arguments: dict[str, Any] | None,
-        messages: list[ChatMessage],
-        invocations: list[ToolInvocation],
-        started: float | None = None,
-    ) -> None:
-        message, invocation = self._recorded(trace, round_, elapsed_ms, call, invoked,
-                                             arguments=arguments, started=started)  # fmt: skip
-        messages.append(message)
-        invocations.append(invocation)
 
     def _recorded(
         self,
