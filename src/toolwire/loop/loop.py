@@ -2,8 +2,9 @@
 
 Layers, each with one concern: ``run`` (offer tools, build the first state) and ``resume``
 (apply a person's decision to a paused turn) -> ``advance`` (the round cap and synthesis) ->
-one provider call -> pause the whole turn, or run its calls (:mod:`toolwire.loop.turn`:
-concurrently, recorded in the model's order) -> the seam (:mod:`toolwire.loop.seam`).
+one provider call -> pause the whole turn, or run its calls (as jobs, :mod:`toolwire.loop.jobs`;
+run by :mod:`toolwire.loop.turn`: concurrently, recorded in the model's order) -> the seam
+(:mod:`toolwire.loop.seam`).
 
 Invariants:
 - The only tool output appended to the conversation is the bounded ``ToolResult.content``,
@@ -34,7 +35,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from toolwire.core.errors import ConfigError
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.core.trust import TrustZone
@@ -48,12 +48,12 @@ from toolwire.loop.endings import (
     ending,
     result_of,
 )
+from toolwire.loop.jobs import check_choice, decided_jobs, round_choice, turn_jobs
 from toolwire.loop.offer import Offer
-from toolwire.loop.seam import Invoked, Seam, past_limit, refusal, sole_task
+from toolwire.loop.seam import Invoked, Seam, sole_task
 from toolwire.loop.state import RunState
 from toolwire.loop.suspension import (
     Answer,
-    Refuse,
     plan,
     preview_again,
     running,
@@ -82,7 +82,7 @@ from toolwire.providers.base import (
     new_request,
     session_of,
 )
-from toolwire.tools.api import ToolContext, runs_concurrently
+from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
 
@@ -158,7 +158,7 @@ class ToolLoop:
         options = options or RunOptions()
         trace = trace if trace is not None else RunTrace(capture_raw=options.capture_raw)
         offered, refusals = self._offered(options, context)
-        _check_choice(options.tool_choice, offered)
+        check_choice(options.tool_choice, offered)
         charter = charter or self._bare_charter(context, options)
         context = context.in_zone(charter.trust_zone)  # what its tools may show is the run's
         state = RunState(messages=tuple(messages), options=options, offered=offered,
@@ -200,7 +200,7 @@ class ToolLoop:
             return checked
         state = state._replace(pause=None, offered=offered, invocations=())
         offer = self._offer(offered, state.options, context, exclusive)
-        jobs = self._jobs(checked, state.options.max_calls_per_turn, offer)
+        jobs = decided_jobs(checked, state.options.max_calls_per_turn, offer, self.registry)
         state = await self._run_jobs(state, trace, state.rounds, jobs, context, offer=offer)
         return await self._advance(state, offer, context=context, trace=trace, run_id=run_id)
 
@@ -234,13 +234,10 @@ class ToolLoop:
                 return result_of(held, "", False, TerminationReason.SUSPENDED, held)
         started = time.perf_counter()
         invoked = await self.seam.invoke(call, offered, context, inline=exclusive)
-        messages: list[ChatMessage] = []
-        invocations: list[ToolInvocation] = []
-        self._record(trace, 0, (time.perf_counter() - started) * 1000, call, invoked,
-                     arguments=None, messages=messages, invocations=invocations,
-                     started=started)  # fmt: skip
+        _, invocation = self._recorded(trace, 0, (time.perf_counter() - started) * 1000, call,
+                                       invoked, arguments=None, started=started)  # fmt: skip
         state = RunState(messages=(), options=options, offered=offered,
-                         invocations=tuple(invocations))  # fmt: skip
+                         invocations=(invocation,))  # fmt: skip
         ran = call.name in offered and call.name in self.registry
         reason = TerminationReason.COMPLETED if ran else TerminationReason.NOT_PERMITTED
         return result_of(state, invoked.result.content, False, reason)
@@ -270,7 +267,7 @@ class ToolLoop:
         if isinstance(checked, LoopResult):
             return checked
         offer = self._offer(offered, state.options, context, exclusive)
-        jobs = self._jobs(checked, state.options.max_calls_per_turn, offer)
+        jobs = decided_jobs(checked, state.options.max_calls_per_turn, offer, self.registry)
         state = state._replace(pause=None, offered=offered, invocations=())
         state = await self._run_jobs(state, trace, 0, jobs, context, offer=offer)
         content = state.invocations[-1].result if state.invocations else ""
@@ -331,7 +328,7 @@ class ToolLoop:
             price = self._price()
             budgeted = options.max_total_tokens is not None or options.max_cost is not None
             first_choice = options.tool_choice
-            later_choice = _round_choice(first_choice, 2)
+            later_choice = round_choice(first_choice, 2)
             # A turn of one call goes straight to the seam when nothing wraps or counts it.
             direct = self.checkpoint is None and not offer.remote and options.max_calls_per_turn
             while state.rounds < options.max_rounds:
@@ -378,7 +375,7 @@ class ToolLoop:
                                            started=started, spent=spent,
                                            assistant=assistant)  # fmt: skip
                     continue
-                jobs = self._turn_jobs(calls, options.max_calls_per_turn, offer)
+                jobs = turn_jobs(calls, options.max_calls_per_turn, offer, self.registry)
                 state = await self._run_jobs(state, trace, round_, jobs, context, offer=offer,
                                              spent=spent, assistant=assistant)  # fmt: skip
             return await self._synthesise(state, trace, specs, window)
@@ -521,36 +518,6 @@ class ToolLoop:
         dropped = state.dropped_turns + fitted.dropped_exchanges
         return state._replace(messages=fitted.messages, tally=fitted.tally, dropped_turns=dropped)
 
-    def _turn_jobs(self, calls: Sequence[ToolCall], limit: int, offer: Offer) -> list[Job]:
-        """A model's turn as jobs: each call runs with its own arguments; one past the turn's
-        call limit is answered with its fixed refusal and never runs."""
-        if len(calls) == 1 and limit >= 1:  # alone or not, nothing of its turn overlaps it
-            call = calls[0]
-            return [Job(call, call.decoded_arguments())]
-        return [
-            Job(call, call.decoded_arguments(), alone=self._alone(call, offer))
-            if index < limit
-            else Job(call, call.decoded_arguments(), past_limit(limit))
-            for index, call in enumerate(calls)
-        ]
-
-    def _jobs(
-        self, answers: Sequence[tuple[ToolCall, Answer]], limit: int, offer: Offer
-    ) -> list[Job]:
-        """A decided turn's calls as jobs: one past the turn's call limit, or refused, is
-        answered with its fixed refusal and never runs; the others run with the arguments
-        their answer gives."""
-        jobs = []
-        for index, (call, answer) in enumerate(answers):
-            if index >= limit:
-                jobs.append(Job(call, call.decoded_arguments(), past_limit(limit)))
-            elif isinstance(answer, Refuse):
-                refused = refusal(answer.text, answer.reason)
-                jobs.append(Job(call, call.decoded_arguments(), refused))
-            else:
-                jobs.append(Job(call, answer.arguments, alone=self._alone(call, offer)))
-        return jobs
-
     async def _run_jobs(
         self,
         state: RunState,
@@ -608,34 +575,13 @@ class ToolLoop:
             return run() if checkpoint is None else checkpoint.invoke(job, run)
 
         def record(job: Job, invoked: Invoked, elapsed_ms: float, started: float | None) -> None:
-            self._record(trace, round_, elapsed_ms, job.call, invoked, arguments=job.arguments,
-                         messages=messages, invocations=invocations, started=started)  # fmt: skip
+            message, invocation = self._recorded(trace, round_, elapsed_ms, job.call, invoked,
+                                                 arguments=job.arguments,
+                                                 started=started)  # fmt: skip
+            messages.append(message)
+            invocations.append(invocation)
 
         await run_turn(jobs, invoke, record, concurrency=concurrency)
-
-    def _alone(self, call: ToolCall, offer: Offer) -> bool:
-        if call.name in offer.names:
-            return call.name in offer.alone
-        tool = self.registry.get(call.name)  # not offered: the seam refuses it
-        return tool is not None and not runs_concurrently(tool)
-
-    def _record(
-        self,
-        trace: RunTrace,
-        round_: int,
-        elapsed_ms: float,
-        call: ToolCall,
-        invoked: Invoked,
-        *,
-        arguments: dict[str, Any] | None,
-        messages: list[ChatMessage],
-        invocations: list[ToolInvocation],
-        started: float | None = None,
-    ) -> None:
-        message, invocation = self._recorded(trace, round_, elapsed_ms, call, invoked,
-                                             arguments=arguments, started=started)  # fmt: skip
-        messages.append(message)
-        invocations.append(invocation)
 
     def _recorded(
         self,
@@ -688,17 +634,3 @@ class ToolLoop:
 
     def _names(self, offered: frozenset[str]) -> tuple[str, ...]:
         return tuple(n for n in self.registry.names() if n in offered)
-
-
-def _round_choice(choice: ToolChoice, round_: int) -> ToolChoice:
-    """The choice sent in ``round_``: a forced one (required, a tool) in the first round only,
-    so the model can answer once it has called; auto and none in every round."""
-    if choice in ("auto", "none") or round_ == 1:
-        return choice
-    return "auto"
-
-
-def _check_choice(choice: ToolChoice, offered: frozenset[str]) -> None:
-    """A choice naming a tool the run does not offer cannot be sent: refused before any call."""
-    if choice not in ("auto", "none", "required") and choice not in offered:
-        raise ConfigError(f"tool_choice names {choice!r}, a tool this run does not offer")

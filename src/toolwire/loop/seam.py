@@ -300,11 +300,8 @@ class Seam:
             return self._finish(call, _in_worker(tool, arguments, context), context)
         try:
             outcome = tool.execute(arguments, context)
-        except ToolRefusal as exc:
-            return _bounded(ToolResult.error(refused(str(exc))), context)
-        except Exception:
-            log.exception('Tool "%s" failed.', call.name)
-            return Invoked(ToolResult.error(tool_failed(call.name)))
+        except Exception as exc:
+            return self._raised(call, exc, context)
         if isinstance(outcome, ToolResult):
             return _bounded(outcome, context)
         return self._finish(call, _settled(outcome), context)
@@ -315,12 +312,18 @@ class Seam:
         """The bounded result of a call still running (a coroutine tool's, or in a worker)."""
         try:
             raw = await pending
-        except ToolRefusal as exc:
-            raw = ToolResult.error(refused(str(exc)))
-        except Exception:
-            log.exception('Tool "%s" failed.', call.name)
-            return Invoked(ToolResult.error(tool_failed(call.name)))
+        except Exception as exc:
+            return self._raised(call, exc, context)
         return _bounded(raw, context)
+
+    def _raised(self, call: ToolCall, exc: Exception, context: ToolContext) -> Invoked:
+        """What the model reads of a call whose tool raised ``exc``: its refusal's message, or the
+        fixed failure text (the exception to the operator's log only). Called inside the
+        ``except`` block, so the log carries the active exception's traceback."""
+        if isinstance(exc, ToolRefusal):
+            return _bounded(ToolResult.error(refused(str(exc))), context)
+        log.exception('Tool "%s" failed.', call.name, stacklevel=2)  # the caller's frame
+        return Invoked(ToolResult.error(tool_failed(call.name)))
 
 
 def _bounded(raw: ToolResult, context: ToolContext) -> Invoked:

@@ -382,10 +382,7 @@ class RunTrace:
         step = _new(RequestStep, (round, tuple(messages), tuple(tool_names),
                                   tuple(refusals) if refusals else None, tool_choice, 0.0,
                                   self._began(0.0), "request"))  # fmt: skip
-        self.steps.append(step)  # what ``_keep`` does, written out on a round's path
-        for observer in self._observers:
-            observer(step)
-        return step
+        return self._keep(step)
 
     def record_llm(
         self,
@@ -421,10 +418,7 @@ class RunTrace:
             registered,
             "llm",
         ))  # fmt: skip
-        self.steps.append(step)  # what ``_keep`` does, written out on a round's path
-        for observer in self._observers:
-            observer(step)
-        return step
+        return self._keep(step)
 
     def record_decision(
         self, round: int, decision: str, decided_by: str, reason: str | None, digest: str
@@ -468,7 +462,4 @@ class RunTrace:
             registered,
             "tool",
         ))  # fmt: skip
-        self.steps.append(step)  # what ``_keep`` does, written out on a round's path
-        for observer in self._observers:
-            observer(step)
-        return step
+        return self._keep(step)
