@@ -4,7 +4,9 @@
 // tab names the panel it controls.
 
 import { renderArtifacts } from "./artifacts.js";
+import { copyButton } from "./copy.js";
 import { h, ms, NOT_STORED, pretty } from "./dom.js";
+import { jsonTree } from "./jsontree.js";
 import { moveTo } from "./keys.js";
 import { stepCost, stepTitle, titleParts } from "./steps.js";
 
@@ -50,7 +52,7 @@ function tabsFor(step) {
     case "context_truncated":
       return [["Context", () => contextFacts(step)]];
     default:
-      return [["Step", () => pre(pretty(step))]];
+      return [["Step", () => jsonTree(step, "block")]];
   }
 }
 
@@ -74,7 +76,7 @@ function modelTabs(step) {
   if (typeof step.thinking === "string" && step.thinking) {
     list.push(["Thinking", () => pre(step.thinking)]);
   }
-  if (step.raw !== undefined) list.push(["Raw", () => pre(pretty(step.raw))]);
+  if (step.raw !== undefined) list.push(["Raw", () => jsonTree(step.raw, "block")]);
   return list.concat(metadataTab(step));
 }
 
@@ -169,11 +171,18 @@ function refusals(list) {
 // A stored step without its content keys still has counts and lengths: show them.
 function metadataTab(step) {
   if (!step.content_withheld) return [];
-  return [["Stored fields", () => pre(pretty(step))]];
+  return [["Stored fields", () => jsonTree(step, "block")]];
 }
 
 function pre(text, extra = "") {
   return h("pre", { class: `block ${extra}`.trim() }, String(text));
+}
+
+// A tab that shows one text (a block, a JSON tree) has a button copying it.
+function copyable(content, name) {
+  if (!content.matches("pre, .json-tree")) return null;
+  return h("div", { class: "copy-row" },
+    copyButton(() => content.textContent, `Copy the ${name.toLowerCase()}`));
 }
 
 function tabs(list, openTab) {
@@ -187,7 +196,8 @@ function tabs(list, openTab) {
       b.setAttribute("tabindex", b === button ? "0" : "-1");
     }
     panel.setAttribute("aria-labelledby", button.id);
-    panel.replaceChildren(build());
+    const content = build();
+    panel.replaceChildren(copyable(content, button.textContent), content);
   };
   const buttons = list.map(([name, build], i) => {
     const button = h("button", { type: "button", class: "tab", role: "tab", "data-index": i,
