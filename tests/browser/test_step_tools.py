@@ -1,9 +1,11 @@
-"""The bar above a run's steps in Chromium: the filter (kind, tool name, status) and the find
-("2 of 3", next and previous), by keyboard, over a live run, a stored one and a virtualized
-one; hostile words and tool names read as text."""
+"""The bar above a run's steps in Chromium: the filter (kind, tool name, status), the find
+("2 of 3", next and previous) and the conversation as the last request sent it, by keyboard,
+over a live run, a stored one and a virtualized one; hostile words and tool names read as
+text."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import httpx
@@ -96,7 +98,9 @@ def test_the_filter_by_keyboard_keeps_one_tab_stop_among_the_shown(watched: Watc
     assert shown_rows(page) == [1, 6, 9]
     assert focused(page)["tag"] == "select"  # the focus stays in the filter
     page.focus(FIND)
-    page.keyboard.press("Tab")  # Previous and Next are disabled: nothing to find
+    page.keyboard.press("Tab")  # Previous and Next are off, with nothing to find: Conversation
+    assert focused(page)["text"] == "Conversation"
+    page.keyboard.press("Tab")
     assert focused(page)["index"] == "9" and focused(page)["selected"] == "true"
     page.keyboard.press("ArrowUp")
     assert focused(page)["index"] == "6"  # the next shown step up, not step 8
@@ -187,3 +191,23 @@ def test_hostile_words_and_tool_names_read_as_text(watched: Watched) -> None:
     assert page.locator("#view-run img").count() == 0
     assert page.locator(f"{BAR} [onerror], #steps [onerror]").count() == 0
     assert watched.dialogs == []
+
+
+def test_the_conversation_is_the_last_request_with_each_result_after_its_call(
+    watched: Watched,
+) -> None:
+    page = sifted(watched.page)
+    page.click(f"{BAR} [data-testid=conversation]")
+    assert page.get_attribute("#steps li[data-index='8']", "aria-selected") == "true"
+    assert page.text_content("#detail .tab[aria-selected=true]") == "Messages sent"
+    assert page.evaluate("document.activeElement.getAttribute('role')") == "tabpanel"
+    roles = page.locator("#detail .message-role").all_text_contents()
+    assert [re.sub(r" · [^ ]+$", "", r) for r in roles] == [
+        "user", "assistant", "tool · lookup", "tool · boom", "tool · echo", "assistant",
+        "tool · lookup",
+    ]  # fmt: skip
+    echoed = page.locator("#detail .message.role-tool pre").nth(2).text_content()
+    assert echoed == f"needle {HOSTILE}"
+    assert page.locator("#detail img, #detail [onerror]").count() == 0
+    page.click("#steps li[data-index='2']")  # another step: its own first tab
+    assert page.text_content("#detail .tab[aria-selected=true]") == "Arguments"

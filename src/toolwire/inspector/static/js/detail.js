@@ -144,18 +144,35 @@ function requestTabs(step) {
   return list.concat(metadataTab(step));
 }
 
+// The conversation as this request sent it: each message in order, a tool's result in its
+// place after the turn that asked for it, named by the call it answers.
 function messages(list) {
   if (!Array.isArray(list)) {
     return h("p", { class: "muted not-stored" }, `The messages are ${NOT_STORED}.`);
   }
-  return h("div", { class: "messages" }, list.map((m) =>
+  const calls = callNames(list);
+  return h("div", { class: "messages", "data-testid": "conversation" }, list.map((m) =>
     h("div", { class: `message role-${safeRole(m && m.role)}` },
       h("div", { class: "message-role" }, String(m && m.role),
+        m && m.tool_call_id && calls.has(m.tool_call_id)
+          ? ` · ${calls.get(m.tool_call_id)}` : "",
         m && m.tool_call_id ? ` · ${String(m.tool_call_id)}` : ""),
       typeof (m && m.content) === "string" ? pre(m.content)
         : m && m.content !== null && m.content !== undefined ? pre(pretty(m.content)) : null,
       Array.isArray(m && m.tool_calls) ? h("ul", { class: "calls" }, m.tool_calls.map((c) =>
-        h("li", {}, `${String(c && c.name)} (${String(c && c.arguments)})`))) : null)));
+        h("li", {}, `${String(c && c.name)} (${String(c && c.arguments)})`,
+          c && c.id ? h("span", { class: "muted" }, ` · ${String(c.id)}`) : null))) : null)));
+}
+
+// The name of each call the conversation's turns asked for, by its id.
+function callNames(list) {
+  const names = new Map();
+  for (const m of list) {
+    for (const c of Array.isArray(m && m.tool_calls) ? m.tool_calls : []) {
+      if (c && typeof c.id === "string") names.set(c.id, String(c.name));
+    }
+  }
+  return names;
 }
 
 function safeRole(role) {

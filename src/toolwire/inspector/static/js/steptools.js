@@ -1,5 +1,6 @@
-// The bar above a run's step list: a filter (by kind, tool name and status) and a find over the
-// steps' text, for the live run and a stored one alike. Typed words only ever compare with
+// The bar above a run's step list: a filter (by kind, tool name and status), a find over the
+// steps' text and a button to the conversation as the last request sent it, for the live run
+// and a stored one alike. Typed words only ever compare with
 // text; they are never markup. A filter narrows the rows the list draws (StepView.setFilter);
 // the find counts the shown steps whose text holds the words and steps through them ("3 of
 // 12"), selecting each in the list, which scrolls its virtualized rows to it. A streamed step
@@ -72,7 +73,13 @@ export class StepTools {
     const find = h("div", { class: "step-find", role: "search", "aria-label": "Find in this run" },
       h("label", { class: "field search" }, "Find in this run", this.findBox),
       this.previous, this.next, this.found);
-    this.element = h("div", { class: "step-tools", "data-testid": "step-tools" }, filters, find);
+    const talk = h("button", { type: "button", class: "small", "data-testid": "conversation" },
+      "Conversation");
+    talk.addEventListener("click", () => {
+      if (!view.conversation()) announce("No request in this run yet");
+    });
+    this.element = h("div", { class: "step-tools", "data-testid": "step-tools", hidden: true },
+      filters, find, talk);
     filters.addEventListener("input", () => this.filter());
     this.findBox.addEventListener("input", () => this.find());
     this.findBox.addEventListener("keydown", (e) => this.findKey(e));

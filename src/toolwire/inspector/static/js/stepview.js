@@ -225,13 +225,27 @@ export class StepView {
     return this.timeline?.scale ? this.timeline.scale.span : NaN;
   }
 
+  // The conversation as the run's last request sent it: that step selected, its messages
+  // open, the focus on their panel. False when the run has no request (yet).
+  conversation() {
+    const at = this.steps.findLastIndex((s) => s.kind === "request");
+    if (at < 0) return false;
+    this.wantTab = "Messages sent";
+    this.detailDrawn = false;
+    this.select(at);
+    this.detail.querySelector(".tab-panel")?.focus();
+    return true;
+  }
+
   // Streamed steps leave the detail of a step being read alone: its open tab and what it
   // shows stay. A new selection opens the same tab when its step has one.
   drawDetail() {
     const step = this.steps[this.selected];
     if (this.detailDrawn && step === this.detailStep) return;
     const open = this.detail.querySelector(".tab[aria-selected=true]");
-    keepFocus(this.detail, () => renderDetail(this.detail, step, open ? open.textContent : null));
+    const tab = this.wantTab ?? (open ? open.textContent : null);
+    this.wantTab = null;
+    keepFocus(this.detail, () => renderDetail(this.detail, step, tab));
     this.detailStep = step;
     this.detailDrawn = true;
   }
