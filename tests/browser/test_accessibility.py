@@ -142,6 +142,8 @@ def live_views(walk: Walk) -> None:
     page.select_option("#view-run .step-filter select[name=kind]", "tool")
     page.fill("#view-run .step-find input[name=find]", "orders")
     walk.check("run: steps filtered, a find")
+    page.click("#view-run .step-tools [data-testid=conversation]")
+    walk.check("run: the conversation")
     page.select_option("#view-run .step-filter select[name=kind]", "")
     page.fill("#view-run .step-find input[name=find]", "")
     run_to(page, "every", "completed")
