@@ -65,6 +65,10 @@ def test_a_long_table_says_its_size_and_keeps_its_header_in_view(watched: Watche
     run(page, "long")
     open_step(page, 2, "Artifacts")
     assert page.text_content("#detail .artifact-table caption") == f"{ROWS} rows, 2 columns"
+    panel = page.eval_on_selector(
+        "#detail .tab-panel", "p => [p.childNodes.length, p.firstChild.className]"
+    )
+    assert panel == [1, "artifacts"]  # the artifacts alone: no copy row, no stray text
     wrap = "#detail .artifact .table-wrap"
     page.eval_on_selector(wrap, "w => { w.scrollTop = w.scrollHeight; }")
     page.wait_for_timeout(100)

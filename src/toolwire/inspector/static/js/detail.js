@@ -5,7 +5,7 @@
 
 import { renderArtifacts } from "./artifacts.js";
 import { copyButton } from "./copy.js";
-import { h, ms, NOT_STORED, pretty } from "./dom.js";
+import { fill, h, ms, NOT_STORED, pretty } from "./dom.js";
 import { jsonTree } from "./jsontree.js";
 import { moveTo } from "./keys.js";
 import { stepCost, stepTitle, titleParts } from "./steps.js";
@@ -214,7 +214,7 @@ function tabs(list, openTab) {
     }
     panel.setAttribute("aria-labelledby", button.id);
     const content = build();
-    panel.replaceChildren(copyable(content, button.textContent), content);
+    fill(panel, copyable(content, button.textContent), content);
   };
   const buttons = list.map(([name, build], i) => {
     const button = h("button", { type: "button", class: "tab", role: "tab", "data-index": i,
