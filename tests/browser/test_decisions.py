@@ -72,7 +72,7 @@ def test_a_denial_shows_the_error_turn_the_model_reads(watched: Watched) -> None
     assert result_of(page, "⚙ write_note") == DENIED
     assert page.get_attribute("#detail pre.error-text", "class") == "block error-text"
     open_step(page, titles(page).index("☛ denied by admin"))
-    assert '"decision_reason": "not on a Friday"' in (page.text_content("#detail pre") or "")
+    assert '"decision_reason": "not on a Friday"' in (page.text_content("#detail .json-tree") or "")
     assert len(WRITES) == before
 
 

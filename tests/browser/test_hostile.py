@@ -208,7 +208,7 @@ def test_preview_lines_tool_names_and_reasons_read_literally(
     p.click(f"{PANEL} button.deny")
     wait_status(p, "completed")
     open_step(p, 2)
-    decision = p.evaluate("JSON.parse(document.querySelector('#detail pre').textContent)")
+    decision = p.evaluate("JSON.parse(document.querySelector('#detail .json-tree').textContent)")
     assert decision["decision_reason"] == PAYLOADS[0]
     assert_nothing_ran(watched)
     p.close()

@@ -92,11 +92,13 @@ def test_start_a_run_and_read_an_artifact_by_keyboard(watched: Watched) -> None:
     assert page.title().endswith(" · Run · toolwire inspector")
     until(page, f"{SAID % 'polite'}.startsWith('Run completed')")
     assert live(page, "polite") == "Run completed: 2 rounds, 1 tool call."
-    # The timeline, then the steps: one Tab each, on the selected (last) step.
+    # The timeline, then the steps' bar (the filter's kind, tool name and status, the find's
+    # words, Previous and Next being off with nothing to find, Conversation), then the steps:
+    # one Tab each, on the selected (last) step.
     page.keyboard.press("Tab")
     assert (focused(page)["role"], focused(page)["index"]) == ("option", "4")
     assert "timeline-row" in focused(page)["cls"]
-    page.keyboard.press("Tab")
+    assert tab_to(page, "#steps li[aria-selected=true]") == 6
     now = focused(page)
     assert (now["tag"], now["role"], now["index"], now["selected"]) == ("li", "option", "4", "true")
     page.keyboard.press("Home")

@@ -99,7 +99,9 @@ def test_a_request_rebuilt_from_its_delta_shows_the_conversation_the_store_kept(
     assert messages_shown(page, "#stored-run .detail") == live  # rebuilt from deltas too
     run = httpx.get(f"{base}/api/runs/{run_id.removeprefix('#run=')}", headers=AUTH).json()
     whole = run["steps"][9]["messages_sent"]
-    heads = [m["role"] + (f" · {m['tool_call_id']}" if m.get("tool_call_id") else "")
+    names = {c["id"]: c["name"] for m in whole for c in m.get("tool_calls") or []}
+    heads = [m["role"] + (f" · {names[m['tool_call_id']]} · {m['tool_call_id']}"
+                          if m.get("tool_call_id") else "")
              + m["content"] for m in whole]  # fmt: skip
     assert len(heads) == len(live) and all(map(str.startswith, live, heads))
 

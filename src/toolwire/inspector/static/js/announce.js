@@ -9,13 +9,20 @@ function region(id) {
   return document.getElementById(id);
 }
 
+const repeats = new Map();  // region id -> the timer of a repeated message still to be set
+
 function set(id, text) {
   const box = region(id);
   if (!box) return;
   const message = String(text ?? "");
+  clearTimeout(repeats.get(id));  // a newer message wins over a repeat not yet set
+  repeats.delete(id);
   if (box.textContent === message) {
     box.textContent = "";
-    setTimeout(() => { box.textContent = message; }, REPEAT_MS);
+    repeats.set(id, setTimeout(() => {
+      repeats.delete(id);
+      box.textContent = message;
+    }, REPEAT_MS));
   } else {
     box.textContent = message;
   }

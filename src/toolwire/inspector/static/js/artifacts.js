@@ -1,8 +1,11 @@
 // Artifacts, rendered by type. Every shape is checked before it is drawn; anything unknown or
-// malformed is shown whole as pretty JSON, so nothing is silently dropped.
+// malformed is shown whole as pretty JSON, so nothing is silently dropped. A table says how
+// many rows and columns it has, and its header row stays in view while its rows scroll.
 
 import { highlightLines } from "./codehighlight.js";
+import { copyButton } from "./copy.js";
 import { dataTable, h, pretty, safeImage, safeLink } from "./dom.js";
+import { jsonTree } from "./jsontree.js";
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const isText = (v) => typeof v === "string";
@@ -17,15 +20,27 @@ function renderArtifact(artifact, index = 0) {
   const data = isObject(artifact) && isObject(artifact.data) ? artifact.data : {};
   const body = RENDERERS[type]?.(data, label) ?? fallback(artifact);
   const kind = body.classList.contains("artifact-json") ? "json" : type;
+  const copied = kind === "json" ? () => pretty(artifact) : COPIED[type]?.(data);
   return h("section", { class: "artifact", "data-type": kind, "data-index": index },
     h("header", { class: "artifact-head" },
       h("span", { class: "artifact-label" }, label),
-      h("span", { class: "artifact-type" }, kind === "json" ? `${type} · JSON` : type)),
+      h("span", { class: "artifact-type" }, kind === "json" ? `${type} · JSON` : type),
+      copied ? copyButton(copied, `Copy ${label.slice(0, LABEL_CHARS)}`) : null),
     body);
 }
 
+const LABEL_CHARS = 80;  // of an artifact's label, in its copy button's name
+
+// What a copy button copies of an artifact: its text, its code, a table as tab-separated lines.
+const COPIED = {
+  text: (data) => () => data.text,
+  code: (data) => () => data.code,
+  table: (data) => () => [data.columns, ...data.rows]
+    .map((row) => (Array.isArray(row) ? row : []).map(String).join("\t")).join("\n"),
+};
+
 function fallback(artifact) {
-  return h("pre", { class: "artifact-json" }, pretty(artifact));
+  return jsonTree(artifact, "artifact-json");
 }
 
 function table(data, label) {
@@ -33,7 +48,12 @@ function table(data, label) {
   const heads = data.columns.map((c) => h("th", {}, String(c)));
   const rows = data.rows.map((row) =>
     h("tr", {}, Array.isArray(row) ? row.map((cell) => h("td", {}, String(cell))) : []));
-  return dataTable("artifact-table", heads, rows, label);
+  return dataTable("artifact-table", heads, rows, label, counted(data.rows.length, "row")
+    + `, ${counted(data.columns.length, "column")}`);
+}
+
+function counted(n, what) {
+  return `${n} ${what}${n === 1 ? "" : "s"}`;
 }
 
 function text(data) {

@@ -4,7 +4,9 @@
 // tab names the panel it controls.
 
 import { renderArtifacts } from "./artifacts.js";
-import { h, ms, NOT_STORED, pretty } from "./dom.js";
+import { copyButton } from "./copy.js";
+import { fill, h, ms, NOT_STORED, pretty } from "./dom.js";
+import { jsonTree } from "./jsontree.js";
 import { moveTo } from "./keys.js";
 import { stepCost, stepTitle, titleParts } from "./steps.js";
 
@@ -50,7 +52,7 @@ function tabsFor(step) {
     case "context_truncated":
       return [["Context", () => contextFacts(step)]];
     default:
-      return [["Step", () => pre(pretty(step))]];
+      return [["Step", () => jsonTree(step, "block")]];
   }
 }
 
@@ -74,7 +76,7 @@ function modelTabs(step) {
   if (typeof step.thinking === "string" && step.thinking) {
     list.push(["Thinking", () => pre(step.thinking)]);
   }
-  if (step.raw !== undefined) list.push(["Raw", () => pre(pretty(step.raw))]);
+  if (step.raw !== undefined) list.push(["Raw", () => jsonTree(step.raw, "block")]);
   return list.concat(metadataTab(step));
 }
 
@@ -142,18 +144,35 @@ function requestTabs(step) {
   return list.concat(metadataTab(step));
 }
 
+// The conversation as this request sent it: each message in order, a tool's result in its
+// place after the turn that asked for it, named by the call it answers.
 function messages(list) {
   if (!Array.isArray(list)) {
     return h("p", { class: "muted not-stored" }, `The messages are ${NOT_STORED}.`);
   }
-  return h("div", { class: "messages" }, list.map((m) =>
+  const calls = callNames(list);
+  return h("div", { class: "messages", "data-testid": "conversation" }, list.map((m) =>
     h("div", { class: `message role-${safeRole(m && m.role)}` },
       h("div", { class: "message-role" }, String(m && m.role),
+        m && m.tool_call_id && calls.has(m.tool_call_id)
+          ? ` · ${calls.get(m.tool_call_id)}` : "",
         m && m.tool_call_id ? ` · ${String(m.tool_call_id)}` : ""),
       typeof (m && m.content) === "string" ? pre(m.content)
         : m && m.content !== null && m.content !== undefined ? pre(pretty(m.content)) : null,
       Array.isArray(m && m.tool_calls) ? h("ul", { class: "calls" }, m.tool_calls.map((c) =>
-        h("li", {}, `${String(c && c.name)} (${String(c && c.arguments)})`))) : null)));
+        h("li", {}, `${String(c && c.name)} (${String(c && c.arguments)})`,
+          c && c.id ? h("span", { class: "muted" }, ` · ${String(c.id)}`) : null))) : null)));
+}
+
+// The name of each call the conversation's turns asked for, by its id.
+function callNames(list) {
+  const names = new Map();
+  for (const m of list) {
+    for (const c of Array.isArray(m && m.tool_calls) ? m.tool_calls : []) {
+      if (c && typeof c.id === "string") names.set(c.id, String(c.name));
+    }
+  }
+  return names;
 }
 
 function safeRole(role) {
@@ -169,11 +188,18 @@ function refusals(list) {
 // A stored step without its content keys still has counts and lengths: show them.
 function metadataTab(step) {
   if (!step.content_withheld) return [];
-  return [["Stored fields", () => pre(pretty(step))]];
+  return [["Stored fields", () => jsonTree(step, "block")]];
 }
 
 function pre(text, extra = "") {
   return h("pre", { class: `block ${extra}`.trim() }, String(text));
+}
+
+// A tab that shows one text (a block, a JSON tree) has a button copying it.
+function copyable(content, name) {
+  if (!content.matches("pre, .json-tree")) return null;
+  return h("div", { class: "copy-row" },
+    copyButton(() => content.textContent, `Copy the ${name.toLowerCase()}`));
 }
 
 function tabs(list, openTab) {
@@ -187,7 +213,8 @@ function tabs(list, openTab) {
       b.setAttribute("tabindex", b === button ? "0" : "-1");
     }
     panel.setAttribute("aria-labelledby", button.id);
-    panel.replaceChildren(build());
+    const content = build();
+    fill(panel, copyable(content, button.textContent), content);
   };
   const buttons = list.map(([name, build], i) => {
     const button = h("button", { type: "button", class: "tab", role: "tab", "data-index": i,

@@ -52,9 +52,11 @@ export function runLink(id, text) {
 export const NOT_STORED = "not stored at this privacy level";
 
 // A table in its scrolling wrapper: one header row of `heads` (th elements), then `rows`;
-// the wrapper, when the table is wider than it, is a tab stop named `label`.
-export function dataTable(cls, heads, rows, label = "Table") {
+// the wrapper, when the table is wider than it, is a tab stop named `label`. A `caption`
+// (text) is the table's caption.
+export function dataTable(cls, heads, rows, label = "Table", caption = null) {
   return scrollableRegion(h("div", { class: "table-wrap" }, h("table", { class: cls },
+    caption === null ? null : h("caption", { class: "table-count" }, caption),
     h("thead", {}, h("tr", {}, heads)), h("tbody", {}, rows))), label);
 }
 

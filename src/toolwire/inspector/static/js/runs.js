@@ -43,6 +43,7 @@ export class RunsView {
     this.checked = [];  // run ids ticked for comparing, oldest tick first
     this.shown = null;  // the id of the run shown below the table
     this.view = null;  // its StepView
+    this.listed = [];  // the ids of the runs the table lists, in its order
     this.filters = new RunFilters(this.$("runs-filters"), () => { this.offset = 0; this.load(); });
     this.choicesLoaded = false;
     this.$("runs-refresh").addEventListener("click", () => this.load());
@@ -65,6 +66,7 @@ export class RunsView {
     try {
       const page = await call("GET", `/runs?${query}`);
       if (ticket !== this.loads) return;  // a newer listing was asked for meanwhile
+      this.listed = (page.runs ?? []).map((r) => String(r.id));
       this.$("runs-note").textContent = page.stored ? ""
         : "No store is configured, so runs are not kept. Start the server with --db URL.";
       const table = this.$("runs-table");
@@ -212,6 +214,7 @@ export class RunsView {
       const heading = h("h3", { tabindex: -1 }, "Run ", runLink(id, id));
       fill(box,
         h("div", { class: "row stored-head" }, heading, this.actions(run, tools)),
+        this.neighbours(id),
         h("p", { class: "muted" }, `Stored at privacy level ${String(run.privacy_level ?? "?")}`,
           run.termination_reason ? ` · ${String(run.termination_reason)}` : "",
           run.error ? ` · ${String(run.error)}` : ""),
@@ -245,6 +248,36 @@ export class RunsView {
       fill(box, h("p", { class: "banner error", role: "alert" },
         errorText(err, "Loading the run failed.")));
     }
+  }
+
+  // The runs before and after this one in the table, a button each (off at either end); none
+  // for a run the table does not list (one opened by a link). The run opened takes the focus.
+  neighbours(id) {
+    const at = this.listed.indexOf(id);
+    if (at < 0) return null;
+    const button = (to, text) => {
+      const other = this.listed[to];
+      const go = h("button", { type: "button", class: "small", disabled: other === undefined,
+        title: other === undefined ? null : `Run ${other}`, "data-testid": text.includes("Previous")
+          ? "previous-run" : "next-run" }, text);
+      go.addEventListener("click", () => {
+        this.markListed(other);
+        this.show(other);
+      });
+      return go;
+    };
+    return h("nav", { class: "row run-neighbours", "aria-label": "Stored runs" },
+      button(at - 1, "← Previous run"),
+      h("span", { class: "muted", "data-testid": "run-place" },
+        `${at + 1} of ${this.listed.length} listed`),
+      button(at + 1, "Next run →"));
+  }
+
+  // The table's row of run `id` becomes its tab stop.
+  markListed(id) {
+    const rows = [...this.$("runs-table").querySelectorAll("tr.run-row")];
+    const row = rows.find((r) => r.getAttribute("data-id") === id);
+    if (row) this.current(rows, row);
   }
 
   // Export, re-run, copy link: each opens its panel in `tools`.

@@ -7,11 +7,17 @@
 // The list is a listbox: one tab stop (the selected row), the arrow keys, Home, End, Page Up
 // and Page Down move the selection and the focus; `step(±1)` does it for the `j`/`k` keys.
 // While the focus is in the list or the detail pane, new steps do not move the selection.
+//
+// The bar above the list (StepTools) filters the rows: the list then draws only the steps the
+// filter lets through, `shown` their indices in order; a row's place in the list (its
+// position) is its step's index when nothing is filtered. A row keeps its step's index as its
+// `data-index` either way.
 
 import { renderDetail } from "./detail.js";
 import { keepFocus } from "./focus.js";
 import { activates, moveTo } from "./keys.js";
 import { stepRow, waitingRow } from "./steps.js";
+import { StepTools } from "./steptools.js";
 import { Timeline } from "./timeline.js";
 import { VirtualRows } from "./virtual.js";
 
@@ -30,13 +36,18 @@ export class StepView {
     this.waiting = false;
     this.live = new Map();  // round -> {thinking, content} streamed so far, until its llm step
     this.waitingShown = null;  // the waiting row drawn, until what it shows changes
-    this.shown = undefined;  // the step the detail pane shows; it is redrawn only for another
+    this.detailStep = undefined;  // the step the detail pane shows; it is redrawn only for another
     this.detailDrawn = false;
     list.setAttribute("role", "listbox");
     if (!list.hasAttribute("aria-label")) list.setAttribute("aria-label", "Steps");
+    this.shown = null;  // the indices of the steps the filter lets through; null: every step
+    this.passes = null;  // the filter's test of a step; null: none
     this.rows = new VirtualRows(list, { rowHeight: ROW_PX, spacer: "li",
-      build: (i) => stepRow(this.steps[i], i, i === this.selected), tail: () => this.tail(),
-      pinned: () => this.selected });
+      build: (pos) => this.build(pos), tail: () => this.tail(),
+      pinned: () => this.posOf(this.selected),
+      positionOf: (row) => this.posOf(Number(row.getAttribute("data-index"))) });
+    this.tools = new StepTools(this);
+    (list.closest(".workbench") ?? list).before(this.tools.element);
     this.timeline = timeline ? new Timeline(timeline, (i, focus) => this.select(i, { focus }))
       : null;
     list.addEventListener("click", (e) => this.pick(e.target));
@@ -47,10 +58,10 @@ export class StepView {
     const row = event.target.closest("li[data-index]");
     if (!row) return;
     const at = Number(row.getAttribute("data-index"));
-    const to = moveTo(event.key, at, this.steps.length);
+    const to = moveTo(event.key, this.posOf(at), this.shownCount());
     if (to !== null) {
       event.preventDefault();
-      this.select(to, { focus: true });
+      this.select(this.indexAt(to), { focus: true });
     } else if (activates(event)) {
       event.preventDefault();
       this.select(at, { focus: true });
@@ -59,9 +70,63 @@ export class StepView {
 
   // The next (1) or previous (-1) step, selected and focused.
   step(delta) {
-    if (!this.steps.length) return;
-    const from = this.selected < 0 ? (delta > 0 ? -1 : this.steps.length) : this.selected;
-    this.select(Math.min(Math.max(from + delta, 0), this.steps.length - 1), { focus: true });
+    const count = this.shownCount();
+    if (!count) return;
+    const at = this.posOf(this.selected);
+    const from = at < 0 ? (delta > 0 ? -1 : count) : at;
+    this.select(this.indexAt(Math.min(Math.max(from + delta, 0), count - 1)), { focus: true });
+  }
+
+  build(pos) {
+    const index = this.indexAt(pos);
+    const row = stepRow(this.steps[index], index, index === this.selected);
+    if (this.tools.hit(this.steps[index])) row.classList.add("find-hit");
+    return row;
+  }
+
+  // How many rows the list has; the step at a position; the position of a step (-1: hidden).
+  shownCount() {
+    return this.shown ? this.shown.length : this.steps.length;
+  }
+
+  indexAt(pos) {
+    return this.shown ? this.shown[pos] : pos;
+  }
+
+  posOf(index) {
+    if (!this.shown) return index;
+    let low = 0;
+    let high = this.shown.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const at = this.shown[mid];
+      if (at === index) return mid;
+      if (at < index) low = mid + 1;
+      else high = mid - 1;
+    }
+    return -1;
+  }
+
+  // Draw only the steps `passes` lets through (null: every step); how many that is. A
+  // selected step the filter hides gives the selection to the next one shown (or the last).
+  setFilter(passes) {
+    this.passes = passes;
+    this.shown = passes ? this.steps.flatMap((s, i) => (passes(s) ? [i] : [])) : null;
+    if (this.shown && this.shown.length && this.posOf(this.selected) < 0) {
+      this.selected = this.shown.find((i) => i > this.selected) ?? this.shown[this.shown.length - 1];
+    }
+    this.marked = -1;
+    this.rows.reset();
+    this.render();
+    this.rows.reveal(this.posOf(this.selected));
+    return this.shownCount();
+  }
+
+  // The rows drawn marked again as holding the find's words, or not.
+  markHits() {
+    for (const row of this.rows.drawn.values()) {
+      row.classList.toggle("find-hit", this.tools.hit(this.steps[Number(row.getAttribute("data-index"))]));
+    }
   }
 
   // Whether the person is reading here: the focus is in the list or the detail pane.
@@ -72,7 +137,8 @@ export class StepView {
 
   reset(steps = []) {
     this.steps = [...steps];  // this view's own: steps added here stay here
-    this.selected = steps.length - 1;
+    this.shown = this.passes ? this.steps.flatMap((s, i) => (this.passes(s) ? [i] : [])) : null;
+    this.selected = this.shown ? (this.shown[this.shown.length - 1] ?? -1) : steps.length - 1;
     this.marked = -1;
     this.follow = true;
     this.waiting = false;
@@ -81,6 +147,7 @@ export class StepView {
     this.detailDrawn = false;
     this.rows.reset();
     this.timeline?.reset(this.steps, this.selected);
+    this.tools.refind();
     this.render();
   }
 
@@ -88,8 +155,12 @@ export class StepView {
   add(step) {
     if (step.kind === "llm" && this.live.delete(step.round)) this.waitingShown = null;
     this.steps.push(step);
+    const index = this.steps.length - 1;
+    if (this.passes && !this.passes(step)) return;
+    this.shown?.push(index);
+    this.tools.added(index);
     if (this.follow && this.reading()) this.follow = false;
-    if (this.follow) this.selected = this.steps.length - 1;
+    if (this.follow) this.selected = index;
   }
 
   setWaiting(on) {
@@ -107,12 +178,13 @@ export class StepView {
   select(index, { focus = false } = {}) {
     if (!Number.isInteger(index) || index < 0 || index >= this.steps.length) return;
     this.selected = index;
-    this.follow = this.selected === this.steps.length - 1;
+    this.follow = this.selected === this.indexAt(this.shownCount() - 1);
     this.render();
-    this.rows.reveal(index);
+    const pos = this.posOf(index);
+    this.rows.reveal(pos);
     this.timeline?.reveal(index);
     if (focus === "timeline") this.timeline?.focus(index);
-    else if (focus) this.rows.row(index)?.focus({ preventScroll: true });
+    else if (focus) this.rows.row(pos)?.focus({ preventScroll: true });
     this.onSelect?.(index, this.steps[index]);
   }
 
@@ -128,8 +200,9 @@ export class StepView {
 
   // Draw what changed since the last render.
   render() {
-    this.rows.setCount(this.steps.length);
+    this.rows.setCount(this.shownCount());
     this.mark();
+    this.tools.update();
     if (this.timeline) {
       this.timeline.update();
       this.timeline.select(this.selected);
@@ -139,9 +212,9 @@ export class StepView {
 
   mark() {
     if (this.marked === this.selected) return;
-    const was = this.rows.row(this.marked);
+    const was = this.marked < 0 ? null : this.rows.row(this.posOf(this.marked));
     if (was) markRow(was, false);
-    const now = this.rows.row(this.selected);
+    const now = this.rows.row(this.posOf(this.selected));
     if (now) markRow(now, true);
     this.marked = this.selected;
   }
@@ -152,14 +225,28 @@ export class StepView {
     return this.timeline?.scale ? this.timeline.scale.span : NaN;
   }
 
+  // The conversation as the run's last request sent it: that step selected, its messages
+  // open, the focus on their panel. False when the run has no request (yet).
+  conversation() {
+    const at = this.steps.findLastIndex((s) => s.kind === "request");
+    if (at < 0) return false;
+    this.wantTab = "Messages sent";
+    this.detailDrawn = false;
+    this.select(at);
+    this.detail.querySelector(".tab-panel")?.focus();
+    return true;
+  }
+
   // Streamed steps leave the detail of a step being read alone: its open tab and what it
   // shows stay. A new selection opens the same tab when its step has one.
   drawDetail() {
     const step = this.steps[this.selected];
-    if (this.detailDrawn && step === this.shown) return;
+    if (this.detailDrawn && step === this.detailStep) return;
     const open = this.detail.querySelector(".tab[aria-selected=true]");
-    keepFocus(this.detail, () => renderDetail(this.detail, step, open ? open.textContent : null));
-    this.shown = step;
+    const tab = this.wantTab ?? (open ? open.textContent : null);
+    this.wantTab = null;
+    keepFocus(this.detail, () => renderDetail(this.detail, step, tab));
+    this.detailStep = step;
     this.detailDrawn = true;
   }
 

@@ -21,14 +21,16 @@ const FALLBACK_VIEW_PX = 1200;  // a container not laid out yet (hidden, not att
 export class VirtualRows {
   // `build(index)` makes row `index` (an element); `tail()` the element after the last row, or
   // null (asked whenever the last row is drawn); `spacer` the spacers' tag (li in a list);
-  // `pinned()` the index of the row always drawn (-1: none).
+  // `pinned()` the index of the row always drawn (-1: none); `positionOf(row)` the index of a
+  // row element (by default its data-index).
   constructor(container, { rowHeight, build, tail = () => null, spacer = "div",
-    pinned = () => -1 }) {
+    pinned = () => -1, positionOf = (row) => Number(row.getAttribute("data-index")) }) {
     this.container = container;
     this.rowHeight = rowHeight;
     this.build = build;
     this.tail = tail;
     this.pinned = pinned;
+    this.positionOf = positionOf;
     this.count = 0;
     this.drawn = new Map();  // index -> element, for the rows in the DOM
     this.tailShown = null;
@@ -209,6 +211,6 @@ export class VirtualRows {
     const active = document.activeElement;
     if (!active || !this.container.contains(active)) return -1;
     const row = active.closest("[data-index]");
-    return row && this.container.contains(row) ? Number(row.getAttribute("data-index")) : -1;
+    return row && this.container.contains(row) ? this.positionOf(row) : -1;
   }
 }
