@@ -204,4 +204,4 @@ def test_a_chosen_zone_marks_refused_tools_and_the_run_is_not_offered_them(
     wait_status(page, "completed")
     page.click("#steps li[data-index='0']")
     page.click("#detail .tab:text-is('Tools offered')")
-    assert page.text_content("#detail .tab-panel") == "lookup\necho\nboom"
+    assert page.text_content("#detail .tab-panel pre") == "lookup\necho\nboom"
