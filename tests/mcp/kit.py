@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import socket
+import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +24,8 @@ from toolwire.mcp.remote import add_remote_tools
 from toolwire.policy.trace import RunTrace
 from toolwire.tools.api import ToolContext, User
 from toolwire.workspace.config import Workspace, load_workspace
+
+from ..served import free_port
 
 NODE_BIN = Path(__file__).parents[1] / "mcp_servers" / "node_modules" / ".bin"
 EVERYTHING = NODE_BIN / "mcp-server-everything"
@@ -70,3 +76,27 @@ def run(
 
 def answers(result: LoopResult) -> list[tuple[str, str, bool]]:
     return [(i.name, i.result, i.is_error) for i in result.trace]
+
+
+@contextmanager
+def http_server(name: str, *args: str) -> Iterator[str]:
+    """The MCP server script ``name`` serving streamable HTTP on a free loopback port: its URL
+    once the port answers (at most 30 s), the process stopped after."""
+    port = free_port()
+    process = subprocess.Popen(
+        [PYTHON, str(SERVERS / name), str(port), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

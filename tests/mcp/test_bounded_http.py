@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
-import subprocess
 import time
 import tracemalloc
 from collections.abc import AsyncIterator, Iterator
@@ -20,32 +18,15 @@ from toolwire.loop.seam import remote_oversized
 from toolwire.mcp.http_client import BodyTooLarge, BoundedHttp
 from toolwire.mcp.stdio import STDOUT_LINE_BYTES
 
-from ..served import free_port
-from .kit import PYTHON, SERVERS, answers, remote_registry, run, workspace
+from .kit import answers, http_server, remote_registry, run, workspace
 
 FLOOD_MB = 200  # without a bound the SDK reads all of it before looking at it
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [PYTHON, str(SERVERS / "flooding_http.py"), str(port), str(FLOOD_MB)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with http_server("flooding_http.py", str(FLOOD_MB)) as url:
+        yield url
 
 
 def call(name: str, **arguments: object) -> dict[str, object]:

@@ -3,9 +3,6 @@ environment variable the workspace names."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,32 +10,15 @@ import pytest
 
 from toolwire.core.result import Artifact
 
-from ..served import free_port
-from .kit import PYTHON, SERVERS, answers, remote_registry, run, workspace
+from .kit import answers, http_server, remote_registry, run, workspace
 
 TOKEN = "Bearer notes-7d41c9e2"
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [PYTHON, str(SERVERS / "streamable.py"), str(port), TOKEN],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with http_server("streamable.py", TOKEN) as url:
+        yield url
 
 
 def notes(url: str) -> str:
