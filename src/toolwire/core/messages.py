@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -56,10 +56,13 @@ class ToolCall:
 
     def decoded_arguments(self) -> dict[str, Any] | None:
         """The arguments as a map, or ``None`` when the text is not a JSON object."""
+        text = self.arguments
         try:
-            text = self.arguments
+            if text[:1] == "{":  # most calls: an object from the first character, scanned at once
+                value, end = _SCAN(text, 0)
+                return value if end == len(text) or not text[end:].strip(_JSON_SPACE) else None
             value = _STRICT.decode(text) if text and not text.isspace() else {}
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError, StopIteration):
             return None
         return value if isinstance(value, dict) else None
 
@@ -199,3 +202,7 @@ def _refuse_constant(name: str) -> Any:
 # Made once: ``json.loads`` with an option builds a new decoder on every call, which costs more
 # than decoding a call's arguments. A decoder keeps no state between calls.
 _STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
+# Its scanner, called without ``decode``'s two whitespace matches: ``(value, end)`` of the JSON
+# value at an index, ``StopIteration`` when none starts there.
+_SCAN: Callable[[str, int], tuple[Any, int]] = _STRICT.scan_once  # type: ignore[attr-defined]
+_JSON_SPACE = " \t\n\r"  # the whitespace JSON allows around a value; no other
