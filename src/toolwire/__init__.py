@@ -35,7 +35,13 @@ if TYPE_CHECKING:
     from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
     from toolwire.policy.privacy import PrivacyLevel
     from toolwire.policy.trace import RunStep, RunTrace, ToolInvocation
-    from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider, Usage
+    from toolwire.providers.base import (
+        BaseProvider,
+        CompletionRequest,
+        CompletionResponse,
+        Provider,
+        Usage,
+    )
     from toolwire.providers.scripted import ScriptedProvider
     from toolwire.providers.select import create_provider
     from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
@@ -52,6 +58,7 @@ _HOMES = {
     "Artifact": "toolwire.core.result",
     "ArtifactType": "toolwire.core.result",
     "BoundedContent": "toolwire.core.bounding",
+    "BaseProvider": "toolwire.providers.base",
     "ChatMessage": "toolwire.core.messages",
     "CompletionRequest": "toolwire.providers.base",
     "CompletionResponse": "toolwire.providers.base",
@@ -108,6 +115,7 @@ __all__ = [
     "MAX_ROUNDS",
     "Artifact",
     "ArtifactType",
+    "BaseProvider",
     "BoundedContent",
     "ChatMessage",
     "CompletionRequest",

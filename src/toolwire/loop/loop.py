@@ -79,6 +79,7 @@ from toolwire.providers.base import (
     CompletionResponse,
     Provider,
     ToolChoice,
+    checked_provider,
     new_request,
     session_of,
 )
@@ -119,7 +120,7 @@ class ToolLoop:
         policy: ToolPolicy | None = None,
         checkpoint: Checkpoint | None = None,
     ) -> None:
-        self.provider = provider
+        self.provider = checked_provider(provider)
         self.registry = registry
         self.policy = policy or ToolPolicy(registry)
         self.seam = Seam(registry)

@@ -32,6 +32,7 @@ from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
     Provider,
+    checked_provider,
     no_session,
 )
 from toolwire.providers.presets import MaxTokensField
@@ -53,6 +54,9 @@ class RunRequest:
     privacy: PrivacyLevel | None = None  # None: the level of the store that records it
     # Fixed when the run is submitted (see toolwire.policy.charter); the runtime sets it.
     charter: Charter | None = None
+
+    def __post_init__(self) -> None:
+        checked_provider(self.provider)  # what it lacks, said here rather than mid-run
 
     @classmethod
     def of(

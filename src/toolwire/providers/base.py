@@ -12,6 +12,7 @@ Every adapter normalises what its API says into these values:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field, fields
@@ -25,6 +26,7 @@ from toolwire.core.trust import TrustZone
 
 __all__ = [
     "TOOL_CHOICE_MODES",
+    "BaseProvider",
     "CompletionRequest",
     "CompletionResponse",
     "Delta",
@@ -36,6 +38,7 @@ __all__ = [
     "ToolChoice",
     "TrustZone",
     "Usage",
+    "checked_provider",
     "no_session",
     "parse_tool_choice",
     "session_of",
@@ -314,6 +317,57 @@ class Provider(Protocol):
 def no_session() -> AbstractAsyncContextManager[None]:
     """The session of a provider with nothing to keep open between rounds."""
     return nullcontext()
+
+
+class BaseProvider(ABC):
+    """The base of a provider of your own: subclass it and write :meth:`complete`.
+
+    It gives the rest of what the loop needs: a ``name`` for runs and traces (the class's
+    name unless one is given), a ``trust_zone`` (the least trusted, ``external_global``,
+    unless one is given: say where the model runs, since the zone bounds the tools a run
+    offers it) and a ``session()`` with nothing to keep open. Override ``session()`` to keep
+    a connection pool open for the length of a run.
+    """
+
+    name: str
+    trust_zone: TrustZone
+
+    def __init__(self, *, name: str | None = None, trust_zone: TrustZone | str | None = None):
+        self.name = name or getattr(type(self), "name", None) or type(self).__name__
+        given = trust_zone if trust_zone is not None else getattr(type(self), "trust_zone", None)
+        self.trust_zone = TrustZone.parse(given)  # None: the least trusted zone
+
+    def session(self) -> AbstractAsyncContextManager[object]:
+        return no_session()
+
+    @abstractmethod
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        """The model's next turn for ``request``."""
+
+    def __repr__(self) -> str:
+        return tagged(type(self).__name__, name=ident(self.name), trust_zone=self.trust_zone)
+
+
+_NEEDS = (("name", False), ("trust_zone", False), ("session", True), ("complete", True))
+
+
+def checked_provider(provider: object) -> Provider:
+    """``provider`` when it has what the loop needs; else a ``TypeError`` that names what it
+    lacks, when it is handed over rather than deep inside a run. A provider written before
+    ``session()`` was part of the protocol fails here, with the way to fix it."""
+    missing = [
+        f"{name}()" if method else name
+        for name, method in _NEEDS
+        if not (callable(getattr(provider, name, None)) if method else hasattr(provider, name))
+    ]
+    if missing:
+        raise TypeError(
+            f"{type(provider).__name__} is not a provider: it has no {', '.join(missing)}. "
+            "Subclass toolwire.BaseProvider, which gives name, trust_zone and session() "
+            "(nothing kept open), and write async complete(request)."
+        )
+    TrustZone.parse(provider.trust_zone)  # type: ignore[attr-defined]  # a ConfigError names it
+    return provider  # type: ignore[return-value]
 
 
 def session_of(provider: Provider) -> AbstractAsyncContextManager[object]:
