@@ -42,11 +42,11 @@ def boom() -> str:
     raise RuntimeError("down")
 
 
-def answers(*turns: CompletionResponse) -> PricedModel:
-    return PricedModel(*turns, model="gpt-4o-mini")
+def answers(*turns: CompletionResponse, model: str = "gpt-4o-mini") -> PricedModel:
+    return PricedModel(*turns, model=model)
 
 
-def three_rounds() -> PricedModel:
+def three_rounds(model: str = "gpt-4o-mini") -> PricedModel:
     """Round 1: a lookup and an unknown tool; round 2: a tool that fails; round 3: the answer."""
     usage = Usage(prompt_tokens=100, completion_tokens=20)
     return answers(
@@ -58,6 +58,7 @@ def three_rounds() -> PricedModel:
         CompletionResponse(tool_calls=(ToolCall("c3", "boom"),), stop=Stop.TOOL_CALLS,
                            finish_reason="tool_calls", usage=usage),
         CompletionResponse(content=f"the answer {SECRET}", finish_reason="stop", usage=usage),
+        model=model,
     )  # fmt: skip
 
 
@@ -110,11 +111,13 @@ def test_a_three_round_run_is_one_agent_span_over_its_model_and_tool_calls() -> 
         "gen_ai.usage.input_tokens": 300,
         "gen_ai.usage.output_tokens": 60,
         "toolwire.cost_usd": pytest.approx(outcome.result.cost.shown),
+        "toolwire.cost_complete": True,
         # One segment: the run's totals are the segment's.
         "toolwire.run.rounds": 3,
         "toolwire.run.input_tokens": 300,
         "toolwire.run.output_tokens": 60,
         "toolwire.run.cost_usd": pytest.approx(outcome.result.cost.shown),
+        "toolwire.run.cost_complete": True,
     }
     assert root.status.status_code is StatusCode.UNSET
 
@@ -142,11 +145,12 @@ def test_model_call_spans_carry_the_conventions_attributes() -> None:
 
 
 def test_tool_spans_carry_name_call_id_and_errors_as_status() -> None:
-    captured, _ = traced(three_rounds())
+    captured, outcome = traced(three_rounds())
     ok, refused, failed = captured.named("execute_tool")
-    assert attributes(ok) | {"toolwire.run.id": ""} == {
+    assert attributes(ok) == {
         "gen_ai.operation.name": "execute_tool",
-        "toolwire.run.id": "",
+        "gen_ai.conversation.id": outcome.run_id,
+        "toolwire.run.id": outcome.run_id,
         "gen_ai.tool.name": "lookup",
         "gen_ai.tool.type": "function",
         "gen_ai.tool.call.id": "c1",
@@ -158,9 +162,11 @@ def test_tool_spans_carry_name_call_id_and_errors_as_status() -> None:
     }
     assert ok.status.status_code is StatusCode.UNSET
     assert refused.status.status_code is StatusCode.ERROR
+    assert refused.status.description == "refused: unknown_tool"
     assert attributes(refused)["error.type"] == "unknown_tool"
     assert attributes(refused)["toolwire.tool.refused"] == "unknown_tool"
     assert failed.status.status_code is StatusCode.ERROR
+    assert failed.status.description == "the tool answered with an error"  # not "down"
     assert attributes(failed)["error.type"] == "tool_error"
     assert "toolwire.tool.refused" not in attributes(failed)
 
@@ -213,11 +219,29 @@ def test_a_provider_failure_closes_its_call_span_with_the_error() -> None:
     ok, failed = captured.named("chat")
     assert ok.status.status_code is StatusCode.UNSET
     assert failed.status.status_code is StatusCode.ERROR
+    assert failed.status.description == outcome.error
     assert attributes(failed)["error.type"] == "503" and attributes(failed)["toolwire.round"] == 2
+    # Both show as errors where a backend looks: an exception event with the stored error's
+    # text, never the exception's own message (which may quote a server's body).
+    for span in (root, failed):
+        assert [e for e in events(span) if e["name"] == "exception"] == [
+            {"name": "exception", "exception.type": "ServerError",
+             "exception.message": outcome.error},
+        ]  # fmt: skip
+    assert outcome.error is not None and "upstream down" not in outcome.error
     assert failed.parent is not None and root.context is not None
     assert failed.parent.span_id == root.context.span_id
     durations = captured.points("gen_ai.client.operation.duration")
     assert sorted((a.get("error.type", ""), n) for a, n in durations) == [("", 1), ("503", 1)]
+
+
+def test_a_cost_nobody_knows_is_no_number_and_says_it_is_not_complete() -> None:
+    captured, outcome = traced(three_rounds(model="a-model-no-table-prices"))
+    assert outcome.result is not None and not outcome.result.cost.complete
+    root = attributes(captured.named("invoke_agent")[0])
+    assert "toolwire.cost_usd" not in root and "toolwire.run.cost_usd" not in root
+    assert (root["toolwire.cost_complete"], root["toolwire.run.cost_complete"]) == (False, False)
+    assert all("toolwire.cost_usd" not in attributes(s) for s in captured.named("chat"))
 
 
 def test_a_dry_run_has_no_model_call_span() -> None:

@@ -589,7 +589,8 @@ def carried(state: RunState) -> Carried:
     """Where a paused run stands, for the telemetry of the segment that carries it on."""
     usage = state.usage
     return Carried(rounds=state.rounds, input_tokens=usage.prompt_tokens,
-                   output_tokens=usage.completion_tokens, cost=float(state.cost.usd))  # fmt: skip
+                   output_tokens=usage.completion_tokens, cost=float(state.cost.usd),
+                   cost_complete=state.cost.complete)  # fmt: skip
 
 
 def _held_tool(state: RunState) -> str:

@@ -83,12 +83,14 @@ class RunTelemetry(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Carried:
-    """A run's totals when a segment of it begins: rounds, tokens in and out, dollars."""
+    """A run's totals when a segment of it begins: rounds, tokens in and out, dollars (of
+    the priced calls; ``cost_complete`` False when a call had no price)."""
 
     rounds: int
     input_tokens: int
     output_tokens: int
     cost: float
+    cost_complete: bool = True
 
 
 def signals(environ: Mapping[str, str] = os.environ) -> dict[Signal, str]:

@@ -40,7 +40,8 @@ SEGMENT = "toolwire.segment"
 PRIVACY_LEVEL = "toolwire.privacy_level"
 ROUND = "toolwire.round"
 STOP = "toolwire.stop"
-COST = "toolwire.cost_usd"
+COST = "toolwire.cost_usd"  # only where a call was priced: an unknown cost is no number
+COST_COMPLETE = "toolwire.cost_complete"  # False: some call of the segment had no price
 TOOLS_OFFERED = "toolwire.tools_offered"
 TOOL_CHOICE = "toolwire.tool_choice"
 CONTENT_WITHHELD = "toolwire.content_withheld"
@@ -58,8 +59,39 @@ ROUNDS = "toolwire.rounds"
 RUN_INPUT_TOKENS = "toolwire.run.input_tokens"
 RUN_OUTPUT_TOKENS = "toolwire.run.output_tokens"
 RUN_COST = "toolwire.run.cost_usd"
+RUN_COST_COMPLETE = "toolwire.run.cost_complete"
 RUN_ROUNDS = "toolwire.run.rounds"
 GATE_EVENT = "toolwire.gate_decision"
+
+
+EXCEPTION_EVENT = "exception"  # the conventions' event, which backends show as the error
+EXCEPTION_TYPE = "exception.type"
+EXCEPTION_MESSAGE = "exception.message"
+MAX_DESCRIPTION = 512  # characters of a failure's text on a span: what a list shows, bounded
+TOOL_FAILURES = {
+    TOOL_ERROR: "the tool answered with an error",
+}
+
+
+def cost(usd: float, *, priced: bool, complete: bool, run: bool = False) -> Attributes:
+    """Cost attributes: whether every call was priced, and the dollars where they are known:
+    every call priced, or some (``priced``: then the sum is a floor). No call priced: no
+    dollars, since an unknown cost is not 0."""
+    names = (RUN_COST, RUN_COST_COMPLETE) if run else (COST, COST_COMPLETE)
+    out: Attributes = {names[1]: complete}
+    if priced or complete:
+        out[names[0]] = usd
+    return out
+
+
+def tool_failure(error: str) -> str:
+    """The status description of a failed tool span, from its fixed ``error.type``."""
+    return TOOL_FAILURES.get(error, f"refused: {error}")
+
+
+def bounded_text(text: str) -> str:
+    """``text`` cut to ``MAX_DESCRIPTION`` characters, marked where it was cut."""
+    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
 
 
 def provider_name(name: str, script: str | None = None) -> str:

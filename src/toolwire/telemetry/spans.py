@@ -157,13 +157,14 @@ class RunSpans:
 
     def _tool(self, step: ToolStep, shown: Mapping[str, Any], now: int) -> None:
         name = f"{attrs.EXECUTE_TOOL} {shown.get('tool_name', '')}"
-        made = {attrs.RUN_ID: self.run_id, **attrs.tool(shown)}  # the rest is its parent's
+        made = {gen_ai.GEN_AI_CONVERSATION_ID: self.run_id, attrs.RUN_ID: self.run_id,
+                **attrs.tool(shown)}  # the provider and model are its parent's  # fmt: skip
         error = attrs.tool_error(shown)
         if error is not None:
             made[attrs.ERROR_TYPE] = error
         span = self._child(name, SpanKind.INTERNAL, now - _ns(step.duration_ms), made)
-        if error is not None:
-            span.set_status(Status(StatusCode.ERROR))
+        if error is not None:  # the fixed reason only: a tool's own words are its result's
+            span.set_status(Status(StatusCode.ERROR, attrs.tool_failure(error)))
         span.end(end_time=now)
         if self.instruments is not None:
             self.instruments.record_tool(step.tool_name, step.tool_refused, step.tool_is_error,
@@ -176,7 +177,7 @@ class RunSpans:
         error = _error_type(outcome, failure)
         ended = outcome is not None and outcome.result is not None
         if self.requested is not None and not ended:  # a model call that never answered
-            self._unanswered(now, error)
+            self._unanswered(now, error, outcome, failure)
         if outcome is not None and self.instruments is not None:
             self.instruments.record_run(str(outcome.status), self.provider)
         if self.root is None:
@@ -187,11 +188,16 @@ class RunSpans:
             self.root.set_attributes(self._ending(outcome))
         if error is not None and error != CANCELLED:
             self.root.set_attribute(attrs.ERROR_TYPE, error)
-            shown = None if outcome is None else outcome.error
-            self.root.set_status(Status(StatusCode.ERROR, shown))
+            self._failed(self.root, error, outcome, failure)
         self.root.end(end_time=now)
 
-    def _unanswered(self, now: int, error: str | None) -> None:
+    def _unanswered(
+        self,
+        now: int,
+        error: str | None,
+        outcome: RunOutcome | None,
+        failure: BaseException | None,
+    ) -> None:
         started, request = self.requested or (now, {})
         self.requested = None
         made = {**self.base, gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT,
@@ -200,7 +206,7 @@ class RunSpans:
             made[attrs.ERROR_TYPE] = error
         span = self._child(self._chat_name(), SpanKind.CLIENT, started, made)
         if error is not None and error != CANCELLED:
-            span.set_status(Status(StatusCode.ERROR))
+            self._failed(span, error, outcome, failure)
         span.end(end_time=now)
         if self.instruments is not None and error != CANCELLED:
             failed = {**self._model_attributes(), attrs.ERROR_TYPE: error or "_OTHER"}
@@ -218,8 +224,9 @@ class RunSpans:
             attrs.RUN_ROUNDS: result.iterations,
             attrs.RUN_INPUT_TOKENS: result.usage.prompt_tokens,
             attrs.RUN_OUTPUT_TOKENS: result.usage.completion_tokens,
-            attrs.RUN_COST: result.cost.shown,
-        }
+            **attrs.cost(result.cost.shown, priced=result.cost.usd > 0,
+                         complete=result.cost.complete, run=True),
+        }  # fmt: skip
         finish = result.finish_reason or (None if result.stop is None else str(result.stop))
         answer = filter_text(result.final_content, self.level) if result.final_content else None
         if answer is not None:
@@ -227,6 +234,20 @@ class RunSpans:
         return out
 
     # -- pieces ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _failed(
+        span: Span, error: str, outcome: RunOutcome | None, failure: BaseException | None
+    ) -> None:
+        """``span`` marked failed, with a description and an ``exception`` event a backend
+        shows as the error. The text is the run's stored error (written to be shown: bounded,
+        the key masked, no query or user info) or the exception's class: never an exception's
+        own message, which may quote a server's body or a tool's data."""
+        shown = attrs.bounded_text(outcome.error) if outcome is not None and outcome.error else None
+        kind = type(failure).__qualname__ if failure is not None else error
+        span.set_status(Status(StatusCode.ERROR, shown or kind))
+        span.add_event(attrs.EXCEPTION_EVENT, {attrs.EXCEPTION_TYPE: kind,
+                                               attrs.EXCEPTION_MESSAGE: shown or kind})  # fmt: skip
 
     def _child(self, name: str, kind: SpanKind, start: int, made: attrs.Attributes) -> Span:
         return self.tracer.start_span(name, context=self.context, kind=kind, attributes=made,
@@ -260,18 +281,24 @@ class RunSpans:
 class SegmentUsage:
     """The tokens, cost and rounds of one segment's model calls, as they are recorded."""
 
-    __slots__ = ("cost", "input_tokens", "output_tokens", "rounds")
+    __slots__ = ("cost", "input_tokens", "output_tokens", "priced", "rounds", "unpriced")
 
     def __init__(self) -> None:
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost = 0.0  # of the priced calls
+        self.priced = 0  # calls with a price
+        self.unpriced = 0  # calls without one
         self.rounds: set[int] = set()
 
     def add(self, step: LlmStep) -> None:
         self.input_tokens += step.prompt_tokens
         self.output_tokens += step.completion_tokens
-        self.cost += step.cost or 0.0
+        if step.cost is None:
+            self.unpriced += 1
+        else:
+            self.cost += step.cost
+            self.priced += 1
         self.rounds.add(step.round)
 
     def carried_on(self, before: Carried | None) -> attrs.Attributes:
@@ -283,8 +310,9 @@ class SegmentUsage:
             attrs.RUN_ROUNDS: max([before.rounds, *self.rounds]),
             attrs.RUN_INPUT_TOKENS: before.input_tokens + self.input_tokens,
             attrs.RUN_OUTPUT_TOKENS: before.output_tokens + self.output_tokens,
-            attrs.RUN_COST: before.cost + self.cost,
-        }
+            **attrs.cost(before.cost + self.cost, priced=before.cost > 0 or self.priced > 0,
+                         complete=before.cost_complete and not self.unpriced, run=True),
+        }  # fmt: skip
 
     def attributes(self, run_rounds: int | None) -> attrs.Attributes:
         """As span attributes. ``run_rounds`` is the run's count when known: the call made
@@ -294,7 +322,7 @@ class SegmentUsage:
             attrs.ROUNDS: len(rounds),
             gen_ai.GEN_AI_USAGE_INPUT_TOKENS: self.input_tokens,
             gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS: self.output_tokens,
-            attrs.COST: self.cost,
+            **attrs.cost(self.cost, priced=self.priced > 0, complete=not self.unpriced),
         }
 
 
