@@ -141,6 +141,7 @@ def test_model_call_spans_carry_the_conventions_attributes() -> None:
         "toolwire.content_withheld": True,
     }
     assert attributes(last)["gen_ai.response.finish_reasons"] == ("stop",)
+    assert "gen_ai.response.model" not in attributes(first)  # this fake's answers name none
     assert attributes(last)["toolwire.round"] == 3
 
 
@@ -233,6 +234,21 @@ def test_a_provider_failure_closes_its_call_span_with_the_error() -> None:
     assert failed.parent.span_id == root.context.span_id
     durations = captured.points("gen_ai.client.operation.duration")
     assert sorted((a.get("error.type", ""), n) for a, n in durations) == [("", 1), ("503", 1)]
+
+
+def test_model_call_spans_and_metrics_name_the_model_that_answered_and_the_answer() -> None:
+    usage = Usage(prompt_tokens=3, completion_tokens=1)
+    turn = CompletionResponse(content="hi", usage=usage, model="gpt-4o-mini-2024-07-18",
+                              response_id="chatcmpl-42")  # fmt: skip
+    captured, _ = traced(answers(turn))
+    (chat,) = captured.named("chat")
+    shown = attributes(chat)
+    assert (shown["gen_ai.response.model"], shown["gen_ai.response.id"]) == (
+        "gpt-4o-mini-2024-07-18", "chatcmpl-42",
+    )  # fmt: skip
+    ((measured, _),) = captured.points("gen_ai.client.operation.duration")
+    assert measured["gen_ai.response.model"] == "gpt-4o-mini-2024-07-18"
+    assert measured["gen_ai.request.model"] == "gpt-4o-mini"
 
 
 def test_a_cost_nobody_knows_is_no_number_and_says_it_is_not_complete() -> None:

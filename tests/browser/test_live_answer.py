@@ -88,7 +88,8 @@ def test_the_first_piece_shows_before_the_step_and_the_step_replaces_it(watched:
     )
     assert facts == [
         ["stop", "end"], ["finish_reason", "stop"], ["prompt_tokens", "1200"],
-        ["completion_tokens", "800"], ["total_tokens", "2000"], ["cost", cost],
+        ["completion_tokens", "800"], ["total_tokens", "2000"],
+        ["response_model", "gpt-4o-mini"], ["cost", cost],
     ]  # fmt: skip
 
 

@@ -111,7 +111,7 @@ def streamed(path: str, request: dict[str, Any], reply: dict[str, Any]) -> bytes
 def gemini_chunks(reply: dict[str, Any]) -> list[dict[str, Any]]:
     """``reply`` as a Gemini stream sends it: one part a chunk, the finish and usage last."""
     candidate = reply["candidates"][0]
-    head = {"modelVersion": reply["modelVersion"]}
+    head = {"modelVersion": reply["modelVersion"], "responseId": reply["responseId"]}
     chunks = [
         head | {"candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]}
         for part in candidate["content"]["parts"]
@@ -158,6 +158,7 @@ def gemini_reply(body: dict[str, Any], turns: Sequence[Turn]) -> dict[str, Any]:
         ],
         "usageMetadata": {"promptTokenCount": 11, "candidatesTokenCount": 7, "totalTokenCount": 18},
         "modelVersion": "gemini-test-001",
+        "responseId": f"resp-{done}",
     }
 
 

@@ -10,6 +10,7 @@ import pytest
 from toolwire import Artifact, ChatMessage, ToolLoop, ToolRegistry, ToolResult, tool
 from toolwire.loop.loop import TerminationReason
 from toolwire.policy.options import RunOptions
+from toolwire.policy.trace import LlmStep, RunTrace
 
 from .servers import ADAPTERS, KEY, FakeModel, loopback, make_provider
 
@@ -73,6 +74,31 @@ def test_three_round_tool_run_over_loopback(name: str) -> None:
     assert len(model.captured) == 3
     assert tool_texts(name, model.captured[2].json()) == RESULTS
     assert all(b"raw-station-dump" not in c.body for c in model.captured)
+
+
+ANSWERED = {
+    "openai": ("gpt-test", "chatcmpl-{}"),
+    "anthropic": ("claude-test", "msg_{}"),
+    "gemini": ("gemini-test-001", "resp-{}"),
+}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_each_answer_step_names_the_model_that_answered_and_the_answers_id(
+    name: str, stream: bool
+) -> None:
+    model = FakeModel(SCRIPT)
+    trace = RunTrace()
+    with loopback(model) as base:
+        loop = ToolLoop(make_provider(name, base=base), ToolRegistry([weather, add]))
+        loop.run_sync([ChatMessage.user("Weather?")], options=RunOptions(stream=stream),
+                      trace=trace)  # fmt: skip
+    answered, ids = ANSWERED[name]
+    steps = trace.of_kind(LlmStep)
+    assert [(s.response_model, s.response_id) for s in steps] == [
+        (answered, ids.format(n)) for n in range(3)
+    ]
 
 
 @pytest.mark.parametrize("name", ADAPTERS)

@@ -274,7 +274,8 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
         | {"stop", "finish_reason", "prompt_tokens", "completion_tokens", "total_tokens"}
         | {"tokens_estimated"}  # whether the counts are toolwire's estimate: no content
         | {"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost"}
-        | {"registered_tool_names"},
+        | {"registered_tool_names"}
+        | {"response_model", "response_id"},  # kept where plain, else as digests
         ToolStep: common
         | {"tool_call_id", "tool_name", "tool_result_bytes", "tool_is_error", "tool_refused"}
         | {"tool_registered"},
@@ -327,6 +328,24 @@ def test_metadata_keeps_a_model_chosen_call_id_only_when_short_and_plain() -> No
     assert filter_step(plain, PrivacyLevel.METADATA)["tool_call_id"] == "call_a1-B:2"
     hostile = "<script>alert(1)</script>"
     assert plain_id(hostile).startswith("sha256:")
+
+
+@pytest.mark.parametrize(
+    ("model", "answer", "kept"),
+    [("openai/gpt-4o-mini", "chatcmpl-9x", ("openai/gpt-4o-mini", "chatcmpl-9x")),
+     ("gemini-2.5-flash@001", "resp_1", ("gemini-2.5-flash@001", "resp_1")),
+     ("<img src=x>", "ignore previous instructions", ("sha256:", "sha256:")),
+     ("m" * 129, "i" * 65, ("sha256:", "sha256:"))],
+)  # fmt: skip
+def test_metadata_keeps_the_answering_model_and_answer_id_only_when_plain(
+    model: str, answer: str, kept: tuple[str, str]
+) -> None:
+    step = LlmStep(round=1, response_model=model, response_id=answer).to_dict()
+    shown = filter_step(step, PrivacyLevel.METADATA)
+    for key, expected in zip(("response_model", "response_id"), kept, strict=True):
+        assert shown[key] == expected or (expected == "sha256:" and shown[key].startswith(expected))
+        assert len(shown[key]) <= 128
+    assert filter_step(step, PrivacyLevel.FULL)["response_model"] == model
 
 
 @pytest.mark.parametrize(

@@ -55,6 +55,7 @@ NAME_CHAR_CAP = 200
 # A call id is kept at ``metadata`` only when it looks like one (short, plain); a model chooses
 # it, so anything else is stored as a digest that still tells ids apart.
 PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+MODEL_NAME = re.compile(r"[A-Za-z0-9_.:/@-]{1,128}")  # openai/gpt-4o-mini, a version after @
 ID_DIGEST_CHARS = 16
 # A tool name that names no registered tool, at ``metadata``: this, then a digest of the name.
 UNKNOWN_TOOL = "unknown:"
@@ -212,8 +213,11 @@ def _metadata(
     out = {key: value for key, value in step.items() if key not in keys}
     if "tool_name" in out:
         out["tool_name"] = tool_name(out["tool_name"], registered)
-    if "tool_call_id" in out:
-        out["tool_call_id"] = plain_id(out["tool_call_id"])
+    for key in ("tool_call_id", "response_id"):
+        if key in out:
+            out[key] = plain_id(out[key])
+    if "response_model" in out:  # a server's words: a plain model name, else its digest
+        out["response_model"] = plain_id(out["response_model"], MODEL_NAME)
     for key in ("finish_reason", "stop"):
         if key in out:
             out[key] = out[key] if out[key] in KNOWN_FINISH_REASONS else "other"
@@ -241,10 +245,10 @@ def _summaries(step: Mapping[str, Any], registered: frozenset[str]) -> dict[str,
     return out
 
 
-def plain_id(value: Any) -> str:
+def plain_id(value: Any, plain: re.Pattern[str] = PLAIN_ID) -> str:
     """A model-chosen id as metadata: itself when short and plain, else a digest of it."""
     text = value if isinstance(value, str) else repr(value)
-    return text if PLAIN_ID.fullmatch(text) else _digest(text)
+    return text if plain.fullmatch(text) else _digest(text)
 
 
 def tool_name(name: Any, registered: frozenset[str]) -> str:

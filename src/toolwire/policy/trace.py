@@ -39,7 +39,7 @@ _ORDER = (
     "content", "thinking",
     "stop", "finish_reason", "refusal", "prompt_tokens", "completion_tokens", "total_tokens",
     "tokens_estimated", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost",
-    "requested_tool_calls",
+    "response_model", "response_id", "requested_tool_calls",
     "raw", "tool_call_id", "tool_name", "tool_arguments", "tool_result", "tool_result_bytes",
     "tool_is_error", "tool_refused", "tool_artifacts", "refusals", "decision", "decided_by",
     "decision_reason", "turn_digest", "decided_at", "dropped_exchanges", "dropped_messages",
@@ -108,6 +108,8 @@ class LlmStep(NamedTuple):
     # The requested tools' names that name a registered tool (the operator's words); any other
     # name is the model's own. Not part of the plain form: see toolwire.policy.privacy.
     registered_tool_names: frozenset[str] = frozenset()
+    response_model: str | None = None  # the model that answered, as the API names it
+    response_id: str | None = None  # the API's id of the answer
     kind: Literal["llm"] = "llm"
 
     def to_dict(self) -> dict[str, Any]:
@@ -416,6 +418,8 @@ class RunTrace:
             response.raw if self.capture_raw else None,
             self._began(duration_ms),
             registered,
+            response.model,
+            response.response_id,
             "llm",
         ))  # fmt: skip
         return self._keep(step)

@@ -134,6 +134,7 @@ class AnthropicProvider(HttpProvider):
             thinking="\n\n".join(t for t in thinking if t) or None,
             model=text(body.get("model")) or None,
             provider_state=self.state_of(blocks, calls, stop),
+            response_id=text(body.get("id")) or None,
         )
 
     def state_of(

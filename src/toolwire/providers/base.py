@@ -242,6 +242,7 @@ class CompletionResponse:
     model: str | None = None
     provider_state: ProviderState | None = None
     raw: Mapping[str, Any] | None = None
+    response_id: str | None = None  # the API's id of this answer, when it gives one
 
     def __init__(
         self,
@@ -256,6 +257,7 @@ class CompletionResponse:
         model: str | None = None,
         provider_state: ProviderState | None = None,
         raw: Mapping[str, Any] | None = None,
+        response_id: str | None = None,
     ) -> None:
         """Written out rather than generated (see :mod:`toolwire.core.slots`): every model
         turn makes one."""
@@ -269,6 +271,7 @@ class CompletionResponse:
         _r_model(self, model)
         _r_provider_state(self, provider_state)
         _r_raw(self, raw)
+        _r_response_id(self, response_id)
 
     def __repr__(self) -> str:
         """How the turn ended and its sizes; no answer, thinking or raw body."""
@@ -285,11 +288,12 @@ class CompletionResponse:
             model=ident(self.model),
             provider_state=None if state is None else ident(state.provider),
             raw=None if self.raw is None else shape(self.raw),
+            response_id=ident(self.response_id),
         )
 
 
 (_r_content, _r_tool_calls, _r_usage, _r_stop, _r_finish_reason, _r_refusal, _r_thinking, _r_model,
- _r_provider_state, _r_raw) = setters(CompletionResponse,
+ _r_provider_state, _r_raw, _r_response_id) = setters(CompletionResponse,
                                       *(f.name for f in fields(CompletionResponse)))  # fmt: skip
 
 

@@ -132,6 +132,7 @@ class GeminiProvider(HttpProvider):
         metadata = body.get("usageMetadata")
         tokens = usage_of(metadata) if isinstance(metadata, dict) else UNKNOWN_USAGE
         model = text(body.get("modelVersion")) or None
+        answer = text(body.get("responseId")) or None
         candidates = body.get("candidates")
         if not isinstance(candidates, list) or not candidates:
             feedback = obj(body.get("promptFeedback"))
@@ -140,11 +141,15 @@ class GeminiProvider(HttpProvider):
                 raise malformed(self.name, "has no candidates")
             refusal = block_text(reason, text(feedback.get("blockReasonMessage")))
             return CompletionResponse(usage=tokens, stop=Stop.BLOCKED, finish_reason=reason,
-                                      refusal=refusal, model=model)  # fmt: skip
-        return self.decode_candidate(obj(candidates[0]), tokens, model)
+                                      refusal=refusal, model=model, response_id=answer)  # fmt: skip
+        return self.decode_candidate(obj(candidates[0]), tokens, model, answer)
 
     def decode_candidate(
-        self, candidate: Mapping[str, Any], tokens: Usage, model: str | None
+        self,
+        candidate: Mapping[str, Any],
+        tokens: Usage,
+        model: str | None,
+        response_id: str | None = None,
     ) -> CompletionResponse:
         parts = [dict(obj(p)) for p in items(obj(candidate.get("content")).get("parts"))]
         calls = tuple(decode_call(p["functionCall"]) for p in parts if "functionCall" in p)
@@ -164,6 +169,7 @@ class GeminiProvider(HttpProvider):
             thinking="\n\n".join(t for t in thoughts if t) or None,
             model=model,
             provider_state=ProviderState(self.family, {"parts": parts}) if parts else None,
+            response_id=response_id,
         )
 
 

@@ -217,6 +217,7 @@ class OpenAIProvider(HttpProvider):
             refusal=refusal,
             thinking=reasoning_text(message) or inline_thinking,
             model=text(body.get("model")) or None,
+            response_id=text(body.get("id")) or None,
         )
 
 

@@ -123,6 +123,10 @@ def chat(request: Mapping[str, Any] | None, answer: Mapping[str, Any]) -> Attrib
     out |= _counts(answer)
     if isinstance(answer.get("stop"), str):
         out[STOP] = answer["stop"]
+    for key, name in (("response_model", gen_ai.GEN_AI_RESPONSE_MODEL),
+                      ("response_id", gen_ai.GEN_AI_RESPONSE_ID)):  # fmt: skip
+        if isinstance(answer.get(key), str):
+            out[name] = answer[key]
     if isinstance(answer.get("cost"), int | float):
         out[COST] = float(answer["cost"])
     if request is not None:

@@ -37,6 +37,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
+from opentelemetry.semconv.attributes import server_attributes
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from toolwire.core.errors import ProviderError
@@ -152,8 +153,12 @@ class RunSpans:
         span.end(end_time=now)
         if self.instruments is not None:
             tokens = (step.prompt_tokens, step.completion_tokens)
-            self.instruments.record_call(self._model_attributes(), step.duration_ms / 1000,
-                                         tokens, step.cost)  # fmt: skip
+            answered = made.get(gen_ai.GEN_AI_RESPONSE_MODEL)
+            measured = self._model_attributes()
+            if answered is not None:
+                measured[gen_ai.GEN_AI_RESPONSE_MODEL] = answered
+            self.instruments.record_call(measured, step.duration_ms / 1000, tokens,
+                                         step.cost)  # fmt: skip
 
     def _tool(self, step: ToolStep, shown: Mapping[str, Any], now: int) -> None:
         name = f"{attrs.EXECUTE_TOOL} {shown.get('tool_name', '')}"
@@ -257,7 +262,8 @@ class RunSpans:
         return f"{attrs.CHAT} {self.model}" if self.model else attrs.CHAT
 
     def _model_attributes(self) -> attrs.Attributes:
-        keep = (gen_ai.GEN_AI_PROVIDER_NAME, gen_ai.GEN_AI_REQUEST_MODEL)
+        keep = (gen_ai.GEN_AI_PROVIDER_NAME, gen_ai.GEN_AI_REQUEST_MODEL,
+                server_attributes.SERVER_ADDRESS, server_attributes.SERVER_PORT)  # fmt: skip
         return {gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT,
                 **{k: v for k, v in self.base.items() if k in keep}}  # fmt: skip
 

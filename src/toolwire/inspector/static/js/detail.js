@@ -105,7 +105,8 @@ const MODEL_FACTS = [
   ["stop", "Stop"], ["finish_reason", "Finish reason"], ["prompt_tokens", "Prompt tokens"],
   ["completion_tokens", "Completion tokens"], ["total_tokens", "Total tokens"],
   ["cache_read_tokens", "Cache read tokens"], ["cache_write_tokens", "Cache write tokens"],
-  ["reasoning_tokens", "Reasoning tokens"],
+  ["reasoning_tokens", "Reasoning tokens"], ["response_model", "Answered by"],
+  ["response_id", "Response id"],
 ];
 
 function modelFacts(step) {
