@@ -25,15 +25,16 @@ class Received:
 
 
 @contextmanager
-def receiver() -> Iterator[Received]:
-    """Serve on a free loopback port until the block ends."""
+def receiver(refused: frozenset[str] = frozenset()) -> Iterator[Received]:
+    """Serve on a free loopback port until the block ends; a path in ``refused`` is answered
+    404, as a backend that takes traces but no metrics answers them."""
     received = Received()
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             received.requests.append((self.path, body))
-            self.send_response(200)
+            self.send_response(404 if self.path in refused else 200)
             self.send_header("Content-Type", "application/x-protobuf")
             self.send_header("Content-Length", "0")
             self.end_headers()

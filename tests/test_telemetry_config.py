@@ -32,15 +32,18 @@ def _fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
     ("environ", "expected"),
     [
         ({}, {}),
-        (ENDPOINT, {"traces": "otlp", "metrics": "otlp"}),
+        # The shared endpoint turns traces on; metrics only where asked for (trace backends
+        # refuse them).
+        (ENDPOINT, {"traces": "otlp"}),
+        ({"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://c:4318/v1/metrics"}, {"metrics": "otlp"}),
+        (ENDPOINT | {"OTEL_METRICS_EXPORTER": "otlp"}, {"traces": "otlp", "metrics": "otlp"}),
         ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces"}, {"traces": "otlp"}),
         ({"OTEL_TRACES_EXPORTER": "console"}, {"traces": "console"}),
         ({"OTEL_TRACES_EXPORTER": "otlp,console", "OTEL_METRICS_EXPORTER": "OTLP"},
          {"traces": "otlp", "metrics": "otlp"}),
         (ENDPOINT | {"OTEL_METRICS_EXPORTER": "none"}, {"traces": "otlp"}),
         (ENDPOINT | {"OTEL_SDK_DISABLED": "true"}, {}),
-        (ENDPOINT | {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"},
-         {"traces": "otlp", "metrics": "otlp"}),
+        (ENDPOINT | {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, {"traces": "otlp"}),
     ],
 )  # fmt: skip
 def test_the_environment_decides_which_signals_are_on(

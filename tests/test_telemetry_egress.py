@@ -62,6 +62,7 @@ def export_a_run(tmp_path: Path, level: str, *, opt_in: bool) -> Received:
             "PATH": os.environ["PATH"],
             "PYTHONPATH": SOURCE,
             "OTEL_EXPORTER_OTLP_ENDPOINT": received.url,
+            "OTEL_METRICS_EXPORTER": "otlp",  # the shared endpoint alone sends traces only
             "OTEL_METRIC_EXPORT_INTERVAL": "600000",  # metrics go once, when the process ends
         }
         if opt_in:

@@ -60,6 +60,7 @@ def test_no_invented_name_leaves_over_otlp_below_redacted(tmp_path: Path, level:
             "PATH": os.environ["PATH"],
             "PYTHONPATH": SOURCE,
             "OTEL_EXPORTER_OTLP_ENDPOINT": received.url,
+            "OTEL_METRICS_EXPORTER": "otlp",  # the shared endpoint alone sends traces only
             "OTEL_METRIC_EXPORT_INTERVAL": "600000",  # metrics go once, when the process ends
             "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true",  # the store's level
         }

@@ -5,8 +5,12 @@ telemetry is on (``toolwire.telemetry.otel``, the ``toolwire[otel]`` extra).
 
 When it is on. ``OTEL_SDK_DISABLED=true`` turns everything off. Otherwise a signal (traces or
 metrics) is on when ``OTEL_{TRACES,METRICS}_EXPORTER`` names an exporter (``otlp``, or
-``console`` to print them on stderr), or, when that variable is unset, when an OTLP endpoint is set
-(``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT``). OTLP goes
+``console`` to print them on stderr), or, when that variable is unset, when an OTLP endpoint is
+set for it: traces with ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``,
+metrics only with ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``. The shared endpoint alone does not
+turn metrics on: trace backends (Phoenix, MLflow) refuse them, and a run would then report a
+failed export every time. An endpoint that refuses a signal all the same earns one warning per
+signal, naming how to turn it off, instead of the exporter's error on every export. OTLP goes
 over HTTP (protobuf); a gRPC protocol is refused with a warning. Without any of this (or without
 the extra, which then earns one warning) the runtime attaches nothing: a run costs what it cost
 before. Everything else (headers, timeout, sampler, batch sizes, resource, service name) is the
@@ -142,9 +146,9 @@ def _exporter(signal: Signal, environ: Mapping[str, str]) -> str | None:
     upper = signal.upper()
     named = environ.get(f"OTEL_{upper}_EXPORTER", "").strip().lower()
     if not named:
-        endpoint = environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get(
-            f"OTEL_EXPORTER_OTLP_{upper}_ENDPOINT"
-        )
+        endpoint = environ.get(f"OTEL_EXPORTER_OTLP_{upper}_ENDPOINT")
+        if signal == "traces":
+            endpoint = endpoint or environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
         named = "otlp" if endpoint else "none"
     first = named.split(",")[0].strip()  # the SDK takes a list; toolwire uses the first
     if first == "none":
@@ -169,6 +173,11 @@ def _http(signal: Signal, environ: Mapping[str, str]) -> bool:
     _warn_once(f"protocol:{protocol}", f"OTLP protocol {protocol!r} is not supported: toolwire "
                f"exports OTLP over HTTP (http/protobuf): no {signal}")  # fmt: skip
     return False
+
+
+def warn_once(key: str, message: str) -> None:
+    """Log ``message`` as a warning the first time ``key`` is seen in this process."""
+    _warn_once(key, message)
 
 
 def _warn_once(key: str, message: str) -> None:

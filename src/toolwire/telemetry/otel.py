@@ -11,7 +11,8 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import MeterProvider
@@ -19,11 +20,19 @@ from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
 from opentelemetry.sdk.metrics.export import (
     ConsoleMetricExporter,
     MetricExporter,
+    MetricExportResult,
+    MetricsData,
     PeriodicExportingMetricReader,
 )
 from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    ConsoleSpanExporter,
+    SpanExporter,
+    SpanExportResult,
+)
 from opentelemetry.trace import TracerProvider
 
 from toolwire.core.version import installed_version
@@ -32,7 +41,7 @@ from toolwire.policy.charter import ProviderRef
 from toolwire.policy.options import RunOptions
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.trace import RunStep
-from toolwire.telemetry import Carried, Segment, SegmentWatch, Signal
+from toolwire.telemetry import Carried, Segment, SegmentWatch, Signal, warn_once
 from toolwire.telemetry.metrics import Instruments, QueueDepth
 from toolwire.telemetry.spans import RunSpans
 
@@ -138,7 +147,15 @@ def _span_exporter(name: str) -> SpanExporter:
         return ConsoleSpanExporter(out=sys.stderr)
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-    return OTLPSpanExporter()
+    class Spans(OTLPSpanExporter):
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            result = super().export(spans)
+            if result is SpanExportResult.FAILURE:
+                _refused("traces")
+            return result
+
+    _quiet(OTLP_LOGGERS["traces"])
+    return Spans()
 
 
 def _metric_exporter(name: str) -> MetricExporter:
@@ -146,7 +163,48 @@ def _metric_exporter(name: str) -> MetricExporter:
         return ConsoleMetricExporter(out=sys.stderr)
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
-    return OTLPMetricExporter()
+    class Metrics(OTLPMetricExporter):
+        def export(
+            self, metrics_data: MetricsData, timeout_millis: float | None = 10_000, **kwargs: Any
+        ) -> MetricExportResult:
+            result = super().export(metrics_data, timeout_millis, **kwargs)
+            if result is MetricExportResult.FAILURE:
+                _refused("metrics")
+            return result
+
+    _quiet(OTLP_LOGGERS["metrics"])
+    return Metrics()
+
+
+# The OTLP exporters' loggers, which log an error for every failed export; toolwire's own
+# warning (once per signal) stands in for them where toolwire made the exporter.
+OTLP_LOGGERS: dict[Signal, str] = {
+    "traces": "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "metrics": "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+}
+_TURN_OFF: dict[Signal, str] = {
+    "traces": "OTEL_TRACES_EXPORTER=none",
+    "metrics": "OTEL_METRICS_EXPORTER=none, or unset OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+}
+
+
+class _Failures(logging.Filter):
+    """Keeps the exporter's records below errors: its failures are told once, by toolwire."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
+
+
+def _quiet(name: str) -> None:
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, _Failures) for f in logger.filters):
+        logger.addFilter(_Failures())
+
+
+def _refused(signal: Signal) -> None:
+    warn_once(f"refused:{signal}", f"the OTLP endpoint did not take toolwire's {signal} (it may "
+              f"not accept them; the run is not affected): set {_TURN_OFF[signal]} to stop "
+              f"sending them")  # fmt: skip
 
 
 def _resource() -> Resource:
