@@ -14,6 +14,7 @@ from toolwire import (
     RunOptions,
     ScriptedProvider,
     ToolCall,
+    ToolContext,
     ToolRegistry,
     ToolResult,
     tool,
@@ -23,6 +24,7 @@ from toolwire.core.sealing import StateKey
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import CompletionRequest, Stop, Usage
 from toolwire.runs.runtime import RunRequest, Runtime
+from toolwire.tools.api import User
 
 from .fakes import PricedModel, call
 from .governed import EXPECTED, NOPE, governed_run, registry
@@ -182,6 +184,30 @@ def test_gate_decisions_are_events_on_the_agent_span() -> None:
         {"name": "toolwire.gate_decision", "toolwire.gate": "call",
          "toolwire.reason": "unknown_tool", "toolwire.actor": "runtime",
          "gen_ai.tool.name": NOPE, "toolwire.round": 1},
+    ]  # fmt: skip
+
+
+def test_alike_refusals_of_one_step_are_one_event_counting_them() -> None:
+    def admin(name: str) -> Any:
+        def run() -> str:
+            """An operator's tool."""
+            return "done"
+
+        run.__name__ = name
+        return tool(requires_admin=True, data_class="public")(run)
+
+    captured = Captured()
+    tools = ToolRegistry([lookup, *(admin(f"admin_{n}") for n in range(3))])
+    runtime = Runtime(tools, telemetry=captured.telemetry)
+    request = RunRequest.of("go", provider=answers(CompletionResponse(content="hi")),
+                            context=ToolContext(user=User("ann")))  # fmt: skip
+    runtime.run_sync(request)
+    root = captured.named("invoke_agent")[0]
+    assert events(root) == [
+        {"name": "toolwire.gate_decision", "toolwire.gate": "offer",
+         "toolwire.reason": "requires_admin", "toolwire.actor": "policy",
+         "toolwire.decisions": 3, "toolwire.tool_names": ("admin_0", "admin_1", "admin_2"),
+         "toolwire.round": 1},
     ]  # fmt: skip
 
 
