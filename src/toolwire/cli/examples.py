@@ -27,7 +27,7 @@ _MCP_TRY = ("mcp.toml", "mcp-time.yaml", "What time is it in Tokyo?")
 @app.command()
 def examples(
     folder: Annotated[
-        Path, typer.Argument(help="Where to write them (created if missing).")
+        Path, typer.Argument(metavar="DIR", help="Where to write them (created if missing).")
     ] = Path("examples"),
     *,
     force: Annotated[
@@ -38,9 +38,13 @@ def examples(
         typer.Option(help="Where the demo workspace lives, as for toolwire demo --data-dir."),
     ] = None,
 ) -> None:
-    """Write the example scripts and workspace files into FOLDER (default: ./examples).
+    """Write the example scripts and workspace files into DIR (default: ./examples).
 
-    A file that is already there with other contents is refused unless --force."""
+    A file already there with other contents is refused unless --force.
+
+    The scripts run over the demo workspace, which is created if missing.
+
+    mcp.toml starts an MCP server installed on its own: pip install mcp-server-time."""
     from toolwire.demo import prepare_demo
     from toolwire.demo.example_files import NEEDS_INSTALL, write_examples
 
