@@ -1,6 +1,9 @@
 """Take docs/inspector.png: the demo's replay in the inspector, a table artifact open.
 
-    python scripts/screenshot.py
+    python scripts/screenshot.py [--output PATH]
+
+``scripts/docs --screenshot`` runs it before building the docs; ``--output`` writes the PNG
+elsewhere (the tests take one into a scratch folder).
 
 Starts ``toolwire demo`` on a fresh data directory and a free loopback port, then drives it
 with Playwright and Debian's Chromium (TOOLWIRE_CHROMIUM overrides the path). Offline.
@@ -8,6 +11,7 @@ with Playwright and Debian's Chromium (TOOLWIRE_CHROMIUM overrides the path). Of
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import signal
@@ -51,18 +55,21 @@ def start_demo(data_home: str) -> tuple[subprocess.Popen[str], str]:
 
 
 def main() -> None:
-    OUTPUT.parent.mkdir(exist_ok=True)
+    parser = argparse.ArgumentParser(description="Take the inspector's screenshot for the docs.")
+    parser.add_argument("--output", type=Path, default=OUTPUT, help="where to write the PNG")
+    output = parser.parse_args().output.resolve()
+    output.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as home:
         process, url = start_demo(home)
         try:
-            shoot(url)
+            shoot(url, output)
         finally:
             process.send_signal(signal.SIGINT)
             process.wait(20)
-    print(f"wrote {OUTPUT.relative_to(ROOT)}")
+    print(f"wrote {output}")
 
 
-def shoot(url: str) -> None:
+def shoot(url: str, output: Path) -> None:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=os.environ.get("TOOLWIRE_CHROMIUM", "/usr/bin/chromium"),
@@ -82,7 +89,7 @@ def shoot(url: str) -> None:
         page.wait_for_selector("#run-status[data-status=completed]")
         page.click("#steps li[data-index='2']")
         page.click("#detail .tab:text-is('Artifacts')")
-        page.screenshot(path=str(OUTPUT))
+        page.screenshot(path=str(output))
         browser.close()
 
 

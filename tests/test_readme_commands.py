@@ -1,4 +1,5 @@
-"""Every command in the README's ``sh`` blocks runs as a real process, so the README cannot drift.
+"""Every command in the ``sh`` blocks of the README and the docs' pages runs as a real process,
+so the pages cannot drift.
 
 Each command runs through ``bash`` in a scratch copy of the checkout, with its own data folder,
 store and state key, and must exit 0. Placeholders are filled: ``DEMO_FOLDER`` with the demo
@@ -16,11 +17,12 @@ have received the run's spans). Only these are not run as written:
 - ``toolwire mcp`` is started as a host would: over stdio through the MCP SDK's client (its
   tools listed, one called), or with ``--http`` on a free port, where a request needs the
   printed token;
-- the README's PostgreSQL database (``README_DATABASE``) is a schema of its own in
+- the pages' PostgreSQL database (``README_DATABASE``) is a schema of its own in
   ``$TOOLWIRE_TEST_PG_URL``, where a worker runs while the module's commands do;
 - ``SKIPPED`` commands, each with its reason.
 
-A command added to the README is run by default, so it is covered the moment it is written.
+A command added to a page is run by default, so it is covered the moment it is written; one
+that several pages give runs once.
 """
 
 from __future__ import annotations
@@ -46,14 +48,13 @@ import pytest
 from toolwire.demo import prepare_demo
 
 from . import readme_mcp
+from .documented import ROOT, blocks, page, pages
 from .fakes import plugin
 from .otlp_receiver import Received, receiver
 from .served import free_port, interrupt
 from .store.conftest import scratch_schema
 from .test_cli_suspend import INPUT_PLUGIN, INPUT_SCRIPT
 
-ROOT = Path(__file__).parents[1]
-README = ROOT / "README.md"
 STATE_KEY = "ab" * 32
 COMMAND_TIMEOUT_S = 300  # the slowest command (the screenshot) starts a browser
 START_TIMEOUT_S = 120  # a server chained after creating a virtual environment
@@ -81,11 +82,10 @@ OTLP_ENDPOINT = "http://localhost:4318"  # a collector's usual address; the test
 
 
 def readme_commands() -> list[str]:
-    """Each command line of the README's ``sh`` blocks, without its trailing comment."""
-    blocks = re.findall(r"^```sh\n(.*?)^```", README.read_text(), re.S | re.M)
-    text = "\n".join(blocks).replace("\\\n", " ")
+    """Each command line of the pages' ``sh`` blocks, without its trailing comment, once."""
+    text = "\n".join(b.code for b in blocks("sh")).replace("\\\n", " ")
     lines = (re.sub(r"\s+#\s.*$", "", line).strip() for line in text.splitlines())
-    return [line for line in lines if line and not line.startswith("#")]
+    return list(dict.fromkeys(line for line in lines if line and not line.startswith("#")))
 
 
 def needs_network(part: str) -> bool:
@@ -296,9 +296,9 @@ def check_mcp(sandbox: Sandbox, parts: list[str]) -> None:
 
 
 def test_the_host_configuration_starts_a_server_that_serves(sandbox: Sandbox) -> None:
-    """The README's JSON for a host, with its workspace path pointing at the demo's."""
-    blocks = re.findall(r"^```json\n(.*?)^```", README.read_text(), re.S | re.M)
-    (server,) = json.loads(blocks[0])["mcpServers"].values()
+    """The docs' JSON for a host, with its workspace path pointing at the demo's."""
+    (block,) = [b for b in blocks("json") if b.page == page("deployment.md")]
+    (server,) = json.loads(block.code)["mcpServers"].values()
     args = [str(sandbox.demo_folder / "workspace.toml") if a.endswith(".toml") else a
             for a in server["args"]]  # fmt: skip
     assert server["command"] == "toolwire" and args[0] == "mcp"
@@ -363,8 +363,7 @@ def test_the_skip_list_is_small_and_names_commands_the_readme_has() -> None:
     assert set(SKIPPED) <= set(readme_commands())
 
 
-def test_every_path_the_readme_names_exists() -> None:
-    text = README.read_text()
-    named = set(_NAMED_PATH.findall(text))
+def test_every_path_the_pages_name_exists() -> None:
+    named = {path for page in pages() for path in _NAMED_PATH.findall(page.read_text())}
     assert "examples/lookup.yaml" in named
     assert sorted(p for p in named if not (ROOT / p).exists()) == []

@@ -47,6 +47,7 @@ def load_commands() -> None:
     import_module("toolwire.cli.decisions")  # the ``runs`` decision commands
     import_module("toolwire.cli.audit")
     import_module("toolwire.cli.export")  # ``runs export``
+    import_module("toolwire.cli.examples")
 
 
 def flags_as_flags(command: Any) -> Any:
