@@ -84,6 +84,15 @@ def test_the_first_tool_prints_what_its_comments_say(
     assert artifacts == "[(<Artifact type='table' label_bytes=5 columns=2 rows=1>,)]"
 
 
+def test_the_custom_provider_prints_what_its_comment_says(
+    demo_folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (block,) = [b for b in blocks("python") if "class HouseModel(BaseProvider)" in b.code]
+    assert block.page == page("providers.md")
+    run_block(block, demo_folder, monkeypatch)
+    assert capsys.readouterr().out == "The sum is 5.\n"
+
+
 def test_the_approval_example_pauses_with_its_own_preview_and_asks_for_input(
     demo_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
