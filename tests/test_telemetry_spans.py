@@ -141,6 +141,13 @@ def test_model_call_spans_carry_the_conventions_attributes() -> None:
         "toolwire.cost_usd": pytest.approx(outcome.steps[1].cost),
         "toolwire.tools_offered": ("lookup", "boom"),
         "toolwire.content_withheld": True,
+        "gen_ai.tool.definitions": json.dumps(
+            [
+                {"type": "function", "name": "lookup", "parameters": lookup.spec.parameters},
+                {"type": "function", "name": "boom", "parameters": boom.spec.parameters},
+            ],
+            separators=(",", ":"),
+        ),  # names and schemas: no description at metadata
     }
     assert attributes(last)["gen_ai.response.finish_reasons"] == ("stop",)
     assert "gen_ai.response.model" not in attributes(first)  # this fake's answers name none
@@ -348,6 +355,9 @@ def test_content_rides_along_at_redacted_and_full_in_the_conventions_shape(
     assert second_input[-1] == {"role": "tool", "parts": [response]}
     lookup_span = attributes(captured.named("execute_tool lookup")[0])
     assert json.loads(lookup_span["gen_ai.tool.call.arguments"]) == {"query": f"q {shown}"}
+    (offered, _) = json.loads(first["gen_ai.tool.definitions"])
+    assert offered == {"type": "function", "name": "lookup", "description": lookup.spec.description,
+                       "parameters": lookup.spec.parameters}  # fmt: skip
     assert lookup_span["gen_ai.tool.call.result"] == f"found q {shown}"
     root = attributes(captured.named("invoke_agent")[0])
     assert json.loads(root["gen_ai.output.messages"]) == [
@@ -393,3 +403,28 @@ def test_a_failing_span_never_stops_a_run(caplog: pytest.LogCaptureFixture) -> N
     assert outcome.status == "completed"
     assert [s.name for s in captured.spans] == ["invoke_agent"]
     assert "telemetry could not record a step" in caplog.text
+
+
+def test_a_telemetry_written_before_watch_took_tools_still_watches_every_segment() -> None:
+    seen: list[str] = []
+
+    class Older:
+        """A ``RunTelemetry`` whose ``watch`` takes what it took before ``tools``."""
+
+        def watch(self, run_id: str, provider: Any, options: Any, segment: Any, *,
+                  privacy: Any = None, before: Any = None) -> Any:  # fmt: skip
+            class Watch:
+                def step(self, step: Any) -> None:
+                    seen.append(step.kind)
+
+                def end(self, outcome: Any, failure: Any) -> None:
+                    seen.append("end")
+
+            return Watch()
+
+    runtime = Runtime(ToolRegistry([lookup]), telemetry=Older())  # type: ignore[arg-type]
+    outcome = runtime.run_sync(
+        RunRequest.of("go", provider=answers(CompletionResponse(content="hi")))
+    )
+    assert outcome.status == "completed"
+    assert seen == ["request", "llm", "end"]

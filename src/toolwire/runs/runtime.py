@@ -98,7 +98,14 @@ from toolwire.runs.resume import (
     operator_of,
     waiting_run,
 )
-from toolwire.telemetry import Carried, RunTelemetry, Segment, SegmentWatch, from_environment
+from toolwire.telemetry import (
+    Carried,
+    RunTelemetry,
+    Segment,
+    SegmentWatch,
+    from_environment,
+    watch_segment,
+)
 from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
@@ -440,8 +447,9 @@ class Runtime:
         run stood)."""
         if self.telemetry is None:
             return None
-        return self.telemetry.watch(run_id, charter.provider, charter.options, segment,
-                                    privacy=charter.privacy, before=before)  # fmt: skip
+        return watch_segment(self.telemetry, run_id, charter.provider, charter.options, segment,
+                             privacy=charter.privacy, before=before,
+                             tools=self.registry.specs)  # fmt: skip
 
     async def _drive(
         self,

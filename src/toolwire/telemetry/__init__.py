@@ -27,26 +27,29 @@ Layer: above ``loop``, below ``runs`` (the runtime attaches it). May import ``co
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
+    from toolwire.core.messages import ToolSpec
     from toolwire.loop.run import RunOutcome
     from toolwire.policy.charter import ProviderRef
     from toolwire.policy.options import RunOptions
     from toolwire.policy.privacy import PrivacyLevel
     from toolwire.policy.trace import RunStep
 
-__all__ = ["Carried", "RunTelemetry", "Segment", "SegmentWatch", "content_opt_in",
-           "from_environment", "signals"]  # fmt: skip
+__all__ = ["Carried", "RunTelemetry", "Segment", "SegmentWatch", "ToolSpecs", "content_opt_in",
+           "from_environment", "signals", "watch_segment"]  # fmt: skip
 
 log = logging.getLogger("toolwire.telemetry")
 Signal = Literal["traces", "metrics"]
 Segment = Literal["run", "resume", "call"]  # a new run, a resumed one, a direct tool call
+ToolSpecs = Callable[[Iterable[str]], "list[ToolSpec]"]  # the specs of the named tools
 EXPORTERS = frozenset({"otlp", "console"})
 HTTP_PROTOCOLS = frozenset({"http/protobuf"})
 CONTENT_OPT_IN = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -78,11 +81,37 @@ class RunTelemetry(Protocol):
         *,
         privacy: PrivacyLevel | None = None,
         before: Carried | None = None,
+        tools: ToolSpecs | None = None,
     ) -> SegmentWatch:
         """``privacy``: the run's own level (its charter's); None: ``metadata``. ``before``:
         what the run had spent when this segment began (a resumed one), so that a segment that
-        ends without a result still reports the whole run's totals."""
+        ends without a result still reports the whole run's totals. ``tools``: the specs of
+        tools by name, for the definitions a request offered."""
         ...
+
+
+def watch_segment(
+    telemetry: RunTelemetry,
+    run_id: str,
+    provider: ProviderRef,
+    options: RunOptions,
+    segment: Segment,
+    *,
+    privacy: PrivacyLevel | None,
+    before: Carried | None,
+    tools: ToolSpecs,
+) -> SegmentWatch:
+    """``telemetry.watch`` of a segment; a telemetry written before ``watch`` took ``tools``
+    is asked without them (its spans then have no tool definitions)."""
+    try:
+        accepts = "tools" in inspect.signature(telemetry.watch).parameters
+    except (TypeError, ValueError):
+        accepts = False
+    if not accepts:
+        return telemetry.watch(run_id, provider, options, segment, privacy=privacy,
+                               before=before)  # fmt: skip
+    return telemetry.watch(run_id, provider, options, segment, privacy=privacy, before=before,
+                           tools=tools)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

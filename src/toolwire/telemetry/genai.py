@@ -11,13 +11,15 @@ conventions allow on spans. toolwire's own attributes carry the ``toolwire.`` pr
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
 from opentelemetry.semconv.attributes import error_attributes, server_attributes
 from opentelemetry.util.types import AttributeValue
+
+from toolwire.core.messages import ToolSpec
 
 Attributes = dict[str, AttributeValue]
 
@@ -43,6 +45,7 @@ STOP = "toolwire.stop"
 COST = "toolwire.cost_usd"  # only where a call was priced: an unknown cost is no number
 COST_COMPLETE = "toolwire.cost_complete"  # False: some call of the segment had no price
 TOOLS_OFFERED = "toolwire.tools_offered"
+TOOL_DEFINITIONS = "gen_ai.tool.definitions"  # the offered tools as the model was told them
 TOOL_CHOICE = "toolwire.tool_choice"
 CONTENT_WITHHELD = "toolwire.content_withheld"
 REFUSED = "toolwire.tool.refused"
@@ -84,6 +87,20 @@ def cost(usd: float, *, priced: bool, complete: bool, run: bool = False) -> Attr
     if priced or complete:
         out[names[0]] = usd
     return out
+
+
+def definitions(specs: Sequence[ToolSpec], described: Callable[[str], str] | None) -> str:
+    """``gen_ai.tool.definitions`` of ``specs``: each tool's name and parameter schema (the
+    operator's vocabulary), and its description only where content may be exported, as
+    ``described`` shows it (secrets masked at ``redacted``)."""
+    shown = []
+    for spec in specs:
+        entry: dict[str, Any] = {"type": "function", "name": spec.name}
+        if described is not None:
+            entry["description"] = described(spec.description)
+        entry["parameters"] = spec.parameters
+        shown.append(entry)
+    return _json(shown)
 
 
 def tool_failure(error: str) -> str:

@@ -41,7 +41,7 @@ from toolwire.policy.charter import ProviderRef
 from toolwire.policy.options import RunOptions
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.trace import RunStep
-from toolwire.telemetry import Carried, Segment, SegmentWatch, Signal, warn_once
+from toolwire.telemetry import Carried, Segment, SegmentWatch, Signal, ToolSpecs, warn_once
 from toolwire.telemetry.metrics import Instruments, QueueDepth
 from toolwire.telemetry.spans import RunSpans
 
@@ -89,6 +89,7 @@ class Telemetry:
         *,
         privacy: PrivacyLevel | None = None,
         before: Carried | None = None,
+        tools: ToolSpecs | None = None,
     ) -> SegmentWatch:
         """The watch of one segment, at its run's ``privacy`` under this telemetry's level
         (the cap); one that watches nothing if its span cannot start."""
@@ -96,7 +97,7 @@ class Telemetry:
         try:
             return RunSpans(self.tracer, self.instruments, level, run_id=run_id,
                             provider=provider, options=options, segment=segment,
-                            before=before)  # fmt: skip
+                            before=before, tools=tools)  # fmt: skip
         except Exception:
             log.exception("telemetry could not watch a run; the run goes on")
             return Unwatched()

@@ -52,7 +52,7 @@ from toolwire.policy.charter import ProviderRef
 from toolwire.policy.options import RunOptions
 from toolwire.policy.privacy import PrivacyLevel, filter_for_export, filter_text
 from toolwire.policy.trace import LlmStep, RequestStep, RunStep, ToolStep
-from toolwire.telemetry import Carried, Segment
+from toolwire.telemetry import Carried, Segment, ToolSpecs
 from toolwire.telemetry import genai as attrs
 from toolwire.telemetry.metrics import Instruments
 
@@ -74,8 +74,10 @@ class RunSpans:
         options: RunOptions,
         segment: Segment,
         before: Carried | None = None,
+        tools: ToolSpecs | None = None,
     ) -> None:
         self.tracer = tracer
+        self.tools = tools  # the specs of the tools a request offered, by name
         self.before = before  # the run's totals when this segment began (a resumed one)
         self.instruments = instruments
         self.level = level
@@ -149,6 +151,10 @@ class RunSpans:
         request = None if self.requested is None else self.requested[1]
         self.requested = None
         made = {**self.base, gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT, **attrs.chat(request, shown)}
+        offered = made.get(attrs.TOOLS_OFFERED)
+        if self.tools is not None and isinstance(offered, tuple) and offered:
+            described = self._shown if self.level.keeps_content else None
+            made[attrs.TOOL_DEFINITIONS] = attrs.definitions(self.tools(offered), described)
         span = self._child(self._chat_name(), SpanKind.CLIENT, now - _ns(step.duration_ms), made)
         span.end(end_time=now)
         if self.instruments is not None:
@@ -239,6 +245,10 @@ class RunSpans:
         return out
 
     # -- pieces ------------------------------------------------------------------------------
+
+    def _shown(self, text: str) -> str:
+        """``text`` as this segment's level lets content leave (asked where it may)."""
+        return filter_text(text, self.level) or ""
 
     @staticmethod
     def _failed(
