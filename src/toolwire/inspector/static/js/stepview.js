@@ -14,7 +14,7 @@
 // `data-index` either way.
 
 import { renderDetail } from "./detail.js";
-import { keepFocus } from "./focus.js";
+import { focusRow, keepFocus } from "./focus.js";
 import { activates, moveTo } from "./keys.js";
 import { stepRow, waitingRow } from "./steps.js";
 import { StepTools } from "./steptools.js";
@@ -184,7 +184,7 @@ export class StepView {
     this.rows.reveal(pos);
     this.timeline?.reveal(index);
     if (focus === "timeline") this.timeline?.focus(index);
-    else if (focus) this.rows.row(pos)?.focus({ preventScroll: true });
+    else if (focus) focusRow(this.rows.row(pos));
     this.onSelect?.(index, this.steps[index]);
   }
 

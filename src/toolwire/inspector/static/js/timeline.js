@@ -15,6 +15,7 @@
 // and End move the selection with the focus. A row's tooltip is its description to a reader.
 
 import { h, ms } from "./dom.js";
+import { focusRow } from "./focus.js";
 import { activates, moveTo } from "./keys.js";
 import { stepCost, stepTitle, titleParts } from "./steps.js";
 import { VirtualRows } from "./virtual.js";
@@ -74,7 +75,7 @@ export class Timeline {
 
   // Focus step `index`'s row.
   focus(index) {
-    this.rowOf(index)?.focus({ preventScroll: true });
+    focusRow(this.rowOf(index));
   }
 
   // `steps` is the step view's own array: `update` places the steps appended to it since.
