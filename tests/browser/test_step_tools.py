@@ -48,6 +48,9 @@ TOOL = f"{BAR} input[name=tool]"
 STATUS = f"{BAR} select[name=status]"
 FIND = f"{BAR} input[name=find]"
 ROWS = "(s) => [...document.querySelectorAll(s)].map((r) => Number(r.dataset.index))"
+# Each drawn row as [its index, aria-posinset, aria-setsize] (null for one not set).
+PLACES = """(s) => [...document.querySelectorAll(s)].map((r) => [Number(r.dataset.index),
+  r.getAttribute("aria-posinset"), r.getAttribute("aria-setsize")])"""
 SAYS = "document.querySelector('#announce-polite').textContent === '%s'"
 
 
@@ -160,6 +163,28 @@ def test_find_reaches_a_row_out_of_the_virtualized_window(watched: Watched) -> N
         f"{LONG_ROUNDS} of {3 * LONG_ROUNDS + 2} steps"
     )
     assert page.locator("#steps li[data-index]").count() == LONG_ROUNDS
+
+
+def test_a_virtualized_list_tells_each_drawn_row_its_place_among_all(watched: Watched) -> None:
+    page = watched.page
+    start_run(page, "long", max_rounds=LONG_ROUNDS + 1)
+    wait_status(page, "completed", timeout=60_000)
+    total = 3 * LONG_ROUNDS + 2
+    lists = ("#steps li[data-index]", "#view-run .timeline-row[data-index]")
+    for rows in lists:  # the rows drawn while the run streamed know the final count
+        places = page.evaluate(PLACES, rows)
+        assert 0 < len(places) < 120 and places[-1][0] == total - 1
+        assert places == [[i, str(i + 1), str(total)] for i, _, _ in places]
+    page.focus("#steps li[aria-selected=true]")
+    page.keyboard.press("Home")
+    places = page.evaluate(PLACES, "#steps li[data-index]")
+    assert places[0] == [0, "1", str(total)]
+    assert [p for p in places if p[1:] != [str(p[0] + 1), str(total)]] == []
+    page.select_option(KIND, "model")  # 121 rows: all in the DOM, which tells their places
+    assert page.evaluate(PLACES, lists[0]) == [[3 * i + 1, None, None] for i in range(121)]
+    page.select_option(KIND, "")
+    places = page.evaluate(PLACES, lists[0])
+    assert places and all(p[1:] == [str(p[0] + 1), str(total)] for p in places)
 
 
 def test_the_bar_of_a_stored_run_filters_its_steps(watched: Watched, base: str) -> None:
