@@ -39,6 +39,14 @@ OUT_OF_VIEW = """() => { const r = document.activeElement.getBoundingClientRect(
   const [w, h] = [document.documentElement.clientWidth, document.documentElement.clientHeight];
   const inside = r.top >= -1 && r.left >= -1 && r.bottom <= h + 1 && r.right <= w + 1;
   return inside ? null : [r.left, r.top, r.right, r.bottom, w, h]; }"""
+# The focused element's description (aria-describedby): its text, whether it shows whole in the
+# window, and how many elements name it.
+DESCRIBED = """() => { const id = document.activeElement.getAttribute("aria-describedby");
+  const d = id ? document.getElementById(id) : null;
+  if (!d) return null;
+  const r = d.getBoundingClientRect();
+  return [d.textContent, d.checkVisibility() && r.top >= 0 && r.bottom <= innerHeight,
+    document.querySelectorAll(`[aria-describedby="${id}"]`).length]; }"""
 MOST_TABS = 25  # the most Tab presses any one control may take to reach from the one before
 WIDTHS = {"desktop": 1280, "phone": 390}
 
@@ -126,6 +134,13 @@ def test_start_a_run_and_read_an_artifact_by_keyboard(watched: Watched) -> None:
     press(page, "Tab")
     assert (focused(page)["role"], focused(page)["index"]) == ("option", "4")
     assert "timeline-row" in focused(page)["cls"]
+    text, shows, rows = page.evaluate(DESCRIBED)  # its details, shown and read out
+    assert text.startswith("Selected: ✓ Model answer: ") and " tokens" in text, text
+    assert (shows, rows) == (True, 1)
+    press(page, "ArrowUp")
+    text, shows, rows = page.evaluate(DESCRIBED)
+    assert text.startswith("Selected: ⬆ Request · round 2: ") and (shows, rows) == (True, 1), text
+    press(page, "End")
     assert tab_to(page, "#steps li[aria-selected=true]") == 6
     now = focused(page)
     assert (now["tag"], now["role"], now["index"], now["selected"]) == ("li", "option", "4", "true")
