@@ -99,9 +99,7 @@ def test_previous_and_next_open_the_runs_listed_beside_the_one_shown(watched: Wa
     page.keyboard.press("Enter")
     page.wait_for_selector(f"#stored-run h3:has-text('{ids[1]}')")
     assert page.evaluate("document.activeElement.tagName") == "H3"  # the run opened
-    page.wait_for_selector(
-        f"#stored-run [data-testid=run-place]:text-is('2 of {len(ids)} listed')"
-    )
+    page.wait_for_selector(f"#stored-run [data-testid=run-place]:text-is('2 of {len(ids)} listed')")
     current = page.locator("tr.run-row .run-open[tabindex='0']").evaluate_all(
         "bs => bs.map(b => b.closest('tr').dataset.id)"
     )
