@@ -149,7 +149,7 @@ export class Timeline {
     if (was) mark(was, false, this.detailId);
     const now = this.rowOf(index);
     if (now) mark(now, true, this.detailId);
-    this.showDetail();
+    if (this.placed.seen === this.steps.length) this.showDetail();  // else `update` will
   }
 
   // The selected step's details in the line under the rows (drawn again only for another
