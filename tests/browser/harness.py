@@ -69,8 +69,8 @@ class Watched:
         dialog.dismiss()
 
 
-def open_inspector(browser: Browser, base: str, token: str) -> Watched:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+def open_inspector(browser: Browser, base: str, token: str, width: int = 1280) -> Watched:
+    page = browser.new_page(viewport={"width": width, "height": 900})
     watched = Watched(page)
     page.goto(f"{base}/#token={token}")
     page.wait_for_selector("body[data-ready=true]")
@@ -78,9 +78,10 @@ def open_inspector(browser: Browser, base: str, token: str) -> Watched:
 
 
 @contextmanager
-def watching(browser: Browser, base: str, token: str) -> Iterator[Watched]:
-    """The inspector in a new page; on leaving, no dialog and no page error may have happened."""
-    watched = open_inspector(browser, base, token)
+def watching(browser: Browser, base: str, token: str, width: int = 1280) -> Iterator[Watched]:
+    """The inspector in a new page ``width`` px wide; on leaving, no dialog and no page error
+    may have happened."""
+    watched = open_inspector(browser, base, token, width)
     yield watched
     assert watched.errors == [] and watched.dialogs == []
     watched.page.close()

@@ -56,11 +56,15 @@ def picture() -> ToolResult:
     )
 
 
+LONG_ROUNDS = 110
 SCRIPTS = {
     "pictures": [{"tool_calls": [call("picture")]}, {"content": "ok"}],
     "both": [{"tool_calls": [call("lookup", {"customer": "Ada"}), call("echo", {"text": "hi"})]},
              {"content": "done"}],
     "off": [{"tool_calls": [call("dormant")]}, {"content": "it is off"}],  # a refusal, audited
+    # 3 steps a round and 2 for the answer: 332, past the 300 rows a list draws in whole
+    "long": [{"tool_calls": [call("echo", {"text": "again"})]}] * LONG_ROUNDS
+            + [{"content": "done"}],
 }  # fmt: skip
 # Steps no scripted run streams: a raw reply, a context cut, a decision, an unknown kind.
 ODD_STEPS: list[dict[str, Any]] = [
@@ -144,8 +148,14 @@ def live_views(walk: Walk) -> None:
     walk.check("run: steps filtered, a find")
     page.click("#view-run .step-tools [data-testid=conversation]")
     walk.check("run: the conversation")
+    page.fill("#view-run .step-filter input[name=tool]", "no such tool")
+    walk.check("run: a filter that hides every step")
+    page.fill("#view-run .step-filter input[name=tool]", "")
     page.select_option("#view-run .step-filter select[name=kind]", "")
     page.fill("#view-run .step-find input[name=find]", "")
+    start_run(page, "long", max_rounds=LONG_ROUNDS + 1)
+    wait_status(page, "completed", timeout=60_000)
+    walk.check("run: a long run, its rows virtualized")
     run_to(page, "every", "completed")
     walk.step(2, ["Artifacts"], "run: every artifact type")
     walk.step(3, ["Artifacts"], "run: malformed artifacts")

@@ -1,7 +1,7 @@
-"""The bar above a run's steps in Chromium: the filter (kind, tool name, status), the find
-("2 of 3", next and previous) and the conversation as the last request sent it, by keyboard,
-over a live run, a stored one and a virtualized one; hostile words and tool names read as
-text."""
+"""The bar above a run's steps in Chromium: the filter (kind, tool name, status) of the list
+and the timeline, the find ("2 of 3", next and previous) and the conversation as the last
+request sent it, by keyboard, over a live run, a stored one and a virtualized one (whose rows
+tell their place among all); hostile words and tool names read as text."""
 
 from __future__ import annotations
 
@@ -43,11 +43,16 @@ LONG = [{"tool_calls": [call("lookup", {"customer": "Ada"})]}] * LONG_ROUNDS + [
     {"content": "done at last"}
 ]
 BAR = "#view-run .step-tools"
+TIMELINE = "#view-run .timeline-row[data-index]"
+HIDDEN = "#view-run [data-testid=timeline-hidden]"
 KIND = f"{BAR} select[name=kind]"
 TOOL = f"{BAR} input[name=tool]"
 STATUS = f"{BAR} select[name=status]"
 FIND = f"{BAR} input[name=find]"
 ROWS = "(s) => [...document.querySelectorAll(s)].map((r) => Number(r.dataset.index))"
+# Each drawn row as [its index, aria-posinset, aria-setsize] (null for one not set).
+PLACES = """(s) => [...document.querySelectorAll(s)].map((r) => [Number(r.dataset.index),
+  r.getAttribute("aria-posinset"), r.getAttribute("aria-setsize")])"""
 SAYS = "document.querySelector('#announce-polite').textContent === '%s'"
 
 
@@ -88,6 +93,35 @@ def test_the_filter_narrows_the_steps_by_kind_tool_and_status(watched: Watched) 
     assert shown_rows(page) == list(range(STEPS))
     page.wait_for_timeout(300)
     assert live(page, "polite") == f"Showing all {STEPS} steps"
+
+
+def test_the_timeline_shows_the_steps_the_filter_lets_through(watched: Watched) -> None:
+    page = sifted(watched.page)
+    assert shown_rows(page, TIMELINE) == list(range(STEPS))
+    assert page.text_content(HIDDEN) == ""
+    left = "(s) => document.querySelector(s).querySelector('.timeline-bar').style.left"
+    before = page.evaluate(left, f"{TIMELINE}[data-index='7']")
+    page.select_option(KIND, "tool")
+    assert shown_rows(page, TIMELINE) == [2, 3, 4, 7]
+    assert page.text_content(HIDDEN) == f" · 4 of {STEPS} steps shown, 6 hidden by the filter"
+    assert page.evaluate(left, f"{TIMELINE}[data-index='7']") == before  # the run's own axis
+    page.select_option(STATUS, "error")
+    assert shown_rows(page, TIMELINE) == [3]
+    assert page.get_attribute(f"{TIMELINE}[data-index='3']", "aria-selected") == "true"
+    detail = "#view-run [data-testid=timeline-detail]"  # the selected step's, in words
+    assert page.is_visible(detail)
+    assert (page.text_content(detail) or "").startswith("Selected: ⚙ boom: ")
+    page.fill(TOOL, "no such tool")
+    assert shown_rows(page, TIMELINE) == [] and page.is_hidden("#view-run .timeline-rows")
+    assert page.text_content(HIDDEN) == f" · 0 of {STEPS} steps shown, {STEPS} hidden by the filter"
+    page.fill(TOOL, "")
+    page.select_option(STATUS, "")
+    start_run(page, "sift")  # the filter stays: the new run's steps stream through it
+    wait_status(page, "completed")
+    assert shown_rows(page, TIMELINE) == [2, 3, 4, 7] == shown_rows(page)
+    page.select_option(KIND, "")
+    assert shown_rows(page, TIMELINE) == list(range(STEPS))
+    assert page.text_content(HIDDEN) == ""
 
 
 def test_the_filter_by_keyboard_keeps_one_tab_stop_among_the_shown(watched: Watched) -> None:
@@ -162,6 +196,28 @@ def test_find_reaches_a_row_out_of_the_virtualized_window(watched: Watched) -> N
     assert page.locator("#steps li[data-index]").count() == LONG_ROUNDS
 
 
+def test_a_virtualized_list_tells_each_drawn_row_its_place_among_all(watched: Watched) -> None:
+    page = watched.page
+    start_run(page, "long", max_rounds=LONG_ROUNDS + 1)
+    wait_status(page, "completed", timeout=60_000)
+    total = 3 * LONG_ROUNDS + 2
+    lists = ("#steps li[data-index]", "#view-run .timeline-row[data-index]")
+    for rows in lists:  # the rows drawn while the run streamed know the final count
+        places = page.evaluate(PLACES, rows)
+        assert 0 < len(places) < 120 and places[-1][0] == total - 1
+        assert places == [[i, str(i + 1), str(total)] for i, _, _ in places]
+    page.focus("#steps li[aria-selected=true]")
+    page.keyboard.press("Home")
+    places = page.evaluate(PLACES, "#steps li[data-index]")
+    assert places[0] == [0, "1", str(total)]
+    assert [p for p in places if p[1:] != [str(p[0] + 1), str(total)]] == []
+    page.select_option(KIND, "model")  # 121 rows: all in the DOM, which tells their places
+    assert page.evaluate(PLACES, lists[0]) == [[3 * i + 1, None, None] for i in range(121)]
+    page.select_option(KIND, "")
+    places = page.evaluate(PLACES, lists[0])
+    assert places and all(p[1:] == [str(p[0] + 1), str(total)] for p in places)
+
+
 def test_the_bar_of_a_stored_run_filters_its_steps(watched: Watched, base: str) -> None:
     body = {"prompt": "go", "provider": "sift", "max_rounds": 5}
     run_id = httpx.post(f"{base}/api/runs", json=body, headers=AUTH, timeout=30).json()["context"][
@@ -173,6 +229,7 @@ def test_the_bar_of_a_stored_run_filters_its_steps(watched: Watched, base: str) 
     bar = "#stored-run .step-tools"
     page.select_option(f"{bar} select[name=status]", "error")
     assert shown_rows(page, "#stored-run .steps li[data-index]") == [3]
+    assert shown_rows(page, "#stored-run .timeline-row[data-index]") == [3]
     ids = page.evaluate("[...document.querySelectorAll('.step-tools [id]')].map((e) => e.id)")
     assert len(ids) == len(set(ids))  # the live run's bar and this one: no id twice
 

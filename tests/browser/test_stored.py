@@ -92,18 +92,18 @@ def test_previous_and_next_open_the_runs_listed_beside_the_one_shown(watched: Wa
     page.locator("tr.run-row").nth(1).wait_for()
     ids = page.locator("tr.run-row").evaluate_all("rows => rows.map(r => r.dataset.id)")
     page.locator("tr.run-row").first.click()
-    page.wait_for_selector("#stored-run [data-testid=next-run]")
+    page.wait_for_selector("#stored-run [data-testid=next-run]:enabled")  # the server answered
     assert page.is_disabled("#stored-run [data-testid=previous-run]")
     assert page.text_content("#stored-run [data-testid=run-place]") == f"1 of {len(ids)} listed"
     page.focus("#stored-run [data-testid=next-run]")
     page.keyboard.press("Enter")
     page.wait_for_selector(f"#stored-run h3:has-text('{ids[1]}')")
     assert page.evaluate("document.activeElement.tagName") == "H3"  # the run opened
-    assert page.text_content("#stored-run [data-testid=run-place]") == f"2 of {len(ids)} listed"
+    page.wait_for_selector(f"#stored-run [data-testid=run-place]:text-is('2 of {len(ids)} listed')")
     current = page.locator("tr.run-row .run-open[tabindex='0']").evaluate_all(
         "bs => bs.map(b => b.closest('tr').dataset.id)"
     )
     assert current == [ids[1]]  # the table's tab stop follows
-    page.click("#stored-run [data-testid=previous-run]")
+    page.click("#stored-run [data-testid=previous-run]:enabled")
     page.wait_for_selector(f"#stored-run h3:has-text('{ids[0]}')")
     assert page.locator("#stored-run .steps li[data-index]").count() == 5

@@ -203,6 +203,18 @@ class RunsList(BaseModel):
     offset: int = 0
 
 
+class RunNeighbours(BaseModel):
+    """The stored runs before and after one run in a listing (its filters and order, on any
+    page), each as the listing shows it, or None at either end; the run's place in the listing
+    (None when the filters leave it out) and how many runs the listing holds."""
+
+    run_id: str
+    previous: dict[str, Any] | None = Field(repr=False)
+    next: dict[str, Any] | None = Field(repr=False)
+    position: int | None
+    total: int
+
+
 class Facets(BaseModel):
     """The values each filter of the stored runs can take, as far as the store holds them."""
 

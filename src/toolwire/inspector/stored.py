@@ -3,7 +3,9 @@
 ``GET /api/runs`` takes the filters of :class:`toolwire.store.browse.RunQuery` as query
 parameters (``status`` may repeat; ``since``/``until`` are ISO 8601, UTC when no offset is
 given; ``q`` searches the words the privacy level kept) and answers one page with the total
-the filters match. ``GET /api/runs/{id}/export`` is the run's export record (see
+the filters match. ``GET /api/runs/{id}/neighbours`` takes the same parameters and answers
+the runs before and after that run in the listing, on whichever page they are (the page's
+``limit`` and ``offset`` are ignored). ``GET /api/runs/{id}/export`` is the run's export record (see
 :mod:`toolwire.store.export`), ``GET /api/runs/{id}/rerun`` the run form to start it again
 (see :mod:`toolwire.inspector.rerun`), ``GET /api/facets`` the values each filter can take.
 """
@@ -25,6 +27,7 @@ from toolwire.inspector.models import (
     RUN_ID,
     Facets,
     RerunTemplate,
+    RunNeighbours,
     RunsList,
 )
 from toolwire.inspector.settings import InspectorSettings
@@ -64,6 +67,13 @@ def install(api: APIRouter, settings: InspectorSettings, runtime: Runtime) -> No
         template = rerun.template(settings, runtime, stored_run(settings, run_id))
         return json_response(template.model_dump())
 
+    @api.get("/runs/{run_id}/neighbours", response_model=RunNeighbours,
+             responses=ERROR_RESPONSES)  # fmt: skip
+    def neighbours(run_id: RunId, query: Annotated[RunQuery, Depends(query_of)]) -> Response:
+        """The runs before and after ``run_id`` in the listing ``GET /api/runs`` answers for
+        the same filters and order, as it lists them (privacy-filtered, with previews)."""
+        return neighbours_of(settings, query, run_id)
+
     @api.get("/runs", response_model=RunsList, responses=ERROR_RESPONSES)
     def runs(query: Annotated[RunQuery, Depends(query_of)]) -> Response:
         """One page of stored runs: filtered, sorted, searched (see ``inspector.stored``)."""
@@ -88,6 +98,22 @@ def list_page(settings: InspectorSettings, query: RunQuery) -> Response:
     return json_response({
         "runs": previews.with_previews(settings.store, runs), "stored": True,
         "total": found.total, "limit": query.limit, "offset": query.offset,
+    })  # fmt: skip
+
+
+def neighbours_of(settings: InspectorSettings, query: RunQuery, run_id: str) -> Response:
+    """The runs next to ``run_id`` in the listing; 404 when there is no such run, or no store."""
+    store = settings.store
+    found = None if store is None else store.neighbours(query, run_id)
+    if store is None or found is None:
+        raise ApiError(404, "no stored run has this id")
+    near = [run.to_dict() for run in (found.previous, found.next) if run is not None]
+    shown = {run["id"]: run for run in previews.with_previews(store, near)}
+    return json_response({
+        "run_id": run_id,
+        "previous": None if found.previous is None else shown[found.previous.id],
+        "next": None if found.next is None else shown[found.next.id],
+        "position": found.position, "total": found.total,
     })  # fmt: skip
 
 

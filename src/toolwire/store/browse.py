@@ -4,7 +4,9 @@ A ``RunQuery`` says which runs (status, provider, model, a tool used, a time ran
 error or not, a privacy level, a search over the kept text, the run they re-run) and in which
 order; ``page`` and ``count`` turn it into SQL that walks an index (see
 ``schema.VIEWER_INDEXES``). Every sort ends with the run's ``uid``, so pages never overlap or
-skip, and runs without a value (no cost yet) come last in either direction.
+skip, and runs without a value (no cost yet) come last in either direction. ``neighbour`` and
+``before`` find, from one run, the runs next to it in that order, on any page: a keyset step
+from the run's own sort value and ``uid``, which needs no offset.
 
 Values are checked here, before any SQL: an unknown sort or status is a ``ValueError`` that
 names the choices, and a search with no word in it matches nothing rather than everything.
@@ -13,7 +15,7 @@ names the choices, and a search with no word in it matches nothing rather than e
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -94,6 +96,18 @@ class RunPage:
     total: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Neighbours:
+    """The runs before and after one run in a listing's order (``RunSummary`` each, or None at
+    either end), its place in the listing (1 for the first; None when the filters leave it
+    out) and how many runs the listing holds."""
+
+    previous: Any = field(repr=False)
+    next: Any = field(repr=False)
+    position: int | None
+    total: int
+
+
 def conditions(query: RunQuery, dialect: Dialect) -> list[ColumnElement[bool]]:
     """The WHERE clauses of ``query``."""
     found: list[ColumnElement[bool]] = []
@@ -145,6 +159,48 @@ def order(query: RunQuery, dialect: Dialect) -> list[Any]:
     if query.descending:
         return [key.desc(), uid]
     return [key.is_(None), key.asc(), uid]
+
+
+def anchor(query: RunQuery, run_id: str) -> Select[Any]:
+    """Run ``run_id``'s place in ``query``'s order: whether it has no sort value, its uid."""
+    key = SORTS[query.sort]
+    return select(key.is_(None).label("unvalued"), _runs.c.uid).where(_runs.c.id == run_id)
+
+
+def before(query: RunQuery, run_id: str, unvalued: bool, uid: int) -> ColumnElement[bool]:
+    """The runs that come before run ``run_id`` (``unvalued`` and ``uid`` from ``anchor``) in
+    ``query``'s order; NULL sort values come last in either direction."""
+    return _beyond(query, run_id, unvalued, uid, after=False)
+
+
+def neighbour(
+    query: RunQuery, dialect: Dialect, run_id: str, unvalued: bool, uid: int, *, after: bool
+) -> Select[Any]:
+    """The run right after run ``run_id`` in ``query``'s order (``after``), or right before."""
+    wanted = _beyond(query, run_id, unvalued, uid, after=after)
+    statement = select(_runs, STEP_COUNT, TOKENS_UNKNOWN).where(*conditions(query, dialect), wanted)
+    if after:
+        return statement.order_by(*order(query, dialect)).limit(1)
+    backwards = order(replace(query, descending=not query.descending), dialect)
+    if query.sort in NULLABLE_SORTS:  # walking back, the runs without a value come first
+        backwards = [SORTS[query.sort].is_(None).desc(), *backwards]
+    return statement.order_by(*backwards).limit(1)
+
+
+def _beyond(
+    query: RunQuery, run_id: str, unvalued: bool, uid: int, *, after: bool
+) -> ColumnElement[bool]:
+    key = SORTS[query.sort]
+    value = select(key).where(_runs.c.id == run_id).scalar_subquery()
+    smaller = after == query.descending  # the way the listing goes from the run
+    uid_beyond = _runs.c.uid < uid if smaller else _runs.c.uid > uid
+    if unvalued:  # among the runs without a value, at the end, by uid
+        same = and_(key.is_(None), uid_beyond)
+        return same if after else or_(key.is_not(None), same)
+    valued = or_(key < value if smaller else key > value, and_(key == value, uid_beyond))
+    if after and query.sort in NULLABLE_SORTS:
+        return or_(valued, key.is_(None))
+    return valued
 
 
 def count(query: RunQuery, dialect: Dialect) -> Select[Any]:

@@ -81,6 +81,35 @@ def find_runs(engine: Engine, query: RunQuery, *, total: bool) -> RunPage:
     return RunPage(runs=rows, total=int(counted))
 
 
+def neighbours(engine: Engine, query: RunQuery, run_id: str) -> browse.Neighbours | None:
+    """The runs before and after run ``run_id`` in the listing ``query`` asks for (its filters
+    and order; its page is ignored), its place there and the listing's size; None without
+    such a run."""
+    if not is_run_id(run_id):
+        return None
+    dialect = engine.dialect
+    with errors(f"find the neighbours of run {run_id}"), engine.connect() as connection:
+        found = connection.execute(browse.anchor(query, run_id)).first()
+        if found is None:
+            return None
+        at = (run_id, bool(found.unvalued), int(found.uid))
+        near = [
+            connection.execute(browse.neighbour(query, dialect, *at, after=after)).first()
+            for after in (False, True)
+        ]
+        listed = browse.conditions(query, dialect)
+        matches = connection.execute(
+            select(_runs.c.uid).where(*listed, _runs.c.id == run_id)
+        ).first()
+        ahead = browse.count(query, dialect).where(browse.before(query, *at))
+        position = None if matches is None else connection.execute(ahead).scalar_one() + 1
+        total = connection.execute(browse.count(query, dialect)).scalar_one()
+    previous, following = (None if row is None else RunSummary.from_row(row._mapping)
+                           for row in near)  # fmt: skip
+    return browse.Neighbours(previous=previous, next=following, position=position,
+                             total=int(total))  # fmt: skip
+
+
 def facets(engine: Engine) -> dict[str, list[str]]:
     """The values each filter of the runs browser can take (at most ``MAX_FACETS`` each)."""
     with errors("list filter values"), engine.connect() as connection:

@@ -74,7 +74,7 @@ from toolwire.store import (
     search,
     waiting,
 )
-from toolwire.store.browse import RunPage, RunQuery
+from toolwire.store.browse import Neighbours, RunPage, RunQuery
 from toolwire.store.cancels import CancelWatch
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
 from toolwire.store.gates import GATE_COLUMNS, INSERT_GATE, GateRecord, audit_query, gate_rows
@@ -396,6 +396,12 @@ class RunStore:
         """One page of the runs ``query`` asks for, and (with ``total``) how many match."""
         self._writer.flush()
         return reading.find_runs(self._engine, query, total=total)
+
+    def neighbours(self, query: RunQuery, run_id: str) -> Neighbours | None:
+        """The runs before and after run ``run_id`` in the listing ``query`` asks for, its
+        place there and the listing's size; None without such a run."""
+        self._writer.flush()
+        return reading.neighbours(self._engine, query, run_id)
 
     def facets(self) -> dict[str, list[str]]:
         """The values each filter of the runs browser can take (at most ``MAX_FACETS`` each)."""

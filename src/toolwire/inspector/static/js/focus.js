@@ -26,6 +26,16 @@ export function focusOn(element, { scroll = false } = {}) {
   if (scroll) requestAnimationFrame(() => element.scrollIntoView({ block: "start" }));
 }
 
+// Focus a row of a scrolling list (already scrolled to it there, see VirtualRows.reveal) and
+// bring it into the window when the list itself is partly out of it (a phone's narrow page
+// stacks the list under everything else): only as far as it takes, read on a key press.
+export function focusRow(row) {
+  if (!row) return;
+  row.focus({ preventScroll: true });
+  const at = row.getBoundingClientRect();
+  if (at.top < 0 || at.bottom > window.innerHeight) row.scrollIntoView({ block: "nearest" });
+}
+
 function placeOf(container, element) {
   const path = [];
   for (let node = element; node && node !== container; node = node.parentElement) {

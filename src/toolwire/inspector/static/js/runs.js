@@ -43,7 +43,7 @@ export class RunsView {
     this.checked = [];  // run ids ticked for comparing, oldest tick first
     this.shown = null;  // the id of the run shown below the table
     this.view = null;  // its StepView
-    this.listed = [];  // the ids of the runs the table lists, in its order
+    this.near = null;  // its previous and next buttons (see neighbours)
     this.filters = new RunFilters(this.$("runs-filters"), () => { this.offset = 0; this.load(); });
     this.choicesLoaded = false;
     this.$("runs-refresh").addEventListener("click", () => this.load());
@@ -56,26 +56,32 @@ export class RunsView {
       this.choicesLoaded = true;
       this.filters.loadChoices();
     }
-    const query = this.filters.params();
-    if (this.$("runs-waiting").checked) query.set("waiting", "true");
+    const query = this.listing();
     query.set("limit", String(PAGE));
     query.set("offset", String(this.offset));
-    query.set("sort", this.sort);
-    query.set("order", this.order);
     const ticket = (this.loads = (this.loads ?? 0) + 1);
     try {
       const page = await call("GET", `/runs?${query}`);
       if (ticket !== this.loads) return;  // a newer listing was asked for meanwhile
-      this.listed = (page.runs ?? []).map((r) => String(r.id));
       this.$("runs-note").textContent = page.stored ? ""
         : "No store is configured, so runs are not kept. Start the server with --db URL.";
       const table = this.$("runs-table");
       keepFocus(table, () => table.replaceChildren(this.table(page.runs, query.has("q"))));
       keepFocus(this.$("runs-pager"), () => this.pager(page));
+      if (this.near?.nav.isConnected) this.placeNeighbours();  // the filters may have changed
     } catch (err) {
       if (ticket !== this.loads) return;
       this.$("runs-note").textContent = errorText(err, "Loading failed.");
     }
+  }
+
+  // The listing's filters and order, as GET /runs and GET /runs/{id}/neighbours take them.
+  listing() {
+    const query = this.filters.params();
+    if (this.$("runs-waiting").checked) query.set("waiting", "true");
+    query.set("sort", this.sort);
+    query.set("order", this.order);
+    return query;
   }
 
   table(runs, searched) {
@@ -250,27 +256,68 @@ export class RunsView {
     }
   }
 
-  // The runs before and after this one in the table, a button each (off at either end); none
-  // for a run the table does not list (one opened by a link). The run opened takes the focus.
+  // The runs before and after this one in the listing (its filters and order, on any page:
+  // the server finds them), a button each; off at either end, and until the server answers.
+  // The run opened takes the focus, and the table turns to the page that lists it.
   neighbours(id) {
-    const at = this.listed.indexOf(id);
-    if (at < 0) return null;
-    const button = (to, text) => {
-      const other = this.listed[to];
-      const go = h("button", { type: "button", class: "small", disabled: other === undefined,
-        title: other === undefined ? null : `Run ${other}`, "data-testid": text.includes("Previous")
-          ? "previous-run" : "next-run" }, text);
+    const button = (text, testid, way) => {
+      const go = h("button", { type: "button", class: "small", disabled: true,
+        "data-testid": testid }, text);
       go.addEventListener("click", () => {
-        this.markListed(other);
-        this.show(other);
+        const to = this.near?.to[way];
+        if (to) this.open(to.id, to.position);
       });
       return go;
     };
-    return h("nav", { class: "row run-neighbours", "aria-label": "Stored runs" },
-      button(at - 1, "← Previous run"),
-      h("span", { class: "muted", "data-testid": "run-place" },
-        `${at + 1} of ${this.listed.length} listed`),
-      button(at + 1, "Next run →"));
+    const near = { id, to: {}, previous: button("← Previous run", "previous-run", "previous"),
+      next: button("Next run →", "next-run", "next"),
+      place: h("span", { class: "muted", "data-testid": "run-place" }) };
+    near.nav = h("nav", { class: "row run-neighbours", "aria-label": "Stored runs" },
+      near.previous, near.place, near.next);
+    this.near = near;
+    this.placeNeighbours();
+    return near.nav;
+  }
+
+  // Ask the server for the shown run's neighbours in the listing as it is now.
+  async placeNeighbours() {
+    const near = this.near;
+    let found;
+    try {
+      found = await call("GET",
+        `/runs/${encodeURIComponent(near.id)}/neighbours?${this.listing()}`);
+    } catch (err) {
+      const text = errorText(err, "The runs beside it could not be found.");
+      if (near === this.near) near.place.textContent = text;
+      return;
+    }
+    if (near !== this.near) return;  // another run was opened meanwhile
+    const at = Number.isInteger(found.position) ? found.position : null;
+    const total = Number(found.total) || 0;
+    const listed = `${total.toLocaleString("en")} listed`;
+    near.place.textContent = at ? `${at.toLocaleString("en")} of ${listed}`
+      : `not in the listing (${listed})`;
+    for (const [way, step] of [["previous", -1], ["next", 1]]) {
+      const other = found[way];
+      const id = other && typeof other.id === "string" ? other.id : null;
+      near.to[way] = id ? { id, position: at ? at + step : null } : null;
+      near[way].disabled = !id;
+      if (id) near[way].setAttribute("title", `Run ${id}`);
+      else near[way].removeAttribute("title");
+    }
+  }
+
+  // Open run `id` from a neighbour's button; at `position` in the listing (when known), the
+  // table turns to the page that lists it, its row the table's tab stop.
+  async open(id, position) {
+    await this.show(id);
+    const offset = position ? Math.floor((position - 1) / PAGE) * PAGE : this.offset;
+    if (offset === this.offset) {
+      this.markListed(id);
+      return;
+    }
+    this.offset = offset;
+    await this.load();
   }
 
   // The table's row of run `id` becomes its tab stop.

@@ -1,10 +1,12 @@
-// The page's keyboard shortcuts, listed in its help dialog (index.html, #help): `/` find, `j`
-// and `k` the next and previous step, `?` the list itself. Single keys act only outside fields
+// The page's keyboard shortcuts, listed in its help dialog (index.html, #help): `/` find (the
+// find of the run shown, live or stored; without one, the view's search), `j` and `k` the
+// next and previous step, `?` the list itself. Single keys act only outside fields
 // (there they are text) and without Ctrl, Alt or Meta (the browser's and the reader's own).
 
 import { typing } from "./keys.js";
 
-// The search each view's `/` goes to; from a view without one, Stored runs' search.
+// The search each view's `/` goes to when it shows no run; from a view without one, Stored
+// runs' search.
 const FIND = { runs: "runs-q", audit: "audit-tool", compare: "compare-a" };
 
 // `view()` names the view shown, `show(name)` shows another, `steps()` is the step view of the
@@ -23,6 +25,7 @@ export function shortcuts({ view, show, steps }) {
   document.getElementById("help-close").addEventListener("click", () => help.close());
   const keys = {
     "/": () => {
+      if (steps()?.tools.focusFind()) return;
       const id = FIND[view()];
       if (!id) show("runs");
       document.getElementById(id ?? FIND.runs).focus();

@@ -87,6 +87,15 @@ export class StepTools {
     this.next.addEventListener("click", () => this.go(1));
   }
 
+  // The focus in the find (its words selected, to type over), when the bar shows: the run
+  // has a step. Whether it went there.
+  focusFind() {
+    if (this.element.closest("[hidden]")) return false;
+    this.findBox.focus();
+    this.findBox.select();
+    return true;
+  }
+
   value(label) {
     return label.querySelector("select, input").value.trim();
   }

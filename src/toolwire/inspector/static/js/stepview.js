@@ -11,10 +11,10 @@
 // The bar above the list (StepTools) filters the rows: the list then draws only the steps the
 // filter lets through, `shown` their indices in order; a row's place in the list (its
 // position) is its step's index when nothing is filtered. A row keeps its step's index as its
-// `data-index` either way.
+// `data-index` either way. The timeline draws the same steps.
 
 import { renderDetail } from "./detail.js";
-import { keepFocus } from "./focus.js";
+import { focusRow, keepFocus } from "./focus.js";
 import { activates, moveTo } from "./keys.js";
 import { stepRow, waitingRow } from "./steps.js";
 import { StepTools } from "./steptools.js";
@@ -117,8 +117,10 @@ export class StepView {
     }
     this.marked = -1;
     this.rows.reset();
+    this.timeline?.setFilter(passes, this.selected);
     this.render();
     this.rows.reveal(this.posOf(this.selected));
+    this.timeline?.reveal(this.selected);
     return this.shownCount();
   }
 
@@ -184,7 +186,7 @@ export class StepView {
     this.rows.reveal(pos);
     this.timeline?.reveal(index);
     if (focus === "timeline") this.timeline?.focus(index);
-    else if (focus) this.rows.row(pos)?.focus({ preventScroll: true });
+    else if (focus) focusRow(this.rows.row(pos));
     this.onSelect?.(index, this.steps[index]);
   }
 
@@ -203,9 +205,9 @@ export class StepView {
     this.rows.setCount(this.shownCount());
     this.mark();
     this.tools.update();
-    if (this.timeline) {
-      this.timeline.update();
+    if (this.timeline) {  // selected first: the row the timeline keeps drawn is the selected one
       this.timeline.select(this.selected);
+      this.timeline.update();
     }
     this.drawDetail();
   }

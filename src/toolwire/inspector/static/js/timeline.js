@@ -12,9 +12,15 @@
 // axis grows.
 //
 // The rows are a listbox with one tab stop (the selected step's row); the arrow keys, Home
-// and End move the selection with the focus. A row's tooltip is its description to a reader.
+// and End move the selection with the focus. The selected step's details (when it started,
+// how long it took, what it used) show in a line under the rows, which is the selected row's
+// description (aria-describedby) to a reader; the other rows' tooltips are theirs.
+//
+// The step list's filter (StepView.setFilter) filters the timeline too: only the steps it lets
+// through have a row, placed on the whole run's axis, and the head says how many are hidden.
 
-import { h, ms } from "./dom.js";
+import { fill, h, ms } from "./dom.js";
+import { focusRow } from "./focus.js";
 import { activates, moveTo } from "./keys.js";
 import { stepCost, stepTitle, titleParts } from "./steps.js";
 import { VirtualRows } from "./virtual.js";
@@ -26,6 +32,7 @@ const MARK_PX = 48;  // the widest label on the axis ("⋯ 12.34 s" at its font 
 const UNMEASURED_PX = 600;  // the axis' width until it is first measured
 const ROW_PX = 20;  // a row's height once the rows are virtual (app.css: .timeline-rows.virtual)
 const BARS = new WeakMap();  // a row -> its bar
+let drawn = 0;  // timelines drawn so far: each gets ids of its own
 
 export class Timeline {
   // `pick(i, focus)` selects step i (a click on its row, or a key; `focus` is "timeline" when
@@ -36,11 +43,13 @@ export class Timeline {
     this.placed = new Placement();
     this.steps = [];
     this.selected = -1;
+    this.passes = null;  // the step list's filter (null: every step has a row)
     this.title = h("span", { class: "muted" });
+    this.hiddenNote = h("span", { class: "muted", "data-testid": "timeline-hidden" });
     this.derivedBadge = h("span", { class: "badge muted", "data-testid": "timeline-derived" },
       "times derived from durations");
     this.head = h("div", { class: "timeline-head" },
-      h("span", { class: "timeline-title" }, "Timeline"), this.title);
+      h("span", { class: "timeline-title" }, "Timeline"), this.title, this.hiddenNote);
     this.axis = h("div", { class: "timeline-axis", "aria-hidden": "true" });
     this.axisPx = UNMEASURED_PX;  // kept from resizes: drawing reads no layout
     new ResizeObserver(([entry]) => {
@@ -48,7 +57,11 @@ export class Timeline {
       if (this.scale) this.axis.replaceChildren(...ticks(this.scale, this.axisPx));
     }).observe(this.axis);
     this.list = h("div", { class: "timeline-rows", role: "listbox", "aria-label": "Timeline" });
-    container.replaceChildren(this.head, this.axis, this.list);
+    this.detailId = `timeline-detail-${(drawn += 1)}`;
+    this.detail = h("p", { class: "timeline-detail", id: this.detailId,
+      "data-testid": "timeline-detail", hidden: true });
+    this.detailShown = null;  // [step, origin] the line describes
+    container.replaceChildren(this.head, this.axis, this.list, this.detail);
     container.hidden = true;
     this.rows = new VirtualRows(this.list, { rowHeight: ROW_PX,
       build: (i) => this.row(this.placed.items[i]),
@@ -74,7 +87,14 @@ export class Timeline {
 
   // Focus step `index`'s row.
   focus(index) {
-    this.rowOf(index)?.focus({ preventScroll: true });
+    focusRow(this.rowOf(index));
+  }
+
+  // Rows only for the steps `passes` lets through (null: every step), placed again; step
+  // `selected` is the selection.
+  setFilter(passes, selected) {
+    this.passes = passes;
+    this.reset(this.steps, selected);
   }
 
   // `steps` is the step view's own array: `update` places the steps appended to it since.
@@ -90,13 +110,18 @@ export class Timeline {
   // Place the steps appended since the last update; redraw the axis and the bars drawn.
   update() {
     const before = this.placed.origin;
-    for (let i = this.placed.seen; i < this.steps.length; i += 1) this.placed.add(this.steps[i], i);
+    const passes = this.passes;
+    for (let i = this.placed.seen; i < this.steps.length; i += 1) {
+      const step = this.steps[i];
+      this.placed.add(step, i, !passes || passes(step));
+    }
     this.placed.seen = this.steps.length;
     const items = this.placed.items;
-    this.container.hidden = items.length === 0;
-    if (!items.length) return;
+    this.container.hidden = this.placed.placed === 0;
+    if (this.container.hidden) return;
     this.scale = this.placed.scale();
     this.title.textContent = ` ${ms(this.scale.span)} from first to last step`;
+    this.tellHidden();
     if (this.placed.derived) this.head.append(this.derivedBadge);
     else this.derivedBadge.remove();
     this.axis.replaceChildren(...ticks(this.scale, this.axisPx));
@@ -106,14 +131,40 @@ export class Timeline {
       this.placeBar(row, items[at]);
       if (moved) describeRow(row, describe(items[at].step, items[at], this.placed.origin));
     }
+    this.showDetail();
+  }
+
+  // How many steps the filter hides, in the head; the rows are left out when it hides all.
+  tellHidden() {
+    const hidden = this.placed.placed - this.placed.items.length;
+    const text = hidden ? ` · ${this.placed.items.length} of ${this.placed.placed} steps shown,`
+      + ` ${hidden} hidden by the filter` : "";
+    if (this.hiddenNote.textContent !== text) this.hiddenNote.textContent = text;
+    this.list.hidden = this.placed.items.length === 0;
   }
 
   select(index) {
     const was = this.rowOf(this.selected);
     this.selected = index;
-    if (was) mark(was, false);
+    if (was) mark(was, false, this.detailId);
     const now = this.rowOf(index);
-    if (now) mark(now, true);
+    if (now) mark(now, true, this.detailId);
+    if (this.placed.seen === this.steps.length) this.showDetail();  // else `update` will
+  }
+
+  // The selected step's details in the line under the rows (drawn again only for another
+  // step, or when the axis' origin moved).
+  showDetail() {
+    const at = this.placed.positions.get(this.selected);
+    const item = at === undefined ? null : this.placed.items[at];
+    const origin = this.placed.origin;
+    const shown = this.detailShown;
+    if (shown && item && shown[0] === item.step && shown[1] === origin) return;
+    this.detailShown = item ? [item.step, origin] : null;
+    this.detail.hidden = !item;
+    fill(this.detail, item ? [
+      h("span", { class: "timeline-detail-label", "aria-hidden": "true" }, "Selected: "),
+      titleParts(item.step), details(item.step, item, origin)] : null);
   }
 
   // Scroll the timeline to step `index`'s row.
@@ -141,6 +192,7 @@ export class Timeline {
     const line = h("div", {
       class: selected ? "timeline-row selected" : "timeline-row",
       role: "option", tabindex: selected ? 0 : -1, "aria-selected": selected ? "true" : "false",
+      "aria-describedby": selected ? this.detailId : null,
       "data-index": index, "data-kind": String(step.kind), title: said,
     }, h("span", { class: "timeline-label" }, titleParts(step)),
     h("span", { class: "timeline-track" }, bar));
@@ -160,10 +212,12 @@ export class Timeline {
   }
 }
 
-function mark(row, selected) {
+function mark(row, selected, detailId) {
   row.classList.toggle("selected", selected);
   row.setAttribute("aria-selected", selected ? "true" : "false");
   row.setAttribute("tabindex", selected ? "0" : "-1");
+  if (selected) row.setAttribute("aria-describedby", detailId);
+  else row.removeAttribute("aria-describedby");
 }
 
 function describeRow(row, said) {
@@ -171,12 +225,15 @@ function describeRow(row, said) {
 }
 
 // Each step's start and end (ms since the epoch, or derived), added one step at a time; the
-// axis over them, with idle stretches found incrementally while steps come in start order.
+// axis over them all, with idle stretches found incrementally while steps come in start
+// order; an item (a row) for each step shown.
 class Placement {
   constructor() {
     this.items = [];
     this.positions = new Map();  // a step's index -> its item's
     this.seen = 0;  // steps looked at (a step that is not an object has no item)
+    this.placed = 0;  // steps placed on the axis, shown or not
+    this.spans = [];  // [start, end] of each, for an axis whose steps came out of order
     this.derived = false;
     this.cursor = null;
     this.origin = Infinity;
@@ -186,7 +243,7 @@ class Placement {
     this.ordered = true;  // every item started no earlier than the one before
   }
 
-  add(step, index) {
+  add(step, index, shown) {
     if (!step || typeof step !== "object") return;
     const duration = Math.max(0, Number(step.duration_ms) || 0);
     let start = Number(step.start_ms);
@@ -195,15 +252,19 @@ class Placement {
       start = this.cursor ?? 0;
     }
     this.cursor = Math.max(this.cursor ?? start, start + duration);
-    const item = { index, step, start, end: start + duration, duration };
-    this.positions.set(index, this.items.length);
-    this.items.push(item);
+    const end = start + duration;
+    this.placed += 1;
+    this.spans.push([start, end]);
+    if (shown) {
+      this.positions.set(index, this.items.length);
+      this.items.push({ index, step, start, end, duration });
+    }
     this.origin = Math.min(this.origin, start);
     if (start < this.lastStart) this.ordered = false;
     this.lastStart = Math.max(this.lastStart, start);
     if (this.ordered) {
       if (this.reach > -Infinity && start - this.reach > IDLE_MS) this.gaps.push([this.reach, start]);
-      this.reach = Math.max(this.reach, item.end);
+      this.reach = Math.max(this.reach, end);
     }
   }
 
@@ -212,15 +273,15 @@ class Placement {
   scale() {
     let gaps = this.gaps;
     let reach = this.reach;
-    if (!this.ordered) [gaps, reach] = idleOf(this.items);
+    if (!this.ordered) [gaps, reach] = idleOf(this.spans);
     const origin = this.origin;
     const relative = gaps.map(([a, b]) => [a - origin, b - origin]);
     return axisOf(reach - origin, relative);
   }
 }
 
-function idleOf(items) {
-  const spans = items.map((i) => [i.start, i.end]).sort((a, b) => a[0] - b[0]);
+function idleOf(placed) {
+  const spans = [...placed].sort((a, b) => a[0] - b[0]);
   const gaps = [];
   let reach = -Infinity;
   for (const [start, end] of spans) {
@@ -302,9 +363,15 @@ function idleMarks(axis, label) {
   });
 }
 
-// The row's tooltip: when it started, how long it took, and for a model call what it used.
+// The row's tooltip: its title and details.
 function describe(step, item, origin) {
-  const parts = [`${stepTitle(step)}: ${ms(item.duration)}, at +${ms(item.start - origin)}`];
+  return stepTitle(step) + details(step, item, origin);
+}
+
+// What follows a step's title in its details: how long it took, when it started, and for a
+// model call what it used.
+function details(step, item, origin) {
+  const parts = [`: ${ms(item.duration)}, at +${ms(item.start - origin)}`];
   if (step.kind === "llm") {
     const tokens = Number(step.total_tokens);
     if (Number.isFinite(tokens)) parts.push(`${tokens} tokens`);

@@ -9,6 +9,9 @@
 // a row holding the focus is never removed (it stays drawn at its place, out of the window),
 // nor is the pinned row (the list's one tab stop: the selected row), which is drawn wherever
 // it is.
+// Past VIRTUAL_FROM, each drawn row says its place among them all (aria-posinset, set when it is
+// built, of aria-setsize, set again on the drawn rows only when the count changes): the DOM
+// holds a window of them, from which a screen reader could not tell. The tail counts as a row.
 // Drawing reads no layout: the scroll position and the height in view are kept from the last
 // scroll and resize (a read after a frame's first write would lay the page out again).
 
@@ -38,6 +41,7 @@ export class VirtualRows {
     this.below = h(spacer, { class: "virtual-spacer", "aria-hidden": "true", role: "none" });
     this.gapped = new Set();  // rows drawn with a margin for the rows missing before them
     this.scheduled = 0;
+    this.sized = 0;  // the aria-setsize the drawn rows carry (0: none, not virtual)
     this.scrollTop = 0;
     this.viewHeight = 0;
     container.addEventListener("scroll", () => {
@@ -59,6 +63,7 @@ export class VirtualRows {
     this.drawn = new Map();
     this.gapped = new Set();
     this.tailShown = null;
+    this.sized = 0;
     this.container.replaceChildren();
     if (this.scrollTop !== 0) this.container.scrollTop = 0;  // a write that lays out
     this.scrollTop = 0;
@@ -124,6 +129,24 @@ export class VirtualRows {
     }
     this.place();
     this.drawTail(last === this.count);
+    this.size();
+  }
+
+  // Every drawn row's aria-setsize, when the count changed; the tail's place.
+  size() {
+    const size = this.virtual ? this.count + (this.tailShown ? 1 : 0) : 0;
+    if (size !== this.sized) {
+      const placed = this.sized > 0;  // rows drawn before the list turned virtual have no place
+      this.sized = size;
+      for (const [index, element] of this.drawn) {
+        if (!placed || !size) setPlace(element, size ? index + 1 : 0);
+        setSize(element, size);
+      }
+    }
+    if (this.tailShown) {  // the same element may have been drawn in a virtual list before
+      setSize(this.tailShown, size);
+      setPlace(this.tailShown, size ? this.count + 1 : 0);
+    }
   }
 
   // [first, last): the rows in view, with OVERSCAN; every row when not virtual.
@@ -168,6 +191,10 @@ export class VirtualRows {
         continue;
       }
       const element = this.build(index);
+      if (this.virtual) {
+        setPlace(element, index + 1);
+        setSize(element, this.sized);
+      }
       this.drawn.set(index, element);
       this.container.insertBefore(element, next);
       next = element;
@@ -213,4 +240,14 @@ export class VirtualRows {
     const row = active.closest("[data-index]");
     return row && this.container.contains(row) ? this.positionOf(row) : -1;
   }
+}
+
+function setSize(element, size) {
+  if (size) element.setAttribute("aria-setsize", String(size));
+  else element.removeAttribute("aria-setsize");
+}
+
+function setPlace(element, place) {
+  if (place) element.setAttribute("aria-posinset", String(place));
+  else element.removeAttribute("aria-posinset");
 }
