@@ -101,3 +101,27 @@ def test_the_neighbours_follow_the_listings_order_and_filters(
     page.select_option("#runs-has_error", "true")  # no run failed: it is not listed
     page.wait_for_selector(f"{PLACE}:text-is('not in the listing (0 listed)')")
     assert page.is_disabled(PREVIOUS) and page.is_disabled(NEXT)
+
+
+def test_a_button_turned_off_under_the_focus_hands_the_focus_on(
+    watched: Watched, base: str, listed: list[str]
+) -> None:
+    page = watched.page
+    page.goto(f"{base}/#run={listed[0]}")
+    opened(page, listed[0], f"1 of {RUNS} listed")
+    page.focus(f"{NEXT}:enabled")
+    # The listing changes while Next has the focus (a click by script leaves the focus): the
+    # run shown is now the last, so Next turns off and Previous takes the focus.
+    page.evaluate("document.querySelector('button.sort[data-sort=created_at]').click()")
+    page.wait_for_selector(f"{PLACE}:text-is('{RUNS} of {RUNS} listed')")
+    page.wait_for_selector(f"{PREVIOUS}:enabled")
+    assert page.is_disabled(NEXT)
+    assert page.evaluate("document.activeElement.dataset.testid") == "previous-run"
+    # Both off (the run is no longer listed): the place, which says why, takes it.
+    page.evaluate("""() => {
+        const failed = document.querySelector('#runs-has_error');
+        failed.value = 'true';
+        failed.dispatchEvent(new Event('change', { bubbles: true }));
+    }""")
+    page.wait_for_selector(f"{PLACE}:text-is('not in the listing (0 listed)')")
+    assert page.evaluate("document.activeElement.dataset.testid") == "run-place"

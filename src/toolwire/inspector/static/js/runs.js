@@ -271,7 +271,7 @@ export class RunsView {
     };
     const near = { id, to: {}, previous: button("← Previous run", "previous-run", "previous"),
       next: button("Next run →", "next-run", "next"),
-      place: h("span", { class: "muted", "data-testid": "run-place" }) };
+      place: h("span", { class: "muted", "data-testid": "run-place", tabindex: "-1" }) };
     near.nav = h("nav", { class: "row run-neighbours", "aria-label": "Stored runs" },
       near.previous, near.place, near.next);
     this.near = near;
@@ -297,6 +297,7 @@ export class RunsView {
     const listed = `${total.toLocaleString("en")} listed`;
     near.place.textContent = at ? `${at.toLocaleString("en")} of ${listed}`
       : `not in the listing (${listed})`;
+    const focused = document.activeElement;
     for (const [way, step] of [["previous", -1], ["next", 1]]) {
       const other = found[way];
       const id = other && typeof other.id === "string" ? other.id : null;
@@ -304,6 +305,12 @@ export class RunsView {
       near[way].disabled = !id;
       if (id) near[way].setAttribute("title", `Run ${id}`);
       else near[way].removeAttribute("title");
+    }
+    // A button turned off under the focus hands it on (to the other one, else the place), so
+    // that it never falls to the page's body.
+    if ((focused === near.previous || focused === near.next) && focused.disabled) {
+      const other = focused === near.previous ? near.next : near.previous;
+      (other.disabled ? near.place : other).focus();
     }
   }
 
