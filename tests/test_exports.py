@@ -11,6 +11,7 @@ def test_public_api_is_pinned() -> None:
         "MAX_ROUNDS",
         "Artifact",
         "ArtifactType",
+        "BaseProvider",
         "BoundedContent",
         "ChatMessage",
         "CompletionRequest",
