@@ -5,8 +5,9 @@ or trust zone, missing script) is a ``ConfigError`` raised here, before any requ
 Messages name what is missing and where it may come from; they never echo a key.
 
 Names: the three vendor APIs, the OpenAI-compatible presets (``presets.PRESETS``: llama-server,
-llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter) and ``scripted``. A server on a
-loopback or private address needs no key.
+llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter, and the hosted mistral, groq,
+deepseek, xai, together, fireworks, cerebras) and ``scripted``. A server on a loopback or private
+address needs no key.
 """
 
 from __future__ import annotations
