@@ -7,7 +7,11 @@ honoured, the key from the vendor's variable; and the vendor's price table price
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -16,7 +20,7 @@ from typer.testing import CliRunner
 import toolwire.cli.run  # noqa: F401  (registers the run command)
 from toolwire import ChatMessage, ToolLoop, ToolRegistry, tool
 from toolwire.cli.app import app
-from toolwire.core.errors import AuthenticationError, ConfigError
+from toolwire.core.errors import AuthenticationError, ConfigError, ProviderError
 from toolwire.loop.loop import RunOptions, TerminationReason
 from toolwire.providers.base import CompletionRequest, Reasoning
 from toolwire.providers.openai import OpenAIProvider
@@ -211,3 +215,95 @@ def test_the_cli_help_lists_every_vendor() -> None:
     flat = " ".join(result.output.split())
     for name in VENDORS:
         assert f" {name}," in flat
+
+
+# -- DeepSeek's thinking mode: reasoning_content goes back with the turn it came with --------
+
+REFUSED = (
+    b'{"error": {"message": "The reasoning_content in the thinking mode must be passed back to'
+    b' the API.", "type": "invalid_request_error", "param": null, "code": "invalid_request_error"}}'
+)
+
+
+class _Thinking(BaseHTTPRequestHandler):
+    """DeepSeek's thinking mode: every answer has reasoning_content, and a request whose
+    assistant turn of calls lacks it is refused with HTTP 400 (api-docs.deepseek.com,
+    guides/thinking_mode)."""
+
+    server: _ThinkingServer
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        model = self.server.model
+        body = self.rfile.read(int(self.headers["content-length"]))
+        model.captured.append(Captured(self.path, dict(self.headers), body))
+        request = json.loads(body)
+        turns = [m for m in request["messages"] if m["role"] == "assistant"]
+        if any(m.get("tool_calls") and not m.get("reasoning_content") for m in turns):
+            self.answer(400, REFUSED, "application/json")
+            return
+        reply = openai_reply(request, model.turns)
+        reply["choices"][0]["message"]["reasoning_content"] = f"thought {len(turns)}"
+        if request.get("stream") is not True:
+            self.answer(200, json.dumps(reply).encode(), "application/json")
+            return
+        chunks = openai_chunks(reply, include_usage=True)
+        thought = {"index": 0, "delta": {"reasoning_content": f"thought {len(turns)}"}}
+        chunks.insert(1, chunks[0] | {"choices": [thought | {"finish_reason": None}]})
+        self.answer(200, sse(chunks), "text/event-stream")
+
+    def answer(self, status: int, out: bytes, kind: str) -> None:
+        self.send_response(status)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+class _ThinkingServer(ThreadingHTTPServer):
+    daemon_threads = True
+    model: FakeModel
+
+
+@contextmanager
+def thinking(model: FakeModel) -> Iterator[str]:
+    server = _ThinkingServer(("127.0.0.1", 0), _Thinking)
+    server.model = model
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+def test_deepseek_gets_each_turn_s_reasoning_back_with_it(stream: bool) -> None:
+    model = FakeModel([[("weather", {"city": "Oslo"})], [("weather", {"city": "Rome"})], "Rain."])
+    with thinking(model) as base:
+        provider = create_provider("deepseek", model="deepseek-reasoner", base_url=base,
+                                   environ={"DEEPSEEK_API_KEY": KEY})  # fmt: skip
+        loop = ToolLoop(provider, ToolRegistry([weather]))
+        result = loop.run_sync([ChatMessage.user("Weather?")], options=RunOptions(stream=stream))
+    assert (result.reason, result.final_content) == (TerminationReason.COMPLETED, "Rain.")
+    last = model.captured[-1].json()["messages"]
+    sent = [(m.get("reasoning_content"), m["content"]) for m in last if m["role"] == "assistant"]
+    assert sent == [("thought 0", ""), ("thought 1", "")]
+
+
+def test_another_server_never_gets_reasoning_content_back() -> None:
+    """The same turns to a server without the quirk: nothing is replayed, and DeepSeek's
+    thinking mode refuses it, which is what the quirk is for."""
+    model = FakeModel([[("weather", {"city": "Oslo"})], "Rain."])
+    with thinking(model) as base:
+        provider = create_provider("openai", model="m", base_url=base, api_key=KEY, environ={})
+        loop = ToolLoop(provider, ToolRegistry([weather]))
+        with pytest.raises(ProviderError) as caught:
+            loop.run_sync([ChatMessage.user("Weather?")], options=RunOptions(stream=False))
+    assert caught.value.status == 400
+    assert "reasoning_content" not in model.captured[-1].json()["messages"][1]

@@ -21,6 +21,9 @@ where a vendor's docs are silent, the compatible default stays and the comment s
   with an empty event stream: such a request goes whole instead.
 - ``named_tool_choice``: False when the server takes only ``auto|none|required``: a choice of
   one tool is sent as ``required`` with that tool alone offered.
+- ``replays_reasoning``: True when an assistant turn's ``reasoning_content`` must go back with
+  it (DeepSeek's thinking mode refuses a tool-call turn without it); the adapter keeps it as
+  the turn's provider state, which only an adapter of the same family reads.
 
 Servers that copy the Anthropic or Gemini API at another base URL (a LiteLLM proxy above all,
 translating to an OpenAI-compatible server behind it) have quirks of their own, chosen by
@@ -65,6 +68,7 @@ class Quirks:
     stream_usage: bool = True
     streams_tool_calls: bool = True
     named_tool_choice: bool = True
+    replays_reasoning: bool = False
     tool_use_text: str = ""
 
 
@@ -218,14 +222,18 @@ PRESETS = {
             price_table="groq",
         ),
         # DeepSeek: https://api.deepseek.com, DEEPSEEK_API_KEY and reasoning_effort beside
-        # "thinking" (https://api-docs.deepseek.com/, "Your First API Call"). The docs read
-        # are silent on content beside tool calls, stream_options and the tool_choice forms:
-        # the compatible defaults stay.
+        # "thinking" (https://api-docs.deepseek.com/, "Your First API Call"). Its thinking mode
+        # (on by default) caps output with max_tokens and answers reasoning_content, which
+        # "must be passed back" on the assistant turns between two user messages once a tool
+        # was called (https://api-docs.deepseek.com/guides/thinking_mode), else HTTP 400. The
+        # docs read are silent on content beside tool calls, stream_options and the
+        # tool_choice forms: the compatible defaults stay.
         Preset(
             name="deepseek",
             base_url="https://api.deepseek.com",
             trust_zone="external_global",
             key_variable="DEEPSEEK_API_KEY",
+            quirks=Quirks(replays_reasoning=True),
             price_table="deepseek",
         ),
         # xAI: https://api.x.ai/v1 and XAI_API_KEY (https://docs.x.ai/api/integrations; also
