@@ -25,6 +25,7 @@ from toolwire.loop.loop import RunOptions, TerminationReason
 from toolwire.providers.base import CompletionRequest, Reasoning
 from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.select import create_provider
+from toolwire.telemetry.genai import provider_name
 
 from .conversation import PLAIN
 from .servers import KEY, Captured, FakeModel, loopback, openai_chunks, openai_reply, sse
@@ -207,6 +208,16 @@ def test_the_cli_runs_each_vendor_by_name_with_its_key_variable(name: str) -> No
     assert "hello from the vendor" in result.output
     assert KEY not in result.output
     assert model.captured[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize(
+    ("name", "conventional"),
+    [("mistral", "mistral_ai"), ("groq", "groq"), ("deepseek", "deepseek"), ("xai", "x_ai"),
+     ("together", "together"), ("fireworks", "fireworks"), ("cerebras", "cerebras")],
+)  # fmt: skip
+def test_telemetry_names_each_vendor_as_the_conventions_do(name: str, conventional: str) -> None:
+    """The conventions name four of them; the others keep the name toolwire knows."""
+    assert provider_name(name) == conventional
 
 
 def test_the_cli_help_lists_every_vendor() -> None:
