@@ -22,7 +22,7 @@ from toolwire import ChatMessage, ToolLoop, ToolRegistry, tool
 from toolwire.cli.app import app
 from toolwire.core.errors import AuthenticationError, ConfigError, ProviderError
 from toolwire.loop.loop import RunOptions, TerminationReason
-from toolwire.providers.base import CompletionRequest, Reasoning
+from toolwire.providers.base import CompletionRequest, Delta, Reasoning
 from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.select import create_provider
 from toolwire.telemetry.genai import provider_name
@@ -318,3 +318,45 @@ def test_another_server_never_gets_reasoning_content_back() -> None:
             loop.run_sync([ChatMessage.user("Weather?")], options=RunOptions(stream=False))
     assert caught.value.status == 400
     assert "reasoning_content" not in model.captured[-1].json()["messages"][1]
+
+
+# -- Mistral's reasoning models: content as a list of text and thinking chunks ------------
+
+CHUNKED = [
+    {"type": "thinking", "thinking": [{"type": "text", "text": "Oslo is "}, {"type": "text",
+                                      "text": "rainy."}]},
+    {"type": "text", "text": "Rain in "},
+    {"type": "text", "text": "Oslo."},
+]  # fmt: skip
+
+
+def _chunked_stream() -> bytes:
+    head: dict[str, Any] = {"id": "c1", "model": "magistral-medium-latest",
+                            "object": "chat.completion.chunk"}  # fmt: skip
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    deltas += [{"content": [chunk]} for chunk in CHUNKED]
+    chunks = [head | {"choices": [{"index": 0, "delta": d, "finish_reason": None}]}
+              for d in deltas]  # fmt: skip
+    chunks.append(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    usage = {"prompt_tokens": 5, "completion_tokens": 9, "total_tokens": 14}
+    chunks.append(head | {"choices": [], "usage": usage})
+    return sse(chunks)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+def test_mistral_chunked_content_is_the_answer_and_its_thinking(stream: bool) -> None:
+    body = {"id": "c1", "model": "magistral-medium-latest", "choices": [{"index": 0,
+            "message": {"role": "assistant", "content": CHUNKED}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 9, "total_tokens": 14}}  # fmt: skip
+    model = (_Fixed(_chunked_stream(), "text/event-stream") if stream
+             else _Fixed(json.dumps(body).encode(), "application/json"))  # fmt: skip
+    seen: list[Delta] = []
+    request = CompletionRequest(messages=PLAIN.messages, stream=stream, on_delta=seen.append)
+    with answering(model) as base:
+        answer = complete(provider_at("mistral", base), request)
+    assert (answer.content, answer.thinking) == ("Rain in Oslo.", "Oslo is rainy.")
+    assert (answer.usage.known, answer.usage.completion_tokens) == (True, 9)
+    if stream:
+        assert [(d.kind, d.text) for d in seen] == [("thinking", "Oslo is rainy."),
+                                                    ("content", "Rain in "),
+                                                    ("content", "Oslo.")]  # fmt: skip

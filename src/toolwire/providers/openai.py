@@ -17,7 +17,8 @@ header at all for a keyless server on a loopback or private address, see ``prese
   tool result string and nothing else.
 - Reasoning goes as ``reasoning_effort`` (OpenAI, vLLM, Ollama, LM Studio) or OpenRouter's
   ``reasoning: {"effort"}`` / ``{"max_tokens"}``; it arrives as ``reasoning_content`` (vLLM,
-  DeepSeek), ``reasoning`` (OpenRouter) or inline ``<think>`` blocks, and becomes ``thinking``.
+  DeepSeek), ``reasoning`` (OpenRouter), ``thinking`` chunks of a content list (Mistral) or
+  inline ``<think>`` blocks, and becomes ``thinking``.
   A server that wants it back (``Quirks.replays_reasoning``: DeepSeek) gets it on the turn it
   came with, as ``reasoning_content``, from the turn's provider state.
 - Streaming (``stream: true``) is assembled by ``openai_stream`` into the body a whole call
@@ -45,7 +46,7 @@ from toolwire.providers.base import (
     Usage,
 )
 from toolwire.providers.http import HttpSettings
-from toolwire.providers.openai_stream import REASONING_KEYS, ChunkAssembler
+from toolwire.providers.openai_stream import REASONING_KEYS, ChunkAssembler, content_parts
 from toolwire.providers.presets import (
     OPENAI_BASE_URL,
     MaxTokensField,
@@ -225,7 +226,8 @@ class OpenAIProvider(HttpProvider):
         message = choices[0].get("message")
         if not isinstance(message, dict):
             raise malformed(self.name, "choice has no message")
-        content, inline_thinking = split_think(text(message.get("content")))
+        answer, chunked_thinking = content_parts(message.get("content"))
+        content, inline_thinking = split_think(answer)
         calls = tuple(decode_call(c) for c in items(message.get("tool_calls")))
         finish_reason = text(choices[0].get("finish_reason")) or None
         refusal = text(message.get("refusal")) or None
@@ -237,7 +239,7 @@ class OpenAIProvider(HttpProvider):
             stop=stop_of(finish_reason, refusal, calls),
             finish_reason=finish_reason,
             refusal=refusal,
-            thinking=reasoning or inline_thinking,
+            thinking=reasoning or chunked_thinking or inline_thinking,
             model=text(body.get("model")) or None,
             provider_state=self.state_of(reasoning),
         )
