@@ -239,9 +239,9 @@ class OpenAIProvider(HttpProvider):
             stop=stop_of(finish_reason, refusal, calls),
             finish_reason=finish_reason,
             refusal=refusal,
+            provider_state=self.state_of(reasoning),
             thinking=reasoning or chunked_thinking or inline_thinking,
             model=text(body.get("model")) or None,
-            provider_state=self.state_of(reasoning),
         )
 
 
