@@ -253,8 +253,8 @@ PRESETS = {
         # https://api.together.ai/v1 (genai-prices still matches the older api.together.xyz);
         # ChatCompletionRequest has max_tokens, reasoning_effort and a tool_choice of a string
         # or an object, and no stream_options: the docs are silent on it, so the compatible
-        # default stays (its chunks carry usage either way). The assistant message's content
-        # is nullable (ChatCompletionAssistantMessageParam).
+        # default stays (ChatCompletionChunk has a nullable usage, read whenever it comes).
+        # The assistant message's content is nullable (ChatCompletionAssistantMessageParam).
         Preset(
             name="together",
             base_url="https://api.together.ai/v1",
