@@ -24,6 +24,7 @@ from toolwire.core.errors import AuthenticationError, ConfigError, ProviderError
 from toolwire.loop.loop import RunOptions, TerminationReason
 from toolwire.providers.base import CompletionRequest, Delta, Reasoning
 from toolwire.providers.openai import OpenAIProvider
+from toolwire.providers.presets import COMPATIBLE_QUIRKS
 from toolwire.providers.select import create_provider
 from toolwire.telemetry.genai import provider_name
 
@@ -360,3 +361,24 @@ def test_mistral_chunked_content_is_the_answer_and_its_thinking(stream: bool) ->
         assert [(d.kind, d.text) for d in seen] == [("thinking", "Oslo is rainy."),
                                                     ("content", "Rain in "),
                                                     ("content", "Oslo.")]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", VENDORS)
+def test_openai_at_a_vendor_s_url_gets_that_vendor_s_quirks_and_price_table(name: str) -> None:
+    vendor = VENDORS[name]
+    provider = create_provider("openai", model=vendor.model, base_url=f"{vendor.url}/",
+                               api_key=KEY, environ={})  # fmt: skip
+    preset = create_provider(name, model=vendor.model, environ={vendor.key_variable: KEY})
+    assert isinstance(provider, OpenAIProvider) and isinstance(preset, OpenAIProvider)
+    assert (provider.quirks, provider.pricing_family) == (preset.quirks, preset.price_table)
+    assert provider.trust_zone == "external_global"  # the caller's to lower, as ever
+    direct = OpenAIProvider(model=vendor.model, api_key=KEY, base_url=vendor.url)
+    assert direct.quirks == preset.quirks
+
+
+def test_a_local_preset_s_port_is_not_known_by_its_url() -> None:
+    """llama-cpp-python and vLLM share port 8000: a server there gets the common quirks."""
+    provider = create_provider("openai", model="m", base_url="http://127.0.0.1:8000/v1",
+                               environ={})  # fmt: skip
+    assert isinstance(provider, OpenAIProvider)
+    assert provider.quirks == COMPATIBLE_QUIRKS

@@ -99,7 +99,8 @@ GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 
 def quirks_for(base_url: str, family: str = "openai") -> Quirks:
     """The quirks of an unnamed server speaking ``family``'s API at ``base_url``: the vendor's
-    own (none: its documented shapes) at its URL, the common compatible ones elsewhere."""
+    own (none: its documented shapes) at its URL, a hosted preset's at that preset's URL, the
+    common compatible ones elsewhere."""
     url = base_url.rstrip("/")
     if family == "anthropic":
         return Quirks() if url == ANTHROPIC_BASE_URL else MESSAGES_COMPATIBLE_QUIRKS
@@ -107,7 +108,19 @@ def quirks_for(base_url: str, family: str = "openai") -> Quirks:
         return Quirks() if url == GEMINI_BASE_URL else GENERATE_CONTENT_COMPATIBLE_QUIRKS
     if family != "openai":
         return Quirks()
-    return OPENAI_QUIRKS if url == OPENAI_BASE_URL else COMPATIBLE_QUIRKS
+    if url == OPENAI_BASE_URL:
+        return OPENAI_QUIRKS
+    hosted = hosted_preset(url)
+    return COMPATIBLE_QUIRKS if hosted is None else hosted.quirks
+
+
+def hosted_preset(base_url: str) -> Preset | None:
+    """The hosted preset served at ``base_url``, if one is (a local preset's port may be any
+    server's, so only a hosted one is known by its URL)."""
+    url = base_url.rstrip("/")
+    return next(
+        (p for p in PRESETS.values() if p.base_url == url and not is_private_url(url)), None
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
