@@ -5,6 +5,12 @@ A preset is what ``--provider ollama`` (and the others) means: a base URL, the k
 the server takes one, the trust zone, and the server's :class:`Quirks`. Every field but the
 quirks may be overridden by the caller (the output-cap field too).
 
+The hosted vendors (Mistral, Groq, DeepSeek, xAI, Together, Fireworks, Cerebras) have presets
+too: their base URL, the key variable their own SDK or docs read, their zone (Mistral's API is
+its EU deployment; the others name no region), their quirks and their ``genai-prices`` table.
+An unnamed server at one of their URLs (``--provider openai --base-url ...``) gets the same
+quirks and table (``hosted_preset``); the zone stays the caller's.
+
 Quirks are the one place where servers' differences live; the adapter reads them and nothing
 else. Each preset's quirks are taken from the server's own source or the vendor's own SDK, API
 spec or documentation, cited beside it (paths in the repository, or the page), never guessed;
