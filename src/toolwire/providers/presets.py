@@ -17,8 +17,9 @@ spec or documentation, cited beside it (paths in the repository, or the page), n
 where a vendor's docs are silent, the compatible default stays and the comment says so:
 - ``tool_call_content``: what ``content`` is on a replayed assistant turn with tool calls and
   no text: ``"null"`` (OpenAI's documented shape), ``"absent"``, or ``"empty"`` (``""``).
-- ``max_tokens_field``: ``max_completion_tokens`` for OpenAI's own API, ``max_tokens`` for the
-  servers, which ignore the newer name.
+- ``max_tokens_field``: ``max_completion_tokens`` for OpenAI's own API and the vendors that
+  deprecate ``max_tokens`` (Groq, Cerebras); ``max_tokens`` for the others (local servers ignore
+  the newer name, and Mistral refuses it).
 - ``stream_usage``: whether to ask for ``stream_options.include_usage``. A server without the
   option either sends usage in a stream's last chunk unasked (Mistral, Fireworks: read all the
   same) or sends none, and the run's tokens are then unknown. A strict server refuses the
