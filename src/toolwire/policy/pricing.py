@@ -19,15 +19,17 @@ from decimal import Decimal
 from functools import lru_cache
 
 from toolwire.providers.base import Provider, Usage
+from toolwire.providers.presets import PRESETS
 
 log = logging.getLogger("toolwire.pricing")
 
-# Our provider families as the price table names them.
+# Our provider families as the price table names them, and each preset's own table (a
+# preset's provider reports its table's id as its family, for the models that table lists).
 PROVIDER_IDS = {
     "openai": "openai",
     "anthropic": "anthropic",
     "gemini": "google",
-    "openrouter": "openrouter",
+    **{p.price_table: p.price_table for p in PRESETS.values() if p.price_table is not None},
 }
 _LOOKUP_CACHE = 256  # distinct (family, model) pairs remembered as priceable or not
 

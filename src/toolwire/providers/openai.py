@@ -17,7 +17,10 @@ header at all for a keyless server on a loopback or private address, see ``prese
   tool result string and nothing else.
 - Reasoning goes as ``reasoning_effort`` (OpenAI, vLLM, Ollama, LM Studio) or OpenRouter's
   ``reasoning: {"effort"}`` / ``{"max_tokens"}``; it arrives as ``reasoning_content`` (vLLM,
-  DeepSeek), ``reasoning`` (OpenRouter) or inline ``<think>`` blocks, and becomes ``thinking``.
+  DeepSeek), ``reasoning`` (OpenRouter), ``thinking`` chunks of a content list (Mistral) or
+  inline ``<think>`` blocks, and becomes ``thinking``.
+  A server that wants it back (``Quirks.replays_reasoning``: DeepSeek) gets it on the turn it
+  came with, as ``reasoning_content``, from the turn's provider state.
 - Streaming (``stream: true``) is assembled by ``openai_stream`` into the body a whole call
   returns, and decoded by the same ``decode``.
 """
@@ -29,7 +32,7 @@ import math
 from typing import Any
 
 from toolwire.core.errors import ConfigError
-from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
+from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
 from toolwire.core.trust import TrustZone
 from toolwire.providers.base import (
     EFFORT_BUDGETS,
@@ -43,7 +46,7 @@ from toolwire.providers.base import (
     Usage,
 )
 from toolwire.providers.http import HttpSettings
-from toolwire.providers.openai_stream import REASONING_KEYS, ChunkAssembler
+from toolwire.providers.openai_stream import REASONING_KEYS, ChunkAssembler, content_parts
 from toolwire.providers.presets import (
     OPENAI_BASE_URL,
     MaxTokensField,
@@ -161,7 +164,7 @@ class OpenAIProvider(HttpProvider):
         content = self.quirks.tool_call_content
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [encode_message(m, content) for m in request.messages],
+            "messages": [self.encode_turn(m, content) for m in request.messages],
         }
         if request.stream:
             body["stream"] = True
@@ -176,6 +179,25 @@ class OpenAIProvider(HttpProvider):
         if request.reasoning is not None:
             body.update(self.encode_reasoning(request.reasoning))
         return body
+
+    def encode_turn(self, message: ChatMessage, content: ToolCallContent) -> dict[str, Any]:
+        """One message; an assistant turn with its reasoning, where the server wants it back."""
+        turn = encode_message(message, content)
+        reasoning = self.replayed_reasoning(message)
+        return turn | {"reasoning_content": reasoning} if reasoning else turn
+
+    def replayed_reasoning(self, message: ChatMessage) -> str:
+        """The reasoning this family's adapter kept on ``message``, if this server wants it."""
+        state = message.provider_state
+        if not self.quirks.replays_reasoning or state is None or state.provider != self.family:
+            return ""  # another family's state never goes on this wire
+        return text(obj(state.data).get("reasoning_content"))
+
+    def state_of(self, reasoning: str) -> ProviderState | None:
+        """The turn's reasoning as provider state, for a server that wants it back."""
+        if not self.quirks.replays_reasoning or not reasoning:
+            return None
+        return ProviderState(self.family, {"reasoning_content": reasoning})
 
     def encode_tools(self, request: CompletionRequest) -> dict[str, Any]:
         """``tools`` and ``tool_choice``, the choice always explicit."""
@@ -204,10 +226,12 @@ class OpenAIProvider(HttpProvider):
         message = choices[0].get("message")
         if not isinstance(message, dict):
             raise malformed(self.name, "choice has no message")
-        content, inline_thinking = split_think(text(message.get("content")))
+        answer, chunked_thinking = content_parts(message.get("content"))
+        content, inline_thinking = split_think(answer)
         calls = tuple(decode_call(c) for c in items(message.get("tool_calls")))
         finish_reason = text(choices[0].get("finish_reason")) or None
         refusal = text(message.get("refusal")) or None
+        reasoning = reasoning_text(message)
         return CompletionResponse(
             content=content,
             tool_calls=calls,
@@ -215,7 +239,8 @@ class OpenAIProvider(HttpProvider):
             stop=stop_of(finish_reason, refusal, calls),
             finish_reason=finish_reason,
             refusal=refusal,
-            thinking=reasoning_text(message) or inline_thinking,
+            provider_state=self.state_of(reasoning),
+            thinking=reasoning or chunked_thinking or inline_thinking,
             model=text(body.get("model")) or None,
             response_id=text(body.get("id")) or None,
         )

@@ -5,7 +5,9 @@ the ``chat.completion`` body of the same turn, which the adapter's one ``decode`
 streamed turn and a whole one cannot normalise differently.
 
 Invariants:
-- Text, refusal and reasoning deltas are concatenated in arrival order.
+- Text, refusal and reasoning deltas are concatenated in arrival order. Content sent as a list
+  of chunks (Mistral's reasoning models) is split: ``text`` chunks are the answer, the text of
+  ``thinking`` chunks is reasoning (:func:`content_parts`, which ``decode`` uses too).
 - Tool-call deltas are joined by ``index``: the first delta of a call brings its id and name,
   the later ones pieces of its arguments. A server that sends no index starts a new call with
   each new id.
@@ -22,7 +24,7 @@ from typing import Any
 
 from toolwire.core.reprs import ident, tagged
 from toolwire.providers.base import Delta, DeltaSink
-from toolwire.providers.wire import obj, text
+from toolwire.providers.wire import items, obj, text
 
 # Where compatible servers put reasoning text: vLLM and DeepSeek, then OpenRouter.
 REASONING_KEYS = ("reasoning_content", "reasoning")
@@ -71,10 +73,12 @@ class ChunkAssembler:
         self._chose = True
         self._finish = text(choice.get("finish_reason")) or self._finish
         delta = obj(choice.get("delta"))
-        for key, parts in self._parts.items():
-            piece = text(delta.get(key))
+        pieces = {key: text(delta.get(key)) for key in self._parts}
+        pieces["content"], thought = content_parts(delta.get("content"))
+        pieces["reasoning_content"] += thought
+        for key, piece in pieces.items():
             if piece:
-                parts.append(piece)
+                self._parts[key].append(piece)
                 self._show(key, piece)
         for entry in delta.get("tool_calls") or ():
             self._call_delta(obj(entry))
@@ -121,6 +125,24 @@ class ChunkAssembler:
         if self._calls:
             message["tool_calls"] = [self._calls[i].message() for i in sorted(self._calls)]
         return message
+
+
+def content_parts(value: Any) -> tuple[str, str]:
+    """A message's content as (answer, thinking). A string is all answer; a list of chunks
+    (mistralai/client-python models/assistantmessage.py: text chunks, and thinking chunks
+    holding text chunks, models/thinkchunk.py) is split by chunk type."""
+    if not isinstance(value, list):
+        return text(value), ""
+    answer: list[str] = []
+    thought: list[str] = []
+    for chunk in (obj(c) for c in value):
+        if chunk.get("type") == "text":
+            answer.append(text(chunk.get("text")))
+        elif chunk.get("type") == "thinking":
+            inner = chunk.get("thinking")
+            parts = [inner] if isinstance(inner, str) else items(inner)
+            thought.extend(text(part) or text(obj(part).get("text")) for part in parts)
+    return "".join(answer), "".join(thought)
 
 
 class ThinkSplitter:

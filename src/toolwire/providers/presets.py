@@ -5,19 +5,32 @@ A preset is what ``--provider ollama`` (and the others) means: a base URL, the k
 the server takes one, the trust zone, and the server's :class:`Quirks`. Every field but the
 quirks may be overridden by the caller (the output-cap field too).
 
+The hosted vendors (Mistral, Groq, DeepSeek, xAI, Together, Fireworks, Cerebras) have presets
+too: their base URL, the key variable their own SDK or docs read, their zone (Mistral's API is
+its EU deployment; the others name no region), their quirks and their ``genai-prices`` table.
+An unnamed server at one of their URLs (``--provider openai --base-url ...``) gets the same
+quirks and table (``hosted_preset``); the zone stays the caller's.
+
 Quirks are the one place where servers' differences live; the adapter reads them and nothing
-else. Each preset's quirks are taken from the server's own source, cited beside it (paths in
-the server's repository), never guessed:
+else. Each preset's quirks are taken from the server's own source or the vendor's own SDK, API
+spec or documentation, cited beside it (paths in the repository, or the page), never guessed;
+where a vendor's docs are silent, the compatible default stays and the comment says so:
 - ``tool_call_content``: what ``content`` is on a replayed assistant turn with tool calls and
   no text: ``"null"`` (OpenAI's documented shape), ``"absent"``, or ``"empty"`` (``""``).
-- ``max_tokens_field``: ``max_completion_tokens`` for OpenAI's own API, ``max_tokens`` for the
-  servers, which ignore the newer name.
-- ``stream_usage``: whether to ask for ``stream_options.include_usage``; a server without the
-  option sends no usage in a stream, and the run's tokens are then unknown.
+- ``max_tokens_field``: ``max_completion_tokens`` for OpenAI's own API and the vendors that
+  deprecate ``max_tokens`` (Groq, Cerebras); ``max_tokens`` for the others (local servers ignore
+  the newer name, and Mistral refuses it).
+- ``stream_usage``: whether to ask for ``stream_options.include_usage``. A server without the
+  option either sends usage in a stream's last chunk unasked (Mistral, Fireworks: read all the
+  same) or sends none, and the run's tokens are then unknown. A strict server refuses the
+  option it does not know (Mistral: HTTP 422), so it is not sent there.
 - ``streams_tool_calls``: False when the server answers a streamed request that offers tools
   with an empty event stream: such a request goes whole instead.
 - ``named_tool_choice``: False when the server takes only ``auto|none|required``: a choice of
   one tool is sent as ``required`` with that tool alone offered.
+- ``replays_reasoning``: True when an assistant turn's ``reasoning_content`` must go back with
+  it (DeepSeek's thinking mode refuses a tool-call turn without it); the adapter keeps it as
+  the turn's provider state, which only an adapter of the same family reads.
 
 Servers that copy the Anthropic or Gemini API at another base URL (a LiteLLM proxy above all,
 translating to an OpenAI-compatible server behind it) have quirks of their own, chosen by
@@ -62,6 +75,7 @@ class Quirks:
     stream_usage: bool = True
     streams_tool_calls: bool = True
     named_tool_choice: bool = True
+    replays_reasoning: bool = False
     tool_use_text: str = ""
 
 
@@ -92,7 +106,8 @@ GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 
 def quirks_for(base_url: str, family: str = "openai") -> Quirks:
     """The quirks of an unnamed server speaking ``family``'s API at ``base_url``: the vendor's
-    own (none: its documented shapes) at its URL, the common compatible ones elsewhere."""
+    own (none: its documented shapes) at its URL, a hosted preset's at that preset's URL, the
+    common compatible ones elsewhere."""
     url = base_url.rstrip("/")
     if family == "anthropic":
         return Quirks() if url == ANTHROPIC_BASE_URL else MESSAGES_COMPATIBLE_QUIRKS
@@ -100,7 +115,19 @@ def quirks_for(base_url: str, family: str = "openai") -> Quirks:
         return Quirks() if url == GEMINI_BASE_URL else GENERATE_CONTENT_COMPATIBLE_QUIRKS
     if family != "openai":
         return Quirks()
-    return OPENAI_QUIRKS if url == OPENAI_BASE_URL else COMPATIBLE_QUIRKS
+    if url == OPENAI_BASE_URL:
+        return OPENAI_QUIRKS
+    hosted = hosted_preset(url)
+    return COMPATIBLE_QUIRKS if hosted is None else hosted.quirks
+
+
+def hosted_preset(base_url: str) -> Preset | None:
+    """The hosted preset served at ``base_url``, if one is (a local preset's port may be any
+    server's, so only a hosted one is known by its URL)."""
+    url = base_url.rstrip("/")
+    return next(
+        (p for p in PRESETS.values() if p.base_url == url and not is_private_url(url)), None
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,6 +205,112 @@ PRESETS = {
             key_variable="OPENROUTER_API_KEY",
             quirks=Quirks(reasoning_field="reasoning"),
             price_table="openrouter",
+        ),
+        # Mistral (mistralai/client-python 2.5.0, src/mistralai/client/): the SDK's one server,
+        # https://api.mistral.ai, is its "EU Production server" (sdkconfiguration.py SERVERS),
+        # and each region is "a fully independent deployment with its own ... data boundary"
+        # (https://mistral.ai/cloud/inference/); the key is MISTRAL_API_KEY (README.md). The
+        # request has max_tokens and no stream_options (models/chatcompletionstreamrequest.py),
+        # and the API refuses a field it does not know with HTTP 422 "extra_forbidden"
+        # (mistralai/platform-docs-public issue 7); the last chunk carries usage unasked
+        # (models/completionchunk.py usage). Content is nullable beside tool calls
+        # (models/assistantmessage.py); tool_choice takes auto|none|any|required or a named
+        # function (models/toolchoiceenum.py, toolchoice.py); reasoning_effort is a field
+        # (models/reasoningeffort.py).
+        Preset(
+            name="mistral",
+            base_url="https://api.mistral.ai/v1",
+            trust_zone="external_eu",
+            key_variable="MISTRAL_API_KEY",
+            quirks=Quirks(tool_call_content="null", stream_usage=False),
+            price_table="mistral",
+        ),
+        # Groq: https://api.groq.com/openai/v1 and GROQ_API_KEY
+        # (https://console.groq.com/docs/openai). groq/groq-python
+        # (src/groq/types/chat/completion_create_params.py): max_tokens is "Deprecated in
+        # favor of max_completion_tokens"; reasoning_effort is a field; tool_choice takes
+        # none|auto|required or a named function (chat_completion_tool_choice_option_param.py);
+        # content may be None beside tool_calls (chat_completion_assistant_message_param.py);
+        # a chunk has usage "when you set stream_options: {"include_usage": true}"
+        # (chat_completion_chunk.py).
+        Preset(
+            name="groq",
+            base_url="https://api.groq.com/openai/v1",
+            trust_zone="external_global",
+            key_variable="GROQ_API_KEY",
+            quirks=Quirks(max_tokens_field="max_completion_tokens", tool_call_content="null"),
+            price_table="groq",
+        ),
+        # DeepSeek: https://api.deepseek.com, DEEPSEEK_API_KEY and reasoning_effort beside
+        # "thinking" (https://api-docs.deepseek.com/, "Your First API Call"). Its thinking mode
+        # (on by default) caps output with max_tokens and answers reasoning_content, which
+        # "must be passed back" on the assistant turns between two user messages once a tool
+        # was called (https://api-docs.deepseek.com/guides/thinking_mode), else HTTP 400. The
+        # docs read are silent on content beside tool calls, stream_options and the
+        # tool_choice forms: the compatible defaults stay.
+        Preset(
+            name="deepseek",
+            base_url="https://api.deepseek.com",
+            trust_zone="external_global",
+            key_variable="DEEPSEEK_API_KEY",
+            quirks=Quirks(replays_reasoning=True),
+            price_table="deepseek",
+        ),
+        # xAI: https://api.x.ai/v1 and XAI_API_KEY (https://docs.x.ai/api/integrations; also
+        # xai-org/xai-sdk-python src/xai_sdk/client.py); Chat Completions caps output with
+        # max_tokens (https://docs.x.ai/developers/model-capabilities/text/comparison). The docs
+        # read are silent on content beside tool calls, stream_options and the tool_choice
+        # forms: the compatible defaults stay.
+        Preset(
+            name="xai",
+            base_url="https://api.x.ai/v1",
+            trust_zone="external_global",
+            key_variable="XAI_API_KEY",
+            price_table="x-ai",
+        ),
+        # Together: TOGETHER_API_KEY (togethercomputer/together-python src/together/client.py).
+        # Its OpenAPI spec (togethercomputer/openapi openapi.yaml) serves
+        # https://api.together.ai/v1 (genai-prices still matches the older api.together.xyz);
+        # ChatCompletionRequest has max_tokens, reasoning_effort and a tool_choice of a string
+        # or an object, and no stream_options: the docs are silent on it, so the compatible
+        # default stays (ChatCompletionChunk has a nullable usage, read whenever it comes).
+        # The assistant message's content is nullable (ChatCompletionAssistantMessageParam).
+        Preset(
+            name="together",
+            base_url="https://api.together.ai/v1",
+            trust_zone="external_global",
+            key_variable="TOGETHER_API_KEY",
+            quirks=Quirks(tool_call_content="null"),
+            price_table="together",
+        ),
+        # Fireworks: https://api.fireworks.ai/inference/v1; its streams carry usage in the last
+        # chunk unasked (https://docs.fireworks.ai/tools-sdks/openai-compatibility).
+        # fw-ai-external/python-sdk: FIREWORKS_API_KEY (src/fireworks/_client.py); in
+        # src/fireworks/types/chat/completion_create_params.py max_completion_tokens is an
+        # "Alias for max_tokens", reasoning_effort is a field and tool_choice takes
+        # none|auto|required or a named function; content "may be null for assistant messages
+        # with function calls" (types/shared_params/chat_message.py).
+        Preset(
+            name="fireworks",
+            base_url="https://api.fireworks.ai/inference/v1",
+            trust_zone="external_global",
+            key_variable="FIREWORKS_API_KEY",
+            quirks=Quirks(tool_call_content="null", stream_usage=False),
+            price_table="fireworks",
+        ),
+        # Cerebras (Cerebras/cerebras-cloud-sdk-python): https://api.cerebras.ai and
+        # CEREBRAS_API_KEY (src/cerebras/cloud/sdk/_client.py). In
+        # src/cerebras/cloud/sdk/types/chat/completion_create_params.py max_tokens "is now
+        # deprecated in favor of max_completion_tokens"; reasoning_effort, stream_options
+        # (include_usage) and a tool_choice of none|auto|required or a named function are
+        # fields; the assistant message's content may be None.
+        Preset(
+            name="cerebras",
+            base_url="https://api.cerebras.ai/v1",
+            trust_zone="external_global",
+            key_variable="CEREBRAS_API_KEY",
+            quirks=Quirks(max_tokens_field="max_completion_tokens", tool_call_content="null"),
+            price_table="cerebras",
         ),
     )
 }

@@ -5,8 +5,9 @@ or trust zone, missing script) is a ``ConfigError`` raised here, before any requ
 Messages name what is missing and where it may come from; they never echo a key.
 
 Names: the three vendor APIs, the OpenAI-compatible presets (``presets.PRESETS``: llama-server,
-llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter) and ``scripted``. A server on a
-loopback or private address needs no key.
+llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter, and the hosted mistral, groq,
+deepseek, xai, together, fireworks, cerebras) and ``scripted``. A server on a loopback or private
+address needs no key.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from toolwire.providers.presets import (
     PROVIDER_NAMES,
     MaxTokensField,
     Preset,
+    hosted_preset,
     is_private_url,
     quirks_for,
 )
@@ -127,8 +129,14 @@ def _compatible(
         name=preset.name,
         quirks=quirks_for(url) if preset is _OPENAI else preset.quirks,
         max_tokens_field=max_tokens_field,
-        price_table=preset.price_table,
+        price_table=_price_table(preset, url),
     )
+
+
+def _price_table(preset: Preset, url: str) -> str | None:
+    """The preset's price table; for ``openai`` at a hosted preset's URL, that preset's."""
+    hosted = hosted_preset(url) if preset is _OPENAI else None
+    return preset.price_table if hosted is None else hosted.price_table
 
 
 def _api_key(name: str, given: str | None, environ: Mapping[str, str]) -> str:

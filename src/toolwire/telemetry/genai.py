@@ -34,6 +34,10 @@ PROVIDER_NAMES = {
     "openai": gen_ai.GenAiProviderNameValues.OPENAI.value,
     "anthropic": gen_ai.GenAiProviderNameValues.ANTHROPIC.value,
     "gemini": gen_ai.GenAiProviderNameValues.GCP_GEMINI.value,
+    "mistral": gen_ai.GenAiProviderNameValues.MISTRAL_AI.value,
+    "groq": gen_ai.GenAiProviderNameValues.GROQ.value,
+    "deepseek": gen_ai.GenAiProviderNameValues.DEEPSEEK.value,
+    "xai": gen_ai.GenAiProviderNameValues.X_AI.value,
 }
 
 SCRIPTED = "scripted"
