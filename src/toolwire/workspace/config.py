@@ -31,11 +31,13 @@ pinned, without network.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import os
 import socket
 import tomllib
 import urllib.parse
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,6 +135,7 @@ class Workspace:
         if engine is None:
             engine = create_engine(_never_created(make_url(self.database_url)))
             self._engines[self.database_url] = engine
+            _OPEN.add(engine)
         return engine
 
     def roots(self) -> dict[str, Path]:
@@ -160,6 +163,26 @@ class Workspace:
         for engine in self._engines.values():
             engine.dispose()
         self._engines.clear()
+
+    def __del__(self) -> None:
+        # A workspace let go of (one a resumed run reloaded from its file, say) closes its
+        # pooled connections rather than leave them to the collector, which warns of each.
+        try:
+            for engine in self._engines.values():
+                engine.dispose()
+        except Exception:  # noqa: S110 (a finaliser must not raise; nothing is left to do)
+            pass
+
+
+# Every workspace engine still open: their pooled connections are closed when the process
+# exits, before the interpreter would collect them unclosed (which Python 3.13 warns of).
+_OPEN: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_engines() -> None:
+    for engine in list(_OPEN):
+        engine.dispose()
 
 
 class _Settings(BaseModel):
