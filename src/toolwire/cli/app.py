@@ -60,6 +60,7 @@ def load_commands() -> None:
 
 # What a value of each type is called in help when its option names no metavar of its own.
 _TYPE_NAMES = {"int": "N", "float": "NUMBER", "path": "PATH"}
+_VALIDATOR_PREFIX = "Value error, "
 _TYPE_LABEL = re.compile(r"<(\w+)(?: range)?>")
 
 
@@ -125,7 +126,8 @@ def main() -> None:
 
 def _refused(exc: ClickException) -> int:
     """A bad command line as one ``error:`` line naming where help is; its exit status."""
-    message = _safe(exc.format_message()).removesuffix(".")
+    # A value Typer checks through pydantic (an enum, a Literal) reads without its prefix.
+    message = _safe(exc.format_message()).replace(_VALIDATOR_PREFIX, "").removesuffix(".")
     context = getattr(exc, "ctx", None)
     hint = f" (see {context.command_path} --help)" if context is not None else ""
     sys.stderr.write(f"error: {message[:1].lower()}{message[1:]}{hint}\n")

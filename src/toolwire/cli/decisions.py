@@ -146,7 +146,9 @@ def deny(
 @runs_app.command("input")
 def give_input(
     run_id: RunId,
-    values: Annotated[str, typer.Option("--json", help="The input, as a JSON object.")],
+    values: Annotated[
+        str, typer.Option("--json", metavar="OBJECT", help="The input, as a JSON object.")
+    ],
     turn: Turn = None,
     db: DbOption = None,
     data_dir: DataDirOption = None,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from toolwire.cli.options import checked_by
+from toolwire.cli.options import checked_by, usage_error
 from toolwire.core.moments import WHEN, parse_moment
 
 if TYPE_CHECKING:
@@ -74,4 +74,4 @@ def run_query(
     try:
         return RunQuery(statuses=tuple(statuses or ()), since=since_at, until=until_at, **fields)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        raise usage_error(str(exc)) from None

@@ -15,12 +15,20 @@ from collections.abc import Callable
 from typing import Annotated
 
 import typer
+from typer._click.exceptions import UsageError  # Typer's own Click
+from typer._click.globals import get_current_context
 
 from toolwire.core.errors import ConfigError
 from toolwire.core.trust import TrustZone
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import Reasoning, parse_tool_choice
 from toolwire.providers.presets import PROVIDER_NAMES, MaxTokensField, check_provider_name
+
+
+def usage_error(message: str) -> UsageError:
+    """A usage error (exit status 2) found while a command runs: one line that still says
+    where the command's help is."""
+    return UsageError(message, ctx=get_current_context(silent=True))
 
 
 def checked_by(parse: Callable[[str], object], option: str) -> Callable[[str | None], str | None]:
@@ -78,7 +86,8 @@ def _dollars(value: float | None) -> float | None:
 
 
 ReasoningOption = Annotated[
-    str | None, typer.Option("--reasoning", help=REASONING_HELP, callback=_reasoning)
+    str | None,
+    typer.Option("--reasoning", metavar="EFFORT", help=REASONING_HELP, callback=_reasoning),
 ]
 NoStreamOption = Annotated[
     bool, typer.Option("--no-stream", help="Ask for the whole answer at once, not streamed.")
@@ -89,7 +98,12 @@ MaxTotalTokensOption = Annotated[
 ]
 MaxCostOption = Annotated[
     float | None,
-    typer.Option("--max-cost", help="End the run once it has cost DOLLARS.", callback=_dollars),
+    typer.Option(
+        "--max-cost",
+        metavar="DOLLARS",
+        help="End the run once it has cost DOLLARS.",
+        callback=_dollars,
+    ),
 ]
 MaxTokensFieldOption = Annotated[
     MaxTokensField | None,

@@ -18,7 +18,7 @@ from rich.text import Text
 from toolwire.cli import filters
 from toolwire.cli.app import app
 from toolwire.cli.ask import interactive
-from toolwire.cli.options import checked_by
+from toolwire.cli.options import checked_by, usage_error
 from toolwire.cli.show import (
     cost_value,
     emit_json,
@@ -139,9 +139,8 @@ def resolve_prefix(console: Console, store: RunStore, prefix: str) -> str:
         raise typer.Exit(1)
     count = f"{'at least ' if len(matches) >= ID_MATCHES_READ else ''}{len(matches)}"
     shown = ", ".join(m[: SHORT_ID_CHARS + 4] for m in matches[:5])
-    error(console, f"{safe(prefix, 80)} is the start of {count} run ids ({shown}"
-                   f"{', …' if len(matches) > 5 else ''}); give more of the id")  # fmt: skip
-    raise typer.Exit(2)
+    raise usage_error(f"{safe(prefix, 80)} is the start of {count} run ids ({shown}"
+                      f"{', …' if len(matches) > 5 else ''}); give more of the id")  # fmt: skip
 
 
 def _ids_starting(store: RunStore, prefix: str) -> list[str]:
