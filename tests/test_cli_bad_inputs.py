@@ -81,6 +81,7 @@ BAD_INPUTS = [
     (("runs", "approve"), "missing argument 'RUN_ID'"),
     (("runs", "deny"), "missing argument 'RUN_ID'"),
     (("runs", "input", "abc"), "missing option '--json'"),
+    (("runs", "input", "abc", "--json", "[1]"), "--json is not a JSON object"),
     (("runs", "cancel"), "missing argument 'RUN_ID'"),
 ]  # fmt: skip
 

@@ -29,6 +29,7 @@ from toolwire.cli.ask import (
     resumer,
 )
 from toolwire.cli.keys import read_key
+from toolwire.cli.options import usage_error
 from toolwire.cli.outcome import report
 from toolwire.cli.run import registry_for
 from toolwire.cli.runs import JsonOption, guard, resolve_prefix, runs_app
@@ -156,8 +157,7 @@ def give_input(
     """Answer a run waiting for input; the input is checked against the tool's schema."""
     parsed = json_object(values)
     if parsed is None:
-        error(Console(highlight=False, soft_wrap=True), NOT_AN_OBJECT)
-        raise typer.Exit(1)
+        raise usage_error(NOT_AN_OBJECT)
     _decide(run_id, "input", Where(db=db, data_dir=data_dir), turn=turn, values=parsed)
 
 
