@@ -84,9 +84,10 @@ def test_tools_lists_registered_tools(on_path: Path) -> None:
     plugin(on_path, PLUGIN, "all = twplugin:all_tools")
     result = runner.invoke(app, ["tools"])
     assert result.exit_code == 0
-    rows = [" ".join(line.replace("│", " ").split()) for line in result.output.splitlines()]
-    assert "greet plugin enabled default" in rows
-    assert "wave plugin enabled default" in rows
+    rows = [" ".join(line.split()) for line in result.output.splitlines()]
+    assert rows[0] == "TOOL GROUP STATE WHY DATA_CLASS DESCRIPTION"
+    assert "greet plugin enabled default public" in rows
+    assert "wave plugin enabled default public" in rows
 
 
 def test_safe_escapes_terminal_controls_and_folds_lines() -> None:

@@ -123,7 +123,9 @@ def test_runs_list_show_and_tools_json(tmp_path: Path) -> None:
     assert (stored["id"], stored["final_answer"], len(stored["steps"])) == (run_id, None, 2)
     tools = json.loads(tw(tmp_path, "tools", "--json", "--db", db(tmp_path)).stdout)
     assert {"name": "list_tables", "group": "structure", "enabled": True, "why": "default",
-            "admin_only": False, "server": None} in tools  # fmt: skip
+            "admin_only": False, "server": None, "data_class": "configuration",
+            "description": "List the readable tables of the workspace database and their "
+            "column counts."} in tools  # fmt: skip
 
 
 def test_a_tool_that_does_not_exist_is_an_error_naming_near_names(tmp_path: Path) -> None:
@@ -151,7 +153,8 @@ def test_workspace_takes_a_folder_holding_workspace_toml(tmp_path: Path) -> None
 def test_runs_show_takes_the_short_id_the_list_prints(tmp_path: Path) -> None:
     ids = [json.loads(run(tmp_path, "--json").stdout)["run_id"] for _ in range(2)]
     listed = tw(tmp_path, "runs", "list", "--db", db(tmp_path)).stdout.splitlines()
-    short = listed[0].split()[0]
+    assert listed[0].split()[0] == "ID"
+    short = listed[1].split()[0]
     assert short == ids[1][:8]
     shown = tw(tmp_path, "runs", "show", short, "--db", db(tmp_path))
     assert shown.stdout.splitlines()[0] == f"run {ids[1]}"
@@ -163,9 +166,10 @@ def test_an_ambiguous_or_unknown_prefix_is_a_clear_error(tmp_path: Path) -> None
         ids = [runtime.run_sync(RunRequest.of("q", provider=answers())).run_id for _ in range(17)]
     first = Counter(i[0] for i in ids).most_common(1)[0][0]
     ambiguous = tw(tmp_path, "runs", "show", first, "--db", db(tmp_path))
-    assert ambiguous.returncode == 1
+    assert ambiguous.returncode == 2
     assert re.fullmatch(rf"error: {first} is the start of \d+ run ids \({first}.*\); give more "
-                        r"of the id\n", ambiguous.stderr), ambiguous.stderr  # fmt: skip
+                        r"of the id \(see toolwire runs show --help\)\n", ambiguous.stderr
+                        ), ambiguous.stderr  # fmt: skip
     unknown = tw(tmp_path, "runs", "show", "g", "--db", db(tmp_path))
     assert (unknown.returncode, unknown.stderr) == (1, "error: no run with id g\n")
 
@@ -176,21 +180,23 @@ def answers() -> ScriptedProvider:
 
 def test_runs_purge_without_a_terminal_needs_yes(tmp_path: Path) -> None:
     run(tmp_path)
-    refused = tw(tmp_path, "runs", "purge", "--older-than", "0", "--db", db(tmp_path))
-    assert (refused.returncode, refused.stderr) == (
-        1,
-        "error: delete every finished run older than 0 days? No terminal to ask on: add --yes "
-        "to purge\n",
-    )
-    done = tw(tmp_path, "runs", "purge", "--older-than", "0", "--yes", "--db", db(tmp_path))
+    refused = tw(tmp_path, "runs", "purge", "--older-than", "0d", "--db", db(tmp_path))
+    assert refused.returncode == 1
+    question = r"delete every finished run created before [-\d]{10}T[\d:]{8}[+-]\d\d:\d\d"
+    assert re.fullmatch(rf"error: {question} \(--older-than 0d\)\? No terminal to ask on: add "
+                        r"--yes to purge\n", refused.stderr), refused.stderr  # fmt: skip
+    done = tw(tmp_path, "runs", "purge", "--older-than", "0d", "--yes", "--db", db(tmp_path))
     assert (done.returncode, done.stdout) == (0, "purged 1 run\n")
 
 
 def test_one_status_and_right_plurals(tmp_path: Path) -> None:
     refused = script(tmp_path, 'turns: [{stop: refusal, refusal: "no"}]')
     tw(tmp_path, "run", "--script", refused, "--db", db(tmp_path), "q")
-    row = tw(tmp_path, "runs", "list", "--db", db(tmp_path)).stdout
-    assert "  1 round  0 tokens  cost unknown  2 steps  " in row
+    header, row = tw(tmp_path, "runs", "list", "--db", db(tmp_path)).stdout.splitlines()
+    cells = dict(zip(header.split(), re.split(r"  +", row), strict=True))
+    assert (cells["STATUS"], cells["ROUNDS"], cells["TOKENS"], cells["COST"], cells["STEPS"]) == (
+        "completed (refused)", "1", "0", "unknown", "2",
+    )  # fmt: skip
     run_id = json.loads(tw(tmp_path, "runs", "list", "--json", "--db", db(tmp_path)).stdout)[0]
     shown = tw(tmp_path, "runs", "show", run_id["id"], "--db", db(tmp_path)).stdout.splitlines()
     assert shown[1:2] == ["  status: completed"]
@@ -249,3 +255,61 @@ def test_a_spinner_shows_while_waiting_on_a_terminal_only(tmp_path: Path) -> Non
     assert "waiting for the model" not in on_a_terminal(tmp_path, *args[:-1], "--json", "q")
     piped = run(tmp_path)
     assert "waiting for the model" not in piped.stdout + piped.stderr
+
+
+def test_times_are_local_iso_8601_and_raw_only_in_json(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "TZ": "Asia/Kolkata"}
+    env.pop("TOOLWIRE_DB", None)
+
+    def shown(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "toolwire", *args, "--db", db(tmp_path)],
+                              capture_output=True, text=True, env=env, check=True)  # fmt: skip
+        return done.stdout
+
+    run_id = json.loads(run(tmp_path, "--json").stdout)["run_id"]
+    lines = shown("runs", "show", run_id).splitlines()
+    local = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
+    assert re.fullmatch(rf"  created: {local}\+05:30", lines[2]), lines
+    assert re.fullmatch(rf"  finished: {local}\+05:30", lines[3]), lines
+    assert "  cost: unknown" in lines and not any("start_ms" in line for line in lines)
+    assert sum(bool(re.fullmatch(rf"  start: {local}\.\d{{3}}\+05:30", x)) for x in lines) == 2
+    stored = json.loads(shown("runs", "show", run_id, "--json"))
+    assert stored["created_at"].endswith("+00:00")
+    assert all(isinstance(step["start_ms"], float) for step in stored["steps"])
+    header, row = shown("runs", "list").splitlines()
+    assert header.split() == ["ID", "STATUS", "CREATED", "PROVIDER", "ROUNDS", "TOKENS", "COST",
+                              "STEPS", "PRIVACY"]  # fmt: skip
+    assert re.match(rf"{run_id[:8]}  completed  {local}\+05:30  scripted  ", row), row
+
+
+def test_audit_is_a_table_with_a_header_and_json(tmp_path: Path) -> None:
+    run(tmp_path)  # the admin-only tools are not offered: one row each
+    table_lines = tw(tmp_path, "audit", "--db", db(tmp_path)).stdout.splitlines()
+    assert table_lines[0].split() == ["AT", "RUN", "ROUND", "GATE/REASON", "TOOL", "BY", "DETAIL"]
+    rows = [line.split() for line in table_lines[1:]]
+    assert rows and all(r[2:4] == ["1", "offer/requires_admin"] and r[5] == "policy" for r in rows)
+    listed = json.loads(tw(tmp_path, "audit", "--db", db(tmp_path), "--json").stdout)
+    assert [(d["gate"], d["reason"]) for d in listed] == [("offer", "requires_admin")] * len(rows)
+
+
+def test_a_closed_stdout_ends_quietly_and_the_run_completes(tmp_path: Path) -> None:
+    turns = "".join(f"  - {{content: 'step {i}', tool_calls: [{{name: list_tables}}]}}\n"
+                    for i in range(12))  # fmt: skip
+    path = script(tmp_path, f"turns:\n{turns}  - content: done\n")
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "toolwire", "run", "--script", path, "--max-rounds", "20",
+         "--db", db(tmp_path), "q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.readline()  # `| head -1`: one line, then the reader is gone
+    process.stdout.close()
+    errors = process.stderr.read()
+    process.stderr.close()
+    assert (first, process.wait(timeout=60), errors) == (
+        b"[round 1] \xe2\x86\x92 request: 1 messages, 18 tools\n", 0, b"",
+    )  # fmt: skip
+    with RunStore.open(db(tmp_path)) as store:
+        (summary,) = store.list_runs(limit=5)
+    assert (summary.status, summary.rounds) == ("completed", 13)

@@ -153,9 +153,10 @@ def test_an_ambiguous_or_unknown_prefix_changes_nothing(demo: DemoFolder) -> Non
     for verb in ("approve", "deny", "input", "cancel"):
         extra = ["--json", '{"colour": "red"}'] if verb == "input" else []
         code, out, err = demo.runs(verb, first, *extra)
-        assert (code, out) == (1, ""), verb
+        assert (code, out) == (2, ""), verb
         assert re.fullmatch(rf"error: {first} is the start of \d+ run ids \({first}.*\); give "
-                            r"more of the id\n", err), err  # fmt: skip
+                            rf"more of the id \(see toolwire runs {verb} --help\)\n", err
+                            ), err  # fmt: skip
         assert demo.runs(verb, "g", *extra) == (1, "", "error: no run with id g\n"), verb
     assert demo.status(waiting) == "awaiting_approval"
     assert demo.tool_steps(waiting) == []

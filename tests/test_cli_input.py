@@ -56,8 +56,9 @@ def test_input_is_checked_against_the_schema_then_overlays_the_arguments(painter
 
     not_json = give("{colour: red}")
     assert (not_json.returncode, not_json.stderr.strip()) == (
-        1,
-        """error: --json is not a JSON object (write it like '{"key": "value"}')""",
+        2,
+        """error: --json is not a JSON object (write it like '{"key": "value"}') """
+        "(see toolwire runs input --help)",
     )
     wrong = give('{"colour": 5}')
     assert (wrong.returncode, wrong.stderr.strip()) == (

@@ -167,7 +167,7 @@ def test_a_server_reporting_no_usage_is_tokens_unknown_in_run_and_runs(tmp_path:
     total = first["prompt_tokens"] + first["completion_tokens"]
     assert total == int(ending[1])
     table = tw(tmp_path, "runs", "list").stdout
-    assert f"tokens unknown (about {total} estimated)" in table
+    assert f"  unknown (about {total})  " in table
     shown = tw(tmp_path, "runs", "show", first["id"]).stdout.splitlines()
     assert (
         f"  tokens: tokens unknown (about {total} estimated): {first['prompt_tokens']} "

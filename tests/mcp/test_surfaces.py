@@ -50,15 +50,18 @@ def test_tools_lists_remote_tools_with_their_server(tmp_path: Path) -> None:
     )
     assert listed.exit_code == 0, listed.output
     table = rows(listed.stdout)
-    assert "tool group server state why" in table
-    assert "time__get_current_time mcp:time time disabled default, admin only" in table
-    assert "read_records records enabled default" in table  # built-ins have no server
+    assert "TOOL GROUP SERVER STATE WHY DATA_CLASS DESCRIPTION" in table
+    assert any(row.startswith("time__get_current_time mcp:time time disabled default, admin "
+                              "only ") for row in table), table  # fmt: skip
+    assert any(row.startswith("read_records records - enabled default content ")
+               for row in table)  # built-ins have no server  # fmt: skip
     # A server that cannot start is a warning naming it; the others are listed all the same.
     assert listed.stderr.startswith('warning: MCP server "ghost": no tools: ghost: ')
     as_json = runner.invoke(app, ["tools", "--workspace", str(workspace), "--json"])
     entry = next(t for t in json.loads(as_json.stdout) if t["name"] == "time__convert_time")
-    assert entry == {"name": "time__convert_time", "group": "mcp:time", "enabled": False,
-                     "why": "default", "admin_only": True, "server": "time"}  # fmt: skip
+    assert entry | {"description": ""} == {"name": "time__convert_time", "group": "mcp:time",
+                     "enabled": False, "why": "default", "admin_only": True, "server": "time",
+                     "data_class": entry["data_class"], "description": ""}  # fmt: skip
 
 
 def test_a_bad_workspace_for_tools_is_a_clear_error(tmp_path: Path) -> None:

@@ -142,7 +142,7 @@ def test_runs_show_of_a_killed_run_tells_the_rounds_and_tokens_its_steps_recorde
         "  rounds: 3",
         "  tokens: 60 prompt, 6 completion",
     ]
-    assert heading[7] == "  cost: cost unknown"
+    assert heading[7] == "  cost: unknown"
 
 
 def test_a_full_disk_is_a_clear_store_error_and_the_run_goes_on(tmp_path: Path) -> None:

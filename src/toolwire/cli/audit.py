@@ -9,7 +9,6 @@ chosen by a model (a tool name), so each reaches the terminal through ``safe``.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -17,9 +16,12 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.app import app
+from toolwire.cli.filters import moment
+from toolwire.cli.options import checked_by
 from toolwire.cli.runs import JsonOption, guard, resolve_prefix
-from toolwire.cli.show import emit_json, safe
+from toolwire.cli.show import emit_json, local_time, safe, table
 from toolwire.cli.store import DbOption, open_or_exit
+from toolwire.core.moments import WHEN, parse_moment
 
 if TYPE_CHECKING:
     from toolwire.store.gates import GateRecord
@@ -27,20 +29,21 @@ if TYPE_CHECKING:
 NAME_OPTION_CHARS = 255  # a tool name or a reason; the store keeps nothing longer
 
 
-def _since(value: str | None) -> datetime | None:
-    from toolwire.loop.governance import parse_since  # the seam's codes load the tool layer
-
-    if value is None:
-        return None
-    try:
-        return parse_since(value)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+_COLUMNS = ("at", "run", "round", "gate/reason", "tool", "by", "detail")
 
 
 def _name(value: str | None) -> str | None:
     if value is not None and not 1 <= len(value) <= NAME_OPTION_CHARS:
         raise typer.BadParameter(f"give 1 to {NAME_OPTION_CHARS} characters")
+    return value
+
+
+def _reason(value: str | None) -> str | None:
+    from toolwire.loop.governance import REASONS  # the seam's codes load the tool layer
+
+    if value is not None and value not in REASONS:
+        raise typer.BadParameter(f"{safe(value, 40)!r} is no reason; choose one of "
+                                 f"{', '.join(REASONS)}")  # fmt: skip
     return value
 
 
@@ -50,7 +53,9 @@ def audit(
     since: Annotated[
         str | None,
         typer.Option(
-            help="Only decisions since then: 30m, 12h, 7d, 2w, or an ISO 8601 date or time (UTC)."
+            metavar="WHEN",
+            callback=checked_by(parse_moment, "--since"),
+            help=f"Only decisions since then: {WHEN}.",
         ),
     ] = None,
     tool: Annotated[
@@ -59,7 +64,8 @@ def audit(
     reason: Annotated[
         str | None,
         typer.Option(
-            help="Only this reason (not_permitted, denied, budget_exhausted, ...).", callback=_name
+            help="Only this reason (not_permitted, denied, budget_exhausted, ...).",
+            callback=_reason,
         ),
     ] = None,
     run: Annotated[
@@ -71,11 +77,11 @@ def audit(
 ) -> None:
     """The governance log: every gate decision that refused or changed something."""
     console = Console(highlight=False, soft_wrap=True, stderr=as_json)
-    moment = _since(since)
+    since_at = moment(since, "--since")
     with open_or_exit(console, db) as store:
         run_id = None if run is None else resolve_prefix(console, store, run)
         found = guard(console, lambda: store.list_gate_decisions(
-            since=moment, tool=tool, reason=reason, run_id=run_id, limit=limit))  # fmt: skip
+            since=since_at, tool=tool, reason=reason, run_id=run_id, limit=limit))  # fmt: skip
     if as_json:
         emit_json([record.to_dict() for record in found])
         return
@@ -83,8 +89,7 @@ def audit(
         console.print(Text("no gate decisions recorded" + (" that match" if _filtered(
             since, tool, reason, run) else "")))  # fmt: skip
         return
-    for record in found:  # one plain line per decision, for grep
-        console.print(Text("  ".join(_row(record))))
+    table(console, _COLUMNS, [_row(record) for record in found])
 
 
 def _filtered(*filters: str | None) -> bool:
@@ -92,13 +97,12 @@ def _filtered(*filters: str | None) -> bool:
 
 
 def _row(record: GateRecord) -> list[str]:
-    where = f"round {record.round}" if record.round is not None else "end"
-    row = [
-        record.at[:19].replace("T", " "),
+    return [
+        local_time(record.at),
         record.run_id[:8],
-        where,
+        str(record.round) if record.round is not None else "end",
         f"{record.gate}/{safe(record.reason, 40)}",
         safe(record.tool, 60) if record.tool else "-",
-        f"by {safe(record.actor, 60)}",
+        safe(record.actor, 60),
+        safe(record.detail) if record.detail else "",
     ]
-    return row + ([safe(record.detail)] if record.detail else [])

@@ -29,10 +29,11 @@ from toolwire.cli.ask import (
     resumer,
 )
 from toolwire.cli.keys import read_key
+from toolwire.cli.options import usage_error
 from toolwire.cli.outcome import report
 from toolwire.cli.run import registry_for
-from toolwire.cli.runs import guard, resolve_prefix, runs_app
-from toolwire.cli.show import StepPrinter, error, pause_lines, safe
+from toolwire.cli.runs import JsonOption, guard, resolve_prefix, runs_app
+from toolwire.cli.show import StepPrinter, emit_json, error, local_time, pause_lines, safe
 from toolwire.cli.store import DataDirOption, DbOption, open_or_exit
 from toolwire.core.errors import ConfigError, DecisionError, StateError
 
@@ -40,8 +41,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from toolwire.core.sealing import StateKey
+    from toolwire.loop.state import Pause
     from toolwire.runs.runtime import Runtime
-    from toolwire.store import RunStore
+    from toolwire.store import RunStore, RunSummary
 
 RunId = Annotated[
     str, typer.Argument(help="The waiting run's id, or a prefix of it naming one run.")
@@ -72,26 +74,50 @@ def runtime_for(console: Console, store: RunStore, key: StateKey | None, run_id:
 
 
 @runs_app.command("pending")
-def pending(db: DbOption = None, data_dir: DataDirOption = None) -> None:
+def pending(
+    db: DbOption = None, data_dir: DataDirOption = None, as_json: JsonOption = False
+) -> None:
     """The runs waiting for a person, each with its pending calls and their previews."""
     from toolwire.runs.runtime import Runtime
 
-    console = Console(highlight=False, soft_wrap=True)
+    console = Console(highlight=False, soft_wrap=True, stderr=as_json)
     key = read_key(console, data_dir)
     with open_or_exit(console, db, data_dir) as store:
         found = guard(console, lambda: store.list_runs(waiting=True, limit=1000))
         runtime = Runtime(registry_for(console, store), recorder=store, state_key=key)
-        if not found:
-            console.print(Text("no run is waiting"))
-        for summary in found:
-            created = summary.created_at[:19].replace("T", " ")
-            console.print(Text(f"\nrun {summary.id}  {summary.status}  {created}", style="bold"))
-            try:
-                lines = pause_lines(runtime.pending(summary.id))
-            except (StateError, DecisionError) as exc:
-                lines = [Text(f"  cannot show its pending turn: {safe(str(exc), None)}")]
-            for line in lines:
-                console.print(line)
+        waiting = [(summary, _pause_of(runtime, summary.id)) for summary in found]
+    if as_json:
+        emit_json([_pending_json(summary, pause) for summary, pause in waiting])
+        return
+    if not found:
+        console.print(Text("no run is waiting"))
+    for summary, pause in waiting:
+        created = local_time(summary.created_at)
+        console.print(Text(f"\nrun {summary.id}  {summary.status}  {created}", style="bold"))
+        if isinstance(pause, str):
+            lines = [Text(f"  cannot show its pending turn: {safe(pause, None)}")]
+        else:
+            lines = pause_lines(pause)
+        for line in lines:
+            console.print(line)
+
+
+def _pause_of(runtime: Runtime, run_id: str) -> Pause | str:
+    """What ``run_id`` waits on, or why that cannot be read."""
+    try:
+        return runtime.pending(run_id)
+    except (StateError, DecisionError) as exc:
+        return str(exc)
+
+
+def _pending_json(summary: RunSummary, pause: Pause | str) -> dict[str, Any]:
+    return {
+        "id": summary.id,
+        "status": summary.status,
+        "created_at": summary.created_at,
+        "pending": None if isinstance(pause, str) else pause.to_dict(),
+        "error": pause if isinstance(pause, str) else None,
+    }
 
 
 @runs_app.command("approve")
@@ -121,7 +147,9 @@ def deny(
 @runs_app.command("input")
 def give_input(
     run_id: RunId,
-    values: Annotated[str, typer.Option("--json", help="The input, as a JSON object.")],
+    values: Annotated[
+        str, typer.Option("--json", metavar="OBJECT", help="The input, as a JSON object.")
+    ],
     turn: Turn = None,
     db: DbOption = None,
     data_dir: DataDirOption = None,
@@ -129,8 +157,7 @@ def give_input(
     """Answer a run waiting for input; the input is checked against the tool's schema."""
     parsed = json_object(values)
     if parsed is None:
-        error(Console(highlight=False, soft_wrap=True), NOT_AN_OBJECT)
-        raise typer.Exit(1)
+        raise usage_error(NOT_AN_OBJECT)
     _decide(run_id, "input", Where(db=db, data_dir=data_dir), turn=turn, values=parsed)
 
 

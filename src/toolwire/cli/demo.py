@@ -31,6 +31,7 @@ from toolwire.cli.options import (
     MaxTotalTokensOption,
     ModelOption,
     NoStreamOption,
+    PrivacyOption,
     ProviderOption,
     ReasoningOption,
     ToolChoiceOption,
@@ -63,7 +64,7 @@ def demo(
         typer.Option(help="Where the demo, its runs (runs.db) and its state key live."),
     ] = None,
     db: DbOption = None,
-    privacy: Annotated[PrivacyLevel, typer.Option()] = PrivacyLevel.METADATA,
+    privacy: PrivacyOption = PrivacyLevel.METADATA.value,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = DEFAULT_PORT,
     allow_remote: Annotated[bool, typer.Option("--allow-remote")] = False,
@@ -84,6 +85,7 @@ def demo(
     from toolwire.tools.defaults import default_registry
 
     console = Console(highlight=False)
+    level = PrivacyLevel.parse(privacy)
     refuse_remote(host, allow_remote, console)
     check_port(host, port)
     folder = data_dir or user_data_dir()
@@ -96,10 +98,10 @@ def demo(
         factory = provider_factory(SCRIPT_PATH, base_url=base_url, trust_zone=trust_zone)
         factory(provider, model)  # a missing key or model fails now, not at the first run
         if not in_demo_folder:
-            store = open_store(choice, privacy, announce=True)
+            store = open_store(choice, level, announce=True)
         shop = prepare_demo(folder)
         if in_demo_folder:
-            store = open_store(choice, privacy, announce=True)
+            store = open_store(choice, level, announce=True)
         key = make_key(folder)
     except ToolwireError as exc:
         if store is not None:
@@ -110,7 +112,7 @@ def demo(
         registry=registry,
         provider_factory=factory,
         store=store,
-        privacy_level=str(privacy) if store is not None else None,
+        privacy_level=str(level) if store is not None else None,
         workspace=shop.workspace,
         replay_label=REPLAY_LABEL,
         state_key=key,

@@ -42,7 +42,8 @@ def export_runs(
     privacy_level: filters.Privacy = None,
     search: filters.Search = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to FILE instead of stdout.")
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write to FILE instead of stdout."),
     ] = None,
 ) -> None:
     """Stored runs as JSON lines (one run with its steps per line), oldest first."""

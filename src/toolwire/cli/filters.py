@@ -1,8 +1,9 @@
 """The filters ``toolwire runs list`` and ``toolwire runs export`` share, as command options.
 
-``--since`` and ``--until`` take an ISO 8601 date or time (UTC unless it names an offset) or
-an age: ``30m``, ``12h``, ``7d``, ``2w`` before now. Every other filter means what the
-inspector's filter of the same name means (see :mod:`toolwire.store.browse`).
+``--since`` and ``--until`` (and ``audit --since``, ``runs purge --older-than``) take what
+:mod:`toolwire.core.moments` reads: an ISO 8601 date or time (UTC unless it names an offset)
+or a duration (``30m``, ``12h``, ``7d``, ``2w`` before now). Every other filter means what
+the inspector's filter of the same name means (see :mod:`toolwire.store.browse`).
 """
 
 from __future__ import annotations
@@ -12,15 +13,22 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from toolwire.cli.options import checked_by, usage_error
+from toolwire.core.moments import WHEN, parse_moment
+
 if TYPE_CHECKING:
     from toolwire.store.browse import RunQuery
 
-WHEN = (
-    "an ISO 8601 date or time (2024-05-01, 2024-05-01T12:00:00+02:00) or an age (30m, 12h, 7d, 2w)"
-)
-
-Since = Annotated[str | None, typer.Option(help=f"Runs created at or after this: {WHEN}.")]
-Until = Annotated[str | None, typer.Option(help=f"Runs created before this: {WHEN}.")]
+Since = Annotated[
+    str | None,
+    typer.Option(metavar="WHEN", callback=checked_by(parse_moment, "--since"),
+                 help=f"Runs created at or after this: {WHEN}."),
+]  # fmt: skip
+Until = Annotated[
+    str | None,
+    typer.Option(metavar="WHEN", callback=checked_by(parse_moment, "--until"),
+                 help=f"Runs created before this: {WHEN}."),
+]  # fmt: skip
 Status = Annotated[
     list[str] | None, typer.Option("--status", help="Only runs with this status (repeatable).")
 ]
@@ -46,16 +54,13 @@ Search = Annotated[
 
 
 def moment(value: str | None, option: str) -> datetime | None:
-    """``value`` as a time (read as ``toolwire audit --since`` reads one); a
-    ``typer.BadParameter`` naming ``option`` when it is neither."""
-    from toolwire.loop.governance import parse_since  # the seam's codes load the tool layer
-
+    """``value`` as a time; a ``typer.BadParameter`` naming ``option`` when it is none."""
     if value is None:
         return None
     try:
-        return parse_since(value)
-    except ValueError:
-        raise typer.BadParameter(f"{value[:40]!r} is not {WHEN}", param_hint=option) from None
+        return parse_moment(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint=f"'{option}'") from None
 
 
 def run_query(
@@ -69,4 +74,4 @@ def run_query(
     try:
         return RunQuery(statuses=tuple(statuses or ()), since=since_at, until=until_at, **fields)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        raise usage_error(str(exc)) from None

@@ -19,13 +19,15 @@ from rich.text import Text
 
 from toolwire.cli.app import app
 from toolwire.cli.keys import make_key
+from toolwire.cli.options import ZONES, PrivacyOption, checked_by
 from toolwire.cli.run import open_workspace, registry_for
 from toolwire.cli.serve import check_port
 from toolwire.cli.server import refuse_remote, remote_warning
 from toolwire.cli.show import error, safe
 from toolwire.cli.store import DataDirOption, DbOption, notices, open_store
-from toolwire.core.errors import ConfigError, ToolwireError
+from toolwire.core.errors import ToolwireError
 from toolwire.core.loopback import is_loopback
+from toolwire.core.trust import TrustZone
 from toolwire.core.version import installed_version
 from toolwire.policy.privacy import PrivacyLevel
 
@@ -41,18 +43,6 @@ DEFAULT_MCP_PORT = 8766  # beside the inspector's 8765
 MAX_DECISION_SECONDS = 86_400  # a day: a call held longer is forgotten, not waited on
 
 
-def _zone(value: str | None) -> str | None:
-    """Refuse a misspelt zone while the command line is parsed."""
-    from toolwire.core.trust import TrustZone
-
-    if value is None:
-        return None
-    try:
-        return str(TrustZone.parse(value))
-    except ConfigError as exc:
-        raise typer.BadParameter(str(exc), param_hint="'--trust-zone'") from None
-
-
 @app.command("mcp")
 def mcp(
     *,
@@ -63,7 +53,8 @@ def mcp(
     ] = None,
     trust_zone: Annotated[
         str | None,
-        typer.Option("--trust-zone", callback=_zone, help="Where the host's model runs; bounds "
+        typer.Option("--trust-zone", metavar="ZONE", callback=checked_by(TrustZone.parse,
+                     "--trust-zone"), help=f"Where the host's model runs ({ZONES}); bounds "
                      "which tools are served (default: external_global)."),
     ] = None,
     admin: Annotated[
@@ -86,9 +77,7 @@ def mcp(
     ] = 300,
     db: DbOption = None,
     data_dir: DataDirOption = None,
-    privacy: Annotated[
-        PrivacyLevel, typer.Option(help="How much of each call the store keeps.")
-    ] = PrivacyLevel.METADATA,
+    privacy: PrivacyOption = PrivacyLevel.METADATA.value,
 ) -> None:  # fmt: skip
     """Serve the enabled tools to MCP hosts: content only, every call recorded."""
     from toolwire.store.engine import choose_store
@@ -102,7 +91,8 @@ def mcp(
         token, made = _token() if http else ("", False)
         tools_workspace = open_workspace(workspace)
         key = make_key(data_dir)
-        store = open_store(choose_store(db, folder=data_dir), privacy, announce=True)
+        level = PrivacyLevel.parse(privacy)
+        store = open_store(choose_store(db, folder=data_dir), level, announce=True)
         served = _served(store, tools_workspace, key, zone=trust_zone, admin=admin,
                          decision_seconds=approval_timeout)  # fmt: skip
     except ToolwireError as exc:

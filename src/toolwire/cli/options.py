@@ -1,20 +1,50 @@
 """The options every command that starts a run takes: the provider (``--provider``,
-``--model``, ``--base-url``, ``--trust-zone``), the tool choice, reasoning, streaming, budgets.
+``--model``, ``--base-url``, ``--trust-zone``), the tool choice, reasoning, streaming, budgets,
+the privacy level.
 
-``run``, ``demo`` and ``serve`` take them from here, so they are spelled and checked alike.
-
-Each bad value is a usage error naming the option (exit status 2), before anything runs.
+``run``, ``demo``, ``serve`` and ``mcp`` take them from here, so they are spelled and checked
+alike. Each bad value is a usage error naming the option and its choices (exit status 2),
+before anything runs: the value's own parser (``PrivacyLevel.parse``, ``TrustZone.parse``...)
+is asked, so the command line says what the rest of toolwire says.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
+from typer._click.exceptions import UsageError  # Typer's own Click
+from typer._click.globals import get_current_context
 
+from toolwire.core.errors import ConfigError
+from toolwire.core.trust import TrustZone
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import Reasoning, parse_tool_choice
-from toolwire.providers.presets import PROVIDER_NAMES, MaxTokensField
+from toolwire.providers.presets import PROVIDER_NAMES, MaxTokensField, check_provider_name
+
+
+def usage_error(message: str) -> UsageError:
+    """A usage error (exit status 2) found while a command runs: one line that still says
+    where the command's help is."""
+    return UsageError(message, ctx=get_current_context(silent=True))
+
+
+def checked_by(parse: Callable[[str], object], option: str) -> Callable[[str | None], str | None]:
+    """An option callback: ``parse`` must take the value; its ``ConfigError`` or
+    ``ValueError`` becomes a usage error naming ``option``. The value is kept as given."""
+
+    def check(value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse(value)
+            except (ConfigError, ValueError) as exc:
+                raise typer.BadParameter(str(exc), param_hint=f"'{option}'") from None
+        return value
+
+    return check
+
 
 EFFORTS = ("low", "medium", "high")
 REASONING_HELP = "How hard the model thinks: low, medium, high, or a token budget N."
@@ -56,7 +86,8 @@ def _dollars(value: float | None) -> float | None:
 
 
 ReasoningOption = Annotated[
-    str | None, typer.Option("--reasoning", help=REASONING_HELP, callback=_reasoning)
+    str | None,
+    typer.Option("--reasoning", metavar="EFFORT", help=REASONING_HELP, callback=_reasoning),
 ]
 NoStreamOption = Annotated[
     bool, typer.Option("--no-stream", help="Ask for the whole answer at once, not streamed.")
@@ -67,7 +98,12 @@ MaxTotalTokensOption = Annotated[
 ]
 MaxCostOption = Annotated[
     float | None,
-    typer.Option("--max-cost", help="End the run once it has cost DOLLARS.", callback=_dollars),
+    typer.Option(
+        "--max-cost",
+        metavar="DOLLARS",
+        help="End the run once it has cost DOLLARS.",
+        callback=_dollars,
+    ),
 ]
 MaxTokensFieldOption = Annotated[
     MaxTokensField | None,
@@ -103,18 +139,29 @@ def _tool_choice(value: str) -> str:
 
 
 ProviderOption = Annotated[
-    str, typer.Option("--provider", help="The model provider: " + ", ".join(PROVIDER_NAMES) + ".")
-]
+    str,
+    typer.Option("--provider", callback=checked_by(check_provider_name, "--provider"),
+                 help="The model provider: " + ", ".join(PROVIDER_NAMES) + "."),
+]  # fmt: skip
 ModelOption = Annotated[
     str | None, typer.Option("--model", help="The model to ask (HTTP providers).")
 ]
 BaseUrlOption = Annotated[
     str | None, typer.Option("--base-url", help="Another server speaking the provider's API.")
 ]
+ZONES = ", ".join(zone.value for zone in TrustZone)
 TrustZoneOption = Annotated[
     str | None,
-    typer.Option("--trust-zone", help="Where the model runs; bounds which tools it gets."),
-]
+    typer.Option("--trust-zone", metavar="ZONE", callback=checked_by(TrustZone.parse,
+                 "--trust-zone"), help=f"Where the model runs ({ZONES}); bounds which tools "
+                 "it gets."),
+]  # fmt: skip
+LEVELS = ", ".join(level.value for level in PrivacyLevel)
+PrivacyOption = Annotated[
+    str,
+    typer.Option("--privacy", metavar="LEVEL", callback=checked_by(PrivacyLevel.parse,
+                 "--privacy"), help=f"What the store keeps of each run: {LEVELS}."),
+]  # fmt: skip
 ToolChoiceOption = Annotated[
     str,
     typer.Option("--tool-choice", callback=_tool_choice, help="What the model may do with the "

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from toolwire.cli.app import app
@@ -30,6 +29,7 @@ from toolwire.cli.options import (
     MaxTotalTokensOption,
     ModelOption,
     NoStreamOption,
+    PrivacyOption,
     ProviderOption,
     ReasoningOption,
     ToolChoiceOption,
@@ -37,7 +37,7 @@ from toolwire.cli.options import (
     parse_reasoning,
 )
 from toolwire.cli.outcome import Output, report
-from toolwire.cli.show import StepPrinter, emit_json, error, safe, warning
+from toolwire.cli.show import StepPrinter, emit_json, error, safe, table, warning
 from toolwire.cli.store import DbOption, open_or_warn
 from toolwire.core.errors import ConfigError, StoreError, ToolwireError
 from toolwire.policy.options import DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_REMOTE_CALLS, MAX_ROUNDS
@@ -45,6 +45,8 @@ from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import TOOL_CHOICE_MODES
 
 WORKSPACE_FILE = "workspace.toml"  # the name a workspace folder (the demo's) gives it
+# `toolwire tools` shows a description's first sentence, cut here to keep a row on a line.
+TOOL_DESCRIPTION_CHARS = 72
 
 if TYPE_CHECKING:  # the run's own modules load when a run starts, not for --help
     from collections.abc import Sequence
@@ -86,10 +88,7 @@ def run(
     ] = None,
     no_tools: Annotated[bool, typer.Option("--no-tools", help="Offer the model no tools.")] = False,
     db: DbOption = None,
-    privacy: Annotated[
-        str,
-        typer.Option("--privacy", help="What the store keeps: none, metadata, redacted or full."),
-    ] = PrivacyLevel.METADATA.value,
+    privacy: PrivacyOption = PrivacyLevel.METADATA.value,
     reasoning: ReasoningOption = None,
     no_stream: NoStreamOption = False,
     max_tokens: MaxTokensOption = None,
@@ -335,7 +334,8 @@ def list_tools(
         bool, typer.Option("--json", help="Print the tools as a JSON array.")
     ] = False,
 ) -> None:
-    """List the registered tools with their group and state (overrides from the store)."""
+    """List the registered tools: group, state (overrides from the store), data class and what
+    each does."""
     console = Console(highlight=False, stderr=as_json)
     try:
         tools_workspace = open_workspace(workspace)
@@ -347,20 +347,26 @@ def list_tools(
     if store is not None:
         store.close()
     states = registry.states()
+    classes = {tool.spec.name: tool.data_class for tool in registry}
     if as_json:
-        emit_json([_tool_json(state) for state in states])
+        emit_json([_tool_json(state, classes[state.name]) for state in states])
         return
     servers = any(state.server is not None for state in states)
-    table = Table("tool", "group", *(["server"] if servers else []), "state", "why")
-    for state in states:
-        table.add_row(
-            Text(safe(state.name, 80)),
-            Text(safe(state.group, 40)),
-            *([Text(safe(state.server or "", 40))] if servers else []),
-            Text("enabled" if state.enabled else "disabled"),
-            Text(_why(state) + (", admin only" if state.requires_admin else "")),
-        )
-    console.print(table)
+    columns = ["tool", "group", *(["server"] if servers else []), "state", "why", "data_class",
+               "description"]  # fmt: skip
+    table(console, columns, [_tool_row(state, classes[state.name], servers) for state in states])
+
+
+def _tool_row(state: ToolState, data_class: str, servers: bool) -> list[str]:
+    return [
+        safe(state.name, 80),
+        safe(state.group, 40),
+        *([safe(state.server or "-", 40)] if servers else []),
+        "enabled" if state.enabled else "disabled",
+        _why(state) + (", admin only" if state.requires_admin else ""),
+        safe(data_class, 40),
+        safe(state.description.split(". ")[0].strip(), TOOL_DESCRIPTION_CHARS),
+    ]
 
 
 def _why(state: ToolState) -> str:
@@ -369,7 +375,7 @@ def _why(state: ToolState) -> str:
     return "overridden" if state.overridden else "default"
 
 
-def _tool_json(state: ToolState) -> dict[str, object]:
+def _tool_json(state: ToolState, data_class: str) -> dict[str, object]:
     return {
         "name": state.name,
         "group": state.group,
@@ -377,4 +383,6 @@ def _tool_json(state: ToolState) -> dict[str, object]:
         "why": _why(state),
         "admin_only": state.requires_admin,
         "server": state.server,
+        "data_class": data_class,
+        "description": state.description,
     }

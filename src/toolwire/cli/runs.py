@@ -2,10 +2,13 @@
 
 Everything read back from the store is untrusted text (a model wrote much of it), so every
 value reaches the terminal through :func:`toolwire.cli.show.safe` inside a plain ``Text``.
+A run is named by its id or by any start of it that names one run (:func:`resolve_prefix`,
+which every command taking a run id uses): a start that names several is a usage error.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -15,16 +18,29 @@ from rich.text import Text
 from toolwire.cli import filters
 from toolwire.cli.app import app
 from toolwire.cli.ask import interactive
-from toolwire.cli.show import cost_text, emit_json, error, plural, safe, tokens_text
+from toolwire.cli.options import checked_by, usage_error
+from toolwire.cli.show import (
+    cost_value,
+    emit_json,
+    error,
+    local_time,
+    plural,
+    safe,
+    table,
+    tokens_text,
+)
 from toolwire.cli.store import DbOption, open_or_exit
 from toolwire.core.errors import StoreError
 from toolwire.core.jsonenc import dumps
+from toolwire.core.moments import WHEN, parse_moment
 
 if TYPE_CHECKING:
     from toolwire.store import RunStore, RunSummary, StoredRun
 
 runs_app = typer.Typer(
-    help="Recorded runs: list, show, purge; decide on waiting runs.", no_args_is_help=True
+    help="Recorded runs: list, show, export, purge; pending, approve, deny, input, cancel "
+    "decide on waiting runs.",
+    no_args_is_help=True,
 )
 app.add_typer(runs_app, name="runs")
 
@@ -32,11 +48,17 @@ app.add_typer(runs_app, name="runs")
 VALUE_PREVIEW_CHARS = 400
 # Fields of a step shown in its heading line rather than below it.
 _HEADING_FIELDS = frozenset({"sequence", "kind", "round", "duration_ms"})
+# A step's time fields that hold milliseconds since the epoch (``--json`` keeps them so).
+_EPOCH_MS_SUFFIX = "_ms"
+_EPOCH_MS_FIELDS = frozenset({"start_ms"})
+_LIST_COLUMNS = ("id", "status", "created", "provider", "rounds", "tokens", "cost", "steps",
+                 "privacy")  # fmt: skip
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON, nothing else.")]
-# The id prefix `runs list` prints; `runs show` takes it back while it names one run.
+# The id prefix `runs list` prints; every command taking a run id takes it back.
 SHORT_ID_CHARS = 8
+ID_MATCHES_READ = 100  # the store hands back this many ids starting alike, at most
 
 
 @runs_app.command("list")
@@ -75,8 +97,7 @@ def list_runs(
     if not found:
         console.print(Text("no runs recorded"))
         return
-    for summary in found:  # one plain line per run, for copying and grep
-        console.print(Text("  ".join(_row(summary))))
+    table(console, _LIST_COLUMNS, [_row(summary) for summary in found])
 
 
 @runs_app.command("show")
@@ -108,17 +129,18 @@ def show_run(
 
 
 def resolve_prefix(console: Console, store: RunStore, prefix: str) -> str:
-    """The one run id starting with ``prefix``, or a one-line error and exit status 1."""
+    """The one run id starting with ``prefix``: none is a one-line error and exit status 1
+    (nothing matched), several a usage error (exit status 2) saying how many."""
     matches = guard(console, lambda: _ids_starting(store, prefix.lower()))
     if len(matches) == 1:
         return str(matches[0])
     if not matches:
         error(console, f"no run with id {safe(prefix, 80)}")
-    else:
-        shown = ", ".join(m[: SHORT_ID_CHARS + 4] for m in matches[:5])
-        error(console, f"{safe(prefix, 80)} is the start of {len(matches)} run ids ({shown}"
-                       f"{', …' if len(matches) > 5 else ''}); give more of the id")  # fmt: skip
-    raise typer.Exit(1)
+        raise typer.Exit(1)
+    count = f"{'at least ' if len(matches) >= ID_MATCHES_READ else ''}{len(matches)}"
+    shown = ", ".join(m[: SHORT_ID_CHARS + 4] for m in matches[:5])
+    raise usage_error(f"{safe(prefix, 80)} is the start of {count} run ids ({shown}"
+                      f"{', …' if len(matches) > 5 else ''}); give more of the id")  # fmt: skip
 
 
 def _ids_starting(store: RunStore, prefix: str) -> list[str]:
@@ -128,23 +150,30 @@ def _ids_starting(store: RunStore, prefix: str) -> list[str]:
 @runs_app.command("purge")
 def purge(
     older_than: Annotated[
-        float, typer.Option("--older-than", min=0, help="Delete finished runs older than DAYS.")
+        str,
+        typer.Option("--older-than", metavar="WHEN", callback=checked_by(parse_moment,
+                     "--older-than"), help=f"Delete finished runs created before this: {WHEN}."),
     ],
     db: DbOption = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-) -> None:
-    """Delete finished runs (and their steps) created more than DAYS days ago."""
+) -> None:  # fmt: skip
+    """Delete finished runs (and their steps) created before --older-than (30d: 30 days ago)."""
     console = Console(highlight=False, soft_wrap=True)
+    cutoff = parse_moment(older_than)
     if not yes:
-        confirm_purge(console, older_than)
+        confirm_purge(console, older_than, cutoff)
+    days = max(0.0, (datetime.now(UTC) - cutoff).total_seconds() / 86_400)
     with open_or_exit(console, db) as store:
-        count = guard(console, lambda: store.purge(older_than_days=older_than))
+        count = guard(console, lambda: store.purge(older_than_days=days))
     console.print(Text(f"purged {plural(count, 'run')}"))
 
 
-def confirm_purge(console: Console, older_than: float) -> None:
+def confirm_purge(console: Console, older_than: str, cutoff: datetime) -> None:
     """Ask on a terminal; without one, refuse: a script says --yes."""
-    question = f"delete every finished run older than {older_than:g} days?"
+    question = (
+        f"delete every finished run created before {local_time(cutoff.isoformat())} "
+        f"(--older-than {safe(older_than, 40)})?"
+    )
     if not interactive():
         error(console, f"{question} No terminal to ask on: add --yes to purge")
         raise typer.Exit(1)
@@ -163,15 +192,16 @@ def guard(console: Console, action: Any) -> Any:
 
 def _row(summary: RunSummary) -> list[str]:
     label = "/".join(p for p in (summary.provider, summary.model) if p) or "-"
+    tokens = summary.prompt_tokens + summary.completion_tokens
     return [
         summary.id[:SHORT_ID_CHARS],
         summary.status + (f" ({reason})" if (reason := _reason(summary)) else ""),
-        summary.created_at[:19].replace("T", " "),
+        local_time(summary.created_at),
         safe(label, 40),
-        plural(summary.rounds, "round"),
-        tokens_text(summary.prompt_tokens + summary.completion_tokens, summary.tokens_known),
-        cost_text(summary.cost, summary.cost_complete, summary.cost_estimated),
-        plural(summary.step_count, "step"),
+        str(summary.rounds),
+        str(tokens) if summary.tokens_known else f"unknown (about {tokens})",
+        cost_value(summary.cost, summary.cost_complete, summary.cost_estimated),
+        str(summary.step_count),
         summary.privacy_level,
     ]
 
@@ -186,13 +216,13 @@ def _heading(stored: StoredRun) -> list[Text]:
     facts = {
         "status": stored.status,
         **({"reason": reason} if (reason := _reason(stored)) else {}),
-        "created": stored.created_at,
-        "finished": stored.finished_at or "-",
+        "created": local_time(stored.created_at),
+        "finished": local_time(stored.finished_at),
         "provider": "/".join(p for p in (stored.provider, stored.model) if p) or "-",
         "privacy": stored.privacy_level,
         "rounds": str(stored.rounds) + (" (truncated)" if stored.truncated else ""),
         "tokens": _tokens(stored),
-        "cost": cost_text(stored.cost, stored.cost_complete, stored.cost_estimated),
+        "cost": cost_value(stored.cost, stored.cost_complete, stored.cost_estimated),
     }
     if stored.error:
         facts["error"] = stored.error
@@ -226,6 +256,15 @@ def _step_lines(step: dict[str, Any]) -> list[Text]:
     lines = [Text(""), Text(safe(head, 120), style="cyan")]
     for key, value in step.items():
         if key not in _HEADING_FIELDS:
-            shown = value if isinstance(value, str) else dumps(value)
-            lines.append(Text(f"  {safe(key, 60)}: {safe(shown, VALUE_PREVIEW_CHARS)}"))
+            name, shown = _field(key, value)
+            lines.append(Text(f"  {safe(name, 60)}: {safe(shown, VALUE_PREVIEW_CHARS)}"))
     return lines
+
+
+def _field(key: str, value: Any) -> tuple[str, str]:
+    """A step's field as ``runs show`` names and shows it: a time in the local zone."""
+    if key in _EPOCH_MS_FIELDS and isinstance(value, int | float):
+        return key.removesuffix(_EPOCH_MS_SUFFIX), local_time(value, precise=True)
+    if key.endswith("_at") and isinstance(value, str):
+        return key, local_time(value, precise=True)
+    return key, value if isinstance(value, str) else dumps(value)

@@ -19,6 +19,7 @@ from toolwire.cli.keys import make_key
 from toolwire.cli.options import (
     BaseUrlOption,
     ModelOption,
+    PrivacyOption,
     ProviderOption,
     ToolChoiceOption,
     TrustZoneOption,
@@ -139,9 +140,7 @@ def serve(
     base_url: BaseUrlOption = None,
     trust_zone: TrustZoneOption = None,
     tool_choice: ToolChoiceOption = "auto",
-    privacy: Annotated[
-        PrivacyLevel, typer.Option(help="How much run content the store keeps.")
-    ] = PrivacyLevel.METADATA,
+    privacy: PrivacyOption = PrivacyLevel.METADATA.value,
     allow_remote: Annotated[
         bool,
         typer.Option(
@@ -161,10 +160,11 @@ def serve(
     console = Console(highlight=False)
     refuse_remote(host, allow_remote, console)
     check_port(host, port)
-    store = open_store(choose_store(db), privacy, announce=True)
+    level = PrivacyLevel.parse(privacy)
+    store = open_store(choose_store(db), level, announce=True)
     try:
         settings = build_settings(
-            script, store, privacy, workspace=workspace, allow_remote=allow_remote,
+            script, store, level, workspace=workspace, allow_remote=allow_remote,
             queue_runs=queue, served=Served(provider=provider, model=model, base_url=base_url,
                                             trust_zone=trust_zone, tool_choice=tool_choice),
         )  # fmt: skip

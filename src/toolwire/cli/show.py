@@ -1,10 +1,18 @@
-"""Terminal rendering of steps. Untrusted text is shown literally: no markup, no escapes."""
+"""Terminal rendering of steps, tables, times and costs. Untrusted text is shown literally: no
+markup, no escapes.
+
+Every listing a person reads is a :func:`table`: a header, then one line per row, in columns
+that ``awk`` and ``cut`` can split. Every time a person reads is :func:`local_time`: ISO 8601
+in the local zone. Raw values (UTC text, epoch milliseconds) are for ``--json``.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 import sys
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, assert_never
 
 from rich.console import Console
@@ -182,18 +190,56 @@ def dollars(usd: float) -> str:
     return "$" + f"{usd:.8f}".rstrip("0")
 
 
-def cost_text(usd: float | None, complete: bool | None, estimated: bool = False) -> str:
-    """A run's cost as a person reads it: exact, a floor, unknown, or not recorded; priced
-    from estimated tokens, it says so."""
+_NO_COST = ("unknown", "not recorded")
+
+
+def cost_value(usd: float | None, complete: bool | None, estimated: bool = False) -> str:
+    """A run's cost where a label already says it is one (``cost: unknown``): exact, a floor,
+    ``unknown``, or ``not recorded``; priced from estimated tokens, it says so."""
     if usd is None:
-        return "cost not recorded"
+        return _NO_COST[1]
     if complete:
         shown = dollars(usd)
     elif usd > 0:
         shown = f"at least {dollars(usd)}"
     else:
-        return "cost unknown"
+        return _NO_COST[0]
     return f"{shown} (estimated)" if estimated else shown
+
+
+def cost_text(usd: float | None, complete: bool | None, estimated: bool = False) -> str:
+    """A run's cost in a sentence: as :func:`cost_value`, ``cost unknown`` when it is not
+    known."""
+    value = cost_value(usd, complete, estimated)
+    return f"cost {value}" if value in _NO_COST else value
+
+
+def local_time(value: str | float | None, *, precise: bool = False) -> str:
+    """A stored time (ISO 8601 text, UTC when it names no zone, or milliseconds since the
+    epoch) as ISO 8601 in the local zone, to the second (``precise``: the millisecond); ``-``
+    when there is none, and an unreadable text as it is."""
+    if value is None or value == "":
+        return "-"
+    try:
+        if isinstance(value, str):
+            moment = datetime.fromisoformat(value)
+            moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        else:
+            moment = datetime.fromtimestamp(value / 1000, UTC)
+    except (ValueError, OverflowError, OSError):
+        return safe(str(value), 60)
+    return moment.astimezone().isoformat(timespec="milliseconds" if precise else "seconds")
+
+
+def table(console: Console, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+    """Print ``rows`` under a header of ``columns`` (upper-cased), each column as wide as its
+    widest cell and two spaces apart: no box and no wrapping, so a line is one row. Cells
+    must already be safe (:func:`safe`)."""
+    lines = [[column.upper() for column in columns], *([*row] for row in rows)]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(columns))]
+    for number, line in enumerate(lines):
+        text = "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True))
+        console.print(Text(text.rstrip(), style="bold" if number == 0 else ""), soft_wrap=True)
 
 
 def tokens_text(total: int, known: bool) -> str:

@@ -29,6 +29,7 @@ DbOption = Annotated[
     str | None,
     typer.Option(
         "--db",
+        metavar="STORE",
         help="Run store: a SQLite file (NAME.db), sqlite:///PATH or postgresql+psycopg://... "
         "(default: $TOOLWIRE_DB, else runs.db in the user data directory).",
     ),
@@ -39,6 +40,7 @@ DataDirOption = Annotated[
     Path | None,
     typer.Option(
         "--data-dir",
+        metavar="DIR",
         help="The folder of a `toolwire demo --data-dir DIR`: its store (DIR/runs.db) and its "
         "state key.",
     ),

@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from toolwire.cli.app import app
 from toolwire.cli.keys import read_key
 from toolwire.cli.run import registry_for
 from toolwire.cli.runs import guard
-from toolwire.cli.show import emit_json, error, safe
+from toolwire.cli.show import emit_json, error, plural, safe, table
 from toolwire.cli.store import DbOption, location, open_or_exit
 from toolwire.core.errors import ToolwireError
 
@@ -104,19 +103,22 @@ def list_workers(
     if not found:
         console.print(Text("no worker is registered"))
         return
-    table = Table("worker", "host", "pid", "at once", "heartbeat", "state", "runs")
-    for row in found:
-        runs = "\n".join(f"{run_id}  {status}  {steps} steps" for run_id, status, steps in row.runs)
-        table.add_row(
-            Text(str(row.id)),
-            Text(safe(row.host or "?", 80)),
-            Text(str(row.pid or "?")),
-            Text(str(row.concurrency or "?")),
-            Text(f"{row.heartbeat_age:.1f} s ago"),
-            Text(_state(row, stalled_after)),
-            Text(runs or "idle"),
-        )
-    console.print(table)
+    columns = ("worker", "host", "pid", "at_once", "heartbeat", "state", "runs")
+    table(console, columns, [_worker_row(row, stalled_after) for row in found])
+
+
+def _worker_row(row: WorkerRow, stalled_after: float) -> list[str]:
+    runs = ", ".join(f"{run_id} {status} ({plural(steps, 'step')})"
+                     for run_id, status, steps in row.runs)  # fmt: skip
+    return [
+        str(row.id),
+        safe(row.host or "?", 80),
+        str(row.pid or "?"),
+        str(row.concurrency or "?"),
+        f"{row.heartbeat_age:.1f} s ago",
+        _state(row, stalled_after),
+        runs or "idle",
+    ]
 
 
 def _workers(console: Console, store: RunStore) -> list[WorkerRow]:

@@ -381,12 +381,12 @@ def audit(
     offset: int,
 ) -> dict[str, Any]:
     """The governance log as the API lists it; a ``since`` it cannot read is a 422."""
-    from toolwire.loop.governance import parse_since
+    from toolwire.core.moments import parse_moment
 
     if settings.store is None:
         return {"decisions": [], "stored": False}
     try:
-        moment = None if since is None else parse_since(since)
+        moment = None if since is None else parse_moment(since)
     except ValueError as exc:
         raise ApiError(422, f"since: {exc}") from None
     found = settings.store.list_gate_decisions(

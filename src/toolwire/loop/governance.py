@@ -21,15 +21,14 @@ for a call refused (``unknown_tool``, ``not_permitted``, ``not_an_object``, ``to
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.loop.seam import Refused
+from toolwire.tools.policy import Refusal
 
 if TYPE_CHECKING:
     from toolwire.loop.run import RunOutcome
@@ -45,6 +44,7 @@ _CUT_OFFS = {
     TerminationReason.CONTEXT_FULL: "context",
     TerminationReason.MAX_ITERATIONS: "rounds",
 }
+CONTEXT_TRUNCATED = "context_truncated"
 
 
 class Gate(StrEnum):
@@ -149,7 +149,7 @@ def _truncated(step: Mapping[str, Any], round_: int | None) -> GateDecision:
         f"of a {step.get('context_window')}-token window"
     )
     return GateDecision(
-        gate=Gate.CONTEXT, reason="context_truncated", actor=RUNTIME, round=round_, detail=detail
+        gate=Gate.CONTEXT, reason=CONTEXT_TRUNCATED, actor=RUNTIME, round=round_, detail=detail
     )
 
 
@@ -166,26 +166,6 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-_AGO = re.compile(r"(\d{1,6})([smhdw])")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-def parse_since(text: str, now: datetime | None = None) -> datetime:
-    """The moment ``text`` names: a duration back from ``now`` (``30m``, ``12h``, ``7d``,
-    ``2w``) or an ISO 8601 date or time (UTC unless it says otherwise). ``ValueError`` with a
-    message to show for anything else."""
-    text = text.strip()
-    ago = _AGO.fullmatch(text)
-    if ago is not None:
-        try:
-            return (now or datetime.now(UTC)) - timedelta(**{_UNITS[ago[2]]: int(ago[1])})
-        except OverflowError:
-            raise ValueError(f"{text!r} reaches back before the year 1") from None
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        shown = text if len(text) <= 40 else text[:40] + "…"
-        raise ValueError(
-            f"{shown!r} is neither a duration (30m, 12h, 7d, 2w) nor an ISO 8601 date or time"
-        ) from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+# Every reason a row can give, so that a filter on reasons can name its choices.
+REASONS = tuple(sorted({*map(str, [*Refusal, *Refused, *_CUT_OFFS]), *_DECIDED.values(),
+                        CONTEXT_TRUNCATED}))  # fmt: skip

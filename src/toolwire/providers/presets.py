@@ -53,6 +53,8 @@ from functools import lru_cache
 from typing import Literal
 from urllib.parse import urlsplit
 
+from toolwire.core.errors import ConfigError
+
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
 ReasoningField = Literal["reasoning_effort", "reasoning"]
 ToolCallContent = Literal["null", "absent", "empty"]
@@ -350,3 +352,10 @@ KEY_VARIABLES = {
     "gemini": "GEMINI_API_KEY",
 }
 PROVIDER_NAMES = (*KEY_VARIABLES, *PRESETS, "scripted")  # every name --provider takes
+
+
+def check_provider_name(name: str) -> None:
+    """A ``ConfigError`` naming the choices unless ``name`` is one of ``PROVIDER_NAMES``."""
+    if name not in PROVIDER_NAMES:
+        shown = name if len(name) <= 40 else name[:40] + "…"
+        raise ConfigError(f"unknown provider {shown!r}; choose one of {', '.join(PROVIDER_NAMES)}")

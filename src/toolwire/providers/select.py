@@ -27,9 +27,9 @@ from toolwire.providers.presets import (
     KEY_VARIABLES,
     OPENAI_QUIRKS,
     PRESETS,
-    PROVIDER_NAMES,
     MaxTokensField,
     Preset,
+    check_provider_name,
     hosted_preset,
     is_private_url,
     quirks_for,
@@ -74,8 +74,7 @@ def create_provider(
         TrustZone.parse(trust_zone)  # a misspelt zone fails before anything else
     if name == "scripted":
         return _scripted(script, trust_zone)
-    if name not in _COMPATIBLE and name not in _ADAPTERS:
-        raise ConfigError(f"unknown provider {name!r}; choose one of {', '.join(PROVIDER_NAMES)}")
+    check_provider_name(name)
     if not model or not model.strip():
         raise ConfigError(f"provider {name} needs a model name (--model)")
     if not timeout > 0:
