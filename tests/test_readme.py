@@ -2,9 +2,11 @@
 
 Every Python block runs (``DEMO_FOLDER`` filled with a demo workspace, in the checkout, as a
 reader runs it there), every TOML, YAML, JSON and INI block parses, and every block is in a
-language these tests know; the ``sh`` blocks run in ``test_readme_commands``. Only the blocks
-in ``NOT_RUN`` are left out, each with its reason. A block added to a page is run the moment
-it is written.
+language these tests know; the ``sh`` blocks run in ``test_readme_commands``. A ``console``
+block is a transcript (``$`` and a command, then what it printed, with ids of some store): each
+of its commands must be one the command line takes, options and all. Only the blocks in
+``NOT_RUN`` are left out, each with its reason. A block added to a page is run the moment it is
+written.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from __future__ import annotations
 import configparser
 import json
 import re
+import shlex
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -26,7 +31,7 @@ from toolwire.tools.api import input_model_of, needs_approval
 
 from .documented import ROOT, Block, blocks, page, section
 
-KNOWN = ("sh", "python", "toml", "yaml", "json", "ini", "text")
+KNOWN = ("sh", "python", "toml", "yaml", "json", "ini", "text", "console")
 # Python blocks not run, keyed by their first line, with the reason. Keep it empty if you can.
 NOT_RUN: dict[str, str] = {}
 _PARSERS: dict[str, Any] = {
@@ -67,6 +72,24 @@ def test_the_python_block_runs(
     if block.code.splitlines()[0] in NOT_RUN:
         return
     run_block(block, demo_folder, monkeypatch)
+
+
+def transcribed() -> list[str]:
+    """The ``toolwire`` commands of every ``console`` block, each as written after its ``$``
+    (up to a pipe: what follows it is another program)."""
+    lines = [line for b in blocks("console") for line in b.code.splitlines()]
+    return [line[2:].split(" | ")[0] for line in lines if line.startswith("$ toolwire ")]
+
+
+@pytest.mark.parametrize("command", transcribed())
+def test_a_transcribed_command_is_one_the_command_line_takes(command: str) -> None:
+    # With --help last, the parser checks the command, its options and their names, and runs
+    # nothing; an unknown command or option is a usage error.
+    words = shlex.split(command)[1:]
+    done = subprocess.run([sys.executable, "-m", "toolwire", *words, "--help"],
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, (command, done.stderr)
+    assert f"Usage: toolwire {words[0]}" in done.stdout, done.stdout  # that command's help
 
 
 @pytest.mark.parametrize("block", [b for b in blocks() if b.language in _PARSERS], ids=str)
