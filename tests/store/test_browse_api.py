@@ -94,6 +94,8 @@ async def test_pages_filters_and_sorts(open_client: Client) -> None:
     assert await ids(client, sort="tokens") == [sky, ada, broke]
     assert await ids(client, sort="tokens", order="asc") == [broke, ada, sky]
     assert await ids(client, since="2000-01-01", until="2999-01-01") == [broke, sky, ada]
+    assert await ids(client, since="1h") == [broke, sky, ada]  # a duration, as the CLI reads it
+    assert await ids(client, until="1h") == []
     assert await ids(client, until="2000-01-01T00:00:00+02:00") == []
     assert await ids(client, privacy_level="metadata") == [broke, sky, ada]
     first = (await listed(client, provider="echoing"))["runs"][0]
@@ -119,7 +121,8 @@ async def test_bad_parameters_are_clear_422s(open_client: Client) -> None:
         "sort=price": "sort",
         "status=done": "unknown status 'done'",
         "since=yesterday": "since",
-        "until=2024-13-45": "until must be an ISO 8601 date or time",
+        "until=2024-13-45": "until: '2024-13-45' is neither a duration (30m, 12h, 7d, 2w) nor",
+        "since=30": "since: '30' has no unit: write 30d for days",
         "privacy_level=secret": "privacy level",
         "limit=0": "limit",
         "q=" + "x" * 501: "q",

@@ -1,24 +1,26 @@
 """The stored runs through the API: a filtered, sorted page, filter values, export, re-run.
 
 ``GET /api/runs`` takes the filters of :class:`toolwire.store.browse.RunQuery` as query
-parameters (``status`` may repeat; ``since``/``until`` are ISO 8601, UTC when no offset is
-given; ``q`` searches the words the privacy level kept) and answers one page with the total
-the filters match. ``GET /api/runs/{id}/neighbours`` takes the same parameters and answers
-the runs before and after that run in the listing, on whichever page they are (the page's
-``limit`` and ``offset`` are ignored). ``GET /api/runs/{id}/export`` is the run's export record (see
-:mod:`toolwire.store.export`), ``GET /api/runs/{id}/rerun`` the run form to start it again
-(see :mod:`toolwire.inspector.rerun`), ``GET /api/facets`` the values each filter can take.
+parameters (``status`` may repeat; ``since``/``until`` are a duration back from now, ``7d``, or
+ISO 8601, UTC when no offset is given; ``q`` searches the words the privacy level kept) and
+answers one page with the total the filters match. ``GET /api/runs/{id}/neighbours`` takes the
+same parameters and answers the runs before and after that run in the listing, on whichever page
+they are (the page's ``limit`` and ``offset`` are ignored). ``GET /api/runs/{id}/export`` is the
+run's export record (see :mod:`toolwire.store.export`), ``GET /api/runs/{id}/rerun`` the run
+form to start it again (see :mod:`toolwire.inspector.rerun`), ``GET /api/facets`` the values
+each filter can take.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Depends, Query
 from fastapi import Path as PathParam
 from fastapi.responses import Response
 
+from toolwire.core.moments import parse_moment
 from toolwire.inspector import previews, rerun
 from toolwire.inspector.errors import ERROR_RESPONSES, ApiError, json_response
 from toolwire.inspector.models import (
@@ -40,7 +42,7 @@ MAX_OFFSET = 10_000_000  # far past any page a person reads; bounds the query
 MAX_STATUSES = 20  # more than there are statuses
 Name = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)]
 # An ISO 8601 date or time: a string, so that a bare number is not taken as a Unix time.
-Moment = Annotated[str | None, Query(min_length=10, max_length=40, pattern=r"^\d{4}-\d\d-\d\d")]
+Moment = Annotated[str | None, Query(min_length=1, max_length=40)]  # read by parse_moment
 RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID)]
 Sort = Literal["created_at", "cost", "tokens", "duration", "rounds"]
 assert set(SORTS) == set(get_args(Sort))  # the API offers exactly the store's sorts
@@ -149,12 +151,12 @@ def query_of(
 
 
 def moment(value: str | None, name: str) -> datetime | None:
-    """An ISO 8601 date or time (``2024-05-01``, ``2024-05-01T12:00:00+02:00``); UTC when it
-    names no offset. A ``ValueError`` names the parameter."""
+    """A duration back from now (``7d``) or an ISO 8601 date or time (``2024-05-01``,
+    ``2024-05-01T12:00:00+02:00``; UTC when it names no offset), as the command line reads
+    them (:func:`toolwire.core.moments.parse_moment`). A ``ValueError`` names the parameter."""
     if value is None:
         return None
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"{name} must be an ISO 8601 date or time, e.g. 2024-05-01") from None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+        return parse_moment(value)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
