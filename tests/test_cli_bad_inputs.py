@@ -58,6 +58,7 @@ BAD_INPUTS = [
     (("worker", "--concurrency", "0"), "'--concurrency'"),
     (("workers", "--recover-after", "0"), "'--recover-after'"),
     (("tools", "--jsn"), "no such option: --jsn"),
+    (("examples", "--frce"), "no such option: --frce"),
     (("audit", "--reason", "bogus"), "'--reason': 'bogus' is no reason; choose one of "
      "approval_missing, approved, budget_exhausted,"),
     (("audit", "--since", "soon"), f"'--since': 'soon' is {WHEN}"),

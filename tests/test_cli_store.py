@@ -58,7 +58,7 @@ def test_run_runs_serve_and_demo_share_one_default_store(tmp_path: Path) -> None
     done = run(tmp_path)
     assert done.returncode == 0, done.stderr
     listed = toolwire(tmp_path, "runs", "list")
-    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 1, listed.stdout
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 2, listed.stdout  # head
     serve = ["serve", "--script", str(script(tmp_path))]
     with served_output(serve, tmp_path / "data") as (base, token, printed):
         headers = {"Authorization": f"Bearer {token}"}
