@@ -1,4 +1,5 @@
-"""Test-wide guards: no network but loopback, and no run recorded outside the test's files."""
+"""Test-wide guards: no network but loopback, no run recorded outside the test's files, and
+every PostgreSQL test marked."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .store.conftest import MARKER, running, uses_postgres
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -94,12 +97,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``real_servers`` run only with ``--real-servers``: they need servers that
-    take minutes to build (see scripts/real-servers)."""
+    """Every test that reaches PostgreSQL through a fixture is marked ``postgres`` (see
+    tests/store/conftest.py), so ``-m "not postgres"`` runs without a server. Tests marked
+    ``real_servers`` run only with ``--real-servers``: they need servers that take minutes to
+    build (see scripts/real-servers)."""
+    for item in items:
+        if uses_postgres(item):
+            item.add_marker(MARKER)
     if config.getoption("--real-servers"):
         return
     left = [item for item in items if item.get_closest_marker("real_servers")]
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = [item for item in items if not item.get_closest_marker("real_servers")]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    running(item)  # so that asking for PostgreSQL's URL can check the test is marked
