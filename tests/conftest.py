@@ -1,5 +1,5 @@
-"""Test-wide guards: no network but loopback, no run recorded outside the test's files, and
-every PostgreSQL test marked."""
+"""Test-wide guards: no network but loopback, no run recorded outside the test's files, the
+default ports taken as a running demo takes them, and every PostgreSQL test marked."""
 
 from __future__ import annotations
 
@@ -86,6 +86,29 @@ def _store_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ.pop("XDG_DATA_HOME", None)
     else:
         os.environ["XDG_DATA_HOME"] = saved_data
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _default_ports_taken() -> Iterator[None]:
+    """The inspector's and the MCP server's default ports are held while the tests run, as a
+    running ``toolwire demo`` holds them, so a test that binds a fixed port fails here as it
+    would beside one: a test that serves picks a free port. A port already taken is left so."""
+    from toolwire.cli.mcp import DEFAULT_MCP_PORT
+    from toolwire.cli.server import DEFAULT_PORT
+
+    held = []
+    for port in (DEFAULT_PORT, DEFAULT_MCP_PORT):
+        listener = socket.socket()
+        try:
+            listener.bind(("127.0.0.1", port))
+            listener.listen()
+        except OSError:  # taken already: by a demo, say, which is as good
+            listener.close()
+            continue
+        held.append(listener)
+    yield
+    for listener in held:
+        listener.close()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
