@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,8 @@ def defaults_called(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
         return str(value)
 
     for kind in (datetime, date):
-        monkeypatch.setitem(sqlite3.adapters, (kind, sqlite3.PrepareProtocol), recorded)
+        key: tuple[type[Any], type[Any]] = (kind, sqlite3.PrepareProtocol)
+        monkeypatch.setitem(sqlite3.adapters, key, recorded)
     yield called
 
 
