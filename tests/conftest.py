@@ -1,4 +1,5 @@
-"""Test-wide guards: no network but loopback, and no run recorded outside the test's files."""
+"""Test-wide guards: no network but loopback, no run recorded outside the test's files, the
+default ports taken as a running demo takes them, and every PostgreSQL test marked."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .store.conftest import MARKER, running, uses_postgres
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -85,6 +88,29 @@ def _store_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ["XDG_DATA_HOME"] = saved_data
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _default_ports_taken() -> Iterator[None]:
+    """The inspector's and the MCP server's default ports are held while the tests run, as a
+    running ``toolwire demo`` holds them, so a test that binds a fixed port fails here as it
+    would beside one: a test that serves picks a free port. A port already taken is left so."""
+    from toolwire.cli.mcp import DEFAULT_MCP_PORT
+    from toolwire.cli.server import DEFAULT_PORT
+
+    held = []
+    for port in (DEFAULT_PORT, DEFAULT_MCP_PORT):
+        listener = socket.socket()
+        try:
+            listener.bind(("127.0.0.1", port))
+            listener.listen()
+        except OSError:  # taken already: by a demo, say, which is as good
+            listener.close()
+            continue
+        held.append(listener)
+    yield
+    for listener in held:
+        listener.close()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--real-servers",
@@ -94,12 +120,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``real_servers`` run only with ``--real-servers``: they need servers that
-    take minutes to build (see scripts/real-servers)."""
+    """Every test that reaches PostgreSQL through a fixture is marked ``postgres`` (see
+    tests/store/conftest.py), so ``-m "not postgres"`` runs without a server. Tests marked
+    ``real_servers`` run only with ``--real-servers``: they need servers that take minutes to
+    build (see scripts/real-servers)."""
+    for item in items:
+        if uses_postgres(item):
+            item.add_marker(MARKER)
     if config.getoption("--real-servers"):
         return
     left = [item for item in items if item.get_closest_marker("real_servers")]
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = [item for item in items if not item.get_closest_marker("real_servers")]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    running(item)  # so that asking for PostgreSQL's URL can check the test is marked

@@ -17,7 +17,7 @@ import pytest
 from toolwire.demo import prepare_demo
 
 from .providers.servers import FakeModel, loopback
-from .served import served
+from .served import free_port, served
 from .test_cli_run_options import tw
 
 LOCAL = ("--provider", "llama-cpp-python", "--model", "smollm2")  # a local server: no key
@@ -122,14 +122,15 @@ def test_serve_fills_the_run_form_with_its_provider_options_and_runs_with_them(
 def test_serve_refuses_a_provider_it_cannot_serve_before_printing_a_url(
     tmp_path: Path, args: tuple[str, ...], message: str
 ) -> None:
-    done = tw(tmp_path, "serve", *args)
+    done = tw(tmp_path, "serve", *args, "--port", str(free_port()))
     assert done.returncode == 1, done.stdout + done.stderr
     assert message in " ".join((done.stdout + done.stderr).split())
     assert "#token=" not in done.stdout and "Traceback" not in done.stderr
 
 
 def test_demo_refuses_a_tool_choice_naming_no_tool_before_serving(tmp_path: Path) -> None:
-    done = tw(tmp_path, "demo", "--tool-choice", "list_table", "--data-dir", str(tmp_path / "d"))
+    args = ["--tool-choice", "list_table", "--data-dir", str(tmp_path / "d")]
+    done = tw(tmp_path, "demo", *args, "--port", str(free_port()))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "error: --tool-choice: no tool is named 'list_table'; did you mean list_tables," in (
         done.stderr

@@ -14,7 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from .served import served, served_output
+from .served import free_port, served, served_output
+
+DEMO = [sys.executable, "-m", "toolwire", "demo"]
 
 
 @pytest.fixture
@@ -91,7 +93,7 @@ def test_demo_with_a_real_provider_and_no_key_fails_clearly(tmp_path: Path) -> N
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     env["XDG_DATA_HOME"] = str(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-m", "toolwire", "demo", "--provider", "openai", "--model", "m"],
+        [*DEMO, "--provider", "openai", "--model", "m", "--port", str(free_port())],
         capture_output=True,
         text=True,
         env=env,
@@ -107,7 +109,7 @@ def test_an_unusable_data_dir_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     done = subprocess.run(
-        [sys.executable, "-m", "toolwire", "demo", "--data-dir", str(blocker / "x")],
+        [*DEMO, "--data-dir", str(blocker / "x"), "--port", str(free_port())],
         capture_output=True,
         text=True,
         timeout=60,

@@ -615,7 +615,7 @@ def test_a_turn_past_the_per_turn_limit_runs_the_first_calls_and_refuses_the_res
 
     turn: list[dict[str, Any]] = [{"tool_calls": [call("mark", {"n": n}) for n in range(33)]}]
     result, provider, _ = run([*turn, {"content": "done"}], reg=ToolRegistry([mark]))
-    assert ran == list(range(32))  # nothing past the limit executed
+    assert sorted(ran) == list(range(32))  # nothing past the limit executed (calls overlap)
     texts = [i.result for i in result.trace]
     refused = (
         "Error: a turn may make at most 32 tool calls; this call was past the limit and was "

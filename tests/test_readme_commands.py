@@ -52,7 +52,7 @@ from .documented import ROOT, blocks, page, pages
 from .fakes import plugin
 from .otlp_receiver import Received, receiver
 from .served import free_port, interrupt
-from .store.conftest import scratch_schema
+from .store.conftest import pg_module_schema  # noqa: F401  (a fixture)
 from .test_cli_suspend import INPUT_PLUGIN, INPUT_SCRIPT
 
 STATE_KEY = "ab" * 32
@@ -67,8 +67,8 @@ SKIPPED = {
 LONG_RUNNING = ("toolwire serve ", "toolwire demo", "toolwire worker ")
 README_DATABASE = "postgresql+psycopg://toolwire@db.internal/toolwire"
 MCP = "toolwire mcp"
-_NOT_COPIED = (".git", ".venv", "__pycache__", "*_cache", ".hypothesis", ".benchmarks", "*egg-info",
-               "node_modules")  # fmt: skip
+_NOT_COPIED = (".git", ".venv", ".venv-test*", "__pycache__", "*_cache", ".hypothesis",
+               ".benchmarks", "*egg-info", "node_modules")  # fmt: skip
 _NAMED_PATH = re.compile(r"(?<![\w/])((?:examples|bench|scripts|docs|src|tests)/[\w./-]*\w)")
 _WRITE_SCRIPT = """
 turns:
@@ -166,7 +166,11 @@ def otlp() -> Iterator[Received]:
 
 
 @pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory, otlp: Received) -> Iterator[Sandbox]:
+def sandbox(
+    tmp_path_factory: pytest.TempPathFactory,
+    otlp: Received,
+    pg_module_schema: str,  # noqa: F811  (the README's README_DATABASE)
+) -> Iterator[Sandbox]:
     tmp = tmp_path_factory.mktemp("readme")
     checkout = tmp / "checkout"
     shutil.copytree(ROOT, checkout, ignore=shutil.ignore_patterns(*_NOT_COPIED))
@@ -188,19 +192,18 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory, otlp: Received) -> Iterato
     for name in [n for n in env if n.endswith("_API_KEY")]:
         del env[name]
     demo = prepare_demo(data / "toolwire")  # where `toolwire demo` keeps it
-    with scratch_schema("readme") as database:  # the README's README_DATABASE
-        box = Sandbox(checkout=checkout, env=env, demo_folder=demo.root, tmp=tmp,
-                      otlp=otlp, database=database)  # fmt: skip
-        box.first_run = box.new_run(demo.script_path.read_text(), "--admin")
-        worker, drain = start_worker(box)  # the queued runs' worker
-        try:
-            yield box
-        finally:
-            os.killpg(worker.pid, signal.SIGINT)
-            worker.wait(timeout=30)
-            drain.join(timeout=10)  # it read to the end
-            if worker.stdout is not None:
-                worker.stdout.close()
+    box = Sandbox(checkout=checkout, env=env, demo_folder=demo.root, tmp=tmp,
+                  otlp=otlp, database=pg_module_schema)  # fmt: skip
+    box.first_run = box.new_run(demo.script_path.read_text(), "--admin")
+    worker, drain = start_worker(box)  # the queued runs' worker
+    try:
+        yield box
+    finally:
+        os.killpg(worker.pid, signal.SIGINT)
+        worker.wait(timeout=30)
+        drain.join(timeout=10)  # it read to the end
+        if worker.stdout is not None:
+            worker.stdout.close()
 
 
 def start_worker(sandbox: Sandbox) -> tuple[subprocess.Popen[bytes], threading.Thread]:

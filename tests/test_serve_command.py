@@ -17,7 +17,7 @@ from toolwire.demo import prepare_demo
 from toolwire.inspector.security import MISDIRECTED
 from toolwire.store import RunStore
 
-from .served import served, served_output, served_process
+from .served import free_port, served, served_output, served_process
 
 load_commands()
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -31,7 +31,8 @@ def test_a_non_loopback_host_needs_allow_remote() -> None:
 
 def test_a_missing_workspace_or_script_is_a_clear_error(tmp_path: Path) -> None:
     for option, name in (("--workspace", "ws.toml"), ("--script", "s.yaml")):
-        result = runner.invoke(app, ["serve", option, str(tmp_path / name)])
+        port = str(free_port())  # the refusal comes after the port is bound
+        result = runner.invoke(app, ["serve", option, str(tmp_path / name), "--port", port])
         assert result.exit_code == 1
         assert name in result.output and "Traceback" not in result.output
 
@@ -57,8 +58,6 @@ def test_serve_gives_the_tools_its_workspace(tmp_path: Path) -> None:
 
 
 def test_a_busy_port_is_a_clear_error_before_any_url(tmp_path: Path) -> None:
-    from .served import free_port
-
     port = free_port()
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", port))

@@ -11,24 +11,27 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sqlalchemy.pool import QueuePool
-
 from toolwire.demo import prepare_demo
 from toolwire.workspace.config import Workspace
 
 
-def test_a_workspace_let_go_closes_its_pooled_connections(tmp_path: Path) -> None:
+def open_handles(path: Path) -> int:
+    """How many of this process's file descriptors are open on ``path``."""
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(path.resolve()))
+
+
+def test_a_workspace_holds_no_sqlite_file_open_between_its_tools_calls(tmp_path: Path) -> None:
     path = tmp_path / "shop.db"
     sqlite3.connect(path).close()
     workspace = Workspace(database_url=f"sqlite:///{path}")
-    engine = workspace.engine()
-    with engine.connect():
-        pass
-    pool = engine.pool
-    assert isinstance(pool, QueuePool) and pool.checkedin() == 1  # pooled, open
+    with workspace.engine().connect() as connection:
+        connection.exec_driver_sql("select 1")
+        assert open_handles(path) == 1  # open while the call reads
+    assert open_handles(path) == 0  # and closed once it is done, not left to the collector
     del workspace
     gc.collect()
-    assert pool.checkedin() == 0
+    assert open_handles(path) == 0
 
 
 def test_a_run_over_a_workspace_database_leaves_no_connection_unclosed(tmp_path: Path) -> None:

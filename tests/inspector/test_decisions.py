@@ -18,7 +18,7 @@ from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 from ..inspector_kit import AUTH, WRITES, settings, waiting_registry
-from ..store.conftest import pg_schema
+from ..store.conftest import POSTGRESQL, pg_schema
 from .asgi import asgi_client
 
 __all__ = ["pg_schema"]  # a fixture: a fresh PostgreSQL schema per test
@@ -216,7 +216,7 @@ async def test_a_waiting_run_can_be_cancelled(client: httpx.AsyncClient) -> None
     assert after.status_code == 404
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", POSTGRESQL])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'runs.db'}"

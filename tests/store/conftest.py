@@ -3,6 +3,12 @@
 PostgreSQL comes from ``$TOOLWIRE_TEST_PG_URL``; each test gets a schema of its own, dropped
 afterwards. Without the variable the PostgreSQL variants fail (they are never skipped):
 ``scripts/test`` starts a throwaway server and sets it.
+
+Every test that reaches PostgreSQL carries the ``postgres`` marker, so ``-m "not postgres"``
+leaves exactly those out: a parameter that picks PostgreSQL is ``POSTGRESQL`` (marked), and the
+root conftest marks every test whose fixtures include one of ``PG_FIXTURES``. A test that asks
+for the server's URL without the marker fails, naming itself, so a new way in cannot go
+unmarked.
 """
 
 from __future__ import annotations
@@ -22,6 +28,21 @@ from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
 PG_ENV = "TOOLWIRE_TEST_PG_URL"
+MARKER = "postgres"
+POSTGRESQL = pytest.param("postgresql", marks=pytest.mark.postgres)  # a backend parameter
+PG_FIXTURES = frozenset({"pg_schema", "pg_module_schema"})  # a test using one is marked
+_running: list[pytest.Item] = []  # the test being set up or run (set by the root conftest)
+
+
+def uses_postgres(item: pytest.Item) -> bool:
+    """Whether ``item`` reaches PostgreSQL through one of its fixtures (marked parameters
+    carry the marker already)."""
+    return not PG_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+
+
+def running(item: pytest.Item | None) -> None:
+    """Note the test now being set up or run (None once it is over)."""
+    _running[:] = [] if item is None else [item]
 
 
 @dataclass
@@ -66,6 +87,12 @@ def pg_dump(url: str) -> bytes:
 
 
 def pg_base_url() -> str:
+    unmarked = [item.nodeid for item in _running if not item.get_closest_marker(MARKER)]
+    if unmarked:
+        pytest.fail(
+            f"{unmarked[0]} uses PostgreSQL but is not marked {MARKER}: use POSTGRESQL as its "
+            f"parameter or one of {', '.join(sorted(PG_FIXTURES))} as its fixture"
+        )
     url = os.environ.get(PG_ENV)
     if not url:
         pytest.fail(
@@ -99,7 +126,14 @@ def pg_schema() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module")
+def pg_module_schema() -> Iterator[str]:
+    """A fresh PostgreSQL schema for a whole module; yields a URL whose connections use it."""
+    with scratch_schema() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", POSTGRESQL])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "sqlite":
         path = tmp_path / "runs.db"

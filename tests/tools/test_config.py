@@ -25,6 +25,19 @@ SECRETS = ["Sup3rS3cret", "sk_live_51Hdemo0000fakeKEYabcdef", "correct-horse-bat
 PEM = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"
 
 
+def json_problem(text: str) -> tuple[int, str]:
+    """The line and the message this Python's json gives for ``text`` (3.13 words a trailing
+    comma, and places it, differently from 3.11)."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc.lineno, exc.msg
+    raise AssertionError(f"{text!r} is valid JSON")
+
+
+FEATURES_LINE, FEATURES_PROBLEM = json_problem((DEMO / "config" / "features.json").read_text())
+
+
 @pytest.fixture
 def configured(tmp_path: Path) -> Workspace:
     folder = tmp_path / "config"
@@ -87,8 +100,8 @@ def test_yaml_and_ini_values(configured: Workspace) -> None:
 def test_a_broken_file_points_to_check_config(configured: Workspace) -> None:
     result = invoke(configured, "get_config", {"path": "features.json"})
     assert result.content == (
-        "Error: features.json is not valid JSON (line 5: Expecting property name enclosed in"
-        " double quotes); check_config lists every problem."
+        f"Error: features.json is not valid JSON (line {FEATURES_LINE}: {FEATURES_PROBLEM});"
+        " check_config lists every problem."
     )
 
 
@@ -97,7 +110,7 @@ def test_check_finds_syntax_and_schema_errors_with_lines(configured: Workspace) 
     assert result.content == (
         "4 configuration files checked: 2 problems.\n"
         "- app.toml:7: schema: database.port: must be of type integer\n"
-        "- features.json:5: syntax: Expecting property name enclosed in double quotes"
+        f"- features.json:{FEATURES_LINE}: syntax: {FEATURES_PROBLEM}"
     )
     assert result.artifacts[0].data["rows"][0] == [
         "app.toml", "7", "schema", "database.port: must be of type integer",
@@ -167,8 +180,7 @@ def test_schema_problems_never_quote_a_value(
         ("a.yaml", "when: 2024-13-45\n", "a.yaml: syntax: a value its type cannot hold"),
         ("a.yaml", "a: 'secret-canary\n", "a.yaml:2: syntax: while scanning a quoted scalar:"
          " found unexpected end of stream"),
-        ("a.json", '{"a": 1,}', "a.json:1: syntax: Expecting property name enclosed in double"
-         " quotes"),
+        ("a.json", '{"a": 1,}', "a.json:1: syntax: " + json_problem('{"a": 1,}')[1]),
         ("a.ini", "x = secret-canary\n[a]\n", "a.ini:1: syntax: a key before any [section] header"),
         ("a.ini", "[a]\nsecret-canary\n", "a.ini:2: syntax: not a key = value line"),
         ("a.ini", "[a]\nx = 1\nx = 2\n", "a.ini:3: syntax: key x appears twice in section [a]"),

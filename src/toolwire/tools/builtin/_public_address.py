@@ -33,6 +33,10 @@ _LOW_32_BITS = 0xFFFF_FFFF
 def is_public(address: str) -> bool:
     """True when ``address`` (an IP literal, scope id allowed) may be connected to."""
     ip = ip_address(address.split("%", 1)[0])
+    if isinstance(ip, IPv6Address) and ip.sixtofour is not None:
+        # The tunnel reaches the IPv4 it embeds, which alone decides: Python 3.13 (and 3.12.4
+        # on) calls all of 2002::/16 non-global, following IANA's registry; 3.11 did not.
+        return _plainly_public(ip.sixtofour)
     if not _plainly_public(ip):
         return False
     if isinstance(ip, IPv4Address):
