@@ -18,6 +18,8 @@ the server's repository), never guessed:
   with an empty event stream: such a request goes whole instead.
 - ``named_tool_choice``: False when the server takes only ``auto|none|required``: a choice of
   one tool is sent as ``required`` with that tool alone offered.
+- ``description_chars``: the longest tool description the API takes; a longer one is cut
+  (:func:`toolwire.providers.wire.tool_description`) so the request is not refused.
 
 Servers that copy the Anthropic or Gemini API at another base URL (a LiteLLM proxy above all,
 translating to an OpenAI-compatible server behind it) have quirks of their own, chosen by
@@ -50,6 +52,16 @@ _PRIVATE_NETWORKS = tuple(
 )
 _LOOKUP_CACHE = 256  # distinct (price table, model) pairs remembered as priceable or not
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+# OpenAI refuses a function description over 1,024 characters (400 ``string_above_max_length``,
+# "Invalid 'tools[0].function.description': string too long. Expected a string with maximum
+# length 1024"); the servers that copy its API at another URL include proxies that forward to
+# it (LiteLLM, Azure OpenAI), so the OpenAI family keeps that cap everywhere.
+OPENAI_DESCRIPTION_CHARS = 1024
+# Anthropic's Messages API (``tools[].description``) and Gemini's ``FunctionDeclaration.
+# description`` document no limit, and both advise long, detailed descriptions. A description
+# still goes out in every request of a run, so one a server lists is held to 16 KiB: four
+# times the longest we have met from an MCP server, a few thousand tokens at most.
+UNDOCUMENTED_DESCRIPTION_CHARS = 16_384
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,14 +75,19 @@ class Quirks:
     streams_tool_calls: bool = True
     named_tool_choice: bool = True
     tool_use_text: str = ""
+    description_chars: int = UNDOCUMENTED_DESCRIPTION_CHARS
 
 
 # OpenAI's own API: its documented shapes (openai-python ChatCompletionAssistantMessageParam:
 # content optional beside tool_calls; max_completion_tokens replaces the deprecated max_tokens).
-OPENAI_QUIRKS = Quirks(max_tokens_field="max_completion_tokens", tool_call_content="null")
+OPENAI_QUIRKS = Quirks(
+    max_tokens_field="max_completion_tokens",
+    tool_call_content="null",
+    description_chars=OPENAI_DESCRIPTION_CHARS,
+)
 # Any other server behind ``--base-url``: the shapes every server whose source we read takes
 # (``""`` beside tool calls is accepted by all of them; null is not: llama-cpp-python).
-COMPATIBLE_QUIRKS = Quirks()
+COMPATIBLE_QUIRKS = Quirks(description_chars=OPENAI_DESCRIPTION_CHARS)
 # A server speaking the Messages API at another address. LiteLLM 1.108.7's ``/v1/messages``
 # drops whitespace-only text blocks (litellm/llms/anthropic/common_utils.py
 # strip_empty_content_blocks_from_anthropic_messages, run on every request) and then makes an
@@ -148,6 +165,8 @@ PRESETS = {
             trust_zone="local",
             quirks=Quirks(stream_usage=False, streams_tool_calls=False),
         ),
+        # The local servers build the prompt from a description of any length (their chat
+        # templates): they keep the undocumented bound.
         # LiteLLM's proxy: port 4000; its clients read LITELLM_PROXY_API_KEY
         # (litellm/llms/litellm_proxy). An empty text beside tool calls is dropped before an
         # Anthropic backend (litellm/litellm_core_utils/prompt_templates/factory.py), and
@@ -157,6 +176,7 @@ PRESETS = {
             base_url="http://127.0.0.1:4000/v1",
             trust_zone="local",
             key_variable="LITELLM_PROXY_API_KEY",
+            quirks=Quirks(description_chars=OPENAI_DESCRIPTION_CHARS),  # it may forward to OpenAI
         ),
         # Ollama: port 11434; content of any JSON type is taken beside tool calls, max_tokens
         # becomes num_predict, stream_options.include_usage is read, tool_choice is ignored
@@ -176,7 +196,7 @@ PRESETS = {
             base_url="https://openrouter.ai/api/v1",
             trust_zone="external_global",
             key_variable="OPENROUTER_API_KEY",
-            quirks=Quirks(reasoning_field="reasoning"),
+            quirks=Quirks(reasoning_field="reasoning", description_chars=OPENAI_DESCRIPTION_CHARS),
             price_table="openrouter",
         ),
     )
