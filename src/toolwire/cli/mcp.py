@@ -104,7 +104,7 @@ def mcp(
         key = make_key(data_dir)
         store = open_store(choose_store(db, folder=data_dir), privacy, announce=True)
         served = _served(store, tools_workspace, key, zone=trust_zone, admin=admin,
-                         decision_seconds=approval_timeout)  # fmt: skip
+                         decision_seconds=approval_timeout, privacy=privacy)  # fmt: skip
     except ToolwireError as exc:
         if store is not None:
             store.close()
@@ -136,6 +136,7 @@ def _served(
     zone: str | None,
     admin: bool,
     decision_seconds: float,
+    privacy: PrivacyLevel,
 ) -> ServedTools:
     from toolwire.core.trust import TrustZone
     from toolwire.mcp.serve import ServedTools
@@ -153,6 +154,7 @@ def _served(
         states=store,
         holds=store is not None,
         decision_seconds=decision_seconds,
+        privacy=privacy,
     )
 
 
