@@ -25,6 +25,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.server.session import ServerSession
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolwire.policy.privacy import TOOL_CONTENT, PrivacyLevel, filter_step
 
@@ -64,7 +65,10 @@ class Hosts:
         self._watch: asyncio.Task[None] | None = None
 
     def of(self, ctx: ServerRequestContext[Any]) -> Host:
-        """The host behind a request or notification; a new one joins and is watched for."""
+        """The host behind a request or notification; a new one joins and is watched for.
+        A request of the 2026-07-28 protocol is its own connection: its host joins nothing."""
+        if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return Host(session=ctx.session)
         # The SDK keeps per-connection state on the connection, which its handlers reach only
         # through the session; the host is kept there, and dropped when the connection closes.
         connection = ctx.session._connection

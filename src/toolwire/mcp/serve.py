@@ -101,6 +101,7 @@ class ServedTools:
     holds: bool = False
     decision_seconds: float = DEFAULT_DECISION_SECONDS
     privacy: PrivacyLevel = PrivacyLevel.METADATA  # what log messages to hosts may carry
+    hosts: Hosts = field(init=False, repr=False)  # the connected ones
     _in_flight: dict[asyncio.Future[CallAnswer], list[str]] = field(
         default_factory=dict, init=False, repr=False
     )  # each call's task and the run it started
