@@ -87,10 +87,11 @@ def test_a_schema_no_adapter_could_send_is_refused(schema: Any, why: str) -> Non
         parameters(schema)
 
 
-def test_the_description_is_the_servers_or_its_title_cut_to_what_openai_takes() -> None:
+def test_the_description_is_the_servers_or_its_title_cut_to_the_undocumented_bound() -> None:
     assert tool_spec("s__t", "  Does it.  ", None, {}).description == "Does it."
     assert tool_spec("s__t", None, "A title", {}).description == "A title"
-    long = tool_spec("s__t", "d" * 5000, None, {}).description
+    assert tool_spec("s__t", "d" * 5000, None, {}).description == "d" * 5000  # OpenAI cuts it
+    long = tool_spec("s__t", "d" * (DESCRIPTION_CHARS + 10), None, {}).description
     assert len(long) == DESCRIPTION_CHARS and long.endswith("…")
 
 

@@ -181,3 +181,20 @@ def test_a_write_runs_alone_and_a_read_after_it_sees_it(files: tuple[ToolRegistr
     ]]).trace  # fmt: skip
     assert not written.is_error and read.result == "fresh words"
     assert (root / "sub" / "new.txt").read_text() == "fresh words"
+
+
+def test_a_real_servers_tools_reach_outside_and_keep_the_servers_titles(
+    everything: ToolRegistry,
+) -> None:
+    from toolwire.mcp.serve import described
+    from toolwire.tools.api import reaches_outside, title_of
+
+    echo = everything.get("everything__echo")
+    assert echo is not None and reaches_outside(echo)
+    served = described(echo)
+    assert served.annotations is not None and served.annotations.open_world_hint is True
+    assert served.title == title_of(echo) != ""
+    tools = [t for t in (everything.get(n) for n in everything.names()) if t is not None]
+    for tool in tools:
+        own = getattr(tool, "title", None)
+        assert title_of(tool) == (own or f"Everything: {tool.spec.name[12:].replace('-', ' ')}")

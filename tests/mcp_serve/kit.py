@@ -90,14 +90,15 @@ class Host:
         return [sys.executable, "-m", "toolwire", "mcp", "--workspace", str(self.demo), *args]
 
     @asynccontextmanager
-    async def session(self, *args: str) -> AsyncIterator[ClientSession]:
-        """An initialised SDK client session with ``toolwire mcp ARGS`` over stdio."""
+    async def session(self, *args: str, **client: Any) -> AsyncIterator[ClientSession]:
+        """An initialised SDK client session with ``toolwire mcp ARGS`` over stdio; ``client``
+        goes to the ``ClientSession`` (its callbacks)."""
         command, *rest = self.command(*args)
         params = StdioServerParameters(command=command, args=rest, env=self.env)
         with (self.tmp / "stderr.log").open("a") as errors:
             async with (
                 stdio_client(params, errlog=errors) as (read, write),
-                ClientSession(read, write) as session,
+                ClientSession(read, write, **client) as session,
             ):
                 await session.initialize()
                 yield session

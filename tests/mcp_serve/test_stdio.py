@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 
 from toolwire.core.result import ToolResult
 from toolwire.core.trust import TrustZone
@@ -32,6 +33,8 @@ SERVED_BY_DEFAULT = [
     "search_documents", "fetch_document", "write_file", "leak",
 ]  # fmt: skip
 READ_CUSTOMERS = {"table": "customers", "limit": 3}
+UNKNOWN = 'Unknown tool: "{}"; tools/list names the tools this server has'
+NOT_OFFERED = 'Tool "{}" is not offered to this session; tools/list names the ones it is'
 
 
 def listed(host: Host, *args: str) -> list[types.Tool]:
@@ -91,10 +94,22 @@ def test_the_host_gets_the_tools_the_gate_offers_external_global(host: Host) -> 
         assert served.description == spec.spec.description
         assert served.input_schema == dict(spec.spec.parameters)
     hints = {t.name: t.annotations for t in tools}
-    assert hints["read_records"] == types.ToolAnnotations(read_only_hint=True)
-    assert hints["write_file"] == types.ToolAnnotations(
-        read_only_hint=False, destructive_hint=True, idempotent_hint=True
+    assert hints["read_records"] == types.ToolAnnotations(
+        title="Read records", read_only_hint=True, open_world_hint=False
     )
+    assert hints["write_file"] == types.ToolAnnotations(
+        title="Write file", read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+        open_world_hint=False,
+    )  # fmt: skip
+    assert {t.name: t.title for t in tools}["fetch_document"] == "Fetch document"
+
+
+def test_a_tool_that_reaches_outside_the_workspace_says_so(host: Host) -> None:
+    tools = {t.name: t for t in listed(host, "--trust-zone", "local", "--admin")}
+    probe = tools["probe_url"].annotations  # an HTTP request to the workspace's base URL
+    assert probe is not None and probe.open_world_hint is True and probe.title == "Probe url"
+    inside = [n for n, t in tools.items() if t.annotations and not t.annotations.open_world_hint]
+    assert len(inside) == len(tools) - 1
 
 
 def test_a_call_answers_one_text_block_of_content_and_nothing_else(host: Host) -> None:
@@ -135,17 +150,38 @@ def test_artifacts_never_reach_the_host_but_are_kept_with_the_call(host: Host) -
     assert CANARY in json.dumps(artifacts)  # produced, and kept where the operator looks
 
 
+def refusal(host: Host, name: str, *args: str) -> MCPError:
+    """The protocol error the SDK's client raises for a call of ``name``."""
+
+    async def scenario() -> MCPError:
+        async with host.session(*args) as session:
+            try:
+                await session.call_tool(name, {})
+            except MCPError as error:
+                return error
+        raise AssertionError(f"the call of {name} was answered")
+
+    return anyio.run(scenario)
+
+
 def test_a_tool_the_gate_refuses_is_neither_listed_nor_callable(host: Host) -> None:
     assert "list_tables" not in [t.name for t in listed(host)]  # configuration > content
-    refused = called(host, "list_tables", {})
-    assert refused.is_error is True
-    assert refused.content == [
-        types.TextContent(type="text", text='Error: tool "list_tables" not permitted')
-    ]
-    unknown = called(host, "no_such_tool", {})
-    assert unknown.content == [
-        types.TextContent(type="text", text='Error: unknown tool "no_such_tool"')
-    ]
+    refused = refusal(host, "list_tables")
+    assert refused.code == types.INVALID_PARAMS
+    assert refused.message == NOT_OFFERED.format("list_tables")
+    unknown = refusal(host, "no_such_tool")
+    assert (unknown.code, unknown.message) == (types.INVALID_PARAMS, UNKNOWN.format("no_such_tool"))
+    with host.store() as store:
+        assert store.list_runs() == []  # nothing ran: no run to show
+
+
+def test_an_unknown_tool_is_a_json_rpc_error_and_a_failed_one_a_result(host: Host) -> None:
+    calls = [tool_call("x" * 300, {}), tool_call("fetch_document", {"path": "no/such.md"})]
+    unknown, failed = (json.loads(line) for line in raw_exchange(host, handshake_and(*calls))
+                       .splitlines()[1:])  # fmt: skip
+    error = {"code": -32602, "message": UNKNOWN.format("x" * 80 + "…")}
+    assert unknown == {"jsonrpc": "2.0", "id": 2, "error": error}
+    assert failed["result"]["isError"] is True and "error" not in failed
 
 
 def test_a_trusted_zone_lists_more_and_admin_only_tools_need_admin(host: Host) -> None:

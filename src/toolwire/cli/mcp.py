@@ -94,7 +94,7 @@ def mcp(
         level = PrivacyLevel.parse(privacy)
         store = open_store(choose_store(db, folder=data_dir), level, announce=True)
         served = _served(store, tools_workspace, key, zone=trust_zone, admin=admin,
-                         decision_seconds=approval_timeout)  # fmt: skip
+                         decision_seconds=approval_timeout, privacy=level)  # fmt: skip
     except ToolwireError as exc:
         if store is not None:
             store.close()
@@ -126,6 +126,7 @@ def _served(
     zone: str | None,
     admin: bool,
     decision_seconds: float,
+    privacy: PrivacyLevel,
 ) -> ServedTools:
     from toolwire.core.trust import TrustZone
     from toolwire.mcp.serve import ServedTools
@@ -143,6 +144,7 @@ def _served(
         states=store,
         holds=store is not None,
         decision_seconds=decision_seconds,
+        privacy=privacy,
     )
 
 

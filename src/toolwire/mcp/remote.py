@@ -49,9 +49,10 @@ class RemoteTool:
 
     def __init__(
         self, *, spec: ToolSpec, server: McpServer, launch: Launch, remote_name: str,
-        read_only: bool,
+        read_only: bool, title: str | None = None,
     ) -> None:  # fmt: skip
         self.spec = spec
+        self.title = title  # the server's, for people; the model reads the description
         self.server = server.name
         self.group = server.group
         self.enabled_by_default = server.enabled
@@ -152,7 +153,8 @@ def tools_of(
         hints = listing.annotations
         read_only = hints is not None and hints.read_only_hint is True
         tools[name] = RemoteTool(spec=spec, server=server, launch=launch,
-                                 remote_name=listing.name, read_only=read_only)  # fmt: skip
+                                 remote_name=listing.name, read_only=read_only,
+                                 title=listing.title)  # fmt: skip
     return list(tools.values()), problems
 
 

@@ -2,13 +2,16 @@
 
 - Listed: the tools the gate offers a run in the host's trust zone (``external_global`` unless
   told otherwise) for the server's user, an admin only with ``--admin``: the enabled built-ins
-  and plug-ins ``toolwire tools`` shows, each with its name, description, input schema and the
-  hints its effect gives. Tool states are read from the store again for every request, so a
-  tool disabled in the inspector is gone at once.
+  and plug-ins ``toolwire tools`` shows, each with its name, description, input schema, a
+  title, and the hints its traits give (:func:`hints`). Tool states are read from the store
+  again for every request, so a tool disabled in the inspector is gone at once, and a
+  connected host is told so (``listChanged``, see :mod:`toolwire.mcp.hosts`).
 - Called: every call is a one-step run (``Runtime.call``), recorded in the store with its
-  artifacts, so the inspector shows it. A tool that is not listed is refused by the seam, with
-  the text a model would read. The host gets one text block, the bounded content, with
-  ``isError`` when it is an error: never ``structuredContent``, never an artifact.
+  artifacts, so the inspector shows it. The host gets one text block, the bounded content,
+  with ``isError`` when the tool ran and failed: never ``structuredContent``, never an
+  artifact. A call of a tool that is not listed runs nothing and is no run: it is the
+  protocol error the MCP specification gives for an unknown tool, ``-32602`` (invalid
+  params), naming the tool.
 - A call that needs an operator is held (see :mod:`toolwire.runs.held`): it waits in the store until
   someone decides it in the inspector (or ``toolwire runs approve``), at most
   ``decision_seconds``. A host that cancels its request cancels the run. While it waits, a
@@ -31,14 +34,27 @@ from typing import Any, Protocol
 import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
 
 from toolwire.core.messages import ToolCall
 from toolwire.core.trust import TrustZone
 from toolwire.loop import seam
+from toolwire.mcp.hosts import Hosts
 from toolwire.policy.options import RunOptions
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.runs.held import CallAnswer, answer_of
 from toolwire.runs.runtime import Runtime
-from toolwire.tools.api import Effect, Tool, ToolContext, input_model_of, needs_approval
+from toolwire.tools.api import (
+    Effect,
+    Tool,
+    ToolContext,
+    input_model_of,
+    needs_approval,
+    reaches_outside,
+    title_of,
+)
 from toolwire.tools.policy import Grant
 from toolwire.tools.registry import Availability
 
@@ -50,6 +66,7 @@ DEFAULT_DECISION_SECONDS = 300.0  # a person has time to look; a host's own limi
 STOP_SECONDS = 10.0  # how long a cancelled call may take to settle its run
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # how hosts and terminals stop a server
 PROGRESS_SECONDS = 10.0  # well inside the request timeouts hosts use (often 60 s)
+NAME_SHOWN_CHARS = 80  # of a host's tool name, in the error: longer than any tool's name
 INSTRUCTIONS = (
     "toolwire's tools. A call that writes waits for an operator's approval in the toolwire "
     "inspector; its answer comes once it is decided."
@@ -83,6 +100,8 @@ class ServedTools:
     states: Availabilities | None = None
     holds: bool = False
     decision_seconds: float = DEFAULT_DECISION_SECONDS
+    privacy: PrivacyLevel = PrivacyLevel.METADATA  # what log messages to hosts may carry
+    hosts: Hosts = field(init=False, repr=False)  # the connected ones
     _in_flight: dict[asyncio.Future[CallAnswer], list[str]] = field(
         default_factory=dict, init=False, repr=False
     )  # each call's task and the run it started
@@ -92,6 +111,22 @@ class ServedTools:
         await self._refresh()
         registry = self.runtime.registry
         return [t for t in (registry.get(n) for n in self._offered()) if t is not None]
+
+    def __post_init__(self) -> None:
+        self.hosts = Hosts(self.offered_names, self.privacy)
+
+    async def offered_names(self) -> list[str]:
+        """The names of the tools the gate offers the host now, as ``tools/list`` names them."""
+        return [t.spec.name for t in await self.listed()]
+
+    async def refusal(self, name: str) -> str | None:
+        """Why a call of ``name`` is no call of a listed tool, or None when it is one."""
+        if name in await self.offered_names():
+            return None
+        shown = name if len(name) <= NAME_SHOWN_CHARS else name[:NAME_SHOWN_CHARS] + "…"
+        if self.runtime.registry.get(name) is None:
+            return f'Unknown tool: "{shown}"; tools/list names the tools this server has'
+        return f'Tool "{shown}" is not offered to this session; tools/list names the ones it is'
 
     async def answer(
         self, name: str, arguments: Mapping[str, Any], report: Report | None = None
@@ -196,17 +231,21 @@ def needs_person(tool: Tool) -> bool:
 
 
 def hints(tool: Tool) -> types.ToolAnnotations:
-    """What the tool's effect says to a host. An effect that cannot be read is the riskiest."""
+    """What the tool's traits say to a host: its title, what its effect does (an effect that
+    cannot be read is the riskiest), and whether a call reaches outside the workspace."""
     try:
         effect = Effect(getattr(tool, "effect", Effect.READ_ONLY))
     except ValueError:
         effect = Effect.NON_IDEMPOTENT_WRITE
+    title, outside = title_of(tool), reaches_outside(tool)
     if not effect.writes:
-        return types.ToolAnnotations(read_only_hint=True)
+        return types.ToolAnnotations(title=title, read_only_hint=True, open_world_hint=outside)
     return types.ToolAnnotations(
+        title=title,
         read_only_hint=False,
         destructive_hint=True,  # a write may overwrite: nothing in the effect says it cannot
         idempotent_hint=effect is Effect.IDEMPOTENT_WRITE,
+        open_world_hint=outside,
     )
 
 
@@ -214,6 +253,7 @@ def described(tool: Tool) -> types.Tool:
     spec = tool.spec
     return types.Tool(
         name=spec.name,
+        title=title_of(tool),
         description=spec.description,
         input_schema=dict(spec.parameters),
         annotations=hints(tool),
@@ -228,12 +268,16 @@ def text_result(answer: CallAnswer) -> types.CallToolResult:
 
 
 def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
-    """The MCP server for ``tools``: ``tools/list`` and ``tools/call``, nothing else."""
+    """The MCP server for ``tools``: ``tools/list`` and ``tools/call``, with ``listChanged``,
+    and ``logging/setLevel`` for the log messages of :mod:`toolwire.mcp.hosts`."""
+    hosts = tools.hosts
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[described(t) for t in await tools.listed()])
+        listed = await tools.listed()
+        hosts.listed(ctx, [t.spec.name for t in listed])
+        return types.ListToolsResult(tools=[described(t) for t in listed])
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -241,15 +285,59 @@ def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
         async def report(waited: float, message: str) -> None:
             await ctx.session.report_progress(waited, message=message)  # no-op unless asked
 
-        return text_result(await tools.answer(params.name, params.arguments or {}, report))
+        name, arguments = params.name, params.arguments or {}
+        record = {"event": "tools/call", "tool_name": name,
+                  "registered": tools.runtime.registry.get(name) is not None}  # fmt: skip
+        refusal = await tools.refusal(name)
+        if refusal is not None:
+            await hosts.log(ctx, "warning", {**record, "outcome": "refused"})
+            raise MCPError(types.INVALID_PARAMS, refusal)
+        answer = await tools.answer(name, arguments, report)
+        outcome = "error" if answer.is_error else "completed"
+        await hosts.log(ctx, "warning" if answer.is_error else "info", {
+            **record, "outcome": outcome, "tool_arguments": dict(arguments),
+            "tool_result": answer.content,
+        })  # fmt: skip
+        return text_result(answer)
 
-    return Server(
+    async def set_level(
+        ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        hosts.of(ctx).level = params.level
+        return types.EmptyResult()
+
+    async def joined(ctx: ServerRequestContext[Any], params: types.NotificationParams) -> None:
+        hosts.of(ctx)
+
+    server = _Server(
         SERVER_NAME,
         version=version,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    # Registered as handlers, not through ``on_set_logging_level``, which warns that the
+    # 2026-07-28 protocol drops logging: the handshake versions hosts speak still have it.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+    server.add_notification_handler("notifications/initialized", types.NotificationParams, joined)
+    return server
+
+
+class _Server(Server[Any]):
+    """The SDK's server, declaring ``tools.listChanged`` on every transport (the streamable
+    HTTP manager asks for the default options)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
 
 
 async def serve_stdio(server: Server[Any], tools: ServedTools) -> None:
@@ -264,6 +352,7 @@ async def serve_stdio(server: Server[Any], tools: ServedTools) -> None:
         group.start_soon(_stop_on_signal, tools)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
+        await tools.hosts.close()
         group.cancel_scope.cancel()
 
 

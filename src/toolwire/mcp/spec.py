@@ -8,7 +8,8 @@
   send it as the parameters object as is); ``$schema`` and the top-level ``title`` are dropped,
   ``properties`` added when missing. A schema over ``SCHEMA_BYTES`` is refused: it would go out
   in every request of a run.
-- Description: the server's (or its title), cut to ``DESCRIPTION_CHARS``.
+- Description: the server's (or its title), cut to ``DESCRIPTION_CHARS``, the bound for an API
+  that documents none; each adapter cuts it further to what its API takes (OpenAI: 1,024).
 
 A tool that cannot be made acceptable raises ``ValueError`` saying why; it is left out with a
 warning, and the server's other tools are still registered.
@@ -23,10 +24,11 @@ from typing import Any
 
 from toolwire.core.jsonenc import dumps_bytes
 from toolwire.core.messages import ToolSpec
+from toolwire.providers.presets import UNDOCUMENTED_DESCRIPTION_CHARS
 
 NAME_CHARS = 64  # OpenAI's and Anthropic's limit; Gemini's too
 DIGEST_CHARS = 8
-DESCRIPTION_CHARS = 1024  # OpenAI refuses a longer function description
+DESCRIPTION_CHARS = UNDOCUMENTED_DESCRIPTION_CHARS  # sent in every request; adapters cut more
 SCHEMA_BYTES = 16_000  # sent in every request: the biggest built-in schema is under 1 kB
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _DROPPED = ("$schema", "title")

@@ -49,6 +49,7 @@ from toolwire.providers.wire import (
     system_text,
     text,
     tool_call,
+    tool_description,
 )
 
 DEFAULT_BASE_URL = ANTHROPIC_BASE_URL
@@ -101,7 +102,7 @@ class AnthropicProvider(HttpProvider):
         if system:
             body["system"] = system
         if request.tools:
-            body["tools"] = [encode_tool(t) for t in request.tools]
+            body["tools"] = [encode_tool(t, self.quirks.description_chars) for t in request.tools]
             body["tool_choice"] = encode_choice(request.tool_choice)
         if request.reasoning is not None:
             body.update(thinking_fields(request.reasoning, body["max_tokens"]))
@@ -209,8 +210,9 @@ def replay_blocks(
             yield {k: v for k, v in block.items() if v is not None}
 
 
-def encode_tool(spec: ToolSpec) -> dict[str, Any]:
-    return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
+def encode_tool(spec: ToolSpec, description_chars: int) -> dict[str, Any]:
+    description = tool_description(spec, description_chars)
+    return {"name": spec.name, "description": description, "input_schema": spec.parameters}
 
 
 def encode_messages(

@@ -57,6 +57,7 @@ from toolwire.providers.wire import (
     obj,
     system_text,
     text,
+    tool_description,
 )
 from toolwire.providers.wire import tool_call as make_call
 
@@ -113,7 +114,8 @@ class GeminiProvider(HttpProvider):
         if choice not in _MODES and not self.quirks.named_tool_choice:
             tools = tuple(t for t in tools if t.name == choice) or tools
             choice = "required"  # that tool alone, and some call required
-        declarations = [{"functionDeclarations": [encode_tool(t) for t in tools]}]
+        encoded = [encode_tool(t, self.quirks.description_chars) for t in tools]
+        declarations = [{"functionDeclarations": encoded}]
         return {"tools": declarations,
                 "toolConfig": {"functionCallingConfig": encode_choice(choice)}}  # fmt: skip
 
@@ -209,10 +211,10 @@ def thinking_config(model: str, reasoning: Reasoning) -> dict[str, Any]:
     return {"thinkingLevel": "LOW" if low else "HIGH", "includeThoughts": True}
 
 
-def encode_tool(spec: ToolSpec) -> dict[str, Any]:
+def encode_tool(spec: ToolSpec, description_chars: int) -> dict[str, Any]:
     return {
         "name": spec.name,
-        "description": spec.description,
+        "description": tool_description(spec, description_chars),
         "parametersJsonSchema": spec.parameters,
     }
 

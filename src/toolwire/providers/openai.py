@@ -67,6 +67,7 @@ from toolwire.providers.wire import (
     split_think,
     text,
     tool_call,
+    tool_description,
 )
 
 DEFAULT_BASE_URL = OPENAI_BASE_URL
@@ -203,13 +204,14 @@ class OpenAIProvider(HttpProvider):
         """``tools`` and ``tool_choice``, the choice always explicit."""
         choice = request.tool_choice
         tools = request.tools
+        chars = self.quirks.description_chars
         if choice in TOOL_CHOICE_MODES:
-            return {"tools": [encode_tool(t) for t in tools], "tool_choice": choice}
+            return {"tools": [encode_tool(t, chars) for t in tools], "tool_choice": choice}
         if not self.quirks.named_tool_choice:  # only that tool, and some call required
             chosen = [t for t in tools if t.name == choice] or list(tools)
-            return {"tools": [encode_tool(t) for t in chosen], "tool_choice": "required"}
+            return {"tools": [encode_tool(t, chars) for t in chosen], "tool_choice": "required"}
         named = {"type": "function", "function": {"name": choice}}
-        return {"tools": [encode_tool(t) for t in tools], "tool_choice": named}
+        return {"tools": [encode_tool(t, chars) for t in tools], "tool_choice": named}
 
     def encode_reasoning(self, reasoning: Reasoning) -> dict[str, Any]:
         if self.reasoning_field == "reasoning":  # OpenRouter: an effort or a token budget
@@ -279,8 +281,9 @@ def reasoning_text(message: dict[str, Any]) -> str:
     return next((text(message.get(k)) for k in REASONING_KEYS if text(message.get(k))), "")
 
 
-def encode_tool(spec: ToolSpec) -> dict[str, Any]:
-    function = {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
+def encode_tool(spec: ToolSpec, description_chars: int) -> dict[str, Any]:
+    description = tool_description(spec, description_chars)
+    function = {"name": spec.name, "description": description, "parameters": spec.parameters}
     return {"type": "function", "function": function}
 
 

@@ -31,6 +31,8 @@ where a vendor's docs are silent, the compatible default stays and the comment s
 - ``replays_reasoning``: True when an assistant turn's ``reasoning_content`` must go back with
   it (DeepSeek's thinking mode refuses a tool-call turn without it); the adapter keeps it as
   the turn's provider state, which only an adapter of the same family reads.
+- ``description_chars``: the longest tool description the API takes; a longer one is cut
+  (:func:`toolwire.providers.wire.tool_description`) so the request is not refused.
 
 Servers that copy the Anthropic or Gemini API at another base URL (a LiteLLM proxy above all,
 translating to an OpenAI-compatible server behind it) have quirks of their own, chosen by
@@ -65,6 +67,16 @@ _PRIVATE_NETWORKS = tuple(
 )
 _LOOKUP_CACHE = 256  # distinct (price table, model) pairs remembered as priceable or not
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+# OpenAI refuses a function description over 1,024 characters (400 ``string_above_max_length``,
+# "Invalid 'tools[0].function.description': string too long. Expected a string with maximum
+# length 1024"); the servers that copy its API at another URL include proxies that forward to
+# it (LiteLLM, Azure OpenAI), so the OpenAI family keeps that cap everywhere.
+OPENAI_DESCRIPTION_CHARS = 1024
+# Anthropic's Messages API (``tools[].description``) and Gemini's ``FunctionDeclaration.
+# description`` document no limit, and both advise long, detailed descriptions. A description
+# still goes out in every request of a run, so one a server lists is held to 16 KiB: four
+# times the longest we have met from an MCP server, a few thousand tokens at most.
+UNDOCUMENTED_DESCRIPTION_CHARS = 16_384
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,14 +91,19 @@ class Quirks:
     named_tool_choice: bool = True
     replays_reasoning: bool = False
     tool_use_text: str = ""
+    description_chars: int = UNDOCUMENTED_DESCRIPTION_CHARS
 
 
 # OpenAI's own API: its documented shapes (openai-python ChatCompletionAssistantMessageParam:
 # content optional beside tool_calls; max_completion_tokens replaces the deprecated max_tokens).
-OPENAI_QUIRKS = Quirks(max_tokens_field="max_completion_tokens", tool_call_content="null")
+OPENAI_QUIRKS = Quirks(
+    max_tokens_field="max_completion_tokens",
+    tool_call_content="null",
+    description_chars=OPENAI_DESCRIPTION_CHARS,
+)
 # Any other server behind ``--base-url``: the shapes every server whose source we read takes
 # (``""`` beside tool calls is accepted by all of them; null is not: llama-cpp-python).
-COMPATIBLE_QUIRKS = Quirks()
+COMPATIBLE_QUIRKS = Quirks(description_chars=OPENAI_DESCRIPTION_CHARS)
 # A server speaking the Messages API at another address. LiteLLM 1.108.7's ``/v1/messages``
 # drops whitespace-only text blocks (litellm/llms/anthropic/common_utils.py
 # strip_empty_content_blocks_from_anthropic_messages, run on every request) and then makes an
@@ -177,6 +194,8 @@ PRESETS = {
             trust_zone="local",
             quirks=Quirks(stream_usage=False, streams_tool_calls=False),
         ),
+        # The local servers build the prompt from a description of any length (their chat
+        # templates): they keep the undocumented bound.
         # LiteLLM's proxy: port 4000; its clients read LITELLM_PROXY_API_KEY
         # (litellm/llms/litellm_proxy). An empty text beside tool calls is dropped before an
         # Anthropic backend (litellm/litellm_core_utils/prompt_templates/factory.py), and
@@ -186,6 +205,7 @@ PRESETS = {
             base_url="http://127.0.0.1:4000/v1",
             trust_zone="local",
             key_variable="LITELLM_PROXY_API_KEY",
+            quirks=Quirks(description_chars=OPENAI_DESCRIPTION_CHARS),  # it may forward to OpenAI
         ),
         # Ollama: port 11434; content of any JSON type is taken beside tool calls, max_tokens
         # becomes num_predict, stream_options.include_usage is read, tool_choice is ignored
@@ -205,7 +225,7 @@ PRESETS = {
             base_url="https://openrouter.ai/api/v1",
             trust_zone="external_global",
             key_variable="OPENROUTER_API_KEY",
-            quirks=Quirks(reasoning_field="reasoning"),
+            quirks=Quirks(reasoning_field="reasoning", description_chars=OPENAI_DESCRIPTION_CHARS),
             price_table="openrouter",
         ),
         # Mistral (mistralai/client-python 2.5.0, src/mistralai/client/): the SDK's one server,

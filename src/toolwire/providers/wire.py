@@ -10,6 +10,8 @@ Invariants:
 - A malformed *tool call* never fails the call: a missing id gets a synthesised unique one, a
   missing name becomes ``""`` (the seam answers "unknown tool"), and arguments that are not JSON
   stay as the raw text (the seam answers with an error the model can read). The run goes on.
+- A tool's description goes out whole, or cut to what the server's quirks say its API takes
+  (``Quirks.description_chars``): a description too long for one vendor never fails the run.
 - The only tool output an adapter encodes is ``ChatMessage.content`` of tool turns.
 - A turn is honest about how it ended, whichever way it came (whole, streamed, or a JSON body
   answered to a stream request): a turn with no text and no tool calls is an
@@ -30,7 +32,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar, Protocol
 
 from toolwire.core.errors import ConfigError, EmptyCompletion, MalformedResponse, ProviderError
-from toolwire.core.messages import ChatMessage, ToolCall
+from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.core.trust import TrustZone
 from toolwire.providers.base import (
     CompletionRequest,
@@ -283,6 +285,13 @@ def tool_call(call_id: Any, name: Any, arguments: Any) -> ToolCall:
         return ToolCall.of(ident, text(name), arguments)
     # Anything else (a list, a number) is kept as its JSON text; the seam refuses it readably.
     return ToolCall.of(ident, text(name), None if arguments is None else json.dumps(arguments))
+
+
+def tool_description(spec: ToolSpec, chars: int) -> str:
+    """``spec``'s description as an API that takes at most ``chars`` characters gets it: whole
+    when it fits, else cut and ending in an ellipsis (a cut one says so to the model)."""
+    text = spec.description
+    return text if len(text) <= chars else text[: chars - 1] + "\u2026"
 
 
 def split_think(content: str) -> tuple[str, str | None]:

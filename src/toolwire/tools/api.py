@@ -9,6 +9,12 @@ default for a tool that needs approval): read it through :func:`runs_concurrentl
 served by another process (an MCP server's) says ``remote = True``; its calls count against the
 run's remote-call budget: read it through :func:`is_remote`.
 
+Two traits say what a tool is to a person and to an MCP host, never to the model:
+- ``title``: a name for people; without one, :func:`title_of` makes one of the tool's name.
+- ``open_world``: whether a call reaches outside the workspace (an HTTP request, another
+  process's tool); read it through :func:`reaches_outside`. A remote tool always does; a tool
+  that does not say is taken to reach outside only when remote.
+
 Three optional traits make a run pause for a person (the protocol does not require them; read
 them through :func:`needs_approval`, :func:`input_model_of` and :func:`preview_of`):
 - ``requires_approval`` or a write ``effect``: the run suspends before the call's turn executes;
@@ -148,6 +154,22 @@ def is_remote(tool: Tool) -> bool:
     return getattr(tool, "remote", False) is True
 
 
+def reaches_outside(tool: Tool) -> bool:
+    """Whether a call of ``tool`` reaches outside the workspace (see the module)."""
+    return is_remote(tool) or getattr(tool, "open_world", False) is True
+
+
+def title_of(tool: Tool) -> str:
+    """The tool's title for people: its own, else its name made readable
+    (``read_records`` is "Read records", an MCP server's ``docs__get_page`` "Docs: get page")."""
+    title = getattr(tool, "title", None)
+    if isinstance(title, str) and title.strip():
+        return title.strip()
+    parts = [p.replace("_", " ").replace("-", " ").strip() for p in tool.spec.name.split("__")]
+    readable = ": ".join(p for p in parts if p) or tool.spec.name
+    return readable[:1].upper() + readable[1:]
+
+
 def input_model_of(tool: Tool) -> type[BaseModel] | None:
     """The pydantic model a person's input for ``tool`` must fit, if the tool asks for input."""
     model = getattr(tool, "input_model", None)
@@ -194,6 +216,8 @@ class FunctionTool:
         blocking: bool = True,
         concurrent: bool | None = None,
         stale_preview: StalePreview | str = StalePreview.WAIT_AGAIN,
+        title: str | None = None,
+        open_world: bool = False,
     ) -> None:
         self.function = function
         self.blocking = blocking
@@ -207,6 +231,8 @@ class FunctionTool:
         self.concurrent = concurrent
         self.input_model = input_model
         self.stale_preview = StalePreview(stale_preview)
+        self.title = title
+        self.open_world = open_world
         self._previewer: Previewer | None = None
         self._basis: Basis | None = None
         self._context_param, self._model = _arguments_model(function)
@@ -359,6 +385,8 @@ def tool(
     blocking: bool = True,
     concurrent: bool | None = None,
     stale_preview: StalePreview | str = StalePreview.WAIT_AGAIN,
+    title: str | None = None,
+    open_world: bool = False,
 ) -> Callable[[ToolFunction], FunctionTool]: ...
 def tool(
     function: ToolFunction | None = None, /, **options: Any

@@ -44,6 +44,7 @@ def builtin(
     enabled_by_default: bool = True,
     requires_approval: bool = False,
     effect: Effect = Effect.READ_ONLY,
+    open_world: bool = False,
 ) -> Callable[[Callable[..., ToolResult]], FunctionTool]:
     """Make a built-in tool: every trait named explicitly, none left to a default."""
 
@@ -56,6 +57,7 @@ def builtin(
             enabled_by_default=enabled_by_default,
             requires_approval=requires_approval,
             effect=effect,
+            open_world=open_world,
         )
 
     return wrap
