@@ -44,8 +44,10 @@ def builtin(
     enabled_by_default: bool = True,
     requires_approval: bool = False,
     effect: Effect = Effect.READ_ONLY,
+    needs_workspace: bool = True,
 ) -> Callable[[Callable[..., ToolResult]], FunctionTool]:
-    """Make a built-in tool: every trait named explicitly, none left to a default."""
+    """Make a built-in tool: every trait named explicitly, none left to a default. Built-ins
+    work on the run's workspace unless one says it needs none."""
 
     def wrap(function: Callable[..., ToolResult]) -> FunctionTool:
         return FunctionTool(
@@ -56,6 +58,7 @@ def builtin(
             enabled_by_default=enabled_by_default,
             requires_approval=requires_approval,
             effect=effect,
+            needs_workspace=needs_workspace,
         )
 
     return wrap
