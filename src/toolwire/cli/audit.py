@@ -2,7 +2,8 @@
 
 Every gate decision that refused or changed something (a tool not offered, a call refused, a
 person's decision, a budget or the context window cutting a run off) is one line: when, which
-run and round, the gate and its reason, the tool, who decided, and a detail made of metadata.
+run and round, the gate and its reason, how many decisions the line stands for (the tools a run
+was not offered are one line per reason), the tool, who decided, and a detail made of metadata.
 See :mod:`toolwire.loop.governance` for the reasons. Values come from the store and may have been
 chosen by a model (a tool name), so each reaches the terminal through ``safe``.
 """
@@ -38,6 +39,15 @@ def _since(value: str | None) -> datetime | None:
         raise typer.BadParameter(str(exc)) from None
 
 
+def _gate(value: str | None) -> str | None:
+    from toolwire.loop.governance import Gate  # the seam's codes load the tool layer
+
+    if value is not None and value not in set(Gate):
+        names = ", ".join(Gate)
+        raise typer.BadParameter(f"{safe(value, 40)!r} is not a gate: choose one of {names}")
+    return value
+
+
 def _name(value: str | None) -> str | None:
     if value is not None and not 1 <= len(value) <= NAME_OPTION_CHARS:
         raise typer.BadParameter(f"give 1 to {NAME_OPTION_CHARS} characters")
@@ -51,6 +61,13 @@ def audit(
         str | None,
         typer.Option(
             help="Only decisions since then: 30m, 12h, 7d, 2w, or an ISO 8601 date or time (UTC)."
+        ),
+    ] = None,
+    gate: Annotated[
+        str | None,
+        typer.Option(
+            help="Only this gate's decisions: offer, call, approval, context, budget or rounds.",
+            callback=_gate,
         ),
     ] = None,
     tool: Annotated[
@@ -70,18 +87,22 @@ def audit(
     as_json: JsonOption = False,
 ) -> None:
     """The governance log: every gate decision that refused or changed something."""
+    from toolwire.loop.governance import Gate
+
     console = Console(highlight=False, soft_wrap=True, stderr=as_json)
     moment = _since(since)
+    chosen = None if gate is None else Gate(gate)
     with open_or_exit(console, db) as store:
         run_id = None if run is None else resolve_prefix(console, store, run)
         found = guard(console, lambda: store.list_gate_decisions(
-            since=moment, tool=tool, reason=reason, run_id=run_id, limit=limit))  # fmt: skip
+            since=moment, gate=chosen, tool=tool, reason=reason, run_id=run_id,
+            limit=limit))  # fmt: skip
     if as_json:
         emit_json([record.to_dict() for record in found])
         return
     if not found:
         console.print(Text("no gate decisions recorded" + (" that match" if _filtered(
-            since, tool, reason, run) else "")))  # fmt: skip
+            since, gate, tool, reason, run) else "")))  # fmt: skip
         return
     for record in found:  # one plain line per decision, for grep
         console.print(Text("  ".join(_row(record))))
@@ -98,6 +119,7 @@ def _row(record: GateRecord) -> list[str]:
         record.run_id[:8],
         where,
         f"{record.gate}/{safe(record.reason, 40)}",
+        f"x{record.count}",
         safe(record.tool, 60) if record.tool else "-",
         f"by {safe(record.actor, 60)}",
     ]
