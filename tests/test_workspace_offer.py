@@ -115,3 +115,25 @@ def test_the_command_line_with_a_workspace_offers_every_tool_and_says_nothing(
     enabled = len(ToolRegistry(builtin_tools()).enabled_names())
     assert done.stdout.splitlines()[0] == f"[round 1] → request: 1 messages, {enabled} tools"
     assert "not offered" not in done.stdout
+
+
+def test_a_stored_run_says_so_once_as_the_live_run_did(tmp_path: Path) -> None:
+    from toolwire.cli.queued import stored_step_line
+    from toolwire.cli.show import step_line
+    from toolwire.store import RunStore
+
+    store = RunStore.open(f"sqlite:///{tmp_path / 'runs.db'}")
+    try:
+        steps: list[RunStep] = []
+        provider = ScriptedProvider.from_turns([{"content": "done"}])
+        request = RunRequest.of("q", provider=provider,
+                                context=ToolContext(user=ADMIN))  # fmt: skip
+        outcome = Runtime(registry(), recorder=store).run_sync(request, observers=[steps.append])
+        stored = store.get_run(outcome.run_id)
+        assert stored is not None
+        lines = [stored_step_line(step).plain for step in stored.steps]
+    finally:
+        store.close()
+    live = step_line(steps[0]).plain
+    assert lines[0] == live == "[round 1] → request: 1 messages, 2 tools" + NOTE
+    assert sum("not offered" in line for line in lines) == 1
