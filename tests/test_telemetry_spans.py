@@ -178,6 +178,16 @@ def test_gate_decisions_are_events_on_the_agent_span() -> None:
     ]  # fmt: skip
 
 
+def test_the_tools_not_offered_for_one_reason_are_one_event_with_their_count() -> None:
+    captured, _ = traced(three_rounds(), allowed_tools=["lookup", "boom", "ghost", "phantom"])
+    root = captured.named("invoke_agent")[0]
+    assert events(root)[0] == {
+        "name": "toolwire.gate_decision", "toolwire.gate": "offer",
+        "toolwire.reason": "not_registered", "toolwire.actor": "policy", "toolwire.round": 1,
+        "toolwire.detail": "ghost, phantom", "toolwire.count": 2,
+    }  # fmt: skip
+
+
 def test_every_gate_of_a_governed_run_is_an_event_across_its_two_segments() -> None:
     captured = Captured()
     runtime_of = Runtime(registry(), telemetry=captured.telemetry, state_key=StateKey.generate())

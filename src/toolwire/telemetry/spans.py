@@ -254,6 +254,8 @@ class RunSpans:
             shown[attrs.ROUND] = decision.round
         if decision.detail is not None:
             shown["toolwire.detail"] = decision.detail
+        if decision.count != 1:  # the tools not offered for one reason: one event, counted
+            shown["toolwire.count"] = decision.count
         self.root.add_event(attrs.GATE_EVENT, shown)
 
 
