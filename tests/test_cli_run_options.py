@@ -116,7 +116,7 @@ def test_a_cut_answer_says_why(tmp_path: Path, stop: str, words: str) -> None:
 
 def test_a_token_budget_ends_the_run_after_the_round_that_crossed_it(tmp_path: Path) -> None:
     call = {"tool_calls": [{"name": "nope"}], "prompt_tokens": 30, "completion_tokens": 5}
-    out = scripted(tmp_path, call, ANSWER, extra=("--tool", "list_tables",
+    out = scripted(tmp_path, call, ANSWER, extra=("--admin", "--tool", "list_packages",
                                                   "--max-total-tokens", "20"))  # fmt: skip
     assert "budget_exhausted (the run's token or dollar budget was spent); 35 tokens" in out
     assert "[round 2]" not in out
@@ -125,7 +125,7 @@ def test_a_token_budget_ends_the_run_after_the_round_that_crossed_it(tmp_path: P
 def test_a_small_context_window_drops_old_exchanges_and_says_so(tmp_path: Path) -> None:
     call = {"content": "Let me look. " * 50, "tool_calls": [{"name": "nope"}]}
     out = scripted(tmp_path, *[call] * 8, ANSWER, extra=(
-        "--tool", "list_tables", "--context-window", "900", "--max-tokens", "10",
+        "--admin", "--tool", "list_packages", "--context-window", "900", "--max-tokens", "10",
         "--max-rounds", "8"))  # fmt: skip
     lines = out.splitlines()
     dropped = re.compile(r"\[round (\d+)\] ✂ context: dropped 1 old exchange \(2 messages\), "

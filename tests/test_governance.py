@@ -1,5 +1,6 @@
-"""Deriving the governance log's rows from stored steps: one row per gate decision, nothing
-from a step that decided nothing, and never an exception whatever a step holds."""
+"""Deriving the governance log's rows from stored steps: one row per gate decision (the tools a
+run was not offered: one per reason, with their count), nothing from a step that decided
+nothing, and never an exception whatever a step holds."""
 
 from __future__ import annotations
 
@@ -50,4 +51,25 @@ def test_a_decision_step_names_who_decided() -> None:
     assert decisions_of_step(step) == [
         GateDecision(gate=Gate.APPROVAL, reason="input_given", actor="bo", round=2,
                      detail="turn ab12")
+    ]  # fmt: skip
+
+
+def test_the_tools_not_offered_are_one_row_per_reason_with_their_count() -> None:
+    above = "data class secret_adjacent is above the external_eu ceiling"
+    refusals = [
+        {"tool": "a", "reason": "no_workspace"},
+        {"tool": "x", "reason": "requires_admin"},
+        {"tool": "b", "reason": "no_workspace"},
+        {"tool": "v", "reason": "trust_zone", "detail": above},
+        {"tool": "c", "reason": "no_workspace"},
+        {"tool": "w", "reason": "trust_zone", "detail": above},
+        {"tool": "s", "reason": "trust_zone", "detail": "another ceiling"},
+    ]
+    found = decisions_of_step({"kind": "request", "round": 1, "refusals": refusals})
+    assert found == [
+        GateDecision(gate=Gate.OFFER, reason="no_workspace", actor="policy", round=1,
+                     detail="a, b, c", count=3),
+        GateDecision(gate=Gate.OFFER, reason="requires_admin", actor="policy", round=1, tool="x"),
+        GateDecision(gate=Gate.OFFER, reason="trust_zone", actor="policy", round=1,
+                     detail=f"{above}: v, w; another ceiling: s", count=3),
     ]  # fmt: skip

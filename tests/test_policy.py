@@ -12,6 +12,7 @@ from toolwire.core.messages import ToolSpec
 from toolwire.tools.builtin import builtin_tools
 from toolwire.tools.policy import DataClass, Decision, Grant, Refusal, ToolPolicy, TrustZone
 from toolwire.tools.registry import ToolRegistry
+from toolwire.workspace.config import Workspace
 
 from .fakes import RecordingProvider
 
@@ -217,7 +218,8 @@ def test_checks_run_in_order_and_the_first_failure_is_the_reason() -> None:
 
 def test_built_ins_offered_to_an_admin_on_an_external_provider_are_content_only() -> None:
     gate = ToolPolicy(ToolRegistry(builtin_tools()))
-    offered, refused = gate.offered(None, context=ADMIN, grant=OPEN, zone=TrustZone.EXTERNAL_GLOBAL)
+    admin = ToolContext(user=ADMIN.user, workspace=Workspace())
+    offered, refused = gate.offered(None, context=admin, grant=OPEN, zone=TrustZone.EXTERNAL_GLOBAL)
     assert offered == [
         "read_records", "search_records", "count_records", "record_history", "record_tree",
         "browse_folder", "find_files", "file_info", "find_missing_files", "file_references",
@@ -225,7 +227,8 @@ def test_built_ins_offered_to_an_admin_on_an_external_provider_are_content_only(
         "write_file",
     ]  # fmt: skip
     assert {d.name: d.reason for d in refused}["get_env"] is Refusal.TRUST_ZONE
-    local, _ = gate.offered(None, context=BOB, grant=OPEN, zone=LOCAL)
+    bob = ToolContext(user=BOB.user, workspace=Workspace())
+    local, _ = gate.offered(None, context=bob, grant=OPEN, zone=LOCAL)
     assert "get_env" not in local and "read_source" not in local and "read_records" in local
 
 

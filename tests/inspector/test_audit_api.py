@@ -48,7 +48,7 @@ async def test_the_log_lists_each_decision_of_a_scripted_run(
     assert rows == EXPECTED
     assert {d["run_id"] for d in body["decisions"]} == {ended.run_id}
     assert set(body["decisions"][0]) == {
-        "run_id", "sequence", "at", "round", "gate", "reason", "actor", "tool", "detail",
+        "run_id", "sequence", "at", "round", "gate", "reason", "actor", "tool", "detail", "count",
     }  # fmt: skip
 
 

@@ -39,8 +39,8 @@ def test_audit_lists_each_refusal_of_a_scripted_run_newest_first(backend: Backen
     rows = [re.split(r"  +", line) for line in lines]
     for fields, (gate, reason, actor, tool) in zip(rows, reversed(EXPECTED), strict=True):
         assert fields[1] == ended.run_id[:8]
-        assert fields[3:6] == [f"{gate}/{reason}", tool or "-", actor]
-    assert rows[-1][2] == "1" and rows[0][2] == "4"
+        assert fields[3:7] == [f"{gate}/{reason}", "x1", tool or "-", f"by {actor}"]
+    assert lines[-1].split("  ")[2] == "round 1" and lines[0].split("  ")[2] == "round 4"
     assert lines[0].endswith("after 4 rounds, 110 tokens")
 
 
@@ -52,6 +52,7 @@ def test_audit_filters_and_prints_json(backend: Backend) -> None:
     assert row | {"at": "", "sequence": 0} == {
         "run_id": ended.run_id, "sequence": 0, "at": "", "round": 2, "gate": "call",
         "reason": "not_an_object", "actor": "runtime", "tool": "lookup", "detail": None,
+        "count": 1,
     }  # fmt: skip
     code, out, _ = audit_of(backend, "--run", ended.run_id[:10], "--since", "1h", "--json")
     assert code == 0 and len(json.loads(out)) == len(EXPECTED)

@@ -2,7 +2,8 @@
 
 Every gate decision that refused or changed something (a tool not offered, a call refused, a
 person's decision, a budget or the context window cutting a run off) is one line: when, which
-run and round, the gate and its reason, the tool, who decided, and a detail made of metadata.
+run and round, the gate and its reason, how many decisions the line stands for (the tools a run
+was not offered are one line per reason), the tool, who decided, and a detail made of metadata.
 See :mod:`toolwire.loop.governance` for the reasons. Values come from the store and may have been
 chosen by a model (a tool name), so each reaches the terminal through ``safe``.
 """
@@ -32,6 +33,15 @@ NAME_OPTION_CHARS = 255  # a tool name or a reason; the store keeps nothing long
 _COLUMNS = ("at", "run", "round", "gate/reason", "tool", "by", "detail")
 
 
+def _gate(value: str | None) -> str | None:
+    from toolwire.loop.governance import Gate  # the seam's codes load the tool layer
+
+    if value is not None and value not in set(Gate):
+        names = ", ".join(Gate)
+        raise typer.BadParameter(f"{safe(value, 40)!r} is not a gate: choose one of {names}")
+    return value
+
+
 def _name(value: str | None) -> str | None:
     if value is not None and not 1 <= len(value) <= NAME_OPTION_CHARS:
         raise typer.BadParameter(f"give 1 to {NAME_OPTION_CHARS} characters")
@@ -58,6 +68,13 @@ def audit(
             help=f"Only decisions since then: {WHEN}.",
         ),
     ] = None,
+    gate: Annotated[
+        str | None,
+        typer.Option(
+            help="Only this gate's decisions: offer, call, approval, context, budget or rounds.",
+            callback=_gate,
+        ),
+    ] = None,
     tool: Annotated[
         str | None, typer.Option(help="Only decisions about this tool.", callback=_name)
     ] = None,
@@ -76,18 +93,22 @@ def audit(
     as_json: JsonOption = False,
 ) -> None:
     """The governance log: every gate decision that refused or changed something."""
+    from toolwire.loop.governance import Gate
+
     console = Console(highlight=False, soft_wrap=True, stderr=as_json)
     since_at = moment(since, "--since")
+    chosen = None if gate is None else Gate(gate)
     with open_or_exit(console, db) as store:
         run_id = None if run is None else resolve_prefix(console, store, run)
         found = guard(console, lambda: store.list_gate_decisions(
-            since=since_at, tool=tool, reason=reason, run_id=run_id, limit=limit))  # fmt: skip
+            since=since_at, gate=chosen, tool=tool, reason=reason, run_id=run_id,
+            limit=limit))  # fmt: skip
     if as_json:
         emit_json([record.to_dict() for record in found])
         return
     if not found:
         console.print(Text("no gate decisions recorded" + (" that match" if _filtered(
-            since, tool, reason, run) else "")))  # fmt: skip
+            since, gate, tool, reason, run) else "")))  # fmt: skip
         return
     table(console, _COLUMNS, [_row(record) for record in found])
 
@@ -102,6 +123,7 @@ def _row(record: GateRecord) -> list[str]:
         record.run_id[:8],
         str(record.round) if record.round is not None else "end",
         f"{record.gate}/{safe(record.reason, 40)}",
+        f"x{record.count}",
         safe(record.tool, 60) if record.tool else "-",
         safe(record.actor, 60),
         safe(record.detail) if record.detail else "",

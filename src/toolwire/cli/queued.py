@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolwire.cli.show import decided, error, plural, safe
+from toolwire.cli.show import decided, error, plural, safe, unoffered
 from toolwire.core.errors import ToolwireError
 
 if TYPE_CHECKING:
@@ -83,7 +83,8 @@ def stored_step_line(step: Mapping[str, Any]) -> Text:
     if kind == "request":
         messages = step.get("messages_sent_count", len(step.get("messages_sent") or ()))
         tools = len(step.get("tool_specs") or ())
-        return head + Text(f"→ request: {messages} messages, {tools} tools")
+        refusals = [r for r in step.get("refusals") or () if isinstance(r, Mapping)]
+        return head + Text(f"→ request: {messages} messages, {tools} tools") + unoffered(refusals)
     if kind == "llm":
         calls = step.get("requested_tool_calls") or ()
         names = step.get("requested_tool_names") or [

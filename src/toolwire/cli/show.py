@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, assert_never
 
@@ -22,6 +22,7 @@ from toolwire.core.jsonenc import dumps
 from toolwire.core.lifecycle import RunStatus
 from toolwire.policy.trace import ContextStep, DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
 from toolwire.providers.base import Delta
+from toolwire.tools.policy import workspace_note
 
 if TYPE_CHECKING:
     from rich.status import Status
@@ -91,9 +92,8 @@ def step_line(step: RunStep) -> Text:
     head = Text(f"[round {step.round}] ", style="dim")
     match step:
         case RequestStep():
-            return head + Text(
-                f"→ request: {len(step.messages_sent)} messages, {len(step.tool_specs)} tools"
-            )
+            line = f"→ request: {len(step.messages_sent)} messages, {len(step.tool_specs)} tools"
+            return head + Text(line) + unoffered(step.refusals or ())
         case LlmStep():
             calls = step.requested_tool_calls or ()
             what = "calls " + ", ".join(safe(c.name, 60) for c in calls) if calls else "answers"
@@ -106,6 +106,13 @@ def step_line(step: RunStep) -> Text:
             return head + Text(context_text(step), style="yellow")
         case _:
             assert_never(step)
+
+
+def unoffered(refusals: Iterable[Mapping[str, str]]) -> Text:
+    """What a request's line adds for the tools the run has no workspace for (said once: only
+    the first request carries the gate's refusals)."""
+    note = workspace_note(refusals)
+    return Text("") if note is None else Text(f"; {note}", style="yellow")
 
 
 def _tool_text(step: ToolStep) -> Text:

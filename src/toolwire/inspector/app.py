@@ -50,6 +50,7 @@ from toolwire.inspector.stream import (
     delta_steps,
     ndjson,
 )
+from toolwire.loop.governance import Gate
 from toolwire.policy.trace import DeltaObserver, Observer
 from toolwire.runs.runtime import Runtime
 
@@ -67,6 +68,11 @@ _STREAMED: dict[int | str, dict[str, Any]] = {
     **ERROR_RESPONSES,
 }
 RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID)]
+
+
+# The audit's gates, as the API document names them: a request naming another is answered
+# with a 400 that names these (see ``service.audit``), not a validation error.
+GATES: dict[str, Any] = {"enum": [str(gate) for gate in Gate]}
 
 
 def create_app(settings: InspectorSettings) -> FastAPI:
@@ -257,6 +263,7 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
     def audit(
         *,
         since: Annotated[str | None, Query(min_length=1, max_length=MAX_SINCE_CHARS)] = None,
+        gate: Annotated[str | None, Query(json_schema_extra=GATES)] = None,
         tool: Annotated[str | None, Query(min_length=1, max_length=MAX_LOGGED_NAME_CHARS)] = None,
         reason: Annotated[str | None, Query(min_length=1, max_length=MAX_NAME_CHARS)] = None,
         run_id: Annotated[
@@ -267,9 +274,10 @@ def _stored_runs(api: APIRouter, settings: InspectorSettings, runtime: Runtime) 
         offset: Annotated[int, Query(ge=0, le=stored.MAX_OFFSET)] = 0,
     ) -> Response:
         """The governance log, newest first: every gate decision that refused or changed
-        something (``since``: a duration such as 24h, or an ISO 8601 time)."""
-        found = service.audit(settings, since=since, tool=tool, reason=reason, run_id=run_id,
-                              limit=limit, offset=offset)  # fmt: skip
+        something (``since``: a duration such as 24h, or an ISO 8601 time; ``gate``: offer,
+        call, approval, context, budget or rounds)."""
+        found = service.audit(settings, since=since, gate=gate, tool=tool, reason=reason,
+                              run_id=run_id, limit=limit, offset=offset)  # fmt: skip
         return json_response(found)
 
     @api.get(

@@ -374,15 +374,20 @@ def audit(
     settings: InspectorSettings,
     *,
     since: str | None,
+    gate: str | None,
     tool: str | None,
     reason: str | None,
     run_id: str | None,
     limit: int,
     offset: int,
 ) -> dict[str, Any]:
-    """The governance log as the API lists it; a ``since`` it cannot read is a 422."""
+    """The governance log as the API lists it; a ``since`` it cannot read is a 422, a
+    ``gate`` that is none of the gates a 400 naming them."""
     from toolwire.core.moments import parse_moment
+    from toolwire.loop.governance import Gate
 
+    if gate is not None and gate not in set(Gate):
+        raise ApiError(400, f"gate: {gate[:40]!r} is not a gate; choose one of {', '.join(Gate)}")
     if settings.store is None:
         return {"decisions": [], "stored": False}
     try:
@@ -390,8 +395,9 @@ def audit(
     except ValueError as exc:
         raise ApiError(422, f"since: {exc}") from None
     found = settings.store.list_gate_decisions(
-        since=moment, tool=tool, reason=reason, run_id=run_id, limit=limit, offset=offset
-    )
+        since=moment, gate=None if gate is None else Gate(gate), tool=tool, reason=reason,
+        run_id=run_id, limit=limit, offset=offset,
+    )  # fmt: skip
     return {"decisions": [record.to_dict() for record in found], "stored": True}
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from toolwire.core.errors import ConfigError
 from toolwire.core.sealing import StateKey
@@ -25,6 +25,9 @@ from toolwire.providers.wire import checked_base_url
 from toolwire.runs.recorder import RunRecorder
 from toolwire.tools.api import User
 from toolwire.tools.registry import Availability, ToolRegistry
+
+if TYPE_CHECKING:
+    from toolwire.loop.governance import Gate
 
 ProviderFactory = Callable[[str, "str | None"], Provider]
 TOKEN_BYTES = 32  # 256 bits from secrets: not guessable, short enough to paste
@@ -51,6 +54,7 @@ class InspectorStore(RunRecorder, Protocol):
         self,
         *,
         since: datetime | None = None,
+        gate: Gate | None = None,
         tool: str | None = None,
         reason: str | None = None,
         run_id: str | None = None,

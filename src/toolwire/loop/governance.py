@@ -1,8 +1,15 @@
-"""The governance log: every gate decision that refused or changed something, one row each.
+"""The governance log: every gate decision that refused or changed something.
 
 A row says which gate decided (:class:`Gate`), why (a reason code), who (the actor: the tool
 policy, the runtime, or the person who decided a paused turn), about which tool when there is
-one, and a detail made of metadata only (counts, token figures, the policy's own words).
+one, how many decisions it stands for, and a detail made of metadata only (counts, token
+figures, the policy's own words).
+
+The tools a run was not offered are one row per reason, not one per tool: a run without an
+admin is refused every admin-only tool, and fifteen identical rows would bury the decisions
+someone reads the log for. Such a row's ``count`` says how many tools it stands for; with more
+than one it names no tool, and its detail lists them (with the policy's words, when it gave
+any). Every other row stands for one decision.
 
 Rows are derived, never recorded separately, so a decision cannot be taken without its row:
 - from a step as the store keeps it (:func:`decisions_of_step`): the store hands over the step
@@ -11,17 +18,18 @@ Rows are derived, never recorded separately, so a decision cannot be taken witho
   round cap cut it off.
 
 Reasons: the policy's ``Refusal`` codes for a tool not offered (``not_registered``,
-``disabled``, ``requires_admin``, ``not_granted``, ``trust_zone``); the seam's ``Refused`` codes
-for a call refused (``unknown_tool``, ``not_permitted``, ``not_an_object``, ``too_many_calls``,
-``denied``, ``no_longer_permitted``, ``input_missing``, ``approval_missing``, ``remote_budget``,
-``preview_changed``, ``not_decided``: a held call nobody decided in time); ``approved``,
+``disabled``, ``requires_admin``, ``no_workspace``, ``not_granted``, ``trust_zone``); the seam's
+``Refused`` codes for a call refused (``unknown_tool``, ``not_permitted``, ``not_an_object``,
+``too_many_calls``, ``denied``, ``no_longer_permitted``, ``input_missing``,
+``approval_missing``, ``remote_budget``, ``preview_changed``, ``not_decided``: a held call
+nobody decided in time); ``approved``,
 ``denied`` and ``input_given`` for a person's decision; ``context_truncated``,
 ``context_full``, ``budget_exhausted`` and ``max_iterations`` for the cut-offs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -66,6 +74,7 @@ class GateDecision:
     round: int | None = None
     tool: str | None = None
     detail: str | None = None
+    count: int = 1  # how many decisions of this gate and reason the row stands for
 
 
 def decisions_of_step(step: Mapping[str, Any], decider: str | None = None) -> list[GateDecision]:
@@ -75,9 +84,10 @@ def decisions_of_step(step: Mapping[str, Any], decider: str | None = None) -> li
     kind = step.get("kind")
     round_ = _int(step.get("round"))
     if kind == "request":
-        return [
-            _not_offered(r, round_) for r in step.get("refusals") or () if isinstance(r, Mapping)
-        ]
+        refusals = step.get("refusals")
+        if not isinstance(refusals, list | tuple):
+            return []
+        return not_offered([r for r in refusals if isinstance(r, Mapping)], round_)
     if kind == "tool" and isinstance(step.get("tool_refused"), str):
         return [_refused_call(step, round_, decider)]
     if kind == "decision":
@@ -107,16 +117,35 @@ def decisions_of_outcome(outcome: RunOutcome) -> list[GateDecision]:
     ]  # fmt: skip
 
 
-def _not_offered(refusal: Mapping[str, Any], round_: int | None) -> GateDecision:
-    detail = refusal.get("detail")
-    return GateDecision(
-        gate=Gate.OFFER,
-        reason=str(refusal.get("reason", "")),
-        actor=POLICY,
-        round=round_,
-        tool=_text(refusal.get("tool")),
-        detail=detail if isinstance(detail, str) and detail else None,
-    )
+def not_offered(refusals: Sequence[Mapping[str, Any]], round_: int | None) -> list[GateDecision]:
+    """One row per reason for the tools a run was not offered (``refusals``: its request
+    step's, each ``{tool, reason, detail}``), in the order the reasons first appear."""
+    by_reason: dict[str, list[Mapping[str, Any]]] = {}
+    for refusal in refusals:
+        by_reason.setdefault(str(refusal.get("reason", "")), []).append(refusal)
+    return [_not_offered(reason, group, round_) for reason, group in by_reason.items()]
+
+
+def _not_offered(
+    reason: str, group: Sequence[Mapping[str, Any]], round_: int | None
+) -> GateDecision:
+    if len(group) == 1:
+        tool, detail = _text(group[0].get("tool")), _text(group[0].get("detail"))
+    else:
+        tool, detail = None, _tools_by_detail(group)
+    return GateDecision(gate=Gate.OFFER, reason=reason, actor=POLICY, round=round_, tool=tool,
+                        detail=detail, count=len(group))  # fmt: skip
+
+
+def _tools_by_detail(group: Sequence[Mapping[str, Any]]) -> str:
+    """``a, b; <detail>: c, d``: the tools of one reason, those with the same words together."""
+    tools: dict[str, list[str]] = {}
+    for refusal in group:
+        tools.setdefault(_text(refusal.get("detail")) or "", []).append(
+            _text(refusal.get("tool")) or "?"
+        )
+    return "; ".join(f"{detail}: {', '.join(names)}" if detail else ", ".join(names)
+                     for detail, names in tools.items())  # fmt: skip
 
 
 def _refused_call(step: Mapping[str, Any], round_: int | None, decider: str | None) -> GateDecision:

@@ -1,9 +1,12 @@
 """The governance log in the store: rows written beside the steps they come from, and read back
-newest first, filtered by time, tool, reason or run.
+newest first, filtered by time, gate, tool, reason or run.
 
 Rows are derived by :mod:`toolwire.loop.governance` from each step after the store's privacy filter
 (so they hold nothing the store withheld) and from a settled run's ending. Every text is cut to
 its column and made storable; a detail is a sentence of metadata, cut at ``DETAIL_CHARS``.
+A row stands for ``count`` decisions (the tools a run was not offered are one row per reason);
+a row stored before the count was kept (NULL) stands for one, and :func:`merge_offer_rows`
+turns the many rows such a run has for one reason into one.
 """
 
 from __future__ import annotations
@@ -13,16 +16,18 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, insert, select
+from sqlalchemy import Connection, Select, delete, func, insert, select, update
 
 from toolwire.core.reprs import ident, tagged
 from toolwire.core.text import storable
-from toolwire.loop.governance import GateDecision
+from toolwire.loop.governance import Gate, GateDecision, not_offered
 from toolwire.store import schema
 from toolwire.store.records import iso
 
 _gates = schema.gate_decisions
-GATE_COLUMNS = ("run_id", "sequence", "at", "round", "gate", "reason", "actor", "tool", "detail")
+GATE_COLUMNS = (
+    "run_id", "sequence", "at", "round", "gate", "reason", "actor", "tool", "detail", "count",
+)  # fmt: skip
 INSERT_GATE = insert(_gates)
 DETAIL_CHARS = 500  # a detail is a sentence of counts and names; more is not a detail
 MAX_AUDIT_LIMIT = 1_000  # one page of the log
@@ -41,14 +46,15 @@ class GateRecord:
     actor: str
     tool: str | None
     detail: str | None
+    count: int  # how many decisions of this gate and reason the row stands for
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(GateRecord)}
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> GateRecord:
-        return cls(**{name: row[name] for name in GATE_COLUMNS if name != "at"},
-                   at=iso(row["at"]) or "")  # fmt: skip
+        kept = {name: row[name] for name in GATE_COLUMNS if name not in ("at", "count")}
+        return cls(**kept, at=iso(row["at"]) or "", count=row["count"] or 1)
 
     def __repr__(self) -> str:
         return tagged("GateRecord", run_id=ident(self.run_id), gate=ident(self.gate),
@@ -70,6 +76,7 @@ def gate_rows(
             "actor": _cut(d.actor, schema.NAME_CHARS),
             "tool": None if d.tool is None else _cut(d.tool, schema.NAME_CHARS),
             "detail": None if d.detail is None else _cut(d.detail, DETAIL_CHARS),
+            "count": d.count,
         }
         for d in decisions
     ]
@@ -78,6 +85,7 @@ def gate_rows(
 def audit_query(
     *,
     since: datetime | None = None,
+    gate: Gate | None = None,
     tool: str | None = None,
     reason: str | None = None,
     run_id: str | None = None,
@@ -92,6 +100,8 @@ def audit_query(
     query = select(_gates).order_by(_gates.c.at.desc(), _gates.c.id.desc())
     if since is not None:
         query = query.where(_gates.c.at >= since)
+    if gate is not None:
+        query = query.where(_gates.c.gate == str(gate))
     if tool is not None:  # storable: a NUL would make PostgreSQL refuse the query
         query = query.where(_gates.c.tool == storable(tool))
     if reason is not None:
@@ -99,6 +109,28 @@ def audit_query(
     if run_id is not None:
         query = query.where(_gates.c.run_id == run_id)
     return query.limit(limit).offset(offset)
+
+
+def merge_offer_rows(connection: Connection) -> None:
+    """Make the rows a run's step has for the tools it was not offered, one per tool as they
+    were stored before ``count`` was kept, one row per reason (its first), as
+    :func:`toolwire.loop.governance.not_offered` makes them now."""
+    offer = _gates.c.gate == str(Gate.OFFER)
+    keys = (_gates.c.run_id, _gates.c.sequence, _gates.c.reason)
+    groups = connection.execute(
+        select(*keys).where(offer, _gates.c.count.is_(None)).group_by(*keys)
+        .having(func.count() > 1)
+    ).all()  # fmt: skip
+    for run_id, sequence, reason in groups:
+        same = (offer, _gates.c.run_id == run_id, _gates.c.reason == reason,
+                _gates.c.sequence.is_not_distinct_from(sequence))  # fmt: skip
+        rows = connection.execute(select(_gates).where(*same).order_by(_gates.c.id)).all()
+        merged = not_offered([{"tool": r.tool, "reason": reason, "detail": r.detail}
+                              for r in rows], rows[0].round)[0]  # fmt: skip
+        detail = None if merged.detail is None else _cut(merged.detail, DETAIL_CHARS)
+        connection.execute(update(_gates).where(_gates.c.id == rows[0].id)
+                           .values(tool=None, detail=detail, count=merged.count))  # fmt: skip
+        connection.execute(delete(_gates).where(_gates.c.id.in_([r.id for r in rows[1:]])))
 
 
 def _cut(text: str, chars: int) -> str:

@@ -115,6 +115,15 @@ def _v10_charter(connection: Connection) -> None:
     _add_run_columns(connection, schema.CHARTER_COLUMNS)
 
 
+def _v11_gate_counts(connection: Connection) -> None:
+    """How many decisions a governance row stands for. The rows older runs have for the tools
+    they were not offered, one per tool, become one per reason (see ``gates.merge_offer_rows``)."""
+    from toolwire.store.gates import merge_offer_rows  # the governance rules load the loop
+
+    _add_columns(connection, schema.gate_decisions, schema.GATE_COUNT_COLUMNS)
+    merge_offer_rows(connection)
+
+
 def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
     """Add the ``runs`` columns in ``names`` that the table lacks (nullable, no default)."""
     _add_columns(connection, schema.runs, names)
@@ -131,6 +140,7 @@ def _add_columns(connection: Connection, table: Any, names: tuple[str, ...]) -> 
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field, _v5_step_kind_width,
     _v6_held_answer, _v7_governance_log, _v8_queue, _v9_runs_browser, _v10_charter,
+    _v11_gate_counts,
 )  # fmt: skip
 LATEST = len(MIGRATIONS)
 

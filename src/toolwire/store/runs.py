@@ -57,7 +57,7 @@ from sqlalchemy import Engine, case, false, select, true, update
 from toolwire.core.binding import Sealer
 from toolwire.core.errors import StoreError
 from toolwire.core.lifecycle import CANCELLABLE, RunStatus, as_strings
-from toolwire.loop.governance import decider_of, decisions_of_outcome
+from toolwire.loop.governance import Gate, decider_of, decisions_of_outcome
 from toolwire.loop.run import RunOutcome, RunRequest
 from toolwire.policy.charter import Charter
 from toolwire.policy.privacy import PrivacyLevel, filter_run_step
@@ -469,6 +469,7 @@ class RunStore:
         self,
         *,
         since: datetime | None = None,
+        gate: Gate | None = None,
         tool: str | None = None,
         reason: str | None = None,
         run_id: str | None = None,
@@ -479,8 +480,8 @@ class RunStore:
         something, matching each filter given (see :mod:`toolwire.loop.governance`)."""
         if run_id is not None and not is_run_id(run_id):
             return []
-        query = audit_query(since=since, tool=tool, reason=reason, run_id=run_id, limit=limit,
-                            offset=offset)  # fmt: skip
+        query = audit_query(since=since, gate=gate, tool=tool, reason=reason, run_id=run_id,
+                            limit=limit, offset=offset)  # fmt: skip
         self._writer.flush()
         return reading.gate_records(self._engine, query)
 

@@ -31,10 +31,11 @@
   runs can be found by the tools they used (migration 9).
 - ``run_text`` (see :mod:`toolwire.store.search`): the words of each step's kept text, for
   search; created with dialect-specific SQL, so it is not declared here (migration 9).
-- ``gate_decisions``: the governance log (see :mod:`toolwire.loop.governance`): one row per gate
-  decision that refused or changed something, derived from the filtered steps and the run's
-  ending. ``sequence`` names the step it came from (NULL: the run's ending); ``detail`` holds
-  metadata only. Added by migration 7.
+- ``gate_decisions``: the governance log (see :mod:`toolwire.loop.governance`): a row per gate
+  decision that refused or changed something (the tools a run was not offered: a row per
+  reason), derived from the filtered steps and the run's ending. ``sequence`` names the step it
+  came from (NULL: the run's ending); ``detail`` holds metadata only. Added by migration 7;
+  ``count``, how many decisions a row stands for, by migration 11 (NULL in older rows: one).
 - ``tool_state`` and ``tool_group_state``: sparse enable/disable overrides (no row: default).
 - ``queue_workers`` (PostgreSQL only): the host, process and concurrency of each live worker,
   keyed by the engine's worker id (and dropped with it).
@@ -76,6 +77,7 @@ QUEUE_COLUMNS = (
 VIEWER_RUN_COLUMNS = ("options", "rerun_of", "tool_errors", "duration_ms")  # migration 9
 VIEWER_STEP_COLUMNS = ("tool_name", "is_error")  # migration 9
 CHARTER_COLUMNS = ("charter", "seal_version")  # migration 10
+GATE_COUNT_COLUMNS = ("count",)  # migration 11
 
 runs = Table(
     "runs",
@@ -184,6 +186,7 @@ gate_decisions = Table(
     Column("actor", String(NAME_CHARS), nullable=False),
     Column("tool", String(NAME_CHARS)),
     Column("detail", Text),
+    Column("count", Integer),
     Index("ix_gate_decisions_at", "at"),
     Index("ix_gate_decisions_run_id", "run_id"),
     Index("ix_gate_decisions_tool", "tool"),

@@ -69,8 +69,6 @@ RUN_COST = "toolwire.run.cost_usd"
 RUN_COST_COMPLETE = "toolwire.run.cost_complete"
 RUN_ROUNDS = "toolwire.run.rounds"
 GATE_EVENT = "toolwire.gate_decision"
-DECISIONS = "toolwire.decisions"  # how many alike decisions one gate event stands for
-TOOL_NAMES = "toolwire.tool_names"  # their tools, in the order decided
 
 
 EXCEPTION_EVENT = "exception"  # the conventions' event, which backends show as the error

@@ -141,8 +141,8 @@ class RunSpans:
         elif isinstance(step, ToolStep):
             self._tool(step, shown, now)
         self.decider = decider_of(shown) or self.decider
-        for decisions in _alike(decisions_of_step(shown, self.decider)):
-            self._event(*decisions)
+        for decision in decisions_of_step(shown, self.decider):
+            self._event(decision)
         if self.root is not None and "decision_reason" in shown:
             self.root.set_attribute("toolwire.decision_reason", str(shown["decision_reason"]))
 
@@ -277,10 +277,7 @@ class RunSpans:
         return {gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT,
                 **{k: v for k, v in self.base.items() if k in keep}}  # fmt: skip
 
-    def _event(self, decision: GateDecision, *alike: GateDecision) -> None:
-        """One event for ``decision`` and the decisions ``alike`` it (the same gate, reason,
-        actor, round and detail, for other tools): a run not offered fifteen admin tools is
-        one event counting them, not fifteen."""
+    def _event(self, decision: GateDecision) -> None:
         if self.root is None:
             return
         shown: attrs.Attributes = {
@@ -288,17 +285,14 @@ class RunSpans:
             "toolwire.reason": decision.reason,
             "toolwire.actor": decision.actor,
         }
-        if alike:
-            shown[attrs.DECISIONS] = 1 + len(alike)
-            named = [d.tool for d in (decision, *alike) if d.tool is not None]
-            if named:
-                shown[attrs.TOOL_NAMES] = tuple(named)
-        elif decision.tool is not None:
+        if decision.tool is not None:
             shown[gen_ai.GEN_AI_TOOL_NAME] = decision.tool
         if decision.round is not None:
             shown[attrs.ROUND] = decision.round
         if decision.detail is not None:
             shown["toolwire.detail"] = decision.detail
+        if decision.count != 1:  # the tools not offered for one reason: one event, counted
+            shown["toolwire.count"] = decision.count
         self.root.add_event(attrs.GATE_EVENT, shown)
 
 
@@ -348,14 +342,6 @@ class SegmentUsage:
             gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS: self.output_tokens,
             **attrs.cost(self.cost, priced=self.priced > 0, complete=not self.unpriced),
         }
-
-
-def _alike(decisions: list[GateDecision]) -> list[list[GateDecision]]:
-    """``decisions`` grouped by all but the tool, in the order each group first appears."""
-    groups: dict[tuple[object, ...], list[GateDecision]] = {}
-    for d in decisions:
-        groups.setdefault((d.gate, d.reason, d.actor, d.round, d.detail), []).append(d)
-    return list(groups.values())
 
 
 def _ns(duration_ms: float) -> int:

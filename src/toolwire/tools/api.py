@@ -21,6 +21,10 @@ them through :func:`needs_approval`, :func:`input_model_of` and :func:`preview_o
 - ``input_model`` (a pydantic model): the run suspends for a person's input, validated by it;
 - ``preview(arguments, context)``: lines an approver reads (a diff, the row before and after).
 
+A tool that works only on the run's workspace says ``needs_workspace = True`` (the policy gate
+reads it: :func:`toolwire.tools.policy.needs_workspace`): a run without a workspace is not
+offered it, since every call of it could only fail.
+
 Two more bind what a person approves to what runs (read them through :func:`basis_of` and
 :func:`stale_preview_of`):
 - ``preview_basis(arguments, context) -> str``: the inputs a preview is computed on, as text
@@ -218,6 +222,7 @@ class FunctionTool:
         stale_preview: StalePreview | str = StalePreview.WAIT_AGAIN,
         title: str | None = None,
         open_world: bool = False,
+        needs_workspace: bool = False,
     ) -> None:
         self.function = function
         self.blocking = blocking
@@ -233,6 +238,7 @@ class FunctionTool:
         self.stale_preview = StalePreview(stale_preview)
         self.title = title
         self.open_world = open_world
+        self.needs_workspace = needs_workspace
         self._previewer: Previewer | None = None
         self._basis: Basis | None = None
         self._context_param, self._model = _arguments_model(function)
@@ -387,6 +393,7 @@ def tool(
     stale_preview: StalePreview | str = StalePreview.WAIT_AGAIN,
     title: str | None = None,
     open_world: bool = False,
+    needs_workspace: bool = False,
 ) -> Callable[[ToolFunction], FunctionTool]: ...
 def tool(
     function: ToolFunction | None = None, /, **options: Any

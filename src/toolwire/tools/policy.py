@@ -4,19 +4,21 @@ A tool is offered only if, in this order (cheapest and least revealing first):
 1. it is registered;
 2. it is enabled (group and tool cascade);
 3. the acting user may use it (admin-only tools never reach a non-admin; no user is no admin);
-4. it is inside the run's grant (allowed tools and allowed groups);
-5. its data class is within the ceiling of the provider's trust zone.
+4. the run has a workspace, if the tool works only on one (every call would fail without it);
+5. it is inside the run's grant (allowed tools and allowed groups);
+6. its data class is within the ceiling of the provider's trust zone.
 
 Data classes and trust zones live in :mod:`toolwire.core.trust`: a tool's class is checked when it
 is registered, a provider's zone when it is made. The invoke seam re-checks the offered set,
-and the whole gate (``Gate``), when each call arrives. Of those, 3 to 5 depend only on the run
-(its user, grant and zone) and on the tool's own declarations, so a run's gate decides them once
-per tool; 1 and 2 (a tool disabled, or its group, while the run goes on) are asked every time.
+and the whole gate (``Gate``), when each call arrives. Of those, 3 to 6 depend only on the run
+(its user, workspace, grant and zone) and on the tool's own declarations, so a run's gate
+decides them once per tool; 1 and 2 (a tool disabled, or its group, while the run goes on) are
+asked every time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -27,13 +29,17 @@ if TYPE_CHECKING:  # only named in signatures: the gate's values stay free of py
     from toolwire.tools.api import Tool, ToolContext
     from toolwire.tools.registry import ToolRegistry
 
-__all__ = ["DataClass", "Decision", "Gate", "Grant", "Refusal", "ToolPolicy", "TrustZone"]
+__all__ = [
+    "DataClass", "Decision", "Gate", "Grant", "Refusal", "ToolPolicy", "TrustZone",
+    "needs_workspace", "workspace_note",
+]  # fmt: skip
 
 
 class Refusal(StrEnum):
     NOT_REGISTERED = "not_registered"
     DISABLED = "disabled"
     REQUIRES_ADMIN = "requires_admin"
+    NO_WORKSPACE = "no_workspace"
     NOT_GRANTED = "not_granted"
     TRUST_ZONE = "trust_zone"
 
@@ -53,6 +59,21 @@ class Grant:
             tools=None if tools is None else frozenset(tools),
             groups=None if groups is None else frozenset(groups),
         )
+
+
+def needs_workspace(tool: Tool) -> bool:
+    """Whether ``tool`` can work only on the run's workspace (a run without one is not offered
+    it); a tool that does not say so is offered whether or not there is one."""
+    return getattr(tool, "needs_workspace", False) is True
+
+
+def workspace_note(refusals: Iterable[Mapping[str, str]]) -> str | None:
+    """The one note a run gives for the tools it was not offered for want of a workspace
+    (``refusals``: a request step's, as :meth:`Decision.to_dict` makes them), or None."""
+    count = sum(1 for r in refusals if r.get("reason") == Refusal.NO_WORKSPACE)
+    if not count:
+        return None
+    return f"{count} tool{'' if count == 1 else 's'} not offered: no workspace"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +107,12 @@ class ToolPolicy:
     def decide_fixed(
         self, tool: Tool, *, context: ToolContext, grant: Grant, zone: TrustZone
     ) -> Decision:
-        """Conditions 3 to 5 for a registered tool: fixed for the length of a run."""
+        """Conditions 3 to 6 for a registered tool: fixed for the length of a run."""
         name = tool.spec.name
         if tool.requires_admin and not context.is_admin:
             return Decision(name, False, Refusal.REQUIRES_ADMIN)
+        if context.workspace is None and needs_workspace(tool):
+            return Decision(name, False, Refusal.NO_WORKSPACE)
         if (grant.tools is not None and name not in grant.tools) or (
             grant.groups is not None and tool.group not in grant.groups
         ):

@@ -45,8 +45,10 @@ def builtin(
     requires_approval: bool = False,
     effect: Effect = Effect.READ_ONLY,
     open_world: bool = False,
+    needs_workspace: bool = True,
 ) -> Callable[[Callable[..., ToolResult]], FunctionTool]:
-    """Make a built-in tool: every trait named explicitly, none left to a default."""
+    """Make a built-in tool: every trait named explicitly, none left to a default. Built-ins
+    work on the run's workspace unless one says it needs none."""
 
     def wrap(function: Callable[..., ToolResult]) -> FunctionTool:
         return FunctionTool(
@@ -58,6 +60,7 @@ def builtin(
             requires_approval=requires_approval,
             effect=effect,
             open_world=open_world,
+            needs_workspace=needs_workspace,
         )
 
     return wrap

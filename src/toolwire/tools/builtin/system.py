@@ -87,7 +87,9 @@ def get_system_status(context: ToolContext) -> ToolResult:
     return ToolResult.text(text, Artifact.key_value("system status", items))
 
 
-@builtin(group="system", data_class="system_diagnostics", requires_admin=True)
+@builtin(
+    group="system", data_class="system_diagnostics", requires_admin=True, needs_workspace=False
+)
 def list_packages(context: ToolContext) -> ToolResult:
     """Installed Python distributions and their versions.
 

@@ -1,11 +1,13 @@
 // The governance log: every gate decision that refused or changed something, newest first
 // (a tool not offered, a call refused, a person's decision, a budget or the context window
-// cutting a run off), filtered by time, tool and reason. Every value is shown as text.
+// cutting a run off), filtered by time, gate, tool and reason. A row may stand for several
+// decisions (the tools a run was not offered are one row per reason): its Count says how many.
+// Every value is shown as text.
 
 import { call, errorText } from "./api.js";
 import { dataTable, h, runLink } from "./dom.js";
 
-const COLUMNS = ["When", "Run", "Round", "Gate", "Reason", "Tool", "By", "Detail"];
+const COLUMNS = ["When", "Run", "Round", "Gate", "Reason", "Count", "Tool", "By", "Detail"];
 const PAGE = 200;
 
 export class AuditView {
@@ -17,12 +19,14 @@ export class AuditView {
       event.preventDefault();
       this.load();
     });
+    // A gate chosen (by pointer or by the arrow keys) shows its decisions at once.
+    this.$("audit-gate").addEventListener("change", () => this.load());
   }
 
   query() {
     const params = new URLSearchParams({ limit: String(PAGE) });
-    for (const [name, id] of [["since", "audit-since"], ["tool", "audit-tool"],
-      ["reason", "audit-reason"]]) {
+    for (const [name, id] of [["since", "audit-since"], ["gate", "audit-gate"],
+      ["tool", "audit-tool"], ["reason", "audit-reason"]]) {
       const value = this.$(id).value.trim();
       if (value) params.set(name, value);
     }
@@ -61,6 +65,7 @@ function table(decisions) {
     h("td", {}, d.round === null || d.round === undefined ? "—" : text(d.round)),
     h("td", {}, text(d.gate)),
     h("td", {}, h("span", { class: "badge" }, text(d.reason))),
+    h("td", { class: "audit-count" }, Number.isInteger(d.count) ? String(d.count) : "1"),
     h("td", {}, d.tool === null || d.tool === undefined ? "—" : text(d.tool)),
     h("td", {}, text(d.actor)),
     h("td", { class: "audit-detail" }, d.detail === null || d.detail === undefined

@@ -62,6 +62,7 @@ export function stepRow(step, index, selected) {
     const failed = step.tool_is_error === true;
     parts.push(h("span", { class: failed ? "badge error" : "badge ok" }, failed ? "error" : "ok"));
   }
+  if (step.kind === "request") parts.push(unoffered(step));
   if (step.kind === "llm") parts.push(usage(step));
   if (step.kind !== "request") parts.push(h("span", { class: "step-time" }, ms(step.duration_ms)));
   return h("li", {
@@ -72,6 +73,17 @@ export function stepRow(step, index, selected) {
     role: "option",
     "aria-selected": selected ? "true" : "false",
   }, parts);
+}
+
+// The one note a run gives for the tools it was not offered for want of a workspace (only its
+// first request carries the gate's refusals); the words are the command line's
+// (toolwire.tools.policy.workspace_note).
+function unoffered(step) {
+  const refusals = Array.isArray(step.refusals) ? step.refusals : [];
+  const count = refusals.filter((r) => r && r.reason === "no_workspace").length;
+  if (!count) return null;
+  return h("span", { class: "badge note", "data-testid": "no-workspace" },
+    `${count} tool${count === 1 ? "" : "s"} not offered: no workspace`);
 }
 
 // A model call's tokens (in and out in the title) and cost, as the step list shows them. A
