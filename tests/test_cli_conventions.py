@@ -285,11 +285,17 @@ def test_times_are_local_iso_8601_and_raw_only_in_json(tmp_path: Path) -> None:
 def test_audit_is_a_table_with_a_header_and_json(tmp_path: Path) -> None:
     run(tmp_path)  # the admin-only tools are not offered: one row each
     table_lines = tw(tmp_path, "audit", "--db", db(tmp_path)).stdout.splitlines()
-    assert table_lines[0].split() == ["AT", "RUN", "ROUND", "GATE/REASON", "TOOL", "BY", "DETAIL"]
-    rows = [line.split() for line in table_lines[1:]]
-    assert rows and all(r[2:4] == ["1", "offer/requires_admin"] and r[5] == "policy" for r in rows)
+    header = ["AT", "RUN", "ROUND", "GATE/REASON", "COUNT", "TOOL", "BY", "DETAIL"]
+    assert table_lines[0].split() == header
+    rows = [re.split(r"  +", line) for line in table_lines[1:]]
+    # The tools not offered (admin-only; needing a workspace): one row per reason, counted.
+    assert [r[2:5] for r in rows] == [["1", "offer/requires_admin", "15"],
+                                      ["1", "offer/no_workspace", "18"]], rows  # fmt: skip
+    assert all(r[6] == "policy" for r in rows)
     listed = json.loads(tw(tmp_path, "audit", "--db", db(tmp_path), "--json").stdout)
-    assert [(d["gate"], d["reason"]) for d in listed] == [("offer", "requires_admin")] * len(rows)
+    assert [(d["gate"], d["reason"], d["count"]) for d in listed] == [
+        ("offer", "requires_admin", 15), ("offer", "no_workspace", 18),
+    ]  # fmt: skip
 
 
 def test_a_closed_stdout_ends_quietly_and_the_run_completes(tmp_path: Path) -> None:

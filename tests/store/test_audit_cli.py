@@ -34,13 +34,13 @@ def test_audit_lists_each_refusal_of_a_scripted_run_newest_first(backend: Backen
     code, out, _ = audit_of(backend)
     assert code == 0
     header, *lines = out.splitlines()
-    assert header.split() == ["AT", "RUN", "ROUND", "GATE/REASON", "TOOL", "BY", "DETAIL"]
+    assert header.split() == ["AT", "RUN", "ROUND", "GATE/REASON", "COUNT", "TOOL", "BY", "DETAIL"]
     assert len(lines) == len(EXPECTED)
     rows = [re.split(r"  +", line) for line in lines]
     for fields, (gate, reason, actor, tool) in zip(rows, reversed(EXPECTED), strict=True):
         assert fields[1] == ended.run_id[:8]
-        assert fields[3:7] == [f"{gate}/{reason}", "x1", tool or "-", f"by {actor}"]
-    assert lines[-1].split("  ")[2] == "round 1" and lines[0].split("  ")[2] == "round 4"
+        assert fields[3:7] == [f"{gate}/{reason}", "1", tool or "-", actor]
+    assert rows[-1][2] == "1" and rows[0][2] == "4"
     assert lines[0].endswith("after 4 rounds, 110 tokens")
 
 

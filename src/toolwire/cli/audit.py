@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 NAME_OPTION_CHARS = 255  # a tool name or a reason; the store keeps nothing longer
 
 
-_COLUMNS = ("at", "run", "round", "gate/reason", "tool", "by", "detail")
+_COLUMNS = ("at", "run", "round", "gate/reason", "count", "tool", "by", "detail")
 
 
 def _gate(value: str | None) -> str | None:
@@ -123,7 +123,7 @@ def _row(record: GateRecord) -> list[str]:
         record.run_id[:8],
         str(record.round) if record.round is not None else "end",
         f"{record.gate}/{safe(record.reason, 40)}",
-        f"x{record.count}",
+        str(record.count),
         safe(record.tool, 60) if record.tool else "-",
         safe(record.actor, 60),
         safe(record.detail) if record.detail else "",
