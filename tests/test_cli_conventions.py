@@ -103,8 +103,9 @@ def test_run_quiet_prints_only_the_answer_and_with_json_nothing(tmp_path: Path) 
 
 
 def test_a_failed_run_with_json_still_prints_its_object_and_exits_1(tmp_path: Path) -> None:
-    path = script(tmp_path, "turns: [{tool_calls: [{name: list_tables}]}]")
-    done = tw(tmp_path, "run", "--script", path, "--db", db(tmp_path), "--json", "q")
+    path = script(tmp_path, "turns: [{tool_calls: [{name: list_packages}]}]")
+    done = tw(tmp_path, "run", "--script", path, "--db", db(tmp_path), "--admin", "--tool",
+              "list_packages", "--json", "q")  # fmt: skip
     assert done.returncode == 1
     outcome = json.loads(done.stdout)
     assert (outcome["status"], outcome["error"]) == (
@@ -299,13 +300,13 @@ def test_audit_is_a_table_with_a_header_and_json(tmp_path: Path) -> None:
 
 
 def test_a_closed_stdout_ends_quietly_and_the_run_completes(tmp_path: Path) -> None:
-    turns = "".join(f"  - {{content: 'step {i}', tool_calls: [{{name: list_tables}}]}}\n"
+    turns = "".join(f"  - {{content: 'step {i}', tool_calls: [{{name: list_packages}}]}}\n"
                     for i in range(12))  # fmt: skip
     path = script(tmp_path, f"turns:\n{turns}  - content: done\n")
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
     process = subprocess.Popen(
         [sys.executable, "-m", "toolwire", "run", "--script", path, "--max-rounds", "20",
-         "--db", db(tmp_path), "q"],
+         "--admin", "--tool", "list_packages", "--db", db(tmp_path), "q"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
     )  # fmt: skip
     assert process.stdout is not None and process.stderr is not None
@@ -314,7 +315,7 @@ def test_a_closed_stdout_ends_quietly_and_the_run_completes(tmp_path: Path) -> N
     errors = process.stderr.read()
     process.stderr.close()
     assert (first, process.wait(timeout=60), errors) == (
-        b"[round 1] \xe2\x86\x92 request: 1 messages, 18 tools\n", 0, b"",
+        b"[round 1] \xe2\x86\x92 request: 1 messages, 1 tools\n", 0, b"",
     )  # fmt: skip
     with RunStore.open(db(tmp_path)) as store:
         (summary,) = store.list_runs(limit=5)

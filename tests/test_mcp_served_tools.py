@@ -58,10 +58,12 @@ def served(runtime: Runtime | None = None, **options: Any) -> ServedTools:
 
 
 def test_hints_follow_the_effect_and_an_unreadable_effect_is_the_riskiest() -> None:
-    assert hints(ping) == types.ToolAnnotations(read_only_hint=True)
-    assert hints(append) == types.ToolAnnotations(
-        read_only_hint=False, destructive_hint=True, idempotent_hint=False
+    assert hints(ping) == types.ToolAnnotations(
+        title="Ping", read_only_hint=True, open_world_hint=False
     )
+    assert hints(append).model_dump(exclude={"title"}) == types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+    ).model_dump(exclude={"title"})
     assert hints(OddEffect()) == hints(append)  # type: ignore[arg-type]
 
 
