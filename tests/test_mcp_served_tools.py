@@ -37,6 +37,7 @@ class OddEffect:
     """A plug-in tool whose effect nobody can read."""
 
     effect = "melts"
+    spec = append.spec  # its name and title are another tool's: only its effect is odd
 
 
 class BrokenStates:
