@@ -22,7 +22,7 @@ from toolwire.runs.runtime import RunRequest, Runtime
 from toolwire.store import RunStore
 from toolwire.tools.registry import ToolRegistry
 
-from .test_cli_conventions import answers
+from .test_cli_conventions import answers, tw
 from .test_cli_suspend import Shop, run_id_of
 
 PRIVACY = "choose one of none, metadata, redacted, full"
@@ -85,16 +85,6 @@ BAD_INPUTS = [
     (("runs", "input", "abc", "--json", "[1]"), "--json is not a JSON object"),
     (("runs", "cancel"), "missing argument 'RUN_ID'"),
 ]  # fmt: skip
-
-
-def tw(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "COLUMNS": "200"}
-    env.pop("TOOLWIRE_DB", None)
-    return subprocess.run(
-        [sys.executable, "-m", "toolwire", *args],
-        capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60,
-        check=False,
-    )  # fmt: skip
 
 
 def command_of(args: tuple[str, ...]) -> str:

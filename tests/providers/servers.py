@@ -215,7 +215,7 @@ class FakeModel:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: ModelServer
     protocol_version = "HTTP/1.1"  # keep-alive, as real APIs do: a client may reuse connections
 
     def setup(self) -> None:
@@ -235,15 +235,18 @@ class _Handler(BaseHTTPRequestHandler):
         return None
 
 
-class _Server(ThreadingHTTPServer):
+class ModelServer(ThreadingHTTPServer):
     daemon_threads = True
     model: FakeModel
 
 
 @contextmanager
-def loopback(model: FakeModel) -> Iterator[str]:
-    """Serve ``model`` on 127.0.0.1 (a free port) in a thread; yields the base URL."""
-    server = _Server(("127.0.0.1", 0), _Handler)
+def loopback(
+    model: FakeModel, handler: type[BaseHTTPRequestHandler] | None = None
+) -> Iterator[str]:
+    """Serve ``model`` on 127.0.0.1 (a free port) in a thread, answered by ``handler`` (the
+    vendor-shaped one by default); yields the base URL."""
+    server = ModelServer(("127.0.0.1", 0), handler or _Handler)
     server.model = model
     with _serving(server) as url:
         yield url

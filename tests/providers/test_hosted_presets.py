@@ -7,11 +7,10 @@ honoured, the key from the vendor's variable; and the vendor's price table price
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -29,7 +28,16 @@ from toolwire.providers.select import create_provider
 from toolwire.telemetry.genai import provider_name
 
 from .conversation import PLAIN
-from .servers import KEY, Captured, FakeModel, loopback, openai_chunks, openai_reply, sse
+from .servers import (
+    KEY,
+    Captured,
+    FakeModel,
+    ModelServer,
+    loopback,
+    openai_chunks,
+    openai_reply,
+    sse,
+)
 from .test_real_behaviour import _Fixed, answering, complete
 
 
@@ -242,7 +250,7 @@ class _Thinking(BaseHTTPRequestHandler):
     assistant turn of calls lacks it is refused with HTTP 400 (api-docs.deepseek.com,
     guides/thinking_mode)."""
 
-    server: _ThinkingServer
+    server: ModelServer
     protocol_version = "HTTP/1.1"
 
     def do_POST(self) -> None:
@@ -275,23 +283,10 @@ class _Thinking(BaseHTTPRequestHandler):
         return None
 
 
-class _ThinkingServer(ThreadingHTTPServer):
-    daemon_threads = True
-    model: FakeModel
-
-
 @contextmanager
 def thinking(model: FakeModel) -> Iterator[str]:
-    server = _ThinkingServer(("127.0.0.1", 0), _Thinking)
-    server.model = model
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with loopback(model, _Thinking) as base:
+        yield f"{base}/v1"
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
