@@ -27,6 +27,7 @@ Layer: above ``loop``, below ``runs`` (the runtime attaches it). May import ``co
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import os
@@ -90,6 +91,15 @@ class RunTelemetry(Protocol):
         ...
 
 
+@functools.cache
+def _takes_tools(kind: type) -> bool:
+    """Whether ``kind.watch`` takes ``tools``: asked once per telemetry class, not per run."""
+    try:
+        return "tools" in inspect.signature(getattr(kind, "watch")).parameters  # noqa: B009
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
 def watch_segment(
     telemetry: RunTelemetry,
     run_id: str,
@@ -103,11 +113,7 @@ def watch_segment(
 ) -> SegmentWatch:
     """``telemetry.watch`` of a segment; a telemetry written before ``watch`` took ``tools``
     is asked without them (its spans then have no tool definitions)."""
-    try:
-        accepts = "tools" in inspect.signature(telemetry.watch).parameters
-    except (TypeError, ValueError):
-        accepts = False
-    if not accepts:
+    if not _takes_tools(type(telemetry)):
         return telemetry.watch(run_id, provider, options, segment, privacy=privacy,
                                before=before)  # fmt: skip
     return telemetry.watch(run_id, provider, options, segment, privacy=privacy, before=before,
