@@ -9,7 +9,9 @@ The tools a run was not offered are one row per reason, not one per tool: a run 
 admin is refused every admin-only tool, and fifteen identical rows would bury the decisions
 someone reads the log for. Such a row's ``count`` says how many tools it stands for; with more
 than one it names no tool, and its detail lists them (with the policy's words, when it gave
-any). Every other row stands for one decision.
+any). A call refused again for a reason it was refused for before (the same tool, the same
+actor) adds to that row's count in the store (:mod:`toolwire.store.gates`); every other row
+stands for one decision.
 
 Rows are derived, never recorded separately, so a decision cannot be taken without its row:
 - from a step as the store keeps it (:func:`decisions_of_step`): the store hands over the step

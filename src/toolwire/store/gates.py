@@ -4,19 +4,21 @@ newest first, filtered by time, gate, tool, reason or run.
 Rows are derived by :mod:`toolwire.loop.governance` from each step after the store's privacy filter
 (so they hold nothing the store withheld) and from a settled run's ending. Every text is cut to
 its column and made storable; a detail is a sentence of metadata, cut at ``DETAIL_CHARS``.
-A row stands for ``count`` decisions (the tools a run was not offered are one row per reason);
-a row stored before the count was kept (NULL) stands for one, and :func:`merge_offer_rows`
-turns the many rows such a run has for one reason into one.
+A row stands for ``count`` decisions: the tools a run was not offered are one row per reason,
+and a call refused again for a reason it was refused for before (the same tool, the same actor)
+adds to the run's row (:func:`split_calls`, :data:`ADD_TO_CALL`) instead of adding one. A row
+stored before the count was kept (NULL) stands for one; :func:`merge_offer_rows` and
+:func:`merge_call_rows` turn the many rows older runs have for one reason into one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, delete, func, insert, select, update
+from sqlalchemy import Connection, Select, bindparam, delete, func, insert, select, update
 
 from toolwire.core.reprs import ident, tagged
 from toolwire.core.text import storable
@@ -59,6 +61,46 @@ class GateRecord:
     def __repr__(self) -> str:
         return tagged("GateRecord", run_id=ident(self.run_id), gate=ident(self.gate),
                       reason=ident(self.reason), tool=ident(self.tool))  # fmt: skip
+
+
+# A call refused again, as :func:`split_calls` keys it: its count is added to the run's row.
+ADD_TO_CALL = (
+    update(_gates)
+    .where(
+        _gates.c.run_id == bindparam("same_run"),
+        _gates.c.gate == str(Gate.CALL),
+        _gates.c.reason == bindparam("same_reason"),
+        _gates.c.tool.is_not_distinct_from(bindparam("same_tool")),
+        _gates.c.actor == bindparam("same_actor"),
+    )
+    .values(count=func.coalesce(_gates.c.count, 1) + bindparam("added"))
+)
+
+
+def split_calls(
+    gates: Sequence[Mapping[str, Any]],
+) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:
+    """The rows of ``gates`` (from :func:`gate_rows`) to insert as they are, and their call
+    refusals merged by run, reason, tool and actor: each is added to the run's row for them
+    (``ADD_TO_CALL`` with :func:`addition`), or inserted when the run has none yet."""
+    others: list[Mapping[str, Any]] = []
+    calls: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in gates:
+        if row["gate"] != str(Gate.CALL):
+            others.append(row)
+            continue
+        key = (row["run_id"], row["reason"], row["tool"], row["actor"])
+        if key in calls:
+            calls[key]["count"] += row["count"]
+        else:
+            calls[key] = dict(row)
+    return others, list(calls.values())
+
+
+def addition(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters of ``ADD_TO_CALL`` for the call refusal ``row``."""
+    return {"same_run": row["run_id"], "same_reason": row["reason"], "same_tool": row["tool"],
+            "same_actor": row["actor"], "added": row["count"]}  # fmt: skip
 
 
 def gate_rows(
@@ -130,6 +172,26 @@ def merge_offer_rows(connection: Connection) -> None:
         detail = None if merged.detail is None else _cut(merged.detail, DETAIL_CHARS)
         connection.execute(update(_gates).where(_gates.c.id == rows[0].id)
                            .values(tool=None, detail=detail, count=merged.count))  # fmt: skip
+        connection.execute(delete(_gates).where(_gates.c.id.in_([r.id for r in rows[1:]])))
+
+
+def merge_call_rows(connection: Connection) -> None:
+    """Make the rows a run has for one call refusal (the same reason, tool and actor), one per
+    call as they were stored before a repeated refusal added to its row, its first row,
+    counting them all (a row without a count stands for one)."""
+    keys = (_gates.c.run_id, _gates.c.reason, _gates.c.tool, _gates.c.actor)
+    call = _gates.c.gate == str(Gate.CALL)
+    groups = connection.execute(
+        select(*keys).where(call).group_by(*keys).having(func.count() > 1)
+    ).all()
+    for run_id, reason, tool, actor in groups:
+        same = (call, _gates.c.run_id == run_id, _gates.c.reason == reason,
+                _gates.c.tool.is_not_distinct_from(tool), _gates.c.actor == actor)  # fmt: skip
+        rows = connection.execute(
+            select(_gates.c.id, _gates.c.count).where(*same).order_by(_gates.c.id)
+        ).all()
+        total = sum(r.count or 1 for r in rows)
+        connection.execute(update(_gates).where(_gates.c.id == rows[0].id).values(count=total))
         connection.execute(delete(_gates).where(_gates.c.id.in_([r.id for r in rows[1:]])))
 
 

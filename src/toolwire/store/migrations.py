@@ -124,6 +124,14 @@ def _v11_gate_counts(connection: Connection) -> None:
     merge_offer_rows(connection)
 
 
+def _v12_call_counts(connection: Connection) -> None:
+    """The rows older runs have for a call refused again for the same reason, tool and actor,
+    one per call, become one with their count (see ``gates.merge_call_rows``)."""
+    from toolwire.store.gates import merge_call_rows  # the governance rules load the loop
+
+    merge_call_rows(connection)
+
+
 def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
     """Add the ``runs`` columns in ``names`` that the table lacks (nullable, no default)."""
     _add_columns(connection, schema.runs, names)
@@ -140,7 +148,7 @@ def _add_columns(connection: Connection, table: Any, names: tuple[str, ...]) -> 
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field, _v5_step_kind_width,
     _v6_held_answer, _v7_governance_log, _v8_queue, _v9_runs_browser, _v10_charter,
-    _v11_gate_counts,
+    _v11_gate_counts, _v12_call_counts,
 )  # fmt: skip
 LATEST = len(MIGRATIONS)
 

@@ -24,7 +24,7 @@ from toolwire.policy.charter import ProviderRef
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.trace import RunStep
 from toolwire.store import liveness, schema, search
-from toolwire.store.gates import gate_rows
+from toolwire.store.gates import ADD_TO_CALL, addition, gate_rows, split_calls
 from toolwire.store.statements import step_columns
 
 RUN_ID = re.compile(r"[0-9A-Za-z-]{1,64}")
@@ -125,8 +125,12 @@ def insert_step(connection: Connection, row: Mapping[str, Any]) -> None:
     caller's transaction."""
     step = {k: v for k, v in row.items() if k not in (_GATES, _TEXT)}
     connection.execute(insert(schema.steps).values(step))
-    if row[_GATES]:
-        connection.execute(insert(schema.gate_decisions), list(row[_GATES]))
+    fresh, calls = split_calls(row[_GATES])
+    for call in calls:  # a call refused again adds to the run's row
+        if not connection.execute(ADD_TO_CALL, addition(call)).rowcount:
+            fresh.append(call)
+    if fresh:
+        connection.execute(insert(schema.gate_decisions), fresh)
     if row[_TEXT]:
         words = {"run_id": row["run_id"], "sequence": row["sequence"], "body": row[_TEXT]}
         connection.execute(search.insert(connection.dialect), words)

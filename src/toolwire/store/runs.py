@@ -77,7 +77,16 @@ from toolwire.store import (
 from toolwire.store.browse import Neighbours, RunPage, RunQuery
 from toolwire.store.cancels import CancelWatch
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
-from toolwire.store.gates import GATE_COLUMNS, INSERT_GATE, GateRecord, audit_query, gate_rows
+from toolwire.store.gates import (
+    ADD_TO_CALL,
+    GATE_COLUMNS,
+    INSERT_GATE,
+    GateRecord,
+    addition,
+    audit_query,
+    gate_rows,
+    split_calls,
+)
 from toolwire.store.hotpath import Compiled, HotPath
 from toolwire.store.interrupted import CALLER_GONE, INTERRUPTED_ERROR
 from toolwire.store.migrations import migrate
@@ -126,6 +135,7 @@ class RunStore:
             search.insert(dialect), dialect, ["run_id", "sequence", "body"]
         )
         self._insert_gate = Compiled(INSERT_GATE, dialect, list(GATE_COLUMNS))
+        self._add_to_call = Compiled(ADD_TO_CALL, dialect)
         self._waits = waiting.Waits(self._engine, self._hot)
         self._insert_run = Compiled(INSERT_RUN, dialect, list(rows.RUN_COLUMNS))
         self._settle = Compiled(SETTLE, dialect)
@@ -537,9 +547,19 @@ class RunStore:
 
     def _insert_steps(self, batch: list[Mapping[str, Any]]) -> None:
         gates, texts = rows.beside(batch)
-        self._hot.execute_many(
-            self._insert_step, batch, (self._insert_gate, gates), (self._insert_text, texts)
-        )
+        fresh, calls = split_calls(gates)
+        if not calls:
+            self._hot.execute_many(
+                self._insert_step, batch, (self._insert_gate, fresh), (self._insert_text, texts)
+            )
+            return
+        with self._hot.transaction() as tx:  # a call refused again adds to the run's row
+            tx.many(self._insert_step, batch)
+            fresh += [call for call in calls if not tx.count(self._add_to_call, addition(call))]
+            if fresh:
+                tx.many(self._insert_gate, fresh)
+            if texts:
+                tx.many(self._insert_text, texts)
 
     def _claim_sequence(self, run_id: str, sequence: int) -> None:
         with self._lock:
