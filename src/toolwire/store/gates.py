@@ -190,9 +190,9 @@ def merge_call_rows(connection: Connection) -> None:
         rows = connection.execute(
             select(_gates.c.id, _gates.c.count).where(*same).order_by(_gates.c.id)
         ).all()
-        total = sum(r.count or 1 for r in rows)
-        connection.execute(update(_gates).where(_gates.c.id == rows[0].id).values(count=total))
-        connection.execute(delete(_gates).where(_gates.c.id.in_([r.id for r in rows[1:]])))
+        total = sum(count or 1 for _, count in rows)
+        connection.execute(update(_gates).where(_gates.c.id == rows[0][0]).values(count=total))
+        connection.execute(delete(_gates).where(_gates.c.id.in_([id_ for id_, _ in rows[1:]])))
 
 
 def _cut(text: str, chars: int) -> str:
