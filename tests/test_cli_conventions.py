@@ -81,6 +81,7 @@ def test_run_json_is_one_object_on_stdout_with_the_answer_as_data(tmp_path: Path
         "status": "completed",
         "reason": "completed",
         "answer": "Done: \x1b[31mred\x9b",
+        "output": None,
         "error": None,
         "usage": {
             "prompt_tokens": 3,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from toolwire import ChatMessage, CompletionRequest, CompletionResponse, ToolSpec
+from toolwire.core.output import OutputSchema
 from toolwire.providers.base import NO_USAGE, Reasoning, Usage, new_request
 
 
@@ -23,6 +24,8 @@ def test_a_built_request_is_its_keyword_form() -> None:
         "stream": True,
         "on_delta": sink,
         "dropped_turns": 3,
+        "output": OutputSchema.of({"type": "object"}),
+        "output_forced": True,
     }
     assert tuple(values) == tuple(f.name for f in dataclasses.fields(CompletionRequest))
     built = new_request(*values.values())  # type: ignore[arg-type]

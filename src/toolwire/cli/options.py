@@ -10,8 +10,10 @@ is asked, so the command line says what the rest of toolwire says.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -19,6 +21,8 @@ from typer._click.exceptions import UsageError  # Typer's own Click
 from typer._click.globals import get_current_context
 
 from toolwire.core.errors import ConfigError
+from toolwire.core.output import NAME as OUTPUT_NAME
+from toolwire.core.output import OutputSchema
 from toolwire.core.trust import TrustZone
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import Reasoning, parse_tool_choice
@@ -138,6 +142,40 @@ def _tool_choice(value: str) -> str:
         raise typer.BadParameter(str(exc), param_hint="'--tool-choice'") from None
 
 
+def load_output_schema(path: Path) -> OutputSchema:
+    """The JSON Schema in the file ``path`` (``--output-schema``); a ``ConfigError`` saying what
+    is wrong with it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise ConfigError(f"cannot read {path}: {reason}") from None
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path} is not JSON ({exc.msg}, line {exc.lineno})") from None
+    name = path.stem if OUTPUT_NAME.fullmatch(path.stem) else "answer"
+    try:
+        return OutputSchema(schema, name)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def _output_schema(value: Path | None) -> Path | None:
+    if value is not None:
+        try:
+            load_output_schema(value)
+        except ConfigError as exc:
+            raise typer.BadParameter(str(exc), param_hint="'--output-schema'") from None
+    return value
+
+
+OutputSchemaOption = Annotated[
+    Path | None,
+    typer.Option("--output-schema", metavar="FILE", callback=_output_schema,
+                 help="A JSON Schema file the final answer must match: asked of the model "
+                 "natively, checked, asked again once (then the run ends output_invalid)."),
+]  # fmt: skip
 ProviderOption = Annotated[
     str,
     typer.Option("--provider", callback=checked_by(check_provider_name, "--provider"),

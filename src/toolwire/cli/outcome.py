@@ -52,6 +52,8 @@ _CUT = {
     TerminationReason.BUDGET_EXHAUSTED: "the run's token or dollar budget was spent",
     TerminationReason.CONTEXT_FULL: "the conversation cannot fit the model's context window, "
     "even without its old exchanges",
+    TerminationReason.OUTPUT_INVALID: "the answer does not match the required output schema, "
+    "asked for twice",
 }
 
 
@@ -127,6 +129,8 @@ def outcome_json(
         "status": outcome.status.value,
         "reason": None if result is None else str(result.reason),
         "answer": None if result is None or outcome.status.waiting else result.final_content,
+        # the answer's JSON value, when the run required an output schema and it matched
+        "output": None if result is None else plain_output(result.output),
         "error": outcome.error,
         "usage": None if usage is None else {
             "prompt_tokens": usage.prompt_tokens,
@@ -144,6 +148,12 @@ def outcome_json(
         "stored_in": stored_in if recorded else None,
         "resume": resume_command(outcome, db) if outcome.status.waiting and recorded else None,
     }  # fmt: skip
+
+
+def plain_output(value: Any) -> Any:
+    """A run's checked answer as plain JSON (a pydantic model's dump, or the value itself)."""
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else value
 
 
 def ending_line(result: LoopResult) -> Text:

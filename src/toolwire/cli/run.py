@@ -29,11 +29,13 @@ from toolwire.cli.options import (
     MaxTotalTokensOption,
     ModelOption,
     NoStreamOption,
+    OutputSchemaOption,
     PrivacyOption,
     ProviderOption,
     ReasoningOption,
     ToolChoiceOption,
     TrustZoneOption,
+    load_output_schema,
     parse_reasoning,
 )
 from toolwire.cli.outcome import Output, report
@@ -96,6 +98,7 @@ def run(
     max_cost: MaxCostOption = None,
     max_tokens_field: MaxTokensFieldOption = None,
     context_window: ContextWindowOption = None,
+    output_schema: OutputSchemaOption = None,
     max_concurrency: MaxConcurrencyOption = None,
     max_remote_calls: MaxRemoteCallsOption = DEFAULT_MAX_REMOTE_CALLS,
     as_json: Annotated[
@@ -148,6 +151,7 @@ def run(
             max_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY,
             max_remote_calls=max_remote_calls,
             tool_choice=tool_choice,
+            output=None if output_schema is None else load_output_schema(output_schema),
         )
         context = ToolContext(
             user=User("cli", is_admin=True) if admin else None,

@@ -103,6 +103,9 @@ class TerminationReason(StrEnum):
     DRY_RUN = "dry_run"
     NOT_PERMITTED = "not_permitted"  # a direct call the gate refused
     SUSPENDED = "suspended"  # waiting for a person; ``LoopResult.suspended`` holds the state
+    # The run required a shape of answer (an output schema) and the model's answer, asked
+    # again once, still did not match it; the answer is kept as it came (truncated: unusable).
+    OUTPUT_INVALID = "output_invalid"
 
 
 def settled_status(reason: TerminationReason) -> RunStatus:

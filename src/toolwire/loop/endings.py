@@ -10,12 +10,13 @@ calls run: the turn that crossed one is recorded, nothing after it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage
+from toolwire.core.output import Checked, OutputSchema
 from toolwire.core.reprs import ident, size, tagged
-from toolwire.loop.seam import malformed_call
+from toolwire.loop.seam import answer_not_matching, malformed_call
 from toolwire.loop.state import RunState
 from toolwire.loop.window import Tally
 from toolwire.policy.options import RunOptions
@@ -40,6 +41,9 @@ _ENDINGS: dict[Stop, Ending] = {
     Stop.REFUSAL: Ending(TerminationReason.REFUSED, False),
     Stop.BLOCKED: Ending(TerminationReason.BLOCKED, False),
 }
+
+
+_WHOLE = frozenset({Stop.END, Stop.TOOL_CALLS, Stop.OTHER})  # a turn whose answer is whole
 
 
 def ending(response: CompletionResponse) -> Ending | None:
@@ -68,6 +72,9 @@ class LoopResult:
     finish_reason: str | None = None  # the provider's own word for it
     refusal: str | None = None  # what the provider said when it refused or blocked
     suspended: RunState | None = None  # set exactly when ``reason`` is SUSPENDED
+    # The answer's value, when the run required an output schema and the answer matched it
+    # (the pydantic model it was asked as, or plain JSON); None otherwise.
+    output: Any = None
 
     def __repr__(self) -> str:
         """How the run ended and its sizes. Cheap on purpose: ``asyncio.run`` formats it."""
@@ -96,6 +103,7 @@ def result_of(
     *,
     iterations: int | None = None,
     response: CompletionResponse | None = None,
+    output: Any = None,
 ) -> LoopResult:
     return LoopResult(
         final_content=content,
@@ -109,7 +117,42 @@ def result_of(
         finish_reason=None if response is None else response.finish_reason,
         refusal=None if response is None else response.refusal,
         suspended=suspended,
+        output=output,
     )
+
+
+def check_answer(output: OutputSchema, response: CompletionResponse) -> Checked | None:
+    """A final answer checked against the run's output schema; None for a turn that is not a
+    whole answer (cut, refused, blocked, paused): it ends or goes on for its own reason."""
+    if response.stop not in _WHOLE:
+        return None
+    return output.check(response.content)
+
+
+def ask_again(response: CompletionResponse, checked: Checked) -> tuple[ChatMessage, ...]:
+    """The answer that did not match, and the turn that asks for one that does."""
+    problem = checked.problem or "it does not match"
+    answer = ChatMessage.assistant(response.content, (), response.provider_state)
+    return answer, ChatMessage.user(answer_not_matching(problem))
+
+
+def answered(
+    state: RunState,
+    response: CompletionResponse,
+    ended: Ending,
+    output: OutputSchema | None,
+    checked: Checked | None,
+) -> LoopResult:
+    """The end of a run at a final answer: its value when the run required a schema and the
+    answer matches, ``output_invalid`` when it does not."""
+    if checked is None or output is None:
+        return result_of(state, response.content, ended.truncated, ended.reason,
+                         response=response)  # fmt: skip
+    if checked.problem is not None:
+        return result_of(state, response.content, True, TerminationReason.OUTPUT_INVALID,
+                         response=response)  # fmt: skip
+    return result_of(state, response.content, ended.truncated, ended.reason, response=response,
+                     output=output.parse(checked.value))  # fmt: skip
 
 
 def over_budget(state: RunState) -> bool:

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
+from toolwire.core.output import Checked
 from toolwire.core.trust import TrustZone
 from toolwire.loop import remote_calls
 from toolwire.loop.basis import recheck
@@ -44,6 +45,9 @@ from toolwire.loop.endings import (
     Ending,
     LoopResult,
     Spent,
+    answered,
+    ask_again,
+    check_answer,
     continuation,
     ending,
     result_of,
@@ -332,6 +336,7 @@ class ToolLoop:
             later_choice = round_choice(first_choice, 2)
             # A turn of one call goes straight to the seam when nothing wraps or counts it.
             direct = self.checkpoint is None and not offer.remote and options.max_calls_per_turn
+            output, forced = options.output_schema, False
             while state.rounds < options.max_rounds:
                 round_ = state.rounds + 1
                 if window is not None:
@@ -343,13 +348,17 @@ class ToolLoop:
                 trace.record_request(round_, state.messages, names,
                                      refusals if round_ == 1 else (),
                                      tool_choice=None if choice == "auto" else choice)  # fmt: skip
-                response, spent = await self._complete(state, trace, round_, specs,
-                                                       choice=choice, price=price)  # fmt: skip
+                response, spent, checked = await self._complete(
+                    state, trace, round_, specs, choice=choice, price=price, forced=forced
+                )
                 calls = response.tool_calls
                 ended = None if calls else ending(response)
                 if ended is not None:
-                    return result_of(spent.of(state), response.content, ended.truncated,
-                                     ended.reason, response=response)  # fmt: skip
+                    if checked is None or checked.problem is None or forced:
+                        return answered(spent.of(state), response, ended, output, checked)
+                    forced = True  # asked again, once, to answer in the schema
+                    state = spent.of(state, ask_again(response, checked))
+                    continue
                 if budgeted and spent.over_budget(options):  # before this turn's calls
                     over = TerminationReason.BUDGET_EXHAUSTED
                     return result_of(spent.of(state), "", True, over, response=response)
@@ -420,12 +429,18 @@ class ToolLoop:
         state = fitted
         trace.record_request(round_, state.messages, tuple(s.name for s in specs),
                              tool_choice="none")  # fmt: skip
-        final, spent = await self._complete(state, trace, round_, specs, choice="none",
-                                            count=False)  # fmt: skip
+        final, spent, checked = await self._complete(state, trace, round_, specs, choice="none",
+                                                     count=False)  # fmt: skip
         ended = ending(final)
         cut = ended is not None and ended.truncated  # cut twice: by the output cap as well
+        if checked is not None and checked.problem is not None and not cut:
+            return result_of(spent.of(state), final.content, True,
+                             TerminationReason.OUTPUT_INVALID, response=final)  # fmt: skip
         reason = ended.reason if cut and ended is not None else TerminationReason.MAX_ITERATIONS
-        return result_of(spent.of(state), final.content, True, reason, response=final)
+        shaped = None if checked is None or cut else state.options.output_schema
+        value = None if shaped is None or checked is None else shaped.parse(checked.value)
+        return result_of(spent.of(state), final.content, True, reason, response=final,
+                         output=value)  # fmt: skip
 
     async def _plain(
         self, state: RunState, trace: RunTrace, refusals: Sequence[Mapping[str, str]]
@@ -441,10 +456,20 @@ class ToolLoop:
         state = fitted
         trace.record_request(round_, state.messages, (), refusals,
                              tool_choice="none" if specs else None)  # fmt: skip
-        response, spent = await self._complete(state, trace, round_, specs, choice=choice)
+        response, spent, checked = await self._complete(state, trace, round_, specs,
+                                                        choice=choice)  # fmt: skip
         ended = ending(response) or Ending(TerminationReason.COMPLETED, False)
-        return result_of(spent.of(state), response.content, ended.truncated, ended.reason,
-                         response=response)  # fmt: skip
+        if (
+            checked is not None
+            and checked.problem is not None
+            and state.rounds + 1 < (state.options.max_rounds)
+        ):  # asked again, once, to answer in the schema
+            state = spent.of(state, ask_again(response, checked))
+            trace.record_request(round_ + 1, state.messages, (), tool_choice=None)
+            response, spent, checked = await self._complete(state, trace, round_ + 1, specs,
+                                                            choice=choice, forced=True)  # fmt: skip
+            ended = ending(response) or Ending(TerminationReason.COMPLETED, False)
+        return answered(spent.of(state), response, ended, state.options.output_schema, checked)
 
     async def _complete(
         self,
@@ -456,14 +481,18 @@ class ToolLoop:
         choice: ToolChoice = "auto",
         count: bool = True,
         price: tuple[str | None, str | None] | None = None,
-    ) -> tuple[CompletionResponse, Spent]:
-        """One provider call, recorded; what the run has spent once it is made. ``price``: the
-        provider's pricing family and model (:meth:`_price`), when the caller has them."""
+        forced: bool = False,
+    ) -> tuple[CompletionResponse, Spent, Checked | None]:
+        """One provider call, recorded; what the run has spent once it is made, and a final
+        answer checked against the run's output schema (None: no schema, or no final answer).
+        ``price``: the provider's pricing family and model (:meth:`_price`), when the caller has
+        them; ``forced``: the run asks again for an answer in the schema."""
         options = state.options
+        output = options.output_schema
         request = new_request(state.messages, specs, choice, options.temperature,
                               options.max_tokens, options.reasoning, options.capture_raw,
                               options.stream, trace.delta_sink(round_),
-                              state.dropped_turns)  # fmt: skip
+                              state.dropped_turns, output, forced)  # fmt: skip
         started = _clock()
         response = await self.provider.complete(request)
         elapsed_ms = (_clock() - started) * 1000
@@ -477,12 +506,13 @@ class ToolLoop:
         cost = None if family is None else cost_of(family, response.model or model, usage)
         knows = self.seam.knows
         known = frozenset([c.name for c in calls if knows(c.name)]) if calls else _NO_NAMES
-        trace.record_llm(round_, elapsed_ms, response, cost, registered=known)
+        checked = None if output is None or calls else check_answer(output, response)
+        trace.record_llm(round_, elapsed_ms, response, cost, registered=known, checked=checked)
         tally = state.tally
         spent = Spent(round_ if count else state.rounds, state.usage + usage,
                       state.cost.add(cost, estimated=not usage.known),
                       tally if tally is None else calibrated(tally, usage))  # fmt: skip
-        return response, spent
+        return response, spent, checked
 
     def _price(self) -> tuple[str | None, str | None]:
         """What prices this loop's calls: the provider's pricing family and model."""

@@ -113,6 +113,15 @@ def too_many_calls(limit: int) -> str:
     )
 
 
+def answer_not_matching(problem: str) -> str:
+    # Told to the model as a user turn: its final answer did not match the run's output schema
+    # (``problem`` names the schema's words only, see toolwire.core.output).
+    return (
+        f"Error: your answer must be one JSON document matching the required schema; {problem}. "
+        "Answer again with only that JSON."
+    )
+
+
 def malformed_call() -> str:
     # Told to the model as a user turn: the API gave no call to answer with a tool turn.
     return (

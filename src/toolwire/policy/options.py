@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolwire.core.output import OutputSchema
 from toolwire.core.trust import TrustZone
 from toolwire.providers.base import Reasoning, ToolChoice, parse_tool_choice
 from toolwire.tools.policy import Grant
@@ -55,6 +56,10 @@ class RunOptions:
     # The model's context window in tokens; None: the provider's own, or the price table's
     # (see toolwire.loop.window). Old exchanges are dropped to keep each request within it.
     context_window: int | None = None
+    # The JSON Schema the final answer must match (a dict, a pydantic model class or an
+    # OutputSchema): asked of the API natively, checked, asked again once when it does not
+    # match; see toolwire.core.output.
+    output: OutputSchema | Mapping[str, Any] | type[Any] | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_rounds <= MAX_ROUNDS:
@@ -74,6 +79,14 @@ class RunOptions:
         if self.context_window is not None and self.context_window < 1:
             raise ValueError("context_window must be at least 1 token")
         object.__setattr__(self, "tool_choice", parse_tool_choice(self.tool_choice))
+        if self.output is not None:
+            object.__setattr__(self, "output", OutputSchema.of(self.output))
+
+    @property
+    def output_schema(self) -> OutputSchema | None:
+        """``output`` as the schema it was made into (None: any answer)."""
+        output = self.output
+        return output if isinstance(output, OutputSchema) else None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, for a suspended run's state."""
@@ -98,6 +111,7 @@ class RunOptions:
             "max_cost": self.max_cost,
             "context_window": self.context_window,
             "tool_choice": self.tool_choice,
+            "output": None if self.output_schema is None else self.output_schema.to_dict(),
         }
 
     @classmethod
@@ -119,4 +133,5 @@ class RunOptions:
             max_cost=data.get("max_cost"),
             context_window=data.get("context_window"),
             tool_choice=data.get("tool_choice", "auto"),
+            output=None if data.get("output") is None else OutputSchema.from_dict(data["output"]),
         )

@@ -2,7 +2,8 @@
 
 ``none < metadata < redacted < full``; ``metadata`` is the default. The content keys of a step
 are what the model and the tools said: messages sent, model content, thinking, requested tool
-calls, the raw response, tool arguments, the tool result and its artifacts.
+calls, the raw response, the answer's checked JSON value (``output``), tool arguments, the
+tool result and its artifacts.
 
 - ``none`` and ``metadata``: every content key is removed; everything else is kept, plus counts
   and lengths that describe the content without revealing it, and ``content_withheld: true``
@@ -45,7 +46,7 @@ from toolwire.providers.base import Stop
 # What the model, the tools or a person said, per kind of step. Everything else in a step is
 # metadata: counts, names, timings, who decided.
 REQUEST_CONTENT = frozenset({"messages_sent"})
-LLM_CONTENT = frozenset({"content", "thinking", "refusal", "requested_tool_calls", "raw"})
+LLM_CONTENT = frozenset({"content", "thinking", "refusal", "requested_tool_calls", "raw", "output"})
 TOOL_CONTENT = frozenset({"tool_arguments", "tool_result", "tool_artifacts"})
 DECISION_CONTENT = frozenset({"decision_reason"})
 CONTEXT_CONTENT: frozenset[str] = frozenset()  # counts and token figures only

@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any, Literal, NamedTuple, TypeVar
 
 from toolwire.core.messages import ChatMessage, ToolCall
+from toolwire.core.output import Checked
 from toolwire.core.reprs import count, ident, shape, size, tagged
 from toolwire.core.result import Artifact
 from toolwire.providers.base import CompletionResponse, Delta, DeltaSink
@@ -39,7 +40,7 @@ _ORDER = (
     "content", "thinking",
     "stop", "finish_reason", "refusal", "prompt_tokens", "completion_tokens", "total_tokens",
     "tokens_estimated", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost",
-    "response_model", "response_id", "requested_tool_calls",
+    "response_model", "response_id", "output", "output_problem", "requested_tool_calls",
     "raw", "tool_call_id", "tool_name", "tool_arguments", "tool_result", "tool_result_bytes",
     "tool_is_error", "tool_refused", "tool_artifacts", "refusals", "decision", "decided_by",
     "decision_reason", "turn_digest", "decided_at", "dropped_exchanges", "dropped_messages",
@@ -110,6 +111,10 @@ class LlmStep(NamedTuple):
     registered_tool_names: frozenset[str] = frozenset()
     response_model: str | None = None  # the model that answered, as the API names it
     response_id: str | None = None  # the API's id of the answer
+    # A run that requires a shape of answer (toolwire.core.output): the final answer's JSON
+    # value when it matches, else what does not (the schema's words only: metadata).
+    output: Any = None
+    output_problem: str | None = None
     kind: Literal["llm"] = "llm"
 
     def to_dict(self) -> dict[str, Any]:
@@ -394,8 +399,10 @@ class RunTrace:
         cost: Decimal | None = None,
         *,
         registered: frozenset[str] = frozenset(),
+        checked: Checked | None = None,
     ) -> LlmStep:
-        """``registered``: the requested tools' names that name a registered tool."""
+        """``registered``: the requested tools' names that name a registered tool;
+        ``checked``: the answer checked against the run's output schema, when it has one."""
         usage = response.usage
         prompt, completion = usage.prompt_tokens, usage.completion_tokens
         step = _new(LlmStep, (
@@ -420,6 +427,8 @@ class RunTrace:
             registered,
             response.model,
             response.response_id,
+            None if checked is None else checked.value,
+            None if checked is None else checked.problem,
             "llm",
         ))  # fmt: skip
         return self._keep(step)

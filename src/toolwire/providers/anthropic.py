@@ -6,6 +6,8 @@ Wire shape: ``POST {base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-v
   (anthropic-sdk ``ToolChoiceParam``): ``{"type": "auto"}``, ``{"type": "none"}`` (tools still
   sent: the API refuses a history of tool blocks when no tool is defined), ``{"type": "any"}``
   for "required", ``{"type": "tool", "name"}`` for one tool.
+- A run's output schema is one more tool the model answers with (:mod:`toolwire.providers.
+  answer_tool`): its call becomes the turn's text.
 - An assistant turn with calls becomes content blocks: its text (when there is any), then one
   ``tool_use`` block per call whose ``input`` is the decoded arguments (``{}`` when the model's
   text was not a JSON object: the API accepts only an object there). Such a turn without text
@@ -29,6 +31,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+from toolwire.providers.answer_tool import (
+    DESCRIPTION,
+    answer_tool_name,
+    as_answer,
+    forced,
+    input_schema,
+)
 from toolwire.providers.anthropic_stream import StreamedMessage
 from toolwire.providers.base import (
     UNKNOWN_USAGE,
@@ -104,11 +113,18 @@ class AnthropicProvider(HttpProvider):
         if request.tools:
             body["tools"] = [encode_tool(t, self.quirks.description_chars) for t in request.tools]
             body["tool_choice"] = encode_choice(request.tool_choice)
+        if request.output is not None:
+            body.update(encode_answer_tool(request, body.get("tools", [])))
         if request.reasoning is not None:
             body.update(thinking_fields(request.reasoning, body["max_tokens"]))
         if request.stream:
             body["stream"] = True
         return body
+
+    def shaped(
+        self, response: CompletionResponse, request: CompletionRequest
+    ) -> CompletionResponse:
+        return as_answer(response, request)  # the answer tool's call is the answer
 
     def decode(self, body: Any) -> CompletionResponse:
         body = obj(body)
@@ -147,6 +163,23 @@ class AnthropicProvider(HttpProvider):
             return None
         replayed = list(replay_blocks(blocks, iter(calls)))
         return ProviderState(self.family, {"content": replayed})
+
+
+def encode_answer_tool(request: CompletionRequest, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run's output schema as one more tool (:mod:`toolwire.providers.answer_tool`), forced
+    when the answer is due now. Thinking allows no forced tool: the choice then stays auto."""
+    assert request.output is not None
+    name = answer_tool_name(request)
+    tool = {"name": name, "description": DESCRIPTION, "input_schema": input_schema(request.output)}
+    out: dict[str, Any] = {"tools": [*tools, tool]}
+    if forced(request):
+        choice = (
+            {"type": "auto"} if request.reasoning is not None else {"type": "tool", "name": name}
+        )
+        out["tool_choice"] = choice
+    elif not tools:
+        out["tool_choice"] = {"type": "auto"}
+    return out
 
 
 def encode_choice(choice: str) -> dict[str, str]:

@@ -20,6 +20,7 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+from toolwire.core.output import OutputSchema
 from toolwire.core.reprs import count, ident, shape, size, tagged
 from toolwire.core.slots import setters
 from toolwire.core.trust import TrustZone
@@ -172,6 +173,11 @@ class CompletionRequest:
     # Assistant turns the run dropped from ``messages`` to fit the context window: a model
     # that replays a script counts them as played.
     dropped_turns: int = 0
+    # The JSON Schema the final answer must match, asked of the API natively (None: any);
+    # ``output_forced``: this request must answer in it now (the run asks again after an
+    # answer that did not match; an adapter that offers the schema as a tool forces it).
+    output: OutputSchema | None = None
+    output_forced: bool = False
 
     def __repr__(self) -> str:
         """Counts and settings; the conversation stays out of logs and tracebacks."""
@@ -185,6 +191,7 @@ class CompletionRequest:
             reasoning=self.reasoning,
             capture_raw=self.capture_raw or None,
             stream=self.stream or None,
+            output=None if self.output is None else ident(self.output.name),
         )
 
 
@@ -202,6 +209,8 @@ def new_request(  # noqa: PLR0917 (the fields in order: the point is a cheap cal
     stream: bool,
     on_delta: DeltaSink | None,
     dropped_turns: int,
+    output: OutputSchema | None = None,
+    output_forced: bool = False,
 ) -> CompletionRequest:
     """A ``CompletionRequest`` from all its fields, in order: what the loop builds for every
     round, at less than half the keyword form's cost (it has no ``__post_init__`` to skip;
@@ -217,11 +226,13 @@ def new_request(  # noqa: PLR0917 (the fields in order: the point is a cheap cal
     _stream(request, stream)
     _on_delta(request, on_delta)
     _dropped_turns(request, dropped_turns)
+    _output(request, output)
+    _output_forced(request, output_forced)
     return request
 
 
 (_messages, _tools, _tool_choice, _temperature, _max_tokens, _reasoning, _capture_raw, _stream,
- _on_delta, _dropped_turns) = setters(CompletionRequest,
+ _on_delta, _dropped_turns, _output, _output_forced) = setters(CompletionRequest,
                                       *(f.name for f in fields(CompletionRequest)))  # fmt: skip
 
 

@@ -127,6 +127,9 @@ class GeminiProvider(HttpProvider):
             config["temperature"] = request.temperature
         if request.reasoning is not None:
             config["thinkingConfig"] = thinking_config(self.model, request.reasoning)
+        if request.output is not None:  # the answer as JSON the schema accepts
+            config["responseMimeType"] = "application/json"
+            config["responseJsonSchema"] = dict(request.output.schema)
         return config
 
     def decode(self, body: Any) -> CompletionResponse:

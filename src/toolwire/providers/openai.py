@@ -33,6 +33,7 @@ from typing import Any
 
 from toolwire.core.errors import ConfigError
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
+from toolwire.core.output import OutputSchema
 from toolwire.core.trust import TrustZone
 from toolwire.providers.base import (
     EFFORT_BUDGETS,
@@ -179,6 +180,8 @@ class OpenAIProvider(HttpProvider):
             body[self.max_tokens_field] = request.max_tokens
         if request.reasoning is not None:
             body.update(self.encode_reasoning(request.reasoning))
+        if request.output is not None:
+            body["response_format"] = encode_output(request.output)
         return body
 
     def encode_turn(self, message: ChatMessage, content: ToolCallContent) -> dict[str, Any]:
@@ -279,6 +282,12 @@ def decode_usage(value: Any) -> Usage:
 
 def reasoning_text(message: dict[str, Any]) -> str:
     return next((text(message.get(k)) for k in REASONING_KEYS if text(message.get(k))), "")
+
+
+def encode_output(output: OutputSchema) -> dict[str, Any]:
+    """The run's answer schema as ``response_format`` (Chat Completions' structured output)."""
+    schema = {"name": output.name, "schema": dict(output.schema), "strict": output.strict}
+    return {"type": "json_schema", "json_schema": schema}
 
 
 def encode_tool(spec: ToolSpec, description_chars: int) -> dict[str, Any]:

@@ -182,7 +182,7 @@ class HttpProvider:
     def _decoded(self, body: Any, request: CompletionRequest) -> CompletionResponse:
         url = self.stream_url() if request.stream else self.url()
         try:
-            response = self.decode(body)
+            response = self.shaped(self.decode(body), request)
         except MalformedResponse as exc:
             where = self._http.where(url)
             raise MalformedResponse(f"{exc} ({where})", status=exc.status, body=exc.body,
@@ -219,6 +219,13 @@ class HttpProvider:
 
     def encode(self, request: CompletionRequest) -> dict[str, Any]:
         raise NotImplementedError
+
+    def shaped(
+        self, response: CompletionResponse, request: CompletionRequest
+    ) -> CompletionResponse:
+        """The decoded turn as the request asked for it: an adapter that carries the answer
+        schema as a tool makes its call the answer (see Anthropic's); else as it is."""
+        return response
 
     def decode(self, body: Any) -> CompletionResponse:
         raise NotImplementedError
