@@ -187,6 +187,41 @@ ModelOption = Annotated[
 BaseUrlOption = Annotated[
     str | None, typer.Option("--base-url", help="Another server speaking the provider's API.")
 ]
+
+
+def _auth(value: str) -> object:
+    from toolwire.providers.cloud import parse_auth  # the cloud routes load only when used
+
+    return parse_auth(value)
+
+
+DeploymentOption = Annotated[
+    str | None,
+    typer.Option("--deployment", help="The Azure OpenAI deployment (default: the --model "
+                 "name)."),
+]  # fmt: skip
+ApiVersionOption = Annotated[
+    str | None,
+    typer.Option("--api-version", help="The Azure OpenAI API version, for the deployment URL "
+                 "shape (default: OPENAI_API_VERSION; none: the v1 API)."),
+]  # fmt: skip
+RegionOption = Annotated[
+    str | None,
+    typer.Option("--region", help="The cloud region: Vertex AI's location (default: "
+                 "GOOGLE_CLOUD_LOCATION), the Azure resource's region (default: "
+                 "AZURE_OPENAI_REGION); an EU region makes the zone external_eu."),
+]  # fmt: skip
+ProjectOption = Annotated[
+    str | None,
+    typer.Option("--project", help="The Google Cloud project for Vertex AI (default: "
+                 "GOOGLE_CLOUD_PROJECT)."),
+]  # fmt: skip
+AuthOption = Annotated[
+    str | None,
+    typer.Option("--auth", callback=checked_by(_auth, "--auth"), help="How azure-openai "
+                 "signs in: key (AZURE_OPENAI_API_KEY) or entra (Microsoft Entra ID, "
+                 "toolwire[azure])."),
+]  # fmt: skip
 ZONES = ", ".join(zone.value for zone in TrustZone)
 TrustZoneOption = Annotated[
     str | None,

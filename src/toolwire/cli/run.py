@@ -19,8 +19,11 @@ from toolwire.cli.app import app
 from toolwire.cli.ask import carry_on, decision_errors, interactive, resumer
 from toolwire.cli.keys import read_key
 from toolwire.cli.options import (
+    ApiVersionOption,
+    AuthOption,
     BaseUrlOption,
     ContextWindowOption,
+    DeploymentOption,
     MaxConcurrencyOption,
     MaxCostOption,
     MaxRemoteCallsOption,
@@ -31,8 +34,10 @@ from toolwire.cli.options import (
     NoStreamOption,
     OutputSchemaOption,
     PrivacyOption,
+    ProjectOption,
     ProviderOption,
     ReasoningOption,
+    RegionOption,
     ToolChoiceOption,
     TrustZoneOption,
     load_output_schema,
@@ -71,6 +76,11 @@ def run(
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     trust_zone: TrustZoneOption = None,
+    deployment: DeploymentOption = None,
+    api_version: ApiVersionOption = None,
+    region: RegionOption = None,
+    project: ProjectOption = None,
+    auth: AuthOption = None,
     tool_choice: ToolChoiceOption = "auto",
     workspace: Annotated[
         Path | None,
@@ -124,6 +134,7 @@ def run(
     A store that cannot record the run (locked, read-only, full) stops it before it starts,
     with exit status 1, unless ``--no-store`` says to record nothing."""
     from toolwire.policy.options import RunOptions
+    from toolwire.providers.cloud import CloudSettings
     from toolwire.providers.select import create_provider
     from toolwire.runs.runtime import RunRequest, Runtime
     from toolwire.tools.api import ToolContext, User
@@ -135,9 +146,12 @@ def run(
         level = PrivacyLevel.parse(privacy)
         tools_workspace = open_workspace(workspace)
         field = max_tokens_field or getattr(tools_workspace, "max_tokens_field", None)
+        cloud = CloudSettings(deployment=deployment, api_version=api_version, project=project,
+                              region=region or getattr(tools_workspace, "region", None),
+                              auth=auth)  # fmt: skip
         provider = create_provider(
             provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone,
-            max_tokens_field=field,
+            max_tokens_field=field, cloud=cloud,
         )  # fmt: skip
         options = RunOptions(
             max_rounds=max_rounds,

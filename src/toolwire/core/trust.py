@@ -100,3 +100,29 @@ def _shown(value: object) -> str:
 # The zones a model may read personal data in unless the workspace's policy says otherwise:
 # on this machine, or on a host the operator runs. External providers see it masked.
 PERSONAL_DATA_ZONES = frozenset({TrustZone.LOCAL, TrustZone.PRIVATE_HOSTED})
+
+
+# The cloud regions inside the European Union, by the names Azure and Google Cloud give them:
+# a model served there runs in the ``external_eu`` zone. Only member states count: London
+# (uksouth, europe-west2), Zurich (switzerlandnorth, europe-west6) and Norway (norwayeast) are
+# not in the EU, and a region not listed is the least trusted zone, never guessed closer.
+AZURE_EU_REGIONS = frozenset({
+    "westeurope", "northeurope", "francecentral", "francesouth", "germanywestcentral",
+    "germanynorth", "swedencentral", "swedensouth", "italynorth", "polandcentral",
+    "spaincentral", "austriaeast", "belgiumcentral",
+})  # fmt: skip
+GOOGLE_EU_REGIONS = frozenset({
+    "eu",  # Vertex AI's multi-region inside the EU
+    "europe-west1", "europe-west3", "europe-west4", "europe-west8", "europe-west9",
+    "europe-west10", "europe-west12", "europe-north1", "europe-north2", "europe-central2",
+    "europe-southwest1",
+})  # fmt: skip
+EU_REGIONS = AZURE_EU_REGIONS | GOOGLE_EU_REGIONS
+
+
+def region_zone(region: str | None) -> TrustZone:
+    """The zone of a cloud region named in settings (never read off a hostname): an EU
+    region's is ``external_eu``; any other, or none, ``external_global``. Azure's display
+    names ("West Europe") are read as its region names."""
+    name = "".join((region or "").split()).lower()
+    return TrustZone.EXTERNAL_EU if name in EU_REGIONS else TrustZone.EXTERNAL_GLOBAL

@@ -106,6 +106,10 @@ class JsonHttp:
         self._secret = secret
         self.settings = settings
 
+    def hide(self, secret: str) -> None:
+        """Mask ``secret`` (a bearer token just obtained) in errors from now on, as the key."""
+        self._secret = secret
+
     @asynccontextmanager
     async def session(self) -> AsyncIterator[None]:
         """Share one client (and its connections) between the calls made inside this block."""

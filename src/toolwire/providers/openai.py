@@ -118,7 +118,7 @@ class OpenAIProvider(HttpProvider):
             context_window=context_window,
             quirks=quirks,
         )
-        if not key and not is_private_url(self.base_url):
+        if not key and self.needs_key():
             raise ConfigError(f"{self.name}: an API key is required for {self.base_url}")
         quirks = self.quirks
         self.quirks = dataclasses.replace(
@@ -128,6 +128,11 @@ class OpenAIProvider(HttpProvider):
             stream_usage=quirks.stream_usage if stream_usage is None else stream_usage,
         )
         self.price_table = price_table
+
+    def needs_key(self) -> bool:
+        """Whether a call needs a key: a hosted server's does, a loopback or private one's not
+        (a cloud route with a bearer token says no)."""
+        return not is_private_url(self.base_url)
 
     @property
     def max_tokens_field(self) -> MaxTokensField:

@@ -371,7 +371,9 @@ KEY_VARIABLES = {
     "anthropic": "ANTHROPIC_API_KEY",
     "gemini": "GEMINI_API_KEY",
 }
-PROVIDER_NAMES = (*KEY_VARIABLES, *PRESETS, "scripted")  # every name --provider takes
+# The cloud routes to those APIs (``toolwire.providers.cloud``): their own endpoints and auth.
+CLOUD_NAMES = ("azure-openai", "vertex")
+PROVIDER_NAMES = (*KEY_VARIABLES, *PRESETS, *CLOUD_NAMES, "scripted")  # every name --provider takes
 
 
 def check_provider_name(name: str) -> None:

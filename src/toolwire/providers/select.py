@@ -6,7 +6,8 @@ Messages name what is missing and where it may come from; they never echo a key.
 
 Names: the three vendor APIs, the OpenAI-compatible presets (``presets.PRESETS``: llama-server,
 llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter, and the hosted mistral, groq,
-deepseek, xai, together, fireworks, cerebras) and ``scripted``. A server on a loopback or private
+deepseek, xai, together, fireworks, cerebras), the cloud routes (``azure-openai``, ``vertex``:
+``toolwire.providers.cloud``) and ``scripted``. A server on a loopback or private
 address needs no key.
 """
 
@@ -20,10 +21,12 @@ from toolwire.core.errors import ConfigError
 from toolwire.core.trust import TrustZone
 from toolwire.providers.anthropic import AnthropicProvider
 from toolwire.providers.base import Provider
+from toolwire.providers.cloud import CloudSettings, cloud_provider
 from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.http import DEFAULT_TIMEOUT_SECONDS, HttpSettings
 from toolwire.providers.openai import DEFAULT_BASE_URL, OpenAIProvider
 from toolwire.providers.presets import (
+    CLOUD_NAMES,
     KEY_VARIABLES,
     OPENAI_QUIRKS,
     PRESETS,
@@ -64,25 +67,31 @@ def create_provider(
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     environ: Mapping[str, str] | None = None,
     max_tokens_field: MaxTokensField | None = None,
+    cloud: CloudSettings | None = None,
 ) -> Provider:
     """The provider called ``name``; keys default to the provider's environment variable.
 
     ``max_tokens_field`` names the output cap for OpenAI-compatible servers (``max_tokens`` or
-    ``max_completion_tokens``); each preset has its own default.
+    ``max_completion_tokens``); each preset has its own default. ``cloud``: what the cloud
+    routes (``azure-openai``, ``vertex``) take beyond that (``toolwire.providers.cloud``).
     """
     if trust_zone is not None:
         TrustZone.parse(trust_zone)  # a misspelt zone fails before anything else
     if name == "scripted":
         return _scripted(script, trust_zone)
     check_provider_name(name)
-    if not model or not model.strip():
-        raise ConfigError(f"provider {name} needs a model name (--model)")
     if not timeout > 0:
         raise ConfigError("the provider timeout must be a positive number of seconds")
-    if max_tokens_field not in (None, "max_tokens", "max_completion_tokens"):
-        raise ConfigError("max_tokens_field must be max_tokens or max_completion_tokens")
     env = os.environ if environ is None else environ
     http = HttpSettings(timeout=timeout)
+    if name in CLOUD_NAMES:
+        return cloud_provider(name, model=model, base_url=base_url, api_key=api_key,
+                              trust_zone=trust_zone, http=http, environ=env,
+                              settings=cloud or CloudSettings())  # fmt: skip
+    if not model or not model.strip():
+        raise ConfigError(f"provider {name} needs a model name (--model)")
+    if max_tokens_field not in (None, "max_tokens", "max_completion_tokens"):
+        raise ConfigError("max_tokens_field must be max_tokens or max_completion_tokens")
     preset = _COMPATIBLE.get(name)
     if preset is not None:
         return _compatible(

@@ -43,6 +43,7 @@ from toolwire.providers.base import (
 )
 from toolwire.providers.http import HttpSettings, JsonHttp
 from toolwire.providers.presets import Quirks, quirks_for
+from toolwire.providers.tokens import TokenSource
 
 DEFAULT_TRUST_ZONE = TrustZone.EXTERNAL_GLOBAL  # a hosted API is the least trusted place data goes
 _CALL_ID_BYTES = 12  # 96 random bits: ids never collide within a run, or across runs
@@ -73,6 +74,7 @@ class HttpProvider:
 
     default_name: ClassVar[str]
     default_base_url: ClassVar[str]
+    token_source: TokenSource | None = None  # a cloud route's bearer token, instead of a key
 
     def __init__(
         self,
@@ -156,7 +158,7 @@ class HttpProvider:
         self, request: CompletionRequest, shown: DeltaSink | None
     ) -> tuple[Any, DeltaSink | None]:
         """The turn's body, and the sink still to be shown it (a stream shows as it comes)."""
-        headers = self.headers(self._api_key)
+        headers = await self.request_headers()
         if not request.stream:
             return await self._http.post(self.url(), headers, self.encode(request)), shown
         assembly = self.assembly(request.on_delta)
@@ -203,6 +205,15 @@ class HttpProvider:
 
     def stream_url(self) -> str:
         return self.url()
+
+    async def request_headers(self) -> dict[str, str]:
+        """A call's credentials: the key's headers, or a bearer token from ``token_source``
+        (refreshed as it nears expiry), which errors then mask as they mask a key."""
+        if self.token_source is None:
+            return self.headers(self._api_key)
+        token = await self.token_source.token()
+        self._http.hide(token)
+        return {"authorization": f"Bearer {token}"}
 
     def assembly(self, on_delta: DeltaSink | None) -> Assembly:
         """What rebuilds a streamed turn into the body a whole call would have answered."""

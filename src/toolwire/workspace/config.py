@@ -13,8 +13,9 @@ zone, whatever it says.
 
 It may also say how to talk to the workspace's model server: ``max_tokens_field`` names the
 output-cap field an OpenAI-compatible server reads (``max_tokens`` or ``max_completion_tokens``),
-and list MCP servers whose tools runs may use (``mcp_servers``: see
-:mod:`toolwire.workspace.mcp_servers`).
+name the cloud ``region`` its model runs in (Azure OpenAI, Vertex AI: the trust zone follows
+it, see :func:`toolwire.core.trust.region_zone`), and list MCP servers whose tools runs may
+use (``mcp_servers``: see :mod:`toolwire.workspace.mcp_servers`).
 
 A ``Workspace`` is configuration plus one lazily created SQLAlchemy engine. Every part is
 optional; a tool that needs a missing part fails closed with a clear error result. Paths are
@@ -101,6 +102,7 @@ class Workspace:
     transport: httpx.BaseTransport | None = None  # None: a real network transport
     source: Path | None = None  # the TOML file it was read from, so a resumed run finds it again
     max_tokens_field: MaxTokensField | None = None  # None: the provider's own default
+    region: str | None = None  # the cloud region its model runs in (its trust zone follows)
     mcp_servers: tuple[McpServer, ...] = ()
     files_roots: Mapping[str, Path] = field(default_factory=dict)  # more roots, by name
     documents: Path | None = None  # the folder search_documents indexes
@@ -198,6 +200,7 @@ class _Settings(BaseModel):
     log_files: list[str] = []
     base_urls: list[str] = []
     max_tokens_field: MaxTokensField | None = None
+    region: str | None = None
     mcp_servers: dict[str, McpServerSettings] = {}
     files_roots: dict[str, str] = {}
     documents: str | None = None
@@ -238,6 +241,7 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
             http_url(u, f"{source}: base_urls[{n}]") for n, u in enumerate(settings.base_urls)
         ),
         max_tokens_field=settings.max_tokens_field,
+        region=settings.region,
         mcp_servers=mcp_servers(settings.mcp_servers, base, source),
         files_roots=roots,
         documents=folder(settings.documents, base, f"{source}: documents"),

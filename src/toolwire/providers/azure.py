@@ -1,0 +1,125 @@
+"""Azure OpenAI: the OpenAI adapters at an Azure resource's endpoint, with Azure's auth.
+
+Two URL shapes, as openai-python's ``AzureOpenAI`` (openai/lib/azure.py) builds them:
+- the v1 API, when no API version is set: ``{endpoint}/openai/v1/{path}``;
+- the deployment shape, when one is (``api_version``, ``OPENAI_API_VERSION``):
+  ``{endpoint}/openai/deployments/{deployment}/{path}?api-version={version}`` for the paths
+  the SDK scopes to a deployment (``DEPLOYMENT_PATHS``: ``chat/completions`` among them), and
+  ``{endpoint}/openai/{path}?api-version={version}`` for the others (``responses``).
+The body's ``model`` is the deployment's name in both. :class:`AzureEndpoint` builds either
+for any ``path``, so every OpenAI adapter (Chat Completions, Responses) reaches Azure alike.
+
+Auth, one of: the resource's key in an ``api-key`` header (``AZURE_OPENAI_API_KEY``), or a
+Microsoft Entra ID bearer token (``tokens.EntraToken``: ``DefaultAzureCredential`` for the
+``cognitiveservices`` scope unless a credential is given), cached and refreshed before expiry.
+
+The trust zone follows the resource's region when settings name one (``--region``,
+``AZURE_OPENAI_REGION``): an EU region is ``external_eu`` (``core.trust.region_zone``); no
+region is ``external_global``. The endpoint's hostname is never read for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote, urlencode
+
+from toolwire.core.errors import ConfigError
+from toolwire.core.trust import TrustZone
+from toolwire.providers.http import HttpSettings
+from toolwire.providers.openai import OpenAIProvider
+from toolwire.providers.presets import OPENAI_QUIRKS
+from toolwire.providers.tokens import TokenSource
+from toolwire.providers.wire import DEFAULT_TRUST_ZONE, checked_base_url
+
+NAME = "azure-openai"
+# openai/lib/azure.py ``_deployments_endpoints``: the paths Azure serves under a deployment.
+DEPLOYMENT_PATHS = frozenset({
+    "completions", "chat/completions", "embeddings", "audio/transcriptions",
+    "audio/translations", "audio/speech", "images/generations", "images/edits",
+})  # fmt: skip
+# The variables openai-python's AzureOpenAI reads, and the region's.
+ENDPOINT_VARIABLE = "AZURE_OPENAI_ENDPOINT"
+KEY_VARIABLE = "AZURE_OPENAI_API_KEY"
+API_VERSION_VARIABLE = "OPENAI_API_VERSION"
+REGION_VARIABLE = "AZURE_OPENAI_REGION"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AzureEndpoint:
+    """An Azure OpenAI resource's endpoint, a deployment on it, and the API version (None:
+    the v1 API). ``url(path)`` is where a request for ``path`` goes."""
+
+    endpoint: str
+    deployment: str
+    api_version: str | None = None
+
+    @classmethod
+    def of(cls, endpoint: str, deployment: str, api_version: str | None = None) -> AzureEndpoint:
+        """Checked and normalised: an endpoint pasted with its ``/openai`` or ``/openai/v1``
+        suffix is the resource's endpoint all the same."""
+        url = checked_base_url(NAME, endpoint)
+        url = url.removesuffix("/openai/v1").removesuffix("/openai")
+        if not deployment.strip():
+            raise ConfigError(f"{NAME}: a deployment name is required (--deployment or --model)")
+        version = (api_version or "").strip() or None
+        return cls(endpoint=url, deployment=deployment.strip(), api_version=version)
+
+    def url(self, path: str) -> str:
+        path = path.strip("/")
+        if self.api_version is None:
+            return f"{self.endpoint}/openai/v1/{path}"
+        if path in DEPLOYMENT_PATHS:
+            deployment = quote(self.deployment, safe="")
+            base = f"{self.endpoint}/openai/deployments/{deployment}/{path}"
+        else:
+            base = f"{self.endpoint}/openai/{path}"
+        return f"{base}?{urlencode({'api-version': self.api_version})}"
+
+    def headers(self, api_key: str) -> dict[str, str]:
+        """A key goes in ``api-key`` (a bearer token is the adapter's ``token_source``)."""
+        return {"api-key": api_key} if api_key else {}
+
+
+class AzureOpenAIProvider(OpenAIProvider):
+    """Chat Completions on an Azure OpenAI deployment."""
+
+    default_name = NAME
+
+    def __init__(
+        self,
+        *,
+        endpoint: AzureEndpoint,
+        api_key: str | None = None,
+        token_source: TokenSource | None = None,
+        trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
+        http: HttpSettings | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        """One of ``api_key`` and ``token_source``: Azure takes one credential at a time."""
+        key = (api_key or "").strip()
+        if key and token_source is not None:
+            raise ConfigError(f"{NAME}: give an API key or a bearer token, not both")
+        self.endpoint = endpoint
+        self.token_source = token_source
+        super().__init__(
+            model=endpoint.deployment,
+            api_key=key or None,
+            base_url=endpoint.endpoint,
+            trust_zone=trust_zone,
+            http=http,
+            quirks=OPENAI_QUIRKS,  # OpenAI's own API behind Azure's door
+            context_window=context_window,
+        )
+
+    def needs_key(self) -> bool:
+        return self.token_source is None
+
+    @property
+    def pricing_family(self) -> str | None:
+        return None  # a deployment's name is not a model's: no price table can know it
+
+    def url(self) -> str:
+        return self.endpoint.url("chat/completions")
+
+    def headers(self, api_key: str) -> dict[str, str]:
+        return self.endpoint.headers(api_key)

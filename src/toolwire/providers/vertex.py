@@ -1,0 +1,118 @@
+"""Vertex AI: Gemini through Google Cloud's regional endpoints, with Application Default
+Credentials.
+
+Wire shape: ``POST {root}/v1/projects/{project}/locations/{region}/publishers/google/models/
+{model}:generateContent`` (``:streamGenerateContent?alt=sse`` when the request streams), with
+``Authorization: Bearer`` an OAuth token (``tokens.GoogleToken``: ``google.auth.default`` for
+the cloud-platform scope unless credentials are given, refreshed when it nears expiry). The
+body and the answer are the Gemini adapter's, unchanged: Vertex takes the same
+``GenerateContentRequest``.
+
+The root is the region's, as google-genai builds it (google/genai/_api_client.py):
+``https://{region}-aiplatform.googleapis.com``; ``global`` is ``https://aiplatform.googleapis.com``
+and the multi-regions ``us`` and ``eu`` are ``https://aiplatform.{region}.rep.googleapis.com``.
+A base URL replaces the root (a private endpoint, a test server); the path stays, and so do
+Google's own quirks.
+
+Project and region come from settings or the environment (``GOOGLE_CLOUD_PROJECT``,
+``GOOGLE_CLOUD_LOCATION``, as google-genai reads them); the region also sets the trust zone
+(``core.trust.region_zone``: an EU region is ``external_eu``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from toolwire.core.errors import ConfigError
+from toolwire.core.trust import TrustZone
+from toolwire.providers.gemini import FAMILY, GeminiProvider
+from toolwire.providers.http import HttpSettings
+from toolwire.providers.presets import Quirks
+from toolwire.providers.tokens import TokenSource
+from toolwire.providers.wire import DEFAULT_TRUST_ZONE, checked_base_url
+
+NAME = "vertex"
+PROJECT_VARIABLE = "GOOGLE_CLOUD_PROJECT"
+REGION_VARIABLE = "GOOGLE_CLOUD_LOCATION"
+API_VERSION = "v1"
+MULTI_REGIONS = frozenset({"us", "eu"})  # google-genai's _MULTI_REGIONAL_LOCATIONS
+# A project id or a region: letters, digits and hyphens (a domain-scoped project has a colon).
+_NAME = re.compile(r"[a-z0-9][a-z0-9:.-]{0,62}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VertexLocation:
+    """A Google Cloud project and region, and the root its requests go to."""
+
+    project: str
+    region: str
+    root: str
+
+    @classmethod
+    def of(cls, project: str, region: str, base_url: str | None = None) -> VertexLocation:
+        project, region = project.strip(), region.strip().lower()
+        for what, value in (("project", project), ("region", region)):
+            if not _NAME.fullmatch(value):
+                raise ConfigError(f"{NAME}: {what} {value[:40]!r} is not a Google Cloud {what}")
+        root = checked_base_url(NAME, base_url) if base_url else regional_root(region)
+        return cls(project=project, region=region, root=root)
+
+    def model_url(self, publisher: str, model: str, method: str) -> str:
+        """Where ``method`` (``generateContent``, ``rawPredict``...) of a publisher's model
+        is called."""
+        where = f"projects/{quote(self.project, safe=':')}/locations/{self.region}"
+        name = f"publishers/{publisher}/models/{quote(model, safe='@')}"
+        return f"{self.root}/{API_VERSION}/{where}/{name}:{method}"
+
+
+def regional_root(region: str) -> str:
+    if region == "global":
+        return "https://aiplatform.googleapis.com"
+    if region in MULTI_REGIONS:
+        return f"https://aiplatform.{region}.rep.googleapis.com"
+    return f"https://{region}-aiplatform.googleapis.com"
+
+
+class VertexGeminiProvider(GeminiProvider):
+    """Gemini on Vertex AI. It speaks the Gemini family's API, so a turn's provider state
+    (thought signatures) replays to it as to the Gemini adapter."""
+
+    default_name = NAME
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        location: VertexLocation,
+        token_source: TokenSource,
+        trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
+        http: HttpSettings | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        self.location = location
+        self.token_source = token_source
+        super().__init__(
+            model=model,
+            api_key="",
+            base_url=location.root,
+            trust_zone=trust_zone,
+            http=http,
+            context_window=context_window,
+            quirks=Quirks(),  # Vertex itself, at any root (a private endpoint is Google's too)
+        )
+
+    @property
+    def family(self) -> str:
+        return FAMILY
+
+    @property
+    def pricing_family(self) -> str | None:
+        return None  # Vertex's prices are not the Gemini API's table
+
+    def url(self) -> str:
+        return self.location.model_url("google", self.model, "generateContent")
+
+    def stream_url(self) -> str:
+        return self.location.model_url("google", self.model, "streamGenerateContent") + "?alt=sse"
