@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,16 @@ DEMO_THREE_ROUNDS: list[Turn] = [
     [("get_table_schema", {"table": "products"})],
     "The shop sells products.",
 ]
+
+
+class Clock:
+    """A clock a test moves by hand (tokens expire by it)."""
+
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def minted(kind: str) -> str:
@@ -229,15 +239,17 @@ class FakeEntraCredential:
         return AccessToken(token, int(self.clock() + self.lifetime))
 
 
-def google_credentials(lifetime: timedelta = timedelta(hours=1)) -> tuple[Any, list[str]]:
+def google_credentials(lifetime: float = 3600.0, clock: Any = time.time) -> tuple[Any, list[str]]:
     """google-auth's own ``Credentials`` with a refresh handler that mints a token lasting
-    ``lifetime``; and the list of tokens it minted."""
+    ``lifetime`` seconds of ``clock``; and the list of tokens it minted."""
     from google.oauth2.credentials import Credentials
 
     issued: list[str] = []
 
     def refresh(request: Any, scopes: Any) -> tuple[str, datetime]:
         issued.append(minted(f"google{len(issued)}"))
-        return issued[-1], datetime.now(UTC).replace(tzinfo=None) + lifetime
+        expiry = datetime.fromtimestamp(clock() + lifetime, UTC).replace(tzinfo=None)
+        return issued[-1], expiry  # google-auth keeps expiries as naive UTC
 
-    return Credentials(token=None, refresh_handler=refresh), issued  # type: ignore[no-untyped-call]
+    credentials = Credentials(token=None, refresh_handler=refresh)  # type: ignore[no-untyped-call]
+    return credentials, issued

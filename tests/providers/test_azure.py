@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from toolwire.providers.tokens import REFRESH_MARGIN_SECONDS, EntraToken
 
 from .clouds import (
     DEMO_THREE_ROUNDS,
+    Clock,
     CloudDoor,
     DoorModel,
     FakeEntraCredential,
@@ -65,7 +66,7 @@ def door_for(version: str | None, **auth: Any) -> CloudDoor:
     return CloudDoor(query={"api-version": version} if version else {}, **auth)
 
 
-def tw(tmp_path: Path, workspace: str, env: dict[str, str | None], *args: str) -> Any:
+def tw(tmp_path: Path, workspace: str, env: Mapping[str, str | None], *args: str) -> Any:
     """``toolwire run`` on the demo workspace, recorded at privacy full in its own store."""
     argv = ["run", "What does the shop sell?", "--provider", "azure-openai", "--workspace",
             workspace, "--db", str(tmp_path / "runs.db"), "--privacy", "full", *args]  # fmt: skip
@@ -294,14 +295,6 @@ def slow_lookup(city: str) -> str:
     """A lookup that takes the better part of an hour (the test's clock says so)."""
     CLOCK.now += 3600 - REFRESH_MARGIN_SECONDS + 1  # past the token's refresh point
     return f"{city}: rain"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 CLOCK = Clock()

@@ -72,7 +72,7 @@ class TokenSource:
         self._clock = clock
         self._token = ""
         self._expires = 0.0
-        self._lock: asyncio.Lock | None = None
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self.fetches = 0  # how often the credential was asked: once per token's life
 
     def __repr__(self) -> str:  # never the token
@@ -81,12 +81,18 @@ class TokenSource:
     async def token(self) -> str:
         if self._fresh():
             return self._token
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
+        async with self._lock_here():
             if not self._fresh():
                 await asyncio.to_thread(self._refresh_guarded)
         return self._token
+
+    def _lock_here(self) -> asyncio.Lock:
+        """The lock of the running event loop (``run_sync`` starts a fresh loop per run, and
+        an asyncio lock belongs to one loop)."""
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        return self._lock[1]
 
     def _fresh(self) -> bool:
         return bool(self._token) and self._clock() < self._expires - REFRESH_MARGIN_SECONDS

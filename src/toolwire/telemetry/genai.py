@@ -38,6 +38,8 @@ PROVIDER_NAMES = {
     "groq": gen_ai.GenAiProviderNameValues.GROQ.value,
     "deepseek": gen_ai.GenAiProviderNameValues.DEEPSEEK.value,
     "xai": gen_ai.GenAiProviderNameValues.X_AI.value,
+    "azure-openai": gen_ai.GenAiProviderNameValues.AZURE_AI_OPENAI.value,
+    "vertex": gen_ai.GenAiProviderNameValues.GCP_VERTEX_AI.value,
 }
 
 SCRIPTED = "scripted"
