@@ -5,7 +5,9 @@ there to read through the attributes (so a blanked field would fail the test too
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -55,10 +57,14 @@ from toolwire.policy.trace import (
     ToolInvocation,
     ToolStep,
 )
+from toolwire.providers.azure import AzureEndpoint, AzureOpenAIProvider
 from toolwire.providers.base import Delta, Stop, Usage
+from toolwire.providers.cloud import CloudSettings
 from toolwire.providers.http import _StreamCall
 from toolwire.providers.openai_stream import _Call
 from toolwire.providers.scripted import Script, ScriptedCall, Turn
+from toolwire.providers.tokens import EntraToken
+from toolwire.providers.vertex import VertexGeminiProvider, VertexLocation
 from toolwire.runs.runtime import (
     OperatorDecision,
     ProviderRef,
@@ -241,6 +247,9 @@ CASES: dict[str, Callable[[Canaries], object]] = {
         next_sequence=3,
     ),
     "BoundedContent": lambda c: BoundedContent(c(), 9),
+    "CloudSettings": lambda c: CloudSettings(
+        deployment="d", region="westeurope", credential=_Credential(c())
+    ),
     "Run": lambda c: Run({"query": c()}),
     "Refuse": lambda c: Refuse(c(), Refused.DENIED),
     "openai stream call": lambda c: _Call("call_1", "lookup", [c(), c()]),
@@ -299,6 +308,32 @@ CASES: dict[str, Callable[[Canaries], object]] = {
         ]
     ),
 }
+
+
+@dataclasses.dataclass
+class _Credential:
+    """A stand-in for azure-identity's credentials, holding the token it gives."""
+
+    token: str
+
+    def get_token(self, *scopes: str) -> Any:
+        return types.SimpleNamespace(token=self.token, expires_on=4_000_000_000)
+
+
+def test_no_cloud_route_shows_its_key_or_its_token() -> None:
+    """A key given to Azure, and the bearer tokens both clouds' sources hold once fetched."""
+    c = Canaries()
+    key, token = c(), c()
+    source = EntraToken(_Credential(token))
+    assert asyncio.run(source.token()) == token  # the source now holds it
+    endpoint = AzureEndpoint.of("https://res.openai.azure.com", "dep")
+    keyed = AzureOpenAIProvider(endpoint=endpoint, api_key=key)
+    borne = AzureOpenAIProvider(endpoint=endpoint, token_source=source)
+    vertex = VertexGeminiProvider(model="gemini-2.5-flash", token_source=source,
+                                  location=VertexLocation.of("p", "europe-west4"))  # fmt: skip
+    for value in (source, keyed, borne, vertex):
+        for text in shown(value):
+            assert MARK not in text and "kanárie" not in text, text
 
 
 def _trace_of(recorded: Sequence[Any]) -> tuple[RunTrace, list[Any]]:

@@ -64,3 +64,19 @@ def test_a_long_excerpt_is_clipped_with_an_ellipsis() -> None:
     short = excerpt("word " * 100)
     assert len(short) == EXCERPT_CHARS
     assert short == ("word " * 40)[: EXCERPT_CHARS - 1] + "…"
+
+
+def test_an_endpoint_keeps_its_long_path_of_short_words_and_loses_a_key_in_it() -> None:
+    from toolwire.providers.redact import url_excerpt
+
+    azure = "https://res.openai.azure.com/openai/deployments/gpt-4o-mini-prod/chat/completions"
+    vertex = ("https://europe-west4-aiplatform.googleapis.com/v1/projects/p/locations/"
+              "europe-west4/publishers/google/models/gemini-2.5-flash:generateContent")  # fmt: skip
+    assert url_excerpt(azure) == azure
+    assert url_excerpt(vertex) == vertex
+    opaque = "Zq8xW2vY7uT4sR1pO6nM3lK9jH5gF0dS"  # 32 characters of no known shape
+    assert url_excerpt(f"https://gw.example/{opaque}/v1") == "https://gw.example/[redacted]/v1"
+    slashed = "abc/def+ghi"  # a configured key with a slash in it
+    assert url_excerpt(f"https://gw.example/{slashed}/v1", slashed) == (
+        "https://gw.example/[redacted]/v1"
+    )

@@ -144,3 +144,54 @@ def test_full_keeps_everything_verbatim(backend: Backend) -> None:
         {"sequence": n, **step.to_dict()} for n, step in enumerate(outcome.steps, start=1)
     ]
     assert stored.final_answer == f"{CANARIES['answer']} {SECRET_TEXT}"
+
+
+# -- the cloud routes' credentials: a key and bearer tokens, in runs that succeed and fail -------
+
+
+def cloud_runs(store: RunStore) -> list[str]:
+    """An Azure run with a key and a Vertex run with a token, each answered once, and each
+    refused once by a server echoing the credential it was sent; the credentials used."""
+    from toolwire.providers.azure import AzureEndpoint, AzureOpenAIProvider
+    from toolwire.providers.tokens import GoogleToken
+    from toolwire.providers.vertex import VertexGeminiProvider, VertexLocation
+    from toolwire.providers.wire import HttpProvider
+
+    from ..providers.clouds import CloudDoor, DoorModel, door_loopback, google_credentials, minted
+
+    key, (credentials, tokens) = minted("azkey"), google_credentials()
+    source = GoogleToken(credentials)
+    runtime = Runtime(ToolRegistry([dossier]), recorder=store)
+
+    def azure(root: str) -> HttpProvider:
+        return AzureOpenAIProvider(endpoint=AzureEndpoint.of(root, "dep"), api_key=key)
+
+    def vertex(root: str) -> HttpProvider:
+        location = VertexLocation.of("p", "europe-west4", root)
+        return VertexGeminiProvider(model="gemini-2.5-flash", location=location,
+                                    token_source=source)  # fmt: skip
+
+    doors = [(azure, CloudDoor(headers={"api-key": key})),
+             (azure, CloudDoor(headers={"api-key": "the-right-one"})),
+             (vertex, CloudDoor(bearer_of=tokens)),
+             (vertex, CloudDoor(bearer_of=["the-right-one"]))]  # fmt: skip
+    for make, door in doors:
+        model = DoorModel([[("dossier", {"subject": "x"})], "Done."], door)
+        with door_loopback(model) as root:
+            options = RunOptions(capture_raw=True)
+            runtime.run_sync(RunRequest.of("q", provider=make(root), options=options))
+    assert key in doors[1][1].refused[0] and tokens[0] in doors[3][1].refused[0]  # echoed
+    return [key, *tokens]
+
+
+@pytest.mark.parametrize("level", [PrivacyLevel.FULL, PrivacyLevel.REDACTED])
+def test_no_cloud_key_or_token_is_stored(backend: Backend, level: PrivacyLevel) -> None:
+    store = backend.open(level)
+    secrets = cloud_runs(store)
+    runs = store.list_runs()
+    store.close()
+    assert sorted(r.status for r in runs) == ["completed", "completed", "failed", "failed"]
+    data = backend.raw_bytes()
+    assert all(r.id.encode() in data for r in runs)  # the dump does hold the runs
+    assert sorted(str(r.provider) for r in runs) == ["azure-openai"] * 2 + ["vertex"] * 2
+    assert [s for s in secrets if s.encode() in data] == []

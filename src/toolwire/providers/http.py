@@ -63,7 +63,7 @@ from toolwire.core.errors import (
     ServerError,
 )
 from toolwire.core.reprs import tagged
-from toolwire.providers.redact import excerpt
+from toolwire.providers.redact import excerpt, url_excerpt
 from toolwire.providers.sse import MAX_EVENT_BYTES, MAX_STREAM_BYTES, EventDecoder, StreamTooLarge
 
 DEFAULT_TIMEOUT_SECONDS = 120.0  # a long tool-using answer can take a minute; two is generous
@@ -287,7 +287,7 @@ class JsonHttp:
         """The endpoint as a message may show it: no user info, no query, the key masked."""
         parsed = httpx.URL(url)
         shown = str(parsed.copy_with(userinfo=b"", query=None, fragment=None))
-        return excerpt(shown, self._secret) or "the provider"
+        return url_excerpt(shown, self._secret) or "the provider"
 
     def _client(self) -> httpx.AsyncClient:
         transport = self.settings.transport
