@@ -426,3 +426,17 @@ def test_the_wire_body_is_the_openai_adapter_s() -> None:
                                      api_key="k").encode(_request())  # fmt: skip
     openai_body = OpenAIProvider(model=DEPLOYMENT, api_key="k").encode(_request())
     assert json.dumps(azure_body) == json.dumps(openai_body)
+
+
+def test_the_workspace_s_region_sets_the_zone(tmp_path: Path, workspace: str) -> None:
+    toml = Path(workspace)
+    eu = toml.with_name("workspace-eu.toml")
+    eu.write_text('region = "westeurope"\n' + toml.read_text())
+    key = minted("azkey")
+    model = DoorModel(["Nothing to read."], door_for(None, headers={"api-key": key}))
+    with door_loopback(model) as root:
+        done = tw(tmp_path, str(eu), {"AZURE_OPENAI_API_KEY": key}, "--model", DEPLOYMENT,
+                  "--base-url", root)  # fmt: skip
+    assert done.exit_code == 0, done.output
+    (sent,) = model.captured
+    assert "list_tables" in {t["function"]["name"] for t in sent.json()["tools"]}
