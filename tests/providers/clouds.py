@@ -96,8 +96,14 @@ class _DoorHandler(BaseHTTPRequestHandler):
             model.door.refused.append(why)
             refusal = {"error": {"code": "401", "message": f"Access denied: {why}"}}
             return self._send(401, json.dumps(refusal).encode(), "application/json")
-        out, kind = model.respond(self.path.partition("?")[0], headers, body)
-        model.captured[-1].path = self.path  # keep the query the request came with
+        path, asked = self.path.partition("?")[0], body
+        if "/publishers/anthropic/" in path:  # Claude on Vertex: the Messages API, model in URL
+            named = path.rpartition("/")[2].partition(":")[0]
+            asked = json.dumps({**json.loads(body), "model": named}).encode()
+            path = "/v1/messages"
+        out, kind = model.respond(path, headers, asked)
+        model.captured[-1].path = self.path  # keep the path and query the request came with
+        model.captured[-1].body = body
         self._send(200, out, kind)
 
     def _send(self, status: int, out: bytes, kind: str) -> None:

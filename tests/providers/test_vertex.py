@@ -48,6 +48,7 @@ from .clouds import (
 )
 from .conversation import REQUEST
 from .servers import no_sleep
+from .test_anthropic_sdk import validate_request as validate_messages
 from .test_gemini_sdk import validate_request
 
 PROJECT, REGION, MODEL = "tw-project-1", "europe-west4", "gemini-2.5-flash"
@@ -296,3 +297,65 @@ def test_credentials_that_cannot_give_a_token_are_refused() -> None:
     with pytest.raises(ConfigError, match="vertex: credentials must be google-auth credentials"):
         create_provider("vertex", model=MODEL, environ=environ,
                         cloud=CloudSettings(credential=minted("not-credentials")))  # fmt: skip
+
+
+# -- Claude on Vertex ---------------------------------------------------------------------------
+
+CLAUDE = "claude-sonnet-4-5@20250929"
+CLAUDE_PATH = f"/v1/projects/{PROJECT}/locations/{REGION}/publishers/anthropic/models/{CLAUDE}"
+
+
+def anthropic_checked(body: dict[str, Any]) -> None:
+    """The body is the Messages API's less ``model``, plus Vertex's ``anthropic_version``."""
+    assert body["anthropic_version"] == "vertex-2023-10-16" and "model" not in body
+    rest = {k: v for k, v in body.items() if k != "anthropic_version"}
+    validate_messages({**rest, "model": CLAUDE})
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+def test_claude_runs_three_rounds_on_vertex(tmp_path: Path, workspace: str, stream: bool) -> None:
+    issuer = TokenIssuer()
+    model = DoorModel(DEMO_THREE_ROUNDS, CloudDoor(bearer_of=issuer.issued))
+    with door_loopback(model) as root, token_endpoint(issuer) as tokens:
+        adc = service_account_file(tmp_path, tokens)
+        env = {"GOOGLE_APPLICATION_CREDENTIALS": str(adc), "GOOGLE_CLOUD_PROJECT": PROJECT,
+               "GOOGLE_CLOUD_LOCATION": REGION}  # fmt: skip
+        argv = ["run", "What does the shop sell?", "--provider", "vertex-anthropic", "--model",
+                CLAUDE, "--base-url", root, "--workspace", workspace, "--db",
+                str(tmp_path / "runs.db"), *([] if stream else ["--no-stream"])]  # fmt: skip
+        done = CliRunner().invoke(app, argv, env={**BARE_ENV, "TOOLWIRE_DB": None, **env})
+    assert done.exit_code == 0, done.output
+    assert "The shop sells products." in done.output
+    method = ":streamRawPredict" if stream else ":rawPredict"
+    assert [c.path for c in model.captured] == [CLAUDE_PATH + method] * 3
+    assert model.door.refused == [] and len(issuer.issued) == 1
+    bodies = [c.json() for c in model.captured]
+    for body in bodies:
+        anthropic_checked(body)
+    assert all(body.get("stream", False) is stream for body in bodies)
+    results = [b["content"] for m in bodies[2]["messages"] if isinstance(m["content"], list)
+               for b in m["content"] if b["type"] == "tool_result"]  # fmt: skip
+    assert results[0].startswith("Tables:") and "products" in results[1]
+    assert issuer.issued[0] not in done.output
+
+
+def test_claude_s_body_is_the_anthropic_adapter_s_with_its_thinking_replayed() -> None:
+    from toolwire.providers.anthropic import AnthropicProvider
+    from toolwire.providers.vertex import VertexAnthropicProvider
+
+    environ = {"GOOGLE_CLOUD_PROJECT": PROJECT, "GOOGLE_CLOUD_LOCATION": REGION}
+    provider = create_provider("vertex-anthropic", model=CLAUDE, environ=environ)
+    assert isinstance(provider, VertexAnthropicProvider)
+    assert provider.url() == f"https://{REGION}-aiplatform.googleapis.com{CLAUDE_PATH}:rawPredict"
+    assert provider.trust_zone is TrustZone.EXTERNAL_EU and provider.headers("") == {}
+    thinking = [{"type": "thinking", "thinking": "Hm.", "signature": "c2ln"},
+                {"type": "text", "text": "Checking."}]  # fmt: skip
+    turn = ChatMessage.assistant("Checking.", [], ProviderState("anthropic", {"content": thinking}))
+    request = CompletionRequest(messages=(ChatMessage.user("Hi"), turn, ChatMessage.user("And?")))
+    for asked in (REQUEST, request):
+        body = provider.encode(asked)
+        anthropic_checked(body)
+        own = AnthropicProvider(model=CLAUDE, api_key="k").encode(asked)
+        assert body == {"anthropic_version": "vertex-2023-10-16",
+                        **{k: v for k, v in own.items() if k != "model"}}  # fmt: skip
+    assert provider.encode(request)["messages"][1]["content"][0] == thinking[0]

@@ -8,9 +8,9 @@ before any request, naming the setting, its option and its variable; none echoes
   (``--deployment``, else the model's name), the API version (``--api-version``,
   ``OPENAI_API_VERSION``; none: the v1 API), and a key (``AZURE_OPENAI_API_KEY``) or Microsoft
   Entra ID (``auth="entra"``, or a ``credential`` given: an object with ``get_token``).
-- ``vertex``: the project (``--project``, ``GOOGLE_CLOUD_PROJECT``), the region
-  (``--region``, ``GOOGLE_CLOUD_LOCATION``) and the model; Application Default Credentials
-  unless a ``credential`` (google-auth credentials) is given.
+- ``vertex`` (Gemini) and ``vertex-anthropic`` (Claude): the project (``--project``,
+  ``GOOGLE_CLOUD_PROJECT``), the region (``--region``, ``GOOGLE_CLOUD_LOCATION``) and the
+  model; Application Default Credentials unless a ``credential`` (google-auth's) is given.
 - The zone: the caller's, else the region's (``core.trust.region_zone``); for Azure the region
   is only a setting (``--region``, ``AZURE_OPENAI_REGION``), never read off the endpoint.
 """
@@ -28,7 +28,11 @@ from toolwire.providers.azure import AzureEndpoint, AzureOpenAIProvider
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.presets import CLOUD_NAMES
 from toolwire.providers.tokens import EntraToken, GoogleCredentials, GoogleToken, TokenCredential
-from toolwire.providers.vertex import VertexGeminiProvider, VertexLocation
+from toolwire.providers.vertex import (
+    VertexAnthropicProvider,
+    VertexGeminiProvider,
+    VertexLocation,
+)
 
 Auth = Literal["key", "entra"]
 
@@ -79,7 +83,7 @@ def cloud_provider(
     http: HttpSettings,
     environ: Mapping[str, str],
     settings: CloudSettings,
-) -> AzureOpenAIProvider | VertexGeminiProvider:
+) -> AzureOpenAIProvider | VertexGeminiProvider | VertexAnthropicProvider:
     """The cloud route called ``name`` (one of ``CLOUD_NAMES``)."""
     assert name in CLOUD_NAMES
     if settings.auth is not None:
@@ -92,7 +96,7 @@ def cloud_provider(
     if settings.auth is not None:
         raise ConfigError(f"provider {name} signs in with Application Default Credentials; "
                           "--auth is for azure-openai")  # fmt: skip
-    return _vertex(asked)
+    return _vertex(name, asked)
 
 
 def parse_auth(value: str) -> Auth:
@@ -134,23 +138,24 @@ def _azure_credential(given: object | None) -> TokenCredential | None:
     raise ConfigError(f"{azure.NAME}: a credential must have get_token (azure-identity's do)")
 
 
-def _vertex(asked: _Asked) -> VertexGeminiProvider:
+def _vertex(name: str, asked: _Asked) -> VertexGeminiProvider | VertexAnthropicProvider:
     settings = asked.settings
     project = asked.setting(settings.project, vertex.PROJECT_VARIABLE)
     if not project:
-        raise ConfigError(f"provider {vertex.NAME} needs a Google Cloud project: --project or "
+        raise ConfigError(f"provider {name} needs a Google Cloud project: --project or "
                           f"set {vertex.PROJECT_VARIABLE}")  # fmt: skip
     region = asked.setting(settings.region, vertex.REGION_VARIABLE)
     if not region:
-        raise ConfigError(f"provider {vertex.NAME} needs a region (europe-west4, us-central1, "
+        raise ConfigError(f"provider {name} needs a region (europe-west4, us-central1, "
                           f"global...): --region or set {vertex.REGION_VARIABLE}")  # fmt: skip
     if not asked.model:
-        raise ConfigError(f"provider {vertex.NAME} needs a model name (--model)")
+        raise ConfigError(f"provider {name} needs a model name (--model)")
     location = VertexLocation.of(project, region, asked.base_url)
     credential = settings.credential
     if credential is not None and not isinstance(credential, GoogleCredentials):
-        raise ConfigError(f"{vertex.NAME}: credentials must be google-auth credentials")
+        raise ConfigError(f"{name}: credentials must be google-auth credentials")
     zone: TrustZone | str = asked.trust_zone or region_zone(location.region)
-    return VertexGeminiProvider(model=asked.model, location=location,
-                                token_source=GoogleToken(credential), trust_zone=zone,
-                                http=asked.http)  # fmt: skip
+    adapter = VertexAnthropicProvider if name == vertex.ANTHROPIC_NAME else VertexGeminiProvider
+    return adapter(model=asked.model, location=location,
+                   token_source=GoogleToken(credential, provider=name), trust_zone=zone,
+                   http=asked.http)  # fmt: skip

@@ -372,7 +372,7 @@ KEY_VARIABLES = {
     "gemini": "GEMINI_API_KEY",
 }
 # The cloud routes to those APIs (``toolwire.providers.cloud``): their own endpoints and auth.
-CLOUD_NAMES = ("azure-openai", "vertex")
+CLOUD_NAMES = ("azure-openai", "vertex", "vertex-anthropic")
 PROVIDER_NAMES = (*KEY_VARIABLES, *PRESETS, *CLOUD_NAMES, "scripted")  # every name --provider takes
 
 

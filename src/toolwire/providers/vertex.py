@@ -14,6 +14,12 @@ and the multi-regions ``us`` and ``eu`` are ``https://aiplatform.{region}.rep.go
 A base URL replaces the root (a private endpoint, a test server); the path stays, and so do
 Google's own quirks.
 
+Claude on Vertex (``--provider vertex-anthropic``) is the Anthropic adapter the same way, as
+anthropic-sdk-python's ``AnthropicVertex`` sends it (lib/vertex/_client.py): ``POST .../
+publishers/anthropic/models/{model}:rawPredict`` (``:streamRawPredict`` when it streams, an
+event stream of the Messages API's events), the body the Messages API's without ``model`` and
+with ``anthropic_version: "vertex-2023-10-16"``.
+
 Project and region come from settings or the environment (``GOOGLE_CLOUD_PROJECT``,
 ``GOOGLE_CLOUD_LOCATION``, as google-genai reads them); the region also sets the trust zone
 (``core.trust.region_zone``: an EU region is ``external_eu``).
@@ -23,10 +29,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote
 
 from toolwire.core.errors import ConfigError
 from toolwire.core.trust import TrustZone
+from toolwire.providers.anthropic import AnthropicProvider
+from toolwire.providers.base import CompletionRequest
 from toolwire.providers.gemini import FAMILY, GeminiProvider
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.presets import Quirks
@@ -34,6 +43,9 @@ from toolwire.providers.tokens import TokenSource
 from toolwire.providers.wire import DEFAULT_TRUST_ZONE, checked_base_url
 
 NAME = "vertex"
+ANTHROPIC_NAME = "vertex-anthropic"
+# The Messages API version Vertex takes in the body (anthropic-sdk-python lib/vertex/_client.py).
+VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16"
 PROJECT_VARIABLE = "GOOGLE_CLOUD_PROJECT"
 REGION_VARIABLE = "GOOGLE_CLOUD_LOCATION"
 API_VERSION = "v1"
@@ -116,3 +128,54 @@ class VertexGeminiProvider(GeminiProvider):
 
     def stream_url(self) -> str:
         return self.location.model_url("google", self.model, "streamGenerateContent") + "?alt=sse"
+
+
+class VertexAnthropicProvider(AnthropicProvider):
+    """Claude on Vertex AI. It speaks the Anthropic family's API: thinking signatures replay
+    to it as to the Anthropic adapter."""
+
+    default_name = ANTHROPIC_NAME
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        location: VertexLocation,
+        token_source: TokenSource,
+        trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
+        http: HttpSettings | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        self.location = location
+        self.token_source = token_source
+        super().__init__(
+            model=model,
+            api_key="",
+            base_url=location.root,
+            trust_zone=trust_zone,
+            http=http,
+            context_window=context_window,
+            quirks=Quirks(),  # Anthropic's own API, behind Vertex's door
+        )
+
+    @property
+    def family(self) -> str:
+        return "anthropic"
+
+    @property
+    def pricing_family(self) -> str | None:
+        return None  # Vertex's prices are not Anthropic's table
+
+    def url(self) -> str:
+        return self.location.model_url("anthropic", self.model, "rawPredict")
+
+    def stream_url(self) -> str:
+        return self.location.model_url("anthropic", self.model, "streamRawPredict")
+
+    def headers(self, api_key: str) -> dict[str, str]:
+        return {}  # the version travels in the body; the token is the token source's
+
+    def encode(self, request: CompletionRequest) -> dict[str, Any]:
+        body = super().encode(request)
+        del body["model"]  # the URL names it
+        return {"anthropic_version": VERTEX_ANTHROPIC_VERSION, **body}
