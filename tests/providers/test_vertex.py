@@ -32,7 +32,12 @@ from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.select import create_provider
 from toolwire.providers.tokens import REFRESH_MARGIN_SECONDS, GoogleToken
-from toolwire.providers.vertex import VertexGeminiProvider, VertexLocation, regional_root
+from toolwire.providers.vertex import (
+    VertexAnthropicProvider,
+    VertexGeminiProvider,
+    VertexLocation,
+    regional_root,
+)
 
 from .clouds import (
     DEMO_THREE_ROUNDS,
@@ -182,7 +187,24 @@ def test_the_adapter_calls_generate_and_stream_generate_content() -> None:
     root = "https://europe-west4-aiplatform.googleapis.com"
     assert provider.url() == f"{root}{MODEL_PATH}:generateContent"
     assert provider.stream_url() == f"{root}{MODEL_PATH}:streamGenerateContent?alt=sse"
-    assert provider.base_url == root and provider.name == "vertex"
+    assert provider.base_url == f"{root}/v1/projects/{PROJECT}/locations/{REGION}"
+    assert provider.name == "vertex"
+
+
+@pytest.mark.parametrize("name", ["vertex", "vertex-anthropic"])
+def test_the_stored_base_url_reaches_the_same_place_from_another_environment(name: str) -> None:
+    """What a run stores (its provider's base URL) names project and region: a process with
+    other settings, or none, resumes it at the same URL and in the same zone."""
+    here = {"GOOGLE_CLOUD_PROJECT": PROJECT, "GOOGLE_CLOUD_LOCATION": REGION}
+    provider = create_provider(name, model=MODEL, environ=here)
+    assert isinstance(provider, VertexGeminiProvider | VertexAnthropicProvider)
+    elsewhere = {"GOOGLE_CLOUD_PROJECT": "other", "GOOGLE_CLOUD_LOCATION": "us-central1"}
+    for environ in ({}, elsewhere):
+        again = create_provider(name, model=MODEL, environ=environ,
+                                base_url=provider.base_url)  # fmt: skip
+        assert isinstance(again, VertexGeminiProvider | VertexAnthropicProvider)
+        assert (again.url(), again.stream_url()) == (provider.url(), provider.stream_url())
+        assert again.trust_zone is provider.trust_zone is TrustZone.EXTERNAL_EU
 
 
 @pytest.mark.parametrize(
@@ -341,7 +363,6 @@ def test_claude_runs_three_rounds_on_vertex(tmp_path: Path, workspace: str, stre
 
 def test_claude_s_body_is_the_anthropic_adapter_s_with_its_thinking_replayed() -> None:
     from toolwire.providers.anthropic import AnthropicProvider
-    from toolwire.providers.vertex import VertexAnthropicProvider
 
     environ = {"GOOGLE_CLOUD_PROJECT": PROJECT, "GOOGLE_CLOUD_LOCATION": REGION}
     provider = create_provider("vertex-anthropic", model=CLAUDE, environ=environ)

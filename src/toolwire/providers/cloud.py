@@ -139,18 +139,11 @@ def _azure_credential(given: object | None) -> TokenCredential | None:
 
 
 def _vertex(name: str, asked: _Asked) -> VertexGeminiProvider | VertexAnthropicProvider:
-    settings = asked.settings
-    project = asked.setting(settings.project, vertex.PROJECT_VARIABLE)
-    if not project:
-        raise ConfigError(f"provider {name} needs a Google Cloud project: --project or "
-                          f"set {vertex.PROJECT_VARIABLE}")  # fmt: skip
-    region = asked.setting(settings.region, vertex.REGION_VARIABLE)
-    if not region:
-        raise ConfigError(f"provider {name} needs a region (europe-west4, us-central1, "
-                          f"global...): --region or set {vertex.REGION_VARIABLE}")  # fmt: skip
+    named = VertexLocation.parse(asked.base_url) if asked.base_url else None
+    location = named or _vertex_location(name, asked)
     if not asked.model:
         raise ConfigError(f"provider {name} needs a model name (--model)")
-    location = VertexLocation.of(project, region, asked.base_url)
+    settings = asked.settings
     credential = settings.credential
     if credential is not None and not isinstance(credential, GoogleCredentials):
         raise ConfigError(f"{name}: credentials must be google-auth credentials")
@@ -159,3 +152,15 @@ def _vertex(name: str, asked: _Asked) -> VertexGeminiProvider | VertexAnthropicP
     return adapter(model=asked.model, location=location,
                    token_source=GoogleToken(credential, provider=name), trust_zone=zone,
                    http=asked.http)  # fmt: skip
+
+
+def _vertex_location(name: str, asked: _Asked) -> VertexLocation:
+    project = asked.setting(asked.settings.project, vertex.PROJECT_VARIABLE)
+    if not project:
+        raise ConfigError(f"provider {name} needs a Google Cloud project: --project or "
+                          f"set {vertex.PROJECT_VARIABLE}")  # fmt: skip
+    region = asked.setting(asked.settings.region, vertex.REGION_VARIABLE)
+    if not region:
+        raise ConfigError(f"provider {name} needs a region (europe-west4, us-central1, "
+                          f"global...): --region or set {vertex.REGION_VARIABLE}")  # fmt: skip
+    return VertexLocation.of(project, region, asked.base_url)

@@ -12,7 +12,10 @@ The root is the region's, as google-genai builds it (google/genai/_api_client.py
 ``https://{region}-aiplatform.googleapis.com``; ``global`` is ``https://aiplatform.googleapis.com``
 and the multi-regions ``us`` and ``eu`` are ``https://aiplatform.{region}.rep.googleapis.com``.
 A base URL replaces the root (a private endpoint, a test server); the path stays, and so do
-Google's own quirks.
+Google's own quirks. The adapter's own ``base_url`` is its location's URL,
+``{root}/v1/projects/{project}/locations/{region}``: a run stores it, and a base URL of that
+form names the project and region itself, so a run resumed or queued elsewhere reaches the
+same place whatever that process's environment says.
 
 Claude on Vertex (``--provider vertex-anthropic``) is the Anthropic adapter the same way, as
 anthropic-sdk-python's ``AnthropicVertex`` sends it (lib/vertex/_client.py): ``POST .../
@@ -52,6 +55,9 @@ API_VERSION = "v1"
 MULTI_REGIONS = frozenset({"us", "eu"})  # google-genai's _MULTI_REGIONAL_LOCATIONS
 # A project id or a region: letters, digits and hyphens (a domain-scoped project has a colon).
 _NAME = re.compile(r"[a-z0-9][a-z0-9:.-]{0,62}")
+_LOCATION_URL = re.compile(
+    r"(?P<root>https?://[^/?#]+)/v1/projects/(?P<project>[^/?#]+)/locations/(?P<region>[^/?#]+)"
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,12 +77,26 @@ class VertexLocation:
         root = checked_base_url(NAME, base_url) if base_url else regional_root(region)
         return cls(project=project, region=region, root=root)
 
+    @classmethod
+    def parse(cls, base_url: str) -> VertexLocation | None:
+        """The location a base URL names whole (``{root}/v1/projects/{p}/locations/{r}``, the
+        adapter's own ``base_url``, as a run stored it), or None for a bare root."""
+        found = _LOCATION_URL.fullmatch(base_url.strip().rstrip("/"))
+        if found is None:
+            return None
+        return cls.of(found["project"], found["region"], found["root"])
+
+    @property
+    def base_url(self) -> str:
+        """The location's URL: what a run stores, so another process reaches the same one."""
+        project = quote(self.project, safe=":")
+        return f"{self.root}/{API_VERSION}/projects/{project}/locations/{self.region}"
+
     def model_url(self, publisher: str, model: str, method: str) -> str:
         """Where ``method`` (``generateContent``, ``rawPredict``...) of a publisher's model
         is called."""
-        where = f"projects/{quote(self.project, safe=':')}/locations/{self.region}"
         name = f"publishers/{publisher}/models/{quote(model, safe='@')}"
-        return f"{self.root}/{API_VERSION}/{where}/{name}:{method}"
+        return f"{self.base_url}/{name}:{method}"
 
 
 def regional_root(region: str) -> str:
@@ -108,7 +128,7 @@ class VertexGeminiProvider(GeminiProvider):
         super().__init__(
             model=model,
             api_key="",
-            base_url=location.root,
+            base_url=location.base_url,
             trust_zone=trust_zone,
             http=http,
             context_window=context_window,
@@ -151,7 +171,7 @@ class VertexAnthropicProvider(AnthropicProvider):
         super().__init__(
             model=model,
             api_key="",
-            base_url=location.root,
+            base_url=location.base_url,
             trust_zone=trust_zone,
             http=http,
             context_window=context_window,
