@@ -177,10 +177,31 @@ def test_the_deployment_shape_scopes_chat_to_the_deployment_and_responses_to_the
     )
 
 
-@pytest.mark.parametrize("pasted", ["https://res.openai.azure.com/openai",
-                                    "https://res.openai.azure.com/openai/v1/"])  # fmt: skip
-def test_an_endpoint_pasted_with_its_openai_suffix_is_the_resource_s(pasted: str) -> None:
-    assert AzureEndpoint.of(pasted, DEPLOYMENT).endpoint == "https://res.openai.azure.com"
+def test_an_endpoint_pasted_with_its_openai_suffix_is_the_resource_s() -> None:
+    pasted = AzureEndpoint.of("https://res.openai.azure.com/openai", DEPLOYMENT, VERSION)
+    assert (pasted.endpoint, pasted.api_version) == ("https://res.openai.azure.com", VERSION)
+    v1 = AzureEndpoint.of("https://res.openai.azure.com/openai/v1/", DEPLOYMENT, VERSION)
+    assert (v1.endpoint, v1.api_version) == ("https://res.openai.azure.com", None)  # named v1
+
+
+@pytest.mark.parametrize("version", [None, VERSION])
+def test_the_stored_base_url_reaches_the_same_shape_and_deployment(version: str | None) -> None:
+    """What a run stores (its provider's base URL, and the deployment as its model): another
+    process, with another API version set or none, calls the same URL."""
+    environ = {**ENV, "OPENAI_API_VERSION": version} if version else ENV
+    provider = azure(environ, deployment="dep-a")
+    shape = "deployments/dep-a" if version else "v1"
+    assert provider.base_url == f"https://res.openai.azure.com/openai/{shape}"
+    elsewhere = {"AZURE_OPENAI_API_KEY": "k-2", "OPENAI_API_VERSION": version or "2025-04-01"}
+    again = azure(elsewhere, base_url=provider.base_url, model=provider.model)
+    assert again.url() == provider.url()
+
+
+def test_a_deployment_url_without_an_api_version_says_where_to_set_one() -> None:
+    with pytest.raises(ConfigError, match=(
+        "azure-openai: a deployment's URL needs an API version: --api-version or set "
+        "OPENAI_API_VERSION")):  # fmt: skip
+        AzureEndpoint.of("https://res.openai.azure.com/openai/deployments/dep-a", "dep-a")
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ region is ``external_global``. The endpoint's hostname is never read for it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, urlencode
 
 from toolwire.core.errors import ConfigError
 from toolwire.core.trust import TrustZone
@@ -55,14 +55,32 @@ class AzureEndpoint:
 
     @classmethod
     def of(cls, endpoint: str, deployment: str, api_version: str | None = None) -> AzureEndpoint:
-        """Checked and normalised: an endpoint pasted with its ``/openai`` or ``/openai/v1``
-        suffix is the resource's endpoint all the same."""
+        """Checked and normalised. An endpoint pasted with its ``/openai`` suffix is the
+        resource's; one ending ``/openai/v1`` names the v1 API, and one ending
+        ``/openai/deployments/{name}`` that deployment's URL (the forms ``base_url`` gives,
+        so a stored run reaches the same shape and deployment)."""
         url = checked_base_url(NAME, endpoint)
-        url = url.removesuffix("/openai/v1").removesuffix("/openai")
+        version = (api_version or "").strip() or None
+        head, scoped, named = url.rpartition("/openai/deployments/")
+        if url.endswith("/openai/v1"):
+            url, version = url.removesuffix("/openai/v1"), None
+        elif scoped and named and "/" not in named:
+            url, deployment = head, unquote(named)
+            if version is None:
+                raise ConfigError(f"{NAME}: a deployment's URL needs an API version: "
+                                  f"--api-version or set {API_VERSION_VARIABLE}")  # fmt: skip
+        url = url.removesuffix("/openai")
         if not deployment.strip():
             raise ConfigError(f"{NAME}: a deployment name is required (--deployment or --model)")
-        version = (api_version or "").strip() or None
         return cls(endpoint=url, deployment=deployment.strip(), api_version=version)
+
+    @property
+    def base_url(self) -> str:
+        """The shape's own base: ``/openai/v1``, or the deployment's ``/openai/deployments/
+        {name}`` (its API version is a setting of the process that calls it)."""
+        if self.api_version is None:
+            return f"{self.endpoint}/openai/v1"
+        return f"{self.endpoint}/openai/deployments/{quote(self.deployment, safe='')}"
 
     def url(self, path: str) -> str:
         path = path.strip("/")
@@ -104,7 +122,7 @@ class AzureOpenAIProvider(OpenAIProvider):
         super().__init__(
             model=endpoint.deployment,
             api_key=key or None,
-            base_url=endpoint.endpoint,
+            base_url=endpoint.base_url,
             trust_zone=trust_zone,
             http=http,
             quirks=OPENAI_QUIRKS,  # OpenAI's own API behind Azure's door
