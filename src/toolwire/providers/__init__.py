@@ -15,15 +15,20 @@ from toolwire.core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from toolwire.providers.anthropic import AnthropicProvider
+    from toolwire.providers.azure import AzureOpenAIProvider
     from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider, Usage
+    from toolwire.providers.cloud import CloudSettings
     from toolwire.providers.gemini import GeminiProvider
     from toolwire.providers.http import HttpSettings
     from toolwire.providers.openai import OpenAIProvider
     from toolwire.providers.scripted import ScriptedProvider
     from toolwire.providers.select import create_provider
+    from toolwire.providers.vertex import VertexAnthropicProvider, VertexGeminiProvider
 
 _HOMES = {
     "AnthropicProvider": "toolwire.providers.anthropic",
+    "AzureOpenAIProvider": "toolwire.providers.azure",
+    "CloudSettings": "toolwire.providers.cloud",
     "CompletionRequest": "toolwire.providers.base",
     "CompletionResponse": "toolwire.providers.base",
     "GeminiProvider": "toolwire.providers.gemini",
@@ -32,6 +37,8 @@ _HOMES = {
     "Provider": "toolwire.providers.base",
     "ScriptedProvider": "toolwire.providers.scripted",
     "Usage": "toolwire.providers.base",
+    "VertexAnthropicProvider": "toolwire.providers.vertex",
+    "VertexGeminiProvider": "toolwire.providers.vertex",
     "create_provider": "toolwire.providers.select",
 }
 
@@ -41,6 +48,8 @@ __getattr__ = lazy_names(__name__, _HOMES)
 
 __all__ = [
     "AnthropicProvider",
+    "AzureOpenAIProvider",
+    "CloudSettings",
     "CompletionRequest",
     "CompletionResponse",
     "GeminiProvider",
@@ -49,5 +58,7 @@ __all__ = [
     "Provider",
     "ScriptedProvider",
     "Usage",
+    "VertexAnthropicProvider",
+    "VertexGeminiProvider",
     "create_provider",
 ]
