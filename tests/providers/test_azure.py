@@ -263,6 +263,7 @@ def test_given_settings_win_over_the_environment() -> None:
         (ENV, {"auth": "kerberos"}, "unknown auth 'kerberos': choose key or entra"),
         (ENV, {"credential": object()},
          "azure-openai: a credential must have get_token"),
+        (ENV, {"project": "p"}, "--project is for the Google Cloud routes, not azure-openai"),
     ],
 )  # fmt: skip
 def test_a_missing_or_bad_setting_names_it_and_where_it_comes_from(
@@ -461,3 +462,25 @@ def test_the_workspace_s_region_sets_the_zone(tmp_path: Path, workspace: str) ->
     assert done.exit_code == 0, done.output
     (sent,) = model.captured
     assert "list_tables" in {t["function"]["name"] for t in sent.json()["tools"]}
+
+
+@pytest.mark.parametrize(
+    ("field", "option"),
+    [("deployment", "--deployment"), ("api_version", "--api-version"), ("project", "--project"),
+     ("auth", "--auth")],
+)  # fmt: skip
+def test_a_cloud_setting_given_to_another_provider_is_named(field: str, option: str) -> None:
+    value = "entra" if field == "auth" else "x"
+    with pytest.raises(ConfigError) as caught:
+        create_provider("openai", model="gpt-4.1-mini", environ={"OPENAI_API_KEY": "k"},
+                        cloud=CloudSettings(**{field: value}))  # fmt: skip
+    assert str(caught.value) == (
+        f"{option} is for the cloud routes (azure-openai, vertex, vertex-anthropic), not "
+        "provider openai"
+    )
+
+
+def test_a_region_from_a_workspace_is_no_mistake_for_another_provider() -> None:
+    provider = create_provider("openai", model="gpt-4.1-mini", environ={"OPENAI_API_KEY": "k"},
+                               cloud=CloudSettings(region="westeurope"))  # fmt: skip
+    assert provider.trust_zone is TrustZone.EXTERNAL_GLOBAL  # its own zone, not the region's

@@ -241,6 +241,13 @@ def test_the_zone_follows_the_region(region: str, zone: TrustZone) -> None:
     assert vertex_provider(environ).trust_zone is zone
 
 
+def test_azure_s_settings_given_to_vertex_are_named() -> None:
+    environ = {"GOOGLE_CLOUD_PROJECT": PROJECT, "GOOGLE_CLOUD_LOCATION": REGION}
+    with pytest.raises(ConfigError, match="--deployment or --api-version is for azure-openai"):
+        create_provider("vertex", model=MODEL, environ=environ,
+                        cloud=CloudSettings(api_version="2024-10-21"))  # fmt: skip
+
+
 def test_an_explicit_zone_wins_over_the_region() -> None:
     environ = {"GOOGLE_CLOUD_PROJECT": PROJECT, "GOOGLE_CLOUD_LOCATION": "us-central1"}
     assert vertex_provider(environ, trust_zone="external_eu").trust_zone is TrustZone.EXTERNAL_EU

@@ -93,9 +93,10 @@ def cloud_provider(
                    settings=settings)  # fmt: skip
     if name == azure.NAME:
         return _azure(asked)
-    if settings.auth is not None:
+    if settings.auth is not None or settings.deployment or settings.api_version:
+        option = "--auth" if settings.auth is not None else "--deployment or --api-version"
         raise ConfigError(f"provider {name} signs in with Application Default Credentials; "
-                          "--auth is for azure-openai")  # fmt: skip
+                          f"{option} is for azure-openai")  # fmt: skip
     return _vertex(name, asked)
 
 
@@ -108,6 +109,8 @@ def parse_auth(value: str) -> Auth:
 
 def _azure(asked: _Asked) -> AzureOpenAIProvider:
     settings = asked.settings
+    if settings.project:
+        raise ConfigError(f"--project is for the Google Cloud routes, not {azure.NAME}")
     where = asked.setting(asked.base_url, azure.ENDPOINT_VARIABLE)
     if not where:
         raise ConfigError(f"provider {azure.NAME} needs the resource's endpoint: --base-url "

@@ -88,6 +88,8 @@ def create_provider(
         return cloud_provider(name, model=model, base_url=base_url, api_key=api_key,
                               trust_zone=trust_zone, http=http, environ=env,
                               settings=cloud or CloudSettings())  # fmt: skip
+    if cloud is not None:
+        _no_cloud_settings(name, cloud)
     if not model or not model.strip():
         raise ConfigError(f"provider {name} needs a model name (--model)")
     if max_tokens_field not in (None, "max_tokens", "max_completion_tokens"):
@@ -152,6 +154,25 @@ def _api_key(name: str, given: str | None, environ: Mapping[str, str]) -> str:
     if not key:
         raise ConfigError(f"provider {name} needs an API key: set {KEY_VARIABLES[name]}")
     return key
+
+
+# The cloud routes' own settings, and the option that gives each (a region may come from a
+# workspace that serves several providers: it is no mistake elsewhere, only unused).
+_CLOUD_OPTIONS = {
+    "deployment": "--deployment",
+    "api_version": "--api-version",
+    "project": "--project",
+    "auth": "--auth",
+    "credential": "a credential",
+}
+
+
+def _no_cloud_settings(name: str, cloud: CloudSettings) -> None:
+    """A cloud route's setting given to another provider is a mistake, named."""
+    given = [option for field, option in _CLOUD_OPTIONS.items() if getattr(cloud, field)]
+    if given:
+        raise ConfigError(f"{given[0]} is for the cloud routes ({', '.join(CLOUD_NAMES)}), "
+                          f"not provider {name}")  # fmt: skip
 
 
 def _scripted(script: Path | None, trust_zone: str | None) -> Provider:
