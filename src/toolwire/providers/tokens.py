@@ -39,6 +39,7 @@ COGNITIVE_SERVICES_SCOPE = "https://cognitiveservices.azure.com/.default"
 # The scope google-genai asks ADC for when it calls Vertex (google/genai/_api_client.py
 # load_auth).
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+GOOGLE_TOKEN_LIFE = 3600.0  # a Google access token's documented life, when its expiry is unknown
 
 Clock = Callable[[], float]
 
@@ -170,9 +171,6 @@ class GoogleToken(TokenSource):
         if expiry is None:
             return str(credentials.token or ""), self._clock() + GOOGLE_TOKEN_LIFE
         return str(credentials.token or ""), unix_time(expiry)
-
-
-GOOGLE_TOKEN_LIFE = 3600.0  # an access token's documented life, when its expiry is unknown
 
 
 def unix_time(expiry: datetime) -> float:
