@@ -36,6 +36,7 @@ from toolwire.providers.responses import ResponsesProvider
 from toolwire.providers.select import create_provider
 from toolwire.telemetry.genai import provider_name
 
+from ..documented import blocks, page
 from .conversation import PLAIN, REQUEST
 from .responses_server import (
     ENCRYPTED,
@@ -639,3 +640,15 @@ def test_a_plain_tool_spec_is_sent_whole_with_strict_false() -> None:
 
 def test_usage_constant_is_what_the_server_sends() -> None:
     assert response(0, "m", Reply(text="x"))["usage"] == USAGE
+
+
+def test_the_docs_example_prints_what_its_comments_say(capsys: pytest.CaptureFixture[str]) -> None:
+    (block,) = [b for b in blocks("python") if "ResponsesProvider(" in b.code]
+    assert block.page == page("providers.md")
+    exec(compile(block.code, str(block.page), "exec"), {})  # the page's own text
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [
+        "https://api.openai.com/v1/responses False ['reasoning.encrypted_content'] Be brief.",
+        "https://gateway.example/openai/v1/responses ['api-key']",
+    ]
+    assert all(f"# {line}" in block.code for line in printed)
