@@ -652,3 +652,34 @@ def test_the_docs_example_prints_what_its_comments_say(capsys: pytest.CaptureFix
         "https://gateway.example/openai/v1/responses ['api-key']",
     ]
     assert all(f"# {line}" in block.code for line in printed)
+
+
+@pytest.mark.parametrize(
+    ("turn", "reason"),
+    [
+        (Reply(text="Cut sh", status="incomplete", reason="max_output_tokens"),
+         TerminationReason.MAX_TOKENS),
+        (Reply(text="", status="incomplete", reason="content_filter"), TerminationReason.BLOCKED),
+        (Reply(refusal="I can't help with that."), TerminationReason.REFUSED),
+    ],
+)  # fmt: skip
+@STREAMS
+def test_each_ending_ends_the_run_as_the_loop_knows_it(
+    turn: Reply, reason: TerminationReason, stream: bool
+) -> None:
+    with responses_loopback(served(turn)) as base:
+        result = ToolLoop(provider(base), ToolRegistry([weather])).run_sync(
+            [ChatMessage.user("Weather?")], options=RunOptions(stream=stream)
+        )
+    assert result.reason is reason
+    if turn.refusal is not None:
+        assert result.refusal == turn.refusal
+
+
+def test_a_request_that_outgrew_the_window_ends_the_turn_context_window() -> None:
+    body = json.dumps({"error": {"message": "Your input exceeds the context window of this model.",
+                                 "type": "invalid_request_error", "param": "input",
+                                 "code": "context_length_exceeded"}})  # fmt: skip
+    with canned(400, body.encode()) as base:
+        answer = complete(provider(f"{base}/v1"), ask(False))
+    assert (answer.stop, answer.finish_reason) == (Stop.CONTEXT_WINDOW, "context_length_exceeded")
