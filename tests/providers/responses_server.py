@@ -46,10 +46,12 @@ class Reply:
     error: Mapping[str, Any] | None = None  # a failed response's error object
 
 
-def reply(turn: Reply | str | list[tuple[str, dict[str, Any]]]) -> Reply:
+def reply(turn: Reply | str | list[tuple[str, dict[str, Any]]], reasoning: bool = True) -> Reply:
     if isinstance(turn, Reply):
         return turn
-    return Reply(text=turn) if isinstance(turn, str) else Reply(calls=turn)
+    if isinstance(turn, str):
+        return Reply(text=turn, reasoning=reasoning)
+    return Reply(calls=turn, reasoning=reasoning)
 
 
 def reasoning_item(done: int) -> dict[str, Any]:
@@ -176,6 +178,14 @@ class ResponsesModel:
     problems: list[str] = field(default_factory=list)
     sent: list[dict[str, Any]] = field(default_factory=list)  # each reply, as the SDK dumped it
     connections: int = 0
+    reasoning: bool = True  # a plain turn (text, or calls) comes with a reasoning item
+
+    def reset(self, turns: Sequence[Reply | str | list[tuple[str, dict[str, Any]]]]) -> None:
+        """Serve ``turns`` to a new run (its requests and replies start afresh)."""
+        self.turns = turns
+        self.captured.clear()
+        self.problems.clear()
+        self.sent.clear()
 
     def answer(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, bytes, str]:
         self.captured.append(Captured(path, headers, raw))
@@ -188,7 +198,8 @@ class ResponsesModel:
                                "param": "input", "code": None}}  # fmt: skip
             return 400, json.dumps(error).encode(), "application/json"
         done = len(turns)
-        turn = reply(self.turns[done] if done < len(self.turns) else "script exhausted")
+        played = self.turns[done] if done < len(self.turns) else "script exhausted"
+        turn = reply(played, self.reasoning)
         body = response(done, request["model"], turn)
         self.sent.append(body)
         if request.get("stream") is True:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 from openai.types.responses import response_create_params as params
 from pydantic import TypeAdapter, ValidationError
 from typer.testing import CliRunner
@@ -37,6 +38,7 @@ from toolwire.providers.select import create_provider
 from toolwire.telemetry.genai import provider_name
 
 from ..documented import blocks, page
+from . import test_egress as egress
 from .conversation import PLAIN, REQUEST
 from .responses_server import (
     ENCRYPTED,
@@ -683,3 +685,29 @@ def test_a_request_that_outgrew_the_window_ends_the_turn_context_window() -> Non
     with canned(400, body.encode()) as base:
         answer = complete(provider(f"{base}/v1"), ask(False))
     assert (answer.stop, answer.finish_reason) == (Stop.CONTEXT_WINDOW, "context_length_exceeded")
+
+
+# --- egress: no artifact byte reaches the wire ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def plain_server() -> Iterator[tuple[ResponsesModel, str]]:
+    """A model without reasoning (the probe's streamed answer must be its text alone)."""
+    model = ResponsesModel([], reasoning=False)
+    with responses_loopback(model) as base:
+        yield model, base
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(plan=egress.runs())
+def test_no_artifact_byte_reaches_the_wire_over_loopback(
+    plain_server: tuple[ResponsesModel, str], stream: bool, plan: list[list[tuple[str, str]]]
+) -> None:
+    model, base = plain_server
+    model.reset(egress.script(plan))
+    result = egress.run_probe(provider(base), plan, stream=stream)
+    assert model.problems == []
+    egress.check(model.captured, result, plan, stream)
