@@ -215,6 +215,13 @@ class ResponsesModel:
                 return f"turn {done}: reasoning items {given!r} are not {wanted!r}"
             if wanted and turn[0] != wanted[0]:
                 return f"turn {done}: its reasoning item does not come first"
+            if wanted:  # beside its reasoning, each item comes with the id it was sent with
+                ids = {i.get("call_id", i["type"]): i["id"] for i in self.sent[done]["output"]}
+                for item in turn[1:]:
+                    if item.get("type") != "reasoning" and item.get("id") != ids.get(
+                        item.get("call_id", item.get("type"))
+                    ):
+                        return f"turn {done}: {item.get('type')} item without its id"
         return None
 
 

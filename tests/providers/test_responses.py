@@ -132,8 +132,9 @@ def test_the_judge_accepts_a_documented_body() -> None:
 REPLAYED = ChatMessage.assistant(
     "Looking.",
     (ToolCall.of("call_a", "weather", {"city": "Oslo"}), ToolCall.of("call_b", "add", "{bad")),
-    ProviderState(FAMILY, {"items": [reasoning_item(0), {"type": "message"},
-                                     {"type": "function_call", "call_id": "call_a"},
+    ProviderState(FAMILY, {"items": [reasoning_item(0),
+                                     {"type": "message", "id": "msg_0", "phase": "commentary"},
+                                     {"type": "function_call", "call_id": "call_a", "id": "fc_a"},
                                      reasoning_item(1),
                                      {"type": "function_call", "call_id": "call_b"}]}),
 )  # fmt: skip
@@ -187,9 +188,11 @@ def test_the_wire_shape_of_a_replayed_conversation() -> None:
         {"type": "message", "role": "user",
          "content": [{"type": "input_text", "text": "Weather?"}]},
         reasoning_item(0),
-        {"type": "message", "role": "assistant", "content": "Looking."},
+        {"type": "message", "id": "msg_0", "role": "assistant", "status": "completed",
+         "content": [{"type": "output_text", "text": "Looking.", "annotations": []}],
+         "phase": "commentary"},
         {"type": "function_call", "call_id": "call_a", "name": "weather",
-         "arguments": '{"city":"Oslo"}'},
+         "arguments": '{"city":"Oslo"}', "id": "fc_a"},
         reasoning_item(1),
         {"type": "function_call", "call_id": "call_b", "name": "add", "arguments": "{}"},
         {"type": "function_call_output", "call_id": "call_a", "output": "3°C"},
@@ -236,7 +239,9 @@ def test_another_family_s_state_never_goes_on_this_wire(other: str) -> None:
     moved = ChatMessage.assistant("Looking.", REPLAYED.tool_calls,
                                   ProviderState(other, REPLAYED.provider_state.data))  # type: ignore[union-attr]  # fmt: skip
     body = provider().encode(CompletionRequest(messages=(*HISTORY[:2], moved, *HISTORY[3:])))
-    assert ENCRYPTED.format(0) not in json.dumps(body)
+    sent = json.dumps(body)
+    assert ENCRYPTED.format(0) not in sent
+    assert '"fc_a"' not in sent and '"msg_0"' not in sent  # an id never goes without its reasoning
     assert [i["type"] for i in body["input"]][1:4] == ["message", "function_call", "function_call"]
 
 
@@ -268,8 +273,8 @@ def test_text_calls_thinking_usage_and_state_of_one_answer(stream: bool) -> None
     assert answer.model == "gpt-5-2025" and answer.response_id == "resp_0"
     assert answer.usage.prompt_tokens == 11 and answer.usage.completion_tokens == 7
     assert answer.provider_state == ProviderState(FAMILY, {"items": [
-        reasoning_item(0), {"type": "message"},
-        {"type": "function_call", "call_id": "call_0_0"}]})  # fmt: skip
+        reasoning_item(0), {"type": "message", "id": "msg_0"},
+        {"type": "function_call", "id": "fc_0_0", "call_id": "call_0_0"}]})  # fmt: skip
     expected = [Delta("thinking", "Thinking ab"), Delta("thinking", "out step 0."),
                 Delta("content", "Let me"), Delta("content", " check.")]  # fmt: skip
     assert deltas == (expected if stream else [])
@@ -542,6 +547,21 @@ def test_the_server_s_check_fails_a_request_missing_its_reasoning() -> None:
         with pytest.raises(ProviderError, match="HTTP 400"):
             complete(adapter, CompletionRequest(messages=history))
     assert model.problems and "reasoning items [] are not" in model.problems[0]
+
+
+def test_the_server_s_check_fails_a_call_replayed_beside_its_reasoning_without_its_id() -> None:
+    model = ResponsesModel(SCRIPT)
+    with responses_loopback(model) as base:
+        adapter = provider(base)
+        first = complete(adapter, ask(False))
+        assert first.provider_state is not None
+        items = [{k: v for k, v in i.items() if k != "id" or i["type"] == "reasoning"}
+                 for i in first.provider_state.data["items"]]  # fmt: skip
+        bare = ChatMessage.assistant("", first.tool_calls, ProviderState(FAMILY, {"items": items}))
+        history = (ChatMessage.user("hi"), bare, ChatMessage.tool_result("call_0_0", "3°C"))
+        with pytest.raises(ProviderError, match="HTTP 400"):
+            complete(adapter, CompletionRequest(messages=history))
+    assert model.problems == ["turn 0: function_call item without its id"]
 
 
 def test_an_answer_schema_is_asked_as_the_text_format_over_the_loop() -> None:

@@ -5,10 +5,11 @@ Wire shape (openai-python ``types/responses``: ``ResponseCreateParams``, ``Respo
 an ``api-key: <key>`` header (``auth="api-key"``); a keyless server on a loopback or private
 address gets no header at all.
 - Every system message is kept: they are joined by blank lines into ``instructions``.
-- A user turn is a ``message`` item of one ``input_text`` part. An assistant turn's text is a
-  ``message`` item whose content is that text (the SDK's ``EasyInputMessageParam``: the
-  ``output_text`` part form is an output message's, which needs the item id and status a
-  stateless request does not keep); each of its calls is a ``function_call`` item (``call_id``,
+- A user turn is a ``message`` item of one ``input_text`` part. An assistant turn's text is
+  the output message it came in (its id, status, one ``output_text`` part) when this family
+  kept its place, else a ``message`` item whose content is that text (the SDK's
+  ``EasyInputMessageParam``: an ``output_text`` part needs the output message's id and
+  status); each of its calls is a ``function_call`` item (``call_id``,
   ``name``, the arguments text when it is a JSON object, else ``{}``). A tool turn is a
   ``function_call_output`` item: its ``call_id`` and the bounded tool result as ``output``.
 - Tools go as ``{"type": "function", name, description, parameters, "strict": false}`` (the
@@ -24,8 +25,12 @@ address gets no header at all.
   not supported with this model", pydantic/pydantic-ai issue 2865), or as ``encrypted_reasoning``
   says. The turn's reasoning items that carry it are kept as its provider state, in their order
   among the turn's messages and calls, and go back verbatim, in that order, on every later
-  request to this family; another family's state never goes on this wire. A reasoning item
-  without ``encrypted_content`` is not kept: with nothing stored, the API cannot resolve it.
+  request to this family; another family's state never goes on this wire. Beside them the
+  turn's text and calls go with the ids (and a message's ``phase``) they came with: newer
+  models pair a reasoning item with the items after it by id ("Item 'fc_...' of type
+  'function_call' was provided without its required 'reasoning' item"), so an id goes only
+  beside its reasoning, never alone. A reasoning item without ``encrypted_content`` is not
+  kept: with nothing stored, the API cannot resolve it ("Item with id 'rs_...' not found").
 - Answers: ``output_text`` parts are the text, ``refusal`` parts the refusal (``Stop.REFUSAL``),
   ``function_call`` items the calls, reasoning summaries (or raw ``reasoning_text``) the
   thinking. ``status`` ``completed`` ends the turn ``END`` (``TOOL_CALLS`` with calls);
@@ -253,11 +258,11 @@ class _Output:
                     self.texts.append(text(part.get("text")))
                 elif part.get("type") == "refusal":
                     self.refusals.append(text(part.get("refusal")))
-            self.kept.append({"type": "message"})
+            self.kept.append(_place("message", item, "phase"))
         elif kind == "function_call":
             call = tool_call(item.get("call_id"), item.get("name"), item.get("arguments"))
             self.calls.append(call)
-            self.kept.append({"type": "function_call", "call_id": call.id})
+            self.kept.append(_place("function_call", item) | {"call_id": call.id})
         elif kind == "reasoning":
             self.summaries += [text(obj(s).get("text")) for s in items(item.get("summary"))]
             self.raw_reasoning += [text(obj(c).get("text")) for c in items(item.get("content"))]
@@ -268,6 +273,15 @@ class _Output:
     def thinking(self) -> str | None:
         shown = [t for t in self.summaries if t] or [t for t in self.raw_reasoning if t]
         return "\n\n".join(shown) or None
+
+
+def _place(kind: str, item: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    """Where an item stood among the turn's reasoning: its type, its id and ``keys``."""
+    kept = {"type": kind}
+    for key in ("id", *keys):
+        if text(item.get(key)):
+            kept[key] = text(item.get(key))
+    return kept
 
 
 def stop_of(
@@ -361,10 +375,10 @@ def assistant_items(message: ChatMessage, family: str) -> list[dict[str, Any]]:
         if kind == "reasoning":
             out.append(dict(kept))
         elif kind == "message" and not said:
-            out.append(text_item(message.content))
+            out.append(output_message(message.content, kept))
             said = True
         elif kind == "function_call":
-            out += [call_item(c) for c in _next(calls)]
+            out += [call_item(c) | _id_of(kept) for c in _next(calls)]
     if not said:
         out.append(text_item(message.content))
     out += [call_item(c) for c in calls]
@@ -383,6 +397,21 @@ def replayed(message: ChatMessage, family: str) -> list[Mapping[str, Any]]:
 def _next(calls: Iterator[ToolCall]) -> list[ToolCall]:
     call = next(calls, None)
     return [] if call is None else [call]
+
+
+def _id_of(kept: Mapping[str, Any]) -> dict[str, str]:
+    return {"id": kept["id"]} if text(kept.get("id")) else {}
+
+
+def output_message(content: str, kept: Mapping[str, Any]) -> dict[str, Any]:
+    """The turn's text as the output message it came in (its id, its phase), beside its
+    reasoning: newer models pair a reasoning item with the items after it by their ids."""
+    if not text(kept.get("id")):
+        return text_item(content)
+    part = {"type": "output_text", "text": content, "annotations": []}
+    item = {"type": "message", "id": kept["id"], "role": "assistant", "status": "completed",
+            "content": [part]}  # fmt: skip
+    return item | ({"phase": kept["phase"]} if text(kept.get("phase")) else {})
 
 
 def text_item(content: str) -> dict[str, Any]:
