@@ -320,10 +320,42 @@ def test_every_status_and_incomplete_reason_is_a_stop(
     assert answer.content == turn.text
 
 
-def test_a_cancelled_response_is_another_stop() -> None:
+@pytest.mark.parametrize("status", ["cancelled", "in_progress", "queued"])
+def test_any_other_status_is_another_stop_with_its_word(status: str) -> None:
     body = response(0, "gpt-5", Reply(text="Half"))
-    answer = provider().decode({**body, "status": "cancelled"})
-    assert (answer.stop, answer.finish_reason, answer.content) == (Stop.OTHER, "cancelled", "Half")
+    answer = provider().decode({**body, "status": status})
+    assert (answer.stop, answer.finish_reason, answer.content) == (Stop.OTHER, status, "Half")
+
+
+def test_raw_reasoning_text_and_refusal_deltas_are_assembled_and_only_reasoning_shown() -> None:
+    deltas: list[Delta] = []
+    assembly = provider().assembly(deltas.append)
+    item = {"type": "reasoning", "id": "rs_1", "summary": []}
+    message = {"type": "message", "id": "m", "role": "assistant", "status": "in_progress",
+               "content": []}  # fmt: skip
+    for event in [
+        {"type": "response.created", "response": {"id": "resp_1", "model": "gpt-oss"}},
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        {"type": "response.reasoning_text.delta", "output_index": 0, "content_index": 0,
+         "delta": "Hmm, "},
+        {"type": "response.reasoning_text.delta", "output_index": 0, "content_index": 0,
+         "delta": "no."},
+        {"type": "response.output_item.added", "output_index": 1, "item": message},
+        {"type": "response.refusal.delta", "output_index": 1, "content_index": 0,
+         "delta": "I won't."},
+        {"type": "response.output_text.delta", "output_index": 7, "delta": "lost"},
+        {"type": "response.unknown.event", "output_index": 1, "delta": "x"},
+        {"type": "response.completed", "response": {"id": "resp_1", "status": "completed",
+                                                    "output": []}},
+    ]:  # fmt: skip
+        assembly.feed("", event)
+    assert assembly.finished
+    answer = provider().decode(assembly.body())
+    assert answer.thinking == "Hmm, no."
+    assert (answer.stop, answer.refusal, answer.content) == (Stop.REFUSAL, "I won't.", "")
+    assert answer.provider_state is None  # no encrypted content: nothing to replay
+    assert deltas == [Delta("thinking", "Hmm, "), Delta("thinking", "no.")]
+    assert message["content"] == []  # the event's own data is never written into
 
 
 @STREAMS
