@@ -35,6 +35,7 @@ from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.responses import ResponsesProvider
 from toolwire.providers.select import create_provider
+from toolwire.providers.sse import MAX_EVENT_BYTES
 from toolwire.telemetry.genai import provider_name
 
 from ..documented import blocks, page
@@ -763,3 +764,14 @@ def test_no_artifact_byte_reaches_the_wire_over_loopback(
     result = egress.run_probe(provider(base), plan, stream=stream)
     assert model.problems == []
     egress.check(model.captured, result, plan, stream)
+
+
+def test_a_stream_is_bounded_as_every_stream_is() -> None:
+    created = events(response(0, "gpt-5", Reply(text="x")))[0]
+    endless = sse([created]) + b"data: " + b"x" * (MAX_EVENT_BYTES + 10)
+    with (
+        canned(200, endless, "text/event-stream") as base,
+        pytest.raises(MalformedResponse, match="MAX_EVENT_BYTES") as caught,
+    ):
+        complete(provider(f"{base}/v1"), ask(True))
+    assert f"{base}/v1/responses" in str(caught.value)
