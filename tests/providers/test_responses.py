@@ -39,6 +39,7 @@ from toolwire.providers.sse import MAX_EVENT_BYTES
 from toolwire.telemetry.genai import provider_name
 
 from ..documented import blocks, page
+from ..test_cli_run_options import tw
 from . import test_egress as egress
 from .conversation import PLAIN, REQUEST
 from .responses_server import (
@@ -775,3 +776,21 @@ def test_a_stream_is_bounded_as_every_stream_is() -> None:
     ):
         complete(provider(f"{base}/v1"), ask(True))
     assert f"{base}/v1/responses" in str(caught.value)
+
+
+def test_a_real_toolwire_process_runs_and_stores_the_run_without_the_key(tmp_path: Path) -> None:
+    workspace = str(prepare_demo(tmp_path / "shop").root / "workspace.toml")
+    model = ResponsesModel(DEMO_SCRIPT)
+    with responses_loopback(model) as base:
+        done = tw(tmp_path, "run", "--provider", "openai-responses", "--model", "gpt-5",
+                  "--base-url", base, "--workspace", workspace, "--trust-zone", "local",
+                  "--privacy", "full", "What is in the shop?")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Four tables, a healthy server." in done.stdout
+    assert model.problems == [] and len(model.captured) == 3
+    key = model.captured[0].headers["authorization"].removeprefix("Bearer ")
+    assert key == "sk-test-cli-0000"
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("runs.sqlite*"))
+    assert b"Four tables, a healthy server." in stored  # the run is there, in full
+    for shown in (done.stdout.encode(), done.stderr.encode(), stored):
+        assert key.encode() not in shown
