@@ -21,7 +21,7 @@ from toolwire import (
 )
 from toolwire.core.errors import ServerError
 from toolwire.core.sealing import StateKey
-from toolwire.policy.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel, tool_name
 from toolwire.providers.base import CompletionRequest, Stop, Usage
 from toolwire.runs.runtime import RunRequest, Runtime
 
@@ -201,6 +201,26 @@ def test_the_tools_not_offered_for_one_reason_are_one_event_with_their_count() -
         "toolwire.reason": "not_registered", "toolwire.actor": "policy", "toolwire.round": 1,
         "toolwire.detail": "ghost, phantom", "toolwire.count": 2,
     }  # fmt: skip
+
+
+def test_a_call_refused_again_for_one_reason_is_one_event_with_its_count() -> None:
+    again = tuple(ToolCall(f"n{i}", "nope") for i in range(15))
+    captured, _ = traced(answers(
+        CompletionResponse(tool_calls=again[:10], stop=Stop.TOOL_CALLS),
+        CompletionResponse(tool_calls=(*again[10:], ToolCall("g1", "ghost")),
+                           stop=Stop.TOOL_CALLS),
+        CompletionResponse(content="done"),
+    ))  # fmt: skip
+    root = captured.named("invoke_agent")[0]
+    assert events(root) == [
+        {"name": "toolwire.gate_decision", "toolwire.gate": "call",
+         "toolwire.reason": "unknown_tool", "toolwire.actor": "runtime",
+         "gen_ai.tool.name": NOPE, "toolwire.round": 1, "toolwire.count": 15},
+        {"name": "toolwire.gate_decision", "toolwire.gate": "call",
+         "toolwire.reason": "unknown_tool", "toolwire.actor": "runtime",
+         "gen_ai.tool.name": tool_name("ghost", frozenset()), "toolwire.round": 2},
+    ]  # fmt: skip
+    assert len(captured.named("execute_tool")) == 16  # each call still has its span
 
 
 def test_every_gate_of_a_governed_run_is_an_event_across_its_two_segments() -> None:

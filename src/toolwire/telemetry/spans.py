@@ -22,13 +22,22 @@ carries them across segments), or it was told where the run stood when it began 
 segment that failed or was cancelled adds its own to that).
 
 Every gate decision a step records (see :mod:`toolwire.loop.governance`) is an event on the
-segment's span. What any span carries is the step as
+segment's span, told when the segment ends, at the time of the first decision it stands for: a
+call refused again for a reason it was refused for before (the same tool, the same actor) adds
+to that event's ``toolwire.count``, as it adds to its row's count in the governance log.
+
+A failed model or tool call's span has status ERROR and an ``exception`` event, both with a
+bounded text with every secret shape masked: a run's stored error, or a tool's fixed reason
+(``refused: <reason>``), or, where content may leave, the result the model read.
+
+What any span carries is the step as
 :func:`toolwire.policy.privacy.filter_for_export` lets it leave. A watch never raises into the
 run: a failure is logged and the run goes on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping
@@ -46,6 +55,7 @@ from toolwire.loop.governance import (
     decider_of,
     decisions_of_outcome,
     decisions_of_step,
+    repeat_key,
 )
 from toolwire.loop.run import RunOutcome
 from toolwire.policy.charter import ProviderRef
@@ -95,6 +105,9 @@ class RunSpans:
         self.requested: tuple[int, Mapping[str, Any]] | None = None  # a call not yet answered
         self.spent = SegmentUsage()  # what this segment's model calls used
         self.decider: str | None = None  # who decided this segment's paused turn
+        # The segment's gate decisions, told when it ends: a call refused again for a reason
+        # it was refused for before adds to the first one's count (one event, not fifteen).
+        self.gates: dict[object, tuple[GateDecision, int]] = {}
         self.root: Span | None = None
         if segment != "call":
             self.root = self._start_root(options, segment)
@@ -142,7 +155,7 @@ class RunSpans:
             self._tool(step, shown, now)
         self.decider = decider_of(shown) or self.decider
         for decision in decisions_of_step(shown, self.decider):
-            self._event(decision)
+            self._gate(decision, now)
         if self.root is not None and "decision_reason" in shown:
             self.root.set_attribute("toolwire.decision_reason", str(shown["decision_reason"]))
 
@@ -174,8 +187,12 @@ class RunSpans:
         if error is not None:
             made[attrs.ERROR_TYPE] = error
         span = self._child(name, SpanKind.INTERNAL, now - _ns(step.duration_ms), made)
-        if error is not None:  # the fixed reason only: a tool's own words are its result's
-            span.set_status(Status(StatusCode.ERROR, attrs.tool_failure(error)))
+        if error is not None:  # a tool's own words only where its result may leave
+            shown_error = attrs.tool_failure_text(shown, error)
+            span.set_status(Status(StatusCode.ERROR, shown_error))
+            span.add_event(attrs.EXCEPTION_EVENT, {attrs.EXCEPTION_TYPE: error,
+                                                   attrs.EXCEPTION_MESSAGE: shown_error},
+                           timestamp=now)  # fmt: skip
         span.end(end_time=now)
         if self.instruments is not None:
             self.instruments.record_tool(step.tool_name, step.tool_refused, step.tool_is_error,
@@ -195,8 +212,10 @@ class RunSpans:
             return
         if outcome is not None:
             for decision in decisions_of_outcome(outcome):
-                self._event(decision)
+                self._gate(decision, now)
             self.root.set_attributes(self._ending(outcome))
+        for decision, at in self.gates.values():
+            self._event(decision, at)
         if error is not None and error != CANCELLED:
             self.root.set_attribute(attrs.ERROR_TYPE, error)
             self._failed(self.root, error, outcome, failure)
@@ -255,10 +274,10 @@ class RunSpans:
         span: Span, error: str, outcome: RunOutcome | None, failure: BaseException | None
     ) -> None:
         """``span`` marked failed, with a description and an ``exception`` event a backend
-        shows as the error. The text is the run's stored error (written to be shown: bounded,
-        the key masked, no query or user info) or the exception's class: never an exception's
-        own message, which may quote a server's body or a tool's data."""
-        shown = attrs.bounded_text(outcome.error) if outcome is not None and outcome.error else None
+        shows as the error. The text is the run's stored error (written to be shown: the key
+        masked, no query or user info; here masked again and bounded) or the exception's class:
+        never an exception's own message, which may quote a server's body or a tool's data."""
+        shown = attrs.failure_text(outcome.error) if outcome is not None and outcome.error else None
         kind = type(failure).__qualname__ if failure is not None else error
         span.set_status(Status(StatusCode.ERROR, shown or kind))
         span.add_event(attrs.EXCEPTION_EVENT, {attrs.EXCEPTION_TYPE: kind,
@@ -277,7 +296,20 @@ class RunSpans:
         return {gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT,
                 **{k: v for k, v in self.base.items() if k in keep}}  # fmt: skip
 
-    def _event(self, decision: GateDecision) -> None:
+    def _gate(self, decision: GateDecision, now: int) -> None:
+        """Keep ``decision`` for the segment's span, added to an earlier one it repeats."""
+        if self.root is None:
+            return
+        key = repeat_key(decision)
+        earlier = None if key is None else self.gates.get(key)
+        if earlier is None:
+            self.gates[len(self.gates) if key is None else key] = (decision, now)
+        else:
+            first, at = earlier
+            counted = dataclasses.replace(first, count=first.count + decision.count)
+            self.gates[key] = (counted, at)
+
+    def _event(self, decision: GateDecision, at: int) -> None:
         if self.root is None:
             return
         shown: attrs.Attributes = {
@@ -291,9 +323,9 @@ class RunSpans:
             shown[attrs.ROUND] = decision.round
         if decision.detail is not None:
             shown["toolwire.detail"] = decision.detail
-        if decision.count != 1:  # the tools not offered for one reason: one event, counted
+        if decision.count != 1:  # the decisions of one reason (and tool): one event, counted
             shown["toolwire.count"] = decision.count
-        self.root.add_event(attrs.GATE_EVENT, shown)
+        self.root.add_event(attrs.GATE_EVENT, shown, timestamp=at)
 
 
 class SegmentUsage:
