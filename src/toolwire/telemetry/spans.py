@@ -1,6 +1,8 @@
 """One segment of a run as OpenTelemetry spans, built from its recorded steps.
 
-The segment is one ``invoke_agent`` span (kind INTERNAL; a direct tool call has none); each
+The segment is one ``invoke_agent`` span (kind INTERNAL; a direct tool call has none), named
+``invoke_agent {name}`` with ``gen_ai.agent.name`` when the run has a name (its own, else its
+workspace's: :attr:`toolwire.policy.options.RunOptions.name`); each
 model call is a ``chat {model}`` span (CLIENT) and each tool call an ``execute_tool {tool}``
 span (INTERNAL), both its children. The run's id is on every span; the provider and model on
 the agent and model-call spans (a tool call's are its parent's).
@@ -126,8 +128,11 @@ class RunSpans:
             started[gen_ai.GEN_AI_REQUEST_MAX_TOKENS] = options.max_tokens
         if options.temperature is not None:
             started[gen_ai.GEN_AI_REQUEST_TEMPERATURE] = options.temperature
-        return self.tracer.start_span(attrs.INVOKE_AGENT, kind=SpanKind.INTERNAL,
-                                      attributes=started)  # fmt: skip
+        name = attrs.INVOKE_AGENT
+        if options.name is not None:
+            started[gen_ai.GEN_AI_AGENT_NAME] = options.name
+            name = f"{attrs.INVOKE_AGENT} {options.name}"
+        return self.tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=started)
 
     # -- the watch ---------------------------------------------------------------------------
 
