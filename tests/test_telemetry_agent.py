@@ -10,12 +10,14 @@ import pytest
 
 from toolwire import CompletionResponse, RunOptions, ToolContext, ToolRegistry
 from toolwire.core.errors import ConfigError
-from toolwire.runs.runtime import RunRequest, Runtime
+from toolwire.core.sealing import StateKey
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
+from toolwire.store import RunStore
 from toolwire.workspace.config import load_workspace
 
 from .fakes import PricedModel
 from .otlp_receiver import receiver, run_exported
-from .segments import two_segments
+from .segments import TURNS, mark, note, two_segments
 from .telemetry_kit import Captured, attributes
 
 
@@ -86,3 +88,61 @@ def test_the_command_line_refuses_a_name_that_is_no_name(tmp_path: Path) -> None
     assert done.returncode == 1
     assert "--name must be 1 to 128 printable characters on one line" in done.stdout + done.stderr
     assert "Traceback" not in done.stderr and received.requests == []
+
+
+def test_a_resumed_segment_links_to_the_span_of_the_segment_before_it() -> None:
+    captured = Captured()
+    two_segments(telemetry=captured.telemetry)
+    first, second = [s for s in captured.spans if s.parent is None]
+    assert first.context is not None and second.context is not None
+    assert first.links == ()
+    (link,) = second.links
+    assert (link.context.trace_id, link.context.span_id) == (
+        first.context.trace_id, first.context.span_id,
+    )  # fmt: skip
+    assert dict(link.attributes or {}) == {"toolwire.link": "previous_segment"}
+    assert second.context.trace_id != first.context.trace_id  # each segment is its own trace
+
+
+def test_the_link_is_kept_with_the_paused_run_for_a_process_that_resumes_it(
+    tmp_path: Path,
+) -> None:
+    """Two runtimes on one store, as two processes: the one that resumes links to the span of
+    the one that paused, read from the run's sealed state."""
+    key = StateKey.generate()
+    store = RunStore.open(f"sqlite:///{tmp_path / 'runs.db'}")
+    pausing, resuming = Captured(), Captured()
+    registry = ToolRegistry([mark, note])
+    provider = PricedModel(*TURNS)
+    first = Runtime(registry, recorder=store, telemetry=pausing.telemetry, state_key=key)
+    waiting = first.run_sync(RunRequest.of("mark it", provider=provider, model="gpt-4o-mini"))
+    assert waiting.pause is not None
+    second = Runtime(registry, recorder=store, telemetry=resuming.telemetry, state_key=key)
+    decision = OperatorDecision(action="approve", digest=waiting.pause.digest, actor="ann")
+    ended = second.resume_sync(waiting.run_id, decision, provider=provider)
+    store.close()
+    assert ended.status == "completed"
+    (paused,) = [s for s in pausing.spans if s.parent is None]
+    (resumed,) = [s for s in resuming.spans if s.parent is None]
+    assert paused.context is not None
+    (link,) = resumed.links
+    assert (link.context.trace_id, link.context.span_id) == (
+        paused.context.trace_id, paused.context.span_id,
+    )  # fmt: skip
+    assert link.context.is_remote
+
+
+def test_a_paused_state_with_a_span_that_is_not_one_is_refused() -> None:
+    from toolwire.core.errors import StateError
+    from toolwire.loop.state import RunState
+
+    captured = Captured()
+    run = two_segments(telemetry=captured.telemetry)
+    assert run.waiting.pause is not None
+    text = RunState(messages=(), pause=run.waiting.pause).to_json()
+    assert '"span": null' in text or '"span":null' in text
+    broken = text.replace('"span":null', '"span":"not-a-span"').replace(
+        '"span": null', '"span": "not-a-span"'
+    )
+    with pytest.raises(StateError, match="expected shape"):
+        RunState.from_json(broken)

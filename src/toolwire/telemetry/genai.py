@@ -70,6 +70,8 @@ RUN_COST = "toolwire.run.cost_usd"
 RUN_COST_COMPLETE = "toolwire.run.cost_complete"
 RUN_ROUNDS = "toolwire.run.rounds"
 GATE_EVENT = "toolwire.gate_decision"
+LINK = "toolwire.link"  # what a span link points to
+PREVIOUS_SEGMENT = "previous_segment"  # the span of the run's segment before this one
 
 
 EXCEPTION_EVENT = "exception"  # the conventions' event, which backends show as the error

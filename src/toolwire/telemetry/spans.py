@@ -16,7 +16,10 @@ ends, from its request's time, with its error; a dry run's request was never sen
 none.
 
 A run suspended for a person and resumed is several segments, each its own ``invoke_agent``
-span. A segment's span carries its own segment's tokens, cost and rounds (the GenAI usage
+span (its own trace), linked to the span of the segment before it (the link's
+``toolwire.link`` is ``previous_segment``): the paused run keeps that span's ids in its sealed
+state, so the link holds when another process carries it on. A segment's span carries its
+own segment's tokens, cost and rounds (the GenAI usage
 attributes, ``toolwire.cost_usd``, ``toolwire.rounds``), counted from the model calls it
 recorded, so that a backend summing spans gets the run's totals once; the whole run's totals go
 under ``toolwire.run.*`` when the segment knows them: it ended with a result (the run's state
@@ -49,7 +52,16 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
 from opentelemetry.semconv.attributes import server_attributes
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import (
+    Link,
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    Tracer,
+)
 
 from toolwire.core.errors import ProviderError
 from toolwire.loop.governance import (
@@ -132,7 +144,19 @@ class RunSpans:
         if options.name is not None:
             started[gen_ai.GEN_AI_AGENT_NAME] = options.name
             name = f"{attrs.INVOKE_AGENT} {options.name}"
-        return self.tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=started)
+        previous = None if self.before is None else _context_of(self.before.previous)
+        links = [] if previous is None else [Link(previous, {attrs.LINK: attrs.PREVIOUS_SEGMENT})]
+        return self.tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=started,
+                                      links=links)  # fmt: skip
+
+    @property
+    def span(self) -> str | None:
+        """This segment's span as ``{trace id}-{span id}`` (hex), for the next segment's link;
+        None without one (a direct call, or a tracer that records nothing)."""
+        found = None if self.root is None else self.root.get_span_context()
+        if found is None or not found.is_valid:
+            return None
+        return f"{found.trace_id:032x}-{found.span_id:016x}"
 
     # -- the watch ---------------------------------------------------------------------------
 
@@ -379,6 +403,17 @@ class SegmentUsage:
             gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS: self.output_tokens,
             **attrs.cost(self.cost, priced=self.priced > 0, complete=not self.unpriced),
         }
+
+
+def _context_of(span: str | None) -> SpanContext | None:
+    """The span context ``RunSpans.span`` wrote, as a remote one; None for anything else."""
+    trace_id, _, span_id = (span or "").partition("-")
+    try:
+        found = SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=True,
+                            trace_flags=TraceFlags(TraceFlags.SAMPLED))  # fmt: skip
+    except ValueError:
+        return None
+    return found if found.is_valid else None
 
 
 def _ns(duration_ms: float) -> int:
