@@ -291,18 +291,21 @@ class Runtime:
         sequence: int,
         checkpoint: Checkpoint | None = None,
         observers: Sequence[Observer] = (),
+        resumed: Carried | None = None,
     ) -> RunOutcome:
         """Carry on a run the recorder already holds (a queued run, in a worker).
 
         ``segment(loop, trace)`` starts the loop where the run stands: a fresh request, the
         round after a checkpoint, or a decided turn. ``sequence`` is the run's last stored
         step; ``checkpoint`` keeps the run's progress as it goes. Every step is kept and
-        exported at ``charter``'s privacy level.
+        exported at ``charter``'s privacy level. ``resumed``: where a paused run stood when a
+        person decided its turn (its telemetry is then a resumed segment's).
         """
         started = time.perf_counter()
         self.recorder.keep(run_id, charter)
         run = Recording(self.recorder, run_id=run_id, sequence=sequence)
-        watch = self._watch(run_id, charter, "run")
+        segment_of: Segment = "run" if resumed is None else "resume"
+        watch = self._watch(run_id, charter, segment_of, before=resumed)
         trace = self._trace(run, charter.options, observers, watch=watch)
         loop = ToolLoop(provider, self.registry, policy=self.policy, checkpoint=checkpoint)
         return await self._drive(run, trace, segment(loop, trace), started, watch=watch)
