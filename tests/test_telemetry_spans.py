@@ -274,6 +274,28 @@ def test_a_provider_failure_closes_its_call_span_with_the_error() -> None:
     assert sorted((a.get("error.type", ""), n) for a, n in durations) == [("", 1), ("503", 1)]
 
 
+def test_every_span_of_every_kind_of_segment_carries_the_conversation_id() -> None:
+    class Failing(PricedModel):
+        async def complete(self, request: CompletionRequest) -> CompletionResponse:
+            if self.requests:
+                self.requests.append(request)
+                raise ServerError("upstream down", status=503)
+            return await super().complete(request)
+
+    calls = (ToolCall.of("c1", "lookup", {"query": "x"}), ToolCall("c2", "nope"))
+    first = CompletionResponse(tool_calls=calls, stop=Stop.TOOL_CALLS)
+    for provider in (three_rounds(), Failing(first)):
+        captured, outcome = traced(provider)
+        assert len(captured.spans) >= 4  # the agent, a model call, tool calls (one refused)
+        for span in captured.spans:
+            assert attributes(span)["gen_ai.conversation.id"] == outcome.run_id, span.name
+    captured = Captured()
+    _, ended = governed_run(
+        runtime=Runtime(registry(), telemetry=captured.telemetry, state_key=StateKey.generate())
+    )
+    assert {attributes(s)["gen_ai.conversation.id"] for s in captured.spans} == {ended.run_id}
+
+
 def test_model_call_spans_and_metrics_name_the_model_that_answered_and_the_answer() -> None:
     usage = Usage(prompt_tokens=3, completion_tokens=1)
     turn = CompletionResponse(content="hi", usage=usage, model="gpt-4o-mini-2024-07-18",
