@@ -9,51 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from toolwire import (
-    CompletionResponse,
-    RunOptions,
-    ScriptedProvider,
-    ToolCall,
-    ToolRegistry,
-    tool,
-)
-from toolwire.core.errors import ServerError
-from toolwire.providers.base import CompletionRequest, Stop
-from toolwire.runs.runtime import RunOutcome, RunRequest, Runtime
-from toolwire.telemetry.otel import Telemetry
-
-from .fakes import PricedModel
+from .backends import AGENT, CANARY, exported, failing, free_port, serving, three_rounds
 
 EXPERIMENT = "0"  # the experiment a new MLflow store starts with
-STARTUP_SECONDS = 300  # mlflow server imports a great deal; on a loaded machine it is slow
-CANARY = "canary-7Qx"  # in the prompt, the arguments, the results and the answer
-
-
-@tool(data_class="public")
-def lookup(query: str) -> str:
-    """Look something up."""
-    return f"found {query} {CANARY}"
-
-
-@tool(data_class="public")
-def boom() -> str:
-    """A tool that fails."""
-    raise RuntimeError(f"down {CANARY}")
 
 
 @pytest.fixture(scope="module")
@@ -66,53 +31,13 @@ def mlflow_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                "--port", str(port), "--workers", "1",
                "--backend-store-uri", f"sqlite:///{folder / 'mlflow.db'}",
                "--default-artifact-root", str(folder / "artifacts")]  # fmt: skip
-    log = (folder / "server.log").open("wb")
-    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environ)
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url, server, folder / "server.log")
+    with serving(command, environ, f"{url}/health", folder):
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_until_up(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"mlflow server exited: {log.read_text(errors='replace')[-2000:]}")
-        try:
-            if httpx.get(f"{url}/health", timeout=5).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"mlflow server did not start: {log.read_text(errors='replace')[-2000:]}")
-
-
-def exported(url: str, request: RunRequest) -> RunOutcome:
-    """``request`` run under telemetry that exports to MLflow, every span sent on return."""
-    exporter = OTLPSpanExporter(endpoint=f"{url}/v1/traces", timeout=120,
-                                headers={"x-mlflow-experiment-id": EXPERIMENT})  # fmt: skip
-    provider = TracerProvider(resource=Resource.create({"service.name": "toolwire"}))
-    provider.add_span_processor(BatchSpanProcessor(exporter))
-    runtime = Runtime(ToolRegistry([lookup, boom]), telemetry=Telemetry(tracer_provider=provider))
-    outcome = runtime.run_sync(request)
-    assert provider.force_flush(timeout_millis=120_000)
-    provider.shutdown()
-    return outcome
+def sent(url: str, request: Any) -> Any:
+    return exported(f"{url}/v1/traces", request, {"x-mlflow-experiment-id": EXPERIMENT})
 
 
 def trace_of(url: str, run_id: str) -> dict[str, Any]:
@@ -157,21 +82,8 @@ def plain(shown: Any) -> Any:
         return shown
 
 
-def three_rounds() -> RunRequest:
-    """A lookup, then a tool that fails, then the answer: three rounds."""
-    script = ScriptedProvider.from_turns([
-        {"tool_calls": [{"id": "c1", "name": "lookup", "arguments": {"query": CANARY}}],
-         "prompt_tokens": 100, "completion_tokens": 20},
-        {"tool_calls": [{"id": "c2", "name": "boom", "arguments": {}}],
-         "prompt_tokens": 120, "completion_tokens": 10},
-        {"content": f"the answer {CANARY}", "prompt_tokens": 140, "completion_tokens": 5},
-    ])  # fmt: skip
-    return RunRequest.of(f"find {CANARY}", provider=script, system=f"be brief {CANARY}",
-                         model="gpt-4o-mini", options=RunOptions(name="orders agent"))  # fmt: skip
-
-
 def test_mlflow_shows_the_run_as_an_agent_over_its_model_and_tool_calls(mlflow_url: str) -> None:
-    outcome = exported(mlflow_url, three_rounds())
+    outcome = sent(mlflow_url, three_rounds())
     assert outcome.status == "completed"
     trace = trace_of(mlflow_url, outcome.run_id)
     info, spans = trace["trace_info"], trace["spans"]
@@ -180,14 +92,14 @@ def test_mlflow_shows_the_run_as_an_agent_over_its_model_and_tool_calls(mlflow_u
                       key=lambda s: int(s["start_time_unix_nano"]))  # fmt: skip
     assert all(s["parent_span_id"] == root["span_id"] for s in children)
     assert all(s["trace_id"] == root["trace_id"] for s in children)
-    assert (root["name"], span_type(root)) == ("invoke_agent orders agent", "AGENT")
+    assert (root["name"], span_type(root)) == (f"invoke_agent {AGENT}", "AGENT")
     assert [(s["name"], span_type(s)) for s in children] == [
         ("chat gpt-4o-mini", "CHAT_MODEL"), ("execute_tool lookup", "TOOL"),
         ("chat gpt-4o-mini", "CHAT_MODEL"), ("execute_tool boom", "TOOL"),
         ("chat gpt-4o-mini", "CHAT_MODEL"),
     ]  # fmt: skip
     shown = attributes(root)
-    assert shown["gen_ai.agent.name"] == "orders agent"
+    assert shown["gen_ai.agent.name"] == AGENT
     assert shown["gen_ai.request.model"] == "gpt-4o-mini"
     chats = [attributes(s) for s in children if span_type(s) == "CHAT_MODEL"]
     assert {plain(c["mlflow.llm.model"]) for c in chats} == {"scripted"}  # as it answered
@@ -211,20 +123,8 @@ def test_mlflow_shows_the_run_as_an_agent_over_its_model_and_tool_calls(mlflow_u
                    for k in ("mlflow.spanInputs", "mlflow.spanOutputs"))  # fmt: skip
 
 
-class Failing(PricedModel):
-    """Answers the first request with a tool call, then fails with HTTP 503."""
-
-    async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        if self.requests:
-            self.requests.append(request)
-            raise ServerError("upstream down", status=503)
-        return await super().complete(request)
-
-
 def test_mlflow_shows_a_failed_run_as_an_error_trace(mlflow_url: str) -> None:
-    provider = Failing(CompletionResponse(tool_calls=(ToolCall.of("c1", "lookup", {"query": "x"}),),
-                                          stop=Stop.TOOL_CALLS))  # fmt: skip
-    outcome = exported(mlflow_url, RunRequest.of("go", provider=provider, model="gpt-4o-mini"))
+    outcome = sent(mlflow_url, failing())
     assert outcome.status == "failed" and outcome.error is not None
     trace = trace_of(mlflow_url, outcome.run_id)
     assert trace["trace_info"]["state"] == "ERROR"
