@@ -118,6 +118,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the tests against real model servers too (tests/real_servers; "
         "scripts/test --real-servers installs the servers first)",
     )
+    parser.addoption(
+        "--phoenix",
+        metavar="PATH",
+        help="the phoenix command of an Arize Phoenix installed apart (its pins clash with "
+        "the dev extra's): the tests marked phoenix read toolwire's traces back from it",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
@@ -125,16 +131,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Every test that reaches PostgreSQL through a fixture is marked ``postgres`` (see
     tests/store/conftest.py), so ``-m "not postgres"`` runs without a server. Tests marked
     ``real_servers`` run only with ``--real-servers``: they need servers that take minutes to
-    build (see scripts/real-servers)."""
+    build (see scripts/real-servers); those marked ``phoenix`` only with ``--phoenix PATH``."""
     for item in items:
         if uses_postgres(item):
             item.add_marker(MARKER)
-    if config.getoption("--real-servers"):
-        return
-    left = [item for item in items if item.get_closest_marker("real_servers")]
+    opted_out = [] if config.getoption("--real-servers") else ["real_servers"]
+    opted_out += [] if config.getoption("--phoenix") else ["phoenix"]
+    left = [item for item in items if any(item.get_closest_marker(m) for m in opted_out)]
     if left:
         config.hook.pytest_deselected(items=left)
-        items[:] = [item for item in items if not item.get_closest_marker("real_servers")]
+        items[:] = [item for item in items if item not in left]
 
 
 @pytest.hookimpl(tryfirst=True)

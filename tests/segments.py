@@ -80,14 +80,15 @@ def two_segments(
     recorder: RunRecorder | None = None,
     telemetry: RunTelemetry | None = None,
     fail_at: int = 3,
+    name: str | None = None,
 ) -> TwoSegments:
     """Run, approve, resume: the resumed segment ends as ``ending`` says (a failed one at the
-    model call numbered ``fail_at``: 2 is the resumed segment's first)."""
+    model call numbered ``fail_at``: 2 is the resumed segment's first). ``name``: the run's."""
     provider = Failing(*TURNS, fail_at=fail_at if ending == "failed" else None)
     runtime = Runtime(ToolRegistry([mark, note]), recorder=recorder, telemetry=telemetry,
                       state_key=StateKey.generate())  # fmt: skip
     request = RunRequest.of("mark it", provider=provider, model="gpt-4o-mini",
-                            options=RunOptions(max_rounds=5))  # fmt: skip
+                            options=RunOptions(max_rounds=5, name=name))  # fmt: skip
     waiting = runtime.run_sync(request)
     assert waiting.pause is not None, waiting
 

@@ -27,12 +27,14 @@ CANARIES = {
     "artifact": f"ARTIFACT-CANARY-44 {GITHUB_TOKEN}",
     "thinking": f"THINKING-CANARY-55 {ANTHROPIC_KEY}",
     "answer": f"ANSWER-CANARY-66 {GITHUB_TOKEN}",
+    "refusal": f"REFUSAL-CANARY-77 {ANTHROPIC_KEY}",  # a failed tool's words: its span's error
 }
 SECRETS = (ANTHROPIC_KEY.removeprefix("sk-ant-"), GITHUB_TOKEN.removeprefix("ghp_"))
 RUN = textwrap.dedent(
     """
     import sys
     from toolwire import Artifact, ScriptedProvider, ToolRegistry, ToolResult, tool
+    from toolwire.core.errors import ToolRefusal
     from toolwire.policy.privacy import PrivacyLevel
     from toolwire.runs.runtime import RunRequest, Runtime
     from toolwire.store import RunStore
@@ -43,13 +45,18 @@ RUN = textwrap.dedent(
     def lookup(query: str) -> ToolResult:
         return ToolResult.text(canary["content"], Artifact.text("hits", canary["artifact"]))
 
+    @tool(data_class="public")
+    def closed() -> str:
+        raise ToolRefusal(canary["refusal"])
+
     asked = {"id": "c1", "name": "lookup", "arguments": {"query": canary["arguments"]}}
     provider = ScriptedProvider.from_turns([
-        {"thinking": canary["thinking"], "tool_calls": [asked]},
+        {"thinking": canary["thinking"],
+         "tool_calls": [asked, {"id": "c2", "name": "closed", "arguments": {}}]},
         {"content": canary["answer"]},
     ])
     with RunStore.open(sys.argv[1], privacy=PrivacyLevel(sys.argv[2])) as store:
-        runtime = Runtime(ToolRegistry([lookup]), recorder=store)
+        runtime = Runtime(ToolRegistry([lookup, closed]), recorder=store)
         outcome = runtime.run_sync(RunRequest.of(canary["prompt"], provider=provider))
     assert outcome.status == "completed", outcome
     """
@@ -75,6 +82,7 @@ def export_a_run(tmp_path: Path, level: str, *, opt_in: bool) -> Received:
     assert received.bodies("/v1/traces") and received.bodies("/v1/metrics"), received.requests
     spans = received.bodies("/v1/traces")
     assert b"invoke_agent" in spans and b"execute_tool lookup" in spans and b"chat" in spans
+    assert b"execute_tool closed" in spans and b"exception.message" in spans
     assert b"gen_ai.client.token.usage" in received.bodies("/v1/metrics")
     return received
 
@@ -91,7 +99,7 @@ def test_no_canary_leaves_when_content_is_not_allowed(
 
 def test_at_redacted_the_text_leaves_with_every_secret_masked(tmp_path: Path) -> None:
     sent = export_a_run(tmp_path, "redacted", opt_in=True).everything
-    for name in ("prompt", "arguments", "content", "thinking", "answer"):
+    for name in ("prompt", "arguments", "content", "thinking", "answer", "refusal"):
         assert CANARIES[name].split()[0].encode() in sent, name
     assert b"sk-ant-***" in sent and b"ghp_***" in sent
     assert not any(secret.encode() in sent for secret in SECRETS)
@@ -104,3 +112,5 @@ def test_at_full_the_text_leaves_but_an_artifact_never_does(tmp_path: Path) -> N
         assert CANARIES[name].encode() in sent, name
     assert b"ARTIFACT-CANARY" not in sent
     assert GITHUB_TOKEN.encode() in sent  # in the arguments and the answer, not the artifact
+    # A failed tool's error text (status and exception event) is masked even here.
+    assert b"Error: REFUSAL-CANARY-77 sk-ant-***" in sent

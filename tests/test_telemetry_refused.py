@@ -4,34 +4,11 @@ Checked through ``toolwire run`` in a real process against a loopback receiver."
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from .otlp_receiver import Received, receiver
+import pytest
 
-SCRIPT = 'turns:\n  - content: "Done."\n    prompt_tokens: 3\n'
-SOURCE = str(Path(__file__).parents[1] / "src")
-
-
-def run_exported(
-    tmp_path: Path, received: Received, **extra: str
-) -> subprocess.CompletedProcess[str]:
-    script = tmp_path / "script.yaml"
-    script.write_text(SCRIPT)
-    environ = {
-        "PATH": os.environ["PATH"],
-        "PYTHONPATH": SOURCE,
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "OTEL_EXPORTER_OTLP_ENDPOINT": received.url,
-        "OTEL_METRIC_EXPORT_INTERVAL": "600000",  # metrics go once, when the process ends
-        **extra,
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "toolwire", "run", "--script", str(script), "go"],
-        capture_output=True, text=True, env=environ, timeout=120, check=False,
-    )  # fmt: skip
+from .otlp_receiver import receiver, run_exported
 
 
 def test_the_shared_endpoint_alone_sends_traces_and_no_metrics(tmp_path: Path) -> None:
@@ -43,10 +20,11 @@ def test_the_shared_endpoint_alone_sends_traces_and_no_metrics(tmp_path: Path) -
     assert "metrics" not in done.stderr and "ERROR" not in done.stderr
 
 
+@pytest.mark.parametrize("status", [404, 405])
 def test_metrics_asked_for_and_refused_are_one_warning_naming_how_to_stop_them(
-    tmp_path: Path,
+    tmp_path: Path, status: int
 ) -> None:
-    with receiver(refused=frozenset({"/v1/metrics"})) as received:
+    with receiver(refused=frozenset({"/v1/metrics"}), status=status) as received:
         done = run_exported(tmp_path, received, OTEL_METRICS_EXPORTER="otlp")
     assert done.returncode == 0, done.stderr
     assert "/v1/metrics" in [path for path, _ in received.requests]  # it was tried
@@ -55,3 +33,4 @@ def test_metrics_asked_for_and_refused_are_one_warning_naming_how_to_stop_them(
     assert len(warned) == 1, done.stderr
     assert "toolwire's metrics" in warned[0] and "OTEL_METRICS_EXPORTER=none" in warned[0]
     assert "Failed to export" not in done.stderr and "Traceback" not in done.stderr
+    assert "ERROR" not in done.stderr and str(status) not in done.stderr.replace(received.url, "")

@@ -21,7 +21,7 @@ from toolwire import (
 )
 from toolwire.core.errors import ServerError
 from toolwire.core.sealing import StateKey
-from toolwire.policy.privacy import PrivacyLevel
+from toolwire.policy.privacy import PrivacyLevel, tool_name
 from toolwire.providers.base import CompletionRequest, Stop, Usage
 from toolwire.runs.runtime import RunRequest, Runtime
 
@@ -203,6 +203,26 @@ def test_the_tools_not_offered_for_one_reason_are_one_event_with_their_count() -
     }  # fmt: skip
 
 
+def test_a_call_refused_again_for_one_reason_is_one_event_with_its_count() -> None:
+    again = tuple(ToolCall(f"n{i}", "nope") for i in range(15))
+    captured, _ = traced(answers(
+        CompletionResponse(tool_calls=again[:10], stop=Stop.TOOL_CALLS),
+        CompletionResponse(tool_calls=(*again[10:], ToolCall("g1", "ghost")),
+                           stop=Stop.TOOL_CALLS),
+        CompletionResponse(content="done"),
+    ))  # fmt: skip
+    root = captured.named("invoke_agent")[0]
+    assert events(root) == [
+        {"name": "toolwire.gate_decision", "toolwire.gate": "call",
+         "toolwire.reason": "unknown_tool", "toolwire.actor": "runtime",
+         "gen_ai.tool.name": NOPE, "toolwire.round": 1, "toolwire.count": 15},
+        {"name": "toolwire.gate_decision", "toolwire.gate": "call",
+         "toolwire.reason": "unknown_tool", "toolwire.actor": "runtime",
+         "gen_ai.tool.name": tool_name("ghost", frozenset()), "toolwire.round": 2},
+    ]  # fmt: skip
+    assert len(captured.named("execute_tool")) == 16  # each call still has its span
+
+
 def test_every_gate_of_a_governed_run_is_an_event_across_its_two_segments() -> None:
     captured = Captured()
     runtime_of = Runtime(registry(), telemetry=captured.telemetry, state_key=StateKey.generate())
@@ -252,6 +272,28 @@ def test_a_provider_failure_closes_its_call_span_with_the_error() -> None:
     assert failed.parent.span_id == root.context.span_id
     durations = captured.points("gen_ai.client.operation.duration")
     assert sorted((a.get("error.type", ""), n) for a, n in durations) == [("", 1), ("503", 1)]
+
+
+def test_every_span_of_every_kind_of_segment_carries_the_conversation_id() -> None:
+    class Failing(PricedModel):
+        async def complete(self, request: CompletionRequest) -> CompletionResponse:
+            if self.requests:
+                self.requests.append(request)
+                raise ServerError("upstream down", status=503)
+            return await super().complete(request)
+
+    calls = (ToolCall.of("c1", "lookup", {"query": "x"}), ToolCall("c2", "nope"))
+    first = CompletionResponse(tool_calls=calls, stop=Stop.TOOL_CALLS)
+    for provider in (three_rounds(), Failing(first)):
+        captured, outcome = traced(provider)
+        assert len(captured.spans) >= 4  # the agent, a model call, tool calls (one refused)
+        for span in captured.spans:
+            assert attributes(span)["gen_ai.conversation.id"] == outcome.run_id, span.name
+    captured = Captured()
+    _, ended = governed_run(
+        runtime=Runtime(registry(), telemetry=captured.telemetry, state_key=StateKey.generate())
+    )
+    assert {attributes(s)["gen_ai.conversation.id"] for s in captured.spans} == {ended.run_id}
 
 
 def test_model_call_spans_and_metrics_name_the_model_that_answered_and_the_answer() -> None:

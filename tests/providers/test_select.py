@@ -65,10 +65,10 @@ def test_base_url_trust_zone_and_explicit_key() -> None:
         (
             "mistrall",
             {"model": "m"},
-            "unknown provider 'mistrall'; choose one of openai, anthropic, gemini, llama-server, "
-            "llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter, mistral, groq, "
-            "deepseek, xai, together, fireworks, cerebras, azure-openai, vertex, "
-            "vertex-anthropic, scripted",
+            "unknown provider 'mistrall'; choose one of openai, openai-responses, anthropic, "
+            "gemini, llama-server, llama-cpp-python, litellm, ollama, vllm, lmstudio, "
+            "openrouter, mistral, groq, deepseek, xai, together, fireworks, cerebras, "
+            "azure-openai, vertex, vertex-anthropic, scripted",
         ),
         ("openai", {"model": None}, "provider openai needs a model name (--model)"),
         ("gemini", {"model": "  "}, "provider gemini needs a model name (--model)"),

@@ -94,6 +94,11 @@ def run(
         bool, typer.Option("--admin", help="Act as an admin: admin-only tools may be offered.")
     ] = False,
     system: Annotated[str | None, typer.Option(help="A system prompt.")] = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="What to call the run (the agent's name in its traces); "
+                     "by default the workspace's name."),
+    ] = None,
     max_rounds: Annotated[int, typer.Option(min=1, max=MAX_ROUNDS)] = 5,
     tool: Annotated[
         list[str] | None, typer.Option("--tool", help="Offer only these tools (repeatable).")
@@ -144,6 +149,7 @@ def run(
     console = Console(highlight=False, stderr=output is not Output.HUMAN)
     try:
         level = PrivacyLevel.parse(privacy)
+        run_name = None if name is None else checked_name(name)
         tools_workspace = open_workspace(workspace)
         field = max_tokens_field or getattr(tools_workspace, "max_tokens_field", None)
         cloud = CloudSettings(deployment=deployment, api_version=api_version, project=project,
@@ -166,6 +172,7 @@ def run(
             max_remote_calls=max_remote_calls,
             tool_choice=tool_choice,
             output=None if output_schema is None else load_output_schema(output_schema),
+            name=run_name,
         )
         context = ToolContext(
             user=User("cli", is_admin=True) if admin else None,
@@ -196,6 +203,16 @@ def run(
         run_queued(console, store, runtime, request, output=output, db=db)
         return
     run_here(console, store, runtime, request, output=output, db=db)
+
+
+def checked_name(name: str) -> str:
+    """``--name``'s value, or ``ConfigError`` saying what a name must be."""
+    from toolwire.core.text import check_name
+
+    try:
+        return check_name(name, "--name")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def run_here(

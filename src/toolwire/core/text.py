@@ -48,3 +48,19 @@ def read_capped(path: Path, cap: int, what: str) -> bytes:
     if len(raw) > cap:
         raise ConfigError(f"{what} {path} is larger than {cap} bytes")
     return raw
+
+
+MAX_NAME_CHARS = 128  # a run's or a workspace's name: a few words, on one line
+
+
+def check_name(name: object, what: str) -> str:
+    """``name`` when it is a name (1 to ``MAX_NAME_CHARS`` printable characters, not only
+    spaces); ``ValueError`` naming ``what`` otherwise."""
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or len(name) > MAX_NAME_CHARS
+        or not name.isprintable()
+    ):
+        raise ValueError(f"{what} must be 1 to {MAX_NAME_CHARS} printable characters on one line")
+    return name

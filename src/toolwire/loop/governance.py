@@ -99,6 +99,15 @@ def decisions_of_step(step: Mapping[str, Any], decider: str | None = None) -> li
     return []
 
 
+def repeat_key(decision: GateDecision) -> tuple[str, str | None, str] | None:
+    """What ``decision`` has in common with the decisions it adds to the count of: a call
+    refused again for the same reason, tool and actor (its reason, tool and actor); None for a
+    decision that stands for itself alone."""
+    if decision.gate is not Gate.CALL:
+        return None
+    return (decision.reason, decision.tool, decision.actor)
+
+
 def decisions_of_outcome(outcome: RunOutcome) -> list[GateDecision]:
     """The cut-off that ended the run, if a gate ended it."""
     result = outcome.result

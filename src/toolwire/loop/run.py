@@ -89,18 +89,23 @@ class RunRequest:
 
     def chartered(self, privacy: PrivacyLevel, servers: Iterable[str] | None = None) -> RunRequest:
         """This request with its charter: as given, or made now at ``privacy`` (the request's
-        own level when it names one), with ``servers`` the MCP servers in its scope."""
+        own level when it names one), with ``servers`` the MCP servers in its scope. A run
+        given no name takes its workspace's."""
         if self.charter is not None:
             return self
+        options = self.options
+        named = getattr(self.context.workspace, "name", None)
+        if options.name is None and isinstance(named, str):  # the workspace names its runs
+            options = dataclasses.replace(options, name=named)
         charter = submit(
             provider=self.provider_ref,
-            options=self.options,
+            options=options,
             privacy=self.privacy or privacy,
             user=self.context.user,
             workspace=self.context.workspace,
             servers=servers,
         )
-        return dataclasses.replace(self, charter=charter)
+        return dataclasses.replace(self, options=options, charter=charter)
 
     def __repr__(self) -> str:
         """Counts and names; no prompt, and nothing of the workspace (it may hold secrets)."""

@@ -106,6 +106,9 @@ class Pause:
     rerun: tuple[str, ...] = ()
     recorded: tuple[Recorded, ...] = ()
     changed: tuple[str, ...] = ()
+    # The telemetry span of the segment that paused (``{trace id}-{span id}``, hex), which the
+    # segment carrying the run on links to; None: no telemetry watched it.
+    span: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The pending turn as the inspector and the CLI show it (recorded results stay)."""
@@ -256,7 +259,7 @@ def _usage_list(usage: Usage) -> list[int]:
 
 def _pause_dict(pause: Pause) -> dict[str, Any]:
     return {**pause.to_dict(), "previews": [p.to_state() for p in pause.previews],
-            "recorded": [list(r) for r in pause.recorded]}  # fmt: skip
+            "recorded": [list(r) for r in pause.recorded], "span": pause.span}  # fmt: skip
 
 
 # -- reading a state back: every field checked --------------------------------------------
@@ -310,6 +313,7 @@ class _Pause(_Strict):
     rerun: list[str] = []  # absent from states sealed before queued runs
     recorded: list[tuple[str, str, bool]] = Field(default=[], repr=False)
     changed: list[str] = []  # absent from states sealed before previews were re-checked
+    span: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}-[0-9a-f]{16}$")
 
     def build(self) -> Pause:
         return Pause(
@@ -322,6 +326,7 @@ class _Pause(_Strict):
             rerun=tuple(self.rerun),
             recorded=tuple(Recorded(*r) for r in self.recorded),
             changed=tuple(self.changed),
+            span=self.span,
         )
 
 

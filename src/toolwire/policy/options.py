@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolwire.core.output import OutputSchema
+from toolwire.core.text import check_name
 from toolwire.core.trust import TrustZone
 from toolwire.providers.base import Reasoning, ToolChoice, parse_tool_choice
 from toolwire.tools.policy import Grant
@@ -60,8 +61,13 @@ class RunOptions:
     # OutputSchema): asked of the API natively, checked, asked again once when it does not
     # match; see toolwire.core.output.
     output: OutputSchema | Mapping[str, Any] | type[Any] | None = None
+    # What the run is called (the agent's name in its telemetry); None: its workspace's
+    # name, when the workspace has one.
+    name: str | None = None
 
     def __post_init__(self) -> None:
+        if self.name is not None:
+            check_name(self.name, "a run's name")
         if not 1 <= self.max_rounds <= MAX_ROUNDS:
             raise ValueError(f"max_rounds must be between 1 and {MAX_ROUNDS}")
         if self.max_calls_per_turn < 1:
@@ -112,6 +118,7 @@ class RunOptions:
             "context_window": self.context_window,
             "tool_choice": self.tool_choice,
             "output": None if self.output_schema is None else self.output_schema.to_dict(),
+            "name": self.name,
         }
 
     @classmethod
@@ -134,4 +141,5 @@ class RunOptions:
             context_window=data.get("context_window"),
             tool_choice=data.get("tool_choice", "auto"),
             output=None if data.get("output") is None else OutputSchema.from_dict(data["output"]),
+            name=data.get("name"),
         )

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from toolwire.providers.gemini import GeminiProvider
     from toolwire.providers.http import HttpSettings
     from toolwire.providers.openai import OpenAIProvider
+    from toolwire.providers.responses import ResponsesProvider
     from toolwire.providers.scripted import ScriptedProvider
     from toolwire.providers.select import create_provider
     from toolwire.providers.vertex import VertexAnthropicProvider, VertexGeminiProvider
@@ -35,6 +36,7 @@ _HOMES = {
     "HttpSettings": "toolwire.providers.http",
     "OpenAIProvider": "toolwire.providers.openai",
     "Provider": "toolwire.providers.base",
+    "ResponsesProvider": "toolwire.providers.responses",
     "ScriptedProvider": "toolwire.providers.scripted",
     "Usage": "toolwire.providers.base",
     "VertexAnthropicProvider": "toolwire.providers.vertex",
@@ -56,6 +58,7 @@ __all__ = [
     "HttpSettings",
     "OpenAIProvider",
     "Provider",
+    "ResponsesProvider",
     "ScriptedProvider",
     "Usage",
     "VertexAnthropicProvider",

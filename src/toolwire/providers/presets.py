@@ -371,9 +371,26 @@ KEY_VARIABLES = {
     "anthropic": "ANTHROPIC_API_KEY",
     "gemini": "GEMINI_API_KEY",
 }
+# OpenAI's Responses API (openai-python types/responses): ``POST {base_url}/responses`` with
+# the same key and bearer header as Chat Completions (``toolwire.providers.responses``).
+OPENAI_RESPONSES = Preset(
+    name="openai-responses",
+    base_url=OPENAI_BASE_URL,
+    trust_zone="external_global",
+    key_variable="OPENAI_API_KEY",
+    quirks=Quirks(description_chars=OPENAI_DESCRIPTION_CHARS),
+)
 # The cloud routes to those APIs (``toolwire.providers.cloud``): their own endpoints and auth.
 CLOUD_NAMES = ("azure-openai", "vertex", "vertex-anthropic")
-PROVIDER_NAMES = (*KEY_VARIABLES, *PRESETS, *CLOUD_NAMES, "scripted")  # every name --provider takes
+# Every name --provider takes.
+PROVIDER_NAMES = (
+    "openai",
+    OPENAI_RESPONSES.name,
+    *list(KEY_VARIABLES)[1:],
+    *PRESETS,
+    *CLOUD_NAMES,
+    "scripted",
+)
 
 
 def check_provider_name(name: str) -> None:

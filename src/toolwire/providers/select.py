@@ -4,9 +4,10 @@ Invariant: every configuration mistake (unknown name, missing model, missing key
 or trust zone, missing script) is a ``ConfigError`` raised here, before any request is made.
 Messages name what is missing and where it may come from; they never echo a key.
 
-Names: the three vendor APIs, the OpenAI-compatible presets (``presets.PRESETS``: llama-server,
-llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter, and the hosted mistral, groq,
-deepseek, xai, together, fireworks, cerebras), the cloud routes (``azure-openai``, ``vertex``:
+Names: the three vendor APIs, OpenAI's Responses API (``openai-responses``), the
+OpenAI-compatible presets (``presets.PRESETS``: llama-server, llama-cpp-python, litellm, ollama,
+vllm, lmstudio, openrouter, and the hosted mistral, groq, deepseek, xai, together, fireworks,
+cerebras), the cloud routes (``azure-openai``, ``vertex``, ``vertex-anthropic``:
 ``toolwire.providers.cloud``) and ``scripted``. A server on a loopback or private
 address needs no key.
 """
@@ -29,6 +30,7 @@ from toolwire.providers.presets import (
     CLOUD_NAMES,
     KEY_VARIABLES,
     OPENAI_QUIRKS,
+    OPENAI_RESPONSES,
     PRESETS,
     MaxTokensField,
     Preset,
@@ -37,6 +39,7 @@ from toolwire.providers.presets import (
     is_private_url,
     quirks_for,
 )
+from toolwire.providers.responses import ResponsesProvider
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.providers.wire import DEFAULT_TRUST_ZONE, HttpProvider
 
@@ -94,6 +97,8 @@ def create_provider(
         raise ConfigError(f"provider {name} needs a model name (--model)")
     if max_tokens_field not in (None, "max_tokens", "max_completion_tokens"):
         raise ConfigError("max_tokens_field must be max_tokens or max_completion_tokens")
+    if name == OPENAI_RESPONSES.name:
+        return _responses(model.strip(), base_url, api_key, trust_zone, http=http, environ=env)
     preset = _COMPATIBLE.get(name)
     if preset is not None:
         return _compatible(
@@ -140,6 +145,30 @@ def _compatible(
         quirks=quirks_for(url) if preset is _OPENAI else preset.quirks,
         max_tokens_field=max_tokens_field,
         price_table=_price_table(preset, url),
+    )
+
+
+def _responses(
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    trust_zone: str | None,
+    *,
+    http: HttpSettings,
+    environ: Mapping[str, str],
+) -> ResponsesProvider:
+    preset = OPENAI_RESPONSES
+    url = base_url or preset.base_url
+    variable = preset.key_variable or ""
+    key = (api_key or environ.get(variable, "")).strip()
+    if not key and not is_private_url(url):
+        raise ConfigError(f"provider {preset.name} needs an API key: set {variable}")
+    return ResponsesProvider(
+        model=model,
+        api_key=key,
+        base_url=url,
+        trust_zone=trust_zone or preset.trust_zone,
+        http=http,
     )
 
 

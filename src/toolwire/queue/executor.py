@@ -45,7 +45,7 @@ from toolwire.queue.checkpoint import (
 )
 from toolwire.queue.recovery import WRITE_OUTSIDE_TURN, waiting_again
 from toolwire.runs.resume import chartered
-from toolwire.runs.runtime import LoopSegment, RunOutcome, Runtime
+from toolwire.runs.runtime import LoopSegment, RunOutcome, Runtime, carried
 from toolwire.store.queued import QueuedRuns, Taken
 from toolwire.store.runs import RunStore
 from toolwire.tools.api import ToolContext, needs_approval
@@ -108,9 +108,11 @@ class Executor:
             run_id, key=self.key, save=self._saver(run_id), registry=self.registry,
             saved=saved if saved.action is not None else None,
         )  # fmt: skip
+        decided = saved.action is not None  # a person's decision on its paused turn
         return await self.runtime.carry_on(
             run_id, start(context), provider=provider, charter=charter,
             sequence=taken.sequence, checkpoint=checkpointer,
+            resumed=carried(saved.state) if decided else None,
         )  # fmt: skip
 
     def _start(self, taken: Taken) -> tuple[Saved, Start]:

@@ -37,6 +37,7 @@ stay importable from here.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import threading
 import time
@@ -104,6 +105,7 @@ from toolwire.telemetry import (
     Segment,
     SegmentWatch,
     from_environment,
+    span_of,
     watch_segment,
 )
 from toolwire.tools.api import ToolContext
@@ -289,18 +291,21 @@ class Runtime:
         sequence: int,
         checkpoint: Checkpoint | None = None,
         observers: Sequence[Observer] = (),
+        resumed: Carried | None = None,
     ) -> RunOutcome:
         """Carry on a run the recorder already holds (a queued run, in a worker).
 
         ``segment(loop, trace)`` starts the loop where the run stands: a fresh request, the
         round after a checkpoint, or a decided turn. ``sequence`` is the run's last stored
         step; ``checkpoint`` keeps the run's progress as it goes. Every step is kept and
-        exported at ``charter``'s privacy level.
+        exported at ``charter``'s privacy level. ``resumed``: where a paused run stood when a
+        person decided its turn (its telemetry is then a resumed segment's).
         """
         started = time.perf_counter()
         self.recorder.keep(run_id, charter)
         run = Recording(self.recorder, run_id=run_id, sequence=sequence)
-        watch = self._watch(run_id, charter, "run")
+        segment_of: Segment = "run" if resumed is None else "resume"
+        watch = self._watch(run_id, charter, segment_of, before=resumed)
         trace = self._trace(run, charter.options, observers, watch=watch)
         loop = ToolLoop(provider, self.registry, policy=self.policy, checkpoint=checkpoint)
         return await self._drive(run, trace, segment(loop, trace), started, watch=watch)
@@ -488,7 +493,8 @@ class Runtime:
             stop_listening()
             self._untrack(run.run_id)
         if result is not None and result.suspended is not None:
-            status, error = await asyncio.to_thread(self._suspend, run, result.suspended)
+            status, error = await asyncio.to_thread(self._suspend, run, result.suspended,
+                                                    span_of(watch))  # fmt: skip
         outcome = RunOutcome(
             run_id=run.run_id,
             status=status,
@@ -507,11 +513,17 @@ class Runtime:
             watch.end(outcome, failure)
         return outcome
 
-    def _suspend(self, run: Recording, state: RunState) -> tuple[RunStatus, str | None]:
-        """Seal and store the paused state (its charter with it); a run that cannot wait
-        fails instead."""
+    def _suspend(
+        self, run: Recording, state: RunState, span: str | None = None
+    ) -> tuple[RunStatus, str | None]:
+        """Seal and store the paused state (its charter with it, and ``span``, the segment's
+        telemetry span, for the next segment to link to); a run that cannot wait fails
+        instead."""
         pause = state.pause
         assert pause is not None
+        if span is not None:
+            pause = dataclasses.replace(pause, span=span)
+            state = state._replace(pause=pause)
         try:
             key = require(self.state_key)
         except StateError as exc:
@@ -598,7 +610,8 @@ def carried(state: RunState) -> Carried:
     usage = state.usage
     return Carried(rounds=state.rounds, input_tokens=usage.prompt_tokens,
                    output_tokens=usage.completion_tokens, cost=float(state.cost.usd),
-                   cost_complete=state.cost.complete)  # fmt: skip
+                   cost_complete=state.cost.complete,
+                   previous=None if state.pause is None else state.pause.span)  # fmt: skip
 
 
 def _held_tool(state: RunState) -> str:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from toolwire.policy.trace import RunStep
 
 __all__ = ["Carried", "RunTelemetry", "Segment", "SegmentWatch", "ToolSpecs", "content_opt_in",
-           "from_environment", "signals", "watch_segment"]  # fmt: skip
+           "from_environment", "signals", "span_of", "watch_segment"]  # fmt: skip
 
 log = logging.getLogger("toolwire.telemetry")
 Signal = Literal["traces", "metrics"]
@@ -123,13 +123,22 @@ def watch_segment(
 @dataclass(frozen=True, slots=True)
 class Carried:
     """A run's totals when a segment of it begins: rounds, tokens in and out, dollars (of
-    the priced calls; ``cost_complete`` False when a call had no price)."""
+    the priced calls; ``cost_complete`` False when a call had no price); and ``previous``,
+    the span of the segment before (see :func:`span_of`), which this one links to."""
 
     rounds: int
     input_tokens: int
     output_tokens: int
     cost: float
     cost_complete: bool = True
+    previous: str | None = None
+
+
+def span_of(watch: SegmentWatch | None) -> str | None:
+    """The span of ``watch``'s segment as ``{trace id}-{span id}`` (hex), kept with a paused
+    run so that the segment carrying it on links to it; None when nothing traces it."""
+    found = getattr(watch, "span", None)
+    return found if isinstance(found, str) else None
 
 
 def signals(environ: Mapping[str, str] = os.environ) -> dict[Signal, str]:

@@ -20,6 +20,7 @@ from opentelemetry.semconv.attributes import error_attributes, server_attributes
 from opentelemetry.util.types import AttributeValue
 
 from toolwire.core.messages import ToolSpec
+from toolwire.core.redact import mask_secrets
 
 Attributes = dict[str, AttributeValue]
 
@@ -32,6 +33,7 @@ TOOL_ERROR = "tool_error"  # a tool ran and answered with an error (its own, or 
 # OpenAI-compatible server, the scripted model) keeps the name toolwire knows it by.
 PROVIDER_NAMES = {
     "openai": gen_ai.GenAiProviderNameValues.OPENAI.value,
+    "openai-responses": gen_ai.GenAiProviderNameValues.OPENAI.value,
     "anthropic": gen_ai.GenAiProviderNameValues.ANTHROPIC.value,
     "gemini": gen_ai.GenAiProviderNameValues.GCP_GEMINI.value,
     "mistral": gen_ai.GenAiProviderNameValues.MISTRAL_AI.value,
@@ -72,6 +74,8 @@ RUN_COST = "toolwire.run.cost_usd"
 RUN_COST_COMPLETE = "toolwire.run.cost_complete"
 RUN_ROUNDS = "toolwire.run.rounds"
 GATE_EVENT = "toolwire.gate_decision"
+LINK = "toolwire.link"  # what a span link points to
+PREVIOUS_SEGMENT = "previous_segment"  # the span of the run's segment before this one
 
 
 EXCEPTION_EVENT = "exception"  # the conventions' event, which backends show as the error
@@ -116,6 +120,20 @@ def tool_failure(error: str) -> str:
 def bounded_text(text: str) -> str:
     """``text`` cut to ``MAX_DESCRIPTION`` characters, marked where it was cut."""
     return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
+
+
+def failure_text(text: str) -> str:
+    """A failure's text as a span's status description and its ``exception.message``: every
+    secret shape masked (:func:`toolwire.core.redact.mask_secrets`, at every level), then cut
+    to ``MAX_DESCRIPTION``."""
+    return bounded_text(mask_secrets(text))
+
+
+def tool_failure_text(step: Mapping[str, Any], error: str) -> str:
+    """What a failed tool span says of its failure: the result the model read, where content
+    may leave (it is in ``step`` only then), else the fixed phrase of ``error``."""
+    result = step.get("tool_result")
+    return failure_text(result) if isinstance(result, str) and result else tool_failure(error)
 
 
 def provider_name(name: str, script: str | None = None) -> str:

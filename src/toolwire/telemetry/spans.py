@@ -1,6 +1,8 @@
 """One segment of a run as OpenTelemetry spans, built from its recorded steps.
 
-The segment is one ``invoke_agent`` span (kind INTERNAL; a direct tool call has none); each
+The segment is one ``invoke_agent`` span (kind INTERNAL; a direct tool call has none), named
+``invoke_agent {name}`` with ``gen_ai.agent.name`` when the run has a name (its own, else its
+workspace's: :attr:`toolwire.policy.options.RunOptions.name`); each
 model call is a ``chat {model}`` span (CLIENT) and each tool call an ``execute_tool {tool}``
 span (INTERNAL), both its children. The run's id is on every span; the provider and model on
 the agent and model-call spans (a tool call's are its parent's).
@@ -14,7 +16,10 @@ ends, from its request's time, with its error; a dry run's request was never sen
 none.
 
 A run suspended for a person and resumed is several segments, each its own ``invoke_agent``
-span. A segment's span carries its own segment's tokens, cost and rounds (the GenAI usage
+span (its own trace), linked to the span of the segment before it (the link's
+``toolwire.link`` is ``previous_segment``): the paused run keeps that span's ids in its sealed
+state, so the link holds when another process carries it on. A segment's span carries its
+own segment's tokens, cost and rounds (the GenAI usage
 attributes, ``toolwire.cost_usd``, ``toolwire.rounds``), counted from the model calls it
 recorded, so that a backend summing spans gets the run's totals once; the whole run's totals go
 under ``toolwire.run.*`` when the segment knows them: it ended with a result (the run's state
@@ -22,13 +27,22 @@ carries them across segments), or it was told where the run stood when it began 
 segment that failed or was cancelled adds its own to that).
 
 Every gate decision a step records (see :mod:`toolwire.loop.governance`) is an event on the
-segment's span. What any span carries is the step as
+segment's span, told when the segment ends, at the time of the first decision it stands for: a
+call refused again for a reason it was refused for before (the same tool, the same actor) adds
+to that event's ``toolwire.count``, as it adds to its row's count in the governance log.
+
+A failed model or tool call's span has status ERROR and an ``exception`` event, both with a
+bounded text with every secret shape masked: a run's stored error, or a tool's fixed reason
+(``refused: <reason>``), or, where content may leave, the result the model read.
+
+What any span carries is the step as
 :func:`toolwire.policy.privacy.filter_for_export` lets it leave. A watch never raises into the
 run: a failure is logged and the run goes on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping
@@ -38,7 +52,16 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
 from opentelemetry.semconv.attributes import server_attributes
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import (
+    Link,
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    Tracer,
+)
 
 from toolwire.core.errors import ProviderError
 from toolwire.loop.governance import (
@@ -46,6 +69,7 @@ from toolwire.loop.governance import (
     decider_of,
     decisions_of_outcome,
     decisions_of_step,
+    repeat_key,
 )
 from toolwire.loop.run import RunOutcome
 from toolwire.policy.charter import ProviderRef
@@ -95,6 +119,9 @@ class RunSpans:
         self.requested: tuple[int, Mapping[str, Any]] | None = None  # a call not yet answered
         self.spent = SegmentUsage()  # what this segment's model calls used
         self.decider: str | None = None  # who decided this segment's paused turn
+        # The segment's gate decisions, told when it ends: a call refused again for a reason
+        # it was refused for before adds to the first one's count (one event, not fifteen).
+        self.gates: dict[object, tuple[GateDecision, int]] = {}
         self.root: Span | None = None
         if segment != "call":
             self.root = self._start_root(options, segment)
@@ -113,8 +140,23 @@ class RunSpans:
             started[gen_ai.GEN_AI_REQUEST_MAX_TOKENS] = options.max_tokens
         if options.temperature is not None:
             started[gen_ai.GEN_AI_REQUEST_TEMPERATURE] = options.temperature
-        return self.tracer.start_span(attrs.INVOKE_AGENT, kind=SpanKind.INTERNAL,
-                                      attributes=started)  # fmt: skip
+        name = attrs.INVOKE_AGENT
+        if options.name is not None:
+            started[gen_ai.GEN_AI_AGENT_NAME] = options.name
+            name = f"{attrs.INVOKE_AGENT} {options.name}"
+        previous = None if self.before is None else _context_of(self.before.previous)
+        links = [] if previous is None else [Link(previous, {attrs.LINK: attrs.PREVIOUS_SEGMENT})]
+        return self.tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=started,
+                                      links=links)  # fmt: skip
+
+    @property
+    def span(self) -> str | None:
+        """This segment's span as ``{trace id}-{span id}`` (hex), for the next segment's link;
+        None without one (a direct call, or a tracer that records nothing)."""
+        found = None if self.root is None else self.root.get_span_context()
+        if found is None or not found.is_valid:
+            return None
+        return f"{found.trace_id:032x}-{found.span_id:016x}"
 
     # -- the watch ---------------------------------------------------------------------------
 
@@ -142,7 +184,7 @@ class RunSpans:
             self._tool(step, shown, now)
         self.decider = decider_of(shown) or self.decider
         for decision in decisions_of_step(shown, self.decider):
-            self._event(decision)
+            self._gate(decision, now)
         if self.root is not None and "decision_reason" in shown:
             self.root.set_attribute("toolwire.decision_reason", str(shown["decision_reason"]))
 
@@ -174,8 +216,12 @@ class RunSpans:
         if error is not None:
             made[attrs.ERROR_TYPE] = error
         span = self._child(name, SpanKind.INTERNAL, now - _ns(step.duration_ms), made)
-        if error is not None:  # the fixed reason only: a tool's own words are its result's
-            span.set_status(Status(StatusCode.ERROR, attrs.tool_failure(error)))
+        if error is not None:  # a tool's own words only where its result may leave
+            shown_error = attrs.tool_failure_text(shown, error)
+            span.set_status(Status(StatusCode.ERROR, shown_error))
+            span.add_event(attrs.EXCEPTION_EVENT, {attrs.EXCEPTION_TYPE: error,
+                                                   attrs.EXCEPTION_MESSAGE: shown_error},
+                           timestamp=now)  # fmt: skip
         span.end(end_time=now)
         if self.instruments is not None:
             self.instruments.record_tool(step.tool_name, step.tool_refused, step.tool_is_error,
@@ -195,8 +241,10 @@ class RunSpans:
             return
         if outcome is not None:
             for decision in decisions_of_outcome(outcome):
-                self._event(decision)
+                self._gate(decision, now)
             self.root.set_attributes(self._ending(outcome))
+        for decision, at in self.gates.values():
+            self._event(decision, at)
         if error is not None and error != CANCELLED:
             self.root.set_attribute(attrs.ERROR_TYPE, error)
             self._failed(self.root, error, outcome, failure)
@@ -255,10 +303,10 @@ class RunSpans:
         span: Span, error: str, outcome: RunOutcome | None, failure: BaseException | None
     ) -> None:
         """``span`` marked failed, with a description and an ``exception`` event a backend
-        shows as the error. The text is the run's stored error (written to be shown: bounded,
-        the key masked, no query or user info) or the exception's class: never an exception's
-        own message, which may quote a server's body or a tool's data."""
-        shown = attrs.bounded_text(outcome.error) if outcome is not None and outcome.error else None
+        shows as the error. The text is the run's stored error (written to be shown: the key
+        masked, no query or user info; here masked again and bounded) or the exception's class:
+        never an exception's own message, which may quote a server's body or a tool's data."""
+        shown = attrs.failure_text(outcome.error) if outcome is not None and outcome.error else None
         kind = type(failure).__qualname__ if failure is not None else error
         span.set_status(Status(StatusCode.ERROR, shown or kind))
         span.add_event(attrs.EXCEPTION_EVENT, {attrs.EXCEPTION_TYPE: kind,
@@ -277,7 +325,20 @@ class RunSpans:
         return {gen_ai.GEN_AI_OPERATION_NAME: attrs.CHAT,
                 **{k: v for k, v in self.base.items() if k in keep}}  # fmt: skip
 
-    def _event(self, decision: GateDecision) -> None:
+    def _gate(self, decision: GateDecision, now: int) -> None:
+        """Keep ``decision`` for the segment's span, added to an earlier one it repeats."""
+        if self.root is None:
+            return
+        key = repeat_key(decision)
+        earlier = None if key is None else self.gates.get(key)
+        if earlier is None:
+            self.gates[len(self.gates) if key is None else key] = (decision, now)
+        else:
+            first, at = earlier
+            counted = dataclasses.replace(first, count=first.count + decision.count)
+            self.gates[key] = (counted, at)
+
+    def _event(self, decision: GateDecision, at: int) -> None:
         if self.root is None:
             return
         shown: attrs.Attributes = {
@@ -291,9 +352,9 @@ class RunSpans:
             shown[attrs.ROUND] = decision.round
         if decision.detail is not None:
             shown["toolwire.detail"] = decision.detail
-        if decision.count != 1:  # the tools not offered for one reason: one event, counted
+        if decision.count != 1:  # the decisions of one reason (and tool): one event, counted
             shown["toolwire.count"] = decision.count
-        self.root.add_event(attrs.GATE_EVENT, shown)
+        self.root.add_event(attrs.GATE_EVENT, shown, timestamp=at)
 
 
 class SegmentUsage:
@@ -342,6 +403,17 @@ class SegmentUsage:
             gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS: self.output_tokens,
             **attrs.cost(self.cost, priced=self.priced > 0, complete=not self.unpriced),
         }
+
+
+def _context_of(span: str | None) -> SpanContext | None:
+    """The span context ``RunSpans.span`` wrote, as a remote one; None for anything else."""
+    trace_id, _, span_id = (span or "").partition("-")
+    try:
+        found = SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=True,
+                            trace_flags=TraceFlags(TraceFlags.SAMPLED))  # fmt: skip
+    except ValueError:
+        return None
+    return found if found.is_valid else None
 
 
 def _ns(duration_ms: float) -> int:

@@ -11,11 +11,13 @@ addresses, phone numbers, IBANs, card numbers) in tool output; by default ``loca
 ``private_hosted`` (``toolwire.core.trust.PERSONAL_DATA_ZONES``). Secrets are masked for every
 zone, whatever it says.
 
-It may also say how to talk to the workspace's model server: ``max_tokens_field`` names the
-output-cap field an OpenAI-compatible server reads (``max_tokens`` or ``max_completion_tokens``),
-name the cloud ``region`` its model runs in (Azure OpenAI, Vertex AI: the trust zone follows
-it, see :func:`toolwire.core.trust.region_zone`), and list MCP servers whose tools runs may
-use (``mcp_servers``: see :mod:`toolwire.workspace.mcp_servers`).
+``name`` says what the workspace is called: a run given no name of its own takes it (its
+telemetry's agent name). It may also say how to talk to the workspace's model server:
+``max_tokens_field`` names the output-cap field an OpenAI-compatible server reads
+(``max_tokens`` or ``max_completion_tokens``), ``region`` the cloud region its model runs in
+(Azure OpenAI, Vertex AI: the trust zone follows it, see
+:func:`toolwire.core.trust.region_zone`), and list MCP servers whose tools runs may use
+(``mcp_servers``: see :mod:`toolwire.workspace.mcp_servers`).
 
 A ``Workspace`` is configuration plus one lazily created SQLAlchemy engine. Every part is
 optional; a tool that needs a missing part fails closed with a clear error result. Paths are
@@ -52,7 +54,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import NullPool
 
 from toolwire.core.errors import ConfigError
-from toolwire.core.text import read_capped
+from toolwire.core.text import check_name, read_capped
 from toolwire.core.trust import PERSONAL_DATA_ZONES, TrustZone
 from toolwire.providers.presets import MaxTokensField
 from toolwire.workspace.maps import (
@@ -114,6 +116,7 @@ class Workspace:
     routes: RouteMap | None = None
     # The zones whose models read personal data in tool output; every other zone sees it masked.
     personal_data_shown_to: frozenset[TrustZone] = PERSONAL_DATA_ZONES
+    name: str | None = None  # what the workspace is called: its runs' name, unless they have one
     _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -195,6 +198,7 @@ def _close_open_engines() -> None:
 
 class _Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    name: str | None = None
     database_url: str | None = None
     files_root: str | None = None
     log_files: list[str] = []
@@ -252,7 +256,17 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         jobs=job_map(settings.jobs, base, source),
         routes=route_map(settings.routes, base, source),
         personal_data_shown_to=_zones(settings.personal_data_shown_to, source),
+        name=_name(settings.name, source),
     )
+
+
+def _name(name: str | None, source: str) -> str | None:
+    if name is None:
+        return None
+    try:
+        return check_name(name, "name")
+    except ValueError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
 
 
 def _zones(names: list[str] | None, source: str) -> frozenset[TrustZone]:
