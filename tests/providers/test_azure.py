@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from toolwire.core.errors import AuthenticationError, ConfigError
 from toolwire.core.trust import TrustZone
 from toolwire.demo import prepare_demo
 from toolwire.loop.loop import RunOptions, TerminationReason
-from toolwire.providers.azure import AzureEndpoint, AzureOpenAIProvider
+from toolwire.providers.azure import AzureEndpoint, AzureOpenAIProvider, AzureResponsesProvider
 from toolwire.providers.cloud import CloudSettings
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.select import create_provider
@@ -44,7 +45,8 @@ from .clouds import (
     minted,
     token_endpoint,
 )
-from .servers import no_sleep
+from .responses_server import ResponsesModel
+from .servers import _serving, no_sleep
 from .test_openai_sdk import checked
 
 VERSION = "2024-10-21"
@@ -475,7 +477,8 @@ def test_a_cloud_setting_given_to_another_provider_is_named(field: str, option: 
         create_provider("openai", model="gpt-4.1-mini", environ={"OPENAI_API_KEY": "k"},
                         cloud=CloudSettings(**{field: value}))  # fmt: skip
     assert str(caught.value) == (
-        f"{option} is for the cloud routes (azure-openai, vertex, vertex-anthropic), not "
+        f"{option} is for the cloud routes (azure-openai, azure-openai-responses, vertex, "
+        "vertex-anthropic), not "
         "provider openai"
     )
 
@@ -484,3 +487,62 @@ def test_a_region_from_a_workspace_is_no_mistake_for_another_provider() -> None:
     provider = create_provider("openai", model="gpt-4.1-mini", environ={"OPENAI_API_KEY": "k"},
                                cloud=CloudSettings(region="westeurope"))  # fmt: skip
     assert provider.trust_zone is TrustZone.EXTERNAL_GLOBAL  # its own zone, not the region's
+
+
+# -- the Responses API on Azure: the same URL builder and credentials ------------------------
+
+
+class _ResponsesDoor(BaseHTTPRequestHandler):
+    """A Responses API model behind Azure's door: the credential and query checked first."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers["content-length"]))
+        door: CloudDoor = self.server.door  # type: ignore[attr-defined]
+        model: ResponsesModel = self.server.model  # type: ignore[attr-defined]
+        why = door.check(self.path, dict(self.headers))
+        if why is not None:
+            door.refused.append(why)
+            status, out, kind = 401, b'{"error": {"message": "denied"}}', "application/json"
+        else:
+            status, out, kind = model.answer(self.path, dict(self.headers), raw)
+        self.send_response(status)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+@pytest.mark.parametrize("auth", ["key", "entra"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_responses_api_runs_three_rounds_at_either_shape(
+    shape: str, auth: str, clock: Clock
+) -> None:
+    version = SHAPES[shape][0]
+    key, credential = minted("azkey"), FakeEntraCredential(clock=clock)
+    door = door_for(version, **({"headers": {"api-key": key}} if auth == "key"
+                                else {"bearer_of": credential.issued}))  # fmt: skip
+    model = ResponsesModel([[("slow_lookup", {"city": "Oslo"})],
+                            [("slow_lookup", {"city": "Bergen"})], "Rain."])  # fmt: skip
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ResponsesDoor)
+    server.door, server.model = door, model  # type: ignore[attr-defined]
+    with _serving(server) as root:
+        environ = {"AZURE_OPENAI_ENDPOINT": root, **({"AZURE_OPENAI_API_KEY": key}
+                   if auth == "key" else {})}  # fmt: skip
+        cloud = CloudSettings(api_version=version, credential=credential if auth == "entra"
+                              else None)  # fmt: skip
+        provider = create_provider("azure-openai-responses", model=DEPLOYMENT, environ=environ,
+                                   cloud=cloud)  # fmt: skip
+        assert isinstance(provider, AzureResponsesProvider)
+        loop = ToolLoop(provider, ToolRegistry([slow_lookup]))
+        result = loop.run_sync([ChatMessage.user("Weather?")])
+    assert result.reason is TerminationReason.COMPLETED and result.final_content == "Rain."
+    path = "/openai/responses" if version else "/openai/v1/responses"
+    query = f"?api-version={version}" if version else ""
+    assert [c.path for c in model.captured] == [path + query] * 3
+    assert door.refused == [] and model.problems == []
+    assert {c.json()["model"] for c in model.captured} == {DEPLOYMENT}

@@ -68,7 +68,7 @@ def test_base_url_trust_zone_and_explicit_key() -> None:
             "unknown provider 'mistrall'; choose one of openai, openai-responses, anthropic, "
             "gemini, llama-server, llama-cpp-python, litellm, ollama, vllm, lmstudio, "
             "openrouter, mistral, groq, deepseek, xai, together, fireworks, cerebras, "
-            "azure-openai, vertex, vertex-anthropic, scripted",
+            "azure-openai, azure-openai-responses, vertex, vertex-anthropic, scripted",
         ),
         ("openai", {"model": None}, "provider openai needs a model name (--model)"),
         ("gemini", {"model": "  "}, "provider gemini needs a model name (--model)"),

@@ -28,10 +28,13 @@ from toolwire.core.trust import TrustZone
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.presets import OPENAI_QUIRKS
+from toolwire.providers.responses import ResponsesProvider
 from toolwire.providers.tokens import TokenSource
 from toolwire.providers.wire import DEFAULT_TRUST_ZONE, checked_base_url
 
 NAME = "azure-openai"
+RESPONSES_NAME = "azure-openai-responses"
+NAMES = (NAME, RESPONSES_NAME)
 # openai/lib/azure.py ``_deployments_endpoints``: the paths Azure serves under a deployment.
 DEPLOYMENT_PATHS = frozenset({
     "completions", "chat/completions", "embeddings", "audio/transcriptions",
@@ -141,3 +144,40 @@ class AzureOpenAIProvider(OpenAIProvider):
 
     def headers(self, api_key: str) -> dict[str, str]:
         return self.endpoint.headers(api_key)
+
+
+class AzureResponsesProvider(ResponsesProvider):
+    """The Responses API on an Azure OpenAI resource (``{endpoint}/openai/v1/responses``, or
+    ``{endpoint}/openai/responses?api-version=...``), the deployment as the body's model."""
+
+    default_name = RESPONSES_NAME
+
+    def __init__(
+        self,
+        *,
+        endpoint: AzureEndpoint,
+        api_key: str | None = None,
+        token_source: TokenSource | None = None,
+        trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
+        http: HttpSettings | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        """One of ``api_key`` and ``token_source``, as for Chat Completions."""
+        key = (api_key or "").strip()
+        if key and token_source is not None:
+            raise ConfigError(f"{RESPONSES_NAME}: give an API key or a bearer token, not both")
+        self.endpoint = endpoint
+        self.token_source = token_source
+        super().__init__(model=endpoint.deployment, api_key=key or None,
+                         base_url=endpoint.base_url, auth="api-key", trust_zone=trust_zone,
+                         http=http, context_window=context_window)  # fmt: skip
+
+    def needs_key(self) -> bool:
+        return self.token_source is None
+
+    @property
+    def pricing_family(self) -> str | None:
+        return None  # a deployment's name is not a model's
+
+    def url(self) -> str:
+        return self.endpoint.url("responses")

@@ -24,7 +24,7 @@ from typing import Literal
 from toolwire.core.errors import ConfigError
 from toolwire.core.trust import TrustZone, region_zone
 from toolwire.providers import azure, vertex
-from toolwire.providers.azure import AzureEndpoint, AzureOpenAIProvider
+from toolwire.providers.azure import AzureEndpoint, AzureOpenAIProvider, AzureResponsesProvider
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.presets import CLOUD_NAMES
 from toolwire.providers.tokens import EntraToken, GoogleCredentials, GoogleToken, TokenCredential
@@ -83,7 +83,7 @@ def cloud_provider(
     http: HttpSettings,
     environ: Mapping[str, str],
     settings: CloudSettings,
-) -> AzureOpenAIProvider | VertexGeminiProvider | VertexAnthropicProvider:
+) -> AzureOpenAIProvider | AzureResponsesProvider | VertexGeminiProvider | VertexAnthropicProvider:
     """The cloud route called ``name`` (one of ``CLOUD_NAMES``)."""
     assert name in CLOUD_NAMES
     if settings.auth is not None:
@@ -91,8 +91,8 @@ def cloud_provider(
     asked = _Asked(model=(model or "").strip(), base_url=base_url, api_key=api_key,
                    trust_zone=trust_zone, http=http, environ=environ,
                    settings=settings)  # fmt: skip
-    if name == azure.NAME:
-        return _azure(asked)
+    if name in azure.NAMES:
+        return _azure(name, asked)
     if settings.auth is not None or settings.deployment or settings.api_version:
         option = "--auth" if settings.auth is not None else "--deployment or --api-version"
         raise ConfigError(f"provider {name} signs in with Application Default Credentials; "
@@ -107,32 +107,32 @@ def parse_auth(value: str) -> Auth:
     raise ConfigError(f"unknown auth {value[:40]!r}: choose key or entra")
 
 
-def _azure(asked: _Asked) -> AzureOpenAIProvider:
+def _azure(name: str, asked: _Asked) -> AzureOpenAIProvider | AzureResponsesProvider:
     settings = asked.settings
     if settings.project:
-        raise ConfigError(f"--project is for the Google Cloud routes, not {azure.NAME}")
+        raise ConfigError(f"--project is for the Google Cloud routes, not {name}")
     where = asked.setting(asked.base_url, azure.ENDPOINT_VARIABLE)
     if not where:
-        raise ConfigError(f"provider {azure.NAME} needs the resource's endpoint: --base-url "
+        raise ConfigError(f"provider {name} needs the resource's endpoint: --base-url "
                           f"or set {azure.ENDPOINT_VARIABLE}")  # fmt: skip
     deployment = (settings.deployment or asked.model).strip()
     if not deployment:
-        raise ConfigError(f"provider {azure.NAME} needs a deployment name: --deployment "
+        raise ConfigError(f"provider {name} needs a deployment name: --deployment "
                           "(or --model)")  # fmt: skip
     version = asked.setting(settings.api_version, azure.API_VERSION_VARIABLE)
     endpoint = AzureEndpoint.of(where, deployment, version or None)
     region = asked.setting(settings.region, azure.REGION_VARIABLE)
     zone = asked.trust_zone or region_zone(region or None)
+    adapter = AzureResponsesProvider if name == azure.RESPONSES_NAME else AzureOpenAIProvider
     entra = settings.auth == "entra" or settings.credential is not None
     if entra and settings.auth != "key":
-        token = EntraToken(_azure_credential(settings.credential))
-        return AzureOpenAIProvider(endpoint=endpoint, token_source=token, trust_zone=zone,
-                                   http=asked.http)  # fmt: skip
+        token = EntraToken(_azure_credential(settings.credential), provider=name)
+        return adapter(endpoint=endpoint, token_source=token, trust_zone=zone, http=asked.http)
     key = asked.setting(asked.api_key, azure.KEY_VARIABLE)
     if not key:
-        raise ConfigError(f"provider {azure.NAME} needs an API key: set {azure.KEY_VARIABLE}, "
+        raise ConfigError(f"provider {name} needs an API key: set {azure.KEY_VARIABLE}, "
                           "or sign in with Microsoft Entra ID (--auth entra)")  # fmt: skip
-    return AzureOpenAIProvider(endpoint=endpoint, api_key=key, trust_zone=zone, http=asked.http)
+    return adapter(endpoint=endpoint, api_key=key, trust_zone=zone, http=asked.http)
 
 
 def _azure_credential(given: object | None) -> TokenCredential | None:

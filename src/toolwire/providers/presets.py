@@ -381,7 +381,7 @@ OPENAI_RESPONSES = Preset(
     quirks=Quirks(description_chars=OPENAI_DESCRIPTION_CHARS),
 )
 # The cloud routes to those APIs (``toolwire.providers.cloud``): their own endpoints and auth.
-CLOUD_NAMES = ("azure-openai", "vertex", "vertex-anthropic")
+CLOUD_NAMES = ("azure-openai", "azure-openai-responses", "vertex", "vertex-anthropic")
 # Every name --provider takes.
 PROVIDER_NAMES = (
     "openai",

@@ -136,11 +136,16 @@ class ResponsesProvider(HttpProvider):
             context_window=context_window,
             quirks=OPENAI_RESPONSES.quirks,
         )
-        if not key and not is_private_url(self.base_url):
+        if not key and self.needs_key():
             raise ConfigError(f"{self.name}: an API key is required for {self.base_url}")
         self.path = path
         self.auth: AuthHeader = auth
         self.encrypted_reasoning = encrypted_reasoning
+
+    def needs_key(self) -> bool:
+        """Whether a call needs a key: a hosted server's does, a loopback or private one's not
+        (a cloud route with a bearer token says no)."""
+        return not is_private_url(self.base_url)
 
     @property
     def family(self) -> str:

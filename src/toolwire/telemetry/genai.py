@@ -41,6 +41,7 @@ PROVIDER_NAMES = {
     "deepseek": gen_ai.GenAiProviderNameValues.DEEPSEEK.value,
     "xai": gen_ai.GenAiProviderNameValues.X_AI.value,
     "azure-openai": gen_ai.GenAiProviderNameValues.AZURE_AI_OPENAI.value,
+    "azure-openai-responses": gen_ai.GenAiProviderNameValues.AZURE_AI_OPENAI.value,
     "vertex": gen_ai.GenAiProviderNameValues.GCP_VERTEX_AI.value,
     "vertex-anthropic": gen_ai.GenAiProviderNameValues.GCP_VERTEX_AI.value,
 }
