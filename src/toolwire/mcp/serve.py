@@ -41,7 +41,9 @@ from mcp.shared.exceptions import MCPError
 from toolwire.core.messages import ToolCall
 from toolwire.core.trust import TrustZone
 from toolwire.loop import seam
+from toolwire.mcp import prompts, resources
 from toolwire.mcp.hosts import Hosts
+from toolwire.mcp.resources import DOCUMENT_TOOL, DOCUMENTS, RUN_TEMPLATE, RUNS, Resources, Runs
 from toolwire.policy.options import RunOptions
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.runs.held import CallAnswer, answer_of
@@ -57,6 +59,7 @@ from toolwire.tools.api import (
 )
 from toolwire.tools.policy import Grant
 from toolwire.tools.registry import Availability
+from toolwire.workspace.prompts import shown
 
 log = logging.getLogger("toolwire.mcp")
 
@@ -101,7 +104,9 @@ class ServedTools:
     holds: bool = False
     decision_seconds: float = DEFAULT_DECISION_SECONDS
     privacy: PrivacyLevel = PrivacyLevel.METADATA  # what log messages to hosts may carry
+    runs: Runs | None = None  # where this server's runs are read back (resources)
     hosts: Hosts = field(init=False, repr=False)  # the connected ones
+    resources: Resources = field(init=False, repr=False)
     _in_flight: dict[asyncio.Future[CallAnswer], list[str]] = field(
         default_factory=dict, init=False, repr=False
     )  # each call's task and the run it started
@@ -114,6 +119,36 @@ class ServedTools:
 
     def __post_init__(self) -> None:
         self.hosts = Hosts(self.offered_names, self.privacy)
+        self.resources = Resources(runs=self.runs, context=self.context, zone=self.zone,
+                                   privacy=self.privacy)  # fmt: skip
+
+    async def documents(self) -> bool:
+        """Whether the host may read the workspace's documents: the gate offers the tool."""
+        return DOCUMENT_TOOL in await self.offered_names()
+
+    async def read(self, uri: str) -> types.ReadResourceResult:
+        """The resource at ``uri``; ``-32602`` for one this server does not have."""
+        if uri.startswith(RUNS) and self.runs is not None:
+            return await self.resources.run(uri)
+        if uri.startswith(DOCUMENTS) and await self.documents():
+            path = resources.document_path(uri)
+            answer = await self.answer(DOCUMENT_TOOL, {"path": path})
+            if answer.is_error:
+                raise MCPError(types.INVALID_PARAMS, f"{shown(uri)}: {answer.content}")
+            return resources.document_contents(uri, answer.content)
+        raise resources.not_found(uri)
+
+    async def complete(self, params: types.CompleteRequestParams) -> types.CompleteResult:
+        ref, argument = params.ref, params.argument
+        if isinstance(ref, types.PromptReference):
+            return prompts.completed(self.context.workspace, ref.name, argument.name,
+                                     argument.value)  # fmt: skip
+        if ref.uri == RUN_TEMPLATE and argument.name == "run_id" and self.runs is not None:
+            ids = await asyncio.to_thread(self.resources.run_ids, argument.value)
+            return prompts.choices_completion(ids, argument.value)
+        if ref.uri.startswith((RUNS, DOCUMENTS)):
+            return types.CompleteResult(completion=prompts.NO_COMPLETION)
+        raise resources.not_found(ref.uri)
 
     async def offered_names(self) -> list[str]:
         """The names of the tools the gate offers the host now, as ``tools/list`` names them."""
@@ -282,8 +317,14 @@ def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        polled = False
+
         async def report(waited: float, message: str) -> None:
+            nonlocal polled
             await ctx.session.report_progress(waited, message=message)  # no-op unless asked
+            if not polled and ctx.close_sse_stream is not None:
+                polled = True  # held: the host comes back for the answer (Last-Event-ID)
+                await ctx.close_sse_stream()
 
         name, arguments = params.name, params.arguments or {}
         record = {"event": "tools/call", "tool_name": name,
@@ -306,6 +347,36 @@ def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
         hosts.of(ctx).level = params.level
         return types.EmptyResult()
 
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return await tools.resources.listed()
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return tools.resources.templates(await tools.documents())
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await tools.read(params.uri)
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return prompts.listed(tools.context.workspace)
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return prompts.got(tools.context.workspace, params.name, params.arguments)
+
+    async def complete(
+        ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        return await tools.complete(params)
+
     async def joined(ctx: ServerRequestContext[Any], params: types.NotificationParams) -> None:
         hosts.of(ctx)
 
@@ -315,6 +386,12 @@ def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_completion=complete,
     )
     # Registered as handlers, not through ``on_set_logging_level``, which warns that the
     # 2026-07-28 protocol drops logging: the handshake versions hosts speak still have it.
