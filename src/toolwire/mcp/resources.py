@@ -19,7 +19,7 @@ import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
@@ -41,6 +41,7 @@ DOCUMENT_TEMPLATE = DOCUMENTS + "{path}"
 DOCUMENT_TOOL = "fetch_document"
 RUNS_LISTED = 20
 RUNS_LOOKED_AT = 200  # of the newest runs, for this server's latest
+URI_SHOWN_CHARS = 120  # of a host's URI, in an error: a run's or a document's whole
 JSON = "application/json"
 TEXT = "text/plain"
 
@@ -56,8 +57,8 @@ class Runs(Protocol):
 def not_found(uri: str) -> MCPError:
     return MCPError(
         types.INVALID_PARAMS,
-        f"Resource not found: {shown(uri)}; resources/list and resources/templates/list name "
-        "the resources this server has",
+        f"Resource not found: {shown(uri, URI_SHOWN_CHARS)}; resources/list and "
+        "resources/templates/list name the resources this server has",
     )
 
 
@@ -159,10 +160,6 @@ def shown_run(run: StoredRun, privacy: PrivacyLevel) -> dict[str, Any]:
     record["steps"] = steps
     record["privacy_level"] = level.value
     return record
-
-
-def document_uri(path: str) -> str:
-    return DOCUMENTS + quote(path, safe="/")
 
 
 def document_path(uri: str) -> str:

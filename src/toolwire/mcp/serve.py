@@ -134,7 +134,8 @@ class ServedTools:
             path = resources.document_path(uri)
             answer = await self.answer(DOCUMENT_TOOL, {"path": path})
             if answer.is_error:
-                raise MCPError(types.INVALID_PARAMS, f"{shown(uri)}: {answer.content}")
+                said = f"{shown(uri, resources.URI_SHOWN_CHARS)}: {answer.content}"
+                raise MCPError(types.INVALID_PARAMS, said)
             return resources.document_contents(uri, answer.content)
         raise resources.not_found(uri)
 

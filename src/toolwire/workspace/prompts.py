@@ -156,5 +156,6 @@ def prompt_templates(
     return tuple(found)
 
 
-def shown(text: str) -> str:
-    return repr(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…")
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """A host's word in an error: quoted, cut after ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "…")
