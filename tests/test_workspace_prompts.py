@@ -11,6 +11,8 @@ from toolwire.core.errors import ConfigError
 from toolwire.workspace.config import load_workspace
 from toolwire.workspace.prompts import PromptArgumentsError
 
+from .documented import blocks, page, section
+
 
 def loaded(tmp_path: Path, text: str) -> object:
     path = tmp_path / "workspace.toml"
@@ -63,3 +65,13 @@ def test_a_bad_prompt_is_one_error_naming_it(tmp_path: Path, table: str, said: s
 def test_a_bad_prompt_name_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"prompts\.9lives: a prompt's name"):
         loaded(tmp_path, '[prompts.9lives]\ndescription = "d"\ntemplate = "t"\n')
+
+
+def test_the_documented_prompt_loads_and_renders(tmp_path: Path) -> None:
+    text = section(page("workspace.md"), "Prompts for MCP hosts")
+    (block,) = [b for b in blocks("toml") if b.code in text]
+    workspace = loaded(tmp_path, block.code)
+    (prompt,) = workspace.prompts  # type: ignore[attr-defined]
+    assert prompt.render({"order_id": "3", "style": "briefly"}) == (
+        "Look at order 3 and report anything unusual, briefly."
+    )

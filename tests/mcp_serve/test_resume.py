@@ -150,6 +150,7 @@ def test_the_store_replays_one_streams_later_messages_and_forgets_the_oldest() -
 
     methods, stream, gone, size = asyncio.run(scenario())
     assert (methods, stream, gone, size) == (["m1", "m3"], "1", None, 4)
+    assert "m1" not in repr(store) and repr(store) == "BoundedEventStore(events=4, max_events=4)"
     other = BoundedEventStore()
     assert asyncio.run(other.replay_events_after("1", _never)) is None
 

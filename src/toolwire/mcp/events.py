@@ -38,6 +38,9 @@ class BoundedEventStore(EventStore):
         self._numbers = itertools.count(1)
         self._events: OrderedDict[EventId, tuple[StreamId, JSONRPCMessage | None]] = OrderedDict()
 
+    def __repr__(self) -> str:  # how many, never what
+        return f"BoundedEventStore(events={len(self._events)}, max_events={self.max_events})"
+
     @property
     def size(self) -> int:  # not ``__len__``: the SDK asks an empty store whether it is one
         return len(self._events)

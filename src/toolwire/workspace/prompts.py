@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire.core.errors import ConfigError, ToolwireError
+from toolwire.core.reprs import count, ident, size, tagged
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 MAX_TEMPLATE_CHARS = 20_000  # an instruction, not a document
@@ -65,15 +66,19 @@ class PromptSettings(BaseModel):
     arguments: dict[str, PromptArgumentSettings] = {}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class PromptArgument:
     name: str
     description: str = ""
     required: bool = False
     choices: tuple[str, ...] | None = None
 
+    def __repr__(self) -> str:
+        return tagged("PromptArgument", name=ident(self.name), required=self.required,
+                      choices=count(self.choices))  # fmt: skip
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class PromptTemplate:
     """One prompt, validated: its parts are the template's literal text and placeholders."""
 
@@ -81,6 +86,10 @@ class PromptTemplate:
     description: str
     template: str
     arguments: tuple[PromptArgument, ...] = ()
+
+    def __repr__(self) -> str:  # names and counts: never the template's words
+        return tagged("PromptTemplate", name=ident(self.name), arguments=count(self.arguments),
+                      template_bytes=size(self.template))  # fmt: skip
 
     def argument(self, name: str) -> PromptArgument | None:
         return next((a for a in self.arguments if a.name == name), None)
