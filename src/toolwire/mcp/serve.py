@@ -16,7 +16,12 @@
   someone decides it in the inspector (or ``toolwire runs approve``), at most
   ``decision_seconds``. A host that cancels its request cancels the run. While it waits, a
   host that asked for progress hears so every ``PROGRESS_SECONDS`` (many hosts give up on a
-  silent request), with the run's id to find it by.
+  silent request), with the run's id to find it by. Over streamable HTTP the call's event
+  stream is then ended, and the host comes back for the answer with ``Last-Event-ID`` (see
+  :mod:`toolwire.mcp.events`).
+- Read: the resources of :mod:`toolwire.mcp.resources` (this server's runs, the workspace's
+  documents) and the prompts of :mod:`toolwire.mcp.prompts` (the workspace's templates), with
+  completions of a prompt's choices and of run ids.
 """
 
 from __future__ import annotations
@@ -305,7 +310,8 @@ def text_result(answer: CallAnswer) -> types.CallToolResult:
 
 def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
     """The MCP server for ``tools``: ``tools/list`` and ``tools/call``, with ``listChanged``,
-    and ``logging/setLevel`` for the log messages of :mod:`toolwire.mcp.hosts`."""
+    ``logging/setLevel`` for the log messages of :mod:`toolwire.mcp.hosts`, resources,
+    resource templates, prompts and ``completion/complete``."""
     hosts = tools.hosts
 
     async def list_tools(
