@@ -131,3 +131,23 @@ def test_an_unknown_uri_is_invalid_params_naming_it(host: Host, uri: str) -> Non
     assert error.error.code == types.INVALID_PARAMS
     assert repr(uri) in error.error.message or uri in error.error.message
     assert "Traceback" not in error.error.message
+
+
+def test_a_run_kept_in_full_is_read_at_the_servers_lower_level(host: Host) -> None:
+    async def call_in_full() -> str:
+        async with host.session("--privacy", "full") as session:
+            await session.call_tool("leak", {"word": "kept in full"})
+            (resource,) = (await session.list_resources()).resources
+            return resource.uri
+
+    async def read_at_metadata(uri: str) -> str:
+        async with host.session() as session:
+            return await read(session, uri)
+
+    uri = anyio.run(call_in_full)
+    text = anyio.run(read_at_metadata, uri)
+    record = json.loads(text)
+    (step,) = record["steps"]
+    assert record["privacy_level"] == "metadata" and record["final_answer"] is None
+    assert "kept in full" not in text and "tool_result" not in step
+    assert step["tool_name"] == "leak" and step["content_withheld"] is True

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import unquote
@@ -71,6 +72,7 @@ class Resources:
     context: ToolContext
     zone: TrustZone
     privacy: PrivacyLevel
+    known: Callable[[str], bool]  # whether a tool name is one the registry has
 
     def templates(self, documents: bool) -> types.ListResourceTemplatesResult:
         found = []
@@ -135,12 +137,15 @@ class Resources:
         if self.runs is None or not is_run_id(run_id) or not self._ours(run_id):
             return None
         run = self.runs.get_run(run_id)
-        return None if run is None else shown_run(run, self.privacy)
+        return None if run is None else shown_run(run, self.privacy, self.known)
 
 
-def shown_run(run: StoredRun, privacy: PrivacyLevel) -> dict[str, Any]:
-    """``run`` as a host may read it: at ``privacy`` or the run's level, whichever keeps less,
-    and no step's artifacts (their count and types are metadata, and stay)."""
+def shown_run(
+    run: StoredRun, privacy: PrivacyLevel, known: Callable[[str], bool]
+) -> dict[str, Any]:
+    """``run`` as a host may read it: at ``privacy`` or the run's level, whichever keeps less
+    (a tool name ``known`` to the registry is metadata, as the store has it), and no step's
+    artifacts (their count stays)."""
     try:
         level = min(PrivacyLevel.parse(run.privacy_level), privacy)
     except Exception:
@@ -152,7 +157,8 @@ def shown_run(run: StoredRun, privacy: PrivacyLevel) -> dict[str, Any]:
         artifacts = step.get("tool_artifacts")
         kept = {k: v for k, v in step.items() if k != "tool_artifacts"}
         if level < PrivacyLevel.parse(run.privacy_level):
-            names = frozenset([kept["tool_name"]]) if kept.get("tool_registered") else frozenset()
+            name = kept.get("tool_name")
+            names = frozenset([name]) if isinstance(name, str) and known(name) else frozenset()
             kept = filter_step(kept, level, registered=names)
         if isinstance(artifacts, list):
             kept["tool_artifacts_count"] = len(artifacts)

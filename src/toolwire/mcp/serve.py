@@ -125,7 +125,10 @@ class ServedTools:
     def __post_init__(self) -> None:
         self.hosts = Hosts(self.offered_names, self.privacy)
         self.resources = Resources(runs=self.runs, context=self.context, zone=self.zone,
-                                   privacy=self.privacy)  # fmt: skip
+                                   privacy=self.privacy, known=self._known)  # fmt: skip
+
+    def _known(self, name: str) -> bool:
+        return self.runtime.registry.get(name) is not None
 
     async def documents(self) -> bool:
         """Whether the host may read the workspace's documents: the gate offers the tool."""
