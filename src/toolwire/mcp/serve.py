@@ -82,6 +82,7 @@ INSTRUCTIONS = (
 
 
 Report = Callable[[float, str], Awaitable[None]]  # progress so far, and what it is
+Recorded = Callable[[str, bool], Awaitable[None]]  # a call's run id, and whether it waits
 
 
 def waiting_message(run_id: str) -> str:
@@ -173,12 +174,17 @@ class ServedTools:
         return f'Tool "{shown}" is not offered to this session; tools/list names the ones it is'
 
     async def answer(
-        self, name: str, arguments: Mapping[str, Any], report: Report | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        report: Report | None = None,
+        recorded: Recorded | None = None,
     ) -> CallAnswer:
         """The host's answer to one call. A cancel of the host's request cancels its run;
-        ``report`` hears how long a held call has waited."""
+        ``report`` hears how long a held call has waited, ``recorded`` of the call's run once
+        it ran or waits."""
         runs: list[str] = []
-        work = asyncio.ensure_future(self._answer(name, arguments, runs, report))
+        work = asyncio.ensure_future(self._answer(name, arguments, runs, report, recorded))
         self._in_flight[work] = runs
         try:
             return await asyncio.shield(work)
@@ -195,16 +201,26 @@ class ServedTools:
             await self._stop(work, runs)
 
     async def _answer(
-        self, name: str, arguments: Mapping[str, Any], runs: list[str], report: Report | None
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        runs: list[str],
+        report: Report | None,
+        recorded: Recorded | None,
     ) -> CallAnswer:
         try:
-            return await self._call(name, arguments, runs, report)
+            return await self._call(name, arguments, runs, report, recorded)
         except Exception:  # the SDK would send the exception's message to the host
             log.exception("the call of %r failed outside its run", name)
             return CallAnswer.error(seam.tool_failed(name))
 
     async def _call(
-        self, name: str, arguments: Mapping[str, Any], runs: list[str], report: Report | None
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        runs: list[str],
+        report: Report | None,
+        recorded: Recorded | None,
     ) -> CallAnswer:
         await self._refresh()
         offered = frozenset(self._offered())
@@ -216,6 +232,11 @@ class ServedTools:
             call, context=self.context, offered=offered, options=RunOptions(trust_zone=self.zone),
             hold=self.holds, caller=CALLER, on_start=runs.append,
         )  # fmt: skip
+        if recorded is not None:
+            try:
+                await recorded(outcome.run_id, outcome.status.waiting)
+            except Exception:
+                log.debug("a host could not be told of a call's run", exc_info=True)
         if not outcome.status.waiting:
             return answer_of(outcome, name)
         waiting = self.runtime.await_answer(
@@ -343,7 +364,14 @@ def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
         if refusal is not None:
             await hosts.log(ctx, "warning", {**record, "outcome": "refused"})
             raise MCPError(types.INVALID_PARAMS, refusal)
-        answer = await tools.answer(name, arguments, report)
+
+        async def recorded(run_id: str, waiting: bool) -> None:
+            outcome = "waiting" if waiting else "ran"
+            await hosts.log(ctx, "info" if waiting else "debug",
+                            {**record, "outcome": outcome, "run_id": run_id})  # fmt: skip
+
+        await hosts.log(ctx, "debug", {**record, "outcome": "started"})
+        answer = await tools.answer(name, arguments, report, recorded)
         outcome = "error" if answer.is_error else "completed"
         await hosts.log(ctx, "warning" if answer.is_error else "info", {
             **record, "outcome": outcome, "tool_arguments": dict(arguments),
