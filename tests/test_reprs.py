@@ -69,6 +69,7 @@ from toolwire.runs.runtime import (
     Waiting,
 )
 from toolwire.store.records import RunSummary, StoredRun
+from toolwire.workspace.prompts import PromptArgument, PromptTemplate
 
 from .fakes import leaves
 
@@ -282,6 +283,12 @@ CASES: dict[str, Callable[[Canaries], object]] = {
         run_id="r1", available=True, prompt=c(), system_prompt=c(), provider="scripted"
     ),
     "RunBody with rerun_of": lambda c: RunBody(prompt=c(), rerun_of="r1"),
+    "PromptTemplate": lambda c: PromptTemplate(
+        name="p",
+        description=c(),
+        template=c(),
+        arguments=(PromptArgument(name="a", description=c(), choices=(c(), c())),),
+    ),
     "InspectorSettings": lambda c: InspectorSettings(
         registry=ToolRegistry(),
         provider_factory=lambda name, model: ScriptedProvider([]),

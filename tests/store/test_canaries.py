@@ -3,6 +3,7 @@ the raw bytes the database holds (SQLite file and WAL; every PostgreSQL column a
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 
@@ -21,6 +22,7 @@ from toolwire import (
     tool,
 )
 from toolwire.core.lifecycle import RunStatus
+from toolwire.mcp.resources import shown_run
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.responses import ResponsesProvider
@@ -169,3 +171,26 @@ def test_a_responses_api_run_stores_no_api_key_at_any_level(backend: Backend) ->
         assert outcome.run_id.encode() in data
         assert key.encode() not in data
         assert ENCRYPTED.format(0).encode() in data  # the state a resumed run replays
+
+
+ARTIFACT_CANARIES = ("table", "text", "kv", "code", "link", "label")
+
+
+@pytest.mark.parametrize("level", list(PrivacyLevel))
+def test_a_run_read_by_an_mcp_host_holds_no_artifact_and_nothing_its_level_withholds(
+    backend: Backend, level: PrivacyLevel
+) -> None:
+    store = backend.open(PrivacyLevel.FULL)
+    outcome = planted_run(store)
+    stored = store.get_run(outcome.run_id)
+    store.close()
+    assert stored is not None
+    view = json.dumps(shown_run(stored, level, lambda name: name == "dossier"))
+    assert [n for n in ARTIFACT_CANARIES if CANARIES[n] in view] == []  # artifacts never
+    if level.keeps_content:
+        assert CANARIES["result"] in view and CANARIES["answer"] in view
+    else:
+        assert found_in(view.encode(), CANARIES) == [] and found_in(view.encode(), SECRETS) == []
+        assert '"tool_name": "dossier"' in view
+    if level is PrivacyLevel.REDACTED:
+        assert found_in(view.encode(), SECRETS) == []

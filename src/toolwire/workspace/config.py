@@ -12,10 +12,11 @@ addresses, phone numbers, IBANs, card numbers) in tool output; by default ``loca
 zone, whatever it says.
 
 ``name`` says what the workspace is called: a run given no name of its own takes it (its
-telemetry's agent name). It may also say how to talk to the workspace's model server:
-``max_tokens_field`` names the output-cap field an OpenAI-compatible server reads
-(``max_tokens`` or ``max_completion_tokens``), and list MCP servers whose tools runs may use
-(``mcp_servers``: see :mod:`toolwire.workspace.mcp_servers`).
+telemetry's agent name). It may also say how to talk to the workspace's model server: ``max_tokens_field`` names the
+output-cap field an OpenAI-compatible server reads (``max_tokens`` or ``max_completion_tokens``),
+and list MCP servers whose tools runs may use (``mcp_servers``: see
+:mod:`toolwire.workspace.mcp_servers`). ``prompts`` declares prompt templates that
+``toolwire mcp`` offers hosts (:mod:`toolwire.workspace.prompts`).
 
 A ``Workspace`` is configuration plus one lazily created SQLAlchemy engine. Every part is
 optional; a tool that needs a missing part fails closed with a clear error result. Paths are
@@ -78,6 +79,7 @@ from toolwire.workspace.maps import (
     route_map,
 )
 from toolwire.workspace.mcp_servers import McpServer, McpServerSettings, mcp_servers
+from toolwire.workspace.prompts import PromptSettings, PromptTemplate, prompt_templates
 
 Resolver = Callable[[str, int], list[str]]
 MAX_WORKSPACE_FILE_BYTES = 1_000_000  # a hand-written settings file; larger is a mistake
@@ -114,6 +116,7 @@ class Workspace:
     # The zones whose models read personal data in tool output; every other zone sees it masked.
     personal_data_shown_to: frozenset[TrustZone] = PERSONAL_DATA_ZONES
     name: str | None = None  # what the workspace is called: its runs' name, unless they have one
+    prompts: tuple[PromptTemplate, ...] = ()  # offered to MCP hosts by ``toolwire mcp``
     _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -211,6 +214,7 @@ class _Settings(BaseModel):
     jobs: JobSettings | None = None
     routes: RouteSettings | None = None
     personal_data_shown_to: list[str] | None = None
+    prompts: dict[str, PromptSettings] = {}
 
 
 def load_workspace(path: str | Path) -> Workspace:
@@ -252,6 +256,7 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         routes=route_map(settings.routes, base, source),
         personal_data_shown_to=_zones(settings.personal_data_shown_to, source),
         name=_name(settings.name, source),
+        prompts=prompt_templates(settings.prompts, source),
     )
 
 
