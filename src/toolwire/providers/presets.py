@@ -371,7 +371,8 @@ KEY_VARIABLES = {
     "anthropic": "ANTHROPIC_API_KEY",
     "gemini": "GEMINI_API_KEY",
 }
-PROVIDER_NAMES = (*KEY_VARIABLES, *PRESETS, "scripted")  # every name --provider takes
+# Every name --provider takes; bedrock signs with AWS credentials rather than a key.
+PROVIDER_NAMES = (*KEY_VARIABLES, "bedrock", *PRESETS, "scripted")
 
 
 def check_provider_name(name: str) -> None:
