@@ -94,6 +94,7 @@ def body_problems(captured: list[Any]) -> list[str]:
     return [p for c in captured for p in problems("ConverseRequest", c.json())]
 
 
+OSLO = {"city": "Oslo"}
 SCRIPT: list[Any] = [
     [("weather", {"city": "Oslo"})],
     [("weather", {"city": "Atlantis"}), ("weather", {"city": "Bergen"})],
@@ -583,3 +584,41 @@ def test_signing_logs_no_credential(caplog: pytest.LogCaptureFixture) -> None:
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "botocore" in {r.name.partition(".")[0] for r in caplog.records}  # botocore did log
     assert not any(s in logged for s in SECRETS)
+
+
+def _botocore_client(base: str) -> Any:
+    import botocore.session
+
+    return botocore.session.Session().create_client(
+        "bedrock-runtime", region_name=REGION, endpoint_url=base, aws_access_key_id=ACCESS_KEY,
+        aws_secret_access_key=SECRET_KEY, aws_session_token=SESSION_TOKEN,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("name", REQUESTS)
+def test_botocores_own_client_takes_each_body_and_sends_the_same_bytes(
+    aws_env: pytest.MonkeyPatch, name: str
+) -> None:
+    """botocore validates the body as parameters of ``converse`` and serializes them; what it
+    sends is what the adapter sends, and the fake's signature check accepts its signature."""
+    body = provider("https://bedrock-runtime.us-east-1.amazonaws.com").encode(REQUESTS[name])
+    model = FakeBedrock(["Fine.", "Fine."])  # the history may hold one turn
+    with bedrock_loopback(model) as base:
+        answer = _botocore_client(base).converse(modelId=MODEL, **body)
+        ours = complete(base, REQUESTS[name])
+    assert answer["output"]["message"]["content"] == [{"text": "Fine."}] == [{"text": ours.content}]
+    theirs, sent = model.captured
+    assert theirs.path == sent.path == f"/model/{MODEL.replace(':', '%3A')}/converse"
+    assert theirs.json() == sent.json() == body
+
+
+def test_botocores_own_client_reads_the_fakes_event_stream() -> None:
+    use = {"toolUse": {"toolUseId": "t1", "name": "weather", "input": OSLO}}
+    model = FakeBedrock([Blocks([THOUGHT, {"text": "Rain."}, use], "tool_use")])
+    with bedrock_loopback(model) as base:
+        streamed = _botocore_client(base).converse_stream(
+            modelId=MODEL, messages=[{"role": "user", "content": [{"text": "q"}]}]
+        )
+        events = [next(iter(e.items())) for e in streamed["stream"]]
+    turn = model.blocks({"messages": []})
+    assert events == stream_events(turn)
