@@ -144,3 +144,44 @@ def test_full_keeps_everything_verbatim(backend: Backend) -> None:
         {"sequence": n, **step.to_dict()} for n, step in enumerate(outcome.steps, start=1)
     ]
     assert stored.final_answer == f"{CANARIES['answer']} {SECRET_TEXT}"
+
+
+@pytest.mark.parametrize("level", [PrivacyLevel.FULL, PrivacyLevel.REDACTED])
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_bedrock_run_stores_no_aws_credential(
+    backend: Backend, level: PrivacyLevel, stream: bool
+) -> None:
+    """A signed run, raw bodies captured, kept at the most revealing levels: the signature's
+    key id, secret and session token are nowhere in the store."""
+    from botocore.credentials import Credentials
+
+    from toolwire.providers.aws_auth import AwsCredentials
+    from toolwire.providers.bedrock import BedrockProvider
+
+    from ..providers.bedrock_server import (
+        ACCESS_KEY,
+        REGION,
+        SECRET_KEY,
+        SESSION_TOKEN,
+        FakeBedrock,
+        bedrock_loopback,
+    )
+
+    store = backend.open(level)
+    model = FakeBedrock([[("dossier", {"subject": CANARIES["arguments"]})], CANARIES["answer"]])
+    credentials = AwsCredentials(Credentials(ACCESS_KEY, SECRET_KEY, SESSION_TOKEN), REGION)
+    with bedrock_loopback(model) as base:
+        provider = BedrockProvider(model="amazon.nova-pro-v1:0", credentials=credentials,
+                                   base_url=base)  # fmt: skip
+        request = RunRequest.of(
+            CANARIES["prompt"], provider=provider,
+            options=RunOptions(capture_raw=True, stream=stream),
+        )  # fmt: skip
+        outcome = Runtime(ToolRegistry([dossier]), recorder=store).run_sync(request)
+    assert outcome.status is RunStatus.COMPLETED and outcome.store_error is None
+    store.close()
+    data = backend.raw_bytes()
+    assert outcome.run_id.encode() in data
+    assert CANARIES["prompt"].encode() in data  # both levels keep the conversation
+    assert len(model.captured) == 2
+    assert found_in(data, {"key": ACCESS_KEY, "secret": SECRET_KEY, "token": SESSION_TOKEN}) == []

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolwire.core.errors import AuthenticationError, ConfigError
@@ -60,6 +61,19 @@ def checked_region(provider: str, region: str) -> str:
     return region
 
 
+@dataclass(frozen=True, slots=True)
+class FrozenCredentials:
+    """One moment's key id, secret and token, in the shape ``SigV4Auth`` reads; never shown
+    (botocore's own ``ReadOnlyCredentials`` prints them all)."""
+
+    access_key: str = field(repr=False)
+    secret_key: str = field(repr=False)
+    token: str | None = field(repr=False)
+
+    def __repr__(self) -> str:
+        return tagged("FrozenCredentials", token=self.token is not None)
+
+
 class AwsCredentials:
     """botocore's credentials for one adapter, found by its chain; never shown."""
 
@@ -67,9 +81,10 @@ class AwsCredentials:
         self._credentials = credentials
         self.region = region
 
-    def frozen(self) -> Any:
-        """The current key, secret and token (a ``ReadOnlyCredentials``), refreshed if due."""
-        return self._credentials.get_frozen_credentials()
+    def frozen(self) -> FrozenCredentials:
+        """The current key, secret and token, refreshed first when they are due."""
+        now = self._credentials.get_frozen_credentials()
+        return FrozenCredentials(now.access_key, now.secret_key, now.token or None)
 
     def __repr__(self) -> str:
         return tagged("AwsCredentials", region=self.region)
@@ -134,7 +149,7 @@ class SigV4Signer:
         """The key id, secret and token last signed with: masked in every message."""
         return self._secrets
 
-    def _frozen(self) -> Any:
+    def _frozen(self) -> FrozenCredentials:
         from botocore.exceptions import BotoCoreError
 
         try:

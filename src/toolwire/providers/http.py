@@ -546,7 +546,7 @@ class _StreamCall:
     headers: Mapping[str, str]
     content: bytes
     on_event: Callable[[str, Any], None]
-    framing: StreamFormat
+    framing: StreamFormat = SSE
     delivered: int = 0
 
     def __repr__(self) -> str:
