@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import zlib
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,9 @@ from toolwire.core.trust import TrustZone
 from toolwire.demo import prepare_demo
 from toolwire.loop.loop import TerminationReason
 from toolwire.policy.options import RunOptions
+from toolwire.policy.pricing import cost_of
 from toolwire.providers.aws_auth import AwsCredentials
-from toolwire.providers.base import CompletionRequest, Reasoning, Stop
+from toolwire.providers.base import CompletionRequest, Reasoning, Stop, Usage
 from toolwire.providers.bedrock import STOPS, STREAM_ERROR_STATUSES, BedrockProvider, zone_for
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.select import create_provider
@@ -523,12 +525,21 @@ def test_create_provider_takes_the_environments_credentials_and_region(
 ) -> None:
     made = create_provider("bedrock", model=MODEL)
     assert isinstance(made, BedrockProvider)
-    assert (made.region, made.trust_zone, made.pricing_family) == (REGION, "external_global", "aws")
+    assert (made.region, made.trust_zone, made.pricing_family) == (
+        REGION,
+        "external_global",
+        "bedrock",
+    )
+    assert cost_of(made.pricing_family, "amazon.nova-pro-v1:0", Usage(1_000_000, 0)) == Decimal(
+        "0.8"
+    )
     assert create_provider("bedrock", model=MODEL, region="eu-west-1").trust_zone == "external_eu"
     resumed = create_provider(
         "bedrock", model=MODEL, base_url="https://bedrock-runtime.eu-south-2.amazonaws.com"
     )
     assert isinstance(resumed, BedrockProvider) and resumed.region == "eu-south-2"
+    elsewhere = create_provider("bedrock", model=MODEL, base_url="http://127.0.0.1:9")
+    assert elsewhere.pricing_family is None  # type: ignore[attr-defined]  # another server
     for shown in (repr(made), repr(made.credentials), repr(made.signer())):
         assert not any(s in shown for s in SECRETS)
 

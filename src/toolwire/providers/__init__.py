@@ -16,6 +16,7 @@ from toolwire.core.lazy import lazy_names
 if TYPE_CHECKING:
     from toolwire.providers.anthropic import AnthropicProvider
     from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider, Usage
+    from toolwire.providers.bedrock import BedrockProvider
     from toolwire.providers.gemini import GeminiProvider
     from toolwire.providers.http import HttpSettings
     from toolwire.providers.openai import OpenAIProvider
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "AnthropicProvider": "toolwire.providers.anthropic",
+    "BedrockProvider": "toolwire.providers.bedrock",
     "CompletionRequest": "toolwire.providers.base",
     "CompletionResponse": "toolwire.providers.base",
     "GeminiProvider": "toolwire.providers.gemini",
@@ -41,6 +43,7 @@ __getattr__ = lazy_names(__name__, _HOMES)
 
 __all__ = [
     "AnthropicProvider",
+    "BedrockProvider",
     "CompletionRequest",
     "CompletionResponse",
     "GeminiProvider",

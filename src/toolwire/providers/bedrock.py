@@ -153,8 +153,8 @@ class BedrockProvider(HttpProvider):
 
     @property
     def pricing_family(self) -> str | None:
-        """genai-prices' ``aws`` table, at the region's own endpoint only."""
-        return "aws" if self.base_url == default_base_url(self.region) else None
+        """The price table's family (genai-prices' ``aws``), at the region's own endpoint only."""
+        return self.family if self.base_url == default_base_url(self.region) else None
 
     def signer(self) -> Signer:
         return self._signer
