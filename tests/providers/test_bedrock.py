@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import logging
 import os
 import subprocess
 import sys
+import threading
 import zlib
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from botocore.credentials import Credentials
@@ -249,6 +253,16 @@ def test_throttling_that_lasts_is_a_rate_limit_error_naming_the_aws_type() -> No
     assert "Too many requests, please wait." in str(caught.value)
 
 
+def test_credentials_an_error_body_echoes_are_masked() -> None:
+    said = f"Canonical String: {SESSION_TOKEN} signed with {SECRET_KEY} for {ACCESS_KEY}"
+    model = FakeBedrock(["never"], failures=[AwsError(403, "AccessDeniedException", said)])
+    with bedrock_loopback(model) as base, pytest.raises(AuthenticationError) as caught:
+        complete(base, ask())
+    shown = str(caught.value) + caught.value.body
+    assert "Canonical String: [redacted] signed with [redacted] for " in shown
+    assert not any(s in shown for s in SECRETS)
+
+
 def test_a_validation_exception_is_a_provider_error_that_is_not_retried() -> None:
     refused = AwsError(400, "ValidationException", "The model returned the following errors: x")
     model = FakeBedrock(["never"], failures=[refused])
@@ -259,6 +273,19 @@ def test_a_validation_exception_is_a_provider_error_that_is_not_retried() -> Non
     assert "[type ValidationException]: The model returned the following errors: x" in str(
         caught.value
     )
+    assert len(model.captured) == 1
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_input_too_long_for_the_model_ends_the_turn_at_the_context_window(stream: bool) -> None:
+    said = "The model returned the following errors: Input is too long for requested model."
+    failure: AwsError | bytes = AwsError(400, "ValidationException", said)
+    if stream:
+        failure = exception_frame("validationException", said)
+    model = FakeBedrock(["never"], failures=[failure])
+    with bedrock_loopback(model) as base:
+        response = complete(base, ask(stream))
+    assert response.stop is Stop.CONTEXT_WINDOW
     assert len(model.captured) == 1
 
 
@@ -561,6 +588,56 @@ def test_a_shared_profile_gives_the_credentials_and_region(
     with bedrock_loopback(model) as base:
         made = create_provider("bedrock", model=MODEL, base_url=base)
         assert asyncio.run(made.complete(ask())).content == "From the profile."
+
+
+class _RoleCredentials(BaseHTTPRequestHandler):
+    """A container's credentials endpoint: each GET hands out the fake's temporary credentials,
+    about to expire (so botocore refreshes them at every signature)."""
+
+    fetched: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self.fetched.append(self.headers.get("authorization", ""))
+        expiry = datetime.now(UTC) + timedelta(minutes=2)
+        given = {"AccessKeyId": ACCESS_KEY, "SecretAccessKey": SECRET_KEY,
+                 "Token": SESSION_TOKEN, "Expiration": expiry.isoformat()}  # fmt: skip
+        body = json.dumps(given).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+def test_a_containers_role_gives_credentials_refreshed_at_each_signature(
+    aws_env: pytest.MonkeyPatch,
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        aws_env.delenv(name)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _RoleCredentials)
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    _RoleCredentials.fetched.clear()
+    try:
+        uri = f"http://127.0.0.1:{server.server_address[1]}/v2/credentials/role"
+        aws_env.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri)
+        aws_env.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "container-auth-token")
+        model = FakeBedrock(["One.", "Two."])
+        with bedrock_loopback(model) as base:
+            made = create_provider("bedrock", model=MODEL, base_url=base)
+            first = asyncio.run(made.complete(ask()))
+            history = (ChatMessage.user("q"), ChatMessage.assistant("One."), ChatMessage.user("q"))
+            second = asyncio.run(made.complete(ask(messages=history)))
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert (first.content, second.content) == ("One.", "Two.")
+    assert len(_RoleCredentials.fetched) >= 3  # once to find them, then at each signature
+    assert set(_RoleCredentials.fetched) == {"container-auth-token"}
 
 
 @pytest.mark.parametrize(

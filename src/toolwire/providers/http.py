@@ -19,15 +19,15 @@ Invariants:
   (``MAX_STREAM_BYTES``) and the bytes of the one event not yet ended (``MAX_EVENT_BYTES``), so
   a server streaming bytes that never end an event fails fast with bounded memory.
 - A stream request answered with a JSON body (a proxy that does not stream) is read as the
-  whole answer, by its content type; any other content type is a protocol error. A stream is
-  server-sent events unless the adapter names another framing (``StreamFormat``: AWS's binary
-  event stream for Bedrock), bounded by the same caps; a frame that does not parse is a
-  ``MalformedResponse`` naming what was wrong with it.
+  whole answer, by its content type; any other content type is a protocol error. Protocol
+  errors (malformed bodies and streams) are never retried: asking again gets the same answer.
+- A stream is server-sent events unless the adapter names another framing (``StreamFormat``:
+  AWS's binary event stream for Bedrock), bounded by the same caps; a frame that does not parse
+  is a ``MalformedResponse`` naming what was wrong with it.
 - A request whose adapter signs it (``Signer``: AWS SigV4) is signed again at every attempt,
   over the exact bytes sent; the signer's secrets are masked in every message as the key is.
 - An AWS error names its type in the ``x-amzn-ErrorType`` header; it is kept as the error's
-  ``type``. Protocol
-  errors (malformed bodies and streams) are never retried: asking again gets the same answer.
+  ``type``.
 - An error reported inside a 200 body or event (proxies, OpenRouter-style ``{"error": ...}``) is
   a typed ``ProviderError`` like a status would be, retried when its code says it is transient.
 - A stream is retried only before its first event reached the adapter; after that a failure

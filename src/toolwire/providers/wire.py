@@ -52,10 +52,12 @@ _THINK_BLOCK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
 _OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
 # ... or only in words: vLLM and llama-cpp-python ("This model's maximum context length is"),
 # LiteLLM ("ContextWindowExceededError"), Anthropic ("prompt is too long: N tokens > M
-# maximum"), Gemini ("The input token count (N) exceeds the maximum number of tokens allowed").
+# maximum"), Gemini ("The input token count (N) exceeds the maximum number of tokens allowed"),
+# Bedrock (a ValidationException: "Input is too long for requested model.").
 _OVERFLOW_WORDS = re.compile(
     r"maximum context length|context ?window ?exceeded|exceeds? the (?:available )?context"
-    r"|prompt is too long|input token count .{0,40}exceeds the maximum",
+    r"|prompt is too long|input token count .{0,40}exceeds the maximum"
+    r"|input is too long for requested model",
     re.IGNORECASE,
 )
 _EMPTY_STOPS = frozenset({Stop.END, Stop.TOOL_CALLS, Stop.OTHER})  # turns that had to say something
