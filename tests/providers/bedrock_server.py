@@ -27,6 +27,8 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import ReadOnlyCredentials
 
+from .servers import Captured
+
 ACCESS_KEY = "AKIAZ5BEDROCKFAKE000"  # an access key id's shape: AKIA and 16 more
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYFAKESECRET"  # 40 characters, as AWS's are
 SESSION_TOKEN = "IQoJb3JpZ2luX2VjEFAKE" + "SessionTokenCanary" * 8
@@ -64,16 +66,6 @@ class AwsError:
     status: int
     error_type: str
     message: str
-
-
-@dataclass(slots=True)
-class Captured:
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
 
 
 @dataclass(slots=True)
