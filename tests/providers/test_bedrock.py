@@ -710,3 +710,12 @@ def test_botocores_own_client_reads_the_fakes_event_stream() -> None:
         events = [next(iter(e.items())) for e in streamed["stream"]]
     turn = model.blocks({"messages": []})
     assert events == stream_events(turn)
+
+
+def test_without_botocore_the_error_says_how_to_install_it(
+    aws_env: pytest.MonkeyPatch,
+) -> None:
+    aws_env.setitem(sys.modules, "botocore.auth", None)  # what an import finds when it is absent
+    with pytest.raises(ConfigError) as caught:
+        create_provider("bedrock", model=MODEL)
+    assert str(caught.value) == "provider bedrock needs botocore: pip install 'toolwire[bedrock]'"
