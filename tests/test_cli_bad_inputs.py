@@ -41,6 +41,8 @@ BAD_INPUTS = [
     (("run", "q", "--reasoning", "extreme"), "'--reasoning': 'extreme' is neither low, medium, "
      "high nor a token budget"),
     (("run", "q", "--max-tokens-field", "max"), "'--max-tokens-field'"),
+    (("run", "q", "--region", "eu-west-1.evil.example"), "'--region': 'eu-west-1.evil.example' "
+     "is not an AWS region (eu-west-1)"),
     (("run", "q", "--max-rounds", "0"), "'--max-rounds'"),
     (("run", "q", "--max-cost", "-1"), "'--max-cost': a budget in dollars must be a positive"),
     (("run",), "missing argument 'PROMPT'"),

@@ -512,6 +512,23 @@ def test_the_fakes_answers_are_shaped_as_the_service_model_says(turn: Blocks) ->
         assert problems(stream_event_shape(name), data) == [], name
 
 
+@pytest.mark.parametrize("turn", TURNS)
+def test_a_streamed_turn_normalises_to_the_whole_ones_response(turn: Blocks) -> None:
+    """The stream's deltas, assembled, decode to what the whole body decodes to; only answer
+    text and thinking reach the live view, in order."""
+    from toolwire.providers.bedrock_stream import StreamedConverse
+
+    adapter = provider("https://bedrock-runtime.us-east-1.amazonaws.com")
+    shown: list[Any] = []
+    assembly = StreamedConverse(shown.append)
+    for name, data in stream_events(turn):
+        assembly.feed(name, data)
+    whole, streamed = adapter.decode(converse_reply(turn)), adapter.decode(assembly.body())
+    assert streamed == whole
+    assert "".join(d.text for d in shown if d.kind == "content") == whole.content
+    assert "".join(d.text for d in shown if d.kind == "thinking") == (whole.thinking or "")
+
+
 def test_the_in_stream_error_statuses_are_the_service_models() -> None:
     assert error_statuses() == STREAM_ERROR_STATUSES
 

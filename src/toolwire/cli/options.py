@@ -25,6 +25,7 @@ from toolwire.core.output import NAME as OUTPUT_NAME
 from toolwire.core.output import OutputSchema
 from toolwire.core.trust import TrustZone
 from toolwire.policy.privacy import PrivacyLevel
+from toolwire.providers.aws_auth import checked_region
 from toolwire.providers.base import Reasoning, parse_tool_choice
 from toolwire.providers.presets import PROVIDER_NAMES, MaxTokensField, check_provider_name
 
@@ -189,8 +190,8 @@ BaseUrlOption = Annotated[
 ]
 RegionOption = Annotated[
     str | None,
-    typer.Option("--region", help="The AWS region (--provider bedrock; else AWS_REGION or "
-                 "the profile's)."),
+    typer.Option("--region", callback=checked_by(checked_region, "--region"),
+                 help="The AWS region (--provider bedrock; else AWS_REGION or the profile's)."),
 ]  # fmt: skip
 ZONES = ", ".join(zone.value for zone in TrustZone)
 TrustZoneOption = Annotated[

@@ -53,11 +53,12 @@ def region_in(base_url: str) -> str | None:
     return match.group(1) if match else None
 
 
-def checked_region(provider: str, region: str) -> str:
+def checked_region(region: str) -> str:
+    """``region`` when it looks like an AWS region's name; else a ``ValueError`` saying so."""
     region = region.strip()
     if not _REGION.fullmatch(region):
         shown = region if len(region) <= 40 else region[:40] + "…"
-        raise ConfigError(f"provider {provider}: {shown!r} is not an AWS region (eu-west-1)")
+        raise ValueError(f"{shown!r} is not an AWS region (eu-west-1)")
     return region
 
 
@@ -121,7 +122,10 @@ def resolve(
         raise ConfigError(
             f"provider {provider} needs an AWS region: --region, AWS_REGION or the profile's"
         )
-    return AwsCredentials(credentials, checked_region(provider, chosen))
+    try:
+        return AwsCredentials(credentials, checked_region(chosen))
+    except ValueError as exc:
+        raise ConfigError(f"provider {provider}: {exc}") from None
 
 
 class SigV4Signer:
