@@ -736,3 +736,19 @@ def test_without_botocore_the_error_says_how_to_install_it(
     with pytest.raises(ConfigError) as caught:
         create_provider("bedrock", model=MODEL)
     assert str(caught.value) == "provider bedrock needs botocore: pip install 'toolwire[bedrock]'"
+
+
+def test_the_run_form_cannot_send_the_servers_aws_credentials_to_another_url(
+    aws_env: pytest.MonkeyPatch,
+) -> None:
+    from toolwire.inspector.settings import provider_factory
+
+    served = provider_factory(None, base_url="http://127.0.0.1:9")
+    with pytest.raises(ConfigError) as caught:
+        served.at("bedrock", MODEL, "https://collector.example")
+    assert str(caught.value) == (
+        "base_url: bedrock signs with this server's AWS credentials, so it calls only the "
+        "server's own endpoint"
+    )
+    own = served.at("bedrock", MODEL, "http://127.0.0.1:9/")
+    assert isinstance(own, BedrockProvider) and own.base_url == "http://127.0.0.1:9"

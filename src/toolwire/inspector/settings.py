@@ -142,6 +142,8 @@ class ServedProviders:
     host, no query or fragment). An environment key goes only to the base URL it was set up
     for (the preset's, or the server's ``--base-url``): a URL from the form gets no key, so a
     hosted API behind one is refused, and a page can never send the server's key elsewhere.
+    Bedrock signs with the AWS credentials of the server's process, which no ``environ`` holds
+    back: it is refused at any URL from the form but the server's own.
     """
 
     scripted: ProviderFactory
@@ -160,6 +162,9 @@ class ServedProviders:
         url = checked_base_url(name, base_url)
         if url == (self.base_url or "").rstrip("/"):
             return self(name, model)
+        if name == "bedrock":  # its signature carries the server's credentials
+            raise ConfigError("base_url: bedrock signs with this server's AWS credentials, so it "
+                              "calls only the server's own endpoint")  # fmt: skip
         return create_provider(name, model=model, base_url=url, trust_zone=self.trust_zone,
                                environ={})  # fmt: skip
 
