@@ -51,6 +51,8 @@ BAD_INPUTS = [
     (("demo", "--provider", "openia"), f"'--provider': unknown provider 'openia'; {PROVIDERS}"),
     (("demo", "--trust-zone", "locall"), f"'--trust-zone': unknown trust zone 'locall': {ZONES}"),
     (("demo", "--reasoning", "extreme"), "'--reasoning': 'extreme' is neither"),
+    (("demo", "--region", "moon"), "'--region': 'moon' is not an AWS region (eu-west-1)"),
+    (("serve", "--region", "moon"), "'--region': 'moon' is not an AWS region (eu-west-1)"),
     (("serve", "--privacy", "ful"), f"'--privacy': unknown privacy level 'ful': {PRIVACY}"),
     (("serve", "--provider", "openia"), f"'--provider': unknown provider 'openia'; {PROVIDERS}"),
     (("serve", "--trust-zone", "locall"), f"'--trust-zone': unknown trust zone 'locall': {ZONES}"),

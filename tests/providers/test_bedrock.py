@@ -752,3 +752,11 @@ def test_the_run_form_cannot_send_the_servers_aws_credentials_to_another_url(
     )
     own = served.at("bedrock", MODEL, "http://127.0.0.1:9/")
     assert isinstance(own, BedrockProvider) and own.base_url == "http://127.0.0.1:9"
+
+
+def test_the_served_providers_take_the_region_given(aws_env: pytest.MonkeyPatch) -> None:
+    from toolwire.inspector.settings import provider_factory
+
+    made = provider_factory(None, region="eu-north-1")("bedrock", MODEL)
+    assert isinstance(made, BedrockProvider)
+    assert (made.region, made.trust_zone) == ("eu-north-1", TrustZone.EXTERNAL_EU)

@@ -1,6 +1,6 @@
 """The options every command that starts a run takes: the provider (``--provider``,
-``--model``, ``--base-url``, ``--trust-zone``; ``run``'s ``--region`` for Bedrock), the tool
-choice, reasoning, streaming, budgets, the privacy level.
+``--model``, ``--base-url``, ``--trust-zone``, and ``--region`` for Bedrock), the tool choice,
+reasoning, streaming, budgets, the privacy level.
 
 ``run``, ``demo``, ``serve`` and ``mcp`` take them from here, so they are spelled and checked
 alike. Each bad value is a usage error naming the option and its choices (exit status 2),

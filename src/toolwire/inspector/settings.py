@@ -149,12 +149,13 @@ class ServedProviders:
     scripted: ProviderFactory
     base_url: str | None = None
     trust_zone: str | None = None
+    region: str | None = None  # Bedrock's AWS region (else AWS_REGION or the profile's)
 
     def __call__(self, name: str, model: str | None) -> Provider:
         if name == "scripted":
             return self.scripted(name, model)
         return create_provider(name, model=model, base_url=self.base_url,
-                               trust_zone=self.trust_zone)  # fmt: skip
+                               trust_zone=self.trust_zone, region=self.region)  # fmt: skip
 
     def at(self, name: str, model: str | None, base_url: str) -> Provider:
         if name == "scripted":
@@ -170,7 +171,12 @@ class ServedProviders:
 
 
 def provider_factory(
-    script: Path | None, *, base_url: str | None = None, trust_zone: str | None = None
+    script: Path | None,
+    *,
+    base_url: str | None = None,
+    trust_zone: str | None = None,
+    region: str | None = None,
 ) -> ServedProviders:
     """The served providers (see ``ServedProviders``)."""
-    return ServedProviders(scripted_factory(script), base_url=base_url, trust_zone=trust_zone)
+    return ServedProviders(scripted_factory(script), base_url=base_url, trust_zone=trust_zone,
+                           region=region)  # fmt: skip
