@@ -53,6 +53,7 @@ from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
     DeltaSink,
+    Reasoning,
     Stop,
     Usage,
 )
@@ -104,7 +105,8 @@ _STREAM_FORMAT = aws_event_stream(STREAM_ERROR_STATUSES)
 _PLAIN_BLOCKS = frozenset({"text", "toolUse"})
 
 
-def default_base_url(region: str) -> str:
+def regional_url(region: str) -> str:
+    """Bedrock's runtime endpoint in ``region``."""
     return f"https://bedrock-runtime.{region}.amazonaws.com"
 
 
@@ -120,7 +122,7 @@ class BedrockProvider(HttpProvider):
     """A model on Amazon Bedrock through the Converse API."""
 
     default_name = "bedrock"
-    default_base_url = ""  # per region: ``default_base_url(region)``
+    default_base_url = ""  # per region: ``regional_url(region)``
 
     def __init__(
         self,
@@ -140,7 +142,7 @@ class BedrockProvider(HttpProvider):
         super().__init__(
             model=model,
             api_key="",
-            base_url=base_url or default_base_url(self.region),
+            base_url=base_url or regional_url(self.region),
             trust_zone=zone,
             http=http,
             name=name,
@@ -154,7 +156,7 @@ class BedrockProvider(HttpProvider):
     @property
     def pricing_family(self) -> str | None:
         """The price table's family (genai-prices' ``aws``), at the region's own endpoint only."""
-        return self.family if self.base_url == default_base_url(self.region) else None
+        return self.family if self.base_url == regional_url(self.region) else None
 
     def signer(self) -> Signer:
         return self._signer
@@ -186,12 +188,7 @@ class BedrockProvider(HttpProvider):
             body["system"] = [{"text": system}]
         inference = inference_config(request)
         if request.reasoning is not None:
-            budget = max(request.reasoning.budget, MIN_THINKING_BUDGET)
-            body["additionalModelRequestFields"] = {
-                "thinking": {"type": "enabled", "budget_tokens": budget}
-            }
-            cap = inference.get("maxTokens") or DEFAULT_MAX_TOKENS
-            inference["maxTokens"] = max(cap, budget + ANSWER_HEADROOM_TOKENS)
+            body["additionalModelRequestFields"] = thinking_field(request.reasoning, inference)
         if inference:
             body["inferenceConfig"] = inference
         if request.tools:
@@ -249,6 +246,15 @@ def inference_config(request: CompletionRequest) -> dict[str, Any]:
     if request.temperature is not None:
         config["temperature"] = request.temperature
     return config
+
+
+def thinking_field(reasoning: Reasoning, inference: dict[str, Any]) -> dict[str, Any]:
+    """Anthropic's thinking on Bedrock; ``inference``'s ``maxTokens`` raised to leave room to
+    answer after a full budget (thinking counts towards it)."""
+    budget = max(reasoning.budget, MIN_THINKING_BUDGET)
+    cap = inference.get("maxTokens") or DEFAULT_MAX_TOKENS
+    inference["maxTokens"] = max(cap, budget + ANSWER_HEADROOM_TOKENS)
+    return {"thinking": {"type": "enabled", "budget_tokens": budget}}
 
 
 def encode_answer_tool(
