@@ -483,3 +483,24 @@ def test_the_responses_adapter_and_its_stream_never_show_the_key_or_the_answer()
     for value in (provider, assembly):
         for text in shown(value):
             assert MARK not in text, text
+
+
+def test_the_bedrock_adapter_prints_no_aws_credential_but_signs_with_it() -> None:
+    from botocore.credentials import Credentials
+
+    from toolwire.providers.aws_auth import AwsCredentials
+    from toolwire.providers.bedrock import BedrockProvider
+
+    c = Canaries()
+    key, secret, token = c(), c(), c()
+    credentials = AwsCredentials(Credentials(key, secret, token), "eu-west-1")
+    provider = BedrockProvider(model="amazon.nova-pro-v1:0", credentials=credentials)
+    signer = provider.signer()
+    signed = signer.sign(provider.url(), {"content-type": "application/json"}, b"{}")
+    assert f"Credential={key}/" in signed["Authorization"]
+    assert signed["X-Amz-Security-Token"] == token
+    assert set(signer.secrets()) == {key, secret, token}  # held, to be masked in errors
+    assert_hidden(credentials.frozen(), [key, secret, token])
+    for value in (provider, credentials, signer, provider.session()):
+        for text in shown(value):
+            assert MARK not in text and "kanárie" not in text, text

@@ -1,6 +1,6 @@
 """The options every command that starts a run takes: the provider (``--provider``,
-``--model``, ``--base-url``, ``--trust-zone``), the tool choice, reasoning, streaming, budgets,
-the privacy level.
+``--model``, ``--base-url``, ``--trust-zone``, and ``--region`` for Bedrock), the tool choice,
+reasoning, streaming, budgets, the privacy level.
 
 ``run``, ``demo``, ``serve`` and ``mcp`` take them from here, so they are spelled and checked
 alike. Each bad value is a usage error naming the option and its choices (exit status 2),
@@ -25,6 +25,7 @@ from toolwire.core.output import NAME as OUTPUT_NAME
 from toolwire.core.output import OutputSchema
 from toolwire.core.trust import TrustZone
 from toolwire.policy.privacy import PrivacyLevel
+from toolwire.providers.aws_auth import checked_region
 from toolwire.providers.base import Reasoning, parse_tool_choice
 from toolwire.providers.presets import PROVIDER_NAMES, MaxTokensField, check_provider_name
 
@@ -187,6 +188,11 @@ ModelOption = Annotated[
 BaseUrlOption = Annotated[
     str | None, typer.Option("--base-url", help="Another server speaking the provider's API.")
 ]
+RegionOption = Annotated[
+    str | None,
+    typer.Option("--region", callback=checked_by(checked_region, "--region"),
+                 help="The AWS region (--provider bedrock; else AWS_REGION or the profile's)."),
+]  # fmt: skip
 ZONES = ", ".join(zone.value for zone in TrustZone)
 TrustZoneOption = Annotated[
     str | None,

@@ -33,6 +33,7 @@ from toolwire.cli.options import (
     PrivacyOption,
     ProviderOption,
     ReasoningOption,
+    RegionOption,
     ToolChoiceOption,
     TrustZoneOption,
     load_output_schema,
@@ -70,6 +71,7 @@ def run(
     provider_name: ProviderOption = "scripted",
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
+    region: RegionOption = None,
     trust_zone: TrustZoneOption = None,
     tool_choice: ToolChoiceOption = "auto",
     workspace: Annotated[
@@ -143,7 +145,7 @@ def run(
         field = max_tokens_field or getattr(tools_workspace, "max_tokens_field", None)
         provider = create_provider(
             provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone,
-            max_tokens_field=field,
+            max_tokens_field=field, region=region,
         )  # fmt: skip
         options = RunOptions(
             max_rounds=max_rounds,

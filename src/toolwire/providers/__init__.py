@@ -16,6 +16,7 @@ from toolwire.core.lazy import lazy_names
 if TYPE_CHECKING:
     from toolwire.providers.anthropic import AnthropicProvider
     from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider, Usage
+    from toolwire.providers.bedrock import BedrockProvider
     from toolwire.providers.gemini import GeminiProvider
     from toolwire.providers.http import HttpSettings
     from toolwire.providers.openai import OpenAIProvider
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "AnthropicProvider": "toolwire.providers.anthropic",
+    "BedrockProvider": "toolwire.providers.bedrock",
     "CompletionRequest": "toolwire.providers.base",
     "CompletionResponse": "toolwire.providers.base",
     "GeminiProvider": "toolwire.providers.gemini",
@@ -43,6 +45,7 @@ __getattr__ = lazy_names(__name__, _HOMES)
 
 __all__ = [
     "AnthropicProvider",
+    "BedrockProvider",
     "CompletionRequest",
     "CompletionResponse",
     "GeminiProvider",

@@ -380,8 +380,9 @@ OPENAI_RESPONSES = Preset(
     key_variable="OPENAI_API_KEY",
     quirks=Quirks(description_chars=OPENAI_DESCRIPTION_CHARS),
 )
-# Every name --provider takes.
-PROVIDER_NAMES = ("openai", OPENAI_RESPONSES.name, *list(KEY_VARIABLES)[1:], *PRESETS, "scripted")
+# Every name --provider takes; bedrock signs with AWS credentials rather than a key.
+PROVIDER_NAMES = ("openai", OPENAI_RESPONSES.name, *list(KEY_VARIABLES)[1:], "bedrock", *PRESETS,
+                  "scripted")  # fmt: skip
 
 
 def check_provider_name(name: str) -> None:

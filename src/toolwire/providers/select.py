@@ -4,11 +4,12 @@ Invariant: every configuration mistake (unknown name, missing model, missing key
 or trust zone, missing script) is a ``ConfigError`` raised here, before any request is made.
 Messages name what is missing and where it may come from; they never echo a key.
 
-Names: the three vendor APIs, OpenAI's Responses API (``openai-responses``), the
-OpenAI-compatible presets (``presets.PRESETS``: llama-server, llama-cpp-python, litellm, ollama,
-vllm, lmstudio, openrouter, and the hosted mistral, groq, deepseek, xai, together, fireworks,
-cerebras) and ``scripted``. A server on a loopback or private
-address needs no key.
+Names: the three vendor APIs, OpenAI's Responses API (``openai-responses``), Amazon Bedrock
+(AWS credentials from botocore's chain and a region instead of a key:
+:mod:`toolwire.providers.aws_auth`), the OpenAI-compatible presets (``presets.PRESETS``:
+llama-server, llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter, and the hosted
+mistral, groq, deepseek, xai, together, fireworks, cerebras) and ``scripted``. A server on a
+loopback or private address needs no key.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from pathlib import Path
 from toolwire.core.errors import ConfigError
 from toolwire.core.trust import TrustZone
 from toolwire.providers.anthropic import AnthropicProvider
+from toolwire.providers.aws_auth import resolve
 from toolwire.providers.base import Provider
+from toolwire.providers.bedrock import BedrockProvider
 from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.http import DEFAULT_TIMEOUT_SECONDS, HttpSettings
 from toolwire.providers.openai import DEFAULT_BASE_URL, OpenAIProvider
@@ -67,11 +70,13 @@ def create_provider(
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     environ: Mapping[str, str] | None = None,
     max_tokens_field: MaxTokensField | None = None,
+    region: str | None = None,
 ) -> Provider:
     """The provider called ``name``; keys default to the provider's environment variable.
 
     ``max_tokens_field`` names the output cap for OpenAI-compatible servers (``max_tokens`` or
-    ``max_completion_tokens``); each preset has its own default.
+    ``max_completion_tokens``); each preset has its own default. ``region`` is Bedrock's AWS
+    region (else the one in ``base_url``'s AWS host, ``AWS_REGION`` or the profile's).
     """
     if trust_zone is not None:
         TrustZone.parse(trust_zone)  # a misspelt zone fails before anything else
@@ -88,6 +93,10 @@ def create_provider(
     http = HttpSettings(timeout=timeout)
     if name == OPENAI_RESPONSES.name:
         return _responses(model.strip(), base_url, api_key, trust_zone, http=http, environ=env)
+    if name == "bedrock":
+        credentials = resolve(name, region=region, base_url=base_url, profile=None, environ=env)
+        return BedrockProvider(model=model.strip(), credentials=credentials, base_url=base_url,
+                               trust_zone=trust_zone, http=http)  # fmt: skip
     preset = _COMPATIBLE.get(name)
     if preset is not None:
         return _compatible(
