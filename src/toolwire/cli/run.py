@@ -21,6 +21,7 @@ from toolwire.cli.keys import read_key
 from toolwire.cli.options import (
     BaseUrlOption,
     ContextWindowOption,
+    FallbackOption,
     MaxConcurrencyOption,
     MaxCostOption,
     MaxRemoteCallsOption,
@@ -36,6 +37,7 @@ from toolwire.cli.options import (
     ToolChoiceOption,
     TrustZoneOption,
     load_output_schema,
+    parse_fallback,
     parse_reasoning,
 )
 from toolwire.cli.outcome import Output, report
@@ -71,6 +73,7 @@ def run(
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     trust_zone: TrustZoneOption = None,
+    fallback: FallbackOption = None,
     tool_choice: ToolChoiceOption = "auto",
     workspace: Annotated[
         Path | None,
@@ -139,7 +142,12 @@ def run(
             provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone,
             max_tokens_field=field,
         )  # fmt: skip
+        chain = [
+            create_provider(name, model=named or model, script=script, max_tokens_field=field)
+            for name, named in parse_fallback(fallback)
+        ]
         options = RunOptions(
+            fallback=chain,
             max_rounds=max_rounds,
             allowed_tools=[] if no_tools else tool,
             reasoning=parse_reasoning(reasoning),
