@@ -42,6 +42,7 @@ from toolwire.store import RunStore
 from ..fakes import plugin
 from .servers import KEY, FakeModel, ModelServer, _serving, no_sleep
 
+OTHER_SECRET = "sk-proj-Q8fLz1Yk2Wm3Xn4Vb5Tc6Rd7"  # a key's shape the server echoes, not ours
 QUIET = HttpSettings(sleep=no_sleep, timeout=10, max_attempts=1)  # one request per call
 
 
@@ -63,7 +64,8 @@ class Endpoint:
         self.bodies.append(json.loads(body))
         planned = self.plan.pop(0) if self.plan else None
         if isinstance(planned, int):
-            error = {"error": {"message": f"overloaded, key {KEY} rejected", "type": "api_error"}}
+            said = f"overloaded, key {KEY} rejected, {OTHER_SECRET} too"
+            error = {"error": {"message": said, "type": "api_error"}}
             return planned, json.dumps(error).encode()
         if isinstance(planned, dict):
             return 200, json.dumps(planned).encode()
@@ -189,6 +191,56 @@ def test_when_every_provider_fails_the_last_error_ends_the_run() -> None:
     assert [(f.provider, f.next_provider) for f in failed] == [
         ("openai", "anthropic"), ("anthropic", None)
     ]  # fmt: skip
+
+
+class _BreaksMidStream(BaseHTTPRequestHandler):
+    """Streams the start of an answer, then an error event: a server failing mid-answer."""
+
+    server: ModelServer
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        endpoint: Endpoint = self.server.model  # type: ignore[assignment]
+        endpoint.bodies.append({})
+        head = {"id": "c1", "object": "chat.completion.chunk", "model": "gpt-test"}
+        events = [head | {"choices": [{"index": 0, "delta": {"role": "assistant",
+                                                             "content": "Half an ans"}}]},
+                  {"error": {"message": "overloaded", "type": "server_error"}}]  # fmt: skip
+        out = "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+@pytest.mark.parametrize("watched", [True, False])
+def test_a_stream_that_showed_part_of_its_answer_is_not_asked_again_elsewhere(
+    watched: bool,
+) -> None:
+    """Watched, the half answer was shown: the run fails with the error rather than showing
+    another answer after it. Unwatched, nothing was shown, and the next provider answers."""
+    first, second = Endpoint(), Endpoint()
+    server = ModelServer(("127.0.0.1", 0), _BreaksMidStream)
+    server.model = first  # type: ignore[assignment]
+    pieces: list[str] = []
+    trace = RunTrace(delta_observers=[lambda _, d: pieces.append(d.text)] if watched else ())
+    with _serving(server) as a, serving(second) as b:
+        loop = ToolLoop(FallbackProvider([openai_at(a), openai_at(b, name="backup")]),
+                        ToolRegistry())  # fmt: skip
+        go = lambda: loop.run_sync([ChatMessage.user("hi")], trace=trace)  # noqa: E731
+        if watched:
+            with pytest.raises(ServerError):
+                go()
+        else:
+            assert go().final_content == "done"
+    failed = trace.of_kind(FailedStep)
+    assert [f.next_provider for f in failed] == [None if watched else "backup"]
+    assert len(second.bodies) == (0 if watched else 1)
+    assert pieces == (["Half an ans"] if watched else [])
 
 
 # -- the circuit of each endpoint ---------------------------------------------------------------
@@ -408,6 +460,7 @@ def test_each_attempt_is_a_stored_step_and_no_key_is_stored(tmp_path: Path) -> N
     assert "HTTP 503" in failed["error"] and KEY not in failed["error"]
     for path in tmp_path.iterdir():
         assert KEY.encode() not in path.read_bytes()
+        assert OTHER_SECRET.encode() not in path.read_bytes()
 
 
 def test_no_error_repr_or_step_of_a_chain_shows_a_key() -> None:
@@ -427,7 +480,7 @@ def test_no_error_repr_or_step_of_a_chain_shows_a_key() -> None:
     ]
     assert len(trace.of_kind(FailedStep)) == 2
     for text in texts:
-        assert KEY not in text, text
+        assert KEY not in text and OTHER_SECRET not in text, text
     assert a not in repr(chain)  # names, never addresses
 
 
