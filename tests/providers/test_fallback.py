@@ -27,6 +27,7 @@ from toolwire.core.errors import (
     ServerError,
 )
 from toolwire.core.lifecycle import RunStatus
+from toolwire.core.sealing import StateKey
 from toolwire.core.trust import TrustZone
 from toolwire.policy.charter import Charter
 from toolwire.policy.trace import FailedStep, LlmStep, RequestStep, RunTrace
@@ -36,7 +37,7 @@ from toolwire.providers.fallback import Circuits, FallbackProvider
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.scripted import ScriptedCall, Turn
-from toolwire.runs.runtime import RunRequest, Runtime, provider_from_ref
+from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime, provider_from_ref
 from toolwire.store import RunStore
 
 from ..fakes import plugin
@@ -403,6 +404,38 @@ def test_the_charter_seals_the_chain_and_its_zone_and_rebuilds_it(
     assert "fallback" not in json.loads(plain.charter.to_json())["provider"]
 
 
+@tool(group="records", data_class="public", requires_approval=True)
+def book(city: str) -> str:
+    """Book a trip to a city."""
+    return f"booked {city}"
+
+
+def test_a_waiting_run_resumes_on_its_chain_rebuilt_from_its_charter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resumed segment gets no provider from its caller: the charter's chain is built
+    again (keys from this process's environment), and it falls back again."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    script = tmp_path / "booking.yaml"
+    script.write_text("name: booking\nturns:\n"
+                      "  - tool_calls: [{name: book, arguments: {city: Oslo}}]\n"
+                      "  - content: Booked.\n")  # fmt: skip
+    down = openai_at(refused_url())
+    chain = FallbackProvider([down, ScriptedProvider.from_file(script)])
+    runtime = Runtime(ToolRegistry([book]), state_key=StateKey.generate())
+    waiting = runtime.run_sync(RunRequest.of("book it", provider=chain))
+    assert waiting.status is RunStatus.AWAITING_APPROVAL and waiting.pause is not None
+    charter = runtime.charter_of(waiting.run_id)
+    assert [ref.name for ref in charter.provider.fallback] == ["booking"]
+    assert charter.trust_zone is TrustZone.LOCAL
+    decision = OperatorDecision(action="approve", digest=waiting.pause.digest, actor="ops")
+    resumed = runtime.resume_sync(waiting.run_id, decision)
+    assert resumed.status is RunStatus.COMPLETED and resumed.result is not None
+    assert resumed.result.final_content == "Booked."
+    failed = [s for s in resumed.steps if isinstance(s, FailedStep)]
+    assert [(f.provider, f.next_provider) for f in failed] == [("openai", "booking")]
+
+
 # -- provider state stays with the endpoint that wrote it ----------------------------------------
 
 
@@ -591,3 +624,15 @@ def test_a_bad_fallback_is_a_usage_error(tmp_path: Path, value: str, said: str) 
     result = cli_run(tmp_path, "--fallback", value)
     assert result.exit_code == 2
     assert said in result.output and "Traceback" not in result.output
+
+
+def test_a_stored_failed_attempt_reads_as_the_live_one() -> None:
+    from toolwire.cli.queued import stored_step_line
+    from toolwire.cli.show import step_line
+
+    step = FailedStep(round=2, provider="openai", error_class="ServerError", error="HTTP 503",
+                      error_status=503, next_provider="anthropic")  # fmt: skip
+    line = "[round 2] ✗ provider openai failed (ServerError); trying anthropic"
+    assert step_line(step).plain == stored_step_line(step.to_dict()).plain == line
+    last = step._replace(next_provider=None)
+    assert step_line(last).plain == "[round 2] ✗ provider openai failed (ServerError)"
