@@ -33,7 +33,7 @@ from toolwire.policy.charter import Charter
 from toolwire.policy.trace import FailedStep, LlmStep, RequestStep, RunTrace
 from toolwire.providers.anthropic import AnthropicProvider
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider
-from toolwire.providers.fallback import Circuits, FallbackProvider
+from toolwire.providers.fallback import PROCESS_CIRCUITS, Circuits, FallbackProvider
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.scripted import ScriptedCall, Turn
@@ -399,6 +399,10 @@ def test_the_charter_seals_the_chain_and_its_zone_and_rebuilds_it(
         "http://127.0.0.1:9/v1", "http://127.0.0.1:8/v1"
     ]  # fmt: skip
     assert rebuilt.trust_zone is TrustZone.EXTERNAL_EU
+    again_rebuilt = provider_from_ref(again.provider)  # another run of this process
+    assert isinstance(again_rebuilt, FallbackProvider)
+    assert again_rebuilt.circuits is rebuilt.circuits is PROCESS_CIRCUITS  # breakers across runs
+    assert FallbackProvider(rebuilt.members).circuits is not PROCESS_CIRCUITS  # one's own
     plain = RunRequest.of("hi", provider=ScriptedProvider(["a"])).chartered(charter.privacy)
     assert plain.charter is not None
     assert "fallback" not in json.loads(plain.charter.to_json())["provider"]

@@ -35,7 +35,7 @@ from toolwire.providers.base import (
     checked_provider,
     no_session,
 )
-from toolwire.providers.fallback import chain_of
+from toolwire.providers.fallback import PROCESS_CIRCUITS, chain_of
 from toolwire.providers.presets import MaxTokensField
 from toolwire.tools.api import ToolContext
 
@@ -195,7 +195,8 @@ def provider_from_ref(ref: ProviderRef) -> Provider:
         script=Path(ref.script) if ref.script else None,
         max_tokens_field=_cap_field(ref.max_tokens_field),
     )
-    return chain_of(provider, [provider_from_ref(other) for other in ref.fallback])
+    others = [provider_from_ref(other) for other in ref.fallback]
+    return chain_of(provider, others, circuits=PROCESS_CIRCUITS)  # a breaker across runs
 
 
 def _cap_field(value: str | None) -> MaxTokensField | None:

@@ -27,6 +27,9 @@ Invariants:
   through once ``cooldown`` seconds have passed (half-open), and closes on a success; a
   failed trial opens it again. A refusal (bad request, credentials) says the endpoint answered:
   it changes no count. With every circuit open, the call fails at once with ``CircuitOpen``.
+  A chain has its own circuits unless it is given some; the chains a process builds from runs'
+  charters (``provider_from_ref``: a server's, a worker's, a resumed run's) share
+  ``PROCESS_CIRCUITS``, so an endpoint that fails keeps resting across runs.
 - ``repr`` and every error name providers, never a key or a base URL.
 """
 
@@ -53,8 +56,8 @@ from toolwire.providers.base import (
     checked_provider,
 )
 
-__all__ = ["DEFAULT_COOLDOWN_SECONDS", "DEFAULT_FAILURES", "Circuit", "Circuits",
-           "FallbackProvider", "endpoint_of", "falls_through"]  # fmt: skip
+__all__ = ["DEFAULT_COOLDOWN_SECONDS", "DEFAULT_FAILURES", "PROCESS_CIRCUITS", "Circuit",
+           "Circuits", "FallbackProvider", "chain_of", "endpoint_of", "falls_through"]  # fmt: skip
 
 DEFAULT_FAILURES = 3  # consecutive failures that open an endpoint's circuit
 DEFAULT_COOLDOWN_SECONDS = 30.0  # how long an open circuit rests before a trial request
@@ -364,9 +367,16 @@ def _answered(member: _Member, response: CompletionResponse) -> CompletionRespon
     return dataclasses.replace(response, **changes)
 
 
-def chain_of(provider: Provider, fallback: Sequence[Provider]) -> Provider:
+# The circuits of the chains this process builds from runs' charters (a server's, a worker's
+# runs): one breaker per endpoint for all of them, not one per run.
+PROCESS_CIRCUITS = Circuits()
+
+
+def chain_of(
+    provider: Provider, fallback: Sequence[Provider], *, circuits: Circuits | None = None
+) -> Provider:
     """``provider`` with ``fallback`` after it, as one chain; ``provider`` itself when there is
     no fallback."""
     if not fallback:
         return provider
-    return FallbackProvider((provider, *fallback))
+    return FallbackProvider((provider, *fallback), circuits=circuits)
