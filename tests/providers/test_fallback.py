@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
@@ -30,10 +32,10 @@ from toolwire.core.lifecycle import RunStatus
 from toolwire.core.sealing import StateKey
 from toolwire.core.trust import TrustZone
 from toolwire.policy.charter import Charter
-from toolwire.policy.trace import FailedStep, LlmStep, RequestStep, RunTrace
+from toolwire.policy.trace import ERROR_CHARS, FailedStep, LlmStep, RequestStep, RunTrace
 from toolwire.providers.anthropic import AnthropicProvider
-from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider
-from toolwire.providers.fallback import PROCESS_CIRCUITS, Circuits, FallbackProvider
+from toolwire.providers.base import CompletionRequest, CompletionResponse, FailedAttempt, Provider
+from toolwire.providers.fallback import PROCESS_CIRCUITS, Circuit, Circuits, FallbackProvider
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.scripted import ScriptedCall, Turn
@@ -640,3 +642,55 @@ def test_a_stored_failed_attempt_reads_as_the_live_one() -> None:
     assert step_line(step).plain == stored_step_line(step.to_dict()).plain == line
     last = step._replace(next_provider=None)
     assert step_line(last).plain == "[round 2] ✗ provider openai failed (ServerError)"
+
+
+# -- properties ------------------------------------------------------------------------------
+
+
+@given(outcomes=st.lists(st.booleans(), max_size=40), failures=st.integers(1, 5))
+def test_a_circuit_is_open_exactly_after_its_count_of_failures_in_a_row(
+    outcomes: list[bool], failures: int
+) -> None:
+    """With no time passing: a request is let through until ``failures`` failures in a row
+    (a success resets the count), and none after."""
+    circuit = Circuit(failures, 30.0, lambda: 0.0)
+    streak, opened = 0, False
+    for succeeded in outcomes:
+        allowed = circuit.acquire()
+        assert allowed is not opened
+        if not allowed:
+            continue
+        if succeeded:
+            circuit.succeeded()
+            streak = 0
+        else:
+            circuit.failed()
+            streak += 1
+            opened = streak >= failures
+    assert (circuit.state == "open") is opened
+
+
+@given(waited=st.floats(0, 100), cooldown=st.floats(0.1, 60))
+def test_an_open_circuit_lets_one_trial_through_once_cooled_down(
+    waited: float, cooldown: float
+) -> None:
+    clock = Clock()
+    clock.now = 0.0  # elapsed time is then exactly ``waited``
+    circuit = Circuit(1, cooldown, clock)
+    circuit.failed()
+    clock.now += waited
+    cooled = waited >= cooldown
+    assert circuit.acquire() is cooled
+    assert circuit.acquire() is False  # a second request waits for the trial, or the rest
+    assert circuit.resting()
+    if cooled:
+        circuit.released()  # the trial said nothing: the next request may try
+        assert circuit.acquire()
+
+
+@given(text=st.text(max_size=3000))
+def test_a_failed_attempts_text_is_bounded_and_storable(text: str) -> None:
+    attempt = FailedAttempt(provider="p", error=ServerError(text), duration_ms=1.0)
+    step = RunTrace().record_failure(1, attempt)
+    assert len(step.error) <= ERROR_CHARS and "\x00" not in step.error
+    step.error.encode("utf-8")  # no lone surrogate
