@@ -442,6 +442,29 @@ def test_a_waiting_run_resumes_on_its_chain_rebuilt_from_its_charter(
     assert [(f.provider, f.next_provider) for f in failed] == [("openai", "booking")]
 
 
+def test_a_segment_carried_on_by_fewer_providers_is_offered_no_more_than_its_charter_allows() -> (
+    None
+):
+    """Resumed with only the chain's local provider lent, the run is still gated by the zone
+    its charter sealed: a later segment may reach the external one again."""
+    turns = [Turn(tool_calls=[ScriptedCall(name="book", arguments={"city": "Oslo"})]),
+             Turn(tool_calls=[ScriptedCall(name="host_secrets", arguments={})]),
+             Turn(content="done")]  # fmt: skip
+    local = ScriptedProvider(turns, name="local model", trust_zone="local")
+    with serving(Endpoint()) as b:
+        chain = FallbackProvider([local, openai_at(b, zone="external_global")])
+        runtime = Runtime(ToolRegistry([book, host_secrets]), state_key=StateKey.generate())
+        waiting = runtime.run_sync(RunRequest.of("book it", provider=chain))
+    assert waiting.pause is not None
+    decision = OperatorDecision(action="approve", digest=waiting.pause.digest, actor="ops")
+    resumed = runtime.resume_sync(waiting.run_id, decision, provider=local)
+    assert resumed.status is RunStatus.COMPLETED and resumed.result is not None
+    requests = [s for s in resumed.steps if isinstance(s, RequestStep)]
+    assert requests and all(s.tool_specs == ("book",) for s in requests)
+    secrets = [s for s in resumed.steps if getattr(s, "tool_name", None) == "host_secrets"]
+    assert secrets and secrets[0].tool_result.startswith("Error")  # type: ignore[union-attr]
+
+
 # -- provider state stays with the endpoint that wrote it ----------------------------------------
 
 

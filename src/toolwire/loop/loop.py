@@ -660,20 +660,29 @@ class ToolLoop:
                           started=started, registered=self.seam.knows(call.name))  # fmt: skip
         return message, invocation
 
-    def _zone(self, options: RunOptions) -> TrustZone:
-        return run_zone(options.trust_zone, self.provider)
+    def _zone(self, options: RunOptions, context: ToolContext | None = None) -> TrustZone:
+        """The zone the gate offers tools for: the run's provider's (a chain's least trusted),
+        never more trusted than the zone its context carries (a carried-on segment's is its
+        charter's: a segment served by fewer providers than the run may reach offers no more)."""
+        zone = run_zone(options.trust_zone, self.provider)
+        sealed = None if context is None else context.trust_zone
+        return zone if sealed is None else TrustZone.least_trusted([zone, sealed])
 
     def _offer(
         self, offered: frozenset[str], options: RunOptions, context: ToolContext, exclusive: bool
     ) -> Offer:
-        gate = self.policy.gate(context=context, grant=options.grant, zone=self._zone(options))
+        zone = self._zone(options, context)
+        gate = self.policy.gate(context=context, grant=options.grant, zone=zone)
         return Offer.of(self.registry, offered, gate, exclusive=exclusive)
 
     def _offered(
         self, options: RunOptions, context: ToolContext
     ) -> tuple[frozenset[str], list[dict[str, str]]]:
         offered, refused = self.policy.offered(
-            options.allowed_tools, context=context, grant=options.grant, zone=self._zone(options)
+            options.allowed_tools,
+            context=context,
+            grant=options.grant,
+            zone=self._zone(options, context),
         )
         for decision in refused:
             log.info("tool %r not offered: %s", decision.name, decision.reason)
