@@ -17,6 +17,7 @@ from toolwire import ChatMessage, CompletionRequest, ToolCall, ToolSpec
 from toolwire.providers.anthropic import AnthropicProvider
 from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.openai import OpenAIProvider
+from toolwire.providers.responses import ResponsesProvider
 from toolwire.providers.wire import HttpProvider
 
 REPETITIONS = 2000  # enough for each timing to last tens of milliseconds
@@ -59,6 +60,30 @@ ANSWERS: dict[str, Any] = {
             }
         ],
         "usage": {"prompt_tokens": 900, "completion_tokens": 80},
+    },
+    "openai-responses": {
+        "id": "resp_1",
+        "object": "response",
+        "model": "m",
+        "status": "completed",
+        "output": [
+            {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA" * 64},
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "Summary " * 40, "annotations": []}],
+            },
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "c1",
+                "name": "search",
+                "arguments": '{"query": "x"}',
+            },
+        ],
+        "usage": {"input_tokens": 900, "output_tokens": 80},
     },
     "anthropic": {
         "model": "m",
@@ -116,6 +141,7 @@ def main() -> None:
     request = conversation()
     adapters: list[HttpProvider] = [
         OpenAIProvider(model="m", api_key="k"),
+        ResponsesProvider(model="m", api_key="k"),
         AnthropicProvider(model="m", api_key="k"),
         GeminiProvider(model="m", api_key="k"),
     ]
@@ -123,7 +149,7 @@ def main() -> None:
     for adapter in adapters:
         reference, adapter_cost = measure(adapter, request)
         print(
-            f"{adapter.name:10} {adapter_cost * 1e6:8.1f} us/round  "
+            f"{adapter.name:16} {adapter_cost * 1e6:8.1f} us/round  "
             f"json-only {reference * 1e6:8.1f} us  ratio {adapter_cost / reference:5.2f}x"
         )
 

@@ -27,7 +27,7 @@ from .test_cli_suspend import Shop, run_id_of
 
 PRIVACY = "choose one of none, metadata, redacted, full"
 ZONES = "choose one of local, private_hosted, external_eu, external_global"
-PROVIDERS = "choose one of openai, anthropic, gemini,"
+PROVIDERS = "choose one of openai, openai-responses, anthropic, gemini,"
 WHEN = "neither a duration (30m, 12h, 7d, 2w) nor an ISO 8601 date or time"
 NO_UNIT = "'30' has no unit: write 30d for days"
 

@@ -13,6 +13,7 @@ from toolwire import (
     RunOptions,
     RunStep,
     RunTrace,
+    ScriptedProvider,
     TerminationReason,
     ToolContext,
     ToolLoop,
@@ -640,3 +641,29 @@ def test_the_per_turn_limit_is_a_setting() -> None:
     assert ran == [0]
     with pytest.raises(ValueError, match="max_calls_per_turn must be at least 1"):
         RunOptions(max_calls_per_turn=0)
+
+
+def test_a_run_given_no_trace_ends_as_a_traced_run_does() -> None:
+    # The loop records no step in the trace it makes for a run given none (nobody can read
+    # it); the result must not depend on whether a trace is kept.
+    @tool(data_class="public")
+    def add(a: int, b: int) -> str:
+        """Add."""
+        return str(a + b)
+
+    turns = [{"tool_calls": [call("add", {"a": 1, "b": n})]} for n in range(3)]
+    turns += [{"tool_calls": [call("add", {"a": 2, "b": 2}), call("nope")]}]
+    turns += [{"content": "done", "prompt_tokens": 5, "completion_tokens": 2}]
+    traced = RunTrace()
+    results = [
+        ToolLoop(ScriptedProvider.from_turns(turns), ToolRegistry([add])).run_sync(
+            [ChatMessage.user("go")], trace=trace
+        )
+        for trace in (traced, None)
+    ]
+    kept, unkept = results
+    assert (kept.final_content, kept.reason, kept.usage, kept.trace) == (
+        unkept.final_content, unkept.reason, unkept.usage, unkept.trace,
+    )  # fmt: skip
+    assert [i.result for i in kept.trace] == ["1", "2", "3", "4", unkept.trace[-1].result]
+    assert len(traced.of_kind(ToolStep)) == 5 and len(traced.of_kind(RequestStep)) == 5

@@ -62,6 +62,7 @@ from toolwire.providers.fallback import FallbackProvider
 from toolwire.providers.http import _StreamCall
 from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.openai_stream import _Call
+from toolwire.providers.responses import ResponsesProvider
 from toolwire.providers.scripted import Script, ScriptedCall, Turn
 from toolwire.runs.runtime import (
     OperatorDecision,
@@ -477,3 +478,21 @@ def test_the_runtime_outcome_prints_no_canary() -> None:
     assert decided[0].decision_reason == reason
     assert_hidden(done, [answer, content, argument, cell, reason])
     assert_hidden(decision, [reason])
+
+
+def test_the_responses_adapter_and_its_stream_never_show_the_key_or_the_answer() -> None:
+    c = Canaries()
+    key, answer, secret = c(), c(), c()
+    provider = ResponsesProvider(model="gpt-5", api_key=key, auth="api-key")
+    assembly = provider.assembly(None)
+    item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": secret}
+    assembly.feed("", {"type": "response.output_item.done", "output_index": 0, "item": item})
+    assembly.feed("", {"type": "response.output_item.added", "output_index": 1,
+                       "item": {"type": "message", "id": "m", "content": []}})  # fmt: skip
+    assembly.feed("", {"type": "response.output_text.delta", "output_index": 1,
+                       "content_index": 0, "delta": answer})  # fmt: skip
+    assert provider.headers(key) == {"api-key": key}  # the key is there to be sent
+    assert secret in str(assembly.body()) and answer in str(assembly.body())
+    for value in (provider, assembly):
+        for text in shown(value):
+            assert MARK not in text, text

@@ -65,9 +65,9 @@ def test_base_url_trust_zone_and_explicit_key() -> None:
         (
             "mistrall",
             {"model": "m"},
-            "unknown provider 'mistrall'; choose one of openai, anthropic, gemini, llama-server, "
-            "llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter, mistral, groq, "
-            "deepseek, xai, together, fireworks, cerebras, scripted",
+            "unknown provider 'mistrall'; choose one of openai, openai-responses, anthropic, "
+            "gemini, llama-server, llama-cpp-python, litellm, ollama, vllm, lmstudio, "
+            "openrouter, mistral, groq, deepseek, xai, together, fireworks, cerebras, scripted",
         ),
         ("openai", {"model": None}, "provider openai needs a model name (--model)"),
         ("gemini", {"model": "  "}, "provider gemini needs a model name (--model)"),

@@ -22,9 +22,12 @@ from toolwire import (
 )
 from toolwire.core.lifecycle import RunStatus
 from toolwire.policy.privacy import PrivacyLevel
+from toolwire.providers.http import HttpSettings
+from toolwire.providers.responses import ResponsesProvider
 from toolwire.runs.runtime import RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore
 
+from ..providers.responses_server import ENCRYPTED, ResponsesModel, responses_loopback
 from .conftest import Backend
 
 TAG = uuid.uuid4().hex[:10]
@@ -144,3 +147,25 @@ def test_full_keeps_everything_verbatim(backend: Backend) -> None:
         {"sequence": n, **step.to_dict()} for n, step in enumerate(outcome.steps, start=1)
     ]
     assert stored.final_answer == f"{CANARIES['answer']} {SECRET_TEXT}"
+
+
+def test_a_responses_api_run_stores_no_api_key_at_any_level(backend: Backend) -> None:
+    """The key a Responses API run was made with is in no stored byte, even at ``full`` with
+    raw bodies captured; the run's replayed reasoning state is."""
+    key = f"sk-proj-Responses{TAG}Key7q2w"  # planted nowhere else (the tool's text has others)
+    model = ResponsesModel([[("dossier", {"subject": "x"})], "done"])
+    store = backend.open(PrivacyLevel.FULL)
+    with responses_loopback(model) as base:
+        provider = ResponsesProvider(model="gpt-5", api_key=key, base_url=base,
+                                     http=HttpSettings(max_attempts=1))  # fmt: skip
+        request = RunRequest.of("Who?", provider=provider, options=RunOptions(capture_raw=True))
+        outcome = Runtime(ToolRegistry([dossier]), recorder=store).run_sync(request)
+    assert outcome.status is RunStatus.COMPLETED and outcome.store_error is None
+    live = backend.raw_bytes()
+    store.close()
+    assert model.problems == [] and len(model.captured) == 2
+    assert all(c.headers["authorization"] == f"Bearer {key}" for c in model.captured)
+    for data in (live, backend.raw_bytes()):
+        assert outcome.run_id.encode() in data
+        assert key.encode() not in data
+        assert ENCRYPTED.format(0).encode() in data  # the state a resumed run replays

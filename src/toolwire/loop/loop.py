@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
-from toolwire.core.output import Checked
+from toolwire.core.output import Checked, OutputSchema
 from toolwire.core.trust import TrustZone
 from toolwire.loop import remote_calls
 from toolwire.loop.basis import recheck
@@ -171,7 +171,7 @@ class ToolLoop:
                                      options=replace(options, fallback=()), trace=trace,
                                      run_id=run_id, charter=charter,
                                      exclusive=exclusive)  # fmt: skip
-        trace = trace if trace is not None else RunTrace(capture_raw=options.capture_raw)
+        trace = trace if trace is not None else RunTrace(keeps=False)  # nobody can read it
         offered, refusals = self._offered(options, context)
         check_choice(options.tool_choice, offered)
         charter = charter or self._bare_charter(context, options)
@@ -204,7 +204,7 @@ class ToolLoop:
         context = context or ToolContext(user=state.user)
         if state.charter is not None:
             context = context.in_zone(state.charter.trust_zone)
-        trace = trace if trace is not None else RunTrace(capture_raw=state.options.capture_raw)
+        trace = trace if trace is not None else RunTrace(keeps=False)  # nobody can read it
         offered, _ = self._offered(state.options, context)
         if state.charter is not None:  # this process may hold more MCP servers than the run's
             offered = in_scope(state.charter, offered, self.registry)
@@ -325,7 +325,7 @@ class ToolLoop:
         return await self._advance(state, offer, context=context, trace=trace,
                                    refusals=refusals, run_id=run_id)  # fmt: skip
 
-    async def _advance(
+    async def _advance(  # noqa: PLR0912 (one loop of rounds: its branches are a round's outcomes)
         self,
         state: RunState,
         offer: Offer,
@@ -347,6 +347,7 @@ class ToolLoop:
             # A turn of one call goes straight to the seam when nothing wraps or counts it.
             direct = self.checkpoint is None and not offer.remote and options.max_calls_per_turn
             output, forced = options.output_schema, False
+            keeps = trace.keeps
             while state.rounds < options.max_rounds:
                 round_ = state.rounds + 1
                 if window is not None:
@@ -355,12 +356,16 @@ class ToolLoop:
                         return fitted
                     state = fitted
                 choice = first_choice if round_ == 1 else later_choice
-                trace.record_request(round_, state.messages, names,
-                                     refusals if round_ == 1 else (),
-                                     tool_choice=None if choice == "auto" else choice)  # fmt: skip
+                if keeps:
+                    said = None if choice == "auto" else choice
+                    trace.record_request(
+                        round_, state.messages, names, refusals if round_ == 1 else (),
+                        tool_choice=said,
+                    )  # fmt: skip
                 response, spent, checked = await self._complete(
-                    state, trace, round_, specs, choice=choice, price=price, forced=forced
-                )
+                    state, trace, round_, specs, choice=choice, price=price, forced=forced,
+                    output=output,
+                )  # fmt: skip
                 calls = response.tool_calls
                 ended = None if calls else ending(response)
                 if ended is not None:
@@ -375,7 +380,9 @@ class ToolLoop:
                 if not calls:
                     state = spent.of(state, continuation(response))
                     continue
-                assistant = ChatMessage.assistant(response.content, calls, response.provider_state)
+                # The form ``ChatMessage.assistant`` makes, without its hop: every round has one.
+                assistant = ChatMessage("assistant", response.content, calls, None, False,
+                                        response.provider_state)  # fmt: skip
                 if offer.pausing:  # only a run that offers such a tool can pause
                     pause = await scan(self.registry, calls, state.offered, context,
                                        run_id=run_id, rounds=round_,
@@ -439,15 +446,16 @@ class ToolLoop:
         state = fitted
         trace.record_request(round_, state.messages, tuple(s.name for s in specs),
                              tool_choice="none")  # fmt: skip
+        output = state.options.output_schema
         final, spent, checked = await self._complete(state, trace, round_, specs, choice="none",
-                                                     count=False)  # fmt: skip
+                                                     count=False, output=output)  # fmt: skip
         ended = ending(final)
         cut = ended is not None and ended.truncated  # cut twice: by the output cap as well
         if checked is not None and checked.problem is not None and not cut:
             return result_of(spent.of(state), final.content, True,
                              TerminationReason.OUTPUT_INVALID, response=final)  # fmt: skip
         reason = ended.reason if cut and ended is not None else TerminationReason.MAX_ITERATIONS
-        shaped = None if checked is None or cut else state.options.output_schema
+        shaped = None if checked is None or cut else output
         value = None if shaped is None or checked is None else shaped.parse(checked.value)
         return result_of(spent.of(state), final.content, True, reason, response=final,
                          output=value)  # fmt: skip
@@ -466,8 +474,9 @@ class ToolLoop:
         state = fitted
         trace.record_request(round_, state.messages, (), refusals,
                              tool_choice="none" if specs else None)  # fmt: skip
+        output = state.options.output_schema
         response, spent, checked = await self._complete(state, trace, round_, specs,
-                                                        choice=choice)  # fmt: skip
+                                                        choice=choice, output=output)  # fmt: skip
         ended = ending(response) or Ending(TerminationReason.COMPLETED, False)
         if (
             checked is not None
@@ -477,9 +486,10 @@ class ToolLoop:
             state = spent.of(state, ask_again(response, checked))
             trace.record_request(round_ + 1, state.messages, (), tool_choice=None)
             response, spent, checked = await self._complete(state, trace, round_ + 1, specs,
-                                                            choice=choice, forced=True)  # fmt: skip
+                                                            choice=choice, forced=True,
+                                                            output=output)  # fmt: skip
             ended = ending(response) or Ending(TerminationReason.COMPLETED, False)
-        return answered(spent.of(state), response, ended, state.options.output_schema, checked)
+        return answered(spent.of(state), response, ended, output, checked)
 
     async def _complete(
         self,
@@ -492,14 +502,15 @@ class ToolLoop:
         count: bool = True,
         price: tuple[str | None, str | None] | None = None,
         forced: bool = False,
+        output: OutputSchema | None,
     ) -> tuple[CompletionResponse, Spent, Checked | None]:
         """One provider call, recorded; what the run has spent once it is made, and a final
         answer checked against the run's output schema (None: no schema, or no final answer).
         ``price``: the provider's pricing family and model (:meth:`_price`), when the caller has
-        them; ``forced``: the run asks again for an answer in the schema."""
+        them; ``forced``: the run asks again for an answer in the schema; ``output``: the run's
+        output schema (None: any answer)."""
         options = state.options
-        output = options.output_schema
-        failures = trace.failure_sink(round_) if self._chained else None
+        failures = trace.failure_sink(round_) if self._chained and trace.keeps else None
         request = new_request(state.messages, specs, choice, options.temperature,
                               options.max_tokens, options.reasoning, options.capture_raw,
                               options.stream, trace.delta_sink(round_),
@@ -517,10 +528,12 @@ class ToolLoop:
         if response.provider is not None:  # a chain's answer is priced as its provider's
             family, model = self._price_of(response.provider, family, model)
         cost = None if family is None else cost_of(family, response.model or model, usage)
-        knows = self.seam.knows
-        known = frozenset([c.name for c in calls if knows(c.name)]) if calls else _NO_NAMES
         checked = None if output is None or calls else check_answer(output, response)
-        trace.record_llm(round_, elapsed_ms, response, cost, registered=known, checked=checked)
+        if trace.keeps:
+            knows = self.seam.knows
+            known = frozenset([c.name for c in calls if knows(c.name)]) if calls else _NO_NAMES
+            trace.record_llm(round_, elapsed_ms, response, cost, registered=known,
+                             checked=checked)  # fmt: skip
         tally = state.tally
         spent = Spent(round_ if count else state.rounds, state.usage + usage,
                       state.cost.add(cost, estimated=not usage.known),
@@ -651,13 +664,15 @@ class ToolLoop:
         """A call's step recorded; the conversation's message and the result's entry for it."""
         result = invoked.result
         content, is_error = result.content, result.is_error
-        message = ChatMessage.tool_result(call.id, content, is_error=is_error)
+        message = ChatMessage("tool", content, (), call.id, is_error, None)  # a tool_result
         if arguments is None:
             arguments = call.decoded_arguments()
         invocation = ToolInvocation(call.name, call.arguments if arguments is None else arguments,
                                     content, is_error, result.artifacts, call.id)  # fmt: skip
-        trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes, invoked.refused,
-                          started=started, registered=self.seam.knows(call.name))  # fmt: skip
+        if trace.keeps:
+            trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes,
+                              invoked.refused, started=started,
+                              registered=self.seam.knows(call.name))  # fmt: skip
         return message, invocation
 
     def _zone(self, options: RunOptions, context: ToolContext | None = None) -> TrustZone:

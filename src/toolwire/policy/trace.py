@@ -350,6 +350,9 @@ class RunTrace:
     monotonic clock and anchored to the wall clock once per trace. A step recorded without a
     start began ``duration_ms`` before it was recorded (true of every step but a concurrent
     call, whose start the loop passes).
+
+    ``keeps`` is False for the trace the loop makes for a run given none: nobody can read it,
+    so the loop records no request, model or tool step in it (the run's result is the same).
     """
 
     def __init__(
@@ -358,8 +361,10 @@ class RunTrace:
         capture_raw: bool = False,
         observers: Sequence[Observer] = (),
         delta_observers: Sequence[DeltaObserver] = (),
+        keeps: bool = True,
     ) -> None:
         self.capture_raw = capture_raw
+        self.keeps = keeps
         self.steps: list[RunStep] = []
         self._observers: list[Observer] = list(observers)
         self._delta_observers: list[DeltaObserver] = list(delta_observers)

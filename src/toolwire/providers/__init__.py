@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from toolwire.providers.gemini import GeminiProvider
     from toolwire.providers.http import HttpSettings
     from toolwire.providers.openai import OpenAIProvider
+    from toolwire.providers.responses import ResponsesProvider
     from toolwire.providers.scripted import ScriptedProvider
     from toolwire.providers.select import create_provider
 
@@ -30,6 +31,7 @@ _HOMES = {
     "HttpSettings": "toolwire.providers.http",
     "OpenAIProvider": "toolwire.providers.openai",
     "Provider": "toolwire.providers.base",
+    "ResponsesProvider": "toolwire.providers.responses",
     "ScriptedProvider": "toolwire.providers.scripted",
     "Usage": "toolwire.providers.base",
     "create_provider": "toolwire.providers.select",
@@ -47,6 +49,7 @@ __all__ = [
     "HttpSettings",
     "OpenAIProvider",
     "Provider",
+    "ResponsesProvider",
     "ScriptedProvider",
     "Usage",
     "create_provider",

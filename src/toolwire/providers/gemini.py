@@ -103,9 +103,16 @@ class GeminiProvider(HttpProvider):
         system = system_text(request.messages)
         if system:
             body["systemInstruction"] = {"parts": [{"text": system}]}
-        if request.tools:
+        declared = bool(request.tools)
+        shaped = request.output is not None
+        if shaped and declared and not answers_in_schema_with_tools(self.model):
+            # Before Gemini 3 a schema and functions cannot be asked together: the schema is
+            # asked when the answer is due (the functions then left out), else only checked.
+            due = request.output_forced or request.tool_choice == "none"
+            declared, shaped = not due, due
+        if declared:
             body.update(self.encode_tools(request))
-        body["generationConfig"] = self.generation_config(request)
+        body["generationConfig"] = self.generation_config(request, shaped=shaped)
         return body
 
     def encode_tools(self, request: CompletionRequest) -> dict[str, Any]:
@@ -119,7 +126,8 @@ class GeminiProvider(HttpProvider):
         return {"tools": declarations,
                 "toolConfig": {"functionCallingConfig": encode_choice(choice)}}  # fmt: skip
 
-    def generation_config(self, request: CompletionRequest) -> dict[str, Any]:
+    def generation_config(self, request: CompletionRequest, *, shaped: bool) -> dict[str, Any]:
+        """``shaped``: the answer is asked in the run's output schema."""
         config: dict[str, Any] = {
             "maxOutputTokens": request.max_tokens or DEFAULT_MAX_OUTPUT_TOKENS
         }
@@ -127,7 +135,7 @@ class GeminiProvider(HttpProvider):
             config["temperature"] = request.temperature
         if request.reasoning is not None:
             config["thinkingConfig"] = thinking_config(self.model, request.reasoning)
-        if request.output is not None:  # the answer as JSON the schema accepts
+        if shaped and request.output is not None:  # the answer as JSON the schema accepts
             config["responseMimeType"] = "application/json"
             config["responseJsonSchema"] = dict(request.output.schema)
         return config
@@ -212,6 +220,13 @@ def thinking_config(model: str, reasoning: Reasoning) -> dict[str, Any]:
         reasoning.effort is None and reasoning.budget <= EFFORT_BUDGETS["low"]
     )
     return {"thinkingLevel": "LOW" if low else "HIGH", "includeThoughts": True}
+
+
+def answers_in_schema_with_tools(model: str) -> bool:
+    """Whether the model takes a response schema beside function declarations (Gemini 3 and
+    later; earlier ones refuse the pair)."""
+    generation = _MODEL_GENERATION.match(model)
+    return generation is not None and int(generation.group(1)) >= _LEVELS_FROM
 
 
 def encode_tool(spec: ToolSpec, description_chars: int) -> dict[str, Any]:

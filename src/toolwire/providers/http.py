@@ -21,8 +21,9 @@ Invariants:
 - A stream request answered with a JSON body (a proxy that does not stream) is read as the
   whole answer, by its content type; any other content type is a protocol error. Protocol
   errors (malformed bodies and streams) are never retried: asking again gets the same answer.
-- An error reported inside a 200 body or event (proxies, OpenRouter-style ``{"error": ...}``) is
-  a typed ``ProviderError`` like a status would be, retried when its code says it is transient.
+- An error reported inside a 200 body or event (proxies, OpenRouter-style ``{"error": ...}``,
+  the Responses API's ``{"type": "error", "code", "message"}`` event) is a typed
+  ``ProviderError`` like a status would be, retried when its code says it is transient.
 - A stream is retried only before its first event reached the adapter; after that a failure
   ends the call (the adapter has already shown part of the answer). Its timeout is the longest
   silence between events, not the whole answer's length.
@@ -307,14 +308,24 @@ class JsonHttp:
         self._raise_in_band(body, "", url)
         return body
 
+    def raise_in_band(self, body: Any, url: str) -> None:
+        """The error a body an adapter assembled reports, typed as an in-band one is."""
+        self._raise_in_band(body, "", url)
+
     def _raise_in_band(self, body: Any, event: str, url: str) -> None:
-        """An error a server reported inside a 200 body or an ``error`` event."""
+        """An error a server reported inside a 200 body or an ``error`` event: an ``error``
+        object, or the event itself (the Responses API's ``{"type": "error", "code",
+        "message"}``, named ``error`` or not)."""
         if not isinstance(body, dict):
             return
         error = body.get("error")
-        if not error and event != "error":
+        bare = body.get("type") == "error" and not isinstance(error, dict)
+        if not error and event != "error" and not bare:
             return
-        detail = error if isinstance(error, dict) else {"message": error}
+        if isinstance(error, dict):
+            detail = error
+        else:
+            detail = body if error is None and "message" in body else {"message": error}
         code = _code_of(detail)
         what = f"error in the response ({code or 'no code'})"
         raise self._fail(_in_band_kind(code, detail), what, url=url, detail=detail)

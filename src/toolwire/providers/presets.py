@@ -371,7 +371,17 @@ KEY_VARIABLES = {
     "anthropic": "ANTHROPIC_API_KEY",
     "gemini": "GEMINI_API_KEY",
 }
-PROVIDER_NAMES = (*KEY_VARIABLES, *PRESETS, "scripted")  # every name --provider takes
+# OpenAI's Responses API (openai-python types/responses): ``POST {base_url}/responses`` with
+# the same key and bearer header as Chat Completions (``toolwire.providers.responses``).
+OPENAI_RESPONSES = Preset(
+    name="openai-responses",
+    base_url=OPENAI_BASE_URL,
+    trust_zone="external_global",
+    key_variable="OPENAI_API_KEY",
+    quirks=Quirks(description_chars=OPENAI_DESCRIPTION_CHARS),
+)
+# Every name --provider takes.
+PROVIDER_NAMES = ("openai", OPENAI_RESPONSES.name, *list(KEY_VARIABLES)[1:], *PRESETS, "scripted")
 
 
 def check_provider_name(name: str) -> None:

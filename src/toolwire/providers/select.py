@@ -4,9 +4,10 @@ Invariant: every configuration mistake (unknown name, missing model, missing key
 or trust zone, missing script) is a ``ConfigError`` raised here, before any request is made.
 Messages name what is missing and where it may come from; they never echo a key.
 
-Names: the three vendor APIs, the OpenAI-compatible presets (``presets.PRESETS``: llama-server,
-llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter, and the hosted mistral, groq,
-deepseek, xai, together, fireworks, cerebras) and ``scripted``. A server on a loopback or private
+Names: the three vendor APIs, OpenAI's Responses API (``openai-responses``), the
+OpenAI-compatible presets (``presets.PRESETS``: llama-server, llama-cpp-python, litellm, ollama,
+vllm, lmstudio, openrouter, and the hosted mistral, groq, deepseek, xai, together, fireworks,
+cerebras) and ``scripted``. A server on a loopback or private
 address needs no key.
 """
 
@@ -26,6 +27,7 @@ from toolwire.providers.openai import DEFAULT_BASE_URL, OpenAIProvider
 from toolwire.providers.presets import (
     KEY_VARIABLES,
     OPENAI_QUIRKS,
+    OPENAI_RESPONSES,
     PRESETS,
     MaxTokensField,
     Preset,
@@ -34,6 +36,7 @@ from toolwire.providers.presets import (
     is_private_url,
     quirks_for,
 )
+from toolwire.providers.responses import ResponsesProvider
 from toolwire.providers.scripted import ScriptedProvider
 from toolwire.providers.wire import DEFAULT_TRUST_ZONE, HttpProvider
 
@@ -83,6 +86,8 @@ def create_provider(
         raise ConfigError("max_tokens_field must be max_tokens or max_completion_tokens")
     env = os.environ if environ is None else environ
     http = HttpSettings(timeout=timeout)
+    if name == OPENAI_RESPONSES.name:
+        return _responses(model.strip(), base_url, api_key, trust_zone, http=http, environ=env)
     preset = _COMPATIBLE.get(name)
     if preset is not None:
         return _compatible(
@@ -129,6 +134,30 @@ def _compatible(
         quirks=quirks_for(url) if preset is _OPENAI else preset.quirks,
         max_tokens_field=max_tokens_field,
         price_table=_price_table(preset, url),
+    )
+
+
+def _responses(
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    trust_zone: str | None,
+    *,
+    http: HttpSettings,
+    environ: Mapping[str, str],
+) -> ResponsesProvider:
+    preset = OPENAI_RESPONSES
+    url = base_url or preset.base_url
+    variable = preset.key_variable or ""
+    key = (api_key or environ.get(variable, "")).strip()
+    if not key and not is_private_url(url):
+        raise ConfigError(f"provider {preset.name} needs an API key: set {variable}")
+    return ResponsesProvider(
+        model=model,
+        api_key=key,
+        base_url=url,
+        trust_zone=trust_zone or preset.trust_zone,
+        http=http,
     )
 
 

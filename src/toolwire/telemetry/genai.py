@@ -32,6 +32,7 @@ TOOL_ERROR = "tool_error"  # a tool ran and answered with an error (its own, or 
 # OpenAI-compatible server, the scripted model) keeps the name toolwire knows it by.
 PROVIDER_NAMES = {
     "openai": gen_ai.GenAiProviderNameValues.OPENAI.value,
+    "openai-responses": gen_ai.GenAiProviderNameValues.OPENAI.value,
     "anthropic": gen_ai.GenAiProviderNameValues.ANTHROPIC.value,
     "gemini": gen_ai.GenAiProviderNameValues.GCP_GEMINI.value,
     "mistral": gen_ai.GenAiProviderNameValues.MISTRAL_AI.value,

@@ -75,6 +75,11 @@ function toolTabs(step) {
 
 function modelTabs(step) {
   const list = [["Content", () => modelContent(step)]];
+  if (step.output !== undefined && step.output !== null) {
+    // The answer's value, checked against the run's output schema: shown as a tree.
+    list.push(["Output", () => h("div", { class: "stack", "data-testid": "model-output" },
+      h("h4", {}, "Output (matches the schema)"), jsonTree(step.output, "block"))]);
+  }
   if (typeof step.thinking === "string" && step.thinking) {
     list.push(["Thinking", () => pre(step.thinking)]);
   }
@@ -109,7 +114,7 @@ const MODEL_FACTS = [
   ["cache_read_tokens", "Cache read tokens"], ["cache_write_tokens", "Cache write tokens"],
   ["reasoning_tokens", "Reasoning tokens"], ["provider", "Provider"],
   ["response_model", "Answered by"],
-  ["response_id", "Response id"],
+  ["response_id", "Response id"], ["output_problem", "Output schema"],
 ];
 
 function modelFacts(step) {
