@@ -5,6 +5,7 @@ records every attempt, never hands one endpoint's state to another, and never sh
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import socket
 from collections.abc import Iterator
@@ -19,7 +20,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
+from toolwire import (
+    BaseProvider,
+    ChatMessage,
+    RunOptions,
+    ScriptedProvider,
+    ToolCall,
+    ToolLoop,
+    ToolRegistry,
+    tool,
+)
 from toolwire.core.errors import (
     AuthenticationError,
     CircuitOpen,
@@ -29,12 +39,22 @@ from toolwire.core.errors import (
     ServerError,
 )
 from toolwire.core.lifecycle import RunStatus
+from toolwire.core.messages import ProviderState
+from toolwire.core.output import OutputSchema
 from toolwire.core.sealing import StateKey
 from toolwire.core.trust import TrustZone
 from toolwire.policy.charter import Charter
 from toolwire.policy.trace import ERROR_CHARS, FailedStep, LlmStep, RequestStep, RunTrace
 from toolwire.providers.anthropic import AnthropicProvider
-from toolwire.providers.base import CompletionRequest, CompletionResponse, FailedAttempt, Provider
+from toolwire.providers.base import (
+    CompletionRequest,
+    CompletionResponse,
+    FailedAttempt,
+    Provider,
+    Reasoning,
+    Stop,
+    Usage,
+)
 from toolwire.providers.fallback import PROCESS_CIRCUITS, Circuit, Circuits, FallbackProvider
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai import OpenAIProvider
@@ -717,3 +737,37 @@ def test_a_failed_attempts_text_is_bounded_and_storable(text: str) -> None:
     step = RunTrace().record_failure(1, attempt)
     assert len(step.error) <= ERROR_CHARS and "\x00" not in step.error
     step.error.encode("utf-8")  # no lone surrogate
+
+
+def test_a_chain_passes_every_field_of_a_request_and_an_answer_through() -> None:
+    """Built field by field for speed, the member's request and the chain's answer still carry
+    every field (a field added later fails here until the chain passes it on)."""
+    seen: list[CompletionRequest] = []
+    answer = CompletionResponse(content="c", tool_calls=(ToolCall.of("id1", "weather", {}),),
+                                usage=Usage(3, 4), stop=Stop.TOOL_CALLS, finish_reason="tc",
+                                refusal="r", thinking="t", model="m",
+                                provider_state=ProviderState("x", {"k": 1}), raw={"a": 1},
+                                response_id="rid")  # fmt: skip
+
+    class Member(BaseProvider):
+        async def complete(self, request: CompletionRequest) -> CompletionResponse:
+            seen.append(request)
+            return answer
+
+    request = CompletionRequest(messages=(ChatMessage.user("hi"),), tools=(weather.spec,),
+                                tool_choice="required", temperature=0.5, max_tokens=9,
+                                reasoning=Reasoning(effort="low"), capture_raw=True, stream=True,
+                                on_delta=lambda d: None, dropped_turns=2,
+                                output=OutputSchema.of({"type": "object"}), output_forced=True,
+                                on_failure=lambda a: None)  # fmt: skip
+    got = asyncio.run(FallbackProvider([Member(name="one")]).complete(request))
+    sent = seen[0]
+    for f in dataclasses.fields(CompletionRequest):
+        if f.name not in ("on_delta", "on_failure"):
+            assert getattr(sent, f.name) == getattr(request, f.name), f.name
+    assert sent.on_delta is not None and sent.on_failure is None
+    for f in dataclasses.fields(CompletionResponse):
+        if f.name not in ("provider", "provider_state"):
+            assert getattr(got, f.name) == getattr(answer, f.name), f.name
+    assert got.provider == "one" and got.provider_state is not None
+    assert got.provider_state.data["k"] == 1

@@ -35,7 +35,6 @@ Invariants:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import threading
 import time
@@ -54,6 +53,7 @@ from toolwire.providers.base import (
     FailedAttempt,
     Provider,
     checked_provider,
+    new_request,
 )
 
 __all__ = ["DEFAULT_COOLDOWN_SECONDS", "DEFAULT_FAILURES", "PROCESS_CIRCUITS", "Circuit",
@@ -299,16 +299,17 @@ class FallbackProvider:
     def _request_for(
         self, member: _Member, request: CompletionRequest, shown: _Shown
     ) -> CompletionRequest:
-        """``request`` as ``member`` gets it: no other endpoint's state; deltas counted."""
+        """``request`` as ``member`` gets it: no other endpoint's state; deltas counted; no
+        failure sink (the chain reports its members' failures itself). Built field by field
+        (``new_request``): every call of a chain makes one."""
         messages = request.messages
         if any(m.provider_state is not None for m in messages):
             messages = tuple(_own_state(m, member.tag) for m in messages)
-        changes: dict[str, Any] = {"on_failure": None}
-        if messages is not request.messages:
-            changes["messages"] = messages
-        if request.on_delta is not None:
-            changes["on_delta"] = shown
-        return dataclasses.replace(request, **changes)
+        sink = shown if request.on_delta is not None else None
+        return new_request(messages, request.tools, request.tool_choice, request.temperature,
+                           request.max_tokens, request.reasoning, request.capture_raw,
+                           request.stream, sink, request.dropped_turns, request.output,
+                           request.output_forced, None)  # fmt: skip
 
     def _all_open(self) -> CircuitOpen:
         wait = min(member.circuit.retry_in() for member in self._chain)
@@ -357,14 +358,17 @@ def _own_state(message: ChatMessage, tag: str) -> ChatMessage:
 
 
 def _answered(member: _Member, response: CompletionResponse) -> CompletionResponse:
-    """``response`` naming the provider that gave it, its state tagged with its endpoint."""
+    """``response`` naming the provider that gave it, its state tagged with its endpoint.
+    Built field by field rather than with ``dataclasses.replace``: every answer makes one."""
     state = response.provider_state
-    changes: dict[str, Any] = {"provider": member.provider.name}
     if state is not None and isinstance(state.data, dict):
-        changes["provider_state"] = ProviderState(
-            state.provider, {**state.data, ENDPOINT_TAG: member.tag}
-        )
-    return dataclasses.replace(response, **changes)
+        state = ProviderState(state.provider, {**state.data, ENDPOINT_TAG: member.tag})
+    r = response
+    return CompletionResponse(content=r.content, tool_calls=r.tool_calls, usage=r.usage,
+                              stop=r.stop, finish_reason=r.finish_reason, refusal=r.refusal,
+                              thinking=r.thinking, model=r.model, provider_state=state,
+                              raw=r.raw, response_id=r.response_id,
+                              provider=member.provider.name)  # fmt: skip
 
 
 # The circuits of the chains this process builds from runs' charters (a server's, a worker's
