@@ -55,7 +55,13 @@ from toolwire.providers.base import (
     Stop,
     Usage,
 )
-from toolwire.providers.fallback import PROCESS_CIRCUITS, Circuit, Circuits, FallbackProvider
+from toolwire.providers.fallback import (
+    PROCESS_CIRCUITS,
+    Circuit,
+    Circuits,
+    FallbackProvider,
+    falls_through,
+)
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.scripted import ScriptedCall, Turn
@@ -582,13 +588,11 @@ def test_a_chain_in_a_chain_is_one_chain() -> None:
     assert FallbackProvider([a, inner]).members == (a, b, c)
 
 
-def test_a_provider_error_that_is_not_retried_never_reaches_the_next_provider() -> None:
+def test_the_class_of_an_error_decides_whether_the_chain_moves_on() -> None:
     """A connection refused on loopback is not retried at its own endpoint (nothing listens),
     yet it moves a chain on: the class says it is worth another server."""
     error = ProviderConnectionError("x")
     error.retryable = False
-    from toolwire.providers.fallback import falls_through
-
     assert falls_through(error) and not falls_through(ProviderError("bad request"))
 
 
