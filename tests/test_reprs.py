@@ -27,6 +27,7 @@ from toolwire import (
     tool,
 )
 from toolwire.core.bounding import BoundedContent
+from toolwire.core.errors import ServerError
 from toolwire.core.lifecycle import RunStatus, TerminationReason
 from toolwire.core.messages import ProviderState
 from toolwire.core.reprs import NAME_CHARS, utf8_size
@@ -49,14 +50,17 @@ from toolwire.loop.state import CallPreview, Pause, Recorded, RunState
 from toolwire.loop.suspension import Refuse, Run
 from toolwire.policy.trace import (
     DecisionStep,
+    FailedStep,
     LlmStep,
     RequestStep,
     RunTrace,
     ToolInvocation,
     ToolStep,
 )
-from toolwire.providers.base import Delta, Stop, Usage
+from toolwire.providers.base import Delta, FailedAttempt, Stop, Usage
+from toolwire.providers.fallback import FallbackProvider
 from toolwire.providers.http import _StreamCall
+from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.openai_stream import _Call
 from toolwire.providers.responses import ResponsesProvider
 from toolwire.providers.scripted import Script, ScriptedCall, Turn
@@ -171,6 +175,8 @@ def steps(c: Canaries) -> tuple[RequestStep | LlmStep | ToolStep | DecisionStep,
                  tool_is_error=True),
         DecisionStep(round=2, decision="deny", decided_by="ann", turn_digest="ab12",
                      decided_at="2024-01-01T00:00:00+00:00", decision_reason=c()),
+        FailedStep(round=2, provider="openai", error_class="ServerError", error=c(),
+                   error_status=503, next_provider="anthropic"),
     )  # fmt: skip
 
 
@@ -429,6 +435,20 @@ def test_a_real_run_prints_no_canary_but_keeps_its_data() -> None:
     assert_hidden(trace.steps, c.planted)
     for step in trace.steps:
         assert MARK not in repr(step) and MARK not in str(step)
+
+
+def test_a_fallback_chain_and_its_attempts_print_no_key_or_message() -> None:
+    c = Canaries()
+    key, message = c(), c()
+    adapter = OpenAIProvider(model="m", api_key=key, base_url="http://127.0.0.1:1/v1")
+    chain = FallbackProvider([adapter, ScriptedProvider([])])
+    attempt = FailedAttempt(provider="openai", error=ServerError(message, body=message),
+                            duration_ms=1.0, next="scripted")  # fmt: skip
+    request = CompletionRequest(messages=(ChatMessage.user("hi"),), on_failure=print)
+    for value in (chain, chain.circuits, chain.circuits.of("openai"), attempt, request):
+        for text in shown(value):
+            assert MARK not in text, text
+    assert adapter._api_key == key and str(attempt.error) == message  # still there to use
 
 
 def test_a_suspended_run_state_prints_no_preview_or_message() -> None:

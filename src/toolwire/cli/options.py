@@ -182,6 +182,36 @@ ProviderOption = Annotated[
     typer.Option("--provider", callback=checked_by(check_provider_name, "--provider"),
                  help="The model provider: " + ", ".join(PROVIDER_NAMES) + "."),
 ]  # fmt: skip
+
+
+def parse_fallback(value: str | None) -> list[tuple[str, str | None]]:
+    """``--fallback NAME[,NAME...]``: each a provider name as ``--provider`` takes it, or
+    ``NAME:MODEL`` (the model may hold colons of its own: ``ollama:llama3:8b``); without a
+    model, the run's ``--model``. A ``ConfigError`` names a bad entry."""
+    if value is None:
+        return []
+    chain: list[tuple[str, str | None]] = []
+    for entry in value.split(","):
+        name, colon, model = entry.strip().partition(":")
+        if not name:
+            raise ConfigError("--fallback takes provider names separated by commas (NAME or "
+                              "NAME:MODEL); one is empty")  # fmt: skip
+        check_provider_name(name)
+        if colon and not model.strip():
+            raise ConfigError(f"--fallback {name}: a model name after the colon is required")
+        chain.append((name, model.strip() or None))
+    return chain
+
+
+FallbackOption = Annotated[
+    str | None,
+    typer.Option("--fallback", metavar="NAME[,NAME...]",
+                 callback=checked_by(parse_fallback, "--fallback"),
+                 help="Providers to ask, in order, when the run's own fails in a way worth "
+                 "another try (unreachable, 429, 5xx, a timeout): each a --provider name, or "
+                 "NAME:MODEL; keys come from the environment. The run is offered only what "
+                 "the least trusted of them may see."),
+]  # fmt: skip
 ModelOption = Annotated[
     str | None, typer.Option("--model", help="The model to ask (HTTP providers).")
 ]

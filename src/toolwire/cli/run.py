@@ -21,6 +21,7 @@ from toolwire.cli.keys import read_key
 from toolwire.cli.options import (
     BaseUrlOption,
     ContextWindowOption,
+    FallbackOption,
     MaxConcurrencyOption,
     MaxCostOption,
     MaxRemoteCallsOption,
@@ -37,6 +38,7 @@ from toolwire.cli.options import (
     ToolChoiceOption,
     TrustZoneOption,
     load_output_schema,
+    parse_fallback,
     parse_reasoning,
 )
 from toolwire.cli.outcome import Output, report
@@ -73,6 +75,7 @@ def run(
     base_url: BaseUrlOption = None,
     region: RegionOption = None,
     trust_zone: TrustZoneOption = None,
+    fallback: FallbackOption = None,
     tool_choice: ToolChoiceOption = "auto",
     workspace: Annotated[
         Path | None,
@@ -147,7 +150,12 @@ def run(
             provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone,
             max_tokens_field=field, region=region,
         )  # fmt: skip
+        chain = [
+            create_provider(name, model=named or model, script=script, max_tokens_field=field)
+            for name, named in parse_fallback(fallback)
+        ]
         options = RunOptions(
+            fallback=chain,
             max_rounds=max_rounds,
             allowed_tools=[] if no_tools else tool,
             reasoning=parse_reasoning(reasoning),

@@ -18,6 +18,7 @@ word. A *missing* value (``None``) is the strictest: ``secret_adjacent``, ``exte
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum, StrEnum
 
 from toolwire.core.errors import ConfigError
@@ -56,7 +57,8 @@ DEFAULT_DATA_CLASS = DataClass.SECRET_ADJACENT.name.lower()
 
 
 class TrustZone(StrEnum):
-    """Where the provider runs, which bounds what data may be sent to it."""
+    """Where the provider runs, which bounds what data may be sent to it. Declared most
+    trusted first: each zone's ceiling is at most the one before it."""
 
     LOCAL = "local"
     PRIVATE_HOSTED = "private_hosted"
@@ -82,6 +84,15 @@ class TrustZone(StrEnum):
     @property
     def ceiling(self) -> DataClass:
         return _CEILINGS[self]
+
+    @classmethod
+    def least_trusted(cls, zones: Iterable[object]) -> TrustZone:
+        """The least trusted of ``zones`` (each parsed as :meth:`parse` does): where data sent
+        to any of them may go. The zones are declared most trusted first; none at all is the
+        least trusted zone."""
+        order = list(cls)
+        parsed = [cls.parse(zone) for zone in zones]
+        return max(parsed, key=order.index) if parsed else cls.EXTERNAL_GLOBAL
 
 
 _CEILINGS = {

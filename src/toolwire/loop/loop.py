@@ -74,7 +74,7 @@ from toolwire.loop.window import (
     spec_tokens,
     window_for,
 )
-from toolwire.policy.charter import Charter, ProviderRef, in_scope, submit
+from toolwire.policy.charter import Charter, ProviderRef, in_scope, run_zone, submit
 from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
@@ -87,6 +87,7 @@ from toolwire.providers.base import (
     new_request,
     session_of,
 )
+from toolwire.providers.fallback import chain_of
 from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
@@ -125,6 +126,8 @@ class ToolLoop:
         checkpoint: Checkpoint | None = None,
     ) -> None:
         self.provider = checked_provider(provider)
+        # A provider that tries several (a fallback chain) reports each failed attempt.
+        self._chained = getattr(provider, "reports_failures", False) is True
         self.registry = registry
         self.policy = policy or ToolPolicy(registry)
         self.seam = Seam(registry)
@@ -161,6 +164,13 @@ class ToolLoop:
         exclusive = sole_task() if exclusive is None else exclusive
         context = context or ToolContext()
         options = options or RunOptions()
+        if options.fallback:  # the run's provider and its fallback, as one chain
+            chained = ToolLoop(chain_of(self.provider, options.fallback), self.registry,
+                               policy=self.policy, checkpoint=self.checkpoint)  # fmt: skip
+            return await chained.run(messages, context=context,
+                                     options=replace(options, fallback=()), trace=trace,
+                                     run_id=run_id, charter=charter,
+                                     exclusive=exclusive)  # fmt: skip
         trace = trace if trace is not None else RunTrace(keeps=False)  # nobody can read it
         offered, refusals = self._offered(options, context)
         check_choice(options.tool_choice, offered)
@@ -500,10 +510,11 @@ class ToolLoop:
         them; ``forced``: the run asks again for an answer in the schema; ``output``: the run's
         output schema (None: any answer)."""
         options = state.options
+        failures = trace.failure_sink(round_) if self._chained and trace.keeps else None
         request = new_request(state.messages, specs, choice, options.temperature,
                               options.max_tokens, options.reasoning, options.capture_raw,
                               options.stream, trace.delta_sink(round_),
-                              state.dropped_turns, output, forced)  # fmt: skip
+                              state.dropped_turns, output, forced, failures)  # fmt: skip
         started = _clock()
         response = await self.provider.complete(request)
         elapsed_ms = (_clock() - started) * 1000
@@ -514,6 +525,8 @@ class ToolLoop:
                                                                turn, tools))  # fmt: skip
         usage, calls = response.usage, response.tool_calls
         family, model = price or self._price()
+        if response.provider is not None:  # a chain's answer is priced as its provider's
+            family, model = self._price_of(response.provider, family, model)
         cost = None if family is None else cost_of(family, response.model or model, usage)
         checked = None if output is None or calls else check_answer(output, response)
         if trace.keeps:
@@ -530,6 +543,16 @@ class ToolLoop:
     def _price(self) -> tuple[str | None, str | None]:
         """What prices this loop's calls: the provider's pricing family and model."""
         return pricing_family(self.provider), model_of(self.provider)
+
+    def _price_of(
+        self, name: str, family: str | None, model: str | None
+    ) -> tuple[str | None, str | None]:
+        """The pricing family and model of the chain's provider ``name``, when it has one."""
+        member = getattr(self.provider, "member", None)
+        answered = member(name) if callable(member) else None
+        if answered is None:
+            return family, model
+        return pricing_family(answered), model_of(answered)
 
     @staticmethod
     def _fit(
@@ -652,20 +675,29 @@ class ToolLoop:
                               registered=self.seam.knows(call.name))  # fmt: skip
         return message, invocation
 
-    def _zone(self, options: RunOptions) -> TrustZone:
-        return TrustZone.parse(options.trust_zone or self.provider.trust_zone)
+    def _zone(self, options: RunOptions, context: ToolContext | None = None) -> TrustZone:
+        """The zone the gate offers tools for: the run's provider's (a chain's least trusted),
+        never more trusted than the zone its context carries (a carried-on segment's is its
+        charter's: a segment served by fewer providers than the run may reach offers no more)."""
+        zone = run_zone(options.trust_zone, self.provider)
+        sealed = None if context is None else context.trust_zone
+        return zone if sealed is None else TrustZone.least_trusted([zone, sealed])
 
     def _offer(
         self, offered: frozenset[str], options: RunOptions, context: ToolContext, exclusive: bool
     ) -> Offer:
-        gate = self.policy.gate(context=context, grant=options.grant, zone=self._zone(options))
+        zone = self._zone(options, context)
+        gate = self.policy.gate(context=context, grant=options.grant, zone=zone)
         return Offer.of(self.registry, offered, gate, exclusive=exclusive)
 
     def _offered(
         self, options: RunOptions, context: ToolContext
     ) -> tuple[frozenset[str], list[dict[str, str]]]:
         offered, refused = self.policy.offered(
-            options.allowed_tools, context=context, grant=options.grant, zone=self._zone(options)
+            options.allowed_tools,
+            context=context,
+            grant=options.grant,
+            zone=self._zone(options, context),
         )
         for decision in refused:
             log.info("tool %r not offered: %s", decision.name, decision.reason)

@@ -9,7 +9,13 @@ from typing import Any
 from toolwire.core.output import OutputSchema
 from toolwire.core.text import check_name
 from toolwire.core.trust import TrustZone
-from toolwire.providers.base import Reasoning, ToolChoice, parse_tool_choice
+from toolwire.providers.base import (
+    Provider,
+    Reasoning,
+    ToolChoice,
+    checked_provider,
+    parse_tool_choice,
+)
 from toolwire.tools.policy import Grant
 
 # Enough for look-up, refine, answer. Each round is a paid provider call carrying the whole
@@ -64,6 +70,10 @@ class RunOptions:
     # What the run is called (the agent's name in its telemetry); None: its workspace's
     # name, when the workspace has one.
     name: str | None = None
+    # Providers to ask, in order, when the run's own fails in a way worth another try (see
+    # toolwire.providers.fallback). The run's provider becomes a chain of them all when it is
+    # submitted, and the chain is what its charter names: kept there, not in these options.
+    fallback: Sequence[Provider] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.name is not None:
@@ -87,6 +97,7 @@ class RunOptions:
         object.__setattr__(self, "tool_choice", parse_tool_choice(self.tool_choice))
         if self.output is not None:
             object.__setattr__(self, "output", OutputSchema.of(self.output))
+        object.__setattr__(self, "fallback", tuple(checked_provider(p) for p in self.fallback))
 
     @property
     def output_schema(self) -> OutputSchema | None:
