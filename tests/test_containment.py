@@ -329,3 +329,12 @@ def test_provenance_keeps_one_source_per_tool_and_the_highest_class() -> None:
     assert (entered.classified, entered.classified_by) == (DataClass.CONFIGURATION, Source("b", 2))
     assert Provenance.from_state(entered.to_state()) == entered
     assert "10.0" not in repr(entered) and "Provenance" in repr(entered)
+
+
+def test_the_command_line_shows_why_a_held_call_waits(tmp_path: Path) -> None:
+    from toolwire.cli.show import pause_lines
+
+    result, _ = run(workspace(tmp_path), *INJECTED_RUN)
+    assert result.suspended is not None and result.suspended.pause is not None
+    shown = [line.plain for line in pause_lines(result.suspended.pause)]
+    assert "    held: planned after reading untrusted output of `fetch_logs`, round 1" in shown

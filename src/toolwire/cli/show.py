@@ -161,6 +161,8 @@ def pause_lines(pause: Pause) -> list[Text]:
         mark = " (changed)" if preview.index in changed else ""
         lines.append(Text(f"  call {preview.index + 1}: {safe(preview.tool, 60)}{mark}",
                           style="bold"))  # fmt: skip
+        if preview.held is not None:  # why the run's containment holds it for a person
+            lines.append(Text(f"    held: {safe(preview.held, None)}", style="yellow"))
         for line in preview.lines:
             shown, visible = preview_line(line)
             lines.append(Text("    ") + shown)
