@@ -3,9 +3,11 @@ holds, so it is refused and the run goes on; over a real process and a real SQLi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from toolwire.store import RunStore
 
-from .test_cli_suspend import Shop, shop  # noqa: F401 (the fixture)
+from .test_cli_suspend import Shop
 
 INJECTED_SCRIPT = """
 turns:
@@ -17,8 +19,9 @@ turns:
 
 
 def test_a_write_after_reading_records_is_refused_when_no_one_is_at_the_terminal(
-    shop: Shop,
+    tmp_path: Path,
 ) -> None:
+    shop = Shop(tmp_path)
     before = shop.stock()
     script = shop.script(INJECTED_SCRIPT)
     done = shop.tw("run", "--script", str(script), "--workspace", str(shop.workspace),
