@@ -338,3 +338,42 @@ def test_the_command_line_shows_why_a_held_call_waits(tmp_path: Path) -> None:
     assert result.suspended is not None and result.suspended.pause is not None
     shown = [line.plain for line in pause_lines(result.suspended.pause)]
     assert "    held: planned after reading untrusted output of `fetch_logs`, round 1" in shown
+
+
+@pytest.mark.parametrize(
+    "provenance",
+    [{"untrusted": [["fetch_logs", "1"]], "classified": "public", "classified_by": None},
+     {"untrusted": [], "classified": "top_secret", "classified_by": None},
+     {"untrusted": []}],
+)  # fmt: skip
+def test_a_sealed_provenance_that_does_not_fit_is_unreadable(provenance: dict[str, Any]) -> None:
+    import json
+
+    from toolwire.core.errors import StateUnreadable
+
+    data = json.loads(RunState(messages=(ChatMessage.user("a"),)).to_json())
+    data["provenance"] = provenance
+    with pytest.raises(StateUnreadable):
+        RunState.from_json(json.dumps(data))
+
+
+def test_a_sealed_containment_refusal_of_another_kind_is_unreadable() -> None:
+    import json
+
+    from toolwire.core.errors import StateUnreadable
+
+    state = json.loads(RunState(messages=()).to_json())
+    state["pause"] = {"status": "awaiting_approval", "digest": "d", "calls": [], "previews": [],
+                      "input_tool": None, "input_schema": None,
+                      "refused": [[0, "Error: x", "made_up"]]}  # fmt: skip
+    with pytest.raises(StateUnreadable):
+        RunState.from_json(json.dumps(state))
+
+
+def test_only_the_calls_within_the_turns_limit_are_held(tmp_path: Path) -> None:
+    turn = [call("send_note", {"text": str(n)}) for n in range(3)]
+    _, trace = run(workspace(tmp_path), [call("fetch_logs")], turn, sync=True,
+                        max_calls_per_turn=2)  # fmt: skip
+    refused = [s.tool_refused for s in tool_steps(trace)[1:]]
+    assert refused == ["untrusted_context", "untrusted_context", "too_many_calls"]
+    assert SENT == []

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from toolwire.core.errors import ConfigError
 from toolwire.core.messages import ToolCall
 from toolwire.core.reprs import count, tagged
 from toolwire.core.trust import DataClass, Integrity
@@ -90,9 +91,13 @@ class Provenance:
     def from_state(cls, data: Mapping[str, Any]) -> Provenance:
         """What :meth:`to_state` wrote; ``ValueError`` or ``KeyError`` for anything else."""
         by = data["classified_by"]
+        try:
+            classified = DataClass.parse(data["classified"])
+        except ConfigError:
+            raise ValueError("not a data class") from None
         return cls(
             untrusted=tuple(_source(s) for s in data["untrusted"]),
-            classified=DataClass.parse(data["classified"]),
+            classified=classified,
             classified_by=None if by is None else _source(by),
         )
 
