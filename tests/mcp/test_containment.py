@@ -54,7 +54,7 @@ enabled = true
 admin_only = false
 data_class = "public"
 """, environ={"CANARY_0": "c0"})  # fmt: skip
-    registry, problems = remote_registry(ws)
+    registry, problems = remote_registry(ws, trusted=False)
     assert problems == []
     registry.register(send_note)
     turns = [{"tool_calls": [{"name": "canary__probe", "arguments": {"n": 0}}]},
