@@ -52,7 +52,7 @@ class Source(NamedTuple):
     round: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Provenance:
     """What entered a run's context: untrusted sources in order of entry, and the most
     sensitive data class with its source (None: nothing classified above public)."""
@@ -72,14 +72,16 @@ class Provenance:
     def entered(self, source: Source, integrity: Integrity, data_class: DataClass) -> Provenance:
         """This provenance once ``source``'s result entered the context."""
         untrusted, classified, by = self.untrusted, self.classified, self.classified_by
+        if data_class <= classified and (
+            integrity is Integrity.TRUSTED or (untrusted and untrusted[-1] == source)
+        ):
+            return self  # nothing new: the common case, every further call of a round
         if integrity is Integrity.UNTRUSTED:
             kept = tuple(s for s in untrusted if s.tool != source.tool)
             untrusted = (*kept, source)[-MAX_SOURCES:]
         if data_class > classified:
             classified, by = data_class, source
-        if untrusted is self.untrusted and by is self.classified_by:
-            return self
-        return Provenance(untrusted, classified, by)
+        return Provenance(untrusted=untrusted, classified=classified, classified_by=by)
 
     def to_state(self) -> dict[str, Any]:
         by = self.classified_by
@@ -136,7 +138,7 @@ class Hold(NamedTuple):
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Labels:
     """One segment's labels: what each offered tool's results are, and which calls are
     consequential, with their sinks' classes."""
