@@ -8,6 +8,8 @@ consequential, so the loop labels each result and never checks a turn (a run off
 consequential tool never does). In the run *on*, the called tool is untrusted and the other is
 consequential, so every result enters the run's provenance and every turn is checked.
 
+Times are the process's CPU time (on a shared machine, wall time mostly measures the others).
+
 Run: python bench/containment.py     Prints µs per call for both and the overhead in percent.
 """
 
@@ -15,14 +17,17 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bench.loop import CALL_COUNTS, SIZES, batch_us, plan, scripted, turn_for
-from toolwire import ChatMessage, RunOptions, ToolLoop, ToolRegistry, tool
+from bench.loop import CALL_COUNTS, SIZES, plan, scripted, turn_for
+from toolwire import ChatMessage, RunOptions, ToolCall, ToolLoop, ToolRegistry, tool
+from toolwire.core.trust import Integrity
+from toolwire.policy.containment import Labels, Provenance
 
-BATCHES = 9  # best of, interleaved: noise on a shared machine hits both runs alike
-BATCH_SECONDS = 0.03
+BATCHES = 15  # best of, interleaved: noise on a shared machine hits both runs alike
+BATCH_SECONDS = 0.05  # of the process's own CPU time: a busy machine's other work is not counted
 
 
 def registry(output: str, *, contained: bool) -> ToolRegistry:
@@ -46,6 +51,17 @@ def make_run(output: str, n: int, *, contained: bool) -> Callable[[], Awaitable[
     return lambda: loop.run(prompt, options=options)
 
 
+async def batch_us(run: Callable[[], Awaitable[Any]], n: int, seconds: float) -> float:
+    """CPU µs per call over a batch of repeated runs using about ``seconds`` of CPU. Each run
+    has its event loop to itself, so its calls run on the loop's thread: the process's CPU
+    time is the run's, whatever else the machine is doing."""
+    reps, started = 0, time.process_time()
+    while (elapsed := time.process_time() - started) < seconds or reps < 3:
+        await run()
+        reps += 1
+    return elapsed / reps / n * 1e6
+
+
 async def compare(off: Callable[[], Awaitable[Any]], on: Callable[[], Awaitable[Any]],
                   n: int) -> tuple[float, float]:  # fmt: skip
     await off()
@@ -55,6 +71,22 @@ async def compare(off: Callable[[], Awaitable[Any]], on: Callable[[], Awaitable[
         off_best = min(off_best, await batch_us(off, n, BATCH_SECONDS))
         on_best = min(on_best, await batch_us(on, n, BATCH_SECONDS))
     return off_best, on_best
+
+
+def bookkeeping_us(repeats: int = 200_000) -> float:
+    """CPU µs the run's containment adds to a round of one call when it is on: the turn checked
+    against the provenance, the result labelled, and the provenance moved to the new round.
+    Measured on its own, where no other cost of the loop blurs it."""
+    tools = registry("x", contained=True)
+    labels = Labels.of(list(tools))
+    calls = (ToolCall("c1", "fetch", '{"key":"k"}'),)
+    provenance = labels.entered(Provenance(), 1, "fetch", Integrity.UNTRUSTED)
+    started = time.process_time()
+    for round_ in range(2, repeats + 2):
+        labels.held(calls, provenance)
+        integrity = labels.integrity("fetch", refused=False)
+        provenance = labels.entered(provenance, round_, "fetch", integrity)
+    return (time.process_time() - started) / repeats * 1e6
 
 
 async def main() -> None:
@@ -67,6 +99,15 @@ async def main() -> None:
             overheads.append(on / off - 1)
             print(f"{label:>6} {n:>4} {off:>12.2f} {on:>11.2f} {(on / off - 1) * 100:>8.1f}%")
     print(f"median overhead of labels and checks: {statistics.median(overheads) * 100:.1f}%")
+    cost = bookkeeping_us()
+    off_one_call = await compare(
+        *(make_run(SIZES["small"], 10, contained=c) for c in (False, False)), 10
+    )
+    base = min(off_one_call)
+    print(
+        f"containment's own work per round of one call: {cost:.2f} µs, "
+        f"{cost / base * 100:.1f}% of the {base:.1f} µs such a call costs with it off"
+    )
 
 
 if __name__ == "__main__":

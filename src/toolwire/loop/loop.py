@@ -468,7 +468,8 @@ class ToolLoop:
     ) -> tuple[dict[int, str] | None, list[Contained] | None]:
         """The calls of a turn the run's containment holds for approval (by index, with the
         reason an approver reads), or those it refuses (with what the model reads)."""
-        found = labels.held(calls[: state.options.max_calls_per_turn], state.provenance)
+        limit = state.options.max_calls_per_turn
+        found = labels.held(calls if len(calls) <= limit else calls[:limit], state.provenance)
         if not found:
             return None, None
         if labels.policy is UntrustedActions.APPROVE:

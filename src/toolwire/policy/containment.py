@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from toolwire.core.errors import ConfigError
@@ -40,6 +41,7 @@ from toolwire.workspace.containment import UntrustedActions
 
 __all__ = ["Hold", "Labels", "Provenance", "Source", "policy_of"]
 
+_new = tuple.__new__  # a value from its fields in order, a fraction of the keyword call's cost
 # Untrusted sources a run names: one per tool (its latest round). Past this many tools the
 # oldest is let go of from the list; the run stays untrusted, which is all the rule reads.
 MAX_SOURCES = 32
@@ -52,10 +54,13 @@ class Source(NamedTuple):
     round: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Provenance:
+class Provenance(NamedTuple):
     """What entered a run's context: untrusted sources in order of entry, and the most
-    sensitive data class with its source (None: nothing classified above public)."""
+    sensitive data class with its source (None: nothing classified above public).
+
+    A NamedTuple rather than a frozen dataclass, like the loop's other per-round values: just
+    as immutable, and a new one is made in most rounds of a run that reads untrusted output.
+    Build it with keywords."""
 
     untrusted: tuple[Source, ...] = ()
     classified: DataClass = DataClass.PUBLIC
@@ -77,11 +82,14 @@ class Provenance:
         ):
             return self  # nothing new: the common case, every further call of a round
         if integrity is Integrity.UNTRUSTED:
-            kept = tuple(s for s in untrusted if s.tool != source.tool)
-            untrusted = (*kept, source)[-MAX_SOURCES:]
+            if untrusted and untrusted[-1].tool == source.tool:  # the same tool, a later round
+                untrusted = (*untrusted[:-1], source)
+            else:
+                kept = tuple(s for s in untrusted if s.tool != source.tool)
+                untrusted = (*kept, source)[-MAX_SOURCES:]
         if data_class > classified:
             classified, by = data_class, source
-        return Provenance(untrusted=untrusted, classified=classified, classified_by=by)
+        return _new(Provenance, (untrusted, classified, by))
 
     def to_state(self) -> dict[str, Any]:
         by = self.classified_by
@@ -138,6 +146,9 @@ class Hold(NamedTuple):
         )
 
 
+_NO_HOLDS: Mapping[int, Hold] = MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Labels:
     """One segment's labels: what each offered tool's results are, and which calls are
@@ -178,22 +189,20 @@ class Labels:
         """``provenance`` once a call's result (labelled ``integrity``) entered the context."""
         if integrity is None:
             return provenance
-        return provenance.entered(Source(name, round_), integrity, self.classes[name])
+        return provenance.entered(_new(Source, (name, round_)), integrity, self.classes[name])
 
-    def held(self, calls: Sequence[ToolCall], provenance: Provenance) -> dict[int, Hold]:
+    def held(self, calls: Sequence[ToolCall], provenance: Provenance) -> Mapping[int, Hold]:
         """The calls of a turn (by index) that may not run unattended, and why."""
         sinks = self.sinks
-        if not sinks:
-            return {}
+        if not sinks or (not provenance.untrusted and provenance.classified_by is None):
+            return _NO_HOLDS
+        consequential = [(i, c, sinks[c.name]) for i, c in enumerate(calls) if c.name in sinks]
+        if not consequential:
+            return _NO_HOLDS
         latest = provenance.latest_untrusted
         classified, by = provenance.classified, provenance.classified_by
-        if latest is None and by is None:
-            return {}
         held: dict[int, Hold] = {}
-        for index, call in enumerate(calls):
-            sink = sinks.get(call.name)
-            if sink is None:
-                continue
+        for index, call, sink in consequential:
             if latest is not None:
                 held[index] = Hold(call.name, latest, True)
             elif by is not None and sink < classified:
