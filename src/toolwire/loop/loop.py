@@ -24,6 +24,10 @@ Invariants:
   (:func:`toolwire.loop.seam.may_block_loop`): ``exclusive`` says whether the run's event loop
   runs nothing else (by default, whether the segment's task is the loop's only one).
 - A round makes one new state, when its calls are done (or when it ends the run).
+- Every call's result is labelled as it enters the conversation, and the state's provenance
+  says what entered (:mod:`toolwire.policy.containment`); a turn of a run that offers a
+  consequential tool is checked against it before any of its calls runs: a held call pauses
+  the turn for approval, a refused one is answered with the seam's text and never runs.
 """
 
 from __future__ import annotations

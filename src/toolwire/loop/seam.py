@@ -26,8 +26,11 @@ fixed, and echo at most a clipped tool name chosen by the model (or a limit, or 
 includes what a remote (MCP) tool's failure reads like: which server, why, and what it printed
 go to the operator's log only. Each refusal also carries its reason as data (:class:`Refused`),
 recorded on the call's step for the governance log and the telemetry: nothing downstream has to
-read a text to learn why a call did not run. Whether a name is a registered tool is the seam's
-answer too (:meth:`Seam.knows`), recorded on the steps that carry names.
+read a text to learn why a call did not run. That includes a consequential call the run's
+containment refused (:func:`contained`): its text names the tool and round of the untrusted
+(or too sensitive) output it was planned after, never that output. Whether a name is a
+registered tool is the seam's answer too (:meth:`Seam.knows`), recorded on the steps that carry
+names.
 """
 
 from __future__ import annotations
