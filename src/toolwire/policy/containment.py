@@ -75,18 +75,20 @@ class Provenance(NamedTuple):
         return self.untrusted[-1] if self.untrusted else None
 
     def entered(self, source: Source, integrity: Integrity, data_class: DataClass) -> Provenance:
-        """This provenance once ``source``'s result entered the context."""
-        untrusted, classified, by = self.untrusted, self.classified, self.classified_by
-        if data_class <= classified and (
-            integrity is Integrity.TRUSTED or (untrusted and untrusted[-1] == source)
-        ):
-            return self  # nothing new: the common case, every further call of a round
-        if integrity is Integrity.UNTRUSTED:
-            if untrusted and untrusted[-1].tool == source.tool:  # the same tool, a later round
+        """This provenance once ``source``'s result entered the context. (On every call's path:
+        fields are read by position, and an unchanged provenance is returned as it is.)"""
+        untrusted, classified, by = self
+        if integrity is _UNTRUSTED:
+            last = untrusted[-1] if untrusted else None
+            if last is not None and last[0] == source[0]:  # the same tool as the latest
+                if last[1] == source[1] and data_class <= classified:
+                    return self  # nothing new: every further call of a round
                 untrusted = (*untrusted[:-1], source)
             else:
-                kept = tuple(s for s in untrusted if s.tool != source.tool)
+                kept = tuple(s for s in untrusted if s[0] != source[0])
                 untrusted = (*kept, source)[-MAX_SOURCES:]
+        elif data_class <= classified:
+            return self  # a trusted result adds nothing but a more sensitive class
         if data_class > classified:
             classified, by = data_class, source
         return _new(Provenance, (untrusted, classified, by))
@@ -113,6 +115,7 @@ class Provenance(NamedTuple):
 
 
 NOTHING_ENTERED = Provenance()
+_UNTRUSTED = Integrity.UNTRUSTED  # read once: an enum member's look-up costs on every call
 
 
 def _source(value: Any) -> Source:
@@ -154,7 +157,7 @@ class Labels:
     """One segment's labels: what each offered tool's results are, and which calls are
     consequential, with their sinks' classes."""
 
-    untrusted: frozenset[str]
+    labelled: Mapping[str, Integrity]  # each offered tool's results, by name
     classes: Mapping[str, DataClass]
     sinks: Mapping[str, DataClass]  # the consequential tools, by name
     policy: UntrustedActions
@@ -169,9 +172,7 @@ class Labels:
     ) -> Labels:
         listed = list(tools)
         return cls(
-            untrusted=frozenset(
-                t.spec.name for t in listed if integrity_of(t, overrides) is Integrity.UNTRUSTED
-            ),
+            labelled={t.spec.name: integrity_of(t, overrides) for t in listed},
             classes={t.spec.name: DataClass.parse(t.data_class) for t in listed},
             sinks={t.spec.name: sink_class_of(t) for t in listed if is_consequential(t)},
             policy=policy,
@@ -179,9 +180,7 @@ class Labels:
 
     def integrity(self, name: str, *, refused: bool) -> Integrity | None:
         """The label of a call's result; None for one the runtime answered itself."""
-        if refused or name not in self.classes:
-            return None
-        return Integrity.UNTRUSTED if name in self.untrusted else Integrity.TRUSTED
+        return None if refused else self.labelled.get(name)
 
     def entered(
         self, provenance: Provenance, round_: int, name: str, integrity: Integrity | None
@@ -195,6 +194,8 @@ class Labels:
         """The calls of a turn (by index) that may not run unattended, and why."""
         sinks = self.sinks
         if not sinks or (not provenance.untrusted and provenance.classified_by is None):
+            return _NO_HOLDS
+        if len(calls) == 1 and calls[0].name not in sinks:  # most turns: one call, no sink
             return _NO_HOLDS
         consequential = [(i, c, sinks[c.name]) for i, c in enumerate(calls) if c.name in sinks]
         if not consequential:
