@@ -74,9 +74,10 @@ async def compare(off: Callable[[], Awaitable[Any]], on: Callable[[], Awaitable[
 
 
 def bookkeeping_us(repeats: int = 200_000) -> float:
-    """CPU µs the run's containment adds to a round of one call when it is on: the turn checked
-    against the provenance, the result labelled, and the provenance moved to the new round.
-    Measured on its own, where no other cost of the loop blurs it."""
+    """CPU µs the run's containment adds to a round of one call when it is on, the call's tool
+    one the run has read before (the common case): the turn checked against the provenance,
+    the result labelled, and the provenance brought up to date. Measured on its own, where no
+    other cost of the loop blurs it."""
     tools = registry("x", contained=True)
     labels = Labels.of(list(tools))
     calls = (ToolCall("c1", "fetch", '{"key":"k"}'),)

@@ -324,8 +324,11 @@ def test_a_user_tool_that_declares_nothing_is_untrusted_and_a_misspelt_label_fai
 def test_provenance_keeps_one_source_per_tool_and_the_highest_class() -> None:
     entered = Provenance().entered(Source("a", 1), Integrity.UNTRUSTED, DataClass.CONTENT)
     entered = entered.entered(Source("b", 2), Integrity.TRUSTED, DataClass.CONFIGURATION)
-    entered = entered.entered(Source("a", 3), Integrity.UNTRUSTED, DataClass.PUBLIC)
-    assert entered.untrusted == (Source("a", 3),)
+    entered = entered.entered(Source("c", 3), Integrity.UNTRUSTED, DataClass.PUBLIC)
+    again = entered.entered(Source("a", 4), Integrity.UNTRUSTED, DataClass.PUBLIC)
+    assert again is entered  # a tool read again is named with its first round
+    assert entered.untrusted == (Source("a", 1), Source("c", 3))
+    assert entered.latest_untrusted == Source("c", 3)
     assert (entered.classified, entered.classified_by) == (DataClass.CONFIGURATION, Source("b", 2))
     assert Provenance.from_state(entered.to_state()) == entered
     assert "10.0" not in repr(entered) and "Provenance" in repr(entered)

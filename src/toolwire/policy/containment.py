@@ -42,8 +42,9 @@ from toolwire.workspace.containment import UntrustedActions
 __all__ = ["Hold", "Labels", "Provenance", "Source", "policy_of"]
 
 _new = tuple.__new__  # a value from its fields in order, a fraction of the keyword call's cost
-# Untrusted sources a run names: one per tool (its latest round). Past this many tools the
-# oldest is let go of from the list; the run stays untrusted, which is all the rule reads.
+# Untrusted sources a run names: one per tool (the round it was first read in). Past this many
+# tools the oldest is let go of from the list; the run stays untrusted, which is all the rule
+# reads.
 MAX_SOURCES = 32
 
 
@@ -55,8 +56,9 @@ class Source(NamedTuple):
 
 
 class Provenance(NamedTuple):
-    """What entered a run's context: untrusted sources in order of entry, and the most
-    sensitive data class with its source (None: nothing classified above public).
+    """What entered a run's context: untrusted sources in order of entry (each tool once, with
+    the round it was first read in), and the most sensitive data class with its source (None:
+    nothing classified above public).
 
     A NamedTuple rather than a frozen dataclass, like the loop's other per-round values: just
     as immutable, and a new one is made in most rounds of a run that reads untrusted output.
@@ -75,22 +77,16 @@ class Provenance(NamedTuple):
         return self.untrusted[-1] if self.untrusted else None
 
     def entered(self, source: Source, integrity: Integrity, data_class: DataClass) -> Provenance:
-        """This provenance once ``source``'s result entered the context. (On every call's path:
-        fields are read by position, and an unchanged provenance is returned as it is.)"""
+        """This provenance once ``source``'s result entered the context: an untrusted tool is
+        named with the round it was first read in; an unchanged provenance is returned as it
+        is (on every call's path)."""
         untrusted, classified, by = self
-        if integrity is _UNTRUSTED:
-            last = untrusted[-1] if untrusted else None
-            if last is not None and last[0] == source[0]:  # the same tool as the latest
-                if last[1] == source[1] and data_class <= classified:
-                    return self  # nothing new: every further call of a round
-                untrusted = (*untrusted[:-1], source)
-            else:
-                kept = tuple(s for s in untrusted if s[0] != source[0])
-                untrusted = (*kept, source)[-MAX_SOURCES:]
-        elif data_class <= classified:
-            return self  # a trusted result adds nothing but a more sensitive class
+        if integrity is _UNTRUSTED and all(s[0] != source[0] for s in untrusted):
+            untrusted = (*untrusted, source)[-MAX_SOURCES:]
         if data_class > classified:
             classified, by = data_class, source
+        if untrusted is self[0] and by is self[2]:
+            return self
         return _new(Provenance, (untrusted, classified, by))
 
     def to_state(self) -> dict[str, Any]:
@@ -188,7 +184,12 @@ class Labels:
         """``provenance`` once a call's result (labelled ``integrity``) entered the context."""
         if integrity is None:
             return provenance
-        return provenance.entered(_new(Source, (name, round_)), integrity, self.classes[name])
+        data_class, (untrusted, classified, _) = self.classes[name], provenance
+        if data_class <= classified and (
+            integrity is not _UNTRUSTED or (untrusted and untrusted[-1][0] == name)
+        ):
+            return provenance  # nothing new: the common case, a tool read again
+        return provenance.entered(_new(Source, (name, round_)), integrity, data_class)
 
     def held(self, calls: Sequence[ToolCall], provenance: Provenance) -> Mapping[int, Hold]:
         """The calls of a turn (by index) that may not run unattended, and why."""
