@@ -100,6 +100,9 @@ async def main() -> None:
             overheads.append(on / off - 1)
             print(f"{label:>6} {n:>4} {off:>12.2f} {on:>11.2f} {(on / off - 1) * 100:>8.1f}%")
     print(f"median overhead of labels and checks: {statistics.median(overheads) * 100:.1f}%")
+    first, second = await compare(make_run(SIZES["small"], 1, contained=False),
+                                  make_run(SIZES["small"], 1, contained=False), 1)  # fmt: skip
+    print(f"noise floor (off against off, N=1): {(second / first - 1) * 100:.1f}%")
     cost = bookkeeping_us()
     off_one_call = await compare(
         *(make_run(SIZES["small"], 10, contained=c) for c in (False, False)), 10
