@@ -380,3 +380,26 @@ def test_only_the_calls_within_the_turns_limit_are_held(tmp_path: Path) -> None:
     refused = [s.tool_refused for s in tool_steps(trace)[1:]]
     assert refused == ["untrusted_context", "untrusted_context", "too_many_calls"]
     assert SENT == []
+
+
+def test_a_paused_turn_shows_the_calls_its_containment_refused(tmp_path: Path) -> None:
+    """The write needs its own approval; the note beside it is refused whatever is decided."""
+    from toolwire.cli.show import pause_lines
+
+    ws = workspace(tmp_path)
+    turns = ([call("count_rows")],
+             [call("post_public", {"text": "x"}), call("write_file", PLANTED)])  # fmt: skip
+    loop = ToolLoop(script(*turns), registry())
+    context = ToolContext(user=ADMIN.user, workspace=ws)
+    options = RunOptions(untrusted_actions="refuse")
+    result = asyncio.run(loop.run([ChatMessage.user("go")], context=context, options=options))
+    assert result.suspended is not None and result.suspended.pause is not None
+    pause = result.suspended.pause
+    assert [p.tool for p in pause.previews] == ["write_file"]
+    shown = [line.plain for line in pause_lines(pause)]
+    assert "  call 1: post_public (refused: sensitive_context; it does not run)" in shown
+    trace = RunTrace()
+    asyncio.run(loop.resume(result.suspended, approved=True, context=context, trace=trace))
+    post, write = tool_steps(trace)[:2]
+    assert post.tool_refused == seam.Refused.SENSITIVE_CONTEXT and SENT == []
+    assert write.tool_refused is None and (tmp_path / "files" / "run.sh").exists()

@@ -167,6 +167,10 @@ def pause_lines(pause: Pause) -> list[Text]:
             shown, visible = preview_line(line)
             lines.append(Text("    ") + shown)
             marked = marked or visible
+    for refused in pause.refused:  # refused by the run's containment: never run, whatever
+        name = pause.calls[refused.at].name if refused.at < len(pause.calls) else "?"
+        said = f"(refused: {safe(refused.reason, 40)}; it does not run)"
+        lines.append(Text(f"  call {refused.at + 1}: {safe(name, 60)} {said}", style="yellow"))
     if marked:
         lines.append(Text(f"  {WHITESPACE_LEGEND}", style="dim"))
     if pause.input_tool is not None:
