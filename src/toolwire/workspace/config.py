@@ -14,10 +14,11 @@ zone, whatever it says.
 ``name`` says what the workspace is called: a run given no name of its own takes it (its
 telemetry's agent name). It may also say how to talk to the workspace's model server:
 ``max_tokens_field`` names the output-cap field an OpenAI-compatible server reads
-(``max_tokens`` or ``max_completion_tokens``), and list MCP servers whose tools runs may use (``mcp_servers``: see
-:mod:`toolwire.workspace.mcp_servers`). ``prompts`` declares prompt templates that
-``toolwire mcp`` offers hosts (:mod:`toolwire.workspace.prompts`). ``[containment]`` sets its
-containment policy and integrity labels by tool name (:mod:`toolwire.workspace.containment`).
+(``max_tokens`` or ``max_completion_tokens``), and list MCP servers whose tools runs may use
+(``mcp_servers``: see :mod:`toolwire.workspace.mcp_servers`). ``prompts`` declares prompt
+templates that ``toolwire mcp`` offers hosts (:mod:`toolwire.workspace.prompts`).
+``[containment]`` sets its containment policy and integrity labels by tool name
+(:mod:`toolwire.workspace.containment`).
 
 A ``Workspace`` is configuration plus one lazily created SQLAlchemy engine. Every part is
 optional; a tool that needs a missing part fails closed with a clear error result. Paths are
