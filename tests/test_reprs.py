@@ -46,8 +46,9 @@ from toolwire.inspector.models import (
 from toolwire.inspector.settings import InspectorSettings, RunDefaults
 from toolwire.loop.endings import LoopResult
 from toolwire.loop.seam import Refused
-from toolwire.loop.state import CallPreview, Pause, Recorded, RunState
+from toolwire.loop.state import CallPreview, Contained, Pause, Recorded, RunState
 from toolwire.loop.suspension import Refuse, Run
+from toolwire.policy.containment import Provenance, Source
 from toolwire.policy.trace import (
     DecisionStep,
     FailedStep,
@@ -251,6 +252,9 @@ CASES: dict[str, Callable[[Canaries], object]] = {
     "BoundedContent": lambda c: BoundedContent(c(), 9),
     "Run": lambda c: Run({"query": c()}),
     "Refuse": lambda c: Refuse(c(), Refused.DENIED),
+    "Contained": lambda c: Contained(0, c(), Refused.UNTRUSTED_CONTEXT.value),
+    "Provenance": lambda c: Provenance(untrusted=(Source(c(), 1),), classified_by=Source(c(), 2)),
+    "CallPreview held": lambda c: CallPreview(index=0, tool="t", lines=(c(),), held=c()),
     "openai stream call": lambda c: _Call("call_1", "lookup", [c(), c()]),
     "http stream call": lambda c: _StreamCall(
         url="https://api.example/v1?key=" + c(),

@@ -281,7 +281,8 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
         | {"provider"},  # the chain's provider that answered: the operator's name for it
         ToolStep: common
         | {"tool_call_id", "tool_name", "tool_result_bytes", "tool_is_error", "tool_refused"}
-        | {"tool_registered"},
+        | {"tool_registered"}
+        | {"tool_integrity"},  # trusted or untrusted: a label of the tool's, no content
         DecisionStep: common | {"decision", "decided_by", "turn_digest", "decided_at"},
         ContextStep: common
         | {"dropped_exchanges", "dropped_messages", "tokens_before", "tokens_after"}

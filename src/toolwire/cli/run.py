@@ -137,6 +137,7 @@ def run(
     from toolwire.providers.select import create_provider
     from toolwire.runs.runtime import RunRequest, Runtime
     from toolwire.tools.api import ToolContext, User
+    from toolwire.workspace.containment import UntrustedActions
 
     output = output_mode(as_json=as_json, quiet=quiet)
     # What a person reads: stdout for the plain command, stderr when stdout is for a script.
@@ -169,6 +170,8 @@ def run(
             tool_choice=tool_choice,
             output=None if output_schema is None else load_output_schema(output_schema),
             name=run_name,
+            # With no one at the terminal, a call the run's containment holds is refused.
+            untrusted_actions=None if interactive() else UntrustedActions.REFUSE,
         )
         context = ToolContext(
             user=User("cli", is_admin=True) if admin else None,

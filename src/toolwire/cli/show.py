@@ -179,10 +179,16 @@ def pause_lines(pause: Pause) -> list[Text]:
         mark = " (changed)" if preview.index in changed else ""
         lines.append(Text(f"  call {preview.index + 1}: {safe(preview.tool, 60)}{mark}",
                           style="bold"))  # fmt: skip
+        if preview.held is not None:  # why the run's containment holds it for a person
+            lines.append(Text(f"    held: {safe(preview.held, None)}", style="yellow"))
         for line in preview.lines:
             shown, visible = preview_line(line)
             lines.append(Text("    ") + shown)
             marked = marked or visible
+    for refused in pause.refused:  # refused by the run's containment: never run, whatever
+        name = pause.calls[refused.at].name if refused.at < len(pause.calls) else "?"
+        said = f"(refused: {safe(refused.reason, 40)}; it does not run)"
+        lines.append(Text(f"  call {refused.at + 1}: {safe(name, 60)} {said}", style="yellow"))
     if marked:
         lines.append(Text(f"  {WHITESPACE_LEGEND}", style="dim"))
     if pause.input_tool is not None:

@@ -1,6 +1,7 @@
-"""Where a model runs (``TrustZone``) and how sensitive a tool's data is (``DataClass``).
+"""Where a model runs (``TrustZone``), how sensitive a tool's data is (``DataClass``), and how
+far a tool's output may be believed as instructions (``Integrity``).
 
-The one owner of both vocabularies, a leaf module every other module may import. A zone has
+The one owner of these vocabularies, a leaf module every other module may import. A zone has
 a ceiling: the most sensitive class of data a tool may have and still be offered to a model
 there.
 
@@ -93,6 +94,26 @@ class TrustZone(StrEnum):
         order = list(cls)
         parsed = [cls.parse(zone) for zone in zones]
         return max(parsed, key=order.index) if parsed else cls.EXTERNAL_GLOBAL
+
+
+class Integrity(StrEnum):
+    """How far the text of a tool's result may be believed as instructions."""
+
+    TRUSTED = "trusted"
+    UNTRUSTED = "untrusted"
+
+    @classmethod
+    def parse(cls, value: object, where: str = "integrity") -> Integrity:
+        """The label ``value`` names (any case); anything else is a ``ConfigError`` naming
+        ``where`` and the choices."""
+        if isinstance(value, Integrity):
+            return value
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            raise ConfigError(
+                f"{where}: unknown integrity label {_shown(value)}: choose trusted or untrusted"
+            ) from None
 
 
 _CEILINGS = {

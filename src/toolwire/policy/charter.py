@@ -245,9 +245,9 @@ def workspace_ref(workspace: Any) -> WorkspaceRef:
 
 def identity(workspace: Any, version: int = CHARTER_VERSION) -> str:
     """A digest of where ``workspace`` points: its database, file roots, logs, documents,
-    base URLs and MCP servers (not its data directory: that is the process's own), and the
-    trust zones it shows personal data to; at ``LOCATION_ONLY``, as version 1 charters
-    digested it, without them."""
+    base URLs and MCP servers (not its data directory: that is the process's own), the
+    trust zones it shows personal data to and its containment policy, when it sets one; at
+    ``LOCATION_ONLY``, as version 1 charters digested it, without them."""
     roots = getattr(workspace, "roots", None)
     located: dict[str, Any] = {
         "database": getattr(workspace, "database_url", None),
@@ -260,6 +260,9 @@ def identity(workspace: Any, version: int = CHARTER_VERSION) -> str:
     if version > LOCATION_ONLY:  # the default is the one disclosure applies
         shown = getattr(workspace, "personal_data_shown_to", PERSONAL_DATA_ZONES)
         located["personal_data_shown_to"] = sorted(TrustZone.parse(z).value for z in shown)
+        policy = getattr(workspace, "containment", None)
+        if policy is not None and not policy.is_default:  # absent: the digest kept before it
+            located["containment"] = policy.to_dict()
     return hashlib.sha256(dumps(located).encode()).hexdigest()[:_IDENTITY_CHARS]
 
 

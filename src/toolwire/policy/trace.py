@@ -51,9 +51,9 @@ _ORDER = (
     "response_model", "response_id", "provider", "error_class", "error_status", "error",
     "next_provider", "output", "output_problem", "requested_tool_calls",
     "raw", "tool_call_id", "tool_name", "tool_arguments", "tool_result", "tool_result_bytes",
-    "tool_is_error", "tool_refused", "tool_artifacts", "refusals", "decision", "decided_by",
-    "decision_reason", "turn_digest", "decided_at", "dropped_exchanges", "dropped_messages",
-    "tokens_before", "tokens_after", "context_window", "reserved_tokens",
+    "tool_is_error", "tool_refused", "tool_integrity", "tool_artifacts", "refusals", "decision",
+    "decided_by", "decision_reason", "turn_digest", "decided_at", "dropped_exchanges",
+    "dropped_messages", "tokens_before", "tokens_after", "context_window", "reserved_tokens",
 )  # fmt: skip
 
 # Steps are NamedTuples rather than frozen dataclasses: just as immutable, and several times
@@ -166,6 +166,9 @@ class ToolStep(NamedTuple):
     # model made up; the seam's lookup says so. Not part of the plain form: see
     # toolwire.policy.privacy.
     tool_registered: bool = False
+    # The integrity label of what this call put in the model's context: "trusted" or
+    # "untrusted" (see toolwire.policy.containment); None: the runtime's own text.
+    tool_integrity: str | None = None
     kind: Literal["tool"] = "tool"
 
     def to_dict(self) -> dict[str, Any]:
@@ -525,9 +528,11 @@ class RunTrace:
         *,
         started: float | None = None,
         registered: bool = False,
+        integrity: str | None = None,
     ) -> ToolStep:
         """``started`` is the call's ``time.perf_counter()`` at its start, when known;
-        ``registered`` whether the call names a registered tool."""
+        ``registered`` whether the call names a registered tool; ``integrity`` the label of
+        its result."""
         start = self._began(duration_ms) if started is None else self._start(started)
         step = _new(ToolStep, (
             round,
@@ -542,6 +547,7 @@ class RunTrace:
             None if refused is None else str(refused),
             start,
             registered,
+            integrity,
             "tool",
         ))  # fmt: skip
         return self._keep(step)

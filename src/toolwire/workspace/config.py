@@ -17,6 +17,8 @@ telemetry's agent name). It may also say how to talk to the workspace's model se
 (``max_tokens`` or ``max_completion_tokens``), and list MCP servers whose tools runs may use
 (``mcp_servers``: see :mod:`toolwire.workspace.mcp_servers`). ``prompts`` declares prompt
 templates that ``toolwire mcp`` offers hosts (:mod:`toolwire.workspace.prompts`).
+``[containment]`` sets its containment policy and integrity labels by tool name
+(:mod:`toolwire.workspace.containment`).
 
 A ``Workspace`` is configuration plus one lazily created SQLAlchemy engine. Every part is
 optional; a tool that needs a missing part fails closed with a clear error result. Paths are
@@ -56,6 +58,12 @@ from toolwire.core.errors import ConfigError
 from toolwire.core.text import check_name, read_capped
 from toolwire.core.trust import PERSONAL_DATA_ZONES, TrustZone
 from toolwire.providers.presets import MaxTokensField
+from toolwire.workspace.containment import (
+    DEFAULT_CONTAINMENT,
+    Containment,
+    ContainmentSettings,
+    containment,
+)
 from toolwire.workspace.maps import (
     DEFAULT_ROOT,
     AccountMap,
@@ -117,6 +125,9 @@ class Workspace:
     personal_data_shown_to: frozenset[TrustZone] = PERSONAL_DATA_ZONES
     name: str | None = None  # what the workspace is called: its runs' name, unless they have one
     prompts: tuple[PromptTemplate, ...] = ()  # offered to MCP hosts by ``toolwire mcp``
+    # What a consequential call planned on untrusted context becomes, and integrity labels by
+    # tool name (see toolwire.workspace.containment).
+    containment: Containment = DEFAULT_CONTAINMENT
     _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -215,6 +226,7 @@ class _Settings(BaseModel):
     routes: RouteSettings | None = None
     personal_data_shown_to: list[str] | None = None
     prompts: dict[str, PromptSettings] = {}
+    containment: ContainmentSettings | None = None
 
 
 def load_workspace(path: str | Path) -> Workspace:
@@ -257,6 +269,7 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         personal_data_shown_to=_zones(settings.personal_data_shown_to, source),
         name=_name(settings.name, source),
         prompts=prompt_templates(settings.prompts, source),
+        containment=containment(settings.containment, source),
     )
 
 

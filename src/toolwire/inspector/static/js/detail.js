@@ -28,11 +28,26 @@ function header(step) {
   if (step.kind === "tool") {
     const failed = step.tool_is_error === true;
     bits.push(h("span", { class: failed ? "badge error" : "badge ok" }, failed ? "error" : "ok"));
+    const label = integrityBadge(step);
+    if (label) bits.push(label);
   }
   if (step.content_withheld) {
     bits.push(h("span", { class: "badge muted" }, "content not stored"));
   }
   return h("div", { class: "detail-head" }, bits);
+}
+
+// The integrity label of what the call put in the model's context (see the containment docs):
+// untrusted output may carry instructions someone else wrote.
+function integrityBadge(step) {
+  const label = step.tool_integrity;
+  if (label !== "trusted" && label !== "untrusted") return null;
+  return h("span", {
+    class: label === "untrusted" ? "badge note integrity" : "badge muted integrity",
+    title: label === "untrusted"
+      ? "The model read this output as untrusted: words someone else chose"
+      : "The model read this output as trusted",
+  }, label);
 }
 
 function titleOf(step) {
