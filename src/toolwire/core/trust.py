@@ -95,6 +95,12 @@ class TrustZone(StrEnum):
         parsed = [cls.parse(zone) for zone in zones]
         return max(parsed, key=order.index) if parsed else cls.EXTERNAL_GLOBAL
 
+    @property
+    def more_trusted(self) -> tuple[TrustZone, ...]:
+        """The zones more trusted than this one, most trusted first."""
+        order = list(TrustZone)
+        return tuple(order[: order.index(self)])
+
 
 class Integrity(StrEnum):
     """How far the text of a tool's result may be believed as instructions."""

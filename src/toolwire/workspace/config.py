@@ -286,9 +286,20 @@ def _zones(names: list[str] | None, source: str) -> frozenset[TrustZone]:
     if names is None:
         return PERSONAL_DATA_ZONES
     try:
-        return frozenset(TrustZone.parse(name) for name in names)
+        zones = frozenset(TrustZone.parse(name) for name in names)
     except ConfigError as exc:
         raise ConfigError(f"{source}: personal_data_shown_to: {exc}") from None
+    # A zone shown personal data is one a more trusted zone may be shown too: so the least
+    # trusted zone a run can reach (a fallback chain's) decides for every zone it can reach.
+    for zone in sorted(zones, key=list(TrustZone).index):
+        missing = [z.value for z in zone.more_trusted if z not in zones]
+        if missing:
+            raise ConfigError(
+                f"{source}: personal_data_shown_to names {zone.value} but not "
+                f"{', '.join(missing)}: a zone more trusted than one shown personal data must "
+                "be shown it too"
+            )
+    return zones
 
 
 def _problems(exc: ValidationError) -> str:
