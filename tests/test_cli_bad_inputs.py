@@ -41,6 +41,8 @@ BAD_INPUTS = [
     (("run", "q", "--reasoning", "extreme"), "'--reasoning': 'extreme' is neither low, medium, "
      "high nor a token budget"),
     (("run", "q", "--max-tokens-field", "max"), "'--max-tokens-field'"),
+    (("run", "q", "--region", "eu-west-1.evil.example"), "'--region': 'eu-west-1.evil.example' "
+     "is not an AWS region (eu-west-1)"),
     (("run", "q", "--max-rounds", "0"), "'--max-rounds'"),
     (("run", "q", "--max-cost", "-1"), "'--max-cost': a budget in dollars must be a positive"),
     (("run",), "missing argument 'PROMPT'"),
@@ -49,6 +51,8 @@ BAD_INPUTS = [
     (("demo", "--provider", "openia"), f"'--provider': unknown provider 'openia'; {PROVIDERS}"),
     (("demo", "--trust-zone", "locall"), f"'--trust-zone': unknown trust zone 'locall': {ZONES}"),
     (("demo", "--reasoning", "extreme"), "'--reasoning': 'extreme' is neither"),
+    (("demo", "--region", "moon"), "'--region': 'moon' is not an AWS region (eu-west-1)"),
+    (("serve", "--region", "moon"), "'--region': 'moon' is not an AWS region (eu-west-1)"),
     (("serve", "--privacy", "ful"), f"'--privacy': unknown privacy level 'ful': {PRIVACY}"),
     (("serve", "--provider", "openia"), f"'--provider': unknown provider 'openia'; {PROVIDERS}"),
     (("serve", "--trust-zone", "locall"), f"'--trust-zone': unknown trust zone 'locall': {ZONES}"),

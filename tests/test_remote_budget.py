@@ -33,6 +33,8 @@ class FakeRemote:
     remote = True
     concurrent = True
     is_async = True
+    read_only = True  # and trusted: the run's containment holds none of its calls
+    integrity = "trusted"
 
     def __init__(self, name: str) -> None:
         self.spec = ToolSpec(name=name, description="A remote tool.")

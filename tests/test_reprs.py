@@ -29,6 +29,7 @@ from toolwire import (
     tool,
 )
 from toolwire.core.bounding import BoundedContent
+from toolwire.core.errors import ServerError
 from toolwire.core.lifecycle import RunStatus, TerminationReason
 from toolwire.core.messages import ProviderState
 from toolwire.core.reprs import NAME_CHARS, utf8_size
@@ -47,10 +48,12 @@ from toolwire.inspector.models import (
 from toolwire.inspector.settings import InspectorSettings, RunDefaults
 from toolwire.loop.endings import LoopResult
 from toolwire.loop.seam import Refused
-from toolwire.loop.state import CallPreview, Pause, Recorded, RunState
+from toolwire.loop.state import CallPreview, Contained, Pause, Recorded, RunState
 from toolwire.loop.suspension import Refuse, Run
+from toolwire.policy.containment import Provenance, Source
 from toolwire.policy.trace import (
     DecisionStep,
+    FailedStep,
     LlmStep,
     RequestStep,
     RunTrace,
@@ -58,9 +61,11 @@ from toolwire.policy.trace import (
     ToolStep,
 )
 from toolwire.providers.azure import AzureEndpoint, AzureOpenAIProvider
-from toolwire.providers.base import Delta, Stop, Usage
+from toolwire.providers.base import Delta, FailedAttempt, Stop, Usage
 from toolwire.providers.cloud import CloudSettings
+from toolwire.providers.fallback import FallbackProvider
 from toolwire.providers.http import _StreamCall
+from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.openai_stream import _Call
 from toolwire.providers.responses import ResponsesProvider
 from toolwire.providers.scripted import Script, ScriptedCall, Turn
@@ -75,6 +80,7 @@ from toolwire.runs.runtime import (
     Waiting,
 )
 from toolwire.store.records import RunSummary, StoredRun
+from toolwire.workspace.prompts import PromptArgument, PromptTemplate
 
 from .fakes import leaves
 
@@ -176,6 +182,8 @@ def steps(c: Canaries) -> tuple[RequestStep | LlmStep | ToolStep | DecisionStep,
                  tool_is_error=True),
         DecisionStep(round=2, decision="deny", decided_by="ann", turn_digest="ab12",
                      decided_at="2024-01-01T00:00:00+00:00", decision_reason=c()),
+        FailedStep(round=2, provider="openai", error_class="ServerError", error=c(),
+                   error_status=503, next_provider="anthropic"),
     )  # fmt: skip
 
 
@@ -253,6 +261,9 @@ CASES: dict[str, Callable[[Canaries], object]] = {
     ),
     "Run": lambda c: Run({"query": c()}),
     "Refuse": lambda c: Refuse(c(), Refused.DENIED),
+    "Contained": lambda c: Contained(0, c(), Refused.UNTRUSTED_CONTEXT.value),
+    "Provenance": lambda c: Provenance(untrusted=(Source(c(), 1),), classified_by=Source(c(), 2)),
+    "CallPreview held": lambda c: CallPreview(index=0, tool="t", lines=(c(),), held=c()),
     "openai stream call": lambda c: _Call("call_1", "lookup", [c(), c()]),
     "http stream call": lambda c: _StreamCall(
         url="https://api.example/v1?key=" + c(),
@@ -291,6 +302,12 @@ CASES: dict[str, Callable[[Canaries], object]] = {
         run_id="r1", available=True, prompt=c(), system_prompt=c(), provider="scripted"
     ),
     "RunBody with rerun_of": lambda c: RunBody(prompt=c(), rerun_of="r1"),
+    "PromptTemplate": lambda c: PromptTemplate(
+        name="p",
+        description=c(),
+        template=c(),
+        arguments=(PromptArgument(name="a", description=c(), choices=(c(), c())),),
+    ),
     "InspectorSettings": lambda c: InspectorSettings(
         registry=ToolRegistry(),
         provider_factory=lambda name, model: ScriptedProvider([]),
@@ -459,6 +476,20 @@ def test_a_real_run_prints_no_canary_but_keeps_its_data() -> None:
         assert MARK not in repr(step) and MARK not in str(step)
 
 
+def test_a_fallback_chain_and_its_attempts_print_no_key_or_message() -> None:
+    c = Canaries()
+    key, message = c(), c()
+    adapter = OpenAIProvider(model="m", api_key=key, base_url="http://127.0.0.1:1/v1")
+    chain = FallbackProvider([adapter, ScriptedProvider([])])
+    attempt = FailedAttempt(provider="openai", error=ServerError(message, body=message),
+                            duration_ms=1.0, next="scripted")  # fmt: skip
+    request = CompletionRequest(messages=(ChatMessage.user("hi"),), on_failure=print)
+    for value in (chain, chain.circuits, chain.circuits.of("openai"), attempt, request):
+        for text in shown(value):
+            assert MARK not in text, text
+    assert adapter._api_key == key and str(attempt.error) == message  # still there to use
+
+
 def test_a_suspended_run_state_prints_no_preview_or_message() -> None:
     c = Canaries()
     loop, prompt = _loop(c, approval=True)
@@ -511,3 +542,24 @@ def test_the_responses_adapter_and_its_stream_never_show_the_key_or_the_answer()
     for value in (provider, assembly):
         for text in shown(value):
             assert MARK not in text, text
+
+
+def test_the_bedrock_adapter_prints_no_aws_credential_but_signs_with_it() -> None:
+    from botocore.credentials import Credentials
+
+    from toolwire.providers.aws_auth import AwsCredentials
+    from toolwire.providers.bedrock import BedrockProvider
+
+    c = Canaries()
+    key, secret, token = c(), c(), c()
+    credentials = AwsCredentials(Credentials(key, secret, token), "eu-west-1")
+    provider = BedrockProvider(model="amazon.nova-pro-v1:0", credentials=credentials)
+    signer = provider.signer()
+    signed = signer.sign(provider.url(), {"content-type": "application/json"}, b"{}")
+    assert f"Credential={key}/" in signed["Authorization"]
+    assert signed["X-Amz-Security-Token"] == token
+    assert set(signer.secrets()) == {key, secret, token}  # held, to be masked in errors
+    assert_hidden(credentials.frozen(), [key, secret, token])
+    for value in (provider, credentials, signer, provider.session()):
+        for text in shown(value):
+            assert MARK not in text and "kanárie" not in text, text

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         Provider,
         Usage,
     )
+    from toolwire.providers.fallback import Circuits, FallbackProvider
     from toolwire.providers.scripted import ScriptedProvider
     from toolwire.providers.select import create_provider
     from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
@@ -60,9 +61,11 @@ _HOMES = {
     "BoundedContent": "toolwire.core.bounding",
     "BaseProvider": "toolwire.providers.base",
     "ChatMessage": "toolwire.core.messages",
+    "Circuits": "toolwire.providers.fallback",
     "CompletionRequest": "toolwire.providers.base",
     "CompletionResponse": "toolwire.providers.base",
     "Effect": "toolwire.tools.api",
+    "FallbackProvider": "toolwire.providers.fallback",
     "Grant": "toolwire.tools.policy",
     "LoopResult": "toolwire.loop.endings",
     "OperatorDecision": "toolwire.loop.run",
@@ -118,9 +121,11 @@ __all__ = [
     "BaseProvider",
     "BoundedContent",
     "ChatMessage",
+    "Circuits",
     "CompletionRequest",
     "CompletionResponse",
     "Effect",
+    "FallbackProvider",
     "Grant",
     "LoopResult",
     "OperatorDecision",

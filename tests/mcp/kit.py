@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry
+from toolwire.core.trust import Integrity
 from toolwire.loop.loop import LoopResult
 from toolwire.mcp.remote import add_remote_tools
 from toolwire.policy.trace import RunTrace
@@ -50,9 +51,15 @@ def workspace(
     return loaded if environ is None else dataclasses.replace(loaded, environ=environ)
 
 
-def remote_registry(ws: Workspace) -> tuple[ToolRegistry, list[str]]:
+def remote_registry(ws: Workspace, *, trusted: bool = True) -> tuple[ToolRegistry, list[str]]:
+    """The workspace's servers' tools; ``trusted``: their answers are labelled trusted, as a
+    workspace would label a server it runs itself, so the run's containment holds none of
+    their calls (tests/mcp/test_containment.py tests the untrusted default)."""
     registry = ToolRegistry()
     problems = add_remote_tools(registry, ws)
+    if trusted:
+        for tool in registry:
+            tool.integrity = Integrity.TRUSTED  # type: ignore[attr-defined]  # a RemoteTool's
     return registry, problems
 
 

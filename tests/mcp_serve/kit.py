@@ -21,6 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from toolwire.core.lifecycle import RunStatus
 from toolwire.core.sealing import StateKey
+from toolwire.demo import WORKSPACE_TOML
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.runs.runtime import OperatorDecision, Runtime
 from toolwire.store import RunStore
@@ -69,6 +70,7 @@ class Host:
     demo: Path
     db: Path
     env: dict[str, str]
+    workspace: Path | None = None  # another workspace file than the demo's own
 
     @classmethod
     def make(cls, tmp: Path, demo: Path) -> Host:
@@ -87,7 +89,8 @@ class Host:
         return cls(tmp=tmp, demo=demo, db=db, env=env)
 
     def command(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "toolwire", "mcp", "--workspace", str(self.demo), *args]
+        workspace = str(self.workspace or self.demo)
+        return [sys.executable, "-m", "toolwire", "mcp", "--workspace", workspace, *args]
 
     @asynccontextmanager
     async def session(self, *args: str, **client: Any) -> AsyncIterator[ClientSession]:
@@ -133,6 +136,15 @@ class Host:
         registry = default_registry()
         registry.availability = store.load_availability()
         return Runtime(registry, recorder=store, state_key=KEY)
+
+
+def with_prompts(host: Host, prompts: str) -> Path:
+    """A workspace file beside the demo's, the demo's own with ``prompts`` (TOML) added; the
+    host's workspace from now on."""
+    path = host.demo / f"prompts-{host.tmp.name}.toml"
+    path.write_text(WORKSPACE_TOML + "\n" + prompts)
+    host.workspace = path
+    return path
 
 
 @dataclass

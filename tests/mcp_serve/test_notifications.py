@@ -175,3 +175,25 @@ def test_at_full_privacy_log_messages_carry_the_calls_content(host: Host) -> Non
     assert "customers" in completed.data["tool_result"]
     assert unknown.data["tool_name"] == "no_such_tool"
     assert failed.data["tool_arguments"] == {"path": "no/such.md"}
+
+
+def test_at_debug_a_host_hears_a_call_start_run_and_complete_without_content(host: Host) -> None:
+    async def scenario() -> list[types.LoggingMessageNotificationParams]:
+        heard = Heard()
+        async with host.session(logging_callback=heard.log) as session:
+            await set_level(session, "debug")
+            await session.call_tool("read_records", READ_CUSTOMERS)
+            await heard.until(logs=3)
+            return heard.logs
+
+    started, ran, completed = anyio.run(scenario)
+    with host.store() as store:
+        (run,) = store.list_runs()
+    assert [m.level for m in (started, ran, completed)] == ["debug", "debug", "info"]
+    assert [m.data["outcome"] for m in (started, ran, completed)] == ["started", "ran", "completed"]
+    assert ran.data == {"event": "tools/call", "tool_name": "read_records", "registered": True,
+                        "outcome": "ran", "run_id": run.id, "content_withheld": True}  # fmt: skip
+    assert started.data == {"event": "tools/call", "tool_name": "read_records",
+                            "registered": True, "outcome": "started",
+                            "content_withheld": True}  # fmt: skip
+    assert "customers" not in json.dumps([started.data, ran.data, completed.data])

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 import pytest
+from botocore.credentials import Credentials
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +32,18 @@ from toolwire import (
 )
 from toolwire.core.bounding import CONTENT_BYTE_CAP, bound_content
 from toolwire.core.personal import mask_personal
+from toolwire.providers.aws_auth import AwsCredentials
+from toolwire.providers.bedrock import BedrockProvider
+from toolwire.providers.http import HttpSettings
 
+from .bedrock_server import (
+    ACCESS_KEY,
+    REGION,
+    SECRET_KEY,
+    SESSION_TOKEN,
+    FakeBedrock,
+    bedrock_loopback,
+)
 from .servers import ADAPTERS, Captured, FakeModel, loopback, make_provider
 
 # Characters JSON must escape, markup, and non-ASCII of 2, 3 and 4 UTF-8 bytes.
@@ -120,8 +132,10 @@ def script(plan: list[list[tuple[str, str]]]) -> list[Any]:
 
 
 def asked_to_stream(captured: Captured) -> bool:
-    """Whether a request asked for server-sent events (Gemini says so in its path)."""
-    return ":streamGenerateContent" in captured.path or captured.json().get("stream") is True
+    """Whether a request asked for a stream (Gemini and Bedrock say so in the path)."""
+    path = captured.path
+    streamed = ":streamGenerateContent" in path or path.endswith("/converse-stream")
+    return streamed or captured.json().get("stream") is True
 
 
 def check(
@@ -174,6 +188,33 @@ def test_no_artifact_byte_reaches_the_wire_over_loopback(
     model.turns = script(plan)
     model.captured.clear()
     result = run_probe(make_provider(name, base=base), plan, stream=stream)
+    check(model.captured, result, plan, stream)
+
+
+@pytest.fixture(scope="module")
+def bedrock_server() -> Iterator[tuple[FakeBedrock, str]]:
+    model = FakeBedrock()
+    with bedrock_loopback(model) as base:
+        yield model, base
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(plan=runs())
+def test_no_artifact_byte_reaches_bedrock_over_signed_loopback(
+    bedrock_server: tuple[FakeBedrock, str], stream: bool, plan: list[list[tuple[str, str]]]
+) -> None:
+    """The same proof for Bedrock's Converse and its event stream, each request's signature
+    checked by the fake runtime."""
+    model, base = bedrock_server
+    model.turns = script(plan)
+    model.captured.clear()
+    credentials = AwsCredentials(Credentials(ACCESS_KEY, SECRET_KEY, SESSION_TOKEN), REGION)
+    provider = BedrockProvider(model="amazon.nova-pro-v1:0", credentials=credentials,
+                               base_url=base, http=HttpSettings(timeout=10))  # fmt: skip
+    result = run_probe(provider, plan, stream=stream)
     check(model.captured, result, plan, stream)
 
 

@@ -26,6 +26,7 @@ def test_a_built_request_is_its_keyword_form() -> None:
         "dropped_turns": 3,
         "output": OutputSchema.of({"type": "object"}),
         "output_forced": True,
+        "on_failure": sink,
     }
     assert tuple(values) == tuple(f.name for f in dataclasses.fields(CompletionRequest))
     built = new_request(*values.values())  # type: ignore[arg-type]

@@ -66,7 +66,7 @@ def test_base_url_trust_zone_and_explicit_key() -> None:
             "mistrall",
             {"model": "m"},
             "unknown provider 'mistrall'; choose one of openai, openai-responses, anthropic, "
-            "gemini, llama-server, llama-cpp-python, litellm, ollama, vllm, lmstudio, "
+            "gemini, bedrock, llama-server, llama-cpp-python, litellm, ollama, vllm, lmstudio, "
             "openrouter, mistral, groq, deepseek, xai, together, fireworks, cerebras, "
             "azure-openai, azure-openai-responses, vertex, vertex-anthropic, scripted",
         ),

@@ -3,6 +3,7 @@ the raw bytes the database holds (SQLite file and WAL; every PostgreSQL column a
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 
@@ -21,6 +22,7 @@ from toolwire import (
     tool,
 )
 from toolwire.core.lifecycle import RunStatus
+from toolwire.mcp.resources import shown_run
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.responses import ResponsesProvider
@@ -220,3 +222,67 @@ def test_a_responses_api_run_stores_no_api_key_at_any_level(backend: Backend) ->
         assert outcome.run_id.encode() in data
         assert key.encode() not in data
         assert ENCRYPTED.format(0).encode() in data  # the state a resumed run replays
+
+
+ARTIFACT_CANARIES = ("table", "text", "kv", "code", "link", "label")
+
+
+@pytest.mark.parametrize("level", list(PrivacyLevel))
+def test_a_run_read_by_an_mcp_host_holds_no_artifact_and_nothing_its_level_withholds(
+    backend: Backend, level: PrivacyLevel
+) -> None:
+    store = backend.open(PrivacyLevel.FULL)
+    outcome = planted_run(store)
+    stored = store.get_run(outcome.run_id)
+    store.close()
+    assert stored is not None
+    view = json.dumps(shown_run(stored, level, lambda name: name == "dossier"))
+    assert [n for n in ARTIFACT_CANARIES if CANARIES[n] in view] == []  # artifacts never
+    if level.keeps_content:
+        assert CANARIES["result"] in view and CANARIES["answer"] in view
+    else:
+        assert found_in(view.encode(), CANARIES) == [] and found_in(view.encode(), SECRETS) == []
+        assert '"tool_name": "dossier"' in view
+    if level is PrivacyLevel.REDACTED:
+        assert found_in(view.encode(), SECRETS) == []
+
+
+@pytest.mark.parametrize("level", [PrivacyLevel.FULL, PrivacyLevel.REDACTED])
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_bedrock_run_stores_no_aws_credential(
+    backend: Backend, level: PrivacyLevel, stream: bool
+) -> None:
+    """A signed run, raw bodies captured, kept at the most revealing levels: the signature's
+    key id, secret and session token are nowhere in the store."""
+    from botocore.credentials import Credentials
+
+    from toolwire.providers.aws_auth import AwsCredentials
+    from toolwire.providers.bedrock import BedrockProvider
+
+    from ..providers.bedrock_server import (
+        ACCESS_KEY,
+        REGION,
+        SECRET_KEY,
+        SESSION_TOKEN,
+        FakeBedrock,
+        bedrock_loopback,
+    )
+
+    store = backend.open(level)
+    model = FakeBedrock([[("dossier", {"subject": CANARIES["arguments"]})], CANARIES["answer"]])
+    credentials = AwsCredentials(Credentials(ACCESS_KEY, SECRET_KEY, SESSION_TOKEN), REGION)
+    with bedrock_loopback(model) as base:
+        provider = BedrockProvider(model="amazon.nova-pro-v1:0", credentials=credentials,
+                                   base_url=base)  # fmt: skip
+        request = RunRequest.of(
+            CANARIES["prompt"], provider=provider,
+            options=RunOptions(capture_raw=True, stream=stream),
+        )  # fmt: skip
+        outcome = Runtime(ToolRegistry([dossier]), recorder=store).run_sync(request)
+    assert outcome.status is RunStatus.COMPLETED and outcome.store_error is None
+    store.close()
+    data = backend.raw_bytes()
+    assert outcome.run_id.encode() in data
+    assert CANARIES["prompt"].encode() in data  # both levels keep the conversation
+    assert len(model.captured) == 2
+    assert found_in(data, {"key": ACCESS_KEY, "secret": SECRET_KEY, "token": SESSION_TOKEN}) == []

@@ -261,11 +261,12 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
     from toolwire.policy.privacy import (
         CONTEXT_CONTENT,
         DECISION_CONTENT,
+        FAILED_CONTENT,
         LLM_CONTENT,
         REQUEST_CONTENT,
         TOOL_CONTENT,
     )
-    from toolwire.policy.trace import ContextStep, DecisionStep
+    from toolwire.policy.trace import ContextStep, DecisionStep, FailedStep
 
     common = {"kind", "round", "duration_ms", "start_ms"}  # start_ms: a time, no content
     metadata: dict[Any, set[str]] = {
@@ -275,14 +276,20 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
         | {"tokens_estimated"}  # whether the counts are toolwire's estimate: no content
         | {"cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost"}
         | {"registered_tool_names"}
-        | {"response_model", "response_id"},  # kept where plain, else as digests
+        | {"response_model", "response_id"}  # kept where plain, else as digests
+        | {"output_problem"}  # what of the schema an answer missed: the schema's words only
+        | {"provider"},  # the chain's provider that answered: the operator's name for it
         ToolStep: common
         | {"tool_call_id", "tool_name", "tool_result_bytes", "tool_is_error", "tool_refused"}
-        | {"tool_registered"},
+        | {"tool_registered"}
+        | {"tool_integrity"},  # trusted or untrusted: a label of the tool's, no content
         DecisionStep: common | {"decision", "decided_by", "turn_digest", "decided_at"},
         ContextStep: common
         | {"dropped_exchanges", "dropped_messages", "tokens_before", "tokens_after"}
         | {"context_window", "reserved_tokens"},
+        # A chain's provider that failed, the error's class and status, the HTTP layer's
+        # bounded, redacted line (what the run's own error keeps), the provider asked next.
+        FailedStep: common | {"provider", "error_class", "error", "error_status", "next_provider"},
     }
     content = {
         RequestStep: REQUEST_CONTENT,
@@ -290,12 +297,14 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
         ToolStep: TOOL_CONTENT,
         DecisionStep: DECISION_CONTENT,
         ContextStep: CONTEXT_CONTENT,
+        FailedStep: FAILED_CONTENT,
     }
     for kind, fields in metadata.items():
         assert set(kind._fields) == fields | content[kind], kind.__name__
         assert not fields & content[kind], kind.__name__
     assert CONTENT_KEYS == REQUEST_CONTENT | LLM_CONTENT | TOOL_CONTENT | DECISION_CONTENT
     assert not CONTEXT_CONTENT  # counts and token figures: nothing anyone said
+    assert not FAILED_CONTENT  # names and the HTTP layer's own line
 
 
 def test_a_decision_keeps_who_and_when_and_withholds_the_reason_below_redacted() -> None:

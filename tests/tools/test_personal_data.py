@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from toolwire import ChatMessage, RunOptions, ToolCall, ToolContext, User
+from toolwire.core.errors import ConfigError
 from toolwire.core.trust import TrustZone
 from toolwire.demo._content import CUSTOMERS
 from toolwire.mcp.serve import ServedTools
@@ -132,6 +133,25 @@ def test_the_workspace_policy_names_the_zones(tmp_path: Path, workspace: Workspa
     file.write_text('personal_data_shown_to = ["moon"]\n')
     with pytest.raises(Exception, match="personal_data_shown_to: unknown trust zone 'moon'"):
         load_workspace(file)
+
+
+@pytest.mark.parametrize(
+    ("zones", "missing"),
+    [('["external_eu"]', "local, private_hosted"), ('["local", "external_global"]',
+     "private_hosted, external_eu")],
+)  # fmt: skip
+def test_a_policy_showing_a_zone_but_not_a_more_trusted_one_is_refused(
+    tmp_path: Path, zones: str, missing: str
+) -> None:
+    # The least trusted zone a run can reach (a fallback chain's least trusted provider's)
+    # decides what it is shown; that holds for every zone it reaches only on such a policy.
+    file = tmp_path / "workspace.toml"
+    file.write_text(f"personal_data_shown_to = {zones}\n")
+    with pytest.raises(ConfigError, match=f"but not {missing}: a zone more trusted"):
+        load_workspace(file)
+    file.write_text('personal_data_shown_to = ["external_eu", "private_hosted", "local"]\n')
+    shown = load_workspace(file).personal_data_shown_to
+    assert shown == {TrustZone.LOCAL, TrustZone.PRIVATE_HOSTED, TrustZone.EXTERNAL_EU}
 
 
 def test_secrets_stay_masked_in_a_local_zone(workspace: Workspace) -> None:

@@ -34,6 +34,7 @@ from toolwire.cli.options import (
     PrivacyOption,
     ProviderOption,
     ReasoningOption,
+    RegionOption,
     ToolChoiceOption,
     TrustZoneOption,
     form_reasoning,
@@ -57,6 +58,7 @@ def demo(
     provider: ProviderOption = "scripted",
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
+    region: RegionOption = None,
     trust_zone: TrustZoneOption = None,
     tool_choice: ToolChoiceOption = "auto",
     data_dir: Annotated[
@@ -95,7 +97,8 @@ def demo(
     registry = default_registry()
     try:
         check_tool_choice(registry, tool_choice)
-        factory = provider_factory(SCRIPT_PATH, base_url=base_url, trust_zone=trust_zone)
+        factory = provider_factory(SCRIPT_PATH, base_url=base_url, trust_zone=trust_zone,
+                                   region=region)  # fmt: skip
         factory(provider, model)  # a missing key or model fails now, not at the first run
         if not in_demo_folder:
             store = open_store(choice, level, announce=True)

@@ -145,6 +145,7 @@ def _served(
         holds=store is not None,
         decision_seconds=decision_seconds,
         privacy=privacy,
+        runs=store,
     )
 
 

@@ -1,6 +1,6 @@
 """The options every command that starts a run takes: the provider (``--provider``,
-``--model``, ``--base-url``, ``--trust-zone``), the tool choice, reasoning, streaming, budgets,
-the privacy level.
+``--model``, ``--base-url``, ``--trust-zone``, and ``--region`` for Bedrock), the tool choice,
+reasoning, streaming, budgets, the privacy level.
 
 ``run``, ``demo``, ``serve`` and ``mcp`` take them from here, so they are spelled and checked
 alike. Each bad value is a usage error naming the option and its choices (exit status 2),
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -25,6 +26,7 @@ from toolwire.core.output import NAME as OUTPUT_NAME
 from toolwire.core.output import OutputSchema
 from toolwire.core.trust import TrustZone
 from toolwire.policy.privacy import PrivacyLevel
+from toolwire.providers.aws_auth import checked_region
 from toolwire.providers.base import Reasoning, parse_tool_choice
 from toolwire.providers.presets import PROVIDER_NAMES, MaxTokensField, check_provider_name
 
@@ -181,6 +183,36 @@ ProviderOption = Annotated[
     typer.Option("--provider", callback=checked_by(check_provider_name, "--provider"),
                  help="The model provider: " + ", ".join(PROVIDER_NAMES) + "."),
 ]  # fmt: skip
+
+
+def parse_fallback(value: str | None) -> list[tuple[str, str | None]]:
+    """``--fallback NAME[,NAME...]``: each a provider name as ``--provider`` takes it, or
+    ``NAME:MODEL`` (the model may hold colons of its own: ``ollama:llama3:8b``); without a
+    model, the run's ``--model``. A ``ConfigError`` names a bad entry."""
+    if value is None:
+        return []
+    chain: list[tuple[str, str | None]] = []
+    for entry in value.split(","):
+        name, colon, model = entry.strip().partition(":")
+        if not name:
+            raise ConfigError("--fallback takes provider names separated by commas (NAME or "
+                              "NAME:MODEL); one is empty")  # fmt: skip
+        check_provider_name(name)
+        if colon and not model.strip():
+            raise ConfigError(f"--fallback {name}: a model name after the colon is required")
+        chain.append((name, model.strip() or None))
+    return chain
+
+
+FallbackOption = Annotated[
+    str | None,
+    typer.Option("--fallback", metavar="NAME[,NAME...]",
+                 callback=checked_by(parse_fallback, "--fallback"),
+                 help="Providers to ask, in order, when the run's own fails in a way worth "
+                 "another try (unreachable, 429, 5xx, a timeout): each a --provider name, or "
+                 "NAME:MODEL; keys come from the environment. The run is offered only what "
+                 "the least trusted of them may see."),
+]  # fmt: skip
 ModelOption = Annotated[
     str | None, typer.Option("--model", help="The model to ask (HTTP providers).")
 ]
@@ -207,9 +239,32 @@ ApiVersionOption = Annotated[
 ]  # fmt: skip
 RegionOption = Annotated[
     str | None,
-    typer.Option("--region", help="The cloud region: Vertex AI's location (default: "
-                 "GOOGLE_CLOUD_LOCATION), the Azure resource's region (default: "
-                 "AZURE_OPENAI_REGION); an EU region makes the zone external_eu."),
+    typer.Option("--region", callback=checked_by(checked_region, "--region"),
+                 help="The AWS region (--provider bedrock; else AWS_REGION or the profile's)."),
+]  # fmt: skip
+# Azure's region names (westeurope, "West Europe") and Google Cloud's (europe-west4): words
+# and hyphens, never a dot or a slash (an AWS region becomes part of a host name).
+_CLOUD_REGION = re.compile(r"[A-Za-z0-9]+(?:[ -][A-Za-z0-9]+)*")
+
+
+def cloud_region(value: str) -> str:
+    """An AWS region, or a region name of Azure's or Google Cloud's; else the AWS check's
+    ``ValueError``."""
+    try:
+        return checked_region(value)
+    except ValueError:
+        if _CLOUD_REGION.fullmatch(value.strip()):
+            return value.strip()
+        raise
+
+
+RunRegionOption = Annotated[
+    str | None,
+    typer.Option("--region", callback=checked_by(cloud_region, "--region"),
+                 help="The cloud region: Bedrock's AWS region (else AWS_REGION "
+                 "or the profile's), Vertex AI's location (else GOOGLE_CLOUD_LOCATION), the "
+                 "Azure resource's region (else AZURE_OPENAI_REGION); an EU region makes the "
+                 "zone external_eu."),
 ]  # fmt: skip
 ProjectOption = Annotated[
     str | None,

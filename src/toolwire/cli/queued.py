@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolwire.cli.show import decided, error, plural, safe, unoffered
+from toolwire.cli.show import decided, error, failed_text, plural, safe, unoffered
 from toolwire.core.errors import ToolwireError
 
 if TYPE_CHECKING:
@@ -97,6 +97,9 @@ def stored_step_line(step: Mapping[str, Any]) -> Text:
     if kind == "decision":
         verb = decided(str(step.get("decision")))
         return head + Text(f"  {verb} by {safe(str(step.get('decided_by')), 60)}", style="magenta")
+    if kind == "provider_failed":
+        line = failed_text(step.get("provider"), step.get("error_class"), step.get("next_provider"))
+        return head + Text(line, style="yellow")
     if kind == "context_truncated":
         dropped = _number(step.get("dropped_exchanges"))
         return head + Text(f"✂ context: dropped {plural(dropped, 'old exchange')}", style="yellow")

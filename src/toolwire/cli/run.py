@@ -24,6 +24,7 @@ from toolwire.cli.options import (
     BaseUrlOption,
     ContextWindowOption,
     DeploymentOption,
+    FallbackOption,
     MaxConcurrencyOption,
     MaxCostOption,
     MaxRemoteCallsOption,
@@ -37,10 +38,11 @@ from toolwire.cli.options import (
     ProjectOption,
     ProviderOption,
     ReasoningOption,
-    RegionOption,
+    RunRegionOption,
     ToolChoiceOption,
     TrustZoneOption,
     load_output_schema,
+    parse_fallback,
     parse_reasoning,
 )
 from toolwire.cli.outcome import Output, report
@@ -75,12 +77,13 @@ def run(
     provider_name: ProviderOption = "scripted",
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
+    region: RunRegionOption = None,
     trust_zone: TrustZoneOption = None,
     deployment: DeploymentOption = None,
     api_version: ApiVersionOption = None,
-    region: RegionOption = None,
     project: ProjectOption = None,
     auth: AuthOption = None,
+    fallback: FallbackOption = None,
     tool_choice: ToolChoiceOption = "auto",
     workspace: Annotated[
         Path | None,
@@ -143,6 +146,7 @@ def run(
     from toolwire.providers.select import create_provider
     from toolwire.runs.runtime import RunRequest, Runtime
     from toolwire.tools.api import ToolContext, User
+    from toolwire.workspace.containment import UntrustedActions
 
     output = output_mode(as_json=as_json, quiet=quiet)
     # What a person reads: stdout for the plain command, stderr when stdout is for a script.
@@ -157,9 +161,14 @@ def run(
                               auth=auth)  # fmt: skip
         provider = create_provider(
             provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone,
-            max_tokens_field=field, cloud=cloud,
+            max_tokens_field=field, region=region, cloud=cloud,
         )  # fmt: skip
+        chain = [
+            create_provider(name, model=named or model, script=script, max_tokens_field=field)
+            for name, named in parse_fallback(fallback)
+        ]
         options = RunOptions(
+            fallback=chain,
             max_rounds=max_rounds,
             allowed_tools=[] if no_tools else tool,
             reasoning=parse_reasoning(reasoning),
@@ -173,6 +182,8 @@ def run(
             tool_choice=tool_choice,
             output=None if output_schema is None else load_output_schema(output_schema),
             name=run_name,
+            # With no one at the terminal, a call the run's containment holds is refused.
+            untrusted_actions=None if interactive() else UntrustedActions.REFUSE,
         )
         context = ToolContext(
             user=User("cli", is_admin=True) if admin else None,

@@ -21,6 +21,7 @@ from toolwire.cli.options import (
     ModelOption,
     PrivacyOption,
     ProviderOption,
+    RegionOption,
     ToolChoiceOption,
     TrustZoneOption,
 )
@@ -80,7 +81,8 @@ def build_settings(
     registry = registry_for(notices(), None, tools_workspace, every_server=True)
     served = served or Served()
     check_tool_choice(registry, served.tool_choice)
-    factory = provider_factory(script, base_url=served.base_url, trust_zone=served.trust_zone)
+    factory = provider_factory(script, base_url=served.base_url, trust_zone=served.trust_zone,
+                               region=served.region)  # fmt: skip
     if served.provider != "scripted":
         factory(served.provider, served.model)  # a missing key or model fails now
     key = make_key(key_folder)
@@ -121,6 +123,7 @@ class Served:
     base_url: str | None = None
     trust_zone: str | None = None
     tool_choice: str = "auto"
+    region: str | None = None
 
 
 @app.command()
@@ -138,6 +141,7 @@ def serve(
     provider: ProviderOption = "scripted",
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
+    region: RegionOption = None,
     trust_zone: TrustZoneOption = None,
     tool_choice: ToolChoiceOption = "auto",
     privacy: PrivacyOption = PrivacyLevel.METADATA.value,
@@ -166,7 +170,8 @@ def serve(
         settings = build_settings(
             script, store, level, workspace=workspace, allow_remote=allow_remote,
             queue_runs=queue, served=Served(provider=provider, model=model, base_url=base_url,
-                                            trust_zone=trust_zone, tool_choice=tool_choice),
+                                            trust_zone=trust_zone, tool_choice=tool_choice,
+                                            region=region),
         )  # fmt: skip
         if queue:
             from toolwire.inspector.queued import queue_of

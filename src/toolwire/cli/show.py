@@ -20,7 +20,15 @@ from rich.text import Text
 
 from toolwire.core.jsonenc import dumps
 from toolwire.core.lifecycle import RunStatus
-from toolwire.policy.trace import ContextStep, DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
+from toolwire.policy.trace import (
+    ContextStep,
+    DecisionStep,
+    FailedStep,
+    LlmStep,
+    RequestStep,
+    RunStep,
+    ToolStep,
+)
 from toolwire.providers.base import Delta
 from toolwire.tools.policy import workspace_note
 
@@ -97,7 +105,11 @@ def step_line(step: RunStep) -> Text:
         case LlmStep():
             calls = step.requested_tool_calls or ()
             what = "calls " + ", ".join(safe(c.name, 60) for c in calls) if calls else "answers"
-            return head + Text(f"← model {what} ({step.duration_ms:.0f} ms)", style="cyan")
+            who = f" [{safe(step.provider, 60)}]" if step.provider else ""
+            return head + Text(f"← model{who} {what} ({step.duration_ms:.0f} ms)", style="cyan")
+        case FailedStep():
+            return head + Text(failed_text(step.provider, step.error_class, step.next_provider),
+                               style="yellow")  # fmt: skip
         case DecisionStep():
             return head + Text(decision_text(step), style="magenta")
         case ToolStep():
@@ -123,6 +135,12 @@ def _tool_text(step: ToolStep) -> Text:
         + status
         + Text(f" ({step.duration_ms:.1f} ms, {count} artifacts): {safe(step.tool_result)}")
     )
+
+
+def failed_text(provider: object, error_class: object, next_provider: object) -> str:
+    """A failed attempt of a fallback chain: who failed, how, and who is asked next."""
+    then = f"; trying {safe(str(next_provider), 60)}" if next_provider else ""
+    return f"✗ provider {safe(str(provider), 60)} failed ({safe(str(error_class), 40)}){then}"
 
 
 def context_text(step: ContextStep) -> str:
@@ -161,10 +179,16 @@ def pause_lines(pause: Pause) -> list[Text]:
         mark = " (changed)" if preview.index in changed else ""
         lines.append(Text(f"  call {preview.index + 1}: {safe(preview.tool, 60)}{mark}",
                           style="bold"))  # fmt: skip
+        if preview.held is not None:  # why the run's containment holds it for a person
+            lines.append(Text(f"    held: {safe(preview.held, None)}", style="yellow"))
         for line in preview.lines:
             shown, visible = preview_line(line)
             lines.append(Text("    ") + shown)
             marked = marked or visible
+    for refused in pause.refused:  # refused by the run's containment: never run, whatever
+        name = pause.calls[refused.at].name if refused.at < len(pause.calls) else "?"
+        said = f"(refused: {safe(refused.reason, 40)}; it does not run)"
+        lines.append(Text(f"  call {refused.at + 1}: {safe(name, 60)} {said}", style="yellow"))
     if marked:
         lines.append(Text(f"  {WHITESPACE_LEGEND}", style="dim"))
     if pause.input_tool is not None:

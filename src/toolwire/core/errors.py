@@ -18,6 +18,8 @@ never the model or the inspector's DOM.
     │   ├── ProviderConnectionError the server could not be reached
     │   ├── MalformedResponse       the body (or event stream) is not what the API documents
     │   ├── EmptyCompletion         a turn with no text and no tool calls
+    │   ├── CircuitOpen             every provider of a fallback chain is resting after
+    │   │                           failing again and again (its circuit is open)
     │   └── ScriptExhausted         the scripted provider has no turn left
     ├── RunCancelled                raised from an observer to stop a run at a step boundary
     ├── StateError                  a suspended run's sealed state cannot be used
@@ -124,6 +126,13 @@ class MalformedResponse(ProviderError):
 
 class EmptyCompletion(ProviderError):
     """The model's turn held nothing: no text and no tool calls. Never a completed run."""
+
+
+class CircuitOpen(ProviderError):
+    """No provider of a fallback chain may be asked now: each one's circuit opened after
+    consecutive failures and has not cooled down yet (:mod:`toolwire.providers.fallback`)."""
+
+    retryable = True
 
 
 class ScriptExhausted(ProviderError):

@@ -1,6 +1,7 @@
-"""Where a model runs (``TrustZone``) and how sensitive a tool's data is (``DataClass``).
+"""Where a model runs (``TrustZone``), how sensitive a tool's data is (``DataClass``), and how
+far a tool's output may be believed as instructions (``Integrity``).
 
-The one owner of both vocabularies, a leaf module every other module may import. A zone has
+The one owner of these vocabularies, a leaf module every other module may import. A zone has
 a ceiling: the most sensitive class of data a tool may have and still be offered to a model
 there.
 
@@ -18,6 +19,7 @@ word. A *missing* value (``None``) is the strictest: ``secret_adjacent``, ``exte
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum, StrEnum
 
 from toolwire.core.errors import ConfigError
@@ -56,7 +58,8 @@ DEFAULT_DATA_CLASS = DataClass.SECRET_ADJACENT.name.lower()
 
 
 class TrustZone(StrEnum):
-    """Where the provider runs, which bounds what data may be sent to it."""
+    """Where the provider runs, which bounds what data may be sent to it. Declared most
+    trusted first: each zone's ceiling is at most the one before it."""
 
     LOCAL = "local"
     PRIVATE_HOSTED = "private_hosted"
@@ -82,6 +85,41 @@ class TrustZone(StrEnum):
     @property
     def ceiling(self) -> DataClass:
         return _CEILINGS[self]
+
+    @classmethod
+    def least_trusted(cls, zones: Iterable[object]) -> TrustZone:
+        """The least trusted of ``zones`` (each parsed as :meth:`parse` does): where data sent
+        to any of them may go. The zones are declared most trusted first; none at all is the
+        least trusted zone."""
+        order = list(cls)
+        parsed = [cls.parse(zone) for zone in zones]
+        return max(parsed, key=order.index) if parsed else cls.EXTERNAL_GLOBAL
+
+    @property
+    def more_trusted(self) -> tuple[TrustZone, ...]:
+        """The zones more trusted than this one, most trusted first."""
+        order = list(TrustZone)
+        return tuple(order[: order.index(self)])
+
+
+class Integrity(StrEnum):
+    """How far the text of a tool's result may be believed as instructions."""
+
+    TRUSTED = "trusted"
+    UNTRUSTED = "untrusted"
+
+    @classmethod
+    def parse(cls, value: object, where: str = "integrity") -> Integrity:
+        """The label ``value`` names (any case); anything else is a ``ConfigError`` naming
+        ``where`` and the choices."""
+        if isinstance(value, Integrity):
+            return value
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            raise ConfigError(
+                f"{where}: unknown integrity label {_shown(value)}: choose trusted or untrusted"
+            ) from None
 
 
 _CEILINGS = {

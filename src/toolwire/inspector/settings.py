@@ -142,17 +142,20 @@ class ServedProviders:
     host, no query or fragment). An environment key goes only to the base URL it was set up
     for (the preset's, or the server's ``--base-url``): a URL from the form gets no key, so a
     hosted API behind one is refused, and a page can never send the server's key elsewhere.
+    Bedrock signs with the AWS credentials of the server's process, which no ``environ`` holds
+    back: it is refused at any URL from the form but the server's own.
     """
 
     scripted: ProviderFactory
     base_url: str | None = None
     trust_zone: str | None = None
+    region: str | None = None  # Bedrock's AWS region (else AWS_REGION or the profile's)
 
     def __call__(self, name: str, model: str | None) -> Provider:
         if name == "scripted":
             return self.scripted(name, model)
         return create_provider(name, model=model, base_url=self.base_url,
-                               trust_zone=self.trust_zone)  # fmt: skip
+                               trust_zone=self.trust_zone, region=self.region)  # fmt: skip
 
     def at(self, name: str, model: str | None, base_url: str) -> Provider:
         if name == "scripted":
@@ -160,12 +163,20 @@ class ServedProviders:
         url = checked_base_url(name, base_url)
         if url == (self.base_url or "").rstrip("/"):
             return self(name, model)
+        if name == "bedrock":  # its signature carries the server's credentials
+            raise ConfigError("base_url: bedrock signs with this server's AWS credentials, so it "
+                              "calls only the server's own endpoint")  # fmt: skip
         return create_provider(name, model=model, base_url=url, trust_zone=self.trust_zone,
                                environ={})  # fmt: skip
 
 
 def provider_factory(
-    script: Path | None, *, base_url: str | None = None, trust_zone: str | None = None
+    script: Path | None,
+    *,
+    base_url: str | None = None,
+    trust_zone: str | None = None,
+    region: str | None = None,
 ) -> ServedProviders:
     """The served providers (see ``ServedProviders``)."""
-    return ServedProviders(scripted_factory(script), base_url=base_url, trust_zone=trust_zone)
+    return ServedProviders(scripted_factory(script), base_url=base_url, trust_zone=trust_zone,
+                           region=region)  # fmt: skip

@@ -1,7 +1,8 @@
 """A turn's calls as jobs for :mod:`toolwire.loop.turn`, and the tool choice each round sends.
 
 Invariants:
-- A call past the turn's call limit, or refused by a person's decision, becomes a job answered
+- A call past the turn's call limit, refused by a person's decision or by the run's
+  containment (:func:`refused_jobs`), becomes a job answered
   with its fixed refusal from the seam (:func:`toolwire.loop.seam.past_limit`,
   :func:`toolwire.loop.seam.refusal`): it never runs.
 - A job runs ``alone`` when its tool is sequential-only (from the segment's :class:`Offer`, or
@@ -17,14 +18,15 @@ from collections.abc import Sequence
 from toolwire.core.errors import ConfigError
 from toolwire.core.messages import ToolCall
 from toolwire.loop.offer import Offer
-from toolwire.loop.seam import past_limit, refusal
+from toolwire.loop.seam import Refused, past_limit, refusal
+from toolwire.loop.state import Contained
 from toolwire.loop.suspension import Answer, Refuse
 from toolwire.loop.turn import Job
 from toolwire.providers.base import ToolChoice
 from toolwire.tools.api import runs_concurrently
 from toolwire.tools.registry import ToolRegistry
 
-__all__ = ["check_choice", "decided_jobs", "round_choice", "turn_jobs"]
+__all__ = ["check_choice", "decided_jobs", "refused_jobs", "round_choice", "turn_jobs"]
 
 
 def turn_jobs(
@@ -41,6 +43,18 @@ def turn_jobs(
         else Job(call, call.decoded_arguments(), past_limit(limit))
         for index, call in enumerate(calls)
     ]
+
+
+def refused_jobs(jobs: Sequence[Job], contained: Sequence[Contained] | None) -> Sequence[Job]:
+    """``jobs`` with each call the run's containment refused answered with its refusal."""
+    if not contained:
+        return jobs
+    refused = {c.at: c for c in contained}
+    return [
+        job if (c := refused.get(i)) is None
+        else job._replace(refused=refusal(c.text, Refused(c.reason)))
+        for i, job in enumerate(jobs)
+    ]  # fmt: skip
 
 
 def decided_jobs(

@@ -24,6 +24,10 @@ Invariants:
   (:func:`toolwire.loop.seam.may_block_loop`): ``exclusive`` says whether the run's event loop
   runs nothing else (by default, whether the segment's task is the loop's only one).
 - A round makes one new state, when its calls are done (or when it ends the run).
+- Every call's result is labelled as it enters the conversation, and the state's provenance
+  says what entered (:mod:`toolwire.policy.containment`); a turn of a run that offers a
+  consequential tool is checked against it before any of its calls runs: a held call pauses
+  the turn for approval, a refused one is answered with the seam's text and never runs.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from typing import Any, Protocol
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.core.output import Checked, OutputSchema
-from toolwire.core.trust import TrustZone
+from toolwire.core.trust import Integrity, TrustZone
 from toolwire.loop import remote_calls
 from toolwire.loop.basis import recheck
 from toolwire.loop.endings import (
@@ -52,10 +56,10 @@ from toolwire.loop.endings import (
     ending,
     result_of,
 )
-from toolwire.loop.jobs import check_choice, decided_jobs, round_choice, turn_jobs
+from toolwire.loop.jobs import check_choice, decided_jobs, refused_jobs, round_choice, turn_jobs
 from toolwire.loop.offer import Offer
-from toolwire.loop.seam import Invoked, Seam, sole_task
-from toolwire.loop.state import RunState
+from toolwire.loop.seam import Invoked, Seam, contained, sole_task
+from toolwire.loop.state import Contained, RunState
 from toolwire.loop.suspension import (
     Answer,
     plan,
@@ -74,7 +78,8 @@ from toolwire.loop.window import (
     spec_tokens,
     window_for,
 )
-from toolwire.policy.charter import Charter, ProviderRef, in_scope, submit
+from toolwire.policy.charter import Charter, ProviderRef, in_scope, run_zone, submit
+from toolwire.policy.containment import Labels, Provenance, overrides_of, policy_of
 from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
@@ -87,9 +92,11 @@ from toolwire.providers.base import (
     new_request,
     session_of,
 )
+from toolwire.providers.fallback import chain_of
 from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
+from toolwire.workspace.containment import UntrustedActions
 
 __all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "Checkpoint", "LoopResult", "RunOptions",
            "TerminationReason", "ToolLoop"]  # fmt: skip
@@ -97,6 +104,7 @@ __all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "Checkpoint", "LoopResult", "RunO
 log = logging.getLogger("toolwire.loop")
 _clock = time.perf_counter
 _NO_NAMES: frozenset[str] = frozenset()
+_FREE: tuple[None, None] = (None, None)  # a turn the run's containment neither holds nor refuses
 
 
 class Checkpoint(Protocol):
@@ -125,6 +133,8 @@ class ToolLoop:
         checkpoint: Checkpoint | None = None,
     ) -> None:
         self.provider = checked_provider(provider)
+        # A provider that tries several (a fallback chain) reports each failed attempt.
+        self._chained = getattr(provider, "reports_failures", False) is True
         self.registry = registry
         self.policy = policy or ToolPolicy(registry)
         self.seam = Seam(registry)
@@ -139,9 +149,10 @@ class ToolLoop:
         trace: RunTrace | None = None,
     ) -> LoopResult:
         """Blocking facade over :meth:`run`, for scripts and the command line: the run has
-        its event loop to itself."""
+        its event loop to itself, and no person is taken to be there to approve a call the
+        run's containment holds (it is refused, unless ``options`` ask for approval)."""
         return asyncio.run(self.run(messages, context=context, options=options, trace=trace,
-                                    exclusive=True))  # fmt: skip
+                                    exclusive=True, attended=False))  # fmt: skip
 
     async def run(
         self,
@@ -153,14 +164,24 @@ class ToolLoop:
         run_id: str = "",
         charter: Charter | None = None,
         exclusive: bool | None = None,
+        attended: bool = True,
     ) -> LoopResult:
         """Run ``messages`` to an end. ``charter`` goes with the run's state (the runtime's
         run has one; a bare loop's is made from ``context`` and ``options``). ``exclusive``:
         whether the event loop runs nothing but this run (None: whether this task is its only
-        one; see :func:`toolwire.loop.seam.may_block_loop`)."""
+        one; see :func:`toolwire.loop.seam.may_block_loop`). ``attended``: whether a person can
+        decide on a call the run's containment holds (else it is refused: see
+        :func:`toolwire.policy.containment.policy_of`)."""
         exclusive = sole_task() if exclusive is None else exclusive
         context = context or ToolContext()
         options = options or RunOptions()
+        if options.fallback:  # the run's provider and its fallback, as one chain
+            chained = ToolLoop(chain_of(self.provider, options.fallback), self.registry,
+                               policy=self.policy, checkpoint=self.checkpoint)  # fmt: skip
+            return await chained.run(messages, context=context,
+                                     options=replace(options, fallback=()), trace=trace,
+                                     run_id=run_id, charter=charter,
+                                     exclusive=exclusive)  # fmt: skip
         trace = trace if trace is not None else RunTrace(keeps=False)  # nobody can read it
         offered, refusals = self._offered(options, context)
         check_choice(options.tool_choice, offered)
@@ -171,7 +192,7 @@ class ToolLoop:
         if options.dry_run:
             trace.record_request(1, state.messages, self._names(offered), refusals)
             return result_of(state, "", False, TerminationReason.DRY_RUN, iterations=0)
-        offer = self._offer(offered, options, context, exclusive)
+        offer = self._offer(offered, options, context, exclusive, attended=attended)
         return await self._advance(state, offer, context=context, trace=trace,
                                    refusals=refusals, run_id=run_id)  # fmt: skip
 
@@ -239,8 +260,14 @@ class ToolLoop:
                 return result_of(held, "", False, TerminationReason.SUSPENDED, held)
         started = time.perf_counter()
         invoked = await self.seam.invoke(call, offered, context, inline=exclusive)
+        tool = self.registry.get(call.name) if call.name in offered else None
+        labels = Labels.of(
+            () if tool is None else (tool,), overrides=overrides_of(context.workspace)
+        )
+        integrity = labels.integrity(call.name, refused=invoked.refused is not None)
         _, invocation = self._recorded(trace, 0, (time.perf_counter() - started) * 1000, call,
-                                       invoked, arguments=None, started=started)  # fmt: skip
+                                       invoked, arguments=None, started=started,
+                                       integrity=integrity)  # fmt: skip
         state = RunState(messages=(), options=options, offered=offered,
                          invocations=(invocation,))  # fmt: skip
         ran = call.name in offered and call.name in self.registry
@@ -373,14 +400,17 @@ class ToolLoop:
                 # The form ``ChatMessage.assistant`` makes, without its hop: every round has one.
                 assistant = ChatMessage("assistant", response.content, calls, None, False,
                                         response.provider_state)  # fmt: skip
-                if offer.pausing:  # only a run that offers such a tool can pause
-                    pause = await scan(self.registry, calls, state.offered, context,
-                                       run_id=run_id, rounds=round_,
-                                       limit=options.max_calls_per_turn)  # fmt: skip
-                    if pause is not None:
-                        paused = spent.of(state, (assistant,))._replace(pause=pause)
+                held, contained = (
+                    self._contain(calls, state, offer.labels) if offer.labels.sinks else _FREE
+                )
+                if offer.pausing or held:  # only such a tool, or a held call, can pause
+                    paused = await self._scan(calls, state, spent, assistant, context,
+                                              run_id=run_id, held=held,
+                                              contained=contained)  # fmt: skip
+                    if paused is not None:
                         return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
-                if direct and len(calls) == 1:  # the seam at once: no turn, no coroutine to spare
+                # the seam at once: no turn, no coroutine to spare
+                if direct and len(calls) == 1 and not contained:
                     call = calls[0]
                     arguments = call.decoded_arguments()
                     started = _clock()
@@ -389,12 +419,13 @@ class ToolLoop:
                     if not isinstance(invoked, Invoked):
                         invoked = await invoked
                     state = self._one_call(state, trace, round_, call, invoked, arguments=arguments,
-                                           started=started, spent=spent,
-                                           assistant=assistant)  # fmt: skip
+                                           started=started, spent=spent, assistant=assistant,
+                                           labels=offer.labels)  # fmt: skip
                     continue
                 jobs = turn_jobs(calls, options.max_calls_per_turn, offer, self.registry)
-                state = await self._run_jobs(state, trace, round_, jobs, context, offer=offer,
-                                             spent=spent, assistant=assistant)  # fmt: skip
+                state = await self._run_jobs(state, trace, round_, refused_jobs(jobs, contained),
+                                             context, offer=offer, spent=spent,
+                                             assistant=assistant)  # fmt: skip
             return await self._synthesise(state, trace, specs, window)
 
     def _one_call(
@@ -409,17 +440,56 @@ class ToolLoop:
         started: float,
         spent: Spent,
         assistant: ChatMessage,
+        labels: Labels,
     ) -> RunState:
         """The round's new state after a turn of one call, made with no checkpoint to wrap it
         and no remote budget to spend: what :meth:`_run_jobs` does for it, without the turn's
         machinery (most turns)."""
         elapsed_ms = (_clock() - started) * 1000
+        integrity = labels.integrity(call.name, refused=invoked.refused is not None)
         message, invocation = self._recorded(trace, round_, elapsed_ms, call, invoked,
-                                             arguments=arguments, started=started)  # fmt: skip
+                                             arguments=arguments, started=started,
+                                             integrity=integrity)  # fmt: skip
+        entered = labels.entered(state.provenance, round_, call.name, integrity)
         # One copy of each, made by concatenation: the conversation grows every round.
         return state.after_round(state.messages + (assistant, message),  # noqa: RUF005
                                  state.invocations + (invocation,), spent,  # noqa: RUF005
-                                 state.remote_calls)  # fmt: skip
+                                 state.remote_calls, entered)  # fmt: skip
+
+    async def _scan(
+        self,
+        calls: Sequence[ToolCall],
+        state: RunState,
+        spent: Spent,
+        assistant: ChatMessage,
+        context: ToolContext,
+        *,
+        run_id: str,
+        held: dict[int, str] | None,
+        contained: list[Contained] | None,
+    ) -> RunState | None:
+        """The run paused on this turn (``spent`` and the model's ``assistant`` turn with it),
+        if the turn waits for a person (see :func:`toolwire.loop.suspension.scan`); None when
+        it may run."""
+        pause = await scan(self.registry, calls, state.offered, context, run_id=run_id,
+                           rounds=spent.rounds, limit=state.options.max_calls_per_turn,
+                           held=held, contained=contained or ())  # fmt: skip
+        return None if pause is None else spent.of(state, (assistant,))._replace(pause=pause)
+
+    @staticmethod
+    def _contain(
+        calls: Sequence[ToolCall], state: RunState, labels: Labels
+    ) -> tuple[dict[int, str] | None, list[Contained] | None]:
+        """The calls of a turn the run's containment holds for approval (by index, with the
+        reason an approver reads), or those it refuses (with what the model reads)."""
+        limit = state.options.max_calls_per_turn
+        found = labels.held(calls if len(calls) <= limit else calls[:limit], state.provenance)
+        if not found:
+            return None, None
+        if labels.policy is UntrustedActions.APPROVE:
+            return {i: hold.reason() for i, hold in found.items()}, None
+        answers = [(i, contained(hold)) for i, hold in found.items()]
+        return None, [Contained(i, a.result.content, str(a.refused)) for i, a in answers]
 
     async def _synthesise(
         self, state: RunState, trace: RunTrace, specs: tuple[ToolSpec, ...], window: Window | None
@@ -500,10 +570,11 @@ class ToolLoop:
         them; ``forced``: the run asks again for an answer in the schema; ``output``: the run's
         output schema (None: any answer)."""
         options = state.options
+        failures = trace.failure_sink(round_) if self._chained and trace.keeps else None
         request = new_request(state.messages, specs, choice, options.temperature,
                               options.max_tokens, options.reasoning, options.capture_raw,
                               options.stream, trace.delta_sink(round_),
-                              state.dropped_turns, output, forced)  # fmt: skip
+                              state.dropped_turns, output, forced, failures)  # fmt: skip
         started = _clock()
         response = await self.provider.complete(request)
         elapsed_ms = (_clock() - started) * 1000
@@ -514,6 +585,8 @@ class ToolLoop:
                                                                turn, tools))  # fmt: skip
         usage, calls = response.usage, response.tool_calls
         family, model = price or self._price()
+        if response.provider is not None:  # a chain's answer is priced as its provider's
+            family, model = self._price_of(response.provider, family, model)
         cost = None if family is None else cost_of(family, response.model or model, usage)
         checked = None if output is None or calls else check_answer(output, response)
         if trace.keeps:
@@ -530,6 +603,16 @@ class ToolLoop:
     def _price(self) -> tuple[str | None, str | None]:
         """What prices this loop's calls: the provider's pricing family and model."""
         return pricing_family(self.provider), model_of(self.provider)
+
+    def _price_of(
+        self, name: str, family: str | None, model: str | None
+    ) -> tuple[str | None, str | None]:
+        """The pricing family and model of the chain's provider ``name``, when it has one."""
+        member = getattr(self.provider, "member", None)
+        answered = member(name) if callable(member) else None
+        if answered is None:
+            return family, model
+        return pricing_family(answered), model_of(answered)
 
     @staticmethod
     def _fit(
@@ -584,10 +667,10 @@ class ToolLoop:
         messages = [*state.messages, assistant] if assistant is not None else list(state.messages)
         invocations = list(state.invocations)
         checkpoint = self.checkpoint
-        await self._run_turn(jobs, trace, round_, state, context=context, offer=offer,
-                             messages=messages, invocations=invocations)  # fmt: skip
+        entered = await self._run_turn(jobs, trace, round_, state, context=context, offer=offer,
+                                       messages=messages, invocations=invocations)  # fmt: skip
         at = state if spent is None else spent
-        state = state.after_round(tuple(messages), tuple(invocations), at, remote_spent)
+        state = state.after_round(tuple(messages), tuple(invocations), at, remote_spent, entered)
         if checkpoint is not None:
             await checkpoint.round_done(state)
         return state
@@ -603,8 +686,9 @@ class ToolLoop:
         offer: Offer,
         messages: list[ChatMessage],
         invocations: list[ToolInvocation],
-    ) -> None:
-        """A turn's calls through :func:`run_turn`, each through the checkpoint if there is one."""
+    ) -> Provenance:
+        """A turn's calls through :func:`run_turn`, each through the checkpoint if there is one;
+        what the run's context holds once their results entered it."""
         concurrency = state.options.max_concurrency
         # Whether a call may have another call of its turn beside it (see the seam's rule).
         several = concurrency > 1 and sum(job.refused is None for job in jobs) > 1
@@ -618,14 +702,20 @@ class ToolLoop:
 
             return run() if checkpoint is None else checkpoint.invoke(job, run)
 
+        labels, entered = offer.labels, [state.provenance]
+
         def record(job: Job, invoked: Invoked, elapsed_ms: float, started: float | None) -> None:
+            name = job.call.name
+            integrity = labels.integrity(name, refused=invoked.refused is not None)
             message, invocation = self._recorded(trace, round_, elapsed_ms, job.call, invoked,
-                                                 arguments=job.arguments,
-                                                 started=started)  # fmt: skip
+                                                 arguments=job.arguments, started=started,
+                                                 integrity=integrity)  # fmt: skip
             messages.append(message)
             invocations.append(invocation)
+            entered[0] = labels.entered(entered[0], round_, name, integrity)
 
         await run_turn(jobs, invoke, record, concurrency=concurrency)
+        return entered[0]
 
     def _recorded(
         self,
@@ -637,8 +727,10 @@ class ToolLoop:
         *,
         arguments: dict[str, Any] | None,
         started: float | None,
+        integrity: Integrity | None = None,
     ) -> tuple[ChatMessage, ToolInvocation]:
-        """A call's step recorded; the conversation's message and the result's entry for it."""
+        """A call's step recorded, with the label of what it put in the context; the
+        conversation's message and the result's entry for it."""
         result = invoked.result
         content, is_error = result.content, result.is_error
         message = ChatMessage("tool", content, (), call.id, is_error, None)  # a tool_result
@@ -649,23 +741,42 @@ class ToolLoop:
         if trace.keeps:
             trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes,
                               invoked.refused, started=started,
-                              registered=self.seam.knows(call.name))  # fmt: skip
+                              registered=self.seam.knows(call.name),
+                              integrity=None if integrity is None else integrity.value)  # fmt: skip
         return message, invocation
 
-    def _zone(self, options: RunOptions) -> TrustZone:
-        return TrustZone.parse(options.trust_zone or self.provider.trust_zone)
+    def _zone(self, options: RunOptions, context: ToolContext | None = None) -> TrustZone:
+        """The zone the gate offers tools for: the run's provider's (a chain's least trusted),
+        never more trusted than the zone its context carries (a carried-on segment's is its
+        charter's: a segment served by fewer providers than the run may reach offers no more)."""
+        zone = run_zone(options.trust_zone, self.provider)
+        sealed = None if context is None else context.trust_zone
+        return zone if sealed is None else TrustZone.least_trusted([zone, sealed])
 
     def _offer(
-        self, offered: frozenset[str], options: RunOptions, context: ToolContext, exclusive: bool
+        self,
+        offered: frozenset[str],
+        options: RunOptions,
+        context: ToolContext,
+        exclusive: bool,
+        *,
+        attended: bool = True,
     ) -> Offer:
-        gate = self.policy.gate(context=context, grant=options.grant, zone=self._zone(options))
-        return Offer.of(self.registry, offered, gate, exclusive=exclusive)
+        zone = self._zone(options, context)
+        gate = self.policy.gate(context=context, grant=options.grant, zone=zone)
+        workspace = context.workspace
+        policy = policy_of(options.untrusted_policy, workspace, attended=attended)
+        return Offer.of(self.registry, offered, gate, exclusive=exclusive,
+                        overrides=overrides_of(workspace), policy=policy)  # fmt: skip
 
     def _offered(
         self, options: RunOptions, context: ToolContext
     ) -> tuple[frozenset[str], list[dict[str, str]]]:
         offered, refused = self.policy.offered(
-            options.allowed_tools, context=context, grant=options.grant, zone=self._zone(options)
+            options.allowed_tools,
+            context=context,
+            grant=options.grant,
+            zone=self._zone(options, context),
         )
         for decision in refused:
             log.info("tool %r not offered: %s", decision.name, decision.reason)

@@ -18,14 +18,17 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from toolwire.core.messages import ToolSpec
+from toolwire.core.trust import Integrity
 from toolwire.loop.seam import may_block_loop, on_loop
+from toolwire.policy.containment import Labels
 from toolwire.tools.api import input_model_of, is_remote, needs_approval, runs_concurrently
 from toolwire.tools.policy import Gate
 from toolwire.tools.registry import ToolRegistry
+from toolwire.workspace.containment import UntrustedActions
 
 __all__ = ["Offer"]
 
@@ -39,19 +42,32 @@ class Offer:
     spec_names: tuple[str, ...]  # their names, as each request step records them
     gate: Gate
     exclusive: bool  # nothing but this run can be waiting on its event loop
-    pausing: bool  # an offered tool may make a turn wait for a person: scan every turn
+    # An offered tool may make a turn wait for a person: scan every turn (a turn the run's
+    # containment holds is scanned too: see toolwire.policy.containment).
+    pausing: bool
     remote: bool  # an offered tool is remote: its calls spend the run's budget
     alone: frozenset[str]  # offered tools whose calls overlap nothing else of their turn
     on_loop: frozenset[str]  # offered tools that run on the event loop wherever they are called
     # Offered tools whose call runs on the loop's thread when nothing of its turn overlaps it
     # (every one when the loop is exclusive): :meth:`inline`, asked once per segment.
     inline_alone: frozenset[str]
+    # What each offered tool's results are labelled, and which calls are consequential
+    # (toolwire.policy.containment): read once, like every other trait here.
+    labels: Labels
 
     @classmethod
     def of(
-        cls, registry: ToolRegistry, names: Collection[str], gate: Gate, *, exclusive: bool
+        cls,
+        registry: ToolRegistry,
+        names: Collection[str],
+        gate: Gate,
+        *,
+        exclusive: bool,
+        overrides: Mapping[str, Integrity] | None = None,
+        policy: UntrustedActions = UntrustedActions.APPROVE,
     ) -> Offer:
         tools = [tool for tool in registry if tool.spec.name in names]
+        labels = Labels.of(tools, overrides=overrides, policy=policy)
         on_loop_names = frozenset(t.spec.name for t in tools if on_loop(t))
         alone_inline = may_block_loop(exclusive=exclusive, overlapping=False)
         return cls(
@@ -65,6 +81,7 @@ class Offer:
             alone=frozenset(t.spec.name for t in tools if not runs_concurrently(t)),
             on_loop=on_loop_names,
             inline_alone=frozenset(names) if alone_inline else on_loop_names,
+            labels=labels,
         )
 
     def inline(self, name: str, *, overlapping: bool) -> bool:

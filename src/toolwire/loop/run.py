@@ -35,6 +35,7 @@ from toolwire.providers.base import (
     checked_provider,
     no_session,
 )
+from toolwire.providers.fallback import PROCESS_CIRCUITS, chain_of
 from toolwire.providers.presets import MaxTokensField
 from toolwire.tools.api import ToolContext
 
@@ -57,6 +58,10 @@ class RunRequest:
 
     def __post_init__(self) -> None:
         checked_provider(self.provider)  # what it lacks, said here rather than mid-run
+        if self.options.fallback:  # one chain from here on: its charter names every provider
+            chained = chain_of(self.provider, self.options.fallback)
+            object.__setattr__(self, "provider", chained)
+            object.__setattr__(self, "options", dataclasses.replace(self.options, fallback=()))
 
     @classmethod
     def of(
@@ -187,7 +192,7 @@ def provider_from_ref(ref: ProviderRef) -> Provider:
 
     from toolwire.providers.select import create_provider
 
-    return create_provider(
+    provider = create_provider(
         ref.served_name,  # a script's own name labels runs, not adapters
         model=ref.model,
         base_url=ref.base_url,
@@ -195,6 +200,8 @@ def provider_from_ref(ref: ProviderRef) -> Provider:
         script=Path(ref.script) if ref.script else None,
         max_tokens_field=_cap_field(ref.max_tokens_field),
     )
+    others = [provider_from_ref(other) for other in ref.fallback]
+    return chain_of(provider, others, circuits=PROCESS_CIRCUITS)  # a breaker across runs
 
 
 def _cap_field(value: str | None) -> MaxTokensField | None:

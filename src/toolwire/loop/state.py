@@ -30,8 +30,10 @@ from toolwire.core.jsonenc import dumps
 from toolwire.core.lifecycle import RunStatus
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall
 from toolwire.core.reprs import count, ident, size, tagged
+from toolwire.loop.seam import Refused
 from toolwire.loop.window import Tally
 from toolwire.policy.charter import Charter, ProviderRef, legacy
+from toolwire.policy.containment import NOTHING_ENTERED, Provenance
 from toolwire.policy.options import RunOptions
 from toolwire.policy.pricing import Cost
 from toolwire.policy.privacy import PrivacyLevel
@@ -59,19 +61,37 @@ class CallPreview:
     lines: tuple[str, ...]
     failed: bool = False
     basis: str | None = None
+    # Why the run's containment holds this call for a person (None: it is not held by it):
+    # "planned after reading untrusted output of `fetch_logs`, round 2".
+    held: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "tool": self.tool, "lines": list(self.lines),
-                "failed": self.failed, "checked": self.basis is not None}  # fmt: skip
+        shown = {"index": self.index, "tool": self.tool, "lines": list(self.lines),
+                 "failed": self.failed, "checked": self.basis is not None}  # fmt: skip
+        return shown | self._held()
 
     def to_state(self) -> dict[str, Any]:
         return {"index": self.index, "tool": self.tool, "lines": list(self.lines),
-                "failed": self.failed, "basis": self.basis}  # fmt: skip
+                "failed": self.failed, "basis": self.basis} | self._held()  # fmt: skip
+
+    def _held(self) -> dict[str, Any]:
+        return {} if self.held is None else {"held": self.held}
 
     def __repr__(self) -> str:
         return tagged("CallPreview", index=self.index, tool=ident(self.tool),
                       lines=count(self.lines), failed=self.failed,
                       basis=ident(self.basis))  # fmt: skip
+
+
+class Contained(NamedTuple):
+    """A call of a pending turn refused by the run's containment: what the model reads, why."""
+
+    at: int  # the call's index in its turn
+    text: str
+    reason: str
+
+    def __repr__(self) -> str:
+        return tagged("Contained", at=self.at, reason=self.reason)
 
 
 class Recorded(NamedTuple):
@@ -109,6 +129,9 @@ class Pause:
     # The telemetry span of the segment that paused (``{trace id}-{span id}``, hex), which the
     # segment carrying the run on links to; None: no telemetry watched it.
     span: str | None = None
+    # Calls of the turn the run's containment refused when it was planned: they never run,
+    # whatever is decided (see toolwire.policy.containment).
+    refused: tuple[Contained, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The pending turn as the inspector and the CLI show it (recorded results stay)."""
@@ -134,6 +157,7 @@ class Pause:
             rerun=count(self.rerun),
             recorded=count(self.recorded),
             changed=count(self.changed),
+            refused=count(self.refused),
         )
 
 
@@ -170,6 +194,8 @@ class RunState(NamedTuple):
     tally: Tally | None = None  # the conversation's size for its context window; not serialised
     dropped_turns: int = 0  # assistant turns that left the conversation to fit the window
     remote_calls: int = 0  # calls to remote tools so far, over every segment
+    # What entered the model's context, labelled (see toolwire.policy.containment)
+    provenance: Provenance = NOTHING_ENTERED
 
     def __repr__(self) -> str:
         """Counts and where the run stands; no message, argument or result."""
@@ -190,14 +216,17 @@ class RunState(NamedTuple):
         invocations: tuple[ToolInvocation, ...],
         spent: Progress,
         remote_calls: int,
+        provenance: Provenance | None = None,
     ) -> RunState:
-        """This state once a round is done: its conversation, calls and remote calls, and
+        """This state once a round is done: its conversation, calls, remote calls and
+        provenance (None: as it was), and
         ``spent``'s rounds, usage, cost and tally; the rest kept. One tuple built in field
         order, a sixth of ``_replace``'s cost on every round (tests/test_state_rounds.py holds
         it to the keyword form)."""
         return _new(RunState, (messages, spent.rounds, spent.usage, self.options, spent.cost,
                                self.offered, invocations, self.pause, self.charter, spent.tally,
-                               self.dropped_turns, remote_calls))  # fmt: skip
+                               self.dropped_turns, remote_calls,
+                               self.provenance if provenance is None else provenance))  # fmt: skip
 
     @property
     def user(self) -> User | None:
@@ -225,7 +254,13 @@ class RunState(NamedTuple):
                 "dropped_turns": self.dropped_turns,
                 "remote_calls": self.remote_calls,
             }
+            | self._provenance()
         )
+
+    def _provenance(self) -> dict[str, Any]:
+        """The provenance's entry in the serialised state: none when nothing entered."""
+        entered = self.provenance
+        return {} if entered == NOTHING_ENTERED else {"provenance": entered.to_state()}
 
     @classmethod
     def from_json(cls, text: str, *, before: Before | None = None) -> RunState:
@@ -258,8 +293,11 @@ def _usage_list(usage: Usage) -> list[int]:
 
 
 def _pause_dict(pause: Pause) -> dict[str, Any]:
-    return {**pause.to_dict(), "previews": [p.to_state() for p in pause.previews],
-            "recorded": [list(r) for r in pause.recorded], "span": pause.span}  # fmt: skip
+    out = {**pause.to_dict(), "previews": [p.to_state() for p in pause.previews],
+           "recorded": [list(r) for r in pause.recorded], "span": pause.span}  # fmt: skip
+    if pause.refused:  # absent: the form sealed before containment
+        out["refused"] = [list(c) for c in pause.refused]
+    return out
 
 
 # -- reading a state back: every field checked --------------------------------------------
@@ -297,10 +335,11 @@ class _Preview(_Strict):
     lines: list[str] = Field(repr=False)
     failed: bool
     basis: str | None = None  # absent from states sealed before previews were re-checked
+    held: str | None = None  # absent from states sealed before containment
 
     def build(self) -> CallPreview:
         return CallPreview(index=self.index, tool=self.tool, lines=tuple(self.lines),
-                           failed=self.failed, basis=self.basis)  # fmt: skip
+                           failed=self.failed, basis=self.basis, held=self.held)  # fmt: skip
 
 
 class _Pause(_Strict):
@@ -314,6 +353,7 @@ class _Pause(_Strict):
     recorded: list[tuple[str, str, bool]] = Field(default=[], repr=False)
     changed: list[str] = []  # absent from states sealed before previews were re-checked
     span: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}-[0-9a-f]{16}$")
+    refused: list[tuple[int, str, str]] = Field(default=[], repr=False)  # before containment
 
     def build(self) -> Pause:
         return Pause(
@@ -327,6 +367,7 @@ class _Pause(_Strict):
             recorded=tuple(Recorded(*r) for r in self.recorded),
             changed=tuple(self.changed),
             span=self.span,
+            refused=tuple(Contained(i, text, Refused(why).value) for i, text, why in self.refused),
         )
 
 
@@ -352,6 +393,7 @@ class _State(_Strict):
     charter: dict[str, Any] | None = Field(default=None, repr=False)  # version 2
     dropped_turns: int = Field(default=0, ge=0)  # absent from states sealed before it existed
     remote_calls: int = 0  # absent from states written before remote tools
+    provenance: dict[str, Any] | None = None  # absent from states sealed before containment
 
     def build(self, before: Before | None) -> RunState:
         options = RunOptions.from_dict(self.options)
@@ -367,6 +409,9 @@ class _State(_Strict):
             charter=self._charter(options, before),
             dropped_turns=self.dropped_turns,
             remote_calls=self.remote_calls,
+            provenance=NOTHING_ENTERED
+            if self.provenance is None
+            else Provenance.from_state(self.provenance),
         )
 
     def _charter(self, options: RunOptions, before: Before | None) -> Charter | None:

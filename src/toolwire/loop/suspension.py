@@ -1,8 +1,9 @@
 """When a turn waits for a person, what the person reads, and what a decision lets run.
 
 - :func:`scan` looks at a whole tool-call turn before any of it executes. An offered call that
-  needs approval pauses the run for approval (that scan comes first); otherwise an offered call
-  whose tool asks for input pauses it for input. A call that is not offered never pauses a run:
+  needs approval, or that the run's containment holds (:mod:`toolwire.policy.containment`: its
+  preview says why), pauses the run for approval (that scan comes first); otherwise an offered
+  call whose tool asks for input pauses it for input. A call that is not offered never pauses a run:
   the seam refuses it later as "not permitted".
 - Each pending call gets a preview: the tool's own (a diff, a row before and after) or its
   arguments; at most ``PREVIEW_LINES`` lines of ``PREVIEW_LINE_CHARS`` characters. Whitespace
@@ -36,7 +37,7 @@ from toolwire.core.reprs import shape, size, tagged
 from toolwire.loop import seam
 from toolwire.loop.basis import Stale, digest_basis
 from toolwire.loop.seam import Refused
-from toolwire.loop.state import CallPreview, Pause, turn_digest
+from toolwire.loop.state import CallPreview, Contained, Pause, turn_digest
 from toolwire.tools.api import Tool, ToolContext, input_model_of, needs_approval, preview_of
 from toolwire.tools.registry import ToolRegistry
 
@@ -69,15 +70,22 @@ async def scan(
     run_id: str,
     rounds: int,
     limit: int | None = None,
+    held: Mapping[int, str] | None = None,
+    contained: Sequence[Contained] = (),
 ) -> Pause | None:
     """The pause this turn needs, or None when every call may simply run.
 
     Calls past ``limit`` (the per-turn cap) never run, so they neither pause the turn nor get
-    a preview; they stay in the pending turn and are refused when it resumes.
+    a preview; they stay in the pending turn and are refused when it resumes. ``held``: the
+    calls (by index) the run's containment holds for approval, and why; ``contained``: those it
+    refused, which neither pause the turn nor get a preview, and are refused when it resumes.
     """
     within = calls if limit is None else calls[:limit]
-    tools = [(i, c, registry.get(c.name)) for i, c in enumerate(within) if c.name in offered]
-    if any(t is not None and needs_approval(t) for _, _, t in tools):
+    out = {c.at for c in contained}
+    tools = [(i, c, registry.get(c.name)) for i, c in enumerate(within)
+             if c.name in offered and i not in out]  # fmt: skip
+    held = held or {}
+    if held or any(t is not None and needs_approval(t) for _, _, t in tools):
         status: Literal[RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_INPUT] = (
             RunStatus.AWAITING_APPROVAL
         )
@@ -90,7 +98,8 @@ async def scan(
         if asking is None:
             return None
         status = RunStatus.AWAITING_INPUT
-    previews = [await _preview(i, c, t, context) for i, c, t in tools if t is not None]
+    previews = [await _preview(i, c, t, context, held.get(i)) for i, c, t in tools
+                if t is not None]  # fmt: skip
     return Pause(
         status=status,
         calls=tuple(calls),
@@ -98,6 +107,7 @@ async def scan(
         digest=turn_digest(run_id, rounds, calls, previews),
         input_tool=None if asking is None else asking[0],
         input_schema=None if asking is None else asking[1],
+        refused=tuple(contained),
     )
 
 
@@ -109,11 +119,14 @@ def _schema(tool: Tool) -> Mapping[str, Any]:
     return schema
 
 
-async def _preview(index: int, call: ToolCall, tool: Tool, context: ToolContext) -> CallPreview:
+async def _preview(
+    index: int, call: ToolCall, tool: Tool, context: ToolContext, held: str | None = None
+) -> CallPreview:
     arguments = call.decoded_arguments()
     basis = await digest_basis(tool, arguments, context)  # first: see toolwire.loop.basis
     lines, failed = await _lines(call, preview_of(tool), arguments, context)
-    return CallPreview(index=index, tool=call.name, lines=lines, failed=failed, basis=basis)
+    return CallPreview(index=index, tool=call.name, lines=lines, failed=failed, basis=basis,
+                       held=held)  # fmt: skip
 
 
 async def _lines(
@@ -231,7 +244,7 @@ async def preview_again(
         call = pause.calls[shown.index]
         tool = registry.get(call.name)
         if tool is not None and (shown.index in changed or call.id not in kept):
-            fresh.append(await _preview(shown.index, call, tool, context))
+            fresh.append(await _preview(shown.index, call, tool, context, shown.held))
         else:
             fresh.append(shown)
     return dataclasses.replace(
@@ -281,10 +294,12 @@ def plan(
     tool in the same turn was never answered, so it reads ``input_missing`` like any other.
     """
     asked = next((i for i, c in enumerate(pause.calls) if c.name == pause.input_tool), None)
+    contained = {c.at: Refuse(c.text, Refused(c.reason)) for c in pause.refused}
     return [
         (
             c,
-            _answer(
+            contained.get(i)
+            or _answer(
                 pause,
                 c,
                 registry.get(c.name),

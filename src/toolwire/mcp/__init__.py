@@ -1,7 +1,8 @@
 """The Model Context Protocol, both ways, through the gate and the seam.
 
 - client side: the tools of MCP servers a workspace lists, registered as ``<server>__<tool>``;
-- server side: ``toolwire mcp`` serves toolwire's own tools to MCP hosts, content only.
+- server side: ``toolwire mcp`` serves toolwire's own tools to MCP hosts, content only, with
+  read-only resources (its runs, the documents) and the workspace's prompts.
 
 Built on the official ``mcp`` SDK.
 

@@ -5,9 +5,11 @@
   Tools page writes them). A host whose last ``tools/list`` no longer matches is told once;
   its next ``tools/list`` shows the change.
 - ``notifications/message``: a host that sets a level with ``logging/setLevel`` hears of each
-  call at or above it, as the server's privacy level allows (:func:`logged`): at ``none`` and
-  ``metadata`` the tool's name (a name the gate does not know only as a digest), the outcome,
-  counts and lengths, never arguments or results. A host that sets no level hears nothing.
+  call at or above it (``debug``: it started, and its run ran, with the run's id; ``info``: its
+  run waits for an operator, and it completed; ``warning``: it was refused or failed), as the
+  server's privacy level allows (:func:`logged`): at ``none`` and ``metadata`` the tool's name
+  (a name the gate does not know only as a digest), the outcome, the run's id, counts and
+  lengths, never arguments or results. A host that sets no level hears nothing.
 
 Both follow the handshake protocol versions (2025-11-25 and before), which hosts speak today.
 A host that is gone is dropped the first time a notification to it fails.

@@ -5,7 +5,8 @@ the group ``mcp:<server>``. What the workspace says of its server decides the ga
 off unless ``enabled``, admin-only unless ``admin_only = false``, and the server's data class
 (default the strictest). Its calls count against the run's remote-call budget (``remote``),
 may overlap other calls of their turn only when the server says the tool only reads, and
-never pause for approval.
+never pause for approval on their own. Their results are untrusted, and a call of a tool the
+server does not say only reads is consequential (see :mod:`toolwire.tools.labels`).
 
 A call goes to the process's hub (:mod:`toolwire.mcp.hub`); a failure comes back as an error
 result whose text the seam writes, and the details go to the log. Listing a workspace's
@@ -24,6 +25,7 @@ from mcp.types import Tool as McpTool
 from toolwire.core.errors import ConfigError, ToolError
 from toolwire.core.messages import ToolSpec
 from toolwire.core.result import ToolResult
+from toolwire.core.trust import Integrity
 from toolwire.loop import seam
 from toolwire.mcp.connection import McpFailure, describe
 from toolwire.mcp.convert import to_result
@@ -59,6 +61,11 @@ class RemoteTool:
         self.requires_admin = server.admin_only
         self.data_class = server.data_class
         self.concurrent = read_only  # the server's hint; a tool that may write runs alone
+        # Another process's answer carries words someone else chose: untrusted unless the
+        # workspace says otherwise by name; a call is consequential unless the server says the
+        # tool only reads (see toolwire.tools.labels).
+        self.integrity = Integrity.UNTRUSTED
+        self.read_only = read_only
         self.launch = launch
         self.remote_name = remote_name
 

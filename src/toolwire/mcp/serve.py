@@ -16,7 +16,12 @@
   someone decides it in the inspector (or ``toolwire runs approve``), at most
   ``decision_seconds``. A host that cancels its request cancels the run. While it waits, a
   host that asked for progress hears so every ``PROGRESS_SECONDS`` (many hosts give up on a
-  silent request), with the run's id to find it by.
+  silent request), with the run's id to find it by. Over streamable HTTP the call's event
+  stream is then ended, and the host comes back for the answer with ``Last-Event-ID`` (see
+  :mod:`toolwire.mcp.events`).
+- Read: the resources of :mod:`toolwire.mcp.resources` (this server's runs, the workspace's
+  documents) and the prompts of :mod:`toolwire.mcp.prompts` (the workspace's templates), with
+  completions of a prompt's choices and of run ids.
 """
 
 from __future__ import annotations
@@ -41,7 +46,9 @@ from mcp.shared.exceptions import MCPError
 from toolwire.core.messages import ToolCall
 from toolwire.core.trust import TrustZone
 from toolwire.loop import seam
+from toolwire.mcp import prompts, resources
 from toolwire.mcp.hosts import Hosts
+from toolwire.mcp.resources import DOCUMENT_TOOL, DOCUMENTS, RUN_TEMPLATE, RUNS, Resources, Runs
 from toolwire.policy.options import RunOptions
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.runs.held import CallAnswer, answer_of
@@ -57,6 +64,7 @@ from toolwire.tools.api import (
 )
 from toolwire.tools.policy import Grant
 from toolwire.tools.registry import Availability
+from toolwire.workspace.prompts import shown
 
 log = logging.getLogger("toolwire.mcp")
 
@@ -74,6 +82,7 @@ INSTRUCTIONS = (
 
 
 Report = Callable[[float, str], Awaitable[None]]  # progress so far, and what it is
+Recorded = Callable[[str, bool], Awaitable[None]]  # a call's run id, and whether it waits
 
 
 def waiting_message(run_id: str) -> str:
@@ -101,7 +110,9 @@ class ServedTools:
     holds: bool = False
     decision_seconds: float = DEFAULT_DECISION_SECONDS
     privacy: PrivacyLevel = PrivacyLevel.METADATA  # what log messages to hosts may carry
+    runs: Runs | None = None  # where this server's runs are read back (resources)
     hosts: Hosts = field(init=False, repr=False)  # the connected ones
+    resources: Resources = field(init=False, repr=False)
     _in_flight: dict[asyncio.Future[CallAnswer], list[str]] = field(
         default_factory=dict, init=False, repr=False
     )  # each call's task and the run it started
@@ -114,6 +125,40 @@ class ServedTools:
 
     def __post_init__(self) -> None:
         self.hosts = Hosts(self.offered_names, self.privacy)
+        self.resources = Resources(runs=self.runs, context=self.context, zone=self.zone,
+                                   privacy=self.privacy, known=self._known)  # fmt: skip
+
+    def _known(self, name: str) -> bool:
+        return self.runtime.registry.get(name) is not None
+
+    async def documents(self) -> bool:
+        """Whether the host may read the workspace's documents: the gate offers the tool."""
+        return DOCUMENT_TOOL in await self.offered_names()
+
+    async def read(self, uri: str) -> types.ReadResourceResult:
+        """The resource at ``uri``; ``-32602`` for one this server does not have."""
+        if uri.startswith(RUNS) and self.runs is not None:
+            return await self.resources.run(uri)
+        if uri.startswith(DOCUMENTS) and await self.documents():
+            path = resources.document_path(uri)
+            answer = await self.answer(DOCUMENT_TOOL, {"path": path})
+            if answer.is_error:
+                said = f"{shown(uri, resources.URI_SHOWN_CHARS)}: {answer.content}"
+                raise MCPError(types.INVALID_PARAMS, said)
+            return resources.document_contents(uri, answer.content)
+        raise resources.not_found(uri)
+
+    async def complete(self, params: types.CompleteRequestParams) -> types.CompleteResult:
+        ref, argument = params.ref, params.argument
+        if isinstance(ref, types.PromptReference):
+            return prompts.completed(self.context.workspace, ref.name, argument.name,
+                                     argument.value)  # fmt: skip
+        if ref.uri == RUN_TEMPLATE and argument.name == "run_id" and self.runs is not None:
+            ids = await asyncio.to_thread(self.resources.run_ids, argument.value)
+            return prompts.choices_completion(ids, argument.value)
+        if ref.uri.startswith((RUNS, DOCUMENTS)):
+            return types.CompleteResult(completion=prompts.NO_COMPLETION)
+        raise resources.not_found(ref.uri)
 
     async def offered_names(self) -> list[str]:
         """The names of the tools the gate offers the host now, as ``tools/list`` names them."""
@@ -129,12 +174,17 @@ class ServedTools:
         return f'Tool "{shown}" is not offered to this session; tools/list names the ones it is'
 
     async def answer(
-        self, name: str, arguments: Mapping[str, Any], report: Report | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        report: Report | None = None,
+        recorded: Recorded | None = None,
     ) -> CallAnswer:
         """The host's answer to one call. A cancel of the host's request cancels its run;
-        ``report`` hears how long a held call has waited."""
+        ``report`` hears how long a held call has waited, ``recorded`` of the call's run once
+        it ran or waits."""
         runs: list[str] = []
-        work = asyncio.ensure_future(self._answer(name, arguments, runs, report))
+        work = asyncio.ensure_future(self._answer(name, arguments, runs, report, recorded))
         self._in_flight[work] = runs
         try:
             return await asyncio.shield(work)
@@ -151,16 +201,26 @@ class ServedTools:
             await self._stop(work, runs)
 
     async def _answer(
-        self, name: str, arguments: Mapping[str, Any], runs: list[str], report: Report | None
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        runs: list[str],
+        report: Report | None,
+        recorded: Recorded | None,
     ) -> CallAnswer:
         try:
-            return await self._call(name, arguments, runs, report)
+            return await self._call(name, arguments, runs, report, recorded)
         except Exception:  # the SDK would send the exception's message to the host
             log.exception("the call of %r failed outside its run", name)
             return CallAnswer.error(seam.tool_failed(name))
 
     async def _call(
-        self, name: str, arguments: Mapping[str, Any], runs: list[str], report: Report | None
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        runs: list[str],
+        report: Report | None,
+        recorded: Recorded | None,
     ) -> CallAnswer:
         await self._refresh()
         offered = frozenset(self._offered())
@@ -172,6 +232,11 @@ class ServedTools:
             call, context=self.context, offered=offered, options=RunOptions(trust_zone=self.zone),
             hold=self.holds, caller=CALLER, on_start=runs.append,
         )  # fmt: skip
+        if recorded is not None:
+            try:
+                await recorded(outcome.run_id, outcome.status.waiting)
+            except Exception:
+                log.debug("a host could not be told of a call's run", exc_info=True)
         if not outcome.status.waiting:
             return answer_of(outcome, name)
         waiting = self.runtime.await_answer(
@@ -269,7 +334,8 @@ def text_result(answer: CallAnswer) -> types.CallToolResult:
 
 def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
     """The MCP server for ``tools``: ``tools/list`` and ``tools/call``, with ``listChanged``,
-    and ``logging/setLevel`` for the log messages of :mod:`toolwire.mcp.hosts`."""
+    ``logging/setLevel`` for the log messages of :mod:`toolwire.mcp.hosts`, resources,
+    resource templates, prompts and ``completion/complete``."""
     hosts = tools.hosts
 
     async def list_tools(
@@ -282,8 +348,14 @@ def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        polled = False
+
         async def report(waited: float, message: str) -> None:
+            nonlocal polled
             await ctx.session.report_progress(waited, message=message)  # no-op unless asked
+            if not polled and ctx.close_sse_stream is not None:
+                polled = True  # held: the host comes back for the answer (Last-Event-ID)
+                await ctx.close_sse_stream()
 
         name, arguments = params.name, params.arguments or {}
         record = {"event": "tools/call", "tool_name": name,
@@ -292,7 +364,14 @@ def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
         if refusal is not None:
             await hosts.log(ctx, "warning", {**record, "outcome": "refused"})
             raise MCPError(types.INVALID_PARAMS, refusal)
-        answer = await tools.answer(name, arguments, report)
+
+        async def recorded(run_id: str, waiting: bool) -> None:
+            outcome = "waiting" if waiting else "ran"
+            await hosts.log(ctx, "info" if waiting else "debug",
+                            {**record, "outcome": outcome, "run_id": run_id})  # fmt: skip
+
+        await hosts.log(ctx, "debug", {**record, "outcome": "started"})
+        answer = await tools.answer(name, arguments, report, recorded)
         outcome = "error" if answer.is_error else "completed"
         await hosts.log(ctx, "warning" if answer.is_error else "info", {
             **record, "outcome": outcome, "tool_arguments": dict(arguments),
@@ -306,6 +385,36 @@ def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
         hosts.of(ctx).level = params.level
         return types.EmptyResult()
 
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return await tools.resources.listed()
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return tools.resources.templates(await tools.documents())
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await tools.read(params.uri)
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return prompts.listed(tools.context.workspace)
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return prompts.got(tools.context.workspace, params.name, params.arguments)
+
+    async def complete(
+        ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        return await tools.complete(params)
+
     async def joined(ctx: ServerRequestContext[Any], params: types.NotificationParams) -> None:
         hosts.of(ctx)
 
@@ -315,6 +424,12 @@ def build_server(tools: ServedTools, version: str = "") -> Server[Any]:
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_completion=complete,
     )
     # Registered as handlers, not through ``on_set_logging_level``, which warns that the
     # 2026-07-28 protocol drops logging: the handshake versions hosts speak still have it.

@@ -8,6 +8,8 @@
   port, is off: one rule, one owner.
 - Every request needs ``Authorization: Bearer <token>``, compared in constant time; anything
   else is a 401 with a JSON body saying what is missing, before the SDK sees the request.
+- Sessions resume: a host whose event stream ends reconnects with ``Last-Event-ID`` and is sent
+  what it missed (:mod:`toolwire.mcp.events`).
 - The token is ``$TOOLWIRE_MCP_TOKEN`` when set (at least ``MIN_TOKEN_CHARS`` characters), else
   a fresh one, printed once on stderr when the server starts.
 """
@@ -113,13 +115,21 @@ async def _refused(
 
 
 def http_app(server: Any, token: str, host: str) -> ASGIApp:
-    """The SDK's streamable-HTTP app for ``server`` at ``ENDPOINT``, behind the token, and,
-    bound to loopback, behind the ``Host`` and ``Origin`` rule first."""
+    """The SDK's streamable-HTTP transport for ``server`` at ``ENDPOINT``, each session with an
+    event store of its own (:mod:`toolwire.mcp.events`), behind the token, and, bound to
+    loopback, behind the ``Host`` and ``Origin`` rule first."""
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
     from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    from toolwire.mcp.events import for_each_session
 
     checks_off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    app: ASGIApp = server.streamable_http_app(
-        streamable_http_path=ENDPOINT, host=host, transport_security=checks_off
+    manager = for_each_session(server, security_settings=checks_off)
+    app: ASGIApp = Starlette(
+        routes=[Route(ENDPOINT, endpoint=StreamableHTTPASGIApp(manager))],
+        lifespan=lambda _: manager.run(),
     )
     guarded: ASGIApp = BearerToken(app, token)
     return LoopbackOnly(guarded) if is_loopback(host) else guarded

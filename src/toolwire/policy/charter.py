@@ -71,16 +71,24 @@ class ProviderRef:
     trust_zone: str | None = None
     script: str | None = None
     max_tokens_field: str | None = None  # OpenAI-compatible servers differ on the name
+    # The providers of a fallback chain after this one, in order (each with its own zone).
+    fallback: tuple[ProviderRef, ...] = ()
 
     @classmethod
     def of(cls, provider: Provider, model: str | None, options: RunOptions) -> ProviderRef:
+        """The reference of ``provider``; of a fallback chain, its first provider's with the
+        others as ``fallback``, and the run's zone (:func:`run_zone`) as its zone."""
+        members = chain_members(provider)
+        first = members[0] if members else provider
+        rest = tuple(cls.of(m, None, RunOptions()) for m in members[1:])
         return cls(
             name=provider.name,
-            model=model or model_of(provider),
-            base_url=getattr(provider, "base_url", None),
-            trust_zone=options.trust_zone or provider.trust_zone,
-            script=getattr(provider, "script_path", None),
-            max_tokens_field=getattr(provider, "max_tokens_field", None),
+            model=model or model_of(first),
+            base_url=getattr(first, "base_url", None),
+            trust_zone=run_zone(options.trust_zone, provider),
+            script=getattr(first, "script_path", None),
+            max_tokens_field=getattr(first, "max_tokens_field", None),
+            fallback=rest,
         )
 
     @property
@@ -89,8 +97,34 @@ class ProviderRef:
         labelled with the script's own name, and is served (resumed, re-run) as ``scripted``."""
         return "scripted" if self.script else self.name
 
-    def to_dict(self) -> dict[str, str | None]:
-        return dataclasses.asdict(self)
+    @property
+    def zones(self) -> tuple[str | None, ...]:
+        """The trust zones of every provider the run may reach: this one's and its fallback's."""
+        return (self.trust_zone, *(ref.trust_zone for ref in self.fallback))
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out.pop("fallback")
+        if self.fallback:  # a run without a chain keeps the form it always had
+            out["fallback"] = [ref.to_dict() for ref in self.fallback]
+        return out
+
+
+def chain_members(provider: object) -> tuple[Provider, ...]:
+    """The providers of a fallback chain (:mod:`toolwire.providers.fallback`), else none."""
+    members = getattr(provider, "members", None)
+    return members if isinstance(members, tuple) else ()
+
+
+def run_zone(given: TrustZone | str | None, provider: Provider) -> TrustZone:
+    """A run's trust zone: the one its options name, else its provider's; with a fallback
+    chain, never more trusted than any provider in it (a named zone may only narrow it), so
+    the gate offers only what every provider it may reach may see."""
+    zone = TrustZone.parse(given or provider.trust_zone)
+    members = chain_members(provider)
+    if not members:
+        return zone
+    return TrustZone.least_trusted([zone, *(m.trust_zone for m in members)])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -172,6 +206,8 @@ def submit(
     """The charter of a run submitted now: its options' trust zone, else its provider's;
     ``servers``: the MCP servers whose tools the submitting process could offer it."""
     zone = TrustZone.parse(options.trust_zone or provider.trust_zone)
+    if provider.fallback:  # a chain's zone: never more trusted than any of its providers
+        zone = TrustZone.least_trusted([zone, *provider.zones])
     return Charter(
         user=user,
         workspace=None if workspace is None else workspace_ref(workspace),
@@ -209,9 +245,9 @@ def workspace_ref(workspace: Any) -> WorkspaceRef:
 
 def identity(workspace: Any, version: int = CHARTER_VERSION) -> str:
     """A digest of where ``workspace`` points: its database, file roots, logs, documents,
-    base URLs and MCP servers (not its data directory: that is the process's own), and the
-    trust zones it shows personal data to; at ``LOCATION_ONLY``, as version 1 charters
-    digested it, without them."""
+    base URLs and MCP servers (not its data directory: that is the process's own), the
+    trust zones it shows personal data to and its containment policy, when it sets one; at
+    ``LOCATION_ONLY``, as version 1 charters digested it, without them."""
     roots = getattr(workspace, "roots", None)
     located: dict[str, Any] = {
         "database": getattr(workspace, "database_url", None),
@@ -224,6 +260,9 @@ def identity(workspace: Any, version: int = CHARTER_VERSION) -> str:
     if version > LOCATION_ONLY:  # the default is the one disclosure applies
         shown = getattr(workspace, "personal_data_shown_to", PERSONAL_DATA_ZONES)
         located["personal_data_shown_to"] = sorted(TrustZone.parse(z).value for z in shown)
+        policy = getattr(workspace, "containment", None)
+        if policy is not None and not policy.is_default:  # absent: the digest kept before it
+            located["containment"] = policy.to_dict()
     return hashlib.sha256(dumps(located).encode()).hexdigest()[:_IDENTITY_CHARS]
 
 
@@ -309,6 +348,13 @@ class _Provider(_Strict):
     trust_zone: str | None = None
     script: str | None = None
     max_tokens_field: str | None = None
+    fallback: list[_Provider] = []
+
+    def build(self) -> ProviderRef:
+        return ProviderRef(name=self.name, model=self.model, base_url=self.base_url,
+                           trust_zone=self.trust_zone, script=self.script,
+                           max_tokens_field=self.max_tokens_field,
+                           fallback=tuple(ref.build() for ref in self.fallback))  # fmt: skip
 
 
 class _Charter(_Strict):
@@ -333,7 +379,7 @@ class _Charter(_Strict):
             workspace=ref,
             privacy=PrivacyLevel.parse(self.privacy),
             trust_zone=TrustZone.parse(self.trust_zone),
-            provider=ProviderRef(**self.provider.model_dump()),
+            provider=self.provider.build(),
             options=RunOptions.from_dict(self.options),
             mcp_servers=None if self.mcp_servers is None else tuple(self.mcp_servers),
         )

@@ -9,8 +9,15 @@ from typing import Any
 from toolwire.core.output import OutputSchema
 from toolwire.core.text import check_name
 from toolwire.core.trust import TrustZone
-from toolwire.providers.base import Reasoning, ToolChoice, parse_tool_choice
+from toolwire.providers.base import (
+    Provider,
+    Reasoning,
+    ToolChoice,
+    checked_provider,
+    parse_tool_choice,
+)
 from toolwire.tools.policy import Grant
+from toolwire.workspace.containment import UntrustedActions
 
 # Enough for look-up, refine, answer. Each round is a paid provider call carrying the whole
 # conversation so far, so a one-shot run that forgets to set a cap must not run up a long bill.
@@ -64,6 +71,14 @@ class RunOptions:
     # What the run is called (the agent's name in its telemetry); None: its workspace's
     # name, when the workspace has one.
     name: str | None = None
+    # Providers to ask, in order, when the run's own fails in a way worth another try (see
+    # toolwire.providers.fallback). The run's provider becomes a chain of them all when it is
+    # submitted, and the chain is what its charter names: kept there, not in these options.
+    fallback: Sequence[Provider] = field(default=(), compare=False, repr=False)
+    # A consequential call planned on untrusted context waits for approval or is refused
+    # (see toolwire.policy.containment); None: the workspace's policy, and refuse when no
+    # person can decide. A run may be stricter than its workspace, never looser.
+    untrusted_actions: UntrustedActions | str | None = None
 
     def __post_init__(self) -> None:
         if self.name is not None:
@@ -87,6 +102,16 @@ class RunOptions:
         object.__setattr__(self, "tool_choice", parse_tool_choice(self.tool_choice))
         if self.output is not None:
             object.__setattr__(self, "output", OutputSchema.of(self.output))
+        object.__setattr__(self, "fallback", tuple(checked_provider(p) for p in self.fallback))
+        if self.untrusted_actions is not None:
+            parsed = UntrustedActions.parse(self.untrusted_actions)
+            object.__setattr__(self, "untrusted_actions", parsed)
+
+    @property
+    def untrusted_policy(self) -> UntrustedActions | None:
+        """``untrusted_actions`` as parsed (None: not asked for)."""
+        value = self.untrusted_actions
+        return value if isinstance(value, UntrustedActions) else None
 
     @property
     def output_schema(self) -> OutputSchema | None:
@@ -97,7 +122,7 @@ class RunOptions:
     def to_dict(self) -> dict[str, Any]:
         """Plain data, for a suspended run's state."""
         grant = self.grant
-        return {
+        out: dict[str, Any] = {
             "max_rounds": self.max_rounds,
             "allowed_tools": None if self.allowed_tools is None else list(self.allowed_tools),
             "grant_tools": None if grant.tools is None else sorted(grant.tools),
@@ -120,6 +145,9 @@ class RunOptions:
             "output": None if self.output_schema is None else self.output_schema.to_dict(),
             "name": self.name,
         }
+        if self.untrusted_policy is not None:  # absent: the form written before it existed
+            out["untrusted_actions"] = self.untrusted_policy.value
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunOptions:
@@ -142,4 +170,5 @@ class RunOptions:
             tool_choice=data.get("tool_choice", "auto"),
             output=None if data.get("output") is None else OutputSchema.from_dict(data["output"]),
             name=data.get("name"),
+            untrusted_actions=data.get("untrusted_actions"),
         )

@@ -29,6 +29,7 @@ PROVIDER_IDS = {
     "openai": "openai",
     "anthropic": "anthropic",
     "gemini": "google",
+    "bedrock": "aws",
     **{p.price_table: p.price_table for p in PRESETS.values() if p.price_table is not None},
 }
 _LOOKUP_CACHE = 256  # distinct (family, model) pairs remembered as priceable or not

@@ -40,7 +40,15 @@ from typing import Any, assert_never
 from toolwire.core.errors import ConfigError
 from toolwire.core.redact import redact
 from toolwire.core.result import ArtifactType
-from toolwire.policy.trace import ContextStep, DecisionStep, LlmStep, RequestStep, RunStep, ToolStep
+from toolwire.policy.trace import (
+    ContextStep,
+    DecisionStep,
+    FailedStep,
+    LlmStep,
+    RequestStep,
+    RunStep,
+    ToolStep,
+)
 from toolwire.providers.base import Stop
 
 # What the model, the tools or a person said, per kind of step. Everything else in a step is
@@ -50,6 +58,9 @@ LLM_CONTENT = frozenset({"content", "thinking", "refusal", "requested_tool_calls
 TOOL_CONTENT = frozenset({"tool_arguments", "tool_result", "tool_artifacts"})
 DECISION_CONTENT = frozenset({"decision_reason"})
 CONTEXT_CONTENT: frozenset[str] = frozenset()  # counts and token figures only
+# A provider's failure: its name, the error's class and the HTTP layer's bounded, redacted
+# line (what the run's own error keeps at every level).
+FAILED_CONTENT: frozenset[str] = frozenset()
 CONTENT_KEYS = REQUEST_CONTENT | LLM_CONTENT | TOOL_CONTENT | DECISION_CONTENT | CONTEXT_CONTENT
 # A model picks tool names; a stored name longer than any real tool name is noise or an attack.
 NAME_CHAR_CAP = 200
@@ -145,6 +156,8 @@ def content_keys(step: RunStep) -> frozenset[str]:
             return DECISION_CONTENT
         case ContextStep():
             return CONTEXT_CONTENT
+        case FailedStep():
+            return FAILED_CONTENT
         case _:
             assert_never(step)
 

@@ -20,9 +20,17 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from toolwire.core.messages import ChatMessage, ToolCall
 from toolwire.core.output import Checked
+from toolwire.core.redact import redact
 from toolwire.core.reprs import count, ident, shape, size, tagged
 from toolwire.core.result import Artifact
-from toolwire.providers.base import CompletionResponse, Delta, DeltaSink
+from toolwire.core.text import storable
+from toolwire.providers.base import (
+    CompletionResponse,
+    Delta,
+    DeltaSink,
+    FailedAttempt,
+    FailureSink,
+)
 
 Observer = Callable[["RunStep"], None]
 DeltaObserver = Callable[[int, Delta], None]  # the round, and a piece of its streamed answer
@@ -30,7 +38,7 @@ log = logging.getLogger("toolwire.trace")
 _new = tuple.__new__  # a step from its values in field order (see the steps below)
 _floor = math.floor
 _clock = time.perf_counter
-S = TypeVar("S", "RequestStep", "LlmStep", "ToolStep", "DecisionStep", "ContextStep")
+S = TypeVar("S", "RequestStep", "LlmStep", "ToolStep", "DecisionStep", "ContextStep", "FailedStep")
 
 # Output key order, so that stored and streamed steps read the same way everywhere. A field
 # not listed here (``tool_registered``, ``registered_tool_names``) is a fact the privacy filter
@@ -40,11 +48,12 @@ _ORDER = (
     "content", "thinking",
     "stop", "finish_reason", "refusal", "prompt_tokens", "completion_tokens", "total_tokens",
     "tokens_estimated", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost",
-    "response_model", "response_id", "output", "output_problem", "requested_tool_calls",
+    "response_model", "response_id", "provider", "error_class", "error_status", "error",
+    "next_provider", "output", "output_problem", "requested_tool_calls",
     "raw", "tool_call_id", "tool_name", "tool_arguments", "tool_result", "tool_result_bytes",
-    "tool_is_error", "tool_refused", "tool_artifacts", "refusals", "decision", "decided_by",
-    "decision_reason", "turn_digest", "decided_at", "dropped_exchanges", "dropped_messages",
-    "tokens_before", "tokens_after", "context_window", "reserved_tokens",
+    "tool_is_error", "tool_refused", "tool_integrity", "tool_artifacts", "refusals", "decision",
+    "decided_by", "decision_reason", "turn_digest", "decided_at", "dropped_exchanges",
+    "dropped_messages", "tokens_before", "tokens_after", "context_window", "reserved_tokens",
 )  # fmt: skip
 
 # Steps are NamedTuples rather than frozen dataclasses: just as immutable, and several times
@@ -115,6 +124,8 @@ class LlmStep(NamedTuple):
     # value when it matches, else what does not (the schema's words only: metadata).
     output: Any = None
     output_problem: str | None = None
+    # The provider of a fallback chain that gave this answer (None: the run's only provider).
+    provider: str | None = None
     kind: Literal["llm"] = "llm"
 
     def to_dict(self) -> dict[str, Any]:
@@ -155,6 +166,9 @@ class ToolStep(NamedTuple):
     # model made up; the seam's lookup says so. Not part of the plain form: see
     # toolwire.policy.privacy.
     tool_registered: bool = False
+    # The integrity label of what this call put in the model's context: "trusted" or
+    # "untrusted" (see toolwire.policy.containment); None: the runtime's own text.
+    tool_integrity: str | None = None
     kind: Literal["tool"] = "tool"
 
     def to_dict(self) -> dict[str, Any]:
@@ -228,8 +242,39 @@ class ContextStep(NamedTuple):
         return _plain(self, _CONTEXT_KEYS)
 
 
-RunStep = RequestStep | LlmStep | ToolStep | DecisionStep | ContextStep
-StepKind = Literal["request", "llm", "tool", "decision", "context_truncated"]
+class FailedStep(NamedTuple):
+    """A provider of a fallback chain failed one request (:mod:`toolwire.providers.fallback`):
+    which one, the error's class, HTTP status and message (bounded and redacted: the text the
+    run's own error would keep), and the provider asked next (None: the run fails with it)."""
+
+    round: int
+    provider: str
+    error_class: str
+    error: str
+    error_status: int | None = None
+    next_provider: str | None = None
+    duration_ms: float = 0.0
+    start_ms: float | None = None  # when it began: ms since the Unix epoch (see RunTrace)
+    kind: Literal["provider_failed"] = "provider_failed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self, _FAILED_KEYS)
+
+    def __repr__(self) -> str:
+        return tagged(
+            "FailedStep",
+            round=self.round,
+            provider=ident(self.provider),
+            error_class=ident(self.error_class),
+            error_status=self.error_status,
+            error_bytes=size(self.error),
+            next_provider=ident(self.next_provider),
+        )
+
+
+RunStep = RequestStep | LlmStep | ToolStep | DecisionStep | ContextStep | FailedStep
+StepKind = Literal["request", "llm", "tool", "decision", "context_truncated", "provider_failed"]
+ERROR_CHARS = 500  # a failed attempt's message: the HTTP layer's line, not a body
 
 
 def _ms(duration: float) -> float:
@@ -247,6 +292,7 @@ _LLM_KEYS = _order(LlmStep._fields)
 _TOOL_KEYS = _order(ToolStep._fields)
 _DECISION_KEYS = _order(DecisionStep._fields)
 _CONTEXT_KEYS = _order(ContextStep._fields)
+_FAILED_KEYS = _order(FailedStep._fields)
 _CONVERTED = frozenset(
     {"duration_ms", "start_ms", "messages_sent", "requested_tool_calls", "tool_artifacts",
      "tool_specs", "refusals"}
@@ -434,9 +480,30 @@ class RunTrace:
             response.response_id,
             None if checked is None else checked.value,
             None if checked is None else checked.problem,
+            response.provider,
             "llm",
         ))  # fmt: skip
         return self._keep(step)
+
+    def failure_sink(self, round: int) -> FailureSink:
+        """Where a fallback chain reports each failed attempt of round ``round``: recorded as
+        a :class:`FailedStep` at once, so a live view sees the switch while it happens."""
+
+        def sink(attempt: FailedAttempt) -> None:
+            self.record_failure(round, attempt)
+
+        return sink
+
+    def record_failure(self, round: int, attempt: FailedAttempt) -> FailedStep:
+        error = attempt.error
+        text = redact(storable(str(error)))
+        if len(text) > ERROR_CHARS:
+            text = text[: ERROR_CHARS - 1] + "…"
+        step = FailedStep(round=round, provider=attempt.provider,
+                          error_class=type(error).__name__, error=text,
+                          error_status=error.status, next_provider=attempt.next,
+                          duration_ms=attempt.duration_ms)  # fmt: skip
+        return self.record(step)
 
     def record_decision(
         self, round: int, decision: str, decided_by: str, reason: str | None, digest: str
@@ -461,9 +528,11 @@ class RunTrace:
         *,
         started: float | None = None,
         registered: bool = False,
+        integrity: str | None = None,
     ) -> ToolStep:
         """``started`` is the call's ``time.perf_counter()`` at its start, when known;
-        ``registered`` whether the call names a registered tool."""
+        ``registered`` whether the call names a registered tool; ``integrity`` the label of
+        its result."""
         start = self._began(duration_ms) if started is None else self._start(started)
         step = _new(ToolStep, (
             round,
@@ -478,6 +547,7 @@ class RunTrace:
             None if refused is None else str(refused),
             start,
             registered,
+            integrity,
             "tool",
         ))  # fmt: skip
         return self._keep(step)

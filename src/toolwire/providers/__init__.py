@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from toolwire.providers.anthropic import AnthropicProvider
     from toolwire.providers.azure import AzureOpenAIProvider
     from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider, Usage
+    from toolwire.providers.bedrock import BedrockProvider
     from toolwire.providers.cloud import CloudSettings
     from toolwire.providers.gemini import GeminiProvider
     from toolwire.providers.http import HttpSettings
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "AnthropicProvider": "toolwire.providers.anthropic",
     "AzureOpenAIProvider": "toolwire.providers.azure",
+    "BedrockProvider": "toolwire.providers.bedrock",
     "CloudSettings": "toolwire.providers.cloud",
     "CompletionRequest": "toolwire.providers.base",
     "CompletionResponse": "toolwire.providers.base",
@@ -51,6 +53,7 @@ __getattr__ = lazy_names(__name__, _HOMES)
 __all__ = [
     "AnthropicProvider",
     "AzureOpenAIProvider",
+    "BedrockProvider",
     "CloudSettings",
     "CompletionRequest",
     "CompletionResponse",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from toolwire.core.errors import ProviderError
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
 from toolwire.core.output import OutputSchema
 from toolwire.core.reprs import count, ident, shape, size, tagged
@@ -32,6 +33,8 @@ __all__ = [
     "CompletionResponse",
     "Delta",
     "DeltaSink",
+    "FailedAttempt",
+    "FailureSink",
     "Provider",
     "ProviderState",
     "Reasoning",
@@ -150,6 +153,26 @@ DeltaSink = Callable[[Delta], None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FailedAttempt:
+    """One provider of a fallback chain failed a request: which one (its ``name``), how
+    (``error``, already bounded and redacted where it was raised), how long it took, and the
+    provider asked next (None: the chain ends with this error)."""
+
+    provider: str
+    error: ProviderError
+    duration_ms: float
+    next: str | None = None
+
+    def __repr__(self) -> str:
+        return tagged("FailedAttempt", provider=ident(self.provider),
+                      error=type(self.error).__name__, status=self.error.status,
+                      next=ident(self.next))  # fmt: skip
+
+
+FailureSink = Callable[[FailedAttempt], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CompletionRequest:
     """One provider call. ``tools`` empty means a plain completion: no tools field is sent.
 
@@ -158,7 +181,9 @@ class CompletionRequest:
     may refuse a history with tool calls and no tool definitions), ``"required"`` (some call
     must be made) or a tool's name (that call must be made).
     ``stream`` asks for server-sent events when the adapter can stream; ``on_delta`` then gets
-    each piece as it arrives. Neither changes the normalised response.
+    each piece as it arrives. Neither changes the normalised response. ``on_failure`` gets each
+    failed attempt of a provider that tries several (:mod:`toolwire.providers.fallback`), as
+    it fails.
     """
 
     messages: tuple[ChatMessage, ...]
@@ -178,6 +203,7 @@ class CompletionRequest:
     # answer that did not match; an adapter that offers the schema as a tool forces it).
     output: OutputSchema | None = None
     output_forced: bool = False
+    on_failure: FailureSink | None = field(default=None, compare=False, repr=False)
 
     def __repr__(self) -> str:
         """Counts and settings; the conversation stays out of logs and tracebacks."""
@@ -211,6 +237,7 @@ def new_request(  # noqa: PLR0917 (the fields in order: the point is a cheap cal
     dropped_turns: int,
     output: OutputSchema | None = None,
     output_forced: bool = False,
+    on_failure: FailureSink | None = None,
 ) -> CompletionRequest:
     """A ``CompletionRequest`` from all its fields, in order: what the loop builds for every
     round, at less than half the keyword form's cost (it has no ``__post_init__`` to skip;
@@ -228,11 +255,12 @@ def new_request(  # noqa: PLR0917 (the fields in order: the point is a cheap cal
     _dropped_turns(request, dropped_turns)
     _output(request, output)
     _output_forced(request, output_forced)
+    _on_failure(request, on_failure)
     return request
 
 
 (_messages, _tools, _tool_choice, _temperature, _max_tokens, _reasoning, _capture_raw, _stream,
- _on_delta, _dropped_turns, _output, _output_forced) = setters(CompletionRequest,
+ _on_delta, _dropped_turns, _output, _output_forced, _on_failure) = setters(CompletionRequest,
                                       *(f.name for f in fields(CompletionRequest)))  # fmt: skip
 
 
@@ -254,6 +282,7 @@ class CompletionResponse:
     provider_state: ProviderState | None = None
     raw: Mapping[str, Any] | None = None
     response_id: str | None = None  # the API's id of this answer, when it gives one
+    provider: str | None = None  # the provider that answered, when a chain chose one of several
 
     def __init__(
         self,
@@ -269,6 +298,7 @@ class CompletionResponse:
         provider_state: ProviderState | None = None,
         raw: Mapping[str, Any] | None = None,
         response_id: str | None = None,
+        provider: str | None = None,
     ) -> None:
         """Written out rather than generated (see :mod:`toolwire.core.slots`): every model
         turn makes one."""
@@ -283,6 +313,7 @@ class CompletionResponse:
         _r_provider_state(self, provider_state)
         _r_raw(self, raw)
         _r_response_id(self, response_id)
+        _r_provider(self, provider)
 
     def __repr__(self) -> str:
         """How the turn ended and its sizes; no answer, thinking or raw body."""
@@ -300,11 +331,12 @@ class CompletionResponse:
             provider_state=None if state is None else ident(state.provider),
             raw=None if self.raw is None else shape(self.raw),
             response_id=ident(self.response_id),
+            provider=ident(self.provider),
         )
 
 
 (_r_content, _r_tool_calls, _r_usage, _r_stop, _r_finish_reason, _r_refusal, _r_thinking, _r_model,
- _r_provider_state, _r_raw, _r_response_id) = setters(CompletionResponse,
+ _r_provider_state, _r_raw, _r_response_id, _r_provider) = setters(CompletionResponse,
                                       *(f.name for f in fields(CompletionResponse)))  # fmt: skip
 
 

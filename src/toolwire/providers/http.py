@@ -21,6 +21,13 @@ Invariants:
 - A stream request answered with a JSON body (a proxy that does not stream) is read as the
   whole answer, by its content type; any other content type is a protocol error. Protocol
   errors (malformed bodies and streams) are never retried: asking again gets the same answer.
+- A stream is server-sent events unless the adapter names another framing (``StreamFormat``:
+  AWS's binary event stream for Bedrock), bounded by the same caps; a frame that does not parse
+  is a ``MalformedResponse`` naming what was wrong with it.
+- A request whose adapter signs it (``Signer``: AWS SigV4) is signed again at every attempt,
+  over the exact bytes sent; the signer's secrets are masked in every message as the key is.
+- An AWS error names its type in the ``x-amzn-ErrorType`` header; it is kept as the error's
+  ``type``.
 - An error reported inside a 200 body or event (proxies, OpenRouter-style ``{"error": ...}``,
   the Responses API's ``{"type": "error", "code", "message"}`` event) is a typed
   ``ProviderError`` like a status would be, retried when its code says it is transient.
@@ -50,7 +57,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
@@ -64,8 +71,15 @@ from toolwire.core.errors import (
     ServerError,
 )
 from toolwire.core.reprs import tagged
-from toolwire.providers.redact import excerpt, url_excerpt
-from toolwire.providers.sse import MAX_EVENT_BYTES, MAX_STREAM_BYTES, EventDecoder, StreamTooLarge
+from toolwire.providers.redact import MASK, excerpt, url_excerpt
+from toolwire.providers.sse import (
+    MAX_EVENT_BYTES,
+    MAX_STREAM_BYTES,
+    SSE,
+    MalformedStream,
+    StreamFormat,
+    StreamTooLarge,
+)
 
 DEFAULT_TIMEOUT_SECONDS = 120.0  # a long tool-using answer can take a minute; two is generous
 MAX_ATTEMPTS = 4  # one call and three retries: rides out a blip, gives up on an outage
@@ -80,6 +94,14 @@ _E = TypeVar("_E", bound=ProviderError)
 _SESSION: ContextVar[tuple[JsonHttp, httpx.AsyncClient] | None] = ContextVar(
     "toolwire_http_session", default=None
 )
+
+
+class Signer(Protocol):
+    """What signs a request (AWS SigV4): headers to send for ``content`` POSTed to ``url``, and
+    the secrets no message may show. A failure to sign is a typed ``ProviderError``."""
+
+    def sign(self, url: str, headers: Mapping[str, str], content: bytes) -> dict[str, str]: ...
+    def secrets(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,10 +124,34 @@ class HttpSettings:
 class JsonHttp:
     """POSTs JSON to one provider and returns the decoded object, retrying what may be retried."""
 
-    def __init__(self, provider: str, secret: str | None, settings: HttpSettings) -> None:
+    def __init__(
+        self,
+        provider: str,
+        secret: str | None,
+        settings: HttpSettings,
+        signer: Signer | None = None,
+    ) -> None:
         self.provider = provider
         self._secret = secret
         self.settings = settings
+        self._signer = signer
+
+    def _excerpt(self, text: str) -> str:
+        """``excerpt`` with the key and the signer's secrets masked."""
+        for secret in self._signer.secrets() if self._signer is not None else ():
+            if secret:
+                text = text.replace(secret, MASK)
+        return excerpt(text, self._secret)
+
+    def _url_excerpt(self, url: str) -> str:
+        """``url_excerpt`` with the key and the signer's secrets masked."""
+        for secret in self._signer.secrets() if self._signer is not None else ():
+            if secret:
+                url = url.replace(secret, MASK)
+        return url_excerpt(url, self._secret)
+
+    def _signed(self, url: str, headers: Mapping[str, str], content: bytes) -> Mapping[str, str]:
+        return headers if self._signer is None else self._signer.sign(url, headers, content)
 
     def hide(self, secret: str) -> None:
         """Mask ``secret`` (a bearer token just obtained) in errors from now on, as the key."""
@@ -141,15 +187,16 @@ class JsonHttp:
         headers: Mapping[str, str],
         body: Mapping[str, Any],
         on_event: Callable[[str, Any], None],
+        framing: StreamFormat = SSE,
     ) -> Any:
-        """POST and hand each server-sent event (its name and decoded JSON data) to
-        ``on_event``, in order, until the stream ends. Returns None, or the decoded body when
-        the server answered with JSON instead of a stream (it did not stream)."""
+        """POST and hand each event (its name and decoded JSON data) to ``on_event``, in
+        order, until the stream ends. Returns None, or the decoded body when the server
+        answered with JSON instead of a stream (it did not stream)."""
         content = _encode(body)
-        headers = {**headers, "content-type": "application/json", "accept": "text/event-stream"}
+        headers = {**headers, "content-type": "application/json", "accept": framing.media_type}
         attempt = 1
         while True:
-            call = _StreamCall(url, headers, content, on_event)
+            call = _StreamCall(url, headers, content, on_event, framing)
             try:
                 return await self._stream_attempt(call, attempt)
             except ProviderError as exc:
@@ -174,20 +221,24 @@ class JsonHttp:
     async def _events(
         self, client: httpx.AsyncClient, call: _StreamCall, silence: asyncio.Timeout
     ) -> Any:
-        request = client.stream("POST", call.url, headers=call.headers, content=call.content)
+        headers = self._signed(call.url, call.headers, call.content)
+        request = client.stream("POST", call.url, headers=headers, content=call.content)
         async with request as response:
             if response.status_code >= 300:
                 raw = await self._read_capped(response, call.url)
                 raise self._status_error(response, raw.decode("utf-8", "replace"), call.url)
             kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-            if kind != "text/event-stream":
+            if kind != call.framing.media_type:
                 return await self._whole_instead(response, kind, call.url)
-            decoder = EventDecoder()
+            decoder = call.framing.decoder()
             async for chunk in response.aiter_bytes():
                 try:
                     events = decoder.feed(chunk)
                 except StreamTooLarge as exc:
                     raise self._stream_too_large(exc, call.url) from None
+                except MalformedStream as exc:
+                    what = f"malformed event stream: {exc}"
+                    raise self._fail(MalformedResponse, what, url=call.url) from None
                 for event in events:
                     self._deliver(call, event.event, event.data)
                 if events:
@@ -288,7 +339,7 @@ class JsonHttp:
         """The endpoint as a message may show it: no user info, no query, the key masked."""
         parsed = httpx.URL(url)
         shown = str(parsed.copy_with(userinfo=b"", query=None, fragment=None))
-        return url_excerpt(shown, self._secret) or "the provider"
+        return self._url_excerpt(shown) or "the provider"
 
     def _client(self) -> httpx.AsyncClient:
         transport = self.settings.transport
@@ -303,6 +354,7 @@ class JsonHttp:
     async def _exchange(
         self, client: httpx.AsyncClient, url: str, headers: Mapping[str, str], content: bytes
     ) -> Any:
+        headers = self._signed(url, headers, content)
         async with client.stream("POST", url, headers=headers, content=content) as response:
             raw = await self._read_capped(response, url)
         text = raw.decode("utf-8", "replace")
@@ -363,7 +415,11 @@ class JsonHttp:
     def _status_error(self, response: httpx.Response, text: str, url: str) -> ProviderError:
         status = response.status_code
         kind, what = _status_kind(status)
-        error = self._fail(kind, what, status, url=url, body=text, detail=error_detail(text))
+        detail = error_detail(text)
+        aws_type = response.headers.get("x-amzn-errortype", "").partition(":")[0].strip()
+        if aws_type:  # AWS names the error in a header; its body has only a message
+            detail = {**(detail or {}), "type": aws_type}
+        error = self._fail(kind, what, status, url=url, body=text, detail=detail)
         if isinstance(error, RateLimitError):
             error.retry_after = parse_retry_after(response.headers.get("retry-after"))
         return error
@@ -384,17 +440,17 @@ class JsonHttp:
         message = detail.get("message") if detail is not None else None
         if message is not None:
             body = message if isinstance(message, str) else json.dumps(message)[:_IN_BAND_CHARS]
-        short = excerpt(body, self._secret)
+        short = self._excerpt(body)
         head = f"HTTP {status} " if status is not None else ""
         where = f" ({self._where(url)})" if url is not None else ""
-        said = ", ".join(f"{k} {excerpt(v, self._secret)}" for k, v in fields.items() if v)
+        said = ", ".join(f"{k} {self._excerpt(v)}" for k, v in fields.items() if v)
         text = f"{self.provider}: {head}{what}{where}" + (f" [{said}]" if said else "")
         return kind(
             text + (f": {short}" if short else ""),
             status=status,
             body=short,
             endpoint=self._where(url) if url is not None else None,
-            **{k: excerpt(v, self._secret) if v else None for k, v in fields.items()},
+            **{k: self._excerpt(v) if v else None for k, v in fields.items()},
         )
 
 
@@ -512,6 +568,7 @@ class _StreamCall:
     headers: Mapping[str, str]
     content: bytes
     on_event: Callable[[str, Any], None]
+    framing: StreamFormat = SSE
     delivered: int = 0
 
     def __repr__(self) -> str:

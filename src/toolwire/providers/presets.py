@@ -382,11 +382,12 @@ OPENAI_RESPONSES = Preset(
 )
 # The cloud routes to those APIs (``toolwire.providers.cloud``): their own endpoints and auth.
 CLOUD_NAMES = ("azure-openai", "azure-openai-responses", "vertex", "vertex-anthropic")
-# Every name --provider takes.
+# Every name --provider takes; bedrock signs with AWS credentials rather than a key.
 PROVIDER_NAMES = (
     "openai",
     OPENAI_RESPONSES.name,
     *list(KEY_VARIABLES)[1:],
+    "bedrock",
     *PRESETS,
     *CLOUD_NAMES,
     "scripted",

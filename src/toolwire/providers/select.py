@@ -4,12 +4,14 @@ Invariant: every configuration mistake (unknown name, missing model, missing key
 or trust zone, missing script) is a ``ConfigError`` raised here, before any request is made.
 Messages name what is missing and where it may come from; they never echo a key.
 
-Names: the three vendor APIs, OpenAI's Responses API (``openai-responses``), the
-OpenAI-compatible presets (``presets.PRESETS``: llama-server, llama-cpp-python, litellm, ollama,
-vllm, lmstudio, openrouter, and the hosted mistral, groq, deepseek, xai, together, fireworks,
-cerebras), the cloud routes (``azure-openai``, ``vertex``, ``vertex-anthropic``:
-``toolwire.providers.cloud``) and ``scripted``. A server on a loopback or private
-address needs no key.
+Names: the three vendor APIs, OpenAI's Responses API (``openai-responses``), Amazon Bedrock
+(AWS credentials from botocore's chain and a region instead of a key:
+:mod:`toolwire.providers.aws_auth`), the OpenAI-compatible presets (``presets.PRESETS``:
+llama-server, llama-cpp-python, litellm, ollama, vllm, lmstudio, openrouter, and the hosted
+mistral, groq, deepseek, xai, together, fireworks, cerebras), the cloud routes
+(``azure-openai``, ``azure-openai-responses``, ``vertex``, ``vertex-anthropic``:
+``toolwire.providers.cloud``) and ``scripted``. A server on a loopback or private address needs
+no key.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from pathlib import Path
 from toolwire.core.errors import ConfigError
 from toolwire.core.trust import TrustZone
 from toolwire.providers.anthropic import AnthropicProvider
+from toolwire.providers.aws_auth import resolve
 from toolwire.providers.base import Provider
+from toolwire.providers.bedrock import BedrockProvider
 from toolwire.providers.cloud import CloudSettings, cloud_provider
 from toolwire.providers.gemini import GeminiProvider
 from toolwire.providers.http import DEFAULT_TIMEOUT_SECONDS, HttpSettings
@@ -70,13 +74,16 @@ def create_provider(
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     environ: Mapping[str, str] | None = None,
     max_tokens_field: MaxTokensField | None = None,
+    region: str | None = None,
     cloud: CloudSettings | None = None,
 ) -> Provider:
     """The provider called ``name``; keys default to the provider's environment variable.
 
     ``max_tokens_field`` names the output cap for OpenAI-compatible servers (``max_tokens`` or
-    ``max_completion_tokens``); each preset has its own default. ``cloud``: what the cloud
-    routes (``azure-openai``, ``vertex``) take beyond that (``toolwire.providers.cloud``).
+    ``max_completion_tokens``); each preset has its own default. ``region`` is Bedrock's AWS
+    region (else the one in ``base_url``'s AWS host, ``AWS_REGION`` or the profile's).
+    ``cloud``: what the cloud routes (``azure-openai``, ``vertex``...) take beyond that
+    (``toolwire.providers.cloud``).
     """
     if trust_zone is not None:
         TrustZone.parse(trust_zone)  # a misspelt zone fails before anything else
@@ -99,6 +106,10 @@ def create_provider(
         raise ConfigError("max_tokens_field must be max_tokens or max_completion_tokens")
     if name == OPENAI_RESPONSES.name:
         return _responses(model.strip(), base_url, api_key, trust_zone, http=http, environ=env)
+    if name == "bedrock":
+        credentials = resolve(name, region=region, base_url=base_url, profile=None, environ=env)
+        return BedrockProvider(model=model.strip(), credentials=credentials, base_url=base_url,
+                               trust_zone=trust_zone, http=http)  # fmt: skip
     preset = _COMPATIBLE.get(name)
     if preset is not None:
         return _compatible(

@@ -15,12 +15,19 @@ Parsing follows the WHATWG event-stream rules: lines end in CRLF, LF or CR; a bl
 an event; ``data`` lines are joined with newlines; ``event`` names it; a line starting with
 ``:`` is a comment; one space after the colon is dropped; other fields are ignored. An event
 with no data is not dispatched. Bytes that are not UTF-8 become U+FFFD.
+
+A ``StreamFormat`` names a stream's media type and its decoder; server-sent events are the
+default one, and every decoder (AWS's binary event stream, :mod:`toolwire.providers.
+eventstream`) is bound by the same two caps, and raises ``MalformedStream`` for bytes that are
+no event at all.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 MAX_STREAM_BYTES = 8 * 1024 * 1024  # a streamed turn is kilobytes; megabytes mean a broken server
 MAX_EVENT_BYTES = 1024 * 1024  # one delta, or one whole call's arguments, with room to spare
@@ -42,6 +49,24 @@ class StreamTooLarge(Exception):
         super().__init__(limit)
         self.limit = limit
         self.size = size
+
+
+class MalformedStream(Exception):
+    """The stream's bytes are not events of its framing; the message says what is wrong."""
+
+
+class StreamDecoder(Protocol):
+    """Takes a stream's bytes in pieces and returns the events each piece completed."""
+
+    def feed(self, chunk: bytes) -> list[Event]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StreamFormat:
+    """A stream's framing: the media type a server answers it with, and its decoder."""
+
+    media_type: str
+    decoder: Callable[[], StreamDecoder]
 
 
 class EventDecoder:
@@ -99,3 +124,6 @@ class EventDecoder:
         if not data:
             return None
         return Event(event, "\n".join(data))
+
+
+SSE = StreamFormat("text/event-stream", EventDecoder)

@@ -41,8 +41,9 @@ from toolwire.providers.base import (
     DeltaSink,
     Stop,
 )
-from toolwire.providers.http import HttpSettings, JsonHttp
+from toolwire.providers.http import HttpSettings, JsonHttp, Signer
 from toolwire.providers.presets import Quirks, quirks_for
+from toolwire.providers.sse import SSE, StreamFormat
 from toolwire.providers.tokens import TokenSource
 
 DEFAULT_TRUST_ZONE = TrustZone.EXTERNAL_GLOBAL  # a hosted API is the least trusted place data goes
@@ -52,10 +53,12 @@ _THINK_BLOCK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
 _OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
 # ... or only in words: vLLM and llama-cpp-python ("This model's maximum context length is"),
 # LiteLLM ("ContextWindowExceededError"), Anthropic ("prompt is too long: N tokens > M
-# maximum"), Gemini ("The input token count (N) exceeds the maximum number of tokens allowed").
+# maximum"), Gemini ("The input token count (N) exceeds the maximum number of tokens allowed"),
+# Bedrock (a ValidationException: "Input is too long for requested model.").
 _OVERFLOW_WORDS = re.compile(
     r"maximum context length|context ?window ?exceeded|exceeds? the (?:available )?context"
-    r"|prompt is too long|input token count .{0,40}exceeds the maximum",
+    r"|prompt is too long|input token count .{0,40}exceeds the maximum"
+    r"|input is too long for requested model",
     re.IGNORECASE,
 )
 _EMPTY_STOPS = frozenset({Stop.END, Stop.TOOL_CALLS, Stop.OTHER})  # turns that had to say something
@@ -102,7 +105,7 @@ class HttpProvider:
         self._api_key = api_key
         self.base_url = checked_base_url(name, base_url or self.default_base_url)
         self._trust_zone = TrustZone.parse(trust_zone)
-        self._http = JsonHttp(name, api_key, http or HttpSettings())
+        self._http = JsonHttp(name, api_key, http or HttpSettings(), self.signer())
         self.quirks = quirks or quirks_for(self.base_url, self.family)
 
     def model_name(self, model: str) -> str:
@@ -170,7 +173,9 @@ class HttpProvider:
             events += 1  # an empty stream is told apart by this count
             assembly.feed(name, data)
 
-        whole = await self._http.stream(url, headers, self.encode(request), feed)
+        whole = await self._http.stream(
+            url, headers, self.encode(request), feed, self.stream_format()
+        )
         if isinstance(whole, list):  # a JSON array of the stream's chunks (Gemini without SSE)
             for chunk in whole:
                 assembly.feed("", chunk)
@@ -214,6 +219,15 @@ class HttpProvider:
         token = await self.token_source.token()
         self._http.hide(token)
         return {"authorization": f"Bearer {token}"}
+
+    def stream_format(self) -> StreamFormat:
+        """How the stream is framed: server-sent events, unless the API frames it otherwise."""
+        return SSE
+
+    def signer(self) -> Signer | None:
+        """What signs each request (called once, as the adapter is made); None: the
+        ``headers`` carry the credentials."""
+        return None
 
     def assembly(self, on_delta: DeltaSink | None) -> Assembly:
         """What rebuilds a streamed turn into the body a whole call would have answered."""

@@ -21,6 +21,13 @@ them through :func:`needs_approval`, :func:`input_model_of` and :func:`preview_o
 - ``input_model`` (a pydantic model): the run suspends for a person's input, validated by it;
 - ``preview(arguments, context)``: lines an approver reads (a diff, the row before and after).
 
+Three traits serve containment by information flow (read them through
+:mod:`toolwire.tools.labels`, never here): ``integrity`` (``"trusted"`` or ``"untrusted"``: may
+the text of its results be believed as instructions; undeclared is untrusted),
+``consequential`` (a call changes something or sends data out; undeclared: derived from the
+effect and ``open_world``) and ``sink_class`` (the most sensitive data class a consequential
+call may carry; undeclared: the tool's own data class).
+
 A tool that works only on the run's workspace says ``needs_workspace = True`` (the policy gate
 reads it: :func:`toolwire.tools.policy.needs_workspace`): a run without a workspace is not
 offered it, since every call of it could only fail.
@@ -49,7 +56,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from toolwire.core.errors import ConfigError, ToolRefusal
 from toolwire.core.messages import ToolSpec
 from toolwire.core.result import ToolResult
-from toolwire.core.trust import DEFAULT_DATA_CLASS, DataClass, TrustZone
+from toolwire.core.trust import DEFAULT_DATA_CLASS, DataClass, Integrity, TrustZone
 
 DEFAULT_GROUP = "custom"
 
@@ -223,6 +230,9 @@ class FunctionTool:
         title: str | None = None,
         open_world: bool = False,
         needs_workspace: bool = False,
+        integrity: Integrity | str | None = None,
+        consequential: bool | None = None,
+        sink_class: str | None = None,
     ) -> None:
         self.function = function
         self.blocking = blocking
@@ -239,6 +249,10 @@ class FunctionTool:
         self.title = title
         self.open_world = open_world
         self.needs_workspace = needs_workspace
+        # None: not declared, read as untrusted (see toolwire.tools.labels); a misspelling fails
+        self.integrity = None if integrity is None else Integrity.parse(integrity)
+        self.consequential = consequential  # None: derived from the effect and open_world
+        self.sink_class = None if sink_class is None else DataClass.parse(sink_class).name.lower()
         self._previewer: Previewer | None = None
         self._basis: Basis | None = None
         self._context_param, self._model = _arguments_model(function)
@@ -394,6 +408,9 @@ def tool(
     title: str | None = None,
     open_world: bool = False,
     needs_workspace: bool = False,
+    integrity: Integrity | str | None = None,
+    consequential: bool | None = None,
+    sink_class: str | None = None,
 ) -> Callable[[ToolFunction], FunctionTool]: ...
 def tool(
     function: ToolFunction | None = None, /, **options: Any

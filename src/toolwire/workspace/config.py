@@ -17,7 +17,10 @@ telemetry's agent name). It may also say how to talk to the workspace's model se
 (``max_tokens`` or ``max_completion_tokens``), ``region`` the cloud region its model runs in
 (Azure OpenAI, Vertex AI: the trust zone follows it, see
 :func:`toolwire.core.trust.region_zone`), and list MCP servers whose tools runs may use
-(``mcp_servers``: see :mod:`toolwire.workspace.mcp_servers`).
+(``mcp_servers``: see :mod:`toolwire.workspace.mcp_servers`). ``prompts`` declares prompt
+templates that ``toolwire mcp`` offers hosts (:mod:`toolwire.workspace.prompts`).
+``[containment]`` sets its containment policy and integrity labels by tool name
+(:mod:`toolwire.workspace.containment`).
 
 A ``Workspace`` is configuration plus one lazily created SQLAlchemy engine. Every part is
 optional; a tool that needs a missing part fails closed with a clear error result. Paths are
@@ -57,6 +60,12 @@ from toolwire.core.errors import ConfigError
 from toolwire.core.text import check_name, read_capped
 from toolwire.core.trust import PERSONAL_DATA_ZONES, TrustZone
 from toolwire.providers.presets import MaxTokensField
+from toolwire.workspace.containment import (
+    DEFAULT_CONTAINMENT,
+    Containment,
+    ContainmentSettings,
+    containment,
+)
 from toolwire.workspace.maps import (
     DEFAULT_ROOT,
     AccountMap,
@@ -80,6 +89,7 @@ from toolwire.workspace.maps import (
     route_map,
 )
 from toolwire.workspace.mcp_servers import McpServer, McpServerSettings, mcp_servers
+from toolwire.workspace.prompts import PromptSettings, PromptTemplate, prompt_templates
 
 Resolver = Callable[[str, int], list[str]]
 MAX_WORKSPACE_FILE_BYTES = 1_000_000  # a hand-written settings file; larger is a mistake
@@ -117,6 +127,10 @@ class Workspace:
     # The zones whose models read personal data in tool output; every other zone sees it masked.
     personal_data_shown_to: frozenset[TrustZone] = PERSONAL_DATA_ZONES
     name: str | None = None  # what the workspace is called: its runs' name, unless they have one
+    prompts: tuple[PromptTemplate, ...] = ()  # offered to MCP hosts by ``toolwire mcp``
+    # What a consequential call planned on untrusted context becomes, and integrity labels by
+    # tool name (see toolwire.workspace.containment).
+    containment: Containment = DEFAULT_CONTAINMENT
     _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -215,6 +229,8 @@ class _Settings(BaseModel):
     jobs: JobSettings | None = None
     routes: RouteSettings | None = None
     personal_data_shown_to: list[str] | None = None
+    prompts: dict[str, PromptSettings] = {}
+    containment: ContainmentSettings | None = None
 
 
 def load_workspace(path: str | Path) -> Workspace:
@@ -257,6 +273,8 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         routes=route_map(settings.routes, base, source),
         personal_data_shown_to=_zones(settings.personal_data_shown_to, source),
         name=_name(settings.name, source),
+        prompts=prompt_templates(settings.prompts, source),
+        containment=containment(settings.containment, source),
     )
 
 
@@ -273,9 +291,20 @@ def _zones(names: list[str] | None, source: str) -> frozenset[TrustZone]:
     if names is None:
         return PERSONAL_DATA_ZONES
     try:
-        return frozenset(TrustZone.parse(name) for name in names)
+        zones = frozenset(TrustZone.parse(name) for name in names)
     except ConfigError as exc:
         raise ConfigError(f"{source}: personal_data_shown_to: {exc}") from None
+    # A zone shown personal data is one a more trusted zone may be shown too: so the least
+    # trusted zone a run can reach (a fallback chain's) decides for every zone it can reach.
+    for zone in sorted(zones, key=list(TrustZone).index):
+        missing = [z.value for z in zone.more_trusted if z not in zones]
+        if missing:
+            raise ConfigError(
+                f"{source}: personal_data_shown_to names {zone.value} but not "
+                f"{', '.join(missing)}: a zone more trusted than one shown personal data must "
+                "be shown it too"
+            )
+    return zones
 
 
 def _problems(exc: ValidationError) -> str:

@@ -40,6 +40,7 @@ def builtin(
     *,
     group: str,
     data_class: str,
+    integrity: str,
     requires_admin: bool = False,
     enabled_by_default: bool = True,
     requires_approval: bool = False,
@@ -48,7 +49,8 @@ def builtin(
     needs_workspace: bool = True,
 ) -> Callable[[Callable[..., ToolResult]], FunctionTool]:
     """Make a built-in tool: every trait named explicitly, none left to a default. Built-ins
-    work on the run's workspace unless one says it needs none."""
+    work on the run's workspace unless one says it needs none. ``integrity``: whether its
+    results carry words someone else chose (see :mod:`toolwire.tools.labels`)."""
 
     def wrap(function: Callable[..., ToolResult]) -> FunctionTool:
         return FunctionTool(
@@ -61,6 +63,7 @@ def builtin(
             effect=effect,
             open_world=open_world,
             needs_workspace=needs_workspace,
+            integrity=integrity,
         )
 
     return wrap

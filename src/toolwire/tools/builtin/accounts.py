@@ -51,7 +51,7 @@ def _accounts(context: ToolContext, part: str) -> tuple[Engine, Table, AccountMa
     return engine, mapped_table(engine, name), mapping
 
 
-@builtin(group="accounts", data_class="secret_adjacent", requires_admin=True)
+@builtin(group="accounts", data_class="secret_adjacent", integrity="untrusted", requires_admin=True)
 def list_users(context: ToolContext, limit: Limit = 20, offset: Offset = 0) -> ToolResult:
     """The application's users: who they are, their role and whether they are active; never a
     credential.
@@ -69,6 +69,7 @@ def list_users(context: ToolContext, limit: Limit = 20, offset: Offset = 0) -> T
 
 
 @builtin(
+    integrity="untrusted",
     group="accounts",
     data_class="secret_adjacent",
     requires_admin=True,
@@ -111,7 +112,7 @@ def _list(
     )
 
 
-@builtin(group="accounts", data_class="secret_adjacent", requires_admin=True)
+@builtin(group="accounts", data_class="secret_adjacent", integrity="untrusted", requires_admin=True)
 def list_roles(context: ToolContext) -> ToolResult:
     """The application's roles (or groups), with how many users have each when the users
     table refers to the roles table.

@@ -67,7 +67,7 @@ LANGUAGES = {
 Line = Annotated[int, Field(ge=1)]
 
 
-@builtin(group="code", data_class="source_code", requires_admin=True)
+@builtin(group="code", data_class="source_code", integrity="untrusted", requires_admin=True)
 def read_source(
     context: ToolContext,
     path: str,
@@ -101,7 +101,7 @@ def read_source(
     return ToolResult.text(f"{header}\n{code}", artifact)
 
 
-@builtin(group="code", data_class="source_code", requires_admin=True)
+@builtin(group="code", data_class="source_code", integrity="untrusted", requires_admin=True)
 def search_code(
     context: ToolContext,
     pattern: str,

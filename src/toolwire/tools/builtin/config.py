@@ -123,7 +123,9 @@ def _text(target: Path) -> str:
     return data.decode("utf-8", "replace")
 
 
-@builtin(group="configuration", data_class="secret_adjacent", requires_admin=True)
+@builtin(
+    group="configuration", data_class="secret_adjacent", integrity="untrusted", requires_admin=True
+)
 def get_config(context: ToolContext, path: str | None = None) -> ToolResult:
     """The application's configuration: the list of its files, or one file's values, parsed,
     with secrets masked.
@@ -185,7 +187,9 @@ def _shown_value(key: str, value: Any) -> str:
     return format_cell(mask_secrets(json.dumps(value, default=str)))
 
 
-@builtin(group="configuration", data_class="configuration", requires_admin=True)
+@builtin(
+    group="configuration", data_class="configuration", integrity="untrusted", requires_admin=True
+)
 def check_config(context: ToolContext, path: str | None = None) -> ToolResult:
     """Check the application's configuration files (or one) for syntax errors and, where the
     workspace maps a schema, schema errors; each problem with its line.

@@ -40,7 +40,9 @@ class _Group:
     count: int = 0
 
 
-@builtin(group="system", data_class="system_diagnostics", requires_admin=True)
+@builtin(
+    group="system", data_class="system_diagnostics", integrity="untrusted", requires_admin=True
+)
 def list_deprecations(context: ToolContext) -> ToolResult:
     """Deprecation warnings in the configured log files, grouped by message: how often, where
     from, and when first and last seen.

@@ -84,7 +84,7 @@ def _open(context: ToolContext) -> tuple[DocumentIndex, Refresh]:
     return index, refreshed
 
 
-@builtin(group="documents", data_class="content")
+@builtin(group="documents", data_class="content", integrity="untrusted")
 def search_documents(query: str, context: ToolContext, limit: Hits = DEFAULT_HITS) -> ToolResult:
     """Search the workspace's documents (Markdown, text, HTML) for words; best matches first.
 
@@ -158,7 +158,7 @@ def _render(
     return ToolResult.text("\n".join([header, *lines, *tail]), artifact, *tables)
 
 
-@builtin(group="documents", data_class="content")
+@builtin(group="documents", data_class="content", integrity="untrusted")
 def fetch_document(path: str, context: ToolContext, offset: Offset = 0) -> ToolResult:
     """Read one document of the workspace's documents as plain text, 8,000 characters at a time.
 

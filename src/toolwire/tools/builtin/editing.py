@@ -87,6 +87,7 @@ def _key(target: Target) -> Column[Any]:
 
 
 @builtin(
+    integrity="trusted",
     group="editing",
     data_class="content",
     enabled_by_default=False,
@@ -110,6 +111,7 @@ def _basis_update(table: str, id: int, values: Values, context: ToolContext) -> 
 
 
 @builtin(
+    integrity="trusted",
     group="editing",
     data_class="content",
     enabled_by_default=False,
@@ -180,6 +182,7 @@ def _current(target: Target, id: int, names: list[str]) -> Mapping[str, Any] | N
 
 
 @builtin(
+    integrity="trusted",
     group="editing",
     data_class="content",
     enabled_by_default=False,

@@ -41,7 +41,7 @@ WITHHELD = "withheld"  # a secrets file's size and times in a listing
 Depth = Annotated[int, Field(ge=1, le=MAX_DEPTH)]
 
 
-@builtin(group="files", data_class="content")
+@builtin(group="files", data_class="content", integrity="trusted")
 def browse_folder(
     context: ToolContext, path: str = ".", depth: Depth = 1, root: Root = DEFAULT_ROOT
 ) -> ToolResult:
@@ -63,7 +63,7 @@ def browse_folder(
     return ToolResult.text("\n".join(lines), Artifact.tree(display(top, folder), nodes))
 
 
-@builtin(group="files", data_class="content")
+@builtin(group="files", data_class="content", integrity="trusted")
 def find_files(
     context: ToolContext, pattern: str, limit: int = 50, root: Root = DEFAULT_ROOT
 ) -> ToolResult:
@@ -92,7 +92,7 @@ def find_files(
     return ToolResult.text(text, Artifact.table("files", ["path", "bytes"], rows))
 
 
-@builtin(group="files", data_class="content")
+@builtin(group="files", data_class="content", integrity="trusted")
 def file_info(context: ToolContext, path: str, root: Root = DEFAULT_ROOT) -> ToolResult:
     """Size, kind, modification time and permissions of one file or folder.
 

@@ -38,7 +38,7 @@ Changes = Annotated[int, Field(ge=1, description=f"changes to return (at most {M
 RecordId = Annotated[int | str, Field(description="the record's primary key")]
 
 
-@builtin(group="records", data_class="content")
+@builtin(group="records", data_class="content", integrity="untrusted")
 def record_history(
     table: str, id: RecordId, context: ToolContext, limit: Changes = DEFAULT_CHANGES
 ) -> ToolResult:

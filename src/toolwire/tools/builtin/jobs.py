@@ -44,7 +44,9 @@ MAX_CRONTAB_BYTES = 256_000  # a crontab is a screenful; a larger file is not on
 COLUMNS = ["source", "name", "schedule", "command", "problem"]
 
 
-@builtin(group="system", data_class="system_diagnostics", requires_admin=True)
+@builtin(
+    group="system", data_class="system_diagnostics", integrity="untrusted", requires_admin=True
+)
 def list_scheduled_jobs(context: ToolContext) -> ToolResult:
     """What runs on a schedule: the jobs of the application's crontab, systemd timers and job
     table, commands masked.

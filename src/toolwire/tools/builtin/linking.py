@@ -106,6 +106,7 @@ def _refuse_a_double(link: _Link) -> None:
 
 
 @builtin(
+    integrity="trusted",
     group="editing",
     data_class="content",
     enabled_by_default=False,

@@ -37,7 +37,7 @@ CLEAR = "named like a secret; nothing in its name says it is hashed or encrypted
 Finding = tuple[str, str, str]  # table, column ("" for the table), problem
 
 
-@builtin(group="structure", data_class="configuration")
+@builtin(group="structure", data_class="configuration", integrity="trusted")
 def lint_schema(context: ToolContext) -> ToolResult:
     """Check the database schema: tables without a primary key, foreign keys without an index,
     nullable foreign keys, and columns named like secrets that may be stored in clear.

@@ -30,7 +30,13 @@ MAX_URL_CHARS = 2_000
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-@builtin(group="system", data_class="system_diagnostics", requires_admin=True, open_world=True)
+@builtin(
+    group="system",
+    data_class="system_diagnostics",
+    integrity="untrusted",
+    requires_admin=True,
+    open_world=True,
+)
 def probe_url(context: ToolContext, url: str) -> ToolResult:
     """GET a URL of the workspace's own site (a configured base URL) and report status and body.
 

@@ -65,7 +65,7 @@ Limit = Annotated[int, Field(ge=1, description=f"rows to return (at most {MAX_LI
 Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET)]
 
 
-@builtin(group="records", data_class="content")
+@builtin(group="records", data_class="content", integrity="untrusted")
 def read_records(
     *,
     table: str,
@@ -104,7 +104,7 @@ def read_records(
     return render_rows(sql_table.name, [c.name for c in columns], rows, offset, notes)
 
 
-@builtin(group="records", data_class="content")
+@builtin(group="records", data_class="content", integrity="untrusted")
 def search_records(
     table: str, query: str, context: ToolContext, limit: Limit = DEFAULT_LIMIT
 ) -> ToolResult:
@@ -137,7 +137,7 @@ def search_records(
     return render_rows(sql_table.name, [c.name for c in columns], rows, 0, notes)
 
 
-@builtin(group="records", data_class="content")
+@builtin(group="records", data_class="content", integrity="trusted")
 def count_records(table: str, context: ToolContext, where_equals: Where = None) -> ToolResult:
     """Count the rows of one table, optionally filtered by column equality.
 

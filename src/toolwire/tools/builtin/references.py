@@ -68,7 +68,7 @@ MISSING, OUTSIDE, NOT_A_FILE = "missing", "outside the root", "not a file"
 Reported = Annotated[int, Field(ge=1, description=f"rows to list (at most {MAX_REPORTED})")]
 
 
-@builtin(group="files", data_class="content")
+@builtin(group="files", data_class="content", integrity="untrusted")
 def find_missing_files(
     table: str,
     column: str,
@@ -138,7 +138,7 @@ def _listed(rows: list[list[str]]) -> tuple[list[str], list[list[str]]]:
     return fitted(entries, 400, total=len(rows), more="({} more not shown)")
 
 
-@builtin(group="files", data_class="content")
+@builtin(group="files", data_class="content", integrity="untrusted")
 def file_references(path: str, context: ToolContext, root: Root = DEFAULT_ROOT) -> ToolResult:
     """Where a file of a file root is named: database cells and lines of the root's other files.
 

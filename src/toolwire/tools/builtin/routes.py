@@ -46,7 +46,7 @@ _METHOD = re.compile(r"[A-Z]{1,16}")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
 
 
-@builtin(group="structure", data_class="configuration")
+@builtin(group="structure", data_class="configuration", integrity="untrusted")
 def resolve_route(path: str, context: ToolContext, method: str = "GET") -> ToolResult:
     """Which handler of the application a URL path (and method) is routed to, from its routes
     file or its ASGI/WSGI app; nothing is called.

@@ -26,7 +26,7 @@ from toolwire.tools.builtin._sql import (
 WITHHELD = "withheld"  # the type shown for a sensitive column
 
 
-@builtin(group="structure", data_class="configuration")
+@builtin(group="structure", data_class="configuration", integrity="trusted")
 def list_tables(context: ToolContext) -> ToolResult:
     """List the readable tables of the workspace database and their column counts.
 
@@ -41,7 +41,7 @@ def list_tables(context: ToolContext) -> ToolResult:
     return ToolResult.text(text, Artifact.table("tables", ["table", "columns"], rows))
 
 
-@builtin(group="structure", data_class="configuration")
+@builtin(group="structure", data_class="configuration", integrity="trusted")
 def get_table_schema(table: str, context: ToolContext) -> ToolResult:
     """Columns of one table: name, type, nullable, primary key. Sensitive columns are withheld.
 
@@ -67,7 +67,7 @@ def get_table_schema(table: str, context: ToolContext) -> ToolResult:
     return ToolResult.text("\n".join(lines), artifact)
 
 
-@builtin(group="structure", data_class="configuration")
+@builtin(group="structure", data_class="configuration", integrity="trusted")
 def get_relations(context: ToolContext) -> ToolResult:
     """Foreign keys between readable tables.
 

@@ -40,7 +40,7 @@ MAX_TRACEBACK_LINES = 80  # a deep stack, without a recursion error's thousand f
 LogLines = Annotated[int, Field(ge=1, le=MAX_LOG_LINES)]
 
 
-@builtin(group="system", data_class="system_diagnostics", requires_admin=True)
+@builtin(group="system", data_class="system_diagnostics", integrity="trusted", requires_admin=True)
 def get_env(context: ToolContext) -> ToolResult:
     """The process environment; secret values are redacted by variable name and value shape.
 
@@ -53,6 +53,7 @@ def get_env(context: ToolContext) -> ToolResult:
 
 
 @builtin(
+    integrity="trusted",
     group="system",
     data_class="secret_adjacent",
     requires_admin=True,
@@ -65,7 +66,7 @@ def get_env_raw(context: ToolContext) -> ToolResult:
     return ToolResult.text("\n".join(f"{k}={env[k]}" for k in names))
 
 
-@builtin(group="system", data_class="system_diagnostics", requires_admin=True)
+@builtin(group="system", data_class="system_diagnostics", integrity="trusted", requires_admin=True)
 def get_system_status(context: ToolContext) -> ToolResult:
     """Python, platform, CPU count, load, memory and disk space of the files folder.
 
@@ -88,7 +89,11 @@ def get_system_status(context: ToolContext) -> ToolResult:
 
 
 @builtin(
-    group="system", data_class="system_diagnostics", requires_admin=True, needs_workspace=False
+    integrity="trusted",
+    group="system",
+    data_class="system_diagnostics",
+    requires_admin=True,
+    needs_workspace=False,
 )
 def list_packages(context: ToolContext) -> ToolResult:
     """Installed Python distributions and their versions.
@@ -101,7 +106,9 @@ def list_packages(context: ToolContext) -> ToolResult:
     return ToolResult.text(text, Artifact.table("packages", ["package", "version"], rows))
 
 
-@builtin(group="system", data_class="system_diagnostics", requires_admin=True)
+@builtin(
+    group="system", data_class="system_diagnostics", integrity="untrusted", requires_admin=True
+)
 def fetch_logs(context: ToolContext, lines: LogLines = 50) -> ToolResult:
     """The last ``lines`` lines of each configured log file; e-mails, tokens, keys redacted."""
     blocks = []
@@ -111,7 +118,9 @@ def fetch_logs(context: ToolContext, lines: LogLines = 50) -> ToolResult:
     return ToolResult.text("\n\n".join(blocks))
 
 
-@builtin(group="system", data_class="system_diagnostics", requires_admin=True)
+@builtin(
+    group="system", data_class="system_diagnostics", integrity="untrusted", requires_admin=True
+)
 def search_logs(context: ToolContext, text: str, lines: LogLines = 50) -> ToolResult:
     """Log lines containing ``text`` (case-insensitive), newest last, redacted.
 
@@ -130,7 +139,7 @@ def search_logs(context: ToolContext, text: str, lines: LogLines = 50) -> ToolRe
     return ToolResult.text("\n".join(hits[-lines:]))
 
 
-@builtin(group="system", data_class="secret_adjacent", requires_admin=True)
+@builtin(group="system", data_class="secret_adjacent", integrity="untrusted", requires_admin=True)
 def get_last_exception(context: ToolContext) -> ToolResult:
     """The most recent Python traceback in the configured log files, redacted.
 

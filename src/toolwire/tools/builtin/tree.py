@@ -57,7 +57,7 @@ class _Outline:
     unrooted: frozenset[Hashable] = frozenset()  # the first rows of cycles no root reaches
 
 
-@builtin(group="records", data_class="content")
+@builtin(group="records", data_class="content", integrity="untrusted")
 def record_tree(
     table: str,
     context: ToolContext,

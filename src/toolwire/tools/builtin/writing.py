@@ -69,6 +69,7 @@ def _shown(path: str) -> str:
 # Data class "content": the provider only ever reads back a byte and line count of text the
 # model wrote itself; the file as it was reaches the approver's preview alone, never a model.
 @builtin(
+    integrity="trusted",
     group="editing",
     data_class="content",
     enabled_by_default=True,

@@ -28,11 +28,26 @@ function header(step) {
   if (step.kind === "tool") {
     const failed = step.tool_is_error === true;
     bits.push(h("span", { class: failed ? "badge error" : "badge ok" }, failed ? "error" : "ok"));
+    const label = integrityBadge(step);
+    if (label) bits.push(label);
   }
   if (step.content_withheld) {
     bits.push(h("span", { class: "badge muted" }, "content not stored"));
   }
   return h("div", { class: "detail-head" }, bits);
+}
+
+// The integrity label of what the call put in the model's context (see the containment docs):
+// untrusted output may carry instructions someone else wrote.
+function integrityBadge(step) {
+  const label = step.tool_integrity;
+  if (label !== "trusted" && label !== "untrusted") return null;
+  return h("span", {
+    class: label === "untrusted" ? "badge note integrity" : "badge muted integrity",
+    title: label === "untrusted"
+      ? "The model read this output as untrusted: words someone else chose"
+      : "The model read this output as trusted",
+  }, label);
 }
 
 function titleOf(step) {
@@ -51,6 +66,8 @@ function tabsFor(step) {
       return requestTabs(step);
     case "context_truncated":
       return [["Context", () => contextFacts(step)]];
+    case "provider_failed":
+      return [["Failure", () => facts(step, FAILURE_FACTS, "failure-facts")]];
     default:
       return [["Step", () => jsonTree(step, "block")]];
   }
@@ -110,7 +127,8 @@ const MODEL_FACTS = [
   ["stop", "Stop"], ["finish_reason", "Finish reason"], ["prompt_tokens", "Prompt tokens"],
   ["completion_tokens", "Completion tokens"], ["total_tokens", "Total tokens"],
   ["cache_read_tokens", "Cache read tokens"], ["cache_write_tokens", "Cache write tokens"],
-  ["reasoning_tokens", "Reasoning tokens"], ["response_model", "Answered by"],
+  ["reasoning_tokens", "Reasoning tokens"], ["provider", "Provider"],
+  ["response_model", "Answered by"],
   ["response_id", "Response id"], ["output_problem", "Output schema"],
 ];
 
@@ -132,6 +150,18 @@ const CONTEXT_FACTS = [
   ["tokens_before", "Tokens before (about)"], ["tokens_after", "Tokens after (about)"],
   ["context_window", "Context window"], ["reserved_tokens", "Kept for the answer"],
 ];
+
+// A provider of a fallback chain that failed: which one, how, and which was asked next.
+const FAILURE_FACTS = [
+  ["provider", "Provider"], ["error_class", "Error"], ["error_status", "HTTP status"],
+  ["error", "Message"], ["next_provider", "Asked next"],
+];
+
+function facts(step, known, testid) {
+  const rows = known.filter(([key]) => step[key] !== undefined && step[key] !== null);
+  return h("dl", { class: "facts", "data-testid": testid }, rows.map(([key, label]) =>
+    [h("dt", {}, label), h("dd", { "data-kind": key }, String(step[key]))]));
+}
 
 function contextFacts(step) {
   const rows = CONTEXT_FACTS.filter(([key]) => step[key] !== undefined && step[key] !== null);

@@ -67,6 +67,7 @@ function callsList(pause) {
         : null,
       preview && preview.checked
         ? h("span", { class: "badge muted" }, "re-checked before it runs") : null,
+      heldReason(preview),
       h("pre", { class: "block preview" }, shown.map((line) => line.node)));
   }));
   return [
@@ -75,6 +76,14 @@ function callsList(pause) {
     list,
     marked ? h("p", { class: "ws-legend muted" }, LEGEND) : null,
   ];
+}
+
+// Why the run's containment holds this call for a person: untrusted output (or data above what
+// the call may receive) was in the model's context when it planned the call.
+function heldReason(preview) {
+  if (!preview || typeof preview.held !== "string" || !preview.held) return null;
+  return h("p", { class: "pending-held" },
+    h("span", { class: "badge note" }, "held"), ` ${preview.held}`);
 }
 
 function approvalForm(pause, decide, message) {

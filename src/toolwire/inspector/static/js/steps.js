@@ -22,6 +22,11 @@ export function stepTitle(step) {
       const what = DECISION_TEXT[step.decision] ?? String(step.decision ?? "decided");
       return `☛ ${what} by ${String(step.decided_by ?? "someone")}`;
     }
+    case "provider_failed": {
+      const then = step.next_provider ? `; trying ${String(step.next_provider)}` : "";
+      return `✗ Provider ${String(step.provider ?? "?")} failed`
+        + ` (${String(step.error_class ?? "error")})${then}`;
+    }
     case "context_truncated": {
       const count = Number(step.dropped_exchanges);
       const what = Number.isInteger(count) ? `${count} old exchange${count === 1 ? "" : "s"}`
@@ -62,6 +67,7 @@ export function stepRow(step, index, selected) {
     const failed = step.tool_is_error === true;
     parts.push(h("span", { class: failed ? "badge error" : "badge ok" }, failed ? "error" : "ok"));
   }
+  if (step.kind === "provider_failed") parts.push(h("span", { class: "badge error" }, "failed"));
   if (step.kind === "request") parts.push(unoffered(step));
   if (step.kind === "llm") parts.push(usage(step));
   if (step.kind !== "request") parts.push(h("span", { class: "step-time" }, ms(step.duration_ms)));

@@ -12,7 +12,8 @@ import { h, pretty } from "./dom.js";
 import { requestedNames, stepTitle } from "./steps.js";
 
 const KINDS = [["", "any"], ["request", "request"], ["llm", "model"], ["tool", "tool"],
-  ["decision", "decision"], ["context_truncated", "context"]];
+  ["decision", "decision"], ["context_truncated", "context"],
+  ["provider_failed", "provider failure"]];
 const STATUSES = [["", "any"], ["ok", "ok"], ["error", "error"]];
 
 let drawn = 0;  // bars drawn so far: each gets ids of its own

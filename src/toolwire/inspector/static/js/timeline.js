@@ -381,6 +381,6 @@ function details(step, item, origin) {
 }
 
 function safeKind(kind) {
-  return ["request", "llm", "tool", "decision", "context_truncated"].includes(kind) ? kind
-    : "other";
+  return ["request", "llm", "tool", "decision", "context_truncated", "provider_failed"]
+    .includes(kind) ? kind : "other";
 }

@@ -1,0 +1,78 @@
+"""What a tool's output is worth as instructions, and what a call of it may do to the world.
+
+Containment by information flow needs two facts of every tool, both its own declarations,
+read here and nowhere else:
+
+- **Integrity** (:class:`Integrity`): whether the text a call returns is ``trusted`` (written
+  by the tool from facts the workspace owns: counts, schema listings, names in a folder) or
+  ``untrusted`` (carrying words someone else chose: a log line, a document, a fetched page, a
+  record's free-text field, a file's content, another process's answer). A tool declares it as
+  ``integrity``; one that declares nothing (a user's ``@tool`` without it, an entry-point
+  plug-in, an MCP server's tool) is **untrusted**: a wrong "trusted" lets an injected
+  instruction steer a write, a wrong "untrusted" costs a person's approval.
+- **Consequential** (:func:`is_consequential`): whether a call changes something or sends data
+  out: a write effect, a tool marked as needing approval, or one that reaches outside the
+  workspace (an HTTP request, another process) unless it declares that it only reads. A tool
+  may say so itself (``consequential``), which wins.
+
+What a consequential call's *sink* may receive is a data class (:func:`sink_class_of`): the
+tool's own ``sink_class`` if it declares one, else its own data class (what it is cleared for).
+
+A workspace may override a tool's integrity by name (``[containment.integrity]``): the
+override is read by :func:`integrity_of` too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from toolwire.core.errors import ConfigError
+from toolwire.core.trust import DataClass, Integrity
+from toolwire.tools.api import Tool, needs_approval, reaches_outside
+
+__all__ = ["Integrity", "integrity_of", "is_consequential", "sink_class_of"]
+
+
+def declared_integrity(tool: Tool) -> Integrity | None:
+    """What ``tool`` itself declares, or None when it declares nothing (or nothing readable)."""
+    value = getattr(tool, "integrity", None)
+    if value is None:
+        return None
+    try:
+        return Integrity(value)
+    except ValueError:
+        return None
+
+
+def integrity_of(tool: Tool, overrides: Mapping[str, Integrity] | None = None) -> Integrity:
+    """The label of ``tool``'s results: the workspace's override for its name, else its own
+    declaration, else untrusted (see the module)."""
+    if overrides:
+        chosen = overrides.get(tool.spec.name)
+        if chosen is not None:
+            return chosen
+    return declared_integrity(tool) or Integrity.UNTRUSTED
+
+
+def is_consequential(tool: Tool) -> bool:
+    """Whether a call of ``tool`` changes something or sends data out (see the module)."""
+    declared = getattr(tool, "consequential", None)
+    if isinstance(declared, bool):
+        return declared
+    if needs_approval(tool):
+        return True
+    if not reaches_outside(tool):
+        return False
+    # reaching outside: only a tool that says it only reads (an MCP server's hint) is not
+    return getattr(tool, "read_only", False) is not True
+
+
+def sink_class_of(tool: Tool) -> DataClass:
+    """The most sensitive class of data a call of ``tool`` may carry to where it goes."""
+    declared = getattr(tool, "sink_class", None)
+    if declared is not None:
+        try:
+            return DataClass.parse(declared)
+        except ConfigError:
+            return DataClass.PUBLIC  # a sink we cannot read receives nothing sensitive
+    return DataClass.parse(getattr(tool, "data_class", None))
