@@ -651,7 +651,9 @@ def test_a_run_given_no_trace_ends_as_a_traced_run_does() -> None:
         """Add."""
         return str(a + b)
 
-    turns = [{"tool_calls": [call("add", {"a": 1, "b": n})]} for n in range(3)]
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [call("add", {"a": 1, "b": n})]} for n in range(3)
+    ]
     turns += [{"tool_calls": [call("add", {"a": 2, "b": 2}), call("nope")]}]
     turns += [{"content": "done", "prompt_tokens": 5, "completion_tokens": 2}]
     traced = RunTrace()

@@ -56,6 +56,7 @@ from toolwire.policy.trace import (
     FailedStep,
     LlmStep,
     RequestStep,
+    RunStep,
     RunTrace,
     ToolInvocation,
     ToolStep,
@@ -170,7 +171,7 @@ def invocation(c: Canaries) -> ToolInvocation:
     )  # fmt: skip
 
 
-def steps(c: Canaries) -> tuple[RequestStep | LlmStep | ToolStep | DecisionStep, ...]:
+def steps(c: Canaries) -> tuple[RunStep, ...]:
     return (
         RequestStep(round=1, messages_sent=messages(c), tool_specs=("lookup",),
                     refusals=({"tool": "rm", "reason": "disabled", "detail": c()},)),

@@ -5,6 +5,7 @@ links to the span of the segment before it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,9 @@ from .segments import TURNS, mark, note, two_segments
 from .telemetry_kit import Captured, attributes
 
 
-def agent_span(name: str | None, workspace_toml: str | None, tmp_path: Path) -> tuple[str, dict]:
+def agent_span(
+    name: str | None, workspace_toml: str | None, tmp_path: Path
+) -> tuple[str, dict[str, Any]]:
     captured = Captured()
     runtime = Runtime(ToolRegistry([]), telemetry=captured.telemetry)
     context = ToolContext()

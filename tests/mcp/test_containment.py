@@ -4,6 +4,7 @@ read: a local write planned after one does not run unattended (over a real stdio
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from mcp.types import Tool as McpTool
 from mcp.types import ToolAnnotations
@@ -57,9 +58,11 @@ data_class = "public"
     registry, problems = remote_registry(ws, trusted=False)
     assert problems == []
     registry.register(send_note)
-    turns = [{"tool_calls": [{"name": "canary__probe", "arguments": {"n": 0}}]},
-             {"tool_calls": [{"name": "send_note", "arguments": {"text": "x"}}]},
-             {"content": "done"}]  # fmt: skip
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "canary__probe", "arguments": {"n": 0}}]},
+        {"tool_calls": [{"name": "send_note", "arguments": {"text": "x"}}]},
+        {"content": "done"},
+    ]
     loop = ToolLoop(ScriptedProvider.from_turns(turns), registry)
     trace = RunTrace()
     loop.run_sync([ChatMessage.user("go")], context=ADMIN, trace=trace)

@@ -101,7 +101,8 @@ def test_the_sdk_client_reconnects_on_its_own_and_gets_the_held_answer(host: Hos
         ):
             await session.initialize()
             group.start_soon(decide, host, "approve")
-            return await session.call_tool("write_file", {"path": "notes/sdk.md", "text": TEXT})
+            result = await session.call_tool("write_file", {"path": "notes/sdk.md", "text": TEXT})
+        return result
 
     with host.http() as served:
         result = anyio.run(scenario, served.url, served.token or "")

@@ -21,7 +21,7 @@ from pydantic import TypeAdapter
 
 from .servers import Captured, loopback
 
-_EVENT = TypeAdapter(ResponseStreamEvent)
+_EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
 ENCRYPTED = "gAAAAB-opaque-{}"  # what an encrypted reasoning item of reply n holds
 USAGE = {
     "input_tokens": 11,

@@ -260,7 +260,10 @@ def test_a_stream_that_showed_part_of_its_answer_is_not_asked_again_elsewhere(
     with _serving(server) as a, serving(second) as b:
         loop = ToolLoop(FallbackProvider([openai_at(a), openai_at(b, name="backup")]),
                         ToolRegistry())  # fmt: skip
-        go = lambda: loop.run_sync([ChatMessage.user("hi")], trace=trace)  # noqa: E731
+
+        def go() -> Any:
+            return loop.run_sync([ChatMessage.user("hi")], trace=trace)
+
         if watched:
             with pytest.raises(ServerError):
                 go()
@@ -431,7 +434,8 @@ def test_the_charter_seals_the_chain_and_its_zone_and_rebuilds_it(
     assert isinstance(again_rebuilt, FallbackProvider)
     assert again_rebuilt.circuits is rebuilt.circuits is PROCESS_CIRCUITS  # breakers across runs
     assert FallbackProvider(rebuilt.members).circuits is not PROCESS_CIRCUITS  # one's own
-    plain = RunRequest.of("hi", provider=ScriptedProvider(["a"])).chartered(charter.privacy)
+    answering = ScriptedProvider.from_turns([{"content": "a"}])
+    plain = RunRequest.of("hi", provider=answering).chartered(charter.privacy)
     assert plain.charter is not None
     assert "fallback" not in json.loads(plain.charter.to_json())["provider"]
 

@@ -8,7 +8,7 @@ import asyncio
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -478,7 +478,7 @@ def test_a_malformed_body_is_a_clear_provider_error(out: bytes, said: str) -> No
         (
             _stream_of(
                 {"type": "response.created", "response": "nope"},
-                [1, 2],
+                cast(Any, [1, 2]),
                 {"type": "response.output_text.delta", "output_index": "x", "delta": 5},
             ),
             "stream ended before response.completed",
@@ -644,7 +644,12 @@ def test_another_path_and_the_api_key_header_drive_the_same_adapter() -> None:
     (captured,) = model.captured
     assert captured.path == "/openai/v1/responses"
     assert captured.headers["api-key"] == KEY and "authorization" not in captured.headers
-    for bad in ({"path": "responses"}, {"path": "/r?x=1"}, {"auth": "basic"}):
+    bads: tuple[dict[str, Any], ...] = (
+        {"path": "responses"},
+        {"path": "/r?x=1"},
+        {"auth": "basic"},
+    )
+    for bad in bads:
         with pytest.raises(ConfigError):
             ResponsesProvider(model="m", api_key=KEY, **bad)
 

@@ -36,13 +36,12 @@ def test_the_worker_that_carries_a_decided_run_on_links_to_the_segment_that_paus
     queue: Queue,
 ) -> None:
     with receiver() as received:
-        otlp = {"OTEL_EXPORTER_OTLP_ENDPOINT": received.url}
-        (first,) = queue.start(1, **otlp)
+        (first,) = queue.start(1, OTEL_EXPORTER_OTLP_ENDPOINT=received.url)
         (run_id,) = queue.submit(queue.script(with_write()))
         (run,) = queue.wait([run_id])
         assert run.status == RunStatus.AWAITING_APPROVAL
         assert first.stop() == 0  # its spans are sent as it exits
-        (second,) = queue.start(1, **otlp)
+        (second,) = queue.start(1, OTEL_EXPORTER_OTLP_ENDPOINT=received.url)
         queue.approve(run_id)
         (run,) = queue.wait([run_id], done=lambda r: RunStatus(r.status).terminal)
         assert run.status == "completed"

@@ -141,12 +141,12 @@ def run(
 
     A store that cannot record the run (locked, read-only, full) stops it before it starts,
     with exit status 1, unless ``--no-store`` says to record nothing."""
+    from toolwire.core.trust import UntrustedActions
     from toolwire.policy.options import RunOptions
     from toolwire.providers.cloud import CloudSettings
     from toolwire.providers.select import create_provider
     from toolwire.runs.runtime import RunRequest, Runtime
     from toolwire.tools.api import ToolContext, User
-    from toolwire.workspace.containment import UntrustedActions
 
     output = output_mode(as_json=as_json, quiet=quiet)
     # What a person reads: stdout for the plain command, stderr when stdout is for a script.

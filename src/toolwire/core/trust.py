@@ -155,7 +155,12 @@ GOOGLE_EU_REGIONS = frozenset({
     "europe-west10", "europe-west12", "europe-north1", "europe-north2", "europe-central2",
     "europe-southwest1",
 })  # fmt: skip
-EU_REGIONS = AZURE_EU_REGIONS | GOOGLE_EU_REGIONS
+# AWS's regions in EU member states (Ireland, Frankfurt, Paris, Stockholm, Milan, Spain);
+# London and Zurich are in Europe but not in the EU.
+AWS_EU_REGIONS = frozenset(
+    {"eu-west-1", "eu-central-1", "eu-west-3", "eu-north-1", "eu-south-1", "eu-south-2"}
+)
+EU_REGIONS = AZURE_EU_REGIONS | GOOGLE_EU_REGIONS | AWS_EU_REGIONS
 
 
 def region_zone(region: str | None) -> TrustZone:
@@ -164,3 +169,20 @@ def region_zone(region: str | None) -> TrustZone:
     names ("West Europe") are read as its region names."""
     name = "".join((region or "").split()).lower()
     return TrustZone.EXTERNAL_EU if name in EU_REGIONS else TrustZone.EXTERNAL_GLOBAL
+
+
+class UntrustedActions(StrEnum):
+    """What becomes of a consequential call planned on untrusted (or too sensitive) context."""
+
+    APPROVE = "approve"  # it waits for a person, the reason shown
+    REFUSE = "refuse"  # it does not run; the model reads why
+
+    @classmethod
+    def parse(cls, value: object, where: str = "untrusted_actions") -> UntrustedActions:
+        if isinstance(value, UntrustedActions):
+            return value
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            shown = str(value)[:40]
+            raise ConfigError(f"{where}: {shown!r} is not one of approve, refuse") from None

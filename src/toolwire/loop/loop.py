@@ -42,7 +42,7 @@ from typing import Any, Protocol
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.core.output import Checked, OutputSchema
-from toolwire.core.trust import Integrity, TrustZone
+from toolwire.core.trust import Integrity, TrustZone, UntrustedActions
 from toolwire.loop import remote_calls
 from toolwire.loop.basis import recheck
 from toolwire.loop.endings import (
@@ -96,7 +96,6 @@ from toolwire.providers.fallback import chain_of
 from toolwire.tools.api import ToolContext
 from toolwire.tools.policy import ToolPolicy
 from toolwire.tools.registry import ToolRegistry
-from toolwire.workspace.containment import UntrustedActions
 
 __all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "Checkpoint", "LoopResult", "RunOptions",
            "TerminationReason", "ToolLoop"]  # fmt: skip

@@ -22,13 +22,12 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from toolwire.core.messages import ToolSpec
-from toolwire.core.trust import Integrity
+from toolwire.core.trust import Integrity, UntrustedActions
 from toolwire.loop.seam import may_block_loop, on_loop
 from toolwire.policy.containment import Labels
 from toolwire.tools.api import input_model_of, is_remote, needs_approval, runs_concurrently
 from toolwire.tools.policy import Gate
 from toolwire.tools.registry import ToolRegistry
-from toolwire.workspace.containment import UntrustedActions
 
 __all__ = ["Offer"]
 

@@ -34,10 +34,9 @@ from typing import Any, NamedTuple
 from toolwire.core.errors import ConfigError
 from toolwire.core.messages import ToolCall
 from toolwire.core.reprs import count, tagged
-from toolwire.core.trust import DataClass, Integrity
+from toolwire.core.trust import DataClass, Integrity, UntrustedActions
 from toolwire.tools.api import Tool
 from toolwire.tools.labels import integrity_of, is_consequential, sink_class_of
-from toolwire.workspace.containment import UntrustedActions
 
 __all__ = ["Hold", "Labels", "Provenance", "Source", "policy_of"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from toolwire.core.output import OutputSchema
 from toolwire.core.text import check_name
-from toolwire.core.trust import TrustZone
+from toolwire.core.trust import TrustZone, UntrustedActions
 from toolwire.providers.base import (
     Provider,
     Reasoning,
@@ -17,7 +17,6 @@ from toolwire.providers.base import (
     parse_tool_choice,
 )
 from toolwire.tools.policy import Grant
-from toolwire.workspace.containment import UntrustedActions
 
 # Enough for look-up, refine, answer. Each round is a paid provider call carrying the whole
 # conversation so far, so a one-shot run that forgets to set a cap must not run up a long bill.

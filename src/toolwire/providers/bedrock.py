@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import quote
 
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
-from toolwire.core.trust import TrustZone
+from toolwire.core.trust import TrustZone, region_zone
 from toolwire.providers.answer_tool import (
     DESCRIPTION,
     answer_tool_name,
@@ -95,11 +95,6 @@ STREAM_ERROR_STATUSES = {
     "throttlingException": 429,
     "serviceUnavailableException": 503,
 }
-# Regions in EU member states (Ireland, Frankfurt, Paris, Stockholm, Milan, Spain); London and
-# Zurich are in Europe but not in the EU.
-EU_REGIONS = frozenset(
-    {"eu-west-1", "eu-central-1", "eu-west-3", "eu-north-1", "eu-south-1", "eu-south-2"}
-)
 _PROFILE_PREFIXES = ("global.", "us.", "eu.", "apac.", "us-gov.", "jp.", "au.", "ca.")
 _STREAM_FORMAT = aws_event_stream(STREAM_ERROR_STATUSES)
 _PLAIN_BLOCKS = frozenset({"text", "toolUse"})
@@ -114,8 +109,7 @@ def zone_for(region: str, model: str) -> TrustZone:
     """``external_eu`` for a model served in an EU member state's region; else the least
     trusted zone (a cross-region profile may route anywhere its geography allows)."""
     routed = model.startswith((*_PROFILE_PREFIXES, "arn:"))  # a profile, or what an ARN names
-    in_eu = region in EU_REGIONS and not routed
-    return TrustZone.EXTERNAL_EU if in_eu else TrustZone.EXTERNAL_GLOBAL
+    return TrustZone.EXTERNAL_GLOBAL if routed else region_zone(region)
 
 
 class BedrockProvider(HttpProvider):

@@ -19,31 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from toolwire.core.errors import ConfigError
-from toolwire.core.trust import Integrity
+from toolwire.core.trust import Integrity, UntrustedActions
 
 __all__ = ["Containment", "ContainmentSettings", "UntrustedActions", "containment"]
-
-
-class UntrustedActions(StrEnum):
-    """What becomes of a consequential call planned on untrusted (or too sensitive) context."""
-
-    APPROVE = "approve"  # it waits for a person, the reason shown
-    REFUSE = "refuse"  # it does not run; the model reads why
-
-    @classmethod
-    def parse(cls, value: object, where: str = "untrusted_actions") -> UntrustedActions:
-        if isinstance(value, UntrustedActions):
-            return value
-        try:
-            return cls(str(value).strip().lower())
-        except ValueError:
-            shown = str(value)[:40]
-            raise ConfigError(f"{where}: {shown!r} is not one of approve, refuse") from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
