@@ -779,3 +779,37 @@ def test_a_chain_passes_every_field_of_a_request_and_an_answer_through() -> None
             assert getattr(got, f.name) == getattr(answer, f.name), f.name
     assert got.provider == "one" and got.provider_state is not None
     assert got.provider_state.data["k"] == 1
+
+
+def test_a_workspaces_fallback_chain_serves_a_run_that_names_none(
+    tmp_path: Path, on_path: Path
+) -> None:
+    plugin(on_path, SECRETS_PLUGIN, "all = twplugin:all_tools")
+    place = tmp_path / "workspace.toml"
+    place.write_text('fallback = ["scripted"]\n')
+    done = cli_run(tmp_path, "--provider", "openai", "--base-url", refused_url() + "/v1",
+                   "--model", "gpt-test", "--trust-zone", "local", "--workspace", str(place),
+                   env={"OPENAI_API_KEY": KEY})  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert "✗ provider openai failed (ProviderConnectionError); trying local model" in done.output
+    assert done.output.splitlines()[-1].startswith("completed")
+    told = cli_run(tmp_path, "--provider", "openai", "--base-url", refused_url() + "/v1",
+                   "--model", "gpt-test", "--workspace", str(place), "--fallback", "groq:m",
+                   env={"OPENAI_API_KEY": KEY, "GROQ_API_KEY": KEY})  # fmt: skip
+    assert "trying local model" not in told.output  # --fallback says otherwise
+
+
+@pytest.mark.parametrize(
+    ("entries", "said"),
+    [('["nosuch"]', "fallback: unknown provider 'nosuch'"),
+     ('["openai:"]', "fallback openai: a model name after the colon is required")],
+)  # fmt: skip
+def test_a_bad_workspace_fallback_is_refused_naming_it(
+    tmp_path: Path, entries: str, said: str
+) -> None:
+    from toolwire.workspace.config import load_workspace
+
+    place = tmp_path / "workspace.toml"
+    place.write_text(f"fallback = {entries}\n")
+    with pytest.raises(ConfigError, match=said):
+        load_workspace(place)

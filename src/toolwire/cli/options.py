@@ -28,7 +28,12 @@ from toolwire.core.trust import TrustZone
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.aws_auth import checked_region
 from toolwire.providers.base import Reasoning, parse_tool_choice
-from toolwire.providers.presets import PROVIDER_NAMES, MaxTokensField, check_provider_name
+from toolwire.providers.presets import (
+    PROVIDER_NAMES,
+    MaxTokensField,
+    check_provider_name,
+    parse_fallback,
+)
 
 
 def usage_error(message: str) -> UsageError:
@@ -183,25 +188,6 @@ ProviderOption = Annotated[
     typer.Option("--provider", callback=checked_by(check_provider_name, "--provider"),
                  help="The model provider: " + ", ".join(PROVIDER_NAMES) + "."),
 ]  # fmt: skip
-
-
-def parse_fallback(value: str | None) -> list[tuple[str, str | None]]:
-    """``--fallback NAME[,NAME...]``: each a provider name as ``--provider`` takes it, or
-    ``NAME:MODEL`` (the model may hold colons of its own: ``ollama:llama3:8b``); without a
-    model, the run's ``--model``. A ``ConfigError`` names a bad entry."""
-    if value is None:
-        return []
-    chain: list[tuple[str, str | None]] = []
-    for entry in value.split(","):
-        name, colon, model = entry.strip().partition(":")
-        if not name:
-            raise ConfigError("--fallback takes provider names separated by commas (NAME or "
-                              "NAME:MODEL); one is empty")  # fmt: skip
-        check_provider_name(name)
-        if colon and not model.strip():
-            raise ConfigError(f"--fallback {name}: a model name after the colon is required")
-        chain.append((name, model.strip() or None))
-    return chain
 
 
 FallbackOption = Annotated[

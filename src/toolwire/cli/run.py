@@ -42,7 +42,6 @@ from toolwire.cli.options import (
     ToolChoiceOption,
     TrustZoneOption,
     load_output_schema,
-    parse_fallback,
     parse_reasoning,
 )
 from toolwire.cli.outcome import Output, report
@@ -52,6 +51,7 @@ from toolwire.core.errors import ConfigError, StoreError, ToolwireError
 from toolwire.policy.options import DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_REMOTE_CALLS, MAX_ROUNDS
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.base import TOOL_CHOICE_MODES
+from toolwire.providers.presets import parse_fallback
 
 WORKSPACE_FILE = "workspace.toml"  # the name a workspace folder (the demo's) gives it
 # `toolwire tools` shows a description's first sentence, cut here to keep a row on a line.
@@ -163,6 +163,8 @@ def run(
             provider_name, model=model, base_url=base_url, script=script, trust_zone=trust_zone,
             max_tokens_field=field, region=region, cloud=cloud,
         )  # fmt: skip
+        if fallback is None:  # the workspace's chain, unless --fallback names one
+            fallback = ",".join(getattr(tools_workspace, "fallback", ())) or None
         chain = [
             create_provider(name, model=named or model, script=script, max_tokens_field=field)
             for name, named in parse_fallback(fallback)

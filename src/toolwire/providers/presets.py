@@ -399,3 +399,23 @@ def check_provider_name(name: str) -> None:
     if name not in PROVIDER_NAMES:
         shown = name if len(name) <= 40 else name[:40] + "…"
         raise ConfigError(f"unknown provider {shown!r}; choose one of {', '.join(PROVIDER_NAMES)}")
+
+
+def parse_fallback(value: str | None, where: str = "--fallback") -> list[tuple[str, str | None]]:
+    """``--fallback NAME[,NAME...]`` (or a workspace's ``fallback``; ``where`` names which):
+    each a provider name as ``--provider`` takes it, or ``NAME:MODEL`` (the model may hold
+    colons of its own: ``ollama:llama3:8b``); without a model, the run's ``--model``. A
+    ``ConfigError`` names a bad entry."""
+    if value is None:
+        return []
+    chain: list[tuple[str, str | None]] = []
+    for entry in value.split(","):
+        name, colon, model = entry.strip().partition(":")
+        if not name:
+            raise ConfigError(f"{where} takes provider names separated by commas (NAME or "
+                              "NAME:MODEL); one is empty")  # fmt: skip
+        check_provider_name(name)
+        if colon and not model.strip():
+            raise ConfigError(f"{where} {name}: a model name after the colon is required")
+        chain.append((name, model.strip() or None))
+    return chain

@@ -59,7 +59,7 @@ from sqlalchemy.pool import NullPool
 from toolwire.core.errors import ConfigError
 from toolwire.core.text import check_name, read_capped
 from toolwire.core.trust import PERSONAL_DATA_ZONES, TrustZone
-from toolwire.providers.presets import MaxTokensField
+from toolwire.providers.presets import MaxTokensField, parse_fallback
 from toolwire.workspace.containment import (
     DEFAULT_CONTAINMENT,
     Containment,
@@ -115,6 +115,9 @@ class Workspace:
     source: Path | None = None  # the TOML file it was read from, so a resumed run finds it again
     max_tokens_field: MaxTokensField | None = None  # None: the provider's own default
     region: str | None = None  # the cloud region its model runs in (its trust zone follows)
+    # Providers its runs fall back to, in order, each NAME or NAME:MODEL as ``--fallback``
+    # takes them (toolwire.providers.fallback); ``toolwire run --fallback`` says otherwise.
+    fallback: tuple[str, ...] = ()
     mcp_servers: tuple[McpServer, ...] = ()
     files_roots: Mapping[str, Path] = field(default_factory=dict)  # more roots, by name
     documents: Path | None = None  # the folder search_documents indexes
@@ -219,6 +222,7 @@ class _Settings(BaseModel):
     base_urls: list[str] = []
     max_tokens_field: MaxTokensField | None = None
     region: str | None = None
+    fallback: list[str] = []
     mcp_servers: dict[str, McpServerSettings] = {}
     files_roots: dict[str, str] = {}
     documents: str | None = None
@@ -262,6 +266,7 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         ),
         max_tokens_field=settings.max_tokens_field,
         region=settings.region,
+        fallback=_fallback(settings.fallback, source),
         mcp_servers=mcp_servers(settings.mcp_servers, base, source),
         files_roots=roots,
         documents=folder(settings.documents, base, f"{source}: documents"),
@@ -276,6 +281,15 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         prompts=prompt_templates(settings.prompts, source),
         containment=containment(settings.containment, source),
     )
+
+
+def _fallback(entries: list[str], source: str) -> tuple[str, ...]:
+    """The workspace's fallback chain, each entry checked as ``--fallback`` checks it."""
+    try:
+        parse_fallback(",".join(entries) if entries else None, "fallback")
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: fallback: {exc}") from None
+    return tuple(entry.strip() for entry in entries)
 
 
 def _name(name: str | None, source: str) -> str | None:
