@@ -85,6 +85,7 @@ def test_a_run_is_stored_with_its_steps_in_sequence(store: RunStore) -> None:
         "tool_artifacts_count": 1,
         "tool_artifact_types": ["table"],
         "tool_arguments_keys_count": 1,
+        "tool_integrity": "untrusted",  # a tool that declares none: metadata at every level
         "content_withheld": True,
     }
 

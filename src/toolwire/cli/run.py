@@ -184,8 +184,9 @@ def run(
             tool_choice=tool_choice,
             output=None if output_schema is None else load_output_schema(output_schema),
             name=run_name,
-            # With no one at the terminal, a call the run's containment holds is refused.
-            untrusted_actions=None if interactive() else UntrustedActions.REFUSE,
+            # A call the run's containment holds waits for a person, at the terminal or later
+            # (toolwire runs approve); a run nobody can resume (--no-store, no terminal) refuses.
+            untrusted_actions=UntrustedActions.REFUSE if no_store and not interactive() else None,
         )
         context = ToolContext(
             user=User("cli", is_admin=True) if admin else None,
