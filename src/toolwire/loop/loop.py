@@ -42,9 +42,10 @@ from typing import Any, Protocol
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.core.output import Checked, OutputSchema
-from toolwire.core.trust import Integrity, TrustZone, UntrustedActions
+from toolwire.core.trust import Integrity, TrustZone
 from toolwire.loop import remote_calls
 from toolwire.loop.basis import recheck
+from toolwire.loop.contain import held_in_turn
 from toolwire.loop.endings import (
     Ending,
     LoopResult,
@@ -56,9 +57,10 @@ from toolwire.loop.endings import (
     ending,
     result_of,
 )
+from toolwire.loop.fitting import fitted_to
 from toolwire.loop.jobs import check_choice, decided_jobs, refused_jobs, round_choice, turn_jobs
 from toolwire.loop.offer import Offer
-from toolwire.loop.seam import Invoked, Seam, contained, sole_task
+from toolwire.loop.seam import Invoked, Seam, sole_task
 from toolwire.loop.state import Contained, RunState
 from toolwire.loop.suspension import (
     Answer,
@@ -70,11 +72,9 @@ from toolwire.loop.suspension import (
 )
 from toolwire.loop.turn import Job, run_turn
 from toolwire.loop.window import (
-    Overflow,
     Window,
     calibrated,
     estimated_usage,
-    fit,
     spec_tokens,
     window_for,
 )
@@ -83,7 +83,7 @@ from toolwire.policy.containment import Labels, Provenance, overrides_of, policy
 from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
-from toolwire.policy.trace import ContextStep, RunTrace, ToolInvocation
+from toolwire.policy.trace import RunTrace, ToolInvocation
 from toolwire.providers.base import (
     CompletionResponse,
     Provider,
@@ -367,7 +367,7 @@ class ToolLoop:
             while state.rounds < options.max_rounds:
                 round_ = state.rounds + 1
                 if window is not None:
-                    fitted = self._fit(state, trace, round_, window)
+                    fitted = fitted_to(state, trace, round_, window)
                     if isinstance(fitted, LoopResult):
                         return fitted
                     state = fitted
@@ -400,7 +400,7 @@ class ToolLoop:
                 assistant = ChatMessage("assistant", response.content, calls, None, False,
                                         response.provider_state)  # fmt: skip
                 held, contained = (
-                    self._contain(calls, state, offer.labels) if offer.labels.sinks else _FREE
+                    held_in_turn(calls, state, offer.labels) if offer.labels.sinks else _FREE
                 )
                 if offer.pausing or held:  # only such a tool, or a held call, can pause
                     paused = await self._scan(calls, state, spent, assistant, context,
@@ -475,21 +475,6 @@ class ToolLoop:
                            held=held, contained=contained or ())  # fmt: skip
         return None if pause is None else spent.of(state, (assistant,))._replace(pause=pause)
 
-    @staticmethod
-    def _contain(
-        calls: Sequence[ToolCall], state: RunState, labels: Labels
-    ) -> tuple[dict[int, str] | None, list[Contained] | None]:
-        """The calls of a turn the run's containment holds for approval (by index, with the
-        reason an approver reads), or those it refuses (with what the model reads)."""
-        limit = state.options.max_calls_per_turn
-        found = labels.held(calls if len(calls) <= limit else calls[:limit], state.provenance)
-        if not found:
-            return None, None
-        if labels.policy is UntrustedActions.APPROVE:
-            return {i: hold.reason() for i, hold in found.items()}, None
-        answers = [(i, contained(hold)) for i, hold in found.items()]
-        return None, [Contained(i, a.result.content, str(a.refused)) for i, a in answers]
-
     async def _synthesise(
         self, state: RunState, trace: RunTrace, specs: tuple[ToolSpec, ...], window: Window | None
     ) -> LoopResult:
@@ -499,7 +484,7 @@ class ToolLoop:
         tool calls when a request defines no tools.
         """
         round_ = state.rounds + 1
-        fitted = self._fit(state, trace, round_, window)
+        fitted = fitted_to(state, trace, round_, window)
         if isinstance(fitted, LoopResult):
             return fitted
         state = fitted
@@ -527,7 +512,7 @@ class ToolLoop:
         round_ = state.rounds + 1
         specs = tuple(self.registry.specs({c.name for m in state.messages for c in m.tool_calls}))
         choice: ToolChoice = "none" if specs else "auto"
-        fitted = self._fit(state, trace, round_, window_for(state.options, self.provider, specs))
+        fitted = fitted_to(state, trace, round_, window_for(state.options, self.provider, specs))
         if isinstance(fitted, LoopResult):
             return fitted
         state = fitted
@@ -612,37 +597,6 @@ class ToolLoop:
         if answered is None:
             return family, model
         return pricing_family(answered), model_of(answered)
-
-    @staticmethod
-    def _fit(
-        state: RunState, trace: RunTrace, round_: int, window: Window | None
-    ) -> RunState | LoopResult:
-        """``state`` with a conversation that fits ``window``, recording what was dropped; or
-        the end of the run when it cannot fit (no budget known: ``state`` as it is)."""
-        if window is None:
-            return state
-        started = time.perf_counter()
-        fitted = fit(state.messages, state.tally, window)
-        if isinstance(fitted, Overflow):
-            log.info("round %d cannot fit a context window of %d tokens: %d needed, %d kept "
-                     "for the answer", round_, window.size, fitted.tokens_needed,
-                     window.reserve)  # fmt: skip
-            return result_of(state, "", True, TerminationReason.CONTEXT_FULL)
-        if fitted.dropped_messages:
-            trace.record(
-                ContextStep(
-                    round=round_,
-                    duration_ms=(time.perf_counter() - started) * 1000,
-                    dropped_exchanges=fitted.dropped_exchanges,
-                    dropped_messages=fitted.dropped_messages,
-                    tokens_before=fitted.tokens_before,
-                    tokens_after=fitted.tally.tokens,
-                    context_window=window.size,
-                    reserved_tokens=window.reserve,
-                )
-            )
-        dropped = state.dropped_turns + fitted.dropped_exchanges
-        return state._replace(messages=fitted.messages, tally=fitted.tally, dropped_turns=dropped)
 
     async def _run_jobs(
         self,
