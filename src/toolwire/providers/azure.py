@@ -101,6 +101,14 @@ class AzureEndpoint:
         return {"api-key": api_key} if api_key else {}
 
 
+def one_credential(name: str, api_key: str | None, token_source: TokenSource | None) -> str:
+    """The key given (``""`` for none); a ``ConfigError`` when a token source is given too."""
+    key = (api_key or "").strip()
+    if key and token_source is not None:
+        raise ConfigError(f"{name}: give an API key or a bearer token, not both")
+    return key
+
+
 class AzureOpenAIProvider(OpenAIProvider):
     """Chat Completions on an Azure OpenAI deployment."""
 
@@ -117,9 +125,7 @@ class AzureOpenAIProvider(OpenAIProvider):
         context_window: int | None = None,
     ) -> None:
         """One of ``api_key`` and ``token_source``: Azure takes one credential at a time."""
-        key = (api_key or "").strip()
-        if key and token_source is not None:
-            raise ConfigError(f"{NAME}: give an API key or a bearer token, not both")
+        key = one_credential(NAME, api_key, token_source)
         self.endpoint = endpoint
         self.token_source = token_source
         super().__init__(
@@ -163,9 +169,7 @@ class AzureResponsesProvider(ResponsesProvider):
         context_window: int | None = None,
     ) -> None:
         """One of ``api_key`` and ``token_source``, as for Chat Completions."""
-        key = (api_key or "").strip()
-        if key and token_source is not None:
-            raise ConfigError(f"{RESPONSES_NAME}: give an API key or a bearer token, not both")
+        key = one_credential(RESPONSES_NAME, api_key, token_source)
         self.endpoint = endpoint
         self.token_source = token_source
         super().__init__(model=endpoint.deployment, api_key=key or None,

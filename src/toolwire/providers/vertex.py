@@ -43,7 +43,7 @@ from toolwire.providers.gemini import FAMILY, GeminiProvider
 from toolwire.providers.http import HttpSettings
 from toolwire.providers.presets import Quirks
 from toolwire.providers.tokens import TokenSource
-from toolwire.providers.wire import DEFAULT_TRUST_ZONE, checked_base_url
+from toolwire.providers.wire import DEFAULT_TRUST_ZONE, HttpProvider, checked_base_url
 
 NAME = "vertex"
 ANTHROPIC_NAME = "vertex-anthropic"
@@ -107,11 +107,9 @@ def regional_root(region: str) -> str:
     return f"https://{region}-aiplatform.googleapis.com"
 
 
-class VertexGeminiProvider(GeminiProvider):
-    """Gemini on Vertex AI. It speaks the Gemini family's API, so a turn's provider state
-    (thought signatures) replays to it as to the Gemini adapter."""
-
-    default_name = NAME
+class _OnVertex(HttpProvider):
+    """What a family's adapter is on Vertex AI: its URL at a project's location, a bearer
+    token from the token source instead of a key, the vendor's own quirks, no price table."""
 
     def __init__(
         self,
@@ -132,16 +130,23 @@ class VertexGeminiProvider(GeminiProvider):
             trust_zone=trust_zone,
             http=http,
             context_window=context_window,
-            quirks=Quirks(),  # Vertex itself, at any root (a private endpoint is Google's too)
+            quirks=Quirks(),  # the vendor's own API, behind Vertex's door (at any root)
         )
+
+    @property
+    def pricing_family(self) -> str | None:
+        return None  # Vertex's prices are not the vendor's own API's table
+
+
+class VertexGeminiProvider(_OnVertex, GeminiProvider):
+    """Gemini on Vertex AI. It speaks the Gemini family's API, so a turn's provider state
+    (thought signatures) replays to it as to the Gemini adapter."""
+
+    default_name = NAME
 
     @property
     def family(self) -> str:
         return FAMILY
-
-    @property
-    def pricing_family(self) -> str | None:
-        return None  # Vertex's prices are not the Gemini API's table
 
     def url(self) -> str:
         return self.location.model_url("google", self.model, "generateContent")
@@ -150,41 +155,15 @@ class VertexGeminiProvider(GeminiProvider):
         return self.location.model_url("google", self.model, "streamGenerateContent") + "?alt=sse"
 
 
-class VertexAnthropicProvider(AnthropicProvider):
+class VertexAnthropicProvider(_OnVertex, AnthropicProvider):
     """Claude on Vertex AI. It speaks the Anthropic family's API: thinking signatures replay
     to it as to the Anthropic adapter."""
 
     default_name = ANTHROPIC_NAME
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        location: VertexLocation,
-        token_source: TokenSource,
-        trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
-        http: HttpSettings | None = None,
-        context_window: int | None = None,
-    ) -> None:
-        self.location = location
-        self.token_source = token_source
-        super().__init__(
-            model=model,
-            api_key="",
-            base_url=location.base_url,
-            trust_zone=trust_zone,
-            http=http,
-            context_window=context_window,
-            quirks=Quirks(),  # Anthropic's own API, behind Vertex's door
-        )
-
     @property
     def family(self) -> str:
         return "anthropic"
-
-    @property
-    def pricing_family(self) -> str | None:
-        return None  # Vertex's prices are not Anthropic's table
 
     def url(self) -> str:
         return self.location.model_url("anthropic", self.model, "rawPredict")
