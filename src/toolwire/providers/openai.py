@@ -83,6 +83,19 @@ STOPS = {
 }
 
 
+def needs_key(provider: HttpProvider) -> bool:
+    """Whether a call of an OpenAI-shaped API needs a key: a hosted server's does, a loopback
+    or private one's not (a cloud route with a bearer token says no)."""
+    return not is_private_url(provider.base_url)
+
+
+def check_key(provider: HttpProvider, key: str | None, *, needed: bool) -> None:
+    """A ``ConfigError`` when ``provider`` was given no key and its calls need one (``needed``:
+    its ``needs_key``, which a cloud route with a bearer token answers no)."""
+    if not key and needed:
+        raise ConfigError(f"{provider.name}: an API key is required for {provider.base_url}")
+
+
 class OpenAIProvider(HttpProvider):
     """Chat Completions with tools."""
 
@@ -118,8 +131,7 @@ class OpenAIProvider(HttpProvider):
             context_window=context_window,
             quirks=quirks,
         )
-        if not key and self.needs_key():
-            raise ConfigError(f"{self.name}: an API key is required for {self.base_url}")
+        check_key(self, key, needed=self.needs_key())
         quirks = self.quirks
         self.quirks = dataclasses.replace(
             quirks,
@@ -130,9 +142,7 @@ class OpenAIProvider(HttpProvider):
         self.price_table = price_table
 
     def needs_key(self) -> bool:
-        """Whether a call needs a key: a hosted server's does, a loopback or private one's not
-        (a cloud route with a bearer token says no)."""
-        return not is_private_url(self.base_url)
+        return needs_key(self)
 
     @property
     def max_tokens_field(self) -> MaxTokensField:

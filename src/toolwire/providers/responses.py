@@ -63,8 +63,8 @@ from toolwire.providers.base import (
     Usage,
 )
 from toolwire.providers.http import HttpSettings
-from toolwire.providers.openai import effort_of
-from toolwire.providers.presets import OPENAI_BASE_URL, OPENAI_RESPONSES, is_private_url
+from toolwire.providers.openai import check_key, effort_of, needs_key
+from toolwire.providers.presets import OPENAI_BASE_URL, OPENAI_RESPONSES
 from toolwire.providers.responses_stream import StreamedResponse
 from toolwire.providers.wire import (
     DEFAULT_TRUST_ZONE,
@@ -136,16 +136,13 @@ class ResponsesProvider(HttpProvider):
             context_window=context_window,
             quirks=OPENAI_RESPONSES.quirks,
         )
-        if not key and self.needs_key():
-            raise ConfigError(f"{self.name}: an API key is required for {self.base_url}")
+        check_key(self, key, needed=self.needs_key())
         self.path = path
         self.auth: AuthHeader = auth
         self.encrypted_reasoning = encrypted_reasoning
 
     def needs_key(self) -> bool:
-        """Whether a call needs a key: a hosted server's does, a loopback or private one's not
-        (a cloud route with a bearer token says no)."""
-        return not is_private_url(self.base_url)
+        return needs_key(self)
 
     @property
     def family(self) -> str:
