@@ -4,18 +4,27 @@ consequential call run unattended; a clean context lets it run as before."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
+from toolwire import (
+    ChatMessage,
+    RunOptions,
+    ScriptedProvider,
+    ToolCall,
+    ToolLoop,
+    ToolRegistry,
+    tool,
+)
 from toolwire.core.errors import ConfigError
 from toolwire.core.lifecycle import RunStatus, TerminationReason
 from toolwire.core.trust import DataClass, Integrity
 from toolwire.loop import seam
 from toolwire.loop.loop import LoopResult
-from toolwire.loop.state import RunState
+from toolwire.loop.state import Contained, Pause, RunState
 from toolwire.policy.containment import Provenance, Source
 from toolwire.policy.trace import RunTrace, ToolStep
 from toolwire.tools.api import ToolContext, User
@@ -403,3 +412,15 @@ def test_a_paused_turn_shows_the_calls_its_containment_refused(tmp_path: Path) -
     post, write = tool_steps(trace)[:2]
     assert post.tool_refused == seam.Refused.SENSITIVE_CONTEXT and SENT == []
     assert write.tool_refused is None and (tmp_path / "files" / "run.sh").exists()
+
+
+def test_the_pending_turn_the_inspector_reads_names_the_calls_containment_refused() -> None:
+    pause = Pause(
+        status=RunStatus.AWAITING_APPROVAL,
+        calls=(ToolCall("c1", "write_file", "{}"), ToolCall("c2", "send_note", "{}")),
+        previews=(),
+        digest="d",
+        refused=(Contained(1, "Error: not run", "untrusted_context"),),
+    )
+    assert pause.to_dict()["refused"] == [{"index": 1, "reason": "untrusted_context"}]
+    assert "Error: not run" not in json.dumps(pause.to_dict())  # the model's text stays its own

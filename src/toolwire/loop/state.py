@@ -144,6 +144,8 @@ class Pause:
             "input_schema": None if self.input_schema is None else dict(self.input_schema),
             "rerun": list(self.rerun),
             "changed": list(self.changed),
+            # Calls the run's containment refused: whoever decides sees they will not run.
+            "refused": [{"index": r.at, "reason": r.reason} for r in self.refused],
         }
 
     def __repr__(self) -> str:

@@ -53,6 +53,8 @@ function callsList(pause) {
   const calls = Array.isArray(pause.calls) ? pause.calls : [];
   const previews = Array.isArray(pause.previews) ? pause.previews : [];
   const changed = new Set(Array.isArray(pause.changed) ? pause.changed.map(String) : []);
+  const refused = new Map((Array.isArray(pause.refused) ? pause.refused : [])
+    .filter((r) => r && Number.isInteger(r.index)).map((r) => [r.index, String(r.reason)]));
   let marked = false;
   const list = h("ol", { class: "pending-calls" }, calls.map((call, index) => {
     const preview = previews.find((p) => p && p.index === index);
@@ -68,6 +70,7 @@ function callsList(pause) {
       preview && preview.checked
         ? h("span", { class: "badge muted" }, "re-checked before it runs") : null,
       heldReason(preview),
+      refusedNote(refused.get(index)),
       h("pre", { class: "block preview" }, shown.map((line) => line.node)));
   }));
   return [
@@ -84,6 +87,13 @@ function heldReason(preview) {
   if (!preview || typeof preview.held !== "string" || !preview.held) return null;
   return h("p", { class: "pending-held" },
     h("span", { class: "badge note" }, "held"), ` ${preview.held}`);
+}
+
+// A call the run's containment refused when it was planned: it never runs, whatever is decided.
+function refusedNote(reason) {
+  if (reason === undefined) return null;
+  return h("p", { class: "pending-refused" },
+    h("span", { class: "badge error" }, "refused"), ` ${reason}: it does not run`);
 }
 
 function approvalForm(pause, decide, message) {
