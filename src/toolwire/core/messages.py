@@ -192,6 +192,40 @@ class ChatMessage:
 _role, _content, _tool_calls, _tool_call_id, _is_error, _provider_state = setters(
     ChatMessage, "role", "content", "tool_calls", "tool_call_id", "is_error", "provider_state"
 )
+_new_object = object.__new__
+
+
+def assistant_turn(
+    content: str, tool_calls: tuple[ToolCall, ...], provider_state: ProviderState | None
+) -> ChatMessage:
+    """The assistant turn the loop appends every round with calls: ``ChatMessage.assistant``
+    without its hop and without the checks an assistant turn's shape cannot fail (only the
+    content's type is the provider's to get wrong)."""
+    if type(content) is not str:
+        return ChatMessage("assistant", content, tool_calls, None, False, provider_state)
+    message: ChatMessage = _new_object(ChatMessage)
+    _role(message, "assistant")
+    _content(message, content)
+    _tool_calls(message, tool_calls)
+    _tool_call_id(message, None)
+    _is_error(message, False)
+    _provider_state(message, provider_state)
+    return message
+
+
+def tool_message(call_id: str, content: str, is_error: bool) -> ChatMessage:
+    """The tool result the loop appends for every call: ``ChatMessage.tool_result`` without
+    the checks a bounded result's content cannot fail (a call's id still must not be empty)."""
+    if not call_id or type(content) is not str:
+        return ChatMessage("tool", content, (), call_id, is_error, None)
+    message: ChatMessage = _new_object(ChatMessage)
+    _role(message, "tool")
+    _content(message, content)
+    _tool_calls(message, ())
+    _tool_call_id(message, call_id)
+    _is_error(message, is_error)
+    _provider_state(message, None)
+    return message
 
 
 def _refuse_constant(name: str) -> Any:

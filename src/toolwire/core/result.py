@@ -137,7 +137,11 @@ class ToolResult:
         for artifact in artifacts:
             if not isinstance(artifact, Artifact):
                 raise TypeError(f"artifacts must be Artifact, not {type(artifact).__name__}")
-        return cls._build(content, False, artifacts)  # ``artifacts`` is a tuple already
+        result = _new_object(cls)  # what ``_build`` does, without its call: every tool's result
+        _content(result, content)
+        _is_error(result, False)
+        _artifacts(result, artifacts)  # a tuple already
+        return result
 
     @classmethod
     def error(cls, content: str) -> ToolResult:

@@ -40,7 +40,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from toolwire.core.lifecycle import TerminationReason
-from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
+from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec, assistant_turn, tool_message
 from toolwire.core.output import Checked, OutputSchema
 from toolwire.core.trust import Integrity, TrustZone
 from toolwire.loop import remote_calls
@@ -85,6 +85,7 @@ from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.trace import RunTrace, ToolInvocation
 from toolwire.providers.base import (
+    CompletionRequest,
     CompletionResponse,
     Provider,
     ToolChoice,
@@ -102,6 +103,7 @@ __all__ = ["DEFAULT_MAX_ROUNDS", "MAX_ROUNDS", "Checkpoint", "LoopResult", "RunO
 
 log = logging.getLogger("toolwire.loop")
 _clock = time.perf_counter
+_new = tuple.__new__  # a NamedTuple from its fields in order, without its ``__new__``'s frame
 _NO_NAMES: frozenset[str] = frozenset()
 _FREE: tuple[None, None] = (None, None)  # a turn the run's containment neither holds nor refuses
 
@@ -354,16 +356,16 @@ class ToolLoop:
         async with session_of(self.provider):
             if not state.offered:
                 return await self._plain(state, trace, refusals)
-            options, specs, names = state.options, offer.specs, offer.spec_names
+            options, specs, names, labels, gate, alone = (state.options, offer.specs,
+                offer.spec_names, offer.labels, offer.gate, offer.inline_alone)  # fmt: skip
             window = window_for(options, self.provider, specs)
             price = self._price()
             budgeted = options.max_total_tokens is not None or options.max_cost is not None
-            first_choice = options.tool_choice
-            later_choice = round_choice(first_choice, 2)
+            first_choice, later_choice = options.tool_choice, round_choice(options.tool_choice, 2)
             # A turn of one call goes straight to the seam when nothing wraps or counts it.
             direct = self.checkpoint is None and not offer.remote and options.max_calls_per_turn
             output, forced = options.output_schema, False
-            keeps = trace.keeps
+            keeps, provider, start = trace.keeps, self.provider, self.seam.start
             while state.rounds < options.max_rounds:
                 round_ = state.rounds + 1
                 if window is not None:
@@ -373,15 +375,16 @@ class ToolLoop:
                     state = fitted
                 choice = first_choice if round_ == 1 else later_choice
                 if keeps:
-                    said = None if choice == "auto" else choice
                     trace.record_request(
                         round_, state.messages, names, refusals if round_ == 1 else (),
-                        tool_choice=said,
+                        tool_choice=None if choice == "auto" else choice,
                     )  # fmt: skip
-                response, spent, checked = await self._complete(
-                    state, trace, round_, specs, choice=choice, price=price, forced=forced,
-                    output=output,
-                )  # fmt: skip
+                # what ``_complete`` does, without a coroutine of its own: every round has one
+                request = self._request(state, trace, round_, specs, choice, output, forced)
+                started = _clock()
+                response = await provider.complete(request)
+                response, spent, checked = self._spent(state, trace, round_, specs, response,
+                                                       started, True, price, output)  # fmt: skip
                 calls = response.tool_calls
                 ended = None if calls else ending(response)
                 if ended is not None:
@@ -391,17 +394,13 @@ class ToolLoop:
                     state = spent.of(state, ask_again(response, checked))
                     continue
                 if budgeted and spent.over_budget(options):  # before this turn's calls
-                    over = TerminationReason.BUDGET_EXHAUSTED
-                    return result_of(spent.of(state), "", True, over, response=response)
+                    return result_of(spent.of(state), "", True, TerminationReason.BUDGET_EXHAUSTED,
+                                     response=response)  # fmt: skip
                 if not calls:
                     state = spent.of(state, continuation(response))
                     continue
-                # The form ``ChatMessage.assistant`` makes, without its hop: every round has one.
-                assistant = ChatMessage("assistant", response.content, calls, None, False,
-                                        response.provider_state)  # fmt: skip
-                held, contained = (
-                    held_in_turn(calls, state, offer.labels) if offer.labels.sinks else _FREE
-                )
+                assistant = assistant_turn(response.content, calls, response.provider_state)
+                held, contained = held_in_turn(calls, state, labels) if labels.sinks else _FREE
                 if offer.pausing or held:  # only such a tool, or a held call, can pause
                     paused = await self._scan(calls, state, spent, assistant, context,
                                               run_id=run_id, held=held,
@@ -413,13 +412,13 @@ class ToolLoop:
                     call = calls[0]
                     arguments = call.decoded_arguments()
                     started = _clock()
-                    invoked = self.seam.start(call, state.offered, context, arguments, offer.gate,
-                                              inline=call.name in offer.inline_alone)  # fmt: skip
+                    invoked = start(call, state.offered, context, arguments, gate,
+                                    inline=call.name in alone)  # fmt: skip
                     if not isinstance(invoked, Invoked):
                         invoked = await invoked
                     state = self._one_call(state, trace, round_, call, invoked, arguments=arguments,
                                            started=started, spent=spent, assistant=assistant,
-                                           labels=offer.labels)  # fmt: skip
+                                           labels=labels)  # fmt: skip
                     continue
                 jobs = turn_jobs(calls, options.max_calls_per_turn, offer, self.registry)
                 state = await self._run_jobs(state, trace, round_, refused_jobs(jobs, contained),
@@ -445,7 +444,8 @@ class ToolLoop:
         and no remote budget to spend: what :meth:`_run_jobs` does for it, without the turn's
         machinery (most turns)."""
         elapsed_ms = (_clock() - started) * 1000
-        integrity = labels.integrity(call.name, refused=invoked.refused is not None)
+        # the label of what entered the context; None for a call the runtime answered itself
+        integrity = None if invoked.refused is not None else labels.labelled.get(call.name)
         message, invocation = self._recorded(trace, round_, elapsed_ms, call, invoked,
                                              arguments=arguments, started=started,
                                              integrity=integrity)  # fmt: skip
@@ -553,14 +553,43 @@ class ToolLoop:
         ``price``: the provider's pricing family and model (:meth:`_price`), when the caller has
         them; ``forced``: the run asks again for an answer in the schema; ``output``: the run's
         output schema (None: any answer)."""
-        options = state.options
-        failures = trace.failure_sink(round_) if self._chained and trace.keeps else None
-        request = new_request(state.messages, specs, choice, options.temperature,
-                              options.max_tokens, options.reasoning, options.capture_raw,
-                              options.stream, trace.delta_sink(round_),
-                              state.dropped_turns, output, forced, failures)  # fmt: skip
+        request = self._request(state, trace, round_, specs, choice, output, forced)
         started = _clock()
         response = await self.provider.complete(request)
+        return self._spent(state, trace, round_, specs, response, started, count, price, output)
+
+    def _request(  # noqa: PLR0917 (the loop's own call, in the order it has them)
+        self,
+        state: RunState,
+        trace: RunTrace,
+        round_: int,
+        specs: tuple[ToolSpec, ...],
+        choice: ToolChoice,
+        output: OutputSchema | None,
+        forced: bool,
+    ) -> CompletionRequest:
+        """The request of round ``round_`` (see :meth:`_complete`)."""
+        options = state.options
+        failures = trace.failure_sink(round_) if self._chained and trace.keeps else None
+        return new_request(state.messages, specs, choice, options.temperature,
+                           options.max_tokens, options.reasoning, options.capture_raw,
+                           options.stream, trace.delta_sink(round_),
+                           state.dropped_turns, output, forced, failures)  # fmt: skip
+
+    def _spent(  # noqa: PLR0917 (the loop's own call, in the order it has them)
+        self,
+        state: RunState,
+        trace: RunTrace,
+        round_: int,
+        specs: tuple[ToolSpec, ...],
+        response: CompletionResponse,
+        started: float,
+        count: bool,
+        price: tuple[str | None, str | None] | None,
+        output: OutputSchema | None,
+    ) -> tuple[CompletionResponse, Spent, Checked | None]:
+        """The provider's answer to round ``round_``'s request, made at ``started``: recorded,
+        with what the run has spent and the answer checked (see :meth:`_complete`)."""
         elapsed_ms = (_clock() - started) * 1000
         if not response.usage.known:  # budgets count an estimate; the step says it is one
             turn = ChatMessage.assistant(response.content, response.tool_calls)
@@ -579,9 +608,9 @@ class ToolLoop:
             trace.record_llm(round_, elapsed_ms, response, cost, registered=known,
                              checked=checked)  # fmt: skip
         tally = state.tally
-        spent = Spent(round_ if count else state.rounds, state.usage + usage,
-                      state.cost.add(cost, estimated=not usage.known),
-                      tally if tally is None else calibrated(tally, usage))  # fmt: skip
+        spent = _new(Spent, (round_ if count else state.rounds, state.usage + usage,
+                             state.cost.add(cost, estimated=not usage.known),
+                             tally if tally is None else calibrated(tally, usage)))  # fmt: skip
         return response, spent, checked
 
     def _price(self) -> tuple[str | None, str | None]:
@@ -686,11 +715,12 @@ class ToolLoop:
         conversation's message and the result's entry for it."""
         result = invoked.result
         content, is_error = result.content, result.is_error
-        message = ChatMessage("tool", content, (), call.id, is_error, None)  # a tool_result
+        message = tool_message(call.id, content, is_error)  # a tool_result
         if arguments is None:
             arguments = call.decoded_arguments()
-        invocation = ToolInvocation(call.name, call.arguments if arguments is None else arguments,
-                                    content, is_error, result.artifacts, call.id)  # fmt: skip
+        given = call.arguments if arguments is None else arguments
+        fields = (call.name, given, content, is_error, result.artifacts, call.id)
+        invocation = _new(ToolInvocation, fields)  # in order, without ``__new__``'s frame
         if trace.keeps:
             trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes,
                               invoked.refused, started=started,

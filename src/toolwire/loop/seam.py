@@ -271,6 +271,9 @@ class Invoked(NamedTuple):
     refused: Refused | None = None
 
 
+_new = tuple.__new__  # a value from its fields in order, without the keyword call's frame
+
+
 def refusal(text: str, reason: Refused) -> Invoked:
     """A call answered with one of the fixed texts above, without executing anything."""
     return Invoked(ToolResult.error(text), refused=reason)
@@ -379,7 +382,7 @@ def _bounded(raw: ToolResult, context: ToolContext) -> Invoked:
     """A tool's result as the run's zone may read it, within both bounds."""
     raw = disclosed(raw, context)  # personal data by the run's zone, before any cut
     if not raw.artifacts and fits(raw.content):
-        return Invoked(raw)  # within both bounds as it is
+        return _new(Invoked, (raw, None, None))  # within both bounds as it is
     content = bound_content(raw.content)
     original = content.original_bytes if content.truncated else None
     if content.text is raw.content and not raw.artifacts:

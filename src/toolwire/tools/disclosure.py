@@ -47,9 +47,23 @@ NOT_MATCHABLE = (
 
 def personal_data_shown(context: ToolContext) -> bool:
     """Whether the run's model may read personal data: its zone is one the policy lists."""
+    last = _last
+    if last[0] is context:  # every call of a run asks with the run's one context
+        return last[1]
     zone = TrustZone.parse(context.trust_zone)  # None: the least trusted zone
-    shown = getattr(context.workspace, "personal_data_shown_to", PERSONAL_DATA_ZONES)
-    return zone in shown
+    shown = zone in getattr(context.workspace, "personal_data_shown_to", PERSONAL_DATA_ZONES)
+    _remember(context, shown)
+    return shown
+
+
+def _remember(context: ToolContext, shown: bool) -> None:
+    """Keep the last answer, for the context asked about (one tuple: a thread that reads it
+    while another writes sees the old pair or the new one, never half of each)."""
+    global _last  # noqa: PLW0603 (a one-entry cache of a pure function of a frozen value)
+    _last = (context, shown)
+
+
+_last: tuple[ToolContext | None, bool] = (None, False)
 
 
 def personal_view(context: ToolContext) -> Callable[[str], str]:

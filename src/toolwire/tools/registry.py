@@ -114,8 +114,15 @@ class ToolRegistry:
         return [t.spec for n, t in self._tools.items() if n in wanted]
 
     def is_enabled(self, name: str) -> bool:
+        """What :meth:`_enabled` decides, in one call: the gate asks it for every call."""
         tool = self._tools.get(name)
-        return tool is not None and self._enabled(tool)
+        if tool is None:
+            return False
+        availability = self.availability
+        if availability.groups and not availability.groups.get(tool.group, True):
+            return False
+        override = availability.tools.get(name) if availability.tools else None
+        return tool.enabled_by_default if override is None else override
 
     def enabled_names(self) -> list[str]:
         return [n for n, t in self._tools.items() if self._enabled(t)]
