@@ -443,12 +443,19 @@ class ToolLoop:
         """The round's new state after a turn of one call, made with no checkpoint to wrap it
         and no remote budget to spend: what :meth:`_run_jobs` does for it, without the turn's
         machinery (most turns)."""
-        elapsed_ms = (_clock() - started) * 1000
         # the label of what entered the context; None for a call the runtime answered itself
         integrity = None if invoked.refused is not None else labels.labelled.get(call.name)
-        message, invocation = self._recorded(trace, round_, elapsed_ms, call, invoked,
-                                             arguments=arguments, started=started,
-                                             integrity=integrity)  # fmt: skip
+        if trace.keeps:
+            elapsed_ms = (_clock() - started) * 1000
+            message, invocation = self._recorded(trace, round_, elapsed_ms, call, invoked,
+                                                 arguments=arguments, started=started,
+                                                 integrity=integrity)  # fmt: skip
+        else:  # what ``_recorded`` makes, with nothing to record: most runs given no trace
+            result = invoked.result
+            message = tool_message(call.id, result.content, result.is_error)
+            given = call.arguments if arguments is None else arguments
+            invocation = _new(ToolInvocation, (call.name, given, result.content, result.is_error,
+                                               result.artifacts, call.id))  # fmt: skip
         entered = labels.entered(state.provenance, round_, call.name, integrity)
         # One copy of each, made by concatenation: the conversation grows every round.
         return state.after_round(state.messages + (assistant, message),  # noqa: RUF005
@@ -590,7 +597,6 @@ class ToolLoop:
     ) -> tuple[CompletionResponse, Spent, Checked | None]:
         """The provider's answer to round ``round_``'s request, made at ``started``: recorded,
         with what the run has spent and the answer checked (see :meth:`_complete`)."""
-        elapsed_ms = (_clock() - started) * 1000
         if not response.usage.known:  # budgets count an estimate; the step says it is one
             turn = ChatMessage.assistant(response.content, response.tool_calls)
             tools = sum(spec_tokens(s) for s in specs)
@@ -603,6 +609,7 @@ class ToolLoop:
         cost = None if family is None else cost_of(family, response.model or model, usage)
         checked = None if output is None or calls else check_answer(output, response)
         if trace.keeps:
+            elapsed_ms = (_clock() - started) * 1000
             knows = self.seam.knows
             known = frozenset([c.name for c in calls if knows(c.name)]) if calls else _NO_NAMES
             trace.record_llm(round_, elapsed_ms, response, cost, registered=known,

@@ -285,8 +285,16 @@ class FunctionTool:
         self, arguments: Mapping[str, Any], context: ToolContext
     ) -> ToolResult | Awaitable[ToolResult]:
         exact = self._exact
-        if exact is not None and len(arguments) == len(exact) and _exactly(arguments, exact):
-            kwargs: Mapping[str, Any] = arguments  # what validation would give: the same values
+        if exact is not None:  # arguments of exactly the fields' types validate to themselves
+            get = arguments.get
+            for name, kind in exact:
+                if type(get(name)) is not kind:
+                    exact = None
+                    break
+            if exact is not None and len(arguments) != len(exact):
+                exact = None
+        if exact is not None:
+            kwargs: Mapping[str, Any] = arguments
         else:
             try:
                 kwargs = self._validate(arguments).__dict__  # the model's own
@@ -401,15 +409,6 @@ def _exact_fields(model: type[BaseModel]) -> tuple[tuple[str, type], ...] | None
             return None
         fields.append((name, cast("type", kind)))
     return tuple(fields) or None
-
-
-def _exactly(arguments: Mapping[str, Any], fields: tuple[tuple[str, type], ...]) -> bool:
-    """Whether ``arguments`` holds each field with a value of exactly its type."""
-    get = arguments.get
-    for name, kind in fields:  # noqa: SIM110 (a loop: ``all`` of a generator costs twice this)
-        if type(get(name)) is not kind:
-            return False
-    return True
 
 
 def _describe(name: str, exc: ValidationError) -> str:
