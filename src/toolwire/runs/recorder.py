@@ -270,15 +270,23 @@ class Recording:
         self.run_id = self.run_id or uuid.uuid4().hex
 
     def record_step(self, step: RunStep) -> None:
+        """Every step of a run comes here: what :meth:`guard` does, without its frames."""
         self.sequence += 1
-        sequence = self.sequence
         if self.begun and self.store_error is None:
-            self.guard(lambda: self.recorder.record_step(self.run_id, sequence, step), None)
+            try:
+                self.recorder.record_step(self.run_id, self.sequence, step)
+            except Exception:
+                self._failed()
 
     def cancel_requested(self) -> bool:
+        """Asked after every step: what :meth:`guard` does, without its frames."""
         if not self.begun or self.store_error is not None:
             return False
-        return self.guard(lambda: self.recorder.cancel_requested(self.run_id), False)
+        try:
+            return self.recorder.cancel_requested(self.run_id)
+        except Exception:
+            self._failed()
+            return False
 
     def on_cancel(self, notify: Callable[[], object]) -> Callable[[], None]:
         """Have ``notify`` called once the run is cancelled from anywhere, when the recorder
@@ -306,9 +314,14 @@ class Recording:
         try:
             return action()
         except Exception:
-            log.exception("the run store failed; run %s goes on without it", self.run_id)
-            self.store_error = STORE_FAILED
+            self._failed()
             return fallback
+
+    def _failed(self) -> None:
+        """A store action failed (called in its ``except`` block, so the log has the traceback):
+        logged and remembered."""
+        log.exception("the run store failed; run %s goes on without it", self.run_id, stacklevel=2)
+        self.store_error = STORE_FAILED
 
 
 def _nothing() -> None:

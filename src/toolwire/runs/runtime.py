@@ -42,6 +42,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
+from functools import partial
 from typing import Any
 
 from toolwire.core.errors import (
@@ -442,7 +443,7 @@ class Runtime:
         trace.subscribe(run.record_step)  # the step that meets a cancel is still recorded
         if watch is not None:
             trace.subscribe(watch.step)
-        trace.subscribe(lambda step: self._check_cancel(run))
+        trace.subscribe(partial(self._check_cancel, run))  # a partial: no frame of its own
         return trace
 
     def _watch(
@@ -581,7 +582,9 @@ class Runtime:
             check_operator(chartered(checked.state), operator_of(decision))
         return checked
 
-    def _check_cancel(self, run: Recording) -> None:
+    def _check_cancel(self, run: Recording, step: object = None) -> None:
+        """Raise ``RunCancelled`` when the run was cancelled here or (its recorder says) in
+        another process; after every step (``step``, unread)."""
         with self._lock:
             flagged = run.run_id in self._cancelled
         if flagged or run.cancel_requested():
