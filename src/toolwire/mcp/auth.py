@@ -34,6 +34,7 @@ import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import httpx2
 import platformdirs
@@ -44,7 +45,12 @@ from mcp.client.auth.extensions.client_credentials import (
     SignedJWTParameters,
 )
 from mcp.client.auth.utils import extract_field_from_www_auth
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
 from mcp.shared.exceptions import MCPDeprecationWarning
 from pydantic import AnyUrl, ValidationError
 
@@ -59,6 +65,21 @@ log = logging.getLogger("toolwire.mcp")
 TOKEN_FOLDER = "mcp-auth"  # noqa: S105 (a folder name)
 CLIENT_NAME = "toolwire"
 _REFUSED = (401, 403)
+# The form fields of a token request that are secrets (RFC 6749, RFC 7636, RFC 7523).
+_SECRET_FIELDS = ("client_secret", "client_assertion", "code", "code_verifier", "refresh_token")
+
+
+class _NoFlowDetail(logging.Filter):
+    """The SDK logs a failed flow with its exception, whose message may hold what a token
+    endpoint echoed (a secret, encoded credentials): the record keeps its message, and the
+    failure is told by toolwire, masked (:class:`AuthFailure`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_NoFlowDetail())
 
 
 def token_path(launch: Launch) -> Path:
@@ -194,7 +215,7 @@ class ServerAuth(httpx2.Auth):
                 if response.status_code >= 400 and (own or outgoing.method == "POST"):
                     await _read_refusal(response)
                     if not own:  # a registration or token request
-                        self.failure = self._failure(response, _what(outgoing))
+                        self.failure = self._failure(response, _what(outgoing), outgoing)
                 refused = response if own and response.status_code in _REFUSED else None
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
@@ -212,15 +233,27 @@ class ServerAuth(httpx2.Auth):
         finally:
             await flow.aclose()
 
-    def _failure(self, response: httpx2.Response, what: str) -> AuthFailure:
+    def _failure(
+        self, response: httpx2.Response, what: str, sent: httpx2.Request | None = None
+    ) -> AuthFailure:
         error, description = _said(response)
+        hide = self._secrets() + (() if sent is None else _sent_secrets(sent))
         return AuthFailure(self.server, what, status=response.status_code, error=error,
-                           description=description, hide=self._secrets())  # fmt: skip
+                           description=description, hide=hide)  # fmt: skip
 
     def _secrets(self) -> tuple[str, ...]:
         tokens = self.provider.context.current_tokens
         held = () if tokens is None else (tokens.access_token, tokens.refresh_token or "")
         return (*self._hide, *held)
+
+
+def _sent_secrets(request: httpx2.Request) -> tuple[str, ...]:
+    """What a token request sent that a server may echo back: its credentials (as sent, so
+    ``Basic`` credentials in their encoded form) and its secret form fields."""
+    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+    form = dict(parse_qsl(request.content.decode("utf-8", "replace")))
+    fields = (form.get(name, "") for name in _SECRET_FIELDS)
+    return tuple(value for value in (credentials, scheme + " " + credentials, *fields) if value)
 
 
 def _what(request: httpx2.Request) -> str:
@@ -277,9 +310,9 @@ def _person(
         token_endpoint_auth_method=settings.token_endpoint_auth,
     )
     redirect: Callable[[str], Awaitable[None]]
+    callback: Callable[[], Awaitable[AuthorizationCodeResult]]
     if sign_in is None:
-        redirect = _refusal(launch.name, settings.source)
-        callback = None
+        redirect, callback = _refusal(launch.name, settings.source)
     else:
         redirect, callback = sign_in.redirect, sign_in.callback
     return _AuthorizationCode(launch.url, metadata, storage, redirect_handler=redirect,
@@ -287,11 +320,18 @@ def _person(
                               client_metadata_url=settings.client_metadata_url)  # fmt: skip
 
 
-def _refusal(server: str, source: str) -> Callable[[str], Awaitable[None]]:
+def _refusal(
+    server: str, source: str
+) -> tuple[Callable[[str], Awaitable[None]], Callable[[], Awaitable[AuthorizationCodeResult]]]:
+    """The handlers of a run nobody can sign in for: the first one raises."""
+
     async def refuse(url: str) -> None:
         raise SignInNeeded(server, source)
 
-    return refuse
+    async def never() -> AuthorizationCodeResult:
+        raise SignInNeeded(server, source)
+
+    return refuse, never
 
 
 def _machine(url: str, auth: ResolvedAuth, storage: TokenFile) -> OAuthClientProvider:
