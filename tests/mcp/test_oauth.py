@@ -14,6 +14,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from toolwire.mcp.connection import Connection, McpFailure
 from toolwire.mcp.sign_in import DONE_TEXT, LoopbackSignIn
 from toolwire.workspace.mcp_auth import McpAuth
 
+from ..documented import blocks
 from ..served import free_port
 from .kit import answers, http_server, remote_registry, run, workspace
 
@@ -229,3 +231,44 @@ def test_an_unauthorized_call_gives_the_model_the_fixed_text() -> None:
     text = failure_text(McpFailure("unauthorized", "notes: token at-1 refused"), "notes__add", 5)
     assert text == ('Error: the server of tool "notes__add" refused toolwire\'s sign-in; '
                     "nothing was executed. The operator has to sign in to it again.")  # fmt: skip
+
+
+def test_an_expired_token_is_refreshed_before_it_is_sent(server: str, tmp_path: Path) -> None:
+    auth = f'kind = "oauth"\nredirect_port = {free_port()}'
+    (notes_server,) = workspace(tmp_path, notes(server, tmp_path, auth)).mcp_servers
+    launch = notes_server.launch(os.environ)
+    sign_in = LoopbackSignIn("notes", int(auth.rsplit(" ", 1)[1]), show=browse)
+
+    async def listed(sign_in: LoopbackSignIn | None) -> list[str]:
+        connection = Connection(launch, sign_in=sign_in)
+        try:
+            return [tool.name for tool in await connection.list_tools()]
+        finally:
+            await connection.close()
+
+    assert asyncio.run(listed(sign_in)) == ["add"]
+    kept = token_path(launch)
+    stored = json.loads(kept.read_text())
+    # The server would refuse this token; it expired an hour ago, and the refresh token works.
+    stored["tokens"]["access_token"], stored["expires_at"] = "at-expired", time.time() - 3600
+    kept.write_text(json.dumps(stored))
+    assert asyncio.run(listed(None)) == ["add"]  # nobody signed in: the refresh did it
+    refreshed = json.loads(kept.read_text())
+    assert refreshed["tokens"]["access_token"] not in (
+        "at-expired",
+        stored["tokens"]["access_token"],
+    )
+    assert refreshed["expires_at"] > time.time() + 3000
+
+
+def test_the_documented_auth_tables_load_as_written(tmp_path: Path) -> None:
+    (toml,) = [b.code for b in blocks("toml") if b.page.name == "workspace.md"
+               and "[mcp_servers.docs.auth]" in b.code]  # fmt: skip
+    docs, reports = workspace(tmp_path, toml).mcp_servers
+    assert docs.auth is not None and reports.auth is not None
+    assert (docs.auth.kind, docs.auth.redirect_port) == ("oauth", 8767)
+    assert (reports.auth.kind, reports.auth.client_secret_env, reports.auth.scopes) == (
+        "client_credentials", "REPORTS_CLIENT_SECRET", ("reports:read",))  # fmt: skip
+    (line,) = [line for b in blocks("console") for line in b.code.splitlines()
+               if line.startswith("$ toolwire mcp-login")]  # fmt: skip
+    assert line == "$ toolwire mcp-login docs --workspace workspace.toml"  # as the test above runs
