@@ -272,3 +272,33 @@ def test_the_documented_auth_tables_load_as_written(tmp_path: Path) -> None:
     (line,) = [line for b in blocks("console") for line in b.code.splitlines()
                if line.startswith("$ toolwire mcp-login")]  # fmt: skip
     assert line == "$ toolwire mcp-login docs --workspace workspace.toml"  # as the test above runs
+
+
+def test_tokens_revoked_mid_session_fail_the_call_as_unauthorized(
+    server: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    (notes_server,) = workspace(tmp_path, notes(server, tmp_path, f'kind = "oauth"\n'
+                                                f"redirect_port = {port}")).mcp_servers  # fmt: skip
+    launch = notes_server.launch(os.environ)
+
+    async def sign_in_then_lose_it() -> McpFailure:
+        signed_in = Connection(launch, sign_in=LoopbackSignIn("notes", port, show=browse))
+        await signed_in.list_tools()
+        await signed_in.close()
+        connection = Connection(launch)  # a run's: nobody to sign in
+        try:
+            await connection.list_tools()
+            async with httpx.AsyncClient() as web:
+                await web.post(server.removesuffix("/mcp") + "/forget")
+            with pytest.raises(McpFailure) as refused:
+                await connection.call("add", {"a": 1, "b": 2})
+            return refused.value
+        finally:
+            await connection.close()
+
+    failure = asyncio.run(sign_in_then_lose_it())
+    assert failure.kind == "unauthorized"
+    assert str(failure).startswith("notes: the server needs a sign-in (OAuth): sign in once with "
+                                   "`toolwire mcp-login notes --workspace ")  # fmt: skip
+    assert str(failure).endswith(", during the call of 'add'")

@@ -7,6 +7,7 @@ clients (``/register``), answers ``/authorize`` at once with a redirect carrying
 person who always says yes), and ``/token`` grants ``authorization_code`` (PKCE checked),
 ``refresh_token`` and ``client_credentials`` (for ``machine`` with ``CLIENT_SECRET``, sent
 basic). A refused token request says why, and echoes what it was sent, as careless servers do.
+``POST /forget`` revokes every token it issued.
 """
 
 from __future__ import annotations
@@ -102,6 +103,12 @@ async def token(request: Request) -> Response:
     return refused("unsupported_grant_type", str(grant))
 
 
+async def forget(request: Request) -> Response:
+    ISSUED.clear()
+    REFRESH.clear()
+    return Response(status_code=204)
+
+
 class RequireToken:
     def __init__(self, inner: ASGIApp) -> None:
         self.inner = inner
@@ -133,6 +140,7 @@ def main() -> None:
         Route("/register", register, methods=["POST"]),
         Route("/authorize", authorize),
         Route("/token", token, methods=["POST"]),
+        Route("/forget", forget, methods=["POST"]),
         Mount("/", RequireToken(served)),
     ], lifespan=lambda _: served.router.lifespan_context(served))  # type: ignore[arg-type]  # fmt: skip
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
