@@ -219,8 +219,9 @@ class ServerAuth(httpx2.Auth):
                 refused = response if own and response.status_code in _REFUSED else None
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
-            if refused is not None:
-                self.failure = self._failure(refused, "the server refused toolwire's token")
+            # The request was answered in the end: what was refused on the way is moot.
+            self.failure = None if refused is None else self._failure(
+                refused, "the server refused toolwire's token")  # fmt: skip
             return
         except AuthFailure as failure:
             self.failure = failure
