@@ -212,7 +212,11 @@ def test_the_login_command_prints_the_address_and_keeps_the_tokens(
     assert lines[0].startswith("Open this address in a browser to sign in")
     assert f"redirect_uri=http%3A%2F%2F127.0.0.1%3A{port}%2Fcallback" in lines[-1]
     assert out.startswith("signed in to notes: it lists 1 tools; the tokens are kept in ")
-    assert "at-" not in out + err
+    kept = Path(out.rsplit(" ", 1)[1].strip())
+    assert kept.parent == tmp_path / "mcp-auth"
+    tokens = json.loads(kept.read_text())["tokens"]
+    shown = "".join(lines) + out + err
+    assert tokens["access_token"] not in shown and tokens["refresh_token"] not in shown
 
 
 def test_the_login_command_names_a_server_the_workspace_lacks(tmp_path: Path) -> None:
