@@ -59,6 +59,8 @@ BAD_INPUTS = [
     (("serve", "--port", "0"), "'--port'"),
     (("mcp", "--trust-zone", "locall"), f"'--trust-zone': unknown trust zone 'locall': {ZONES}"),
     (("mcp", "--privacy", "ful"), f"'--privacy': unknown privacy level 'ful': {PRIVACY}"),
+    (("mcp-login", "docs", "--workspace", "w.toml", "--timeout", "0"), "'--timeout'"),
+    (("mcp-login", "--workspace", "w.toml"), "missing argument 'NAME'"),
     (("worker", "--concurrency", "0"), "'--concurrency'"),
     (("workers", "--recover-after", "0"), "'--recover-after'"),
     (("tools", "--jsn"), "no such option: --jsn"),

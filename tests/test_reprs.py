@@ -9,9 +9,12 @@ import dataclasses
 import itertools
 import types
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
+from mcp.shared.auth import OAuthToken
 
 from toolwire import (
     Artifact,
@@ -50,6 +53,8 @@ from toolwire.loop.endings import LoopResult
 from toolwire.loop.seam import Refused
 from toolwire.loop.state import CallPreview, Contained, Pause, Recorded, RunState
 from toolwire.loop.suspension import Refuse, Run
+from toolwire.mcp.auth import server_auth
+from toolwire.mcp.connection import McpFailure
 from toolwire.policy.containment import Provenance, Source
 from toolwire.policy.trace import (
     DecisionStep,
@@ -81,6 +86,8 @@ from toolwire.runs.runtime import (
     Waiting,
 )
 from toolwire.store.records import RunSummary, StoredRun
+from toolwire.workspace.mcp_auth import McpAuth, ResolvedAuth
+from toolwire.workspace.mcp_servers import Launch
 from toolwire.workspace.prompts import PromptArgument, PromptTemplate
 
 from .fakes import leaves
@@ -353,6 +360,32 @@ def test_no_cloud_route_shows_its_key_or_its_token() -> None:
     for value in (source, keyed, borne, vertex):
         for text in shown(value):
             assert MARK not in text and "kanárie" not in text, text
+
+
+def test_no_mcp_sign_in_shows_its_secret_its_key_or_its_tokens(tmp_path: Path) -> None:
+    """A server's resolved auth table (in its launch), the auth wrapping the SDK's provider
+    once it holds tokens, its token file, and a refusal whose server quoted all of them."""
+    c = Canaries()
+    secret, key, access, refresh = c(), c(), c(), c()
+    table = McpAuth(kind="client_credentials", client_id="machine", client_secret_env="S",
+                    tokens=tmp_path)  # fmt: skip
+    for resolved, held in ((ResolvedAuth(settings=table, client_secret=secret), secret),
+                           (ResolvedAuth(settings=table, private_key=key), key)):  # fmt: skip
+        launch = Launch(name="notes", timeout=5, url="https://mcp.example.com/mcp", auth=resolved)
+        auth = server_auth(launch, None)
+        assert auth is not None
+        tokens = OAuthToken(access_token=access, refresh_token=refresh, expires_in=60)
+        auth.provider.context.current_tokens = tokens
+        storage = auth.provider.context.storage
+        asyncio.run(storage.set_tokens(tokens))
+        quoted = httpx2.Response(401, json={"error": "invalid_client", "error_description":
+                                            f"not {held} {access} {refresh}"})  # fmt: skip
+        quoted.read()
+        failure = auth._failure(quoted, "the token request was refused")
+        assert failure.description is not None and failure.description.startswith("not ***")
+        for value in (launch, resolved, auth, storage, failure, McpFailure("start", str(failure))):
+            for text in shown(value):
+                assert MARK not in text and "kanárie" not in text, text
 
 
 def _trace_of(recorded: Sequence[Any]) -> tuple[RunTrace, list[Any]]:

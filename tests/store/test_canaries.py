@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +24,7 @@ from toolwire import (
     tool,
 )
 from toolwire.core.lifecycle import RunStatus
+from toolwire.mcp.auth import token_path
 from toolwire.mcp.resources import shown_run
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.providers.http import HttpSettings
@@ -29,6 +32,7 @@ from toolwire.providers.responses import ResponsesProvider
 from toolwire.runs.runtime import RunOutcome, RunRequest, Runtime
 from toolwire.store import RunStore
 
+from ..mcp.kit import http_server, remote_registry, workspace
 from ..providers.responses_server import ENCRYPTED, ResponsesModel, responses_loopback
 from .conftest import Backend
 
@@ -286,3 +290,39 @@ def test_a_bedrock_run_stores_no_aws_credential(
     assert CANARIES["prompt"].encode() in data  # both levels keep the conversation
     assert len(model.captured) == 2
     assert found_in(data, {"key": ACCESS_KEY, "secret": SECRET_KEY, "token": SESSION_TOKEN}) == []
+
+
+@pytest.mark.parametrize("level", [PrivacyLevel.FULL, PrivacyLevel.REDACTED])
+def test_a_run_with_an_oauth_mcp_server_stores_no_token_or_client_secret(
+    backend: Backend, level: PrivacyLevel, tmp_path: Path
+) -> None:
+    """A remote tool over a server toolwire signed in to with the client credentials grant,
+    raw bodies captured: the client secret and the tokens it got are in no stored byte."""
+    secret = f"client-secret-{TAG}"
+    store = backend.open(level)
+    with http_server("oauth_notes.py", secret) as url:
+        ws = workspace(tmp_path, f"""
+data_dir = "{tmp_path}"
+[mcp_servers.notes]
+url = "{url}"
+enabled = true
+data_class = "public"
+[mcp_servers.notes.auth]
+kind = "client_credentials"
+client_id = "machine"
+client_secret_env = "NOTES_SECRET"
+""", environ={"NOTES_SECRET": secret})  # fmt: skip
+        registry, problems = remote_registry(ws)
+        call = {"name": "notes__add", "arguments": {"a": 2, "b": 3}}
+        turns: list[dict[str, Any]] = [{"tool_calls": [call]}, {"content": "done"}]
+        options = RunOptions(capture_raw=True, trust_zone="local")
+        request = RunRequest.of("add", provider=ScriptedProvider.from_turns(turns), options=options)
+        outcome = Runtime(registry, recorder=store).run_sync(request)
+        (launch,) = {t.launch for t in registry}  # type: ignore[attr-defined]
+        held = json.loads(token_path(launch).read_text())["tokens"]
+    store.close()
+    assert problems == [] and outcome.status is RunStatus.COMPLETED
+    data = backend.raw_bytes()
+    assert outcome.run_id.encode() in data and b"notes__add" in data
+    planted = [secret, held["access_token"], held["refresh_token"]]
+    assert [s for s in planted if s.encode() in data] == []

@@ -57,6 +57,7 @@ def load_commands() -> None:
     import_module("toolwire.cli.audit")
     import_module("toolwire.cli.export")  # ``runs export``
     import_module("toolwire.cli.examples")
+    import_module("toolwire.cli.mcp_login")
 
 
 # What a value of each type is called in help when its option names no metavar of its own.

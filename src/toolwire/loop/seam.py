@@ -246,6 +246,13 @@ def remote_protocol_error(name: str) -> str:
     return f'Error: the server of tool "{_clip(name)}" refused the call.'
 
 
+def remote_unauthorized(name: str) -> str:
+    return (
+        f'Error: the server of tool "{_clip(name)}" refused toolwire\'s sign-in; nothing was '
+        "executed. The operator has to sign in to it again."
+    )
+
+
 def remote_oversized(name: str, limit: int) -> str:
     return (
         f'Error: tool "{_clip(name)}" answered with a message over {limit} bytes, which was '

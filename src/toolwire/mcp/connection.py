@@ -7,16 +7,19 @@ keeps it open until told to stop.
 
 Every failure becomes a :class:`McpFailure` whose ``kind`` picks the text the model reads (the
 seam writes it); the details go to the log only. A server that stops (its process dies, its
-stream closes) is dropped, and the next use starts it again. A stdio server's stdout is read
-by :class:`toolwire.mcp.stdio.StdioTransport`, a line at most ``STDOUT_LINE_BYTES``: a longer
-one ends the session (kind ``oversized``) and stops the server. A streamable-HTTP server's
-answers are read by :class:`toolwire.mcp.http_client.BoundedHttp` within the same limit: a
-larger answer or event fails its request (kind ``oversized``). A server's stderr is piped into
-the log line by line (``toolwire.mcp.stderr``, level INFO), never into a result; each line is
-cut at ``STDERR_LINE_BYTES`` and at most ``STDERR_LOGGED_BYTES`` of one process's stderr are
-logged (the rest is read and dropped), so a server writing without end, or without newlines,
-holds neither memory nor the log. A stdio server starts with the child environment
-(:mod:`toolwire.core.children`) plus what its table passes explicitly (``env``, ``pass_env``).
+stream closes) is dropped, and the next use starts it again. A server that asks for OAuth (an
+``auth`` table) is reached through :mod:`toolwire.mcp.auth`; a refused sign-in is kind
+``unauthorized``, and nobody signs in unless the connection was given a ``sign_in``. A stdio
+server's stdout is read by :class:`toolwire.mcp.stdio.StdioTransport`, a line at most
+``STDOUT_LINE_BYTES``: a longer one ends the session (kind ``oversized``) and stops the server.
+A streamable-HTTP server's answers are read by :class:`toolwire.mcp.http_client.BoundedHttp`
+within the same limit: a larger answer or event fails its request (kind ``oversized``). A
+server's stderr is piped into the log line by line (``toolwire.mcp.stderr``, level INFO), never
+into a result; each line is cut at ``STDERR_LINE_BYTES`` and at most ``STDERR_LOGGED_BYTES`` of
+one process's stderr are logged (the rest is read and dropped), so a server writing without
+end, or without newlines, holds neither memory nor the log. A stdio server starts with the
+child environment (:mod:`toolwire.core.children`) plus what its table passes explicitly
+(``env``, ``pass_env``).
 """
 
 from __future__ import annotations
@@ -43,14 +46,19 @@ from pydantic import ValidationError
 
 from toolwire.core.children import bounded_lines, child_environment
 from toolwire.core.version import installed_version
+from toolwire.mcp.auth import ServerAuth, server_auth
+from toolwire.mcp.auth_errors import AuthFailure
 from toolwire.mcp.http_client import BodyTooLarge, BoundedHttp
+from toolwire.mcp.sign_in import LoopbackSignIn
 from toolwire.mcp.stdio import LineTooLong, StdioTransport
 from toolwire.workspace.mcp_servers import Launch
 
 log = logging.getLogger("toolwire.mcp")
 stderr_log = logging.getLogger("toolwire.mcp.stderr")
 
-FailureKind = Literal["start", "stopped", "timeout", "garbage", "protocol", "oversized"]
+FailureKind = Literal[
+    "start", "stopped", "timeout", "garbage", "protocol", "oversized", "unauthorized"
+]
 MAX_LIST_PAGES = 20  # a server paging forever must not hang a listing
 STDERR_LINE_BYTES = 2_000  # one log line; a server can print a gigabyte without a newline
 # One server process's stderr in the log: plenty for a crash's traceback and a chatty start;
@@ -91,12 +99,21 @@ class _Live:
         refused, self.http.refused = self.http.refused, None
         return refused
 
+    def unauthorized(self) -> AuthFailure | None:
+        """Why the server last refused toolwire's sign-in, taken once."""
+        return _unauthorized(self.http)
+
+
+def _unauthorized(http: BoundedHttp | None) -> AuthFailure | None:
+    return http.auth.take() if http is not None and isinstance(http.auth, ServerAuth) else None
+
 
 class Connection:
     """The session to the server of one :class:`Launch`. Use it on the hub's loop only."""
 
-    def __init__(self, launch: Launch) -> None:
+    def __init__(self, launch: Launch, sign_in: LoopbackSignIn | None = None) -> None:
         self.launch = launch
+        self.sign_in = sign_in  # None: nobody is there to sign in
         self._live: _Live | None = None
         self._starting = asyncio.Lock()  # binds to the hub's loop on first use
 
@@ -128,9 +145,11 @@ class Connection:
             why = f"{name}: {what} took over {self.launch.timeout:g} s"
             raise McpFailure("timeout", why) from None
         except MCPError as exc:
-            refused = live.refused()
+            refused, unauthorized = live.refused(), live.unauthorized()
             if exc.code == CONNECTION_CLOSED:
                 self._ended(live.stop)
+            if unauthorized is not None:
+                raise McpFailure("unauthorized", f"{unauthorized}, during {what}") from None
             if refused is not None:
                 raise McpFailure("oversized", f"{refused}, during {what}") from None
             if exc.code == CONNECTION_CLOSED:
@@ -173,6 +192,8 @@ class Connection:
             if isinstance(exc, TimeoutError):
                 why = f"{self.launch.name}: did not start within {self.launch.timeout:g} s"
                 raise McpFailure("start", why) from None
+            if isinstance(exc, AuthFailure):
+                raise McpFailure("unauthorized", str(exc)) from None
             if isinstance(exc, Exception):
                 raise McpFailure("start", f"{self.launch.name}: {describe(exc)}") from None
             raise
@@ -186,7 +207,9 @@ class Connection:
         starts the server again."""
         stderr: StderrLog | None = None
         stdio: StdioTransport | None = None
-        http = BoundedHttp(self.launch.name) if self.launch.command is None else None
+        http = None
+        if self.launch.command is None:
+            http = BoundedHttp(self.launch.name, auth=server_auth(self.launch, self.sign_in))
         if self.launch.command is not None:
             loop = asyncio.get_running_loop()
             ended = functools.partial(loop.call_soon_threadsafe, self._ended, stop)
@@ -205,6 +228,7 @@ class Connection:
         except Exception as exc:
             tail = "" if stderr is None else stderr.tail()
             why = exc if stdio is None or stdio.refused is None else stdio.refused
+            why = _unauthorized(http) or why
             if not ready.done():
                 log.warning("MCP server %r failed to start: %s%s", self.launch.name,
                             describe(why), tail)  # fmt: skip

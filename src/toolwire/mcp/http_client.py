@@ -13,7 +13,8 @@ Invariants:
   nothing more of it is read. The session itself stays open: a later request is answered.
 - A body announcing a ``Content-Length`` over the limit is refused before any of it is read.
 - The client keeps the SDK's timeouts (30 s to connect, write and wait, 300 s between reads of
-  a held stream) and sends the headers the workspace names.
+  a held stream) and sends the headers the workspace names; a server that asks for OAuth gets
+  its ``auth`` (:mod:`toolwire.mcp.auth`), whose own requests are bounded the same way.
 """
 
 from __future__ import annotations
@@ -49,9 +50,12 @@ class BoundedHttp:
     """The bounded client of one server: :meth:`client` makes it, ``refused`` says why the
     last refused answer was refused (None when none was)."""
 
-    def __init__(self, server: str, max_bytes: int = STDOUT_LINE_BYTES) -> None:
+    def __init__(
+        self, server: str, max_bytes: int = STDOUT_LINE_BYTES, auth: httpx2.Auth | None = None
+    ) -> None:
         self.server = server
         self.max_bytes = max_bytes
+        self.auth = auth
         self.refused: BodyTooLarge | None = None
 
     def client(
@@ -60,7 +64,9 @@ class BoundedHttp:
         """A client sending ``headers`` over ``inner`` (HTTP itself unless told), bounded."""
         timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
         transport = _Transport(inner or httpx2.AsyncHTTPTransport(), self)
-        return httpx2.AsyncClient(headers=headers, timeout=timeout, transport=transport)
+        return httpx2.AsyncClient(
+            headers=headers, timeout=timeout, transport=transport, auth=self.auth
+        )
 
     def refuse(self, event: bool) -> BodyTooLarge:
         self.refused = BodyTooLarge(self.server, self.max_bytes, event)

@@ -96,6 +96,8 @@ def failure_text(failure: McpFailure, name: str, timeout: float) -> str:
             return seam.remote_protocol_error(name)
         case "oversized":
             return seam.remote_oversized(name, STDOUT_LINE_BYTES)
+        case "unauthorized":
+            return seam.remote_unauthorized(name)
 
 
 def add_remote_tools(

@@ -267,7 +267,12 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         max_tokens_field=settings.max_tokens_field,
         region=settings.region,
         fallback=_fallback(settings.fallback, source),
-        mcp_servers=mcp_servers(settings.mcp_servers, base, source),
+        mcp_servers=mcp_servers(
+            settings.mcp_servers,
+            base,
+            source,
+            absolute(settings.data_dir, base) if settings.data_dir else None,
+        ),
         files_roots=roots,
         documents=folder(settings.documents, base, f"{source}: documents"),
         data_dir=absolute(settings.data_dir, base) if settings.data_dir else None,

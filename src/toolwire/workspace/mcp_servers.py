@@ -2,12 +2,13 @@
 
 In the workspace TOML, one table per server under ``mcp_servers``: a stdio server has a
 ``command`` (with ``args``, ``env``, ``pass_env`` and ``cwd``), a streamable-HTTP server a
-``url`` (with ``headers``). Secrets never sit in the file: ``pass_env`` names variables copied
-from toolwire's environment into the server's, and ``headers`` maps each header to the *name*
-of the environment variable holding its value. Both are read when the server starts
-(:meth:`McpServer.launch`), so a missing variable is an error naming the variable, never a value.
-Nothing else of toolwire's environment reaches a stdio server but the minimal one every child
-gets (:mod:`toolwire.core.children`).
+``url`` (with ``headers``, and an ``auth`` table when it asks for OAuth: see
+:mod:`toolwire.workspace.mcp_auth`). Secrets never sit in the file: ``pass_env`` names
+variables copied from toolwire's environment into the server's, and ``headers`` maps each
+header to the *name* of the environment variable holding its value. Both are read when the
+server starts (:meth:`McpServer.launch`), so a missing variable is an error naming the
+variable, never a value. Nothing else of toolwire's environment reaches a stdio server but the
+minimal one every child gets (:mod:`toolwire.core.children`).
 
 The server's name becomes its tools' prefix (``<server>__<tool>``), so it is a short plain word
 without ``__``. Its tools are off unless ``enabled = true``, admin-only unless
@@ -18,6 +19,7 @@ This module imports no part of the MCP SDK: loading a workspace stays cheap.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolwire.core.errors import ConfigError
 from toolwire.core.trust import DEFAULT_DATA_CLASS, DataClass
 from toolwire.workspace.maps import folder, http_url
+from toolwire.workspace.mcp_auth import McpAuth, McpAuthSettings, ResolvedAuth, mcp_auth
 
 # A prefix every provider accepts inside a tool name, leaving room for the tool's own name
 # within the 64 characters they allow; no "__", which separates it from the tool's name.
@@ -57,6 +60,7 @@ class McpServerSettings(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = {}
+    auth: McpAuthSettings | None = None
     data_class: str | None = None
     enabled: bool = False
     admin_only: bool = True
@@ -76,6 +80,7 @@ class Launch:
     cwd: str | None = None
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    auth: ResolvedAuth | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,6 +95,7 @@ class McpServer:
     cwd: Path | None = None
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()  # header name, environment variable name
+    auth: McpAuth | None = None
     data_class: str = DEFAULT_DATA_CLASS
     enabled: bool = False
     admin_only: bool = True
@@ -120,6 +126,7 @@ class McpServer:
             cwd=None if self.cwd is None else str(self.cwd),
             url=self.url,
             headers=headers,
+            auth=None if self.auth is None else self.auth.resolve(self.name, environ),
         )
 
     def _variable(self, environ: Mapping[str, str], name: str, what: str) -> str:
@@ -132,11 +139,17 @@ class McpServer:
 
 
 def mcp_servers(
-    tables: Mapping[str, McpServerSettings], base: Path, source: str
+    tables: Mapping[str, McpServerSettings], base: Path, source: str, tokens: Path | None = None
 ) -> tuple[McpServer, ...]:
-    """The servers of a workspace file, each checked; ``ConfigError`` names the bad key."""
-    return tuple(_server(name, s, base, f"{source}: mcp_servers.{name}") for name, s in
-                 tables.items())  # fmt: skip
+    """The servers of a workspace file, each checked; ``ConfigError`` names the bad key.
+    ``tokens`` is the folder a signed-in server's tokens are kept in (None: the default)."""
+    found = []
+    for name, settings in tables.items():
+        where = f"{source}: mcp_servers.{name}"
+        server = _server(name, settings, base, where)
+        auth = mcp_auth(settings.auth, where, tokens, source)
+        found.append(server if auth is None else dataclasses.replace(server, auth=auth))
+    return tuple(found)
 
 
 def _server(name: str, settings: McpServerSettings, base: Path, where: str) -> McpServer:
@@ -175,7 +188,8 @@ def _check_name(name: str, where: str) -> None:
 
 def _check_keys(settings: McpServerSettings, where: str) -> None:
     given = settings.model_fields_set
-    wrong = ("headers",) if settings.command is not None else ("args", "env", "pass_env", "cwd")
+    wrong = ("headers", "auth") if settings.command is not None else ("args", "env", "pass_env",
+                                                                       "cwd")  # fmt: skip
     for key in wrong:
         if key in given:
             kind = "a stdio server" if settings.command is not None else "an HTTP server"
