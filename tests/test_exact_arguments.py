@@ -27,7 +27,8 @@ def plain(a: int, s: str, x: float, flag: bool) -> str:
 
 values = st.one_of(
     st.integers(), st.text(max_size=5), st.floats(allow_nan=True), st.booleans(), st.none(),
-    st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
 )  # fmt: skip
 
 
@@ -71,7 +72,7 @@ def test_arguments_of_exactly_the_declared_types_skip_the_validator() -> None:
         calls.append(arguments)
         return validate(arguments)
 
-    plain._validate = counted  # type: ignore[method-assign]
+    plain._validate = counted  # type: ignore[assignment]
     try:
         plain.execute({"a": 1, "s": "t", "x": 1.5, "flag": True}, ToolContext())
         assert calls == []
@@ -81,7 +82,7 @@ def test_arguments_of_exactly_the_declared_types_skip_the_validator() -> None:
         with pytest.raises(ToolRefusal, match="Extra inputs"):
             plain.execute({"a": 1, "s": "t", "x": 1.5, "flag": True, "b": 2}, ToolContext())
     finally:
-        plain._validate = validate  # type: ignore[method-assign]
+        plain._validate = validate
     assert len(calls) == 4
 
 
