@@ -38,6 +38,7 @@ from toolwire.loop import seam
 from toolwire.loop.basis import Stale, digest_basis
 from toolwire.loop.seam import Refused
 from toolwire.loop.state import CallPreview, Contained, Pause, turn_digest
+from toolwire.policy.quarantine import ASK_ABOUT
 from toolwire.tools.api import Tool, ToolContext, input_model_of, needs_approval, preview_of
 from toolwire.tools.registry import ToolRegistry
 
@@ -326,7 +327,9 @@ def _answer(
     if pause.status is RunStatus.AWAITING_APPROVAL and not approved:
         return Refuse(seam.denied(call.name), Refused.DENIED)
     if tool is None:
-        return Refuse(seam.unknown_tool(call.name), Refused.UNKNOWN_TOOL)
+        # the loop's own question about a held value (toolwire.loop.holding) runs as approved
+        return Run() if call.name == ASK_ABOUT else Refuse(seam.unknown_tool(call.name),
+                                                           Refused.UNKNOWN_TOOL)  # fmt: skip
     if call.name not in offered_then:
         # it was not permitted when it was made
         return Refuse(seam.not_permitted(call.name), Refused.NOT_PERMITTED)
