@@ -73,8 +73,8 @@ class Variable(NamedTuple):
     flowed: tuple[tuple[str, int], ...] = ()  # calls that received it: tool and round
 
     def __repr__(self) -> str:
-        return tagged("Variable", handle=ident(self.handle), tool=ident(self.tool),
-                      integrity=self.integrity.value, flowed=count(self.flowed))  # fmt: skip
+        return tagged("Variable", handle=ident(self.handle), integrity=self.integrity.value,
+                      flowed=count(self.flowed))  # fmt: skip
 
     @property
     def size(self) -> int:
