@@ -544,3 +544,33 @@ def test_a_question_about_a_value_whose_tool_the_run_may_no_longer_call_is_refus
     handle = step.tool_arguments["variable"]
     assert step.tool_result == seam.question_not_permitted(handle, "read_email")
     assert not [s for s in trace.steps if isinstance(s, LlmStep) and s.output is not None]
+
+
+@tool(data_class="content", integrity="trusted", effect="idempotent_write")
+def save_note(text: str) -> str:
+    """Save a note."""
+    SENT.append(text)
+    return "saved"
+
+
+@save_note.previewer
+def _save_preview(text: str) -> list[str]:
+    return [f"+ {text}"]
+
+
+@save_note.basis
+def _save_basis(text: str) -> str:
+    return f"{len(SENT)} notes, {text}"
+
+
+def test_an_approver_previews_what_a_held_call_will_run_with_and_the_preview_is_rechecked() -> None:
+    loop = ToolLoop(model([read, lambda h: [("save_note", {"text": h[0]})]]),
+                    ToolRegistry([*TOOLS, save_note]))  # fmt: skip
+    paused = asyncio.run(loop.run([ChatMessage.user("go")], context=ADMIN))
+    assert paused.suspended is not None and paused.suspended.pause is not None
+    (preview,) = paused.suspended.pause.previews
+    assert preview.lines == (f"+ email 1: {SECRET}",)  # for the person, never the model
+    assert preview.held is not None and preview.held.startswith("receives $v1_")
+    again = asyncio.run(loop.resume(paused.suspended, approved=True, context=ADMIN))
+    assert again.reason is TerminationReason.COMPLETED  # its basis, on the value, still held
+    assert [f"email 1: {SECRET}"] == SENT

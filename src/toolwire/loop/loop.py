@@ -330,10 +330,11 @@ class ToolLoop:
         pause = state.pause
         assert pause is not None
         about_to_run = running(answers, state.options.max_calls_per_turn)
-        stale = await recheck(pause, about_to_run, self.registry, context)
+        stale = await recheck(pause, about_to_run, self.registry, context, state.vault)
         if stale.wait:
             again = await preview_again(pause, stale.wait, self.registry, context,
-                                        run_id=run_id, rounds=state.rounds)  # fmt: skip
+                                        run_id=run_id, rounds=state.rounds,
+                                        vault=state.vault)  # fmt: skip
             paused = state._replace(pause=again, invocations=())
             return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
         return stale_answers(answers, stale) if stale.fail else answers
@@ -491,7 +492,8 @@ class ToolLoop:
         it may run."""
         pause = await scan(self.registry, calls, state.offered, context, run_id=run_id,
                            rounds=spent.rounds, limit=state.options.max_calls_per_turn,
-                           held=held, contained=contained or ())  # fmt: skip
+                           held=held, contained=contained or (),
+                           vault=state.vault)  # fmt: skip
         return None if pause is None else spent.of(state, (assistant,))._replace(pause=pause)
 
     async def _synthesise(

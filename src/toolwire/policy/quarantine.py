@@ -40,6 +40,7 @@ import secrets
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from toolwire.core.messages import ToolCall
 from toolwire.core.reprs import count, ident, tagged
 from toolwire.core.trust import DataClass, Integrity
 
@@ -152,6 +153,16 @@ class Vault(NamedTuple):
         except _UnknownHandle as unknown:
             return Unknown(unknown.args[0])
         return Substituted(out, tuple(used.values()))
+
+    def arguments_of(self, call: ToolCall) -> dict[str, Any] | None:
+        """``call``'s arguments as it would run with them: each handle this vault holds
+        replaced (what an approver's preview is computed on); as the model sent them when it
+        names none, or one this vault does not hold (the call is refused then)."""
+        arguments = call.decoded_arguments()
+        if arguments is None or not self.variables:
+            return arguments
+        substituted = self.substitute(arguments)
+        return arguments if isinstance(substituted, Unknown) else substituted.arguments
 
     def flowed(self, used: Collection[Variable], tool: str, round_: int) -> Vault:
         """This vault once a call of ``tool`` in ``round_`` received the ``used`` variables."""
