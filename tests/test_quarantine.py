@@ -8,7 +8,7 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -23,7 +23,9 @@ from toolwire.core.messages import ToolCall
 from toolwire.core.trust import DataClass, Integrity
 from toolwire.loop import seam
 from toolwire.loop.loop import LoopResult
+from toolwire.loop.seam import Invoked
 from toolwire.loop.state import RunState
+from toolwire.loop.turn import Job
 from toolwire.policy.privacy import PrivacyLevel, filter_run_step
 from toolwire.policy.quarantine import HANDLE, QUESTION_PROMPT, Vault
 from toolwire.policy.trace import LlmStep, RequestStep, RunTrace, ToolStep
@@ -574,3 +576,36 @@ def test_an_approver_previews_what_a_held_call_will_run_with_and_the_preview_is_
     again = asyncio.run(loop.resume(paused.suspended, approved=True, context=ADMIN))
     assert again.reason is TerminationReason.COMPLETED  # its basis, on the value, still held
     assert [f"email 1: {SECRET}"] == SENT
+
+
+class Keeping:
+    """A checkpoint as a queue's worker has one: it wraps every call, and keeps every round's
+    state as JSON (what it would seal)."""
+
+    def __init__(self) -> None:
+        self.jobs: list[Job] = []
+        self.states: list[str] = []
+
+    def invoke(self, job: Job, run: Callable[[], Awaitable[Invoked]]) -> Awaitable[Invoked]:
+        self.jobs.append(job)
+        return run()
+
+    async def round_done(self, state: RunState) -> None:
+        self.states.append(state.to_json())
+
+
+def test_a_checkpointed_run_wraps_every_call_and_keeps_each_rounds_vault() -> None:
+    keeping = Keeping()
+    plan = [read, question("bool"), lambda h: [("word_count", {"text": h[0]})]]
+    loop = ToolLoop(model(plan), ToolRegistry(TOOLS), checkpoint=keeping)
+    trace = RunTrace()
+    loop.run_sync([ChatMessage.user("go")], context=ADMIN, trace=trace)
+    assert [j.call.name for j in keeping.jobs] == ["read_email", "ask_about", "word_count"]
+    handle = keeping.jobs[2].arguments["text"] if keeping.jobs[2].arguments else None
+    assert handle is not None and HANDLE.fullmatch(handle)  # what a worker records: the handle
+    assert [s.tool_result for s in tool_steps(trace)][1:] == ["true", "11 words"]
+    last = RunState.from_json(keeping.states[-1])  # as the next worker would open it
+    (variable,) = last.vault.variables
+    assert variable.handle == handle and variable.value == f"email 1: {SECRET}"
+    assert variable.flowed == (("ask_about", 2), ("word_count", 3))
+    assert all(SECRET not in m.content for m in last.messages)
