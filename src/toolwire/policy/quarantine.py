@@ -24,6 +24,10 @@ question is *endorsed* as trusted when it is a bool, a choice or a number (it ca
 instruction); a free string stays untrusted unless the workspace says so
 (``endorse_strings = true``).
 
+What is held is the result as the seam bounded it (its size cut to the run's limit, personal
+data masked for the run's zone); an error result is not held: it enters the context as any
+result does, with its tool's label.
+
 Invariants:
 - A value lives in the run's state, sealed with it across processes (:meth:`Vault.to_state`),
   and in the stored step of the call that made it only as tool content does (its privacy
@@ -202,17 +206,6 @@ def _replaced(value: Any, vault: Vault, used: dict[str, Variable]) -> Any:
     if isinstance(value, list | tuple):
         return [_replaced(v, vault, used) for v in value]
     return value
-
-
-def names_handle(value: Any) -> bool:
-    """Whether ``value`` (a call's arguments) holds a handle-shaped string anywhere."""
-    if isinstance(value, str):
-        return value[:2] == _HANDLE_PREFIX and HANDLE.fullmatch(value) is not None
-    if isinstance(value, Mapping):
-        return any(names_handle(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(names_handle(v) for v in value)
-    return False
 
 
 def split(content: str, fields: Sequence[str] | None) -> tuple[Any, list[tuple[str | None, Any]]]:
