@@ -4,18 +4,23 @@ label and the call it went to; its value, hostile HTML, reads as literal text an
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from playwright.sync_api import Browser
 
 from toolwire import ChatMessage, CompletionResponse, ScriptedProvider, ToolCall, ToolRegistry
 from toolwire import tool as make_tool
+from toolwire.core.lifecycle import RunStatus
 from toolwire.inspector import InspectorSettings, create_app
+from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.quarantine import HANDLE
 from toolwire.providers.base import Provider
+from toolwire.runs.runtime import RunRequest, Runtime
+from toolwire.store import RunStore
 
-from ..inspector_kit import TOKEN, live_server
-from .harness import Watched, open_inspector, open_step, start_run, wait_status
+from ..inspector_kit import TOKEN, live_server, settings
+from .harness import Watched, open_inspector, open_step, start_run, wait_status, watching
 from .payloads import PAYLOADS
 
 pytestmark = pytest.mark.browser
@@ -88,3 +93,40 @@ def test_the_call_that_received_it_names_the_value_and_where_it_came_from(
     assert p.query_selector_all(f"#detail :is({FORBIDDEN})") == []
     assert p.evaluate("() => window.__pwned") is None
     assert page.dialogs == [] and page.errors == []
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A live inspector over a store keeping runs at ``metadata``, holding one such run."""
+    path = tmp_path_factory.mktemp("held") / "runs.db"
+    store = RunStore.open(f"sqlite:///{path}", privacy=PrivacyLevel.METADATA)
+    try:
+        runtime = Runtime(ToolRegistry([read_page, measure]), recorder=store)
+        request = RunRequest.of("go", provider=ScriptedProvider(respond))
+        with ThreadPoolExecutor(1) as aside:  # this thread's event loop drives the browser
+            done = aside.submit(runtime.run_sync, request).result()
+        assert done.status is RunStatus.COMPLETED
+        with live_server(create_app(settings(store=store))) as url:
+            yield url, done.run_id
+    finally:
+        store.close()
+
+
+def test_a_stored_run_shows_the_variable_and_its_flow_but_not_a_value_its_level_withholds(
+    browser: Browser, stored: tuple[str, str]
+) -> None:
+    base, run_id = stored
+    with watching(browser, base, TOKEN) as watched:
+        p = watched.page
+        p.evaluate("(hash) => { window.location.hash = hash; }", f"run={run_id}")
+        p.wait_for_selector("#stored-run ol.steps li[data-kind=tool]")
+        p.click("#stored-run ol.steps li[data-index='2']")
+        p.click("#stored-run .detail .tab:text-is('Variables')")
+        p.wait_for_selector("#stored-run .detail [data-testid=variables]")
+        handle = p.text_content("#stored-run .detail .variable-handle")
+        assert handle is not None and HANDLE.fullmatch(handle)
+        flow = p.text_content("#stored-run .detail .variable-flow")
+        assert flow == "Went to: measure (round 2)"
+        withheld = p.text_content("#stored-run .detail .variable .not-stored")
+        assert withheld == "The value is not stored at this privacy level."
+        assert "onerror" not in (p.text_content("#stored-run .detail") or "")
