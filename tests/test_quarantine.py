@@ -9,7 +9,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from toolwire.loop.turn import Job
 from toolwire.policy.privacy import PrivacyLevel, filter_run_step
 from toolwire.policy.quarantine import HANDLE, QUESTION_PROMPT, Vault
 from toolwire.policy.trace import LlmStep, RequestStep, RunTrace, ToolStep
-from toolwire.providers.base import CompletionResponse
+from toolwire.providers.base import CompletionResponse, Usage
 from toolwire.tools.api import ToolContext, User
 from toolwire.workspace.config import Workspace, load_workspace
 
@@ -106,6 +106,13 @@ Plan = Callable[[list[str]], list[tuple[str, dict[str, Any]]] | None]
 def model(plan: Sequence[Plan], answer: str = '{"answer": true}') -> ScriptedProvider:
     """A model whose turn ``n`` is ``plan[n](handles seen so far)`` (None: it answers "done");
     a question about a held value (no tools, the question's prompt) is answered ``answer``."""
+    return ScriptedProvider(responder(plan, answer))
+
+
+def responder(
+    plan: Sequence[Plan], answer: str = '{"answer": true}'
+) -> Callable[[Sequence[ChatMessage]], CompletionResponse]:
+    """What :func:`model` answers each request with."""
 
     def respond(messages: Sequence[ChatMessage]) -> CompletionResponse:
         if messages and messages[0].content == QUESTION_PROMPT:
@@ -118,7 +125,7 @@ def model(plan: Sequence[Plan], answer: str = '{"answer": true}') -> ScriptedPro
         made = tuple(ToolCall.of(f"c{done}_{i}", n, a) for i, (n, a) in enumerate(calls))
         return CompletionResponse(tool_calls=made)
 
-    return ScriptedProvider(respond)
+    return respond
 
 
 def run(
@@ -609,3 +616,19 @@ def test_a_checkpointed_run_wraps_every_call_and_keeps_each_rounds_vault() -> No
     assert variable.handle == handle and variable.value == f"email 1: {SECRET}"
     assert variable.flowed == (("ask_about", 2), ("word_count", 3))
     assert all(SECRET not in m.content for m in last.messages)
+
+
+def test_a_questions_model_call_counts_in_the_runs_usage() -> None:
+    plain = responder([read, question("bool")])
+
+    def respond(messages: Sequence[ChatMessage]) -> CompletionResponse:
+        answered = plain(messages)
+        asking = messages[0].content == QUESTION_PROMPT
+        return replace(answered, usage=Usage(1000 if asking else 10, 1))
+
+    loop = ToolLoop(ScriptedProvider(respond), ToolRegistry(TOOLS))
+    trace = RunTrace()
+    result = loop.run_sync([ChatMessage.user("go")], context=ADMIN, trace=trace)
+    assert result.usage.prompt_tokens == 3 * 10 + 1000 and result.usage.completion_tokens == 4
+    llm = [s for s in trace.steps if isinstance(s, LlmStep)]
+    assert [s.prompt_tokens for s in llm] == [10, 10, 1000, 10]
