@@ -632,3 +632,24 @@ def test_a_questions_model_call_counts_in_the_runs_usage() -> None:
     assert result.usage.prompt_tokens == 3 * 10 + 1000 and result.usage.completion_tokens == 4
     llm = [s for s in trace.steps if isinstance(s, LlmStep)]
     assert [s.prompt_tokens for s in llm] == [10, 10, 1000, 10]
+
+
+@tool(data_class="content", integrity="untrusted", quarantine=True, requires_approval=True)
+def read_vault_file(name: str) -> str:
+    """Read a file someone else wrote (needs approval)."""
+    return f"{name}: {SECRET}"
+
+
+def test_a_direct_call_held_or_not_returns_the_result_as_its_tool_made_it() -> None:
+    loop = ToolLoop(model([]), ToolRegistry([*TOOLS, read_vault_file]))
+    offered = frozenset({"read_email", "read_vault_file"})
+    direct = asyncio.run(loop.call(ToolCall.of("d1", "read_email", {"n": 2}), offered=offered,
+                                   context=ADMIN, trace=RunTrace()))  # fmt: skip
+    assert direct.final_content == f"email 2: {SECRET}"
+    asked = ToolCall.of("d2", "read_vault_file", {"name": "a"})
+    held = asyncio.run(loop.call(asked, offered=offered, context=ADMIN, trace=RunTrace(),
+                                 hold=True))  # fmt: skip
+    assert held.suspended is not None
+    done = asyncio.run(loop.resume_call(held.suspended, approved=True, context=ADMIN,
+                                        trace=RunTrace()))  # fmt: skip
+    assert done.final_content == f"a: {SECRET}"

@@ -309,8 +309,9 @@ class ToolLoop:
         checked = await self._recheck(state, answers, context, "")
         if isinstance(checked, LoopResult):
             return checked
-        offer = self._offer(offered, state.options, context, exclusive,
-                            holds=bool(state.vault.variables))  # fmt: skip
+        # A direct call has no run to hold a value for: its caller gets the result as it is.
+        offer = replace(self._offer(offered, state.options, context, exclusive), vaulting=False,
+                        asks=False)  # fmt: skip
         jobs = decided_jobs(checked, state.options.max_calls_per_turn, offer, self.registry)
         state = state._replace(pause=None, offered=offered, invocations=())
         state = await self._run_jobs(state, trace, 0, jobs, context, offer=offer)
