@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolwire import ChatMessage, RunOptions, ScriptedProvider, ToolLoop, ToolRegistry, tool
 from toolwire.core.errors import ConfigError, StateUnreadable
@@ -27,7 +29,7 @@ from toolwire.loop.seam import Invoked
 from toolwire.loop.state import RunState
 from toolwire.loop.turn import Job
 from toolwire.policy.privacy import PrivacyLevel, filter_run_step
-from toolwire.policy.quarantine import HANDLE, QUESTION_PROMPT, Vault
+from toolwire.policy.quarantine import HANDLE, QUESTION_PROMPT, Unknown, Vault
 from toolwire.policy.trace import LlmStep, RequestStep, RunTrace, ToolStep
 from toolwire.providers.base import CompletionResponse, Usage
 from toolwire.tools.api import ToolContext, User
@@ -653,3 +655,29 @@ def test_a_direct_call_held_or_not_returns_the_result_as_its_tool_made_it() -> N
     done = asyncio.run(loop.resume_call(held.suspended, approved=True, context=ADMIN,
                                         trace=RunTrace()))  # fmt: skip
     assert done.final_content == f"a: {SECRET}"
+
+
+_LOOKALIKES = ["$v1_00000000", "$v9_zzzzzzzz", "$v2_0badc0de x"]  # forged, not one, within text
+_JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=12),
+                         st.sampled_from(_LOOKALIKES))  # fmt: skip
+_JSON = st.recursive(_JSON_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+    max_leaves=12)  # fmt: skip
+
+
+@given(arguments=st.dictionaries(st.text(max_size=5), _JSON, max_size=4), held=st.booleans())
+def test_substitution_replaces_exactly_the_handles_a_vault_holds(
+    arguments: dict[str, Any], held: bool
+) -> None:
+    vault, variable = Vault().held({"deep": [SECRET]}, Integrity.UNTRUSTED, DataClass.CONTENT,
+                                   tool="t", round_=1)  # fmt: skip
+    planted = {**arguments, "use": [variable.handle]} if held else arguments
+    out = vault.substitute(planted)
+    text = json.dumps(planted)
+    if "$v1_00000000" in text:  # handle-shaped, not this vault's: the call is refused
+        assert out == Unknown("$v1_00000000")
+        return
+    assert not isinstance(out, Unknown)
+    assert out.used == ((variable,) if held else ())
+    expected = {**arguments, "use": [{"deep": [SECRET]}]} if held else arguments
+    assert out.arguments == json.loads(json.dumps(expected))  # every other value as it was
