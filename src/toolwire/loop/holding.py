@@ -18,13 +18,14 @@ Invariants:
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from toolwire.core.messages import ChatMessage
 from toolwire.core.output import Checked, OutputSchema
 from toolwire.core.result import ToolResult
 from toolwire.core.trust import DataClass, Integrity
+from toolwire.loop.endings import Spent
 from toolwire.loop.seam import (
     Invoked,
     Refused,
@@ -35,8 +36,10 @@ from toolwire.loop.seam import (
     refusal,
     unknown_variable,
 )
+from toolwire.loop.state import RunState
 from toolwire.loop.turn import Job
 from toolwire.policy.containment import Labels, Provenance, Source
+from toolwire.policy.pricing import Cost
 from toolwire.policy.quarantine import (
     ASK_ABOUT,
     QUESTION_PROMPT,
@@ -52,7 +55,7 @@ from toolwire.policy.quarantine import (
 from toolwire.policy.trace import Held
 from toolwire.tools.policy import Gate
 
-__all__ = ["Ask", "Holding"]
+__all__ = ["Ask", "Holding", "ready", "with_questions"]
 
 _UNTRUSTED = Integrity.UNTRUSTED
 # The model call a question makes: its messages and schema, answered and checked (the loop's
@@ -191,3 +194,18 @@ def _question_messages(question: Question, variable: Variable) -> tuple[ChatMess
             f"Data:\n<<<\n{value}\n>>>"
         ),
     )
+
+
+async def ready(invoked: Invoked) -> Invoked:
+    """A call's answer, settled before it ran (a refusal), as what to await for it."""
+    return invoked
+
+
+def with_questions(at: Spent | RunState, asked: Sequence[Spent]) -> Spent:
+    """What a round spent (``at``) and what each of its questions' model calls spent (each
+    its own, from nothing)."""
+    cost = at.cost
+    for spent in asked:
+        cost = Cost(cost.usd + spent.cost.usd, cost.complete and spent.cost.complete,
+                    cost.estimated or spent.cost.estimated)  # fmt: skip
+    return Spent(at.rounds, sum((a.usage for a in asked), at.usage), cost, at.tally)

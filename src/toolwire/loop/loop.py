@@ -61,7 +61,7 @@ from toolwire.loop.endings import (
     result_of,
 )
 from toolwire.loop.fitting import fitted_to
-from toolwire.loop.holding import Holding
+from toolwire.loop.holding import Holding, ready, with_questions
 from toolwire.loop.jobs import check_choice, decided_jobs, refused_jobs, round_choice, turn_jobs
 from toolwire.loop.offer import Offer
 from toolwire.loop.seam import Invoked, Seam, sole_task
@@ -91,7 +91,7 @@ from toolwire.policy.containment import (
     quarantine_by,
 )
 from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
-from toolwire.policy.pricing import Cost, cost_of, model_of, pricing_family
+from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.quarantine import ASK_ABOUT, Vault
 from toolwire.policy.trace import Held, RunTrace, ToolInvocation
@@ -647,8 +647,7 @@ class ToolLoop:
                                                      invocations=invocations)  # fmt: skip
         at: Spent | RunState = state if spent is None else spent
         if asked:  # questions about held values: their model calls are the round's too
-            at = Spent(at.rounds, sum((a.usage for a in asked), at.usage),
-                       _costs(at.cost, asked), at.tally)  # fmt: skip
+            at = with_questions(at, asked)
         state = state.after_round(tuple(messages), tuple(invocations), at, remote_spent, entered,
                                   vault=vault)  # fmt: skip
         if checkpoint is not None:
@@ -693,7 +692,7 @@ class ToolLoop:
                     return question() if checkpoint is None else checkpoint.invoke(job, question)
                 given = holding.arguments(job)
                 if isinstance(given, Invoked):
-                    return _ready(given)
+                    return ready(given)
                 arguments = given
 
             def run() -> Awaitable[Invoked]:
@@ -810,15 +809,3 @@ class ToolLoop:
 
     def _names(self, offered: frozenset[str]) -> tuple[str, ...]:
         return tuple(n for n in self.registry.names() if n in offered)
-
-
-async def _ready(invoked: Invoked) -> Invoked:
-    return invoked
-
-
-def _costs(cost: Cost, asked: Sequence[Spent]) -> Cost:
-    """``cost`` with what each question's model call cost (its own spent, from nothing)."""
-    for spent in asked:
-        cost = Cost(cost.usd + spent.cost.usd, cost.complete and spent.cost.complete,
-                    cost.estimated or spent.cost.estimated)  # fmt: skip
-    return cost
