@@ -8,6 +8,10 @@ consequential, so the loop labels each result and never checks a turn (a run off
 consequential tool never does). In the run *on*, the called tool is untrusted and the other is
 consequential, so every result enters the run's provenance and every turn is checked.
 
+A last line measures quarantined values (see toolwire.policy.quarantine): the same run with the
+called tool's output held by the run as a variable (so every result is held and the model
+reads a handle), against the run *off*.
+
 Times are the process's CPU time (on a shared machine, wall time mostly measures the others).
 
 Run: python bench/containment.py     Prints µs per call for both and the overhead in percent.
@@ -30,8 +34,9 @@ BATCHES = 15  # best of, interleaved: noise on a shared machine hits both runs a
 BATCH_SECONDS = 0.05  # of the process's own CPU time: a busy machine's other work is not counted
 
 
-def registry(output: str, *, contained: bool) -> ToolRegistry:
-    @tool(name="fetch", data_class="public", integrity="untrusted" if contained else "trusted")
+def registry(output: str, *, contained: bool, quarantine: bool = False) -> ToolRegistry:
+    @tool(name="fetch", data_class="public", quarantine=quarantine,
+          integrity="untrusted" if contained else "trusted")  # fmt: skip
     def fetch(key: str) -> str:
         return output
 
@@ -42,10 +47,12 @@ def registry(output: str, *, contained: bool) -> ToolRegistry:
     return ToolRegistry([fetch, send])
 
 
-def make_run(output: str, n: int, *, contained: bool) -> Callable[[], Awaitable[Any]]:
+def make_run(
+    output: str, n: int, *, contained: bool, quarantine: bool = False
+) -> Callable[[], Awaitable[Any]]:
     per_round = plan(n)
     provider = scripted(lambda done: turn_for(done, per_round))
-    loop = ToolLoop(provider, registry(output, contained=contained))
+    loop = ToolLoop(provider, registry(output, contained=contained, quarantine=quarantine))
     options = RunOptions(max_rounds=len(per_round) + 1)
     prompt = [ChatMessage.user("go")]
     return lambda: loop.run(prompt, options=options)
@@ -111,6 +118,11 @@ async def main() -> None:
         f"containment's own work per round of one call: {cost:.2f} µs, "
         f"{cost / base * 100:.1f}% of the {base:.1f} µs such a call costs with it off"
     )
+    off, held = await compare(make_run(SIZES["small"], 10, contained=False),
+                              make_run(SIZES["small"], 10, contained=False, quarantine=True),
+                              10)  # fmt: skip
+    print(f"every result held as a variable (N=10): {held:.2f} µs/call against {off:.2f} off, "
+          f"{(held / off - 1) * 100:.1f}%")  # fmt: skip
 
 
 if __name__ == "__main__":

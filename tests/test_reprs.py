@@ -56,6 +56,7 @@ from toolwire.loop.suspension import Refuse, Run
 from toolwire.mcp.auth import server_auth
 from toolwire.mcp.connection import McpFailure
 from toolwire.policy.containment import Provenance, Source
+from toolwire.policy.quarantine import Variable, Vault
 from toolwire.policy.trace import (
     DecisionStep,
     FailedStep,
@@ -271,6 +272,11 @@ CASES: dict[str, Callable[[Canaries], object]] = {
     "Refuse": lambda c: Refuse(c(), Refused.DENIED),
     "Contained": lambda c: Contained(0, c(), Refused.UNTRUSTED_CONTEXT.value),
     "Provenance": lambda c: Provenance(untrusted=(Source(c(), 1),), classified_by=Source(c(), 2)),
+    "Variable": lambda c: Variable("$v1_0badc0de", c(), tool=c(), field=c(), flowed=((c(), 2),)),
+    "Vault": lambda c: Vault((Variable("$v1_0badc0de", c(), tool=c()),)),
+    "RunState vault": lambda c: RunState(
+        messages=(), vault=Vault((Variable("$v1_0badc0de", c()),))
+    ),
     "CallPreview held": lambda c: CallPreview(index=0, tool="t", lines=(c(),), held=c()),
     "openai stream call": lambda c: _Call("call_1", "lookup", [c(), c()]),
     "http stream call": lambda c: _StreamCall(

@@ -282,7 +282,10 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
         ToolStep: common
         | {"tool_call_id", "tool_name", "tool_result_bytes", "tool_is_error", "tool_refused"}
         | {"tool_registered"}
-        | {"tool_integrity"},  # trusted or untrusted: a label of the tool's, no content
+        | {"tool_integrity"}  # trusted or untrusted: a label of the tool's, no content
+        # held values: the runtime's handles, sizes, labels and the tool's declared field
+        # names (the values themselves are content: ``tool_held_values``)
+        | {"tool_variables", "tool_received"},
         DecisionStep: common | {"decision", "decided_by", "turn_digest", "decided_at"},
         ContextStep: common
         | {"dropped_exchanges", "dropped_messages", "tokens_before", "tokens_after"}

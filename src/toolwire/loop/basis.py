@@ -28,6 +28,7 @@ from typing import Any
 
 from toolwire.core.reprs import count, tagged
 from toolwire.loop.state import Pause
+from toolwire.policy.quarantine import EMPTY_VAULT, Vault
 from toolwire.tools.api import StalePreview, Tool, ToolContext, basis_of, stale_preview_of
 from toolwire.tools.registry import ToolRegistry
 
@@ -72,11 +73,15 @@ class Stale:
 
 
 async def recheck(
-    pause: Pause, running: Sequence[int], registry: ToolRegistry, context: ToolContext
+    pause: Pause,
+    running: Sequence[int],
+    registry: ToolRegistry,
+    context: ToolContext,
+    vault: Vault = EMPTY_VAULT,
 ) -> Stale:
     """Which of the pending calls about to run (their indices; see the module) have a preview
     whose basis changed since it was shown. Each is taken with the arguments its preview was
-    computed on: the model's."""
+    computed on: the model's, with the values its handles name (``vault``)."""
     bases = {p.index: p.basis for p in pause.previews if p.basis is not None}
     done = {r.call_id for r in pause.recorded}
     wait: list[int] = []
@@ -86,7 +91,7 @@ async def recheck(
         shown, tool = bases.get(index), registry.get(call.name)
         if shown is None or tool is None or call.id in done:
             continue
-        if await digest_basis(tool, call.decoded_arguments(), context) == shown:
+        if await digest_basis(tool, vault.arguments_of(call), context) == shown:
             continue
         log.info("call %d (%r) of the approved turn changed under its preview", index, call.name)
         failing = stale_preview_of(tool) is StalePreview.FAIL

@@ -16,9 +16,13 @@ def held_in_turn(
     calls: Sequence[ToolCall], state: RunState, labels: Labels
 ) -> tuple[dict[int, str] | None, list[Contained] | None]:
     """The calls of a turn the run's containment holds for approval (by index, with the
-    reason an approver reads), or those it refuses (with what the model reads)."""
+    reason an approver reads), or those it refuses (with what the model reads); a call receiving a
+    held value is judged by that value's labels too (see :mod:`toolwire.policy.quarantine`)."""
     limit = state.options.max_calls_per_turn
-    found = labels.held(calls if len(calls) <= limit else calls[:limit], state.provenance)
+    within = calls if len(calls) <= limit else calls[:limit]
+    found = labels.held(within, state.provenance)
+    if state.vault.variables:  # a call receiving a held value carries its labels
+        found = labels.held_by_values(within, state.vault, found)
     if not found:
         return None, None
     if labels.policy is UntrustedActions.APPROVE:

@@ -28,6 +28,9 @@ Invariants:
   says what entered (:mod:`toolwire.policy.containment`); a turn of a run that offers a
   consequential tool is checked against it before any of its calls runs: a held call pauses
   the turn for approval, a refused one is answered with the seam's text and never runs.
+- A segment offering a quarantining tool, or of a run holding values, runs every turn through
+  :mod:`toolwire.loop.holding` (handles replaced before a call, results held after it, questions
+  asked); any other run's calls take none of that path.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from toolwire.loop.endings import (
     result_of,
 )
 from toolwire.loop.fitting import fitted_to
+from toolwire.loop.holding import Holding, ready, with_questions
 from toolwire.loop.jobs import check_choice, decided_jobs, refused_jobs, round_choice, turn_jobs
 from toolwire.loop.offer import Offer
 from toolwire.loop.seam import Invoked, Seam, sole_task
@@ -79,11 +83,18 @@ from toolwire.loop.window import (
     window_for,
 )
 from toolwire.policy.charter import Charter, ProviderRef, in_scope, run_zone, submit
-from toolwire.policy.containment import Labels, Provenance, overrides_of, policy_of
+from toolwire.policy.containment import (
+    Labels,
+    Provenance,
+    overrides_of,
+    policy_of,
+    quarantine_by,
+)
 from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
-from toolwire.policy.trace import RunTrace, ToolInvocation
+from toolwire.policy.quarantine import ASK_ABOUT, Vault
+from toolwire.policy.trace import Held, RunTrace, ToolInvocation
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
@@ -226,7 +237,8 @@ class ToolLoop:
         if isinstance(checked, LoopResult):
             return checked
         state = state._replace(pause=None, offered=offered, invocations=())
-        offer = self._offer(offered, state.options, context, exclusive)
+        offer = self._offer(offered, state.options, context, exclusive,
+                            holds=bool(state.vault.variables))  # fmt: skip
         jobs = decided_jobs(checked, state.options.max_calls_per_turn, offer, self.registry)
         state = await self._run_jobs(state, trace, state.rounds, jobs, context, offer=offer)
         return await self._advance(state, offer, context=context, trace=trace, run_id=run_id)
@@ -299,7 +311,9 @@ class ToolLoop:
         checked = await self._recheck(state, answers, context, "")
         if isinstance(checked, LoopResult):
             return checked
-        offer = self._offer(offered, state.options, context, exclusive)
+        # A direct call has no run to hold a value for: its caller gets the result as it is.
+        offer = replace(self._offer(offered, state.options, context, exclusive), vaulting=False,
+                        asks=False)  # fmt: skip
         jobs = decided_jobs(checked, state.options.max_calls_per_turn, offer, self.registry)
         state = state._replace(pause=None, offered=offered, invocations=())
         state = await self._run_jobs(state, trace, 0, jobs, context, offer=offer)
@@ -319,10 +333,11 @@ class ToolLoop:
         pause = state.pause
         assert pause is not None
         about_to_run = running(answers, state.options.max_calls_per_turn)
-        stale = await recheck(pause, about_to_run, self.registry, context)
+        stale = await recheck(pause, about_to_run, self.registry, context, state.vault)
         if stale.wait:
             again = await preview_again(pause, stale.wait, self.registry, context,
-                                        run_id=run_id, rounds=state.rounds)  # fmt: skip
+                                        run_id=run_id, rounds=state.rounds,
+                                        vault=state.vault)  # fmt: skip
             paused = state._replace(pause=again, invocations=())
             return result_of(paused, "", False, TerminationReason.SUSPENDED, paused)
         return stale_answers(answers, stale) if stale.fail else answers
@@ -339,7 +354,8 @@ class ToolLoop:
     ) -> LoopResult:
         """Take rounds from ``state`` until an answer, a pause, a budget or the round cap."""
         exclusive = sole_task() if exclusive is None else exclusive
-        offer = self._offer(state.offered, state.options, context, exclusive)
+        offer = self._offer(state.offered, state.options, context, exclusive,
+                            holds=bool(state.vault.variables))  # fmt: skip
         return await self._advance(state, offer, context=context, trace=trace,
                                    refusals=refusals, run_id=run_id)  # fmt: skip
 
@@ -363,7 +379,12 @@ class ToolLoop:
             budgeted = options.max_total_tokens is not None or options.max_cost is not None
             first_choice, later_choice = options.tool_choice, round_choice(options.tool_choice, 2)
             # A turn of one call goes straight to the seam when nothing wraps or counts it.
-            direct = self.checkpoint is None and not offer.remote and options.max_calls_per_turn
+            direct = (
+                self.checkpoint is None
+                and not offer.remote
+                and not offer.vaulting
+                and options.max_calls_per_turn
+            )
             output, forced = options.output_schema, False
             keeps, provider, start = trace.keeps, self.provider, self.seam.start
             while state.rounds < options.max_rounds:
@@ -479,7 +500,8 @@ class ToolLoop:
         it may run."""
         pause = await scan(self.registry, calls, state.offered, context, run_id=run_id,
                            rounds=spent.rounds, limit=state.options.max_calls_per_turn,
-                           held=held, contained=contained or ())  # fmt: skip
+                           held=held, contained=contained or (),
+                           vault=state.vault)  # fmt: skip
         return None if pause is None else spent.of(state, (assistant,))._replace(pause=pause)
 
     async def _synthesise(
@@ -656,10 +678,14 @@ class ToolLoop:
         messages = [*state.messages, assistant] if assistant is not None else list(state.messages)
         invocations = list(state.invocations)
         checkpoint = self.checkpoint
-        entered = await self._run_turn(jobs, trace, round_, state, context=context, offer=offer,
-                                       messages=messages, invocations=invocations)  # fmt: skip
-        at = state if spent is None else spent
-        state = state.after_round(tuple(messages), tuple(invocations), at, remote_spent, entered)
+        entered, vault, asked = await self._run_turn(jobs, trace, round_, state, context=context,
+                                                     offer=offer, messages=messages,
+                                                     invocations=invocations)  # fmt: skip
+        at: Spent | RunState = state if spent is None else spent
+        if asked:  # questions about held values: their model calls are the round's too
+            at = with_questions(at, asked)
+        state = state.after_round(tuple(messages), tuple(invocations), at, remote_spent, entered,
+                                  vault=vault)  # fmt: skip
         if checkpoint is not None:
             await checkpoint.round_done(state)
         return state
@@ -675,36 +701,69 @@ class ToolLoop:
         offer: Offer,
         messages: list[ChatMessage],
         invocations: list[ToolInvocation],
-    ) -> Provenance:
+    ) -> tuple[Provenance, Vault | None, list[Spent]]:
         """A turn's calls through :func:`run_turn`, each through the checkpoint if there is one;
-        what the run's context holds once their results entered it."""
+        what the run's context holds once their results entered it, the run's vault after them
+        (None: the turn held nothing), and what its questions about held values spent."""
         concurrency = state.options.max_concurrency
         # Whether a call may have another call of its turn beside it (see the seam's rule).
         several = concurrency > 1 and sum(job.refused is None for job in jobs) > 1
         offered, gate, checkpoint, seam = state.offered, offer.gate, self.checkpoint, self.seam
+        labels, entered = offer.labels, [state.provenance]
+        holding = (
+            Holding(state.vault, labels, round_) if offer.vaulting or state.vault.variables
+            else None
+        )  # fmt: skip
+        asked: list[Spent] = []
 
         def invoke(job: Job) -> Awaitable[Invoked]:
             inline = offer.inline(job.call.name, overlapping=several and not job.alone)
+            arguments = job.arguments
+            if holding is not None:
+                if job.call.name == ASK_ABOUT and offer.asks:
+
+                    def question() -> Awaitable[Invoked]:
+                        return holding.ask(job, gate, ask)
+
+                    return question() if checkpoint is None else checkpoint.invoke(job, question)
+                given = holding.arguments(job)
+                if isinstance(given, Invoked):
+                    return ready(given)
+                arguments = given
 
             def run() -> Awaitable[Invoked]:
-                return seam.invoke(job.call, offered, context, job.arguments, gate, inline=inline)
+                return seam.invoke(job.call, offered, context, arguments, gate, inline=inline)
 
             return run() if checkpoint is None else checkpoint.invoke(job, run)
 
-        labels, entered = offer.labels, [state.provenance]
+        async def ask(
+            messages: tuple[ChatMessage, ...], schema: OutputSchema
+        ) -> tuple[str, Checked | None]:
+            asking = RunState(messages=messages, rounds=round_ - 1,
+                              options=replace(state.options, stream=False))  # fmt: skip
+            response, spent, checked = await self._complete(
+                asking, trace, round_, (), count=False, output=schema
+            )
+            asked.append(spent)
+            return response.content, checked
 
         def record(job: Job, invoked: Invoked, elapsed_ms: float, started: float | None) -> None:
             name = job.call.name
             integrity = labels.integrity(name, refused=invoked.refused is not None)
+            if holding is None:
+                held = None
+                entered[0] = labels.entered(entered[0], round_, name, integrity)
+            else:
+                invoked, integrity, entered[0], held = holding.recorded(job, invoked, integrity,
+                                                                        entered[0])  # fmt: skip
             message, invocation = self._recorded(trace, round_, elapsed_ms, job.call, invoked,
                                                  arguments=job.arguments, started=started,
-                                                 integrity=integrity)  # fmt: skip
+                                                 integrity=integrity, held=held)  # fmt: skip
             messages.append(message)
             invocations.append(invocation)
-            entered[0] = labels.entered(entered[0], round_, name, integrity)
 
         await run_turn(jobs, invoke, record, concurrency=concurrency)
-        return entered[0]
+        return entered[0], None if holding is None else holding.vault, asked
 
     def _recorded(
         self,
@@ -717,6 +776,7 @@ class ToolLoop:
         arguments: dict[str, Any] | None,
         started: float | None,
         integrity: Integrity | None = None,
+        held: Held | None = None,
     ) -> tuple[ChatMessage, ToolInvocation]:
         """A call's step recorded, with the label of what it put in the context; the
         conversation's message and the result's entry for it."""
@@ -732,7 +792,8 @@ class ToolLoop:
             trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes,
                               invoked.refused, started=started,
                               registered=self.seam.knows(call.name),
-                              integrity=None if integrity is None else integrity.value)  # fmt: skip
+                              integrity=None if integrity is None else integrity.value,
+                              held=held)  # fmt: skip
         return message, invocation
 
     def _zone(self, options: RunOptions, context: ToolContext | None = None) -> TrustZone:
@@ -751,13 +812,17 @@ class ToolLoop:
         exclusive: bool,
         *,
         attended: bool = True,
+        holds: bool = False,
     ) -> Offer:
+        """``holds``: the run holds values already (see :mod:`toolwire.policy.quarantine`)."""
         zone = self._zone(options, context)
         gate = self.policy.gate(context=context, grant=options.grant, zone=zone)
         workspace = context.workspace
         policy = policy_of(options.untrusted_policy, workspace, attended=attended)
+        quarantine, endorse_strings = quarantine_by(workspace)
         return Offer.of(self.registry, offered, gate, exclusive=exclusive,
-                        overrides=overrides_of(workspace), policy=policy)  # fmt: skip
+                        overrides=overrides_of(workspace), policy=policy, quarantine=quarantine,
+                        endorse_strings=endorse_strings, holds=holds)  # fmt: skip
 
     def _offered(
         self, options: RunOptions, context: ToolContext

@@ -11,6 +11,10 @@ Invariants:
   while the run goes on is refused from that moment. What the offer fixes is only what cannot
   change during a segment: which names were offered, and each tool's own declarations (read
   when the segment starts; a tool object changed later is seen by the next segment).
+- A segment offering a tool that quarantines its output (:mod:`toolwire.policy.quarantine`)
+  also offers ``ask_about``, answered by the loop (unless a registered tool has that name), and
+  says so (``vaulting``): only such a segment, or one whose run holds values already, takes the
+  holding path at all.
 - ``exclusive`` says the run's event loop runs nothing but this run (see
   :func:`toolwire.loop.seam.sole_task`): where a synchronous call may run follows from it and
   from the turn, by :func:`toolwire.loop.seam.may_block_loop`.
@@ -25,6 +29,7 @@ from toolwire.core.messages import ToolSpec
 from toolwire.core.trust import Integrity, UntrustedActions
 from toolwire.loop.seam import may_block_loop, on_loop
 from toolwire.policy.containment import Labels
+from toolwire.policy.quarantine import ASK_ABOUT, ASK_ABOUT_DESCRIPTION, ASK_ABOUT_PARAMETERS
 from toolwire.tools.api import input_model_of, is_remote, needs_approval, runs_concurrently
 from toolwire.tools.policy import Gate
 from toolwire.tools.registry import ToolRegistry
@@ -53,6 +58,8 @@ class Offer:
     # What each offered tool's results are labelled, and which calls are consequential
     # (toolwire.policy.containment): read once, like every other trait here.
     labels: Labels
+    vaulting: bool = False  # an offered tool quarantines its output
+    asks: bool = False  # ``ask_about`` is offered, and answered by the loop
 
     @classmethod
     def of(
@@ -64,15 +71,25 @@ class Offer:
         exclusive: bool,
         overrides: Mapping[str, Integrity] | None = None,
         policy: UntrustedActions = UntrustedActions.APPROVE,
+        quarantine: Collection[str] = (),
+        endorse_strings: bool = False,
+        holds: bool = False,
     ) -> Offer:
+        """``holds``: the run holds values already (its vault is not empty)."""
         tools = [tool for tool in registry if tool.spec.name in names]
-        labels = Labels.of(tools, overrides=overrides, policy=policy)
+        labels = Labels.of(tools, overrides=overrides, policy=policy, quarantine=quarantine,
+                           endorse_strings=endorse_strings)  # fmt: skip
+        vaulting = bool(labels.quarantined) or holds
+        asks = vaulting and registry.get(ASK_ABOUT) is None
+        specs = tuple(tool.spec for tool in tools)
+        if asks:
+            specs = (*specs, ToolSpec(ASK_ABOUT, ASK_ABOUT_DESCRIPTION, ASK_ABOUT_PARAMETERS))
         on_loop_names = frozenset(t.spec.name for t in tools if on_loop(t))
         alone_inline = may_block_loop(exclusive=exclusive, overlapping=False)
         return cls(
             names=frozenset(names),
-            specs=tuple(tool.spec for tool in tools),
-            spec_names=tuple(tool.spec.name for tool in tools),
+            specs=specs,
+            spec_names=tuple(spec.name for spec in specs),
             gate=gate,
             exclusive=exclusive,
             pausing=any(needs_approval(t) or input_model_of(t) is not None for t in tools),
@@ -81,6 +98,8 @@ class Offer:
             on_loop=on_loop_names,
             inline_alone=frozenset(names) if alone_inline else on_loop_names,
             labels=labels,
+            vaulting=vaulting,
+            asks=asks,
         )
 
     def inline(self, name: str, *, overlapping: bool) -> bool:

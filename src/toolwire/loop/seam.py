@@ -85,6 +85,8 @@ class Refused(StrEnum):
     UNTRUSTED_CONTEXT = "untrusted_context"
     # consequential, planned with data its sink may not receive in context
     SENSITIVE_CONTEXT = "sensitive_context"
+    # an argument names a held value the run does not hold (see toolwire.policy.quarantine)
+    UNKNOWN_VARIABLE = "unknown_variable"
 
 
 def _clip(name: str) -> str:
@@ -181,6 +183,62 @@ def sensitive_context(name: str, source: str, round_: int, data_class: str) -> s
         f'Error: tool "{_clip(name)}" was not executed: the conversation holds {data_class} '
         f'data from tool "{_clip(source)}" (round {round_}), more sensitive than this tool may '
         "receive, and such a call does not run without a person's approval."
+    )
+
+
+# Values the run holds for the model (toolwire.policy.quarantine): what it reads in their place,
+# and when one cannot be used. The texts name handles, tools, sizes and labels, never a value.
+
+
+def held_value(handle: str, chars: int, integrity: str, name: str) -> str:
+    return (
+        f'[{handle}: {chars} characters of {integrity} output of tool "{_clip(name)}", held by '
+        f'the run and not shown. Pass "{handle}" as a whole argument of a call to use it, or '
+        "ask_about it.]"
+    )
+
+
+def untrusted_value(name: str, handle: str, source: str, round_: int) -> str:
+    return (
+        f'Error: tool "{_clip(name)}" was not executed: it changes something or sends data out, '
+        f'and it receives {_clip(handle)}, untrusted output of tool "{_clip(source)}" '
+        f"(round {round_}). Such a call does not run without a person's approval, and none can "
+        "be given in this run."
+    )
+
+
+def sensitive_value(name: str, handle: str, data_class: str) -> str:
+    return (
+        f'Error: tool "{_clip(name)}" was not executed: it receives {_clip(handle)}, '
+        f"{data_class} data more sensitive than this tool may receive, and such a call does not "
+        "run without a person's approval."
+    )
+
+
+def unknown_variable(name: str, handle: str) -> str:
+    return (
+        f'Error: tool "{_clip(name)}" was not executed: {_clip(handle)} is not a value this run '
+        "holds. Use only handles this run's tool results gave."
+    )
+
+
+def bad_question(problem: str) -> str:
+    # ``problem`` names ask_about's parameters only (toolwire.policy.quarantine.question_of).
+    return f'Error: tool "ask_about" was not executed: {problem}.'
+
+
+def question_not_permitted(handle: str, source: str) -> str:
+    return (
+        f'Error: tool "ask_about" was not executed: {_clip(handle)} came from tool '
+        f'"{_clip(source)}", which this run may no longer call.'
+    )
+
+
+def answer_not_in_schema(handle: str, answer_type: str, problem: str) -> str:
+    # ``problem`` names the schema's words only (toolwire.core.output), never the answer.
+    return (
+        f"Error: the answer about {_clip(handle)} was not a valid {answer_type} answer "
+        f"({problem}); nothing was taken from it. Ask again, or differently."
     )
 
 
@@ -290,6 +348,12 @@ def contained(hold: Hold) -> Invoked:
     """The answer to a consequential call the run's containment refused (see
     :mod:`toolwire.policy.containment`)."""
     source = hold.source
+    if hold.variable is not None:
+        if hold.untrusted:
+            text = untrusted_value(hold.tool, hold.variable, source.tool, source.round)
+            return refusal(text, Refused.UNTRUSTED_CONTEXT)
+        text = sensitive_value(hold.tool, hold.variable, hold.classified.name.lower())
+        return refusal(text, Refused.SENSITIVE_CONTEXT)
     if hold.untrusted:
         text = untrusted_context(hold.tool, source.tool, source.round)
         return refusal(text, Refused.UNTRUSTED_CONTEXT)

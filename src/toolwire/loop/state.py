@@ -37,6 +37,7 @@ from toolwire.policy.containment import NOTHING_ENTERED, Provenance
 from toolwire.policy.options import RunOptions
 from toolwire.policy.pricing import Cost
 from toolwire.policy.privacy import PrivacyLevel
+from toolwire.policy.quarantine import EMPTY_VAULT, Vault
 from toolwire.policy.trace import ToolInvocation
 from toolwire.providers.base import Usage
 from toolwire.tools.api import User
@@ -198,6 +199,8 @@ class RunState(NamedTuple):
     remote_calls: int = 0  # calls to remote tools so far, over every segment
     # What entered the model's context, labelled (see toolwire.policy.containment)
     provenance: Provenance = NOTHING_ENTERED
+    # Values held for the model, never shown to it (see toolwire.policy.quarantine)
+    vault: Vault = EMPTY_VAULT
 
     def __repr__(self) -> str:
         """Counts and where the run stands; no message, argument or result."""
@@ -219,16 +222,19 @@ class RunState(NamedTuple):
         spent: Progress,
         remote_calls: int,
         provenance: Provenance | None = None,
+        *,
+        vault: Vault | None = None,
     ) -> RunState:
-        """This state once a round is done: its conversation, calls, remote calls and
-        provenance (None: as it was), and
+        """This state once a round is done: its conversation, calls, remote calls,
+        provenance and vault (None: as it was), and
         ``spent``'s rounds, usage, cost and tally; the rest kept. One tuple built in field
         order, a sixth of ``_replace``'s cost on every round (tests/test_state_rounds.py holds
         it to the keyword form)."""
         return _new(RunState, (messages, spent.rounds, spent.usage, self.options, spent.cost,
                                self.offered, invocations, self.pause, self.charter, spent.tally,
                                self.dropped_turns, remote_calls,
-                               self.provenance if provenance is None else provenance))  # fmt: skip
+                               self.provenance if provenance is None else provenance,
+                               self.vault if vault is None else vault))  # fmt: skip
 
     @property
     def user(self) -> User | None:
@@ -257,6 +263,7 @@ class RunState(NamedTuple):
                 "remote_calls": self.remote_calls,
             }
             | self._provenance()
+            | ({"vault": self.vault.to_state()} if self.vault.variables else {})
         )
 
     def _provenance(self) -> dict[str, Any]:
@@ -396,6 +403,7 @@ class _State(_Strict):
     dropped_turns: int = Field(default=0, ge=0)  # absent from states sealed before it existed
     remote_calls: int = 0  # absent from states written before remote tools
     provenance: dict[str, Any] | None = None  # absent from states sealed before containment
+    vault: list[list[Any]] = Field(default=[], repr=False)  # absent: nothing held
 
     def build(self, before: Before | None) -> RunState:
         options = RunOptions.from_dict(self.options)
@@ -414,6 +422,7 @@ class _State(_Strict):
             provenance=NOTHING_ENTERED
             if self.provenance is None
             else Provenance.from_state(self.provenance),
+            vault=Vault.from_state(self.vault) if self.vault else EMPTY_VAULT,
         )
 
     def _charter(self, options: RunOptions, before: Before | None) -> Charter | None:

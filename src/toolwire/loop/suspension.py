@@ -38,6 +38,7 @@ from toolwire.loop import seam
 from toolwire.loop.basis import Stale, digest_basis
 from toolwire.loop.seam import Refused
 from toolwire.loop.state import CallPreview, Contained, Pause, turn_digest
+from toolwire.policy.quarantine import ASK_ABOUT, EMPTY_VAULT, Vault
 from toolwire.tools.api import Tool, ToolContext, input_model_of, needs_approval, preview_of
 from toolwire.tools.registry import ToolRegistry
 
@@ -72,6 +73,7 @@ async def scan(
     limit: int | None = None,
     held: Mapping[int, str] | None = None,
     contained: Sequence[Contained] = (),
+    vault: Vault = EMPTY_VAULT,
 ) -> Pause | None:
     """The pause this turn needs, or None when every call may simply run.
 
@@ -79,6 +81,8 @@ async def scan(
     a preview; they stay in the pending turn and are refused when it resumes. ``held``: the
     calls (by index) the run's containment holds for approval, and why; ``contained``: those it
     refused, which neither pause the turn nor get a preview, and are refused when it resumes.
+    ``vault``: the values the run holds; a preview is computed on the values a call's handles
+    name, what it would run with (see :mod:`toolwire.policy.quarantine`).
     """
     within = calls if limit is None else calls[:limit]
     out = {c.at for c in contained}
@@ -98,7 +102,7 @@ async def scan(
         if asking is None:
             return None
         status = RunStatus.AWAITING_INPUT
-    previews = [await _preview(i, c, t, context, held.get(i)) for i, c, t in tools
+    previews = [await _preview(i, c, t, context, held.get(i), vault) for i, c, t in tools
                 if t is not None]  # fmt: skip
     return Pause(
         status=status,
@@ -119,10 +123,15 @@ def _schema(tool: Tool) -> Mapping[str, Any]:
     return schema
 
 
-async def _preview(
-    index: int, call: ToolCall, tool: Tool, context: ToolContext, held: str | None = None
+async def _preview(  # noqa: PLR0917 (the preview's facts, in order)
+    index: int,
+    call: ToolCall,
+    tool: Tool,
+    context: ToolContext,
+    held: str | None = None,
+    vault: Vault = EMPTY_VAULT,
 ) -> CallPreview:
-    arguments = call.decoded_arguments()
+    arguments = vault.arguments_of(call)
     basis = await digest_basis(tool, arguments, context)  # first: see toolwire.loop.basis
     lines, failed = await _lines(call, preview_of(tool), arguments, context)
     return CallPreview(index=index, tool=call.name, lines=lines, failed=failed, basis=basis,
@@ -233,6 +242,7 @@ async def preview_again(
     *,
     run_id: str,
     rounds: int,
+    vault: Vault = EMPTY_VAULT,
 ) -> Pause:
     """``pause`` waiting again, the calls at ``changed`` named in it, and a new digest, so no
     earlier decision applies. Every preview is made afresh (with its basis) but those of a
@@ -244,7 +254,7 @@ async def preview_again(
         call = pause.calls[shown.index]
         tool = registry.get(call.name)
         if tool is not None and (shown.index in changed or call.id not in kept):
-            fresh.append(await _preview(shown.index, call, tool, context, shown.held))
+            fresh.append(await _preview(shown.index, call, tool, context, shown.held, vault))
         else:
             fresh.append(shown)
     return dataclasses.replace(
@@ -326,7 +336,9 @@ def _answer(
     if pause.status is RunStatus.AWAITING_APPROVAL and not approved:
         return Refuse(seam.denied(call.name), Refused.DENIED)
     if tool is None:
-        return Refuse(seam.unknown_tool(call.name), Refused.UNKNOWN_TOOL)
+        # the loop's own question about a held value (toolwire.loop.holding) runs as approved
+        return Run() if call.name == ASK_ABOUT else Refuse(seam.unknown_tool(call.name),
+                                                           Refused.UNKNOWN_TOOL)  # fmt: skip
     if call.name not in offered_then:
         # it was not permitted when it was made
         return Refuse(seam.not_permitted(call.name), Refused.NOT_PERMITTED)

@@ -22,12 +22,16 @@ Invariants:
   consequential tool never checks a turn.
 - The policy can be made stricter by a run, never looser than its workspace's: a workspace
   that says ``refuse`` refuses, whatever the run asks.
+- A value the run holds for the model (:mod:`toolwire.policy.quarantine`) carries its labels
+  to where it goes: a consequential call receiving an untrusted one is held as if that output
+  were in its context (:meth:`Labels.held_by_values`), one receiving a value above its sink's
+  class likewise; a value that is only passed along marks no context.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -35,10 +39,11 @@ from toolwire.core.errors import ConfigError
 from toolwire.core.messages import ToolCall
 from toolwire.core.reprs import count, tagged
 from toolwire.core.trust import DataClass, Integrity, UntrustedActions
+from toolwire.policy.quarantine import Unknown, Vault
 from toolwire.tools.api import Tool
-from toolwire.tools.labels import integrity_of, is_consequential, sink_class_of
+from toolwire.tools.labels import integrity_of, is_consequential, quarantine_of, sink_class_of
 
-__all__ = ["Hold", "Labels", "Provenance", "Source", "policy_of"]
+__all__ = ["Hold", "Labels", "Provenance", "Source", "policy_of", "quarantine_by"]
 
 _new = tuple.__new__  # a value from its fields in order, a fraction of the keyword call's cost
 # Untrusted sources a run names: one per tool (the round it was first read in). Past this many
@@ -122,16 +127,26 @@ def _source(value: Any) -> Source:
 
 class Hold(NamedTuple):
     """Why a call may not run unattended: untrusted output in the context (``untrusted``), or
-    data above its sink's class (``sink`` < ``classified``)."""
+    data above its sink's class (``sink`` < ``classified``); ``variable``: the held value it
+    receives that carries it (None: the context does)."""
 
     tool: str
     source: Source
     untrusted: bool
     classified: DataClass = DataClass.PUBLIC
     sink: DataClass = DataClass.PUBLIC
+    variable: str | None = None
 
     def reason(self) -> str:
         """What an approver reads: why this call waits for them."""
+        if self.variable is not None:
+            what = "untrusted" if self.untrusted else f"{self.classified.name.lower()} data of"
+            return (
+                f"receives {self.variable}, {what} output of `{self.source.tool}` "
+                f"(round {self.source.round})"
+                + ("" if self.untrusted else f"; `{self.tool}` may receive "
+                   f"{self.sink.name.lower()} data at most")
+            )  # fmt: skip
         if self.untrusted:
             return (
                 f"planned after reading untrusted output of `{self.source.tool}`, "
@@ -156,6 +171,10 @@ class Labels:
     classes: Mapping[str, DataClass]
     sinks: Mapping[str, DataClass]  # the consequential tools, by name
     policy: UntrustedActions
+    # What of each quarantining tool's results is held (see toolwire.policy.quarantine), by
+    # name: ``()`` the whole result, else fields; and whether a string answer is endorsed.
+    quarantined: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    endorse_strings: bool = False
 
     @classmethod
     def of(
@@ -164,13 +183,18 @@ class Labels:
         *,
         overrides: Mapping[str, Integrity] | None = None,
         policy: UntrustedActions = UntrustedActions.APPROVE,
+        quarantine: Collection[str] = (),
+        endorse_strings: bool = False,
     ) -> Labels:
         listed = list(tools)
+        held = {t.spec.name: quarantine_of(t, quarantine) for t in listed}
         return cls(
             labelled={t.spec.name: integrity_of(t, overrides) for t in listed},
             classes={t.spec.name: DataClass.parse(t.data_class) for t in listed},
             sinks={t.spec.name: sink_class_of(t) for t in listed if is_consequential(t)},
             policy=policy,
+            quarantined={name: fields for name, fields in held.items() if fields is not None},
+            endorse_strings=endorse_strings,
         )
 
     def integrity(self, name: str, *, refused: bool) -> Integrity | None:
@@ -210,6 +234,31 @@ class Labels:
                 held[index] = Hold(call.name, by, False, classified, sink)
         return held
 
+    def held_by_values(
+        self, calls: Sequence[ToolCall], vault: Vault, held: Mapping[int, Hold]
+    ) -> Mapping[int, Hold]:
+        """``held`` and the consequential calls of a turn not in it that receive a held value
+        they may not act on unattended: an untrusted one, or one above their sink's class."""
+        out = dict(held)
+        for index, call in enumerate(calls):
+            sink = self.sinks.get(call.name)
+            if sink is None or index in out:
+                continue
+            arguments = call.decoded_arguments()
+            substituted = None if arguments is None else vault.substitute(arguments)
+            if substituted is None or isinstance(substituted, Unknown):
+                continue  # refused by the loop when it is about to run
+            for value in substituted.used:
+                source = Source(value.tool, value.round)
+                if value.integrity is _UNTRUSTED:
+                    out[index] = Hold(call.name, source, True, variable=value.handle)
+                    break
+                if sink < value.data_class:
+                    out[index] = Hold(call.name, source, False, value.data_class, sink,
+                                      variable=value.handle)  # fmt: skip
+                    break
+        return out
+
 
 def policy_of(
     asked: UntrustedActions | None, workspace: Any, *, attended: bool
@@ -229,3 +278,11 @@ def overrides_of(workspace: Any) -> Mapping[str, Integrity] | None:
     """The workspace's integrity labels by tool name, if it sets any."""
     policy = getattr(workspace, "containment", None)
     return None if policy is None or not policy.integrity else policy.integrity
+
+
+def quarantine_by(workspace: Any) -> tuple[frozenset[str], bool]:
+    """The tools the workspace quarantines by name, and whether it endorses string answers."""
+    policy = getattr(workspace, "containment", None)
+    if policy is None:
+        return frozenset(), False
+    return policy.quarantine, policy.endorse_strings

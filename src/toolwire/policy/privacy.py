@@ -55,7 +55,8 @@ from toolwire.providers.base import Stop
 # metadata: counts, names, timings, who decided.
 REQUEST_CONTENT = frozenset({"messages_sent"})
 LLM_CONTENT = frozenset({"content", "thinking", "refusal", "requested_tool_calls", "raw", "output"})
-TOOL_CONTENT = frozenset({"tool_arguments", "tool_result", "tool_artifacts"})
+# A held value (toolwire.policy.quarantine) is tool output: it goes where ``tool_result`` goes.
+TOOL_CONTENT = frozenset({"tool_arguments", "tool_result", "tool_artifacts", "tool_held_values"})
 DECISION_CONTENT = frozenset({"decision_reason"})
 CONTEXT_CONTENT: frozenset[str] = frozenset()  # counts and token figures only
 # A provider's failure: its name, the error's class and the HTTP layer's bounded, redacted

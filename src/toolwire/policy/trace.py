@@ -51,7 +51,8 @@ _ORDER = (
     "response_model", "response_id", "provider", "error_class", "error_status", "error",
     "next_provider", "output", "output_problem", "requested_tool_calls",
     "raw", "tool_call_id", "tool_name", "tool_arguments", "tool_result", "tool_result_bytes",
-    "tool_is_error", "tool_refused", "tool_integrity", "tool_artifacts", "refusals", "decision",
+    "tool_is_error", "tool_refused", "tool_integrity", "tool_variables", "tool_received",
+    "tool_held_values", "tool_artifacts", "refusals", "decision",
     "decided_by", "decision_reason", "turn_digest", "decided_at", "dropped_exchanges",
     "dropped_messages", "tokens_before", "tokens_after", "context_window", "reserved_tokens",
 )  # fmt: skip
@@ -169,6 +170,12 @@ class ToolStep(NamedTuple):
     # The integrity label of what this call put in the model's context: "trusted" or
     # "untrusted" (see toolwire.policy.containment); None: the runtime's own text.
     tool_integrity: str | None = None
+    # Values the run holds for the model (see toolwire.policy.quarantine): those this call's
+    # result made (handle, size, labels: metadata), the handles its arguments named, and the
+    # values themselves (tool content: stored only where a level keeps tool content).
+    tool_variables: tuple[dict[str, Any], ...] | None = None
+    tool_received: tuple[str, ...] | None = None
+    tool_held_values: tuple[dict[str, Any], ...] | None = None
     kind: Literal["tool"] = "tool"
 
     def to_dict(self) -> dict[str, Any]:
@@ -319,6 +326,17 @@ def _convert(name: str, value: Any) -> Any:
     if name == "tool_artifacts":
         return [a.to_dict() for a in value]
     return [dict(v) if isinstance(v, Mapping) else v for v in value]
+
+
+class Held(NamedTuple):
+    """What a call's step records of held values: see :class:`ToolStep`."""
+
+    variables: tuple[dict[str, Any], ...] | None
+    received: tuple[str, ...] | None
+    values: tuple[dict[str, Any], ...] | None
+
+
+_NOT_HELD = Held(None, None, None)
 
 
 class ToolInvocation(NamedTuple):
@@ -529,10 +547,11 @@ class RunTrace:
         started: float | None = None,
         registered: bool = False,
         integrity: str | None = None,
+        held: Held | None = None,
     ) -> ToolStep:
         """``started`` is the call's ``time.perf_counter()`` at its start, when known;
         ``registered`` whether the call names a registered tool; ``integrity`` the label of
-        its result."""
+        its result; ``held`` the values it made and received (a run that holds none: None)."""
         start = self._began(duration_ms) if started is None else self._start(started)
         step = _new(ToolStep, (
             round,
@@ -548,6 +567,7 @@ class RunTrace:
             start,
             registered,
             integrity,
+            *(_NOT_HELD if held is None else held),
             "tool",
         ))  # fmt: skip
         return self._keep(step)

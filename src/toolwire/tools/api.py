@@ -26,7 +26,10 @@ Three traits serve containment by information flow (read them through
 the text of its results be believed as instructions; undeclared is untrusted),
 ``consequential`` (a call changes something or sends data out; undeclared: derived from the
 effect and ``open_world``) and ``sink_class`` (the most sensitive data class a consequential
-call may carry; undeclared: the tool's own data class).
+call may carry; undeclared: the tool's own data class). One more keeps output from the model
+(:mod:`toolwire.policy.quarantine`): ``quarantine`` (``True``: every result is held by the run
+as a variable the model sees only a handle of; a list of names: those top-level fields of a
+JSON object result are).
 
 A tool that works only on the run's workspace says ``needs_workspace = True`` (the policy gate
 reads it: :func:`toolwire.tools.policy.needs_workspace`): a run without a workspace is not
@@ -233,6 +236,7 @@ class FunctionTool:
         integrity: Integrity | str | None = None,
         consequential: bool | None = None,
         sink_class: str | None = None,
+        quarantine: bool | Sequence[str] = False,
     ) -> None:
         self.function = function
         self.blocking = blocking
@@ -253,6 +257,7 @@ class FunctionTool:
         self.integrity = None if integrity is None else Integrity.parse(integrity)
         self.consequential = consequential  # None: derived from the effect and open_world
         self.sink_class = None if sink_class is None else DataClass.parse(sink_class).name.lower()
+        self.quarantine = _quarantine(quarantine)
         self._previewer: Previewer | None = None
         self._basis: Basis | None = None
         self._context_param, self._model = _arguments_model(function)
@@ -349,6 +354,15 @@ class FunctionTool:
         return kwargs
 
 
+def _quarantine(value: bool | Sequence[str]) -> bool | tuple[str, ...]:
+    """A tool's ``quarantine`` as declared: a bool, or field names (a misspelling fails)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) or not all(isinstance(v, str) and v for v in value) or not value:
+        raise ConfigError("quarantine takes True, False or a list of a result's field names")
+    return tuple(value)
+
+
 async def _await_result(pending: Awaitable[Any]) -> ToolResult:
     return as_result(await pending)
 
@@ -442,6 +456,7 @@ def tool(
     integrity: Integrity | str | None = None,
     consequential: bool | None = None,
     sink_class: str | None = None,
+    quarantine: bool | Sequence[str] = False,
 ) -> Callable[[ToolFunction], FunctionTool]: ...
 def tool(
     function: ToolFunction | None = None, /, **options: Any

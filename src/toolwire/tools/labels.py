@@ -20,17 +20,21 @@ tool's own ``sink_class`` if it declares one, else its own data class (what it i
 
 A workspace may override a tool's integrity by name (``[containment.integrity]``): the
 override is read by :func:`integrity_of` too.
+
+A third declaration keeps a tool's output out of the model's context: ``quarantine``
+(:func:`quarantine_of`; see :mod:`toolwire.policy.quarantine`). A workspace may quarantine a
+tool's whole output by name (``[containment] quarantine``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from toolwire.core.errors import ConfigError
 from toolwire.core.trust import DataClass, Integrity
 from toolwire.tools.api import Tool, needs_approval, reaches_outside
 
-__all__ = ["Integrity", "integrity_of", "is_consequential", "sink_class_of"]
+__all__ = ["Integrity", "integrity_of", "is_consequential", "quarantine_of", "sink_class_of"]
 
 
 def declared_integrity(tool: Tool) -> Integrity | None:
@@ -76,3 +80,23 @@ def sink_class_of(tool: Tool) -> DataClass:
         except ConfigError:
             return DataClass.PUBLIC  # a sink we cannot read receives nothing sensitive
     return DataClass.parse(getattr(tool, "data_class", None))
+
+
+def quarantine_of(tool: Tool, names: Collection[str] = ()) -> tuple[str, ...] | None:
+    """What of ``tool``'s results the run holds as variables: None, nothing; ``()``, the whole
+    result (the tool says ``True``, or the workspace names it in ``names``); else the top-level
+    fields of a JSON object result. A declaration we cannot read holds the whole result."""
+    if tool.spec.name in names:
+        return ()
+    declared = getattr(tool, "quarantine", False)
+    if declared is False or declared is None:
+        return None
+    if declared is True:
+        return ()
+    if (
+        isinstance(declared, tuple | list)
+        and declared
+        and all(isinstance(f, str) for f in declared)
+    ):
+        return tuple(declared)
+    return ()

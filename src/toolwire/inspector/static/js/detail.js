@@ -12,13 +12,14 @@ import { stepCost, stepTitle, titleParts } from "./steps.js";
 
 let drawn = 0;  // tab boxes drawn so far: each gets ids of its own
 
-export function renderDetail(container, step, openTab = null) {
+// `steps` are the run's steps: where a value the run holds went is read from them.
+export function renderDetail(container, step, openTab = null, steps = []) {
   container.replaceChildren();
   if (!step) {
     container.append(h("p", { class: "empty" }, "Select a step to see it here."));
     return;
   }
-  container.append(header(step), tabs(tabsFor(step), openTab));
+  container.append(header(step), tabs(tabsFor(step, steps), openTab));
 }
 
 function header(step) {
@@ -56,10 +57,10 @@ function titleOf(step) {
   return stepTitle(step);
 }
 
-function tabsFor(step) {
+function tabsFor(step, steps) {
   switch (step.kind) {
     case "tool":
-      return toolTabs(step);
+      return toolTabs(step).concat(variablesTab(step, steps));
     case "llm":
       return modelTabs(step);
     case "request":
@@ -86,6 +87,60 @@ function toolTabs(step) {
     list.push(["Artifacts", () => renderArtifacts(step.tool_artifacts)]);
   }
   return list.concat(metadataTab(step));
+}
+
+// Values the run held for the model (quarantined output, see the containment docs): those this
+// call made, with their labels and the calls each went to, and those it received. A value is
+// shown only where the step carries it (a level that keeps tool content), as text.
+function variablesTab(step, steps) {
+  const made = Array.isArray(step.tool_variables) ? step.tool_variables : [];
+  const received = Array.isArray(step.tool_received) ? step.tool_received : [];
+  if (!made.length && !received.length) return [];
+  return [["Variables", () => variables(step, made, received, Array.isArray(steps) ? steps : [])]];
+}
+
+function variables(step, made, received, steps) {
+  const values = new Map((Array.isArray(step.tool_held_values) ? step.tool_held_values : [])
+    .filter((v) => v && typeof v.handle === "string").map((v) => [v.handle, v.value]));
+  const origin = new Map();
+  const went = new Map();
+  for (const s of steps) {
+    if (!s || s.kind !== "tool") continue;
+    for (const v of Array.isArray(s.tool_variables) ? s.tool_variables : []) {
+      if (v && typeof v.handle === "string") origin.set(v.handle, s);
+    }
+    for (const handle of Array.isArray(s.tool_received) ? s.tool_received : []) {
+      if (!went.has(handle)) went.set(handle, []);
+      went.get(handle).push(s);
+    }
+  }
+  const call = (s) => `${String(s.tool_name ?? "")} (round ${String(s.round)})`;
+  return h("div", { class: "stack", "data-testid": "variables" },
+    made.length ? h("h4", {}, "Held from this result") : null,
+    made.length ? h("ul", { class: "variables" }, made.map((v) => {
+      const handle = String(v && v.handle);
+      const to = went.get(handle) ?? [];
+      const label = v && v.integrity === "trusted" ? "trusted" : "untrusted";
+      return h("li", { class: "variable", "data-id": handle },
+        h("code", { class: "variable-handle" }, handle),
+        h("span", { class: label === "untrusted" ? "badge note integrity" : "badge muted integrity" },
+          label),
+        h("span", { class: "muted" }, ` ${String(v && v.chars)} characters · `
+          + `${String(v && v.data_class)}${v && v.field ? ` · field ${String(v.field)}` : ""}`),
+        h("p", { class: "variable-flow" }, to.length
+          ? `Went to: ${to.map(call).join(", ")}` : "Not passed to any call."),
+        values.has(handle)
+          ? pre(typeof values.get(handle) === "string" ? values.get(handle)
+            : pretty(values.get(handle)), "variable-value")
+          : h("p", { class: "muted not-stored" }, `The value is ${NOT_STORED}.`));
+    })) : null,
+    received.length ? h("h4", {}, "Received by this call") : null,
+    received.length ? h("ul", { class: "variables" }, received.map((handle) => {
+      const from = origin.get(handle);
+      return h("li", { class: "variable", "data-id": String(handle) },
+        h("code", { class: "variable-handle" }, String(handle)),
+        h("span", { class: "muted" }, from ? ` from ${call(from)}` : ""));
+    })) : null);
 }
 
 function modelTabs(step) {

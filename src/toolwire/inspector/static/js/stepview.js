@@ -247,7 +247,7 @@ export class StepView {
     const open = this.detail.querySelector(".tab[aria-selected=true]");
     const tab = this.wantTab ?? (open ? open.textContent : null);
     this.wantTab = null;
-    keepFocus(this.detail, () => renderDetail(this.detail, step, tab));
+    keepFocus(this.detail, () => renderDetail(this.detail, step, tab, this.steps));
     this.detailStep = step;
     this.detailDrawn = true;
   }

@@ -1,0 +1,211 @@
+"""One turn's held values (:mod:`toolwire.policy.quarantine`): each call's handles replaced by
+their values before it runs, each quarantining tool's result held after it, the labels carried
+from one to the other, and the question a call of ``ask_about`` asks about a value.
+
+The loop makes a :class:`Holding` only for a turn of a run that offers a quarantining tool or
+holds a value already: any other turn takes none of this path.
+
+Invariants:
+- Handles are replaced with the values the vault held when the turn began: calls of one turn
+  are planned before any of its results, so none can name a value the turn makes.
+- What the model reads of a held result is the seam's text (:func:`toolwire.loop.seam.held_value`)
+  or the result's JSON object with handles in place of the held fields: never the value.
+- A call receiving an untrusted value has an untrusted result, classified at least as the value
+  (whatever its tool declares), and a result held whole enters the context as the runtime's own
+  text: it marks nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from toolwire.core.messages import ChatMessage
+from toolwire.core.output import Checked, OutputSchema
+from toolwire.core.result import ToolResult
+from toolwire.core.trust import DataClass, Integrity
+from toolwire.loop.endings import Spent
+from toolwire.loop.seam import (
+    Invoked,
+    Refused,
+    answer_not_in_schema,
+    bad_question,
+    held_value,
+    question_not_permitted,
+    refusal,
+    unknown_variable,
+)
+from toolwire.loop.state import RunState
+from toolwire.loop.turn import Job
+from toolwire.policy.containment import Labels, Provenance, Source
+from toolwire.policy.pricing import Cost
+from toolwire.policy.quarantine import (
+    ASK_ABOUT,
+    QUESTION_PROMPT,
+    Question,
+    Unknown,
+    Variable,
+    Vault,
+    answer_schema,
+    endorsed,
+    question_of,
+    split,
+)
+from toolwire.policy.trace import Held
+from toolwire.tools.policy import Gate
+
+__all__ = ["Ask", "Holding", "ready", "with_questions"]
+
+_UNTRUSTED = Integrity.UNTRUSTED
+# The model call a question makes: its messages and schema, answered and checked (the loop's
+# own provider call, recorded as the round's step).
+Ask = Callable[[tuple[ChatMessage, ...], OutputSchema], Awaitable[tuple[str, Checked | None]]]
+
+
+class Holding:
+    """One turn's vault: what its calls receive and what their results leave in it."""
+
+    def __init__(self, vault: Vault, labels: Labels, round_: int) -> None:
+        self.began = vault  # what the turn's calls may name
+        self.vault = vault  # with what the turn's results made
+        self.labels = labels
+        self.round = round_
+        self._used: dict[int, tuple[Variable, ...]] = {}  # by the job's identity
+        self._asked: dict[int, tuple[Variable, Integrity]] = {}
+
+    def arguments(self, job: Job) -> dict[str, Any] | Invoked | None:
+        """The arguments ``job`` runs with, its handles replaced; or its refusal when one is
+        not this run's."""
+        arguments = job.arguments
+        if not self.began.variables:
+            return arguments
+        if arguments is None:  # a decided call runs with the arguments its model gave
+            arguments = job.call.decoded_arguments()
+            if arguments is None:
+                return None  # the seam refuses it
+        substituted = self.began.substitute(arguments)
+        if isinstance(substituted, Unknown):
+            text = unknown_variable(job.call.name, substituted.handle)
+            return refusal(text, Refused.UNKNOWN_VARIABLE)
+        if substituted.used:
+            self._used[id(job)] = substituted.used
+            return substituted.arguments
+        return arguments
+
+    async def ask(self, job: Job, gate: Gate | None, ask: Ask) -> Invoked:
+        """A call of ``ask_about``: one model call with no tools about a held value, its
+        answer checked against the schema the call asked for."""
+        question = question_of(job.arguments)
+        if isinstance(question, str):
+            return Invoked(ToolResult.error(bad_question(question)))
+        variable = self.began.get(question.handle)
+        if variable is None:
+            return refusal(unknown_variable(ASK_ABOUT, question.handle), Refused.UNKNOWN_VARIABLE)
+        if gate is not None and not gate.allows(variable.tool):
+            return Invoked(ToolResult.error(question_not_permitted(variable.handle, variable.tool)))
+        schema = OutputSchema(
+            answer_schema(question.answer_type, question.choices, question.max_chars),
+            name="answer",
+            strict=True,
+        )
+        _, checked = await ask(_question_messages(question, variable), schema)
+        label = endorsed(question.answer_type, endorse_strings=self.labels.endorse_strings)
+        self._asked[id(job)] = (variable, label)
+        if checked is None or checked.problem is not None:
+            problem = "no answer" if checked is None else checked.problem
+            text = answer_not_in_schema(variable.handle, question.answer_type, problem or "")
+            return Invoked(ToolResult.error(text))
+        return Invoked(ToolResult.text(json.dumps(checked.value["answer"])))
+
+    def recorded(
+        self, job: Job, invoked: Invoked, integrity: Integrity | None, provenance: Provenance
+    ) -> tuple[Invoked, Integrity | None, Provenance, Held]:
+        """A finished call as it enters the context: its result (held, where its tool
+        quarantines it), the label of what entered, the provenance after it, and what its step
+        records of held values."""
+        name, key, round_ = job.call.name, id(job), self.round
+        asked = self._asked.pop(key, None)
+        if asked is not None:
+            variable, label = asked
+            self.vault = self.vault.flowed((variable,), name, round_)
+            if invoked.result.is_error:
+                return invoked, None, provenance, Held(None, (variable.handle,), None)
+            entered = provenance.entered(Source(name, round_), label, variable.data_class)
+            return invoked, label, entered, Held(None, (variable.handle,), None)
+        used = self._used.pop(key, ())
+        if integrity is None:  # the runtime's own answer: nothing ran, nothing was received
+            return invoked, None, provenance, Held(None, None, None)
+        data_class = self.labels.classes.get(name, DataClass.PUBLIC)
+        if used:
+            self.vault = self.vault.flowed(used, name, round_)
+            if any(v.integrity is _UNTRUSTED for v in used):
+                integrity = _UNTRUSTED
+            data_class = max(data_class, *(v.data_class for v in used))
+        fields = self.labels.quarantined.get(name)
+        made: tuple[Variable, ...] = ()
+        entering: Integrity | None = integrity
+        if fields is not None and not invoked.result.is_error:
+            invoked, made, whole = self._hold(invoked, fields, integrity, data_class, name)
+            if whole:
+                entering = None  # the runtime's text: nothing someone else wrote entered
+        if entering is not None:
+            provenance = provenance.entered(Source(name, round_), entering, data_class)
+        step = Held(
+            tuple(v.shown() for v in made) or None,
+            tuple(v.handle for v in used) or None,
+            tuple({"handle": v.handle, "value": v.value} for v in made) or None,
+        )
+        return invoked, entering, provenance, step
+
+    def _hold(
+        self, invoked: Invoked, fields: tuple[str, ...], integrity: Integrity,
+        data_class: DataClass, name: str,
+    ) -> tuple[Invoked, tuple[Variable, ...], bool]:  # fmt: skip
+        """``invoked`` with what its tool quarantines held; the variables made, and whether
+        the whole result was."""
+        result = invoked.result
+        shown, parts = split(result.content, fields or None)
+        made = []
+        for field, value in parts:
+            self.vault, variable = self.vault.held(value, integrity, data_class, tool=name,
+                                                   round_=self.round, field=field)  # fmt: skip
+            made.append(variable)
+        if shown is None:  # held whole
+            (variable,) = made
+            content = held_value(variable.handle, variable.size, integrity.value, name)
+        elif not made:
+            return invoked, (), False
+        else:
+            content = json.dumps(shown | {v.field: v.handle for v in made if v.field})
+        held = ToolResult.text(content, *result.artifacts)
+        return invoked._replace(result=held), tuple(made), shown is None
+
+
+def _question_messages(question: Question, variable: Variable) -> tuple[ChatMessage, ...]:
+    value = variable.value if isinstance(variable.value, str) else json.dumps(variable.value)
+    shape = {"bool": "true or false", "number": "a number",
+             "enum": "exactly one of: " + json.dumps(list(question.choices or ())),
+             "string": f"a string of at most {question.max_chars} characters"}  # fmt: skip
+    return (
+        ChatMessage.system(QUESTION_PROMPT),
+        ChatMessage.user(
+            f"Question: {question.question}\nThe answer is {shape[question.answer_type]}.\n\n"
+            f"Data:\n<<<\n{value}\n>>>"
+        ),
+    )
+
+
+async def ready(invoked: Invoked) -> Invoked:
+    """A call's answer, settled before it ran (a refusal), as what to await for it."""
+    return invoked
+
+
+def with_questions(at: Spent | RunState, asked: Sequence[Spent]) -> Spent:
+    """What a round spent (``at``) and what each of its questions' model calls spent (each
+    its own, from nothing)."""
+    cost = at.cost
+    for spent in asked:
+        cost = Cost(cost.usd + spent.cost.usd, cost.complete and spent.cost.complete,
+                    cost.estimated or spent.cost.estimated)  # fmt: skip
+    return Spent(at.rounds, sum((a.usage for a in asked), at.usage), cost, at.tally)
