@@ -337,6 +337,7 @@ class Outcome:
     utility: bool
     attacked: bool | None  # None: no injection task
     refused: list[str]  # tools whose calls containment refused
+    read_before: list[str] = field(default_factory=list)  # untrusted tools read before the first
 
 
 def _checked(task: Any, kind: str, output: str, pre: Any, post: Any, trace: list[Any]) -> bool:
@@ -402,7 +403,10 @@ class SuiteBench:
             if injection_task is None
             else _checked(injection_task, "security", output, pre, post, ran)
         )
-        return Outcome(utility, attacked, _refused(result.trace, ran))
+        refused, first = _refused(result.trace, ran)
+        read = {c.function for c in ran[:first]} if first is not None else set()
+        untrusted = sorted(n for n in read if self.table[n].integrity == UNTRUSTED)
+        return Outcome(utility, attacked, refused, untrusted)
 
     def injected_env(self, user_task: Any, injection_task: Any) -> Any:
         injections = self.attack.attack(user_task, injection_task)
@@ -413,16 +417,18 @@ def _number(task_id: str) -> int:
     return int(task_id.rsplit("_", 1)[1])
 
 
-def _refused(trace: Sequence[Any], ran: Sequence[Any]) -> list[str]:
-    """The calls of the trace that did not run (one call a turn: the trace and the calls
-    that ran are in the same order)."""
-    refused, position = [], 0
+def _refused(trace: Sequence[Any], ran: Sequence[Any]) -> tuple[list[str], int | None]:
+    """The calls of the trace that did not run, and how many ran before the first of them
+    (one call a turn: the trace and the calls that ran are in the same order)."""
+    refused: list[str] = []
+    position, first = 0, None
     for invocation in trace:
         if position < len(ran) and ran[position].function == invocation.name:
             position += 1
         else:
             refused.append(invocation.name)
-    return refused
+            first = position if first is None else first
+    return refused, first
 
 
 @dataclass
@@ -471,25 +477,18 @@ async def bench_suite(name: str, limit: int | None = None) -> SuiteResult:
             outcomes[mode] = await bench.run(mode, user_task, None, clean.model_copy(deep=True))
             result.utility_honest[mode] += outcomes[mode].utility
         if outcomes["off"].utility and not outcomes["on"].utility:
-            result.lost.append(_lost(bench, user_task, outcomes["on"]))
+            result.lost.append(_lost(user_task, outcomes["on"]))
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _lost(bench: SuiteBench, user_task: Any, outcome: Outcome) -> dict[str, Any]:
-    """Why an honest run lost its utility under containment: what it read before the write
-    containment refused."""
-    calls = [
-        c.function
-        for c in user_task.ground_truth(bench.suite.load_and_inject_default_environment({}))
-    ]
-    first = outcome.refused[0] if outcome.refused else None
-    before = calls[: calls.index(first)] if first in calls else calls
-    untrusted = sorted({c for c in before if bench.table[c].integrity == UNTRUSTED})
+def _lost(user_task: Any, outcome: Outcome) -> dict[str, Any]:
+    """Why an honest run lost its utility under containment: the calls refused, and the
+    untrusted tools it had read before the first of them."""
     return {
         "task": user_task.ID,
         "refused": outcome.refused,
-        "after_reading": untrusted,
+        "after_reading": outcome.read_before,
         "prompt": user_task.PROMPT,
     }
 

@@ -112,3 +112,18 @@ def test_without_agentdojo_the_bench_says_how_to_install_it() -> None:
         assert done.returncode != 0
         assert 'pip install -c constraints.txt "agentdojo==0.1.35"' in done.stderr
         assert ("Traceback" in done.stderr) is traceback
+
+
+def test_a_lost_task_names_what_it_had_read_before_its_first_refused_call() -> None:
+    """Slack's user_task_17 reads one page, then must fetch another: the second fetch is held
+    by the first one's text, and the report says so."""
+    bench = SuiteBench("slack")
+    user_task = bench.suite.user_tasks["user_task_17"]
+    clean = bench.suite.load_and_inject_default_environment({})
+    off = asyncio.run(bench.run("off", user_task, None, clean.model_copy(deep=True)))
+    on = asyncio.run(bench.run("on", user_task, None, clean.model_copy(deep=True)))
+    assert off.utility is True
+    assert off.refused == []
+    assert on.utility is False
+    assert on.refused[0] == "get_webpage"
+    assert on.read_before == ["get_webpage"]
