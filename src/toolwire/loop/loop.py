@@ -59,9 +59,10 @@ from toolwire.loop.endings import (
 )
 from toolwire.loop.fitting import fitted_to
 from toolwire.loop.jobs import check_choice, decided_jobs, refused_jobs, round_choice, turn_jobs
+from toolwire.loop.live import LiveTurn, live_turn, with_sampled
 from toolwire.loop.offer import Offer
 from toolwire.loop.seam import Invoked, Seam, sole_task
-from toolwire.loop.state import Contained, RunState
+from toolwire.loop.state import Contained, Progress, RunState
 from toolwire.loop.suspension import (
     Answer,
     plan,
@@ -620,9 +621,17 @@ class ToolLoop:
         messages = [*state.messages, assistant] if assistant is not None else list(state.messages)
         invocations = list(state.invocations)
         checkpoint = self.checkpoint
-        entered = await self._run_turn(jobs, trace, round_, state, context=context, offer=offer,
-                                       messages=messages, invocations=invocations)  # fmt: skip
-        at = state if spent is None else spent
+        turn = self._run_turn(jobs, trace, round_, state, context=context, offer=offer,
+                              messages=messages, invocations=invocations)  # fmt: skip
+        at: Progress = state if spent is None else spent
+        if offer.remote:  # a remote tool's server may ask the run something while it is called
+            live = LiveTurn(run_id=context.run_id or "", round=round_, trace=trace,
+                            provider=self.provider, charter=state.charter)  # fmt: skip
+            with live_turn(live):
+                entered = await turn
+            at = with_sampled(at, live.sampled)
+        else:
+            entered = await turn
         state = state.after_round(tuple(messages), tuple(invocations), at, remote_spent, entered)
         if checkpoint is not None:
             await checkpoint.round_done(state)
