@@ -113,7 +113,7 @@ def _zone(caller: Caller) -> TrustZone:
             return TrustZone.parse(turn.provider.trust_zone)
     except ConfigError:
         pass
-    return list(TrustZone)[-1]
+    return TrustZone.parse(None)  # the least trusted
 
 
 def _messages(params: CreateMessageRequestParams) -> tuple[ChatMessage, ...]:
