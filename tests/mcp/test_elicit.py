@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from toolwire.core.errors import InvalidInput, RunNotWaiting
-from toolwire.mcp.elicit import ASKS, MESSAGE_CHARS, NOBODY, SWITCHED_OFF, Ask
+from toolwire.mcp.elicit import ASKS, MESSAGE_CHARS, NOBODY, SWITCHED_OFF, Ask, attending
 from toolwire.policy.trace import DecisionStep, RunTrace
 from toolwire.tools.api import ToolContext, User
 
@@ -65,7 +65,7 @@ def person(answer: Any) -> Iterator[list[Ask]]:
         seen.append(ask)
         answer(ask)
 
-    with ASKS.attended():
+    with attending():
         helper = threading.Thread(target=attend, daemon=True)
         helper.start()
         yield seen
@@ -164,7 +164,7 @@ def test_a_question_nobody_can_answer_is_declined_with_the_reason_in_the_steps(
 def test_a_server_the_workspace_does_not_let_ask_is_declined(tmp_path: Path) -> None:
     trace = RunTrace()
     tools = registry(tmp_path, "elicitation = false")
-    with ASKS.attended():
+    with attending():
         result = run(tools, [[call("sign_up")]], context=CONTEXT, trace=trace)
     assert told(result) == {"action": "decline", "content": None}
     assert decisions(trace)[0][2] == f"asking__sign_up: 0 of 3 field(s) answered; {SWITCHED_OFF}"
@@ -173,7 +173,7 @@ def test_a_server_the_workspace_does_not_let_ask_is_declined(tmp_path: Path) -> 
 def test_a_question_left_unanswered_is_cancelled_when_its_wait_ends(tmp_path: Path) -> None:
     trace = RunTrace()
     tools = registry(tmp_path, "elicitation_timeout = 0.5")
-    with ASKS.attended():
+    with attending():
         result = run(tools, [[call("sign_up")]], context=CONTEXT, trace=trace)
     assert told(result) == {"action": "cancel", "content": None}
     assert decisions(trace) == [("elicit:cancel", "toolwire",
@@ -186,7 +186,7 @@ def test_a_form_that_is_not_flat_is_refused_and_the_call_fails_with_the_reason_l
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     trace = RunTrace()
-    with ASKS.attended():
+    with attending():
         result = run(registry(tmp_path), [[call("odd_form")]], context=CONTEXT, trace=trace)
     (invocation,) = result.trace
     assert (invocation.result, invocation.is_error) == (

@@ -227,7 +227,8 @@ class ToolLoop:
         state = state._replace(pause=None, offered=offered, invocations=())
         offer = self._offer(offered, state.options, context, exclusive)
         jobs = decided_jobs(checked, state.options.max_calls_per_turn, offer, self.registry)
-        state = await self._run_jobs(state, trace, state.rounds, jobs, context, offer=offer)
+        state = await self._run_jobs(state, trace, state.rounds, jobs, context, offer=offer,
+                                     run_id=run_id)  # fmt: skip
         return await self._advance(state, offer, context=context, trace=trace, run_id=run_id)
 
     async def call(
@@ -425,7 +426,7 @@ class ToolLoop:
                 jobs = turn_jobs(calls, options.max_calls_per_turn, offer, self.registry)
                 state = await self._run_jobs(state, trace, round_, refused_jobs(jobs, contained),
                                              context, offer=offer, spent=spent,
-                                             assistant=assistant)  # fmt: skip
+                                             assistant=assistant, run_id=run_id)  # fmt: skip
             return await self._synthesise(state, trace, specs, window)
 
     def _one_call(
@@ -610,9 +611,11 @@ class ToolLoop:
         offer: Offer,
         spent: Spent | None = None,
         assistant: ChatMessage | None = None,
+        run_id: str = "",
     ) -> RunState:
         """Run one turn's calls (see :mod:`toolwire.loop.turn`) and append their results: the
-        one new state of the round (``spent`` and the model's ``assistant`` turn with it)."""
+        one new state of the round (``spent`` and the model's ``assistant`` turn with it).
+        ``run_id``: the run's, for what a remote call's server asks while it is called."""
         remote_spent = state.remote_calls
         if offer.remote:
             limit = state.options.max_remote_calls
@@ -625,7 +628,7 @@ class ToolLoop:
                               messages=messages, invocations=invocations)  # fmt: skip
         at: Progress = state if spent is None else spent
         if offer.remote:  # a remote tool's server may ask the run something while it is called
-            live = LiveTurn(run_id=context.run_id or "", round=round_, trace=trace,
+            live = LiveTurn(run_id=run_id or context.run_id or "", round=round_, trace=trace,
                             provider=self.provider, charter=state.charter)  # fmt: skip
             with live_turn(live):
                 entered = await turn

@@ -40,6 +40,7 @@ class Caller:
     turn: LiveTurn | None
     loop: asyncio.AbstractEventLoop
     answerer: Answerer | None = None
+    attended: bool = False  # a person can be asked (the inspector carries the run out)
     call_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     budget: asyncio.Timeout | None = None
 

@@ -9,9 +9,9 @@ decline, or cancel. An answer is taken only for the run and the question that as
 its defaults filled in.
 
 A question nobody can answer is declined at once, with the reason in the run's steps: a call
-made outside a run, a server whose table says ``elicitation = false``, a process where no
-inspector serves (``toolwire run``, a queue worker), a URL-mode question (toolwire asks forms
-only), a form that is not flat. A question left unanswered for the wait is cancelled.
+made outside a run, a server whose table says ``elicitation = false``, a run the inspector
+does not carry out (``toolwire run``, a queue worker's), a URL-mode question (toolwire asks
+forms only), a form that is not flat. A question left unanswered for the wait is cancelled.
 
 The server's message is untrusted: cut to ``MESSAGE_CHARS``, UTF-8 coerced, shown as text
 only, and never given to the model. Each question's outcome is one decision step of the run
@@ -28,6 +28,7 @@ import threading
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -56,8 +57,8 @@ ACTIONS: tuple[Action, ...] = ("accept", "decline", "cancel")
 NOT_A_RUN = "the call was not made by a toolwire run, so no person can be asked"
 SWITCHED_OFF = "the workspace does not let this server ask questions (elicitation = false)"
 NOBODY = (
-    "no person can answer this run's questions: no inspector serves in the process that runs "
-    "it (start the run from the inspector to answer a server's questions)"
+    "no person can answer this run's questions: it is not carried out by the inspector "
+    "(start the run from the inspector to answer a server's questions)"
 )
 URL_MODE = "toolwire asks a person to fill a form only, never to open a link"
 TOO_MANY = "too many questions are open in this process"
@@ -79,6 +80,7 @@ class Ask:
     fields: tuple[Field, ...]
     wait_s: float
     asked_at: str  # ISO 8601, UTC
+    acting: str | None = None  # the user the run acts for (its charter's)
 
     def __repr__(self) -> str:
         return tagged("Ask", id=ident(self.id), run_id=ident(self.run_id),
@@ -115,28 +117,12 @@ class _Open:
 
 
 class Asks:
-    """The questions open in this process, and whether a person is there to answer them.
-    Safe from any thread: the hub's loop opens them, the inspector's answers them."""
+    """The questions open in this process. Safe from any thread: the hub's loop opens them,
+    the inspector's answers them."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._open: dict[str, _Open] = {}
-        self._people = 0
-
-    @contextmanager
-    def attended(self) -> Iterator[None]:
-        """While inside, a person can answer (an inspector serves in this process)."""
-        with self._lock:
-            self._people += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._people -= 1
-
-    @property
-    def anyone(self) -> bool:
-        return self._people > 0
 
     def pending(self, run_id: str | None = None) -> list[Ask]:
         """The open questions (of ``run_id``), oldest first."""
@@ -180,6 +166,24 @@ class Asks:
 
 
 ASKS = Asks()
+# Whether a person can answer the questions of the run carried on in this context: set by
+# the inspector around the runs it carries out (see :func:`attending`).
+_ATTENDED: ContextVar[bool] = ContextVar("toolwire_attended", default=False)
+
+
+@contextmanager
+def attending() -> Iterator[None]:
+    """While inside, the run carried on here has a person to ask (the inspector's page)."""
+    token = _ATTENDED.set(True)
+    try:
+        yield
+    finally:
+        _ATTENDED.reset(token)
+
+
+def attended() -> bool:
+    """Whether the run carried on in this context has a person to ask."""
+    return _ATTENDED.get()
 
 
 async def elicit(
@@ -202,12 +206,17 @@ async def elicit(
         return await _told(caller, Reply(action="decline", reason=why), started, len(fields))
     ask = Ask(id=uuid.uuid4().hex, run_id=caller.run_id or "", server=caller.server,
               tool=caller.tool, message=words(params.message, MESSAGE_CHARS), fields=fields,
-              wait_s=wait_s, asked_at=started.isoformat())  # fmt: skip
+              wait_s=wait_s, asked_at=started.isoformat(), acting=_acting(caller))  # fmt: skip
     caller.extend(wait_s)
     asked = caller.answerer(ask) if caller.answerer is not None else ASKS.ask(ask)
     answer = await asked
     reply = Reply(action="cancel", reason=unanswered(wait_s)) if answer is None else answer
     return await _told(caller, reply, started, len(fields))
+
+
+def _acting(caller: Caller) -> str | None:
+    charter = None if caller.turn is None else caller.turn.charter
+    return None if charter is None or charter.user is None else charter.user.name
 
 
 def _nobody(caller: Caller, allowed: bool) -> str | None:
@@ -218,7 +227,7 @@ def _nobody(caller: Caller, allowed: bool) -> str | None:
         return None
     if caller.turn is None:
         return NOT_A_RUN
-    return None if ASKS.anyone else NOBODY
+    return None if caller.attended else NOBODY
 
 
 async def _told(caller: Caller, reply: Reply, started: datetime, asked: int) -> ElicitResult:
