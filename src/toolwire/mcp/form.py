@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from toolwire.core.errors import InvalidInput
 from toolwire.core.jsonenc import dumps
+from toolwire.core.reprs import count, ident, tagged
 from toolwire.core.text import storable
 
 MAX_FIELDS = 32  # a form a person reads through, not a dump of a schema
@@ -57,6 +58,10 @@ class Field:
     labels: tuple[str, ...] = ()  # their titles, when the server gave them
     minimum: float | None = None  # a number's bound, a string's or a list's length
     maximum: float | None = None
+
+    def __repr__(self) -> str:
+        return tagged("Field", name=ident(self.name), kind=self.kind,
+                      choices=count(self.choices))  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         """The field as the inspector's panel and ``runs pending --json`` show it."""
