@@ -3,15 +3,17 @@
 The server holds the call open while it waits, so the question is answered live: the run's
 call waits (at most the server's ``elicitation_timeout``, and the call's own timeout is
 extended by as much), the question is open in :data:`ASKS` under the run's id, and a person
-answers it through the inspector (``/api/runs/{id}/questions``): accept with the form's values,
-decline, or cancel. An answer is taken only for the run and the question that asked
+answers it through the inspector (``/api/runs/{id}/questions``), or at the terminal of
+``toolwire run`` (:mod:`toolwire.cli.questions`): accept with the form's values, decline, or
+cancel. An answer is taken only for the run and the question that asked
 (:meth:`Asks.answer`), and an accepted one only if it fits the form (:mod:`toolwire.mcp.form`),
 its defaults filled in.
 
 A question nobody can answer is declined at once, with the reason in the run's steps: a call
-made outside a run, a server whose table says ``elicitation = false``, a run the inspector
-does not carry out (``toolwire run``, a queue worker's), a URL-mode question (toolwire asks
-forms only), a form that is not flat. A question left unanswered for the wait is cancelled.
+made outside a run, a server whose table says ``elicitation = false``, a run carried out
+neither by the inspector nor at a terminal (a queue worker's, ``toolwire run`` with no
+terminal), a URL-mode question (toolwire asks forms only), a form that is not flat. A
+question left unanswered for the wait is cancelled.
 
 The server's message is untrusted: cut to ``MESSAGE_CHARS``, UTF-8 coerced, shown as text
 only, and never given to the model. Each question's outcome is one decision step of the run
@@ -44,7 +46,7 @@ from mcp.types import (
 
 from toolwire.core.errors import RunNotWaiting
 from toolwire.core.reprs import count, ident, size, tagged
-from toolwire.mcp.caller import Caller, InFlight
+from toolwire.mcp.caller import Answerer, Caller, InFlight
 from toolwire.mcp.form import Field, Value, checked_answer, form_of, words
 from toolwire.workspace.mcp_servers import Launch
 
@@ -57,8 +59,7 @@ ACTIONS: tuple[Action, ...] = ("accept", "decline", "cancel")
 NOT_A_RUN = "the call was not made by a toolwire run, so no person can be asked"
 SWITCHED_OFF = "the workspace does not let this server ask questions (elicitation = false)"
 NOBODY = (
-    "no person can answer this run's questions: it is not carried out by the inspector "
-    "(start the run from the inspector to answer a server's questions)"
+    "no person can answer this run's questions: it runs neither in the inspector nor at a terminal"
 )
 URL_MODE = "toolwire asks a person to fill a form only, never to open a link"
 TOO_MANY = "too many questions are open in this process"
@@ -169,16 +170,25 @@ ASKS = Asks()
 # Whether a person can answer the questions of the run carried on in this context: set by
 # the inspector around the runs it carries out (see :func:`attending`).
 _ATTENDED: ContextVar[bool] = ContextVar("toolwire_attended", default=False)
+_ANSWERER: ContextVar[Answerer | None] = ContextVar("toolwire_answerer", default=None)
 
 
 @contextmanager
-def attending() -> Iterator[None]:
-    """While inside, the run carried on here has a person to ask (the inspector's page)."""
-    token = _ATTENDED.set(True)
+def attending(answerer: Answerer | None = None) -> Iterator[None]:
+    """While inside, the run carried on here has a person to ask: through the open
+    questions (the inspector's page), or ``answerer`` (the terminal of ``toolwire run``)."""
+    token, asking = _ATTENDED.set(True), _ANSWERER.set(answerer)
     try:
         yield
     finally:
+        _ANSWERER.reset(asking)
         _ATTENDED.reset(token)
+
+
+def answerer() -> Answerer | None:
+    """Who answers the questions of the run carried on in this context, when it is not the
+    open questions."""
+    return _ANSWERER.get()
 
 
 def attended() -> bool:

@@ -32,7 +32,7 @@ from toolwire.loop.live import LIVE
 from toolwire.mcp.caller import Caller
 from toolwire.mcp.connection import McpFailure, describe
 from toolwire.mcp.convert import to_result
-from toolwire.mcp.elicit import attended
+from toolwire.mcp.elicit import answerer, attended
 from toolwire.mcp.hub import HUB
 from toolwire.mcp.spec import tool_name, tool_spec
 from toolwire.mcp.stdio import STDOUT_LINE_BYTES
@@ -79,7 +79,7 @@ class RemoteTool:
     async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         caller = Caller(server=self.server, tool=self.spec.name, data_class=self.data_class,
                         turn=LIVE.get(), loop=asyncio.get_running_loop(),
-                        attended=attended())  # fmt: skip
+                        attended=attended(), answerer=answerer())  # fmt: skip
         try:
             result = await HUB.call(self.launch, self.remote_name, dict(arguments), caller)
         except McpFailure as failure:
