@@ -22,9 +22,11 @@ from toolwire.mcp.caller import Caller
 from toolwire.mcp.sampling import MAX_SAMPLING_TOKENS, sample
 from toolwire.policy.trace import LlmStep, RequestStep, RunTrace
 from toolwire.providers.base import CompletionRequest, CompletionResponse
+from toolwire.providers.openai import OpenAIProvider
 from toolwire.providers.scripted import ScriptedProvider, Turn
 from toolwire.tools.api import ToolContext, User
 
+from ..providers.servers import KEY, Captured, FakeModel, loopback, openai_reply
 from .kit import PYTHON, remote_registry, script, workspace
 
 CONTEXT = ToolContext(user=User("ops", is_admin=True), run_id="run-1")
@@ -149,3 +151,37 @@ def test_a_sample_outside_a_run_is_refused() -> None:
     assert isinstance(answer, ErrorData)
     assert answer.message == "sampling refused: sampling is only for a call made by a toolwire run"
     asked.loop.close()
+
+
+class SamplingModel(FakeModel):
+    """The loopback model: a request that starts with the server's system prompt is a
+    sample, answered with ``SUMMARY``; the run's own requests follow the turns."""
+
+    def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[bytes, str]:
+        request = json.loads(body)
+        if request["messages"][0] == {"role": "system", "content": "Summarise."}:
+            self.captured.append(Captured(path, headers, body))
+            return json.dumps(openai_reply(request, [SUMMARY])).encode(), "application/json"
+        return super().respond(path, headers, body)
+
+
+def test_a_sample_over_the_runs_openai_provider_counts_in_its_totals(
+    tmp_path: Path,
+) -> None:
+    tools, trace = registry(tmp_path, "sampling = true"), RunTrace()
+    model = SamplingModel(turns=[[("asking__summarise", {"text": "the long text"})], "done"])
+    with loopback(model) as base:
+        provider = OpenAIProvider(model="gpt-4o-mini", api_key=KEY, base_url=base,
+                                  trust_zone="local")  # fmt: skip
+        loop = ToolLoop(provider, tools)
+        result = asyncio.run(loop.run([ChatMessage.user("go")], context=CONTEXT, trace=trace,
+                                      options=RunOptions(trust_zone="local")))  # fmt: skip
+    (invocation,) = result.trace
+    assert json.loads(invocation.result) == {"text": SUMMARY, "model": "gpt-4o-mini",
+                                             "stop": "endTurn"}  # fmt: skip
+    sent = [c.json() for c in model.captured]
+    assert [len(b["messages"]) for b in sent] == [1, 2, 3]
+    assert "tools" not in sent[1] and sent[1]["max_tokens"] == MAX_SAMPLING_TOKENS
+    llm = trace.of_kind(LlmStep)
+    assert [s.total_tokens for s in llm] == [18, 18, 18]
+    assert result.usage.total_tokens == 54
