@@ -51,7 +51,7 @@ from toolwire.loop.endings import LoopResult
 from toolwire.loop.seam import Refused
 from toolwire.loop.state import CallPreview, Contained, Pause, Recorded, RunState
 from toolwire.loop.suspension import Refuse, Run
-from toolwire.mcp.elicit import Ask, Reply
+from toolwire.mcp.asks import Ask, Reply
 from toolwire.mcp.form import Field
 from toolwire.policy.containment import Provenance, Source
 from toolwire.policy.trace import (

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from toolwire.inspector import create_app
-from toolwire.mcp.elicit import ASKS, Ask, Reply
+from toolwire.mcp.asks import ASKS, Ask, Reply
 from toolwire.mcp.form import form_of
 from toolwire.tools.api import User
 

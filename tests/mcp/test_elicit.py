@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from toolwire.core.errors import InvalidInput, RunNotWaiting
-from toolwire.mcp.elicit import ASKS, MESSAGE_CHARS, NOBODY, SWITCHED_OFF, Ask, attending
+from toolwire.mcp.asks import ASKS, Ask, attending
+from toolwire.mcp.elicit import MESSAGE_CHARS, NOBODY, SWITCHED_OFF
 from toolwire.policy.trace import DecisionStep, RunTrace
 from toolwire.tools.api import ToolContext, User
 

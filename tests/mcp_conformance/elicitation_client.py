@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import sys
 
+from toolwire.mcp.asks import Ask, Reply
 from toolwire.mcp.caller import Caller
 from toolwire.mcp.connection import Connection
-from toolwire.mcp.elicit import Ask, Reply
 from toolwire.mcp.form import checked_answer
 from toolwire.workspace.mcp_servers import Launch
 

@@ -17,8 +17,8 @@ from rich.text import Text
 from toolwire.cli.ask import actor, json_object
 from toolwire.cli.show import error, safe
 from toolwire.core.errors import InvalidInput
+from toolwire.mcp.asks import Ask, Reply
 from toolwire.mcp.caller import Answerer
-from toolwire.mcp.elicit import Ask, Reply
 from toolwire.mcp.form import Field, checked_answer
 
 PROMPT = "answer as a JSON object, d to decline, c to cancel: "

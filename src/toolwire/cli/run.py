@@ -247,7 +247,7 @@ def run_here(
     asking: AbstractContextManager[None] = nullcontext()
     if interactive():  # a server's question is asked at this terminal
         from toolwire.cli.questions import terminal_answerer
-        from toolwire.mcp.elicit import attending
+        from toolwire.mcp.asks import attending
 
         asking = attending(terminal_answerer(console))
     try:

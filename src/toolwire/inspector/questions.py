@@ -1,12 +1,12 @@
 """The questions MCP servers ask during a live run's calls, and a person's answers to them.
 
 ``GET /api/runs/{id}/questions`` lists the run's open questions (see
-:mod:`toolwire.mcp.elicit`); ``POST /api/runs/{id}/questions/{question}`` answers one: accept
+:mod:`toolwire.mcp.asks`); ``POST /api/runs/{id}/questions/{question}`` answers one: accept
 with the form's values, decline or cancel. An answer is taken only for the run and question
 that asked, by an operator who may decide for the run (an admin, or the user it acts for);
 values that do not fit the form are refused (422) naming each problem, and nothing is sent to
 the server until they fit. A run this app carries out has a person to ask (see
-:func:`toolwire.mcp.elicit.attending`); any other run's questions are declined.
+:func:`toolwire.mcp.asks.attending`); any other run's questions are declined.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from toolwire.inspector.models import MAX_ARGUMENT_KEYS, _Strict
 from toolwire.inspector.service import refusal
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stored import RunId
-from toolwire.mcp.elicit import ASKS
+from toolwire.mcp.asks import ASKS
 from toolwire.tools.api import User
 
 

@@ -38,7 +38,7 @@ from typing import Any, assert_never
 from toolwire.core.jsonenc import sink_dumps_bytes
 from toolwire.core.lifecycle import CANCELLED_MESSAGE, RUN_FAILED, RunStatus
 from toolwire.loop.run import RunOutcome
-from toolwire.mcp.elicit import attending
+from toolwire.mcp.asks import attending
 from toolwire.policy.trace import DeltaObserver, Observer, RunStep
 from toolwire.providers.base import Delta
 

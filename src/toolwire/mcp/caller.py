@@ -21,7 +21,7 @@ from toolwire.core.reprs import ident, tagged
 
 if TYPE_CHECKING:
     from toolwire.loop.live import LiveTurn
-    from toolwire.mcp.elicit import Ask, Reply
+    from toolwire.mcp.asks import Ask, Reply
 
 T = TypeVar("T")
 # Who answers an elicitation when no person is asked through the inspector: a runner of the

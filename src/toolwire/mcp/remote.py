@@ -29,10 +29,10 @@ from toolwire.core.result import ToolResult
 from toolwire.core.trust import Integrity
 from toolwire.loop import seam
 from toolwire.loop.live import LIVE
+from toolwire.mcp.asks import answerer, attended
 from toolwire.mcp.caller import Caller
 from toolwire.mcp.connection import McpFailure, describe
 from toolwire.mcp.convert import to_result
-from toolwire.mcp.elicit import answerer, attended
 from toolwire.mcp.hub import HUB
 from toolwire.mcp.spec import tool_name, tool_spec
 from toolwire.mcp.stdio import STDOUT_LINE_BYTES
