@@ -48,13 +48,16 @@ from toolwire.inspector.models import (
     RunResult,
     RunsList,
 )
+from toolwire.inspector.questions import AnswerBody
 from toolwire.inspector.settings import InspectorSettings, RunDefaults
 from toolwire.loop.endings import LoopResult
 from toolwire.loop.seam import Refused
 from toolwire.loop.state import CallPreview, Contained, Pause, Recorded, RunState
 from toolwire.loop.suspension import Refuse, Run
+from toolwire.mcp.asks import Ask, Reply
 from toolwire.mcp.auth import server_auth
 from toolwire.mcp.connection import McpFailure
+from toolwire.mcp.form import Field
 from toolwire.policy.containment import Provenance, Source
 from toolwire.policy.quarantine import Variable, Vault
 from toolwire.policy.trace import (
@@ -339,7 +342,34 @@ CASES: dict[str, Callable[[Canaries], object]] = {
             Turn(tool_calls=[ScriptedCall(name="lookup", arguments=c())]),
         ]
     ),
+    "Field": lambda c: form_field(c),
+    "Ask": lambda c: Ask(
+        id="a1",
+        run_id="r1",
+        server="s",
+        tool="s__t",
+        message=c(),
+        fields=(form_field(c),),
+        wait_s=1.0,
+        asked_at="now",
+    ),
+    "Reply": lambda c: Reply(
+        action="accept", content={"name": c(), "tags": [c()]}, by="ops", reason=c()
+    ),
+    "AnswerBody": lambda c: AnswerBody(action="accept", values={"name": c()}),
 }
+
+
+def form_field(c: Canaries) -> Field:
+    return Field(
+        name="name",
+        kind="choice",
+        title=c(),
+        description=c(),
+        default=c(),
+        choices=(c(),),
+        labels=(c(),),
+    )
 
 
 @dataclasses.dataclass

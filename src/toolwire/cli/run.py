@@ -8,6 +8,7 @@ stays waiting in the store, and the command prints how to resume it and exits wi
 from __future__ import annotations
 
 import difflib
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -243,8 +244,15 @@ def run_here(
     printer = StepPrinter(console, spinner=True)
     observers = [printer] if output is Output.HUMAN else []
     deltas = [printer.delta] if output is Output.HUMAN else []
+    asking: AbstractContextManager[None] = nullcontext()
+    if interactive():  # a server's question is asked at this terminal
+        from toolwire.cli.questions import terminal_answerer
+        from toolwire.mcp.asks import attending
+
+        asking = attending(terminal_answerer(console))
     try:
-        outcome = runtime.run_sync(request, observers=observers, deltas=deltas)
+        with asking:
+            outcome = runtime.run_sync(request, observers=observers, deltas=deltas)
     except StoreError as exc:
         printer.finish()
         assert store is not None  # only a store that must record raises

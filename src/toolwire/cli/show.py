@@ -53,7 +53,10 @@ CHANGED_NOTICE = (
     "nothing ran: decide again on their fresh previews"
 )
 WAITING_TEXT = "waiting for the model…"
-_DECIDED = {"approve": "approved", "deny": "denied", "input": "answered"}
+_DECIDED = {"approve": "approved", "deny": "denied", "input": "answered",
+            "elicit:accept": "a server's question answered",
+            "elicit:decline": "a server's question declined",
+            "elicit:cancel": "a server's question cancelled"}  # fmt: skip
 
 
 def safe(text: str, limit: int | None = _PREVIEW_CHARS) -> str:

@@ -40,6 +40,7 @@ from toolwire.inspector.models import (
     ToggleBody,
     ToolsList,
 )
+from toolwire.inspector.questions import question_routes
 from toolwire.inspector.security import SecurityMiddleware, token_guard
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stream import (
@@ -244,6 +245,7 @@ def _api(
         return json_response(pause.to_dict())
 
     _stored_runs(api, settings, runtime)
+    question_routes(api, settings)
     return api
 
 

@@ -38,6 +38,7 @@ from typing import Any, assert_never
 from toolwire.core.jsonenc import sink_dumps_bytes
 from toolwire.core.lifecycle import CANCELLED_MESSAGE, RUN_FAILED, RunStatus
 from toolwire.loop.run import RunOutcome
+from toolwire.mcp.asks import attending
 from toolwire.policy.trace import DeltaObserver, Observer, RunStep
 from toolwire.providers.base import Delta
 
@@ -160,7 +161,8 @@ class RunTasks:
             channel.push({"type": "delta", "round": round, "kind": delta.kind, "text": delta.text})
 
         try:
-            event = end_event(await segment(on_step, on_start, on_delta))
+            with attending():  # a person at this page can answer a server's questions
+                event = end_event(await segment(on_step, on_start, on_delta))
         except Exception as exc:
             if not started.done() and refusable:
                 started.set_exception(exc)

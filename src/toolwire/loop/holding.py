@@ -36,7 +36,7 @@ from toolwire.loop.seam import (
     refusal,
     unknown_variable,
 )
-from toolwire.loop.state import RunState
+from toolwire.loop.state import Progress
 from toolwire.loop.turn import Job
 from toolwire.policy.containment import Labels, Provenance, Source
 from toolwire.policy.pricing import Cost
@@ -201,7 +201,7 @@ async def ready(invoked: Invoked) -> Invoked:
     return invoked
 
 
-def with_questions(at: Spent | RunState, asked: Sequence[Spent]) -> Spent:
+def with_questions(at: Progress, asked: Sequence[Spent]) -> Spent:
     """What a round spent (``at``) and what each of its questions' model calls spent (each
     its own, from nothing)."""
     cost = at.cost

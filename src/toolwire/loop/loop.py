@@ -63,9 +63,10 @@ from toolwire.loop.endings import (
 from toolwire.loop.fitting import fitted_to
 from toolwire.loop.holding import Holding, ready, with_questions
 from toolwire.loop.jobs import check_choice, decided_jobs, refused_jobs, round_choice, turn_jobs
+from toolwire.loop.live import LiveTurn, live_turn, with_sampled
 from toolwire.loop.offer import Offer
 from toolwire.loop.seam import Invoked, Seam, sole_task
-from toolwire.loop.state import Contained, RunState
+from toolwire.loop.state import Contained, Progress, RunState
 from toolwire.loop.suspension import (
     Answer,
     plan,
@@ -240,7 +241,8 @@ class ToolLoop:
         offer = self._offer(offered, state.options, context, exclusive,
                             holds=bool(state.vault.variables))  # fmt: skip
         jobs = decided_jobs(checked, state.options.max_calls_per_turn, offer, self.registry)
-        state = await self._run_jobs(state, trace, state.rounds, jobs, context, offer=offer)
+        state = await self._run_jobs(state, trace, state.rounds, jobs, context, offer=offer,
+                                     run_id=run_id)  # fmt: skip
         return await self._advance(state, offer, context=context, trace=trace, run_id=run_id)
 
     async def call(
@@ -444,7 +446,7 @@ class ToolLoop:
                 jobs = turn_jobs(calls, options.max_calls_per_turn, offer, self.registry)
                 state = await self._run_jobs(state, trace, round_, refused_jobs(jobs, contained),
                                              context, offer=offer, spent=spent,
-                                             assistant=assistant)  # fmt: skip
+                                             assistant=assistant, run_id=run_id)  # fmt: skip
             return await self._synthesise(state, trace, specs, window)
 
     def _one_call(
@@ -667,9 +669,11 @@ class ToolLoop:
         offer: Offer,
         spent: Spent | None = None,
         assistant: ChatMessage | None = None,
+        run_id: str = "",
     ) -> RunState:
         """Run one turn's calls (see :mod:`toolwire.loop.turn`) and append their results: the
-        one new state of the round (``spent`` and the model's ``assistant`` turn with it)."""
+        one new state of the round (``spent`` and the model's ``assistant`` turn with it).
+        ``run_id``: the run's, for what a remote call's server asks while it is called."""
         remote_spent = state.remote_calls
         if offer.remote:
             limit = state.options.max_remote_calls
@@ -678,10 +682,17 @@ class ToolLoop:
         messages = [*state.messages, assistant] if assistant is not None else list(state.messages)
         invocations = list(state.invocations)
         checkpoint = self.checkpoint
-        entered, vault, asked = await self._run_turn(jobs, trace, round_, state, context=context,
-                                                     offer=offer, messages=messages,
-                                                     invocations=invocations)  # fmt: skip
-        at: Spent | RunState = state if spent is None else spent
+        turn = self._run_turn(jobs, trace, round_, state, context=context, offer=offer,
+                              messages=messages, invocations=invocations)  # fmt: skip
+        at: Progress = state if spent is None else spent
+        if offer.remote:  # a remote tool's server may ask the run something while it is called
+            live = LiveTurn(run_id=run_id or context.run_id or "", round=round_, trace=trace,
+                            provider=self.provider, charter=state.charter)  # fmt: skip
+            with live_turn(live):
+                entered, vault, asked = await turn
+            at = with_sampled(at, live.sampled)
+        else:
+            entered, vault, asked = await turn
         if asked:  # questions about held values: their model calls are the round's too
             at = with_questions(at, asked)
         state = state.after_round(tuple(messages), tuple(invocations), at, remote_spent, entered,

@@ -48,7 +48,10 @@ from toolwire.core.children import bounded_lines, child_environment
 from toolwire.core.version import installed_version
 from toolwire.mcp.auth import ServerAuth, server_auth
 from toolwire.mcp.auth_errors import AuthFailure
+from toolwire.mcp.caller import Caller, InFlight
+from toolwire.mcp.elicit import ElicitationCallback
 from toolwire.mcp.http_client import BodyTooLarge, BoundedHttp
+from toolwire.mcp.sampling import SamplingCallback
 from toolwire.mcp.sign_in import LoopbackSignIn
 from toolwire.mcp.stdio import LineTooLong, StdioTransport
 from toolwire.workspace.mcp_servers import Launch
@@ -116,17 +119,24 @@ class Connection:
         self.sign_in = sign_in  # None: nobody is there to sign in
         self._live: _Live | None = None
         self._starting = asyncio.Lock()  # binds to the hub's loop on first use
+        self._inflight = InFlight()
 
     async def list_tools(self) -> list[Tool]:
         """Every tool the server lists, page by page."""
         live = await self._session()
         return await self._answer(live, "the listing", _all_tools(live.client))
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
-        """One call of ``tool`` (the server's own name for it)."""
+    async def call(
+        self, tool: str, arguments: dict[str, Any], caller: Caller | None = None
+    ) -> CallToolResult:
+        """One call of ``tool`` (the server's own name for it); ``caller``: whose call it is,
+        for what the server asks while it is open (see :mod:`toolwire.mcp.caller`)."""
         live = await self._session()
-        return await self._answer(live, f"the call of {tool!r}",
-                                  live.client.call_tool(tool, arguments))  # fmt: skip
+        request = live.client.call_tool(tool, arguments)
+        if caller is None:
+            return await self._answer(live, f"the call of {tool!r}", request)
+        with self._inflight.calling(caller):
+            return await self._answer(live, f"the call of {tool!r}", request, caller)
 
     async def close(self) -> None:
         """Stop the session, if one is open: the server process is ended."""
@@ -135,11 +145,16 @@ class Connection:
             live.stop.set()
             await asyncio.wait({live.runner}, timeout=STOP_TIMEOUT_S)
 
-    async def _answer(self, live: _Live, what: str, request: Awaitable[T]) -> T:
-        """``request``'s answer within the server's timeout; any failure as McpFailure."""
+    async def _answer(
+        self, live: _Live, what: str, request: Awaitable[T], caller: Caller | None = None
+    ) -> T:
+        """``request``'s answer within the server's timeout (extended while a person is
+        asked: see ``Caller.extend``); any failure as McpFailure."""
         name = self.launch.name
         try:
-            async with asyncio.timeout(self.launch.timeout):
+            async with asyncio.timeout(self.launch.timeout) as budget:
+                if caller is not None:
+                    caller.budget = budget
                 return await request
         except TimeoutError:
             why = f"{name}: {what} took over {self.launch.timeout:g} s"
@@ -217,7 +232,7 @@ class Connection:
             stdio = stdio_transport(self.launch, stderr,
                                     on_refused=functools.partial(self._ended, stop))  # fmt: skip
         try:
-            async with open_client(self.launch, stdio, http) as client:
+            async with open_client(self.launch, stdio, http, self._inflight) as client:
                 if stderr is not None:
                     stderr.spawned()
                 if not ready.done():
@@ -269,10 +284,16 @@ def stdio_transport(
 
 @asynccontextmanager
 async def open_client(
-    launch: Launch, stdio: StdioTransport | None, http: BoundedHttp | None
+    launch: Launch,
+    stdio: StdioTransport | None,
+    http: BoundedHttp | None,
+    inflight: InFlight | None = None,
 ) -> AsyncIterator[Client]:
     """The SDK's client for ``launch``, entered: over ``stdio`` (a stdio server's) or
-    streamable HTTP through the bounded client ``http``."""
+    streamable HTTP through the bounded client ``http``. It answers a server's questions
+    (:mod:`toolwire.mcp.elicit`), and declares sampling only when the server's table allows
+    it (:mod:`toolwire.mcp.sampling`), for the calls ``inflight`` holds."""
+    inflight = inflight if inflight is not None else InFlight()
     async with AsyncExitStack() as stack:
         transport: Any
         if stdio is not None:
@@ -289,6 +310,8 @@ async def open_client(
             client_info=Implementation(name="toolwire", version=installed_version()),
             message_handler=_Messages(launch.name),
             logging_callback=_ServerLog(launch.name),
+            elicitation_callback=ElicitationCallback(launch, inflight),
+            sampling_callback=SamplingCallback(launch, inflight) if launch.sampling else None,
         )
         yield await stack.enter_async_context(client)
 

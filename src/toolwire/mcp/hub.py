@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from mcp.types import CallToolResult, Tool
 
+from toolwire.mcp.caller import Caller
 from toolwire.mcp.connection import STOP_TIMEOUT_S, Connection
 from toolwire.workspace.mcp_servers import Launch
 
@@ -40,9 +41,13 @@ class Hub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._connections: dict[Launch, Connection] = {}
 
-    async def call(self, launch: Launch, tool: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Call ``tool`` on the server of ``launch``, from any event loop."""
-        return await asyncio.wrap_future(self.submit(self.connection(launch).call(tool, arguments)))
+    async def call(
+        self, launch: Launch, tool: str, arguments: dict[str, Any], caller: Caller | None = None
+    ) -> CallToolResult:
+        """Call ``tool`` on the server of ``launch``, from any event loop; ``caller``: whose
+        call it is (what the server asks during it is answered for that call)."""
+        called = self.connection(launch).call(tool, arguments, caller)
+        return await asyncio.wrap_future(self.submit(called))
 
     async def list_tools(self, launch: Launch) -> list[Tool]:
         return await asyncio.wrap_future(self.submit(self.connection(launch).list_tools()))

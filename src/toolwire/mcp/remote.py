@@ -16,6 +16,7 @@ the operator, and the others are registered.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -27,6 +28,9 @@ from toolwire.core.messages import ToolSpec
 from toolwire.core.result import ToolResult
 from toolwire.core.trust import Integrity
 from toolwire.loop import seam
+from toolwire.loop.live import LIVE
+from toolwire.mcp.asks import answerer, attended
+from toolwire.mcp.caller import Caller
 from toolwire.mcp.connection import McpFailure, describe
 from toolwire.mcp.convert import to_result
 from toolwire.mcp.hub import HUB
@@ -73,8 +77,11 @@ class RemoteTool:
         return f"<RemoteTool {self.spec.name!r} server={self.server!r}>"
 
     async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        caller = Caller(server=self.server, tool=self.spec.name, data_class=self.data_class,
+                        turn=LIVE.get(), loop=asyncio.get_running_loop(),
+                        attended=attended(), answerer=answerer())  # fmt: skip
         try:
-            result = await HUB.call(self.launch, self.remote_name, dict(arguments))
+            result = await HUB.call(self.launch, self.remote_name, dict(arguments), caller)
         except McpFailure as failure:
             log.warning("remote tool %r failed: %s", self.spec.name, failure)
             return ToolResult.error(failure_text(failure, self.spec.name, self.launch.timeout))

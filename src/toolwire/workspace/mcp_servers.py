@@ -13,6 +13,9 @@ minimal one every child gets (:mod:`toolwire.core.children`).
 The server's name becomes its tools' prefix (``<server>__<tool>``), so it is a short plain word
 without ``__``. Its tools are off unless ``enabled = true``, admin-only unless
 ``admin_only = false``, and carry the ``data_class`` given here (default the strictest).
+During a call a server may ask a person a question (``elicitation``, on unless ``false``,
+waiting at most ``elicitation_timeout`` seconds) and, only when ``sampling = true``, ask the
+run's model for a completion.
 
 This module imports no part of the MCP SDK: loading a workspace stays cheap.
 """
@@ -43,6 +46,9 @@ HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9
 # (a fetch, a search), and a server started through a package runner may install first.
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 3600.0
+# Seconds a server's question waits for a person (the call's timeout is extended by as much):
+# long enough to read a form and answer it, short enough that a forgotten one ends.
+DEFAULT_ELICITATION_TIMEOUT_S = 300.0
 
 Transport = Literal["stdio", "http"]
 
@@ -65,6 +71,9 @@ class McpServerSettings(BaseModel):
     enabled: bool = False
     admin_only: bool = True
     timeout: float = Field(DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
+    elicitation: bool = True
+    elicitation_timeout: float = Field(DEFAULT_ELICITATION_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
+    sampling: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +90,9 @@ class Launch:
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     auth: ResolvedAuth | None = None
+    elicitation: bool = True  # the server may ask a person (see toolwire.mcp.elicit)
+    elicitation_timeout: float = DEFAULT_ELICITATION_TIMEOUT_S
+    sampling: bool = False  # the server may ask the run's model (see toolwire.mcp.sampling)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,6 +112,9 @@ class McpServer:
     enabled: bool = False
     admin_only: bool = True
     timeout: float = DEFAULT_TIMEOUT_S
+    elicitation: bool = True
+    elicitation_timeout: float = DEFAULT_ELICITATION_TIMEOUT_S
+    sampling: bool = False
 
     @property
     def transport(self) -> Transport:
@@ -127,6 +142,9 @@ class McpServer:
             url=self.url,
             headers=headers,
             auth=None if self.auth is None else self.auth.resolve(self.name, environ),
+            elicitation=self.elicitation,
+            elicitation_timeout=self.elicitation_timeout,
+            sampling=self.sampling,
         )
 
     def _variable(self, environ: Mapping[str, str], name: str, what: str) -> str:
@@ -175,6 +193,9 @@ def _server(name: str, settings: McpServerSettings, base: Path, where: str) -> M
         enabled=settings.enabled,
         admin_only=settings.admin_only,
         timeout=settings.timeout,
+        elicitation=settings.elicitation,
+        elicitation_timeout=settings.elicitation_timeout,
+        sampling=settings.sampling,
     )
 
 

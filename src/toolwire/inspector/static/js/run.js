@@ -17,10 +17,13 @@ import { focusOn, keepFocus } from "./focus.js";
 import { FrameQueue } from "./frames.js";
 import { titlePart } from "./pagetitle.js";
 import { pendingNews, pendingPanel } from "./pending.js";
+import { questionNews, questionPanel } from "./questions.js";
 import { STATUS_TEXT, shownStatus, WAITING } from "./status.js";
 import { StepView } from "./stepview.js";
 import { drawSummary, stepLabel, summarise } from "./steps.js";
 
+// How often a live run's open questions (from its MCP servers) are looked for.
+const QUESTIONS_EVERY_MS = 500;
 const STEP_NEWS_MS = 2000;
 
 // The run's numeric limits: [RunBody field, form input id].
@@ -35,6 +38,7 @@ export class RunView {
     this.runId = null;
     this.rerunOf = null;  // the stored run the form was filled from, until the run starts
     this.controller = null;
+    this.questionTimer = null;
     this.$("run-form").addEventListener("submit", (e) => { e.preventDefault(); this.start(); });
     this.$("run-form").addEventListener("keydown", (e) => {  // Ctrl+Enter in a field: Run
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && !this.controller) {
@@ -342,6 +346,7 @@ export class RunView {
       case "context":
         this.runId = typeof event.run_id === "string" ? event.run_id : this.runId;
         this.showRunId(this.runId, event.rerun_of);
+        this.watchQuestions();
         if (event.status === "queued") this.status("queued");
         this.showReplay(event.replay_label);
         break;
@@ -362,7 +367,58 @@ export class RunView {
     }
   }
 
+  // While the run goes on, show each question one of its servers asks, and send the answer.
+  watchQuestions() {
+    this.stopQuestions();
+    const runId = this.runId;
+    if (!runId) return;
+    const path = `/runs/${encodeURIComponent(runId)}/questions`;
+    const shown = new Set();
+    const look = async () => {
+      let found;
+      try {
+        found = await call("GET", path);
+      } catch {
+        return;  // looked for again at the next tick
+      }
+      const open = Array.isArray(found && found.questions) ? found.questions : [];
+      const ask = open.find((a) => a && !shown.has(String(a.id)));
+      if (!ask || this.runId !== runId || this.questionTimer === null) return;
+      shown.add(String(ask.id));
+      const panel = questionPanel(ask, (body) => this.answerQuestion(path, String(ask.id), body));
+      fill(this.$("pending"), panel);
+      this.$("pending").hidden = false;
+      alertNow(questionNews(ask));
+      if (!this.$("pending").closest("[hidden]")) focusOn(panel, { scroll: true });
+    };
+    this.questionTimer = setInterval(look, QUESTIONS_EVERY_MS);
+    look();
+  }
+
+  stopQuestions() {
+    if (this.questionTimer) clearInterval(this.questionTimer);
+    this.questionTimer = null;
+    if (this.$("pending").querySelector(".question-panel")) {
+      fill(this.$("pending"));
+      this.$("pending").hidden = true;
+    }
+  }
+
+  async answerQuestion(path, id, body) {
+    try {
+      await call("POST", `${path}/${encodeURIComponent(id)}`, body);
+    } catch (err) {
+      return errorText(err, "The answer could not be sent.");
+    }
+    if (this.$("pending").querySelector(".question-panel")) {
+      fill(this.$("pending"));
+      this.$("pending").hidden = true;
+    }
+    return null;
+  }
+
   finish(event) {
+    this.stopQuestions();
     this.final = event;
     this.view.setWaiting(false);
     if (!this.batching) this.view.render();

@@ -5,7 +5,9 @@ import { h, ms } from "./dom.js";
 import { reasonOf, STATUS_TEXT } from "./status.js";
 
 
-const DECISION_TEXT = { approve: "approved", deny: "denied", input: "input given" };
+const DECISION_TEXT = { approve: "approved", deny: "denied", input: "input given",
+  "elicit:accept": "server's question answered", "elicit:decline": "server's question declined",
+  "elicit:cancel": "server's question cancelled" };
 
 export function stepTitle(step) {
   const round = Number.isInteger(step.round) ? ` · round ${step.round}` : "";

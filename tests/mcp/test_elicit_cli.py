@@ -1,0 +1,71 @@
+"""A server's question during ``toolwire run``: asked at the terminal (a pseudo-terminal),
+where an answer that does not fit the form is named and asked again; declined, with the
+reason in the run's steps, when no person is at a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ..test_cli_input import converse
+from .kit import PYTHON, script
+
+PROMPT = "answer as a JSON object, d to decline, c to cancel: "
+
+
+class Asked:
+    """A workspace with the asking server and a script that calls ``sign_up`` once."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.workspace = tmp / "w.toml"
+        self.workspace.write_text(f"""
+[mcp_servers.asking]
+command = "{PYTHON}"
+args = [{script("asking.py")}]
+enabled = true
+admin_only = false
+data_class = "public"
+""")  # fmt: skip
+        self.script = tmp / "script.json"
+        call = {"name": "asking__sign_up", "arguments": {}}
+        self.script.write_text(json.dumps([{"tool_calls": [call]}, {"content": "signed up"}]))
+        src = str(Path(__file__).parents[2] / "src")
+        self.env = {**os.environ, "PYTHONPATH": src, "TOOLWIRE_DATA_DIR": str(tmp / "data"),
+                    "COLUMNS": "200"}  # fmt: skip
+
+    def args(self, *extra: str) -> list[str]:
+        return ["run", "--workspace", str(self.workspace), "--script", str(self.script),
+                "--no-store", *extra, "sign me up"]  # fmt: skip
+
+
+def test_on_a_terminal_the_question_is_asked_and_a_bad_answer_asked_again(
+    tmp_path: Path,
+) -> None:
+    asked = Asked(tmp_path)
+    answers = [(PROMPT, '{"name": 5}'), (PROMPT, '{"name": "Ada", "age": 36}')]
+    code, seen = converse(asked, asked.args(), answers)  # type: ignore[arg-type]
+    assert code == 0, seen
+    lines, flat = seen.splitlines(), " ".join(seen.split())  # the terminal wraps long lines
+    assert "server asking asks, during asking__sign_up:" in lines, seen
+    assert "  Who are you?" in lines
+    assert "  name (string, required): Your name" in lines
+    assert "  plan (choice, one of free, pro, default free)" in lines
+    assert "error: the answer does not fit the form: name: is not text" in lines, seen
+    assert "a server's question answered by " in flat
+    assert ": asking__sign_up: 3 of 3 field(s) answered" in flat
+    assert '{"action": "accept", "content": {"name": "Ada", "plan": "free", "age": 36}}' in flat
+
+
+def test_without_a_terminal_the_question_is_declined_with_the_reason(tmp_path: Path) -> None:
+    asked = Asked(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "toolwire", *asked.args()], env=asked.env,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    flat = " ".join(done.stdout.split())
+    assert '{"action": "decline", "content": null}' in flat
+    assert "a server's question declined by toolwire: asking__sign_up: 0 of 3 field(s) " \
+           "answered; no person can answer this run's questions" in flat  # fmt: skip
