@@ -39,6 +39,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
+from toolwire.core import egress
+from toolwire.core.egress import EgressLimit
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.core.output import Checked, OutputSchema
@@ -80,11 +82,13 @@ from toolwire.loop.window import (
 )
 from toolwire.policy.charter import Charter, ProviderRef, in_scope, run_zone, submit
 from toolwire.policy.containment import Labels, Provenance, overrides_of, policy_of
+from toolwire.policy.egress import Ledger
 from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.trace import RunTrace, ToolInvocation
 from toolwire.providers.base import (
+    CompletionRequest,
     CompletionResponse,
     Provider,
     ToolChoice,
@@ -341,7 +345,28 @@ class ToolLoop:
         return await self._advance(state, offer, context=context, trace=trace,
                                    refusals=refusals, run_id=run_id)  # fmt: skip
 
-    async def _advance(  # noqa: PLR0912 (one loop of rounds: its branches are a round's outcomes)
+    async def _advance(
+        self,
+        state: RunState,
+        offer: Offer,
+        *,
+        context: ToolContext,
+        trace: RunTrace,
+        refusals: Sequence[Mapping[str, str]] = (),
+        run_id: str = "",
+    ) -> LoopResult:
+        limit = self._egress_limit(state.options, context)
+        if trace.keeps or limit is not None:
+            trace.egress = Ledger(offer.labels, self.seam.knows, limit=limit,
+                                  spent=trace.egress_spent)  # fmt: skip
+        try:
+            return await self._rounds(state, offer, context=context, trace=trace,
+                                      refusals=refusals, run_id=run_id)  # fmt: skip
+        except EgressLimit as over:  # nothing of the request went out
+            log.info("run %s: %s", run_id or "-", over)
+            return result_of(over.state, "", True, TerminationReason.EGRESS_LIMIT)
+
+    async def _rounds(  # noqa: PLR0912 (one loop of rounds: its branches are a round's outcomes)
         self,
         state: RunState,
         offer: Offer,
@@ -559,9 +584,14 @@ class ToolLoop:
                               options.max_tokens, options.reasoning, options.capture_raw,
                               options.stream, trace.delta_sink(round_),
                               state.dropped_turns, output, forced, failures)  # fmt: skip
-        started = _clock()
-        response = await self.provider.complete(request)
-        elapsed_ms = (_clock() - started) * 1000
+        ledger = trace.egress
+        if ledger is None:
+            started = _clock()
+            response = await self.provider.complete(request)
+            elapsed_ms = (_clock() - started) * 1000
+            sent = None
+        else:
+            response, elapsed_ms, sent = await self._measured(ledger, state, request)
         if not response.usage.known:  # budgets count an estimate; the step says it is one
             turn = ChatMessage.assistant(response.content, response.tool_calls)
             tools = sum(spec_tokens(s) for s in specs)
@@ -577,12 +607,44 @@ class ToolLoop:
             knows = self.seam.knows
             known = frozenset([c.name for c in calls if knows(c.name)]) if calls else _NO_NAMES
             trace.record_llm(round_, elapsed_ms, response, cost, registered=known,
-                             checked=checked)  # fmt: skip
+                             checked=checked, egress=sent)  # fmt: skip
         tally = state.tally
         spent = Spent(round_ if count else state.rounds, state.usage + usage,
                       state.cost.add(cost, estimated=not usage.known),
                       tally if tally is None else calibrated(tally, usage))  # fmt: skip
         return response, spent, checked
+
+    async def _measured(
+        self, ledger: Ledger, state: RunState, request: CompletionRequest
+    ) -> tuple[CompletionResponse, float, egress.Sent | None]:
+        """The provider's answer to ``request``, its time, and what it carried of tool output
+        to the provider that answered; ``EgressLimit`` (with ``state``) before any copy of it
+        would pass the run's limit (see :mod:`toolwire.policy.egress`)."""
+        try:
+            outgoing = ledger.outgoing(request.messages, self.provider.name)
+        except EgressLimit as over:
+            over.state = state
+            raise
+        token = egress.measured(outgoing)
+        started = _clock()
+        try:
+            response = await self.provider.complete(request)
+        except EgressLimit as over:  # a retry or another provider of the chain
+            over.state = state
+            raise
+        finally:
+            egress.done(token)
+        elapsed_ms = (_clock() - started) * 1000
+        if response.provider is not None:
+            outgoing.provider = response.provider
+        return response, elapsed_ms, outgoing.taken(answered=True)
+
+    def _egress_limit(self, options: RunOptions, context: ToolContext) -> int | None:
+        """The run's limit of tool output bytes on the wire: its own or its workspace's,
+        whichever is lower (None: no limit)."""
+        limits = [options.max_egress_bytes, getattr(context.workspace, "max_egress_bytes", None)]
+        given = [limit for limit in limits if isinstance(limit, int)]
+        return min(given) if given else None
 
     def _price(self) -> tuple[str | None, str | None]:
         """What prices this loop's calls: the provider's pricing family and model."""
@@ -687,6 +749,8 @@ class ToolLoop:
         result = invoked.result
         content, is_error = result.content, result.is_error
         message = ChatMessage("tool", content, (), call.id, is_error, None)  # a tool_result
+        if invoked.refused is not None and trace.egress is not None:
+            trace.egress.refused(call.id)
         if arguments is None:
             arguments = call.decoded_arguments()
         invocation = ToolInvocation(call.name, call.arguments if arguments is None else arguments,
