@@ -11,10 +11,15 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from toolwire import RunOptions, ToolLoop, ToolRegistry, tool
+from toolwire.core.bounding import bound_content
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage
 from toolwire.core.result import Artifact, ToolResult
+from toolwire.policy.egress import text_bytes
 from toolwire.policy.trace import FailedStep, LlmStep, RunTrace
 from toolwire.providers.fallback import FallbackProvider
 from toolwire.providers.http import HttpSettings
@@ -190,3 +195,12 @@ def test_a_limit_of_zero_sends_no_tool_output_at_all() -> None:
         result, _ = run(provider_at(url), RunOptions(max_rounds=6, max_egress_bytes=0))
     assert result.reason is TerminationReason.EGRESS_LIMIT
     assert [json.loads(c.body)["messages"][-1]["role"] for c in model.captured] == ["user"]
+
+
+@given(st.text(), st.integers(min_value=0, max_value=60_000))
+def test_text_bytes_is_the_utf8_size_of_any_text_and_of_any_bounded_one(
+    text: str, pad: int
+) -> None:
+    assert text_bytes(text) == len(text.encode("utf-8", "surrogatepass"))
+    bounded = bound_content("x" * pad + text).text
+    assert text_bytes(bounded) == len(bounded.encode("utf-8", "surrogatepass"))

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from toolwire.core.bounding import TRUNCATION_MARKER
 from toolwire.core.egress import Budget, Line, Outgoing
 from toolwire.core.messages import ChatMessage
 from toolwire.core.trust import DataClass
@@ -40,11 +41,20 @@ RUNTIME = "runtime"  # the label of a result the runtime wrote itself (a refusal
 UNREGISTERED = "(unregistered)"  # a name the model made up: its words are not metadata
 _PUBLIC = DataClass.PUBLIC.name.lower()
 _Key = tuple[str, str, str]  # tool, data class, label
+_MARKER_CHARS = -len(TRUNCATION_MARKER)
+_MARKER_BYTES = len(TRUNCATION_MARKER.encode("utf-8"))
 
 
 def text_bytes(text: str) -> int:
-    """The UTF-8 size of ``text``."""
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    """The UTF-8 size of ``text``: without encoding it when it is ASCII, or ASCII cut by the
+    seam's bound (whose marker is not: a large output would be encoded for one character)."""
+    if text.isascii():
+        return len(text)
+    if text.endswith(TRUNCATION_MARKER):
+        head = text[:_MARKER_CHARS]
+        if head.isascii():
+            return len(head) + _MARKER_BYTES
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 class Ledger:
