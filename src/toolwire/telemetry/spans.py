@@ -182,9 +182,9 @@ class RunSpans:
             self._chat(step, shown, now)
         elif isinstance(step, ToolStep):
             self._tool(step, shown, now)
-        if self.instruments is not None and isinstance(step, (LlmStep, FailedStep)):
-            if step.egress is not None:
-                self.instruments.record_egress(step.egress)
+        sent = step.egress if isinstance(step, (LlmStep, FailedStep)) else None
+        if sent is not None and self.instruments is not None:
+            self.instruments.record_egress(sent)
         self.decider = decider_of(shown) or self.decider
         for decision in decisions_of_step(shown, self.decider):
             self._gate(decision, now)
