@@ -88,3 +88,33 @@ def test_bad_values_are_usage_errors(tmp_path: Path) -> None:
     assert limit.returncode == 2 and "'--max-egress-bytes'" in limit.stderr
     missing = tw(tmp_path, "egress", "0000")
     assert (missing.returncode, missing.stderr) == (1, "error: no run with id 0000\n")
+
+
+def test_a_workspace_limit_holds_whatever_the_run_asks(tmp_path: Path) -> None:
+    workspace = Path(_workspace(tmp_path))
+    model = FakeModel(TURNS)
+    with loopback(model) as base:
+        once = tw(tmp_path, "run", *LOCAL, "--base-url", f"{base}/v1", "--workspace",
+                  str(workspace), "--tool", "list_tables", "--json", "q")  # fmt: skip
+    one = received([model.captured[1].json()])[0]["list_tables"]
+    assert json.loads(once.stdout)["reason"] == "completed"
+    with workspace.open("a") as handle:
+        handle.write(f"\n[egress]\nmax_run_bytes = {2 * one}\n")  # room for round 2 only
+    model = FakeModel(TURNS)
+    with loopback(model) as base:
+        done = tw(tmp_path, "run", *LOCAL, "--base-url", f"{base}/v1", "--workspace",
+                  str(workspace), "--tool", "list_tables", "--json",
+                  "--max-egress-bytes", str(100 * one), "q")  # fmt: skip
+    assert json.loads(done.stdout)["reason"] == "egress_limit"
+    assert [sum(s.values()) for s in received(c.json() for c in model.captured)] == [0, one]
+
+
+def test_a_bad_workspace_limit_names_the_file_and_key(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace.toml"
+    workspace.write_text("[egress]\nmax_run_bytes = -1\n")
+    done = tw(tmp_path, "run", "--workspace", str(workspace), "q")
+    assert done.returncode == 1, done.stderr  # as every workspace file's error
+    assert f"{workspace}: egress.max_run_bytes: Input should be greater than or equal to 0" in (
+        done.stderr
+    )
+    assert "Traceback" not in done.stderr
