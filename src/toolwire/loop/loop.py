@@ -229,6 +229,7 @@ class ToolLoop:
             return checked
         state = state._replace(pause=None, offered=offered, invocations=())
         offer = self._offer(offered, state.options, context, exclusive)
+        self._measure(trace, offer, state.options, context)  # its refusals are the runtime's
         jobs = decided_jobs(checked, state.options.max_calls_per_turn, offer, self.registry)
         state = await self._run_jobs(state, trace, state.rounds, jobs, context, offer=offer)
         return await self._advance(state, offer, context=context, trace=trace, run_id=run_id)
@@ -355,10 +356,8 @@ class ToolLoop:
         refusals: Sequence[Mapping[str, str]] = (),
         run_id: str = "",
     ) -> LoopResult:
-        limit = self._egress_limit(state.options, context)
-        if trace.keeps or limit is not None:
-            trace.egress = Ledger(offer.labels, self.seam.knows, limit=limit,
-                                  spent=trace.egress_spent)  # fmt: skip
+        if trace.egress is None:
+            self._measure(trace, offer, state.options, context)
         try:
             return await self._rounds(state, offer, context=context, trace=trace,
                                       refusals=refusals, run_id=run_id)  # fmt: skip
@@ -638,6 +637,16 @@ class ToolLoop:
         if response.provider is not None:
             outgoing.provider = response.provider
         return response, elapsed_ms, outgoing.taken(answered=True)
+
+    def _measure(
+        self, trace: RunTrace, offer: Offer, options: RunOptions, context: ToolContext
+    ) -> None:
+        """Give the segment's trace its egress ledger (see :mod:`toolwire.policy.egress`),
+        when someone reads it or the run has a limit."""
+        limit = self._egress_limit(options, context)
+        if trace.keeps or limit is not None:
+            trace.egress = Ledger(offer.labels, self.seam.knows, limit=limit,
+                                  spent=trace.egress_spent)  # fmt: skip
 
     def _egress_limit(self, options: RunOptions, context: ToolContext) -> int | None:
         """The run's limit of tool output bytes on the wire: its own or its workspace's,

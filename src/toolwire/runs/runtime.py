@@ -309,6 +309,8 @@ class Runtime:
         segment_of: Segment = "run" if resumed is None else "resume"
         watch = self._watch(run_id, charter, segment_of, before=resumed)
         trace = self._trace(run, charter.options, observers, watch=watch)
+        if sequence:  # carried on: what its limit counts includes every earlier segment's
+            trace.egress_spent = await asyncio.to_thread(_egress_spent, self.recorder, run_id)
         loop = ToolLoop(provider, self.registry, policy=self.policy, checkpoint=checkpoint)
         return await self._drive(run, trace, segment(loop, trace), started, watch=watch)
 
