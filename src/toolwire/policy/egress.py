@@ -60,7 +60,7 @@ def text_bytes(text: str) -> int:
 class Ledger:
     """One segment's measure of what its requests carry, and the run's budget of bytes."""
 
-    __slots__ = ("_known", "_labels", "_names", "_refused", "_seen", "_totals", "budget")
+    __slots__ = ("_keys", "_known", "_labels", "_names", "_refused", "_seen", "_totals", "budget")
 
     def __init__(
         self, labels: Labels, knows: Callable[[str], bool], *, limit: int | None, spent: int = 0
@@ -70,7 +70,8 @@ class Ledger:
         self._refused: set[str] = set()  # call ids the runtime answered itself
         self._seen: tuple[ChatMessage, ...] = ()
         self._totals: dict[_Key, int] = {}
-        self._names: dict[str, _Key] = {}  # call id -> its tool's name, from assistant turns
+        self._names: dict[str, str] = {}  # call id -> its tool's name, from assistant turns
+        self._keys: dict[str, _Key] = {}  # tool name -> its key, for a call that ran
 
     def refused(self, call_id: str) -> None:
         """The runtime answered call ``call_id`` (its text is the seam's)."""
@@ -102,7 +103,7 @@ class Ledger:
             if role == "assistant":
                 new = {}
                 for call in message.tool_calls:
-                    names[call.id] = (call.name, "", "")
+                    names[call.id] = call.name
             elif role == "tool":
                 key = self._key(message.tool_call_id or "", names)
                 size = text_bytes(message.content)
@@ -110,13 +111,20 @@ class Ledger:
                 new[key] = new.get(key, 0) + size
         return new
 
-    def _key(self, call_id: str, names: dict[str, _Key]) -> _Key:
-        named = names.get(call_id)
-        name = "" if named is None else named[0]
+    def _key(self, call_id: str, names: dict[str, str]) -> _Key:
+        name = names.get(call_id, "")
+        if call_id in self._refused:
+            return self._labelled(name, refused=True)
+        known = self._keys.get(name)
+        if known is None:
+            known = self._keys[name] = self._labelled(name, refused=False)
+        return known
+
+    def _labelled(self, name: str, *, refused: bool) -> _Key:
         if not self._known(name):
             return (UNREGISTERED, _PUBLIC, RUNTIME)
         labels = self._labels
         integrity = labels.labelled.get(name)
-        if integrity is None or call_id in self._refused:
+        if integrity is None or refused:
             return (name, _PUBLIC, RUNTIME)
         return (name, labels.classes[name].name.lower(), integrity.value)
