@@ -110,7 +110,7 @@ class Outgoing:
         copies, self.copies = self.copies, 0
         if not copies or not self.lines:
             return None
-        return Sent(self.provider, copies, self.lines)
+        return tuple.__new__(Sent, (self.provider, copies, self.lines))  # the fields in order
 
 
 _CURRENT: ContextVar[Outgoing | None] = ContextVar("toolwire_outgoing", default=None)
