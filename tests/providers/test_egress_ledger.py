@@ -204,3 +204,18 @@ def test_text_bytes_is_the_utf8_size_of_any_text_and_of_any_bounded_one(
     assert text_bytes(text) == len(text.encode("utf-8", "surrogatepass"))
     bounded = bound_content("x" * pad + text).text
     assert text_bytes(bounded) == len(bounded.encode("utf-8", "surrogatepass"))
+
+
+def test_a_retry_that_would_pass_the_limit_is_not_sent() -> None:
+    # round 2's request fits once; the server fails it, and its retry would send it again
+    endpoint = Endpoint(plan=[None, 503], model=FakeModel(turns=TURNS))
+    one_note = len(f"a: {WIDE}".encode()) + 7
+    with serving(endpoint) as url:
+        result, trace = run(provider_at(url, attempts=3),
+                            RunOptions(max_rounds=6, max_egress_bytes=one_note))  # fmt: skip
+    assert result.reason is TerminationReason.EGRESS_LIMIT
+    assert [sum(s.values()) for s in received(endpoint.bodies)] == [0, one_note]
+    assert ledger_of(trace.of_kind(LlmStep)) == [{}]  # the failed request's answer never came
+    [failed] = trace.of_kind(FailedStep)  # what its first attempt sent is still counted
+    assert failed.error_class == "EgressLimit" and failed.egress is not None
+    assert failed.egress.copies == 1 and failed.egress.wire_bytes == one_note

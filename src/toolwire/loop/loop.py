@@ -86,7 +86,7 @@ from toolwire.policy.egress import Ledger
 from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
-from toolwire.policy.trace import RunTrace, ToolInvocation
+from toolwire.policy.trace import FailedStep, RunTrace, ToolInvocation
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
@@ -590,7 +590,8 @@ class ToolLoop:
             elapsed_ms = (_clock() - started) * 1000
             sent = None
         else:
-            response, elapsed_ms, sent = await self._measured(ledger, state, request)
+            response, elapsed_ms, sent = await self._measured(ledger, state, request, trace,
+                                                              round_)  # fmt: skip
         if not response.usage.known:  # budgets count an estimate; the step says it is one
             turn = ChatMessage.assistant(response.content, response.tool_calls)
             tools = sum(spec_tokens(s) for s in specs)
@@ -614,11 +615,17 @@ class ToolLoop:
         return response, spent, checked
 
     async def _measured(
-        self, ledger: Ledger, state: RunState, request: CompletionRequest
+        self,
+        ledger: Ledger,
+        state: RunState,
+        request: CompletionRequest,
+        trace: RunTrace,
+        round_: int,
     ) -> tuple[CompletionResponse, float, egress.Sent | None]:
         """The provider's answer to ``request``, its time, and what it carried of tool output
         to the provider that answered; ``EgressLimit`` (with ``state``) before any copy of it
-        would pass the run's limit (see :mod:`toolwire.policy.egress`)."""
+        would pass the run's limit (see :mod:`toolwire.policy.egress`): copies an earlier
+        attempt already sent are recorded as that attempt's failure."""
         try:
             outgoing = ledger.outgoing(request.messages, self.provider.name)
         except EgressLimit as over:
@@ -630,6 +637,12 @@ class ToolLoop:
             response = await self.provider.complete(request)
         except EgressLimit as over:  # a retry or another provider of the chain
             over.state = state
+            sent = outgoing.taken()
+            if sent is not None and trace.keeps:
+                trace.record(FailedStep(round=round_, provider=sent.provider,
+                                        error_class=type(over).__name__, error=str(over),
+                                        duration_ms=(_clock() - started) * 1000,
+                                        egress=sent))  # fmt: skip
             raise
         finally:
             egress.done(token)
