@@ -11,11 +11,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from toolwire import RunOptions, ToolLoop, ToolRegistry, tool
 from toolwire.core.bounding import bound_content
+from toolwire.core.errors import ServerError
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage
 from toolwire.core.result import Artifact, ToolResult
@@ -219,3 +221,17 @@ def test_a_retry_that_would_pass_the_limit_is_not_sent() -> None:
     [failed] = trace.of_kind(FailedStep)  # what its first attempt sent is still counted
     assert failed.error_class == "EgressLimit" and failed.egress is not None
     assert failed.egress.copies == 1 and failed.egress.wire_bytes == one_note
+
+
+def test_a_request_that_fails_the_run_still_counts_what_reached_the_server() -> None:
+    endpoint = Endpoint(plan=[None, 503, 503], model=FakeModel(turns=TURNS))
+    trace = RunTrace()
+    with serving(endpoint) as url:
+        loop = ToolLoop(provider_at(url, attempts=2), registry())
+        with pytest.raises(ServerError):
+            asyncio.run(loop.run([ChatMessage.user("read my notes")], trace=trace,
+                                 options=RunOptions(max_rounds=6)))  # fmt: skip
+    [failed] = trace.of_kind(FailedStep)
+    assert failed.egress is not None and failed.egress.copies == 2
+    assert (failed.provider, failed.error_status) == ("openai", 503)
+    assert failed.egress.wire_bytes == sum(sum(s.values()) for s in received(endpoint.bodies))

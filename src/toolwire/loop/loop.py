@@ -41,6 +41,7 @@ from typing import Any, Protocol
 
 from toolwire.core import egress
 from toolwire.core.egress import EgressLimit
+from toolwire.core.errors import ProviderError
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec
 from toolwire.core.output import Checked, OutputSchema
@@ -637,12 +638,11 @@ class ToolLoop:
             response = await self.provider.complete(request)
         except EgressLimit as over:  # a retry or another provider of the chain
             over.state = state
-            sent = outgoing.taken()
-            if sent is not None and trace.keeps:
-                trace.record(FailedStep(round=round_, provider=sent.provider,
-                                        error_class=type(over).__name__, error=str(over),
-                                        duration_ms=(_clock() - started) * 1000,
-                                        egress=sent))  # fmt: skip
+            self._sent_before(trace, round_, outgoing, over, started)
+            raise
+        except ProviderError as failed:  # the run fails: what reached the server still counts
+            if not self._chained:  # a chain records each failed attempt itself
+                self._sent_before(trace, round_, outgoing, failed, started)
             raise
         finally:
             egress.done(token)
@@ -650,6 +650,30 @@ class ToolLoop:
         if response.provider is not None:
             outgoing.provider = response.provider
         return response, elapsed_ms, outgoing.taken(answered=True)
+
+    def _sent_before(
+        self,
+        trace: RunTrace,
+        round_: int,
+        outgoing: egress.Outgoing,
+        error: Exception,
+        started: float,
+    ) -> None:
+        """Record what a request that failed had already sent of tool output (as a failed
+        attempt, when it had sent any), so that the ledger holds every copy that went out."""
+        sent = outgoing.taken()
+        if sent is None or not trace.keeps:
+            return
+        status = error.status if isinstance(error, ProviderError) else None
+        text = (
+            "the egress limit refused another copy"
+            if isinstance(error, EgressLimit)
+            else ("the provider failed the request")
+        )
+        trace.record(FailedStep(round=round_, provider=sent.provider,
+                                error_class=type(error).__name__, error=text,
+                                error_status=status, duration_ms=(_clock() - started) * 1000,
+                                egress=sent))  # fmt: skip
 
     def _measure(
         self, trace: RunTrace, offer: Offer, options: RunOptions, context: ToolContext
