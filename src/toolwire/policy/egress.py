@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from toolwire.core.bounding import TRUNCATION_MARKER
+from toolwire.core.bounding import CONTENT_BYTE_CAP, TRUNCATION_MARKER
 from toolwire.core.egress import Budget, Line, Outgoing
 from toolwire.core.messages import ChatMessage
 from toolwire.core.trust import DataClass
@@ -42,8 +42,8 @@ UNREGISTERED = "(unregistered)"  # a name the model made up: its words are not m
 _PUBLIC = DataClass.PUBLIC.name.lower()
 _new = tuple.__new__
 _Key = tuple[str, str, str]  # tool, data class, label
-_MARKER_CHARS = -len(TRUNCATION_MARKER)
 _MARKER_BYTES = len(TRUNCATION_MARKER.encode("utf-8"))
+_CUT_ASCII_CHARS = CONTENT_BYTE_CAP - _MARKER_BYTES + len(TRUNCATION_MARKER)
 
 
 def text_bytes(text: str) -> int:
@@ -51,10 +51,10 @@ def text_bytes(text: str) -> int:
     seam's bound (whose marker is not: a large output would be encoded for one character)."""
     if text.isascii():
         return len(text)
-    if text.endswith(TRUNCATION_MARKER):
-        head = text[:_MARKER_CHARS]
-        if head.isascii():
-            return len(head) + _MARKER_BYTES
+    if len(text) == _CUT_ASCII_CHARS and text.endswith(TRUNCATION_MARKER):
+        # The seam cuts at CONTENT_BYTE_CAP - marker bytes: a head of that many characters
+        # has one byte each (any wider character would leave fewer), so the text is the cap.
+        return CONTENT_BYTE_CAP
     return len(text.encode("utf-8", "surrogatepass"))
 
 
