@@ -295,6 +295,9 @@ class MemoryStore:
     def facets(self) -> dict[str, list[str]]:
         return {"providers": sorted({r["provider"] for r in self.runs.values()})}
 
+    def egress(self, **_: Any) -> list[Any]:
+        return []  # it keeps no ledger
+
     def first_requests(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {}
 

@@ -70,6 +70,10 @@ BAD_INPUTS = [
     (("audit", "--since", "soon"), f"'--since': 'soon' is {WHEN}"),
     (("audit", "--since", "30"), f"'--since': {NO_UNIT}"),
     (("audit", "--limit", "0"), "'--limit'"),
+    (("egress", "--by", "colour"), "'--by': 'colour' is not a grouping: choose from provider, "
+     "tool, class, label, or none"),
+    (("egress", "--until", "30"), f"'--until': {NO_UNIT}"),
+    (("run", "--max-egress-bytes", "-1", "q"), "'--max-egress-bytes'"),
     (("runs", "list", "--since", "last tuesday"), f"'--since': 'last tuesday' is {WHEN}"),
     (("runs", "list", "--until", "30"), f"'--until': {NO_UNIT}"),
     (("runs", "list", "--sort", "colour", "--db", "{db}"), "unknown sort 'colour': choose one "

@@ -32,6 +32,7 @@ from toolwire import (
     tool,
 )
 from toolwire.core.bounding import BoundedContent
+from toolwire.core.egress import Line, Sent
 from toolwire.core.errors import ServerError
 from toolwire.core.lifecycle import RunStatus, TerminationReason
 from toolwire.core.messages import ProviderState
@@ -319,6 +320,11 @@ CASES: dict[str, Callable[[Canaries], object]] = {
         run_id="r1", available=True, prompt=c(), system_prompt=c(), provider="scripted"
     ),
     "RunBody with rerun_of": lambda c: RunBody(prompt=c(), rerun_of="r1"),
+    # the ledger holds names and counts only; a tool name is the seam's, never a model's text
+    "egress Sent": lambda c: Sent("openai", 2, (Line(c(), "content", "untrusted", 3, 5),)),
+    "LlmStep with egress": lambda c: LlmStep(
+        round=1, content=c(), egress=Sent(c(), 1, (Line(c(), "public", "trusted", 1, 1),))
+    ),
     "PromptTemplate": lambda c: PromptTemplate(
         name="p",
         description=c(),
@@ -467,6 +473,8 @@ def test_reprs_name_and_measure() -> None:
         "<OperatorDecision action='input' digest='ab' actor='ann' values=dict(1 keys)>"
     )
     assert utf8_size(text) == 20 and utf8_size("\ud800") == 3
+    sent = Sent("openai", 2, (Line("lookup", "public", "trusted", 3, 5),))
+    assert repr(sent) == "<Sent provider='openai' copies=2 lines=1 wire_bytes=10>"
 
 
 def test_a_long_name_is_clipped() -> None:

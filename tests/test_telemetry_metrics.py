@@ -54,3 +54,20 @@ def test_the_queue_depth_is_observed_when_a_process_reports_it() -> None:
     captured.telemetry.observe_queue_depth(lambda: next(depth))
     assert captured.points("toolwire.queue.depth") == [({}, 4)]
     assert captured.points("toolwire.queue.depth") == [({}, 2)]
+
+
+def test_tool_output_sent_is_counted_in_bytes_by_provider_tool_class_and_label() -> None:
+    from toolwire.policy.trace import ToolStep
+
+    captured, outcome = traced(three_rounds())
+    counted = {(a["gen_ai.provider.name"], a["gen_ai.tool.name"], a["toolwire.data_class"],
+                a["toolwire.integrity"]): n
+               for a, n in captured.points("toolwire.egress.bytes")}  # fmt: skip
+    results = {s.tool_name: len(s.tool_result.encode()) for s in outcome.steps
+               if isinstance(s, ToolStep)}  # fmt: skip
+    # round 2's request carries round 1's results; round 3's carries those again, and boom's
+    assert counted == {
+        ("openai", "lookup", "public", "untrusted"): 2 * results["lookup"],
+        ("openai", "(unregistered)", "public", "runtime"): 2 * results["nope"],
+        ("openai", "boom", "public", "untrusted"): results["boom"],
+    }

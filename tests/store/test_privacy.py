@@ -278,7 +278,8 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
         | {"registered_tool_names"}
         | {"response_model", "response_id"}  # kept where plain, else as digests
         | {"output_problem"}  # what of the schema an answer missed: the schema's words only
-        | {"provider"},  # the chain's provider that answered: the operator's name for it
+        | {"provider"}  # the chain's provider that answered: the operator's name for it
+        | {"egress"},  # bytes of tool output sent, by registered tool name: counts only
         ToolStep: common
         | {"tool_call_id", "tool_name", "tool_result_bytes", "tool_is_error", "tool_refused"}
         | {"tool_registered"}
@@ -292,7 +293,9 @@ def test_every_field_of_every_step_kind_is_content_or_named_metadata() -> None:
         | {"context_window", "reserved_tokens"},
         # A chain's provider that failed, the error's class and status, the HTTP layer's
         # bounded, redacted line (what the run's own error keeps), the provider asked next.
-        FailedStep: common | {"provider", "error_class", "error", "error_status", "next_provider"},
+        FailedStep: common
+        | {"provider", "error_class", "error", "error_status", "next_provider"}
+        | {"egress"},
     }
     content = {
         RequestStep: REQUEST_CONTENT,

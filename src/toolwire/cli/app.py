@@ -55,6 +55,7 @@ def load_commands() -> None:
 
     import_module("toolwire.cli.decisions")  # the ``runs`` decision commands
     import_module("toolwire.cli.audit")
+    import_module("toolwire.cli.egress")
     import_module("toolwire.cli.export")  # ``runs export``
     import_module("toolwire.cli.examples")
     import_module("toolwire.cli.mcp_login")

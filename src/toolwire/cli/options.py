@@ -116,6 +116,12 @@ MaxCostOption = Annotated[
         callback=_dollars,
     ),
 ]
+MaxEgressBytesOption = Annotated[
+    int | None,
+    typer.Option("--max-egress-bytes", metavar="BYTES", min=0,
+                 help="Send the providers at most BYTES of tool output over the run (every "
+                 "request, every copy); the request that would pass it is not sent."),
+]  # fmt: skip
 MaxTokensFieldOption = Annotated[
     MaxTokensField | None,
     typer.Option("--max-tokens-field", help="The output-cap field an OpenAI-compatible server "

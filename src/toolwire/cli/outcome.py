@@ -50,6 +50,8 @@ _CUT = {
     TerminationReason.MAX_TOKENS: "answer cut by the output cap",
     TerminationReason.CONTEXT_WINDOW: "the conversation outgrew the model's window",
     TerminationReason.BUDGET_EXHAUSTED: "the run's token or dollar budget was spent",
+    TerminationReason.EGRESS_LIMIT: "the next request would have sent more tool output than "
+    "the run's egress limit allows; it was not sent",
     TerminationReason.CONTEXT_FULL: "the conversation cannot fit the model's context window, "
     "even without its old exchanges",
     TerminationReason.OUTPUT_INVALID: "the answer does not match the required output schema, "

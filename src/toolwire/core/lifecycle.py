@@ -100,6 +100,9 @@ class TerminationReason(StrEnum):
     REFUSED = "refused"  # the model declined; ``LoopResult.refusal`` says what it said
     BLOCKED = "blocked"  # a provider's safety filter stopped the prompt or the answer
     BUDGET_EXHAUSTED = "budget_exhausted"  # max_total_tokens or max_cost was passed (truncated)
+    # The next request would have taken the run's tool output on the wire past its egress
+    # limit (toolwire.policy.egress); it was not sent (truncated: no answer).
+    EGRESS_LIMIT = "egress_limit"
     DRY_RUN = "dry_run"
     NOT_PERMITTED = "not_permitted"  # a direct call the gate refused
     SUSPENDED = "suspended"  # waiting for a person; ``LoopResult.suspended`` holds the state

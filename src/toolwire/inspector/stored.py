@@ -7,8 +7,9 @@ answers one page with the total the filters match. ``GET /api/runs/{id}/neighbou
 same parameters and answers the runs before and after that run in the listing, on whichever page
 they are (the page's ``limit`` and ``offset`` are ignored). ``GET /api/runs/{id}/export`` is the
 run's export record (see :mod:`toolwire.store.export`), ``GET /api/runs/{id}/rerun`` the run
-form to start it again (see :mod:`toolwire.inspector.rerun`), ``GET /api/facets`` the values
-each filter can take.
+form to start it again (see :mod:`toolwire.inspector.rerun`), ``GET /api/runs/{id}/egress`` its
+egress ledger and ``GET /api/egress`` the ledger's totals over ``since``/``until``, split ``by``
+(see :mod:`toolwire.store.egress`), ``GET /api/facets`` the values each filter can take.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from toolwire.inspector.models import (
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.runs.runtime import Runtime
 from toolwire.store.browse import MAX_SEARCH_CHARS, SORTS, RunQuery
+from toolwire.store.egress import GROUPS, EgressTotal, Group
 from toolwire.store.export import run_record
 
 MAX_RUNS_PAGE = 200  # one screen of the runs browser, with room to spare
@@ -76,10 +78,40 @@ def install(api: APIRouter, settings: InspectorSettings, runtime: Runtime) -> No
         the same filters and order, as it lists them (privacy-filtered, with previews)."""
         return neighbours_of(settings, query, run_id)
 
+    @api.get("/runs/{run_id}/egress", responses=ERROR_RESPONSES)
+    def egress(run_id: RunId) -> Response:
+        """The run's egress ledger: bytes of tool output sent, per provider, tool, data class
+        and integrity label (counts only: kept at every privacy level)."""
+        stored_run(settings, run_id)  # 404 for a run the store does not have
+        assert settings.store is not None
+        return json_response(ledger_of(settings.store.egress(run_id=run_id), run_id=run_id))
+
+    @api.get("/egress", responses=ERROR_RESPONSES)
+    def egress_totals(
+        since: Moment = None,
+        until: Moment = None,
+        by: Annotated[list[Group] | None, Query(max_length=4)] = None,
+    ) -> Response:
+        """Bytes of tool output sent by every stored run in ``[since, until)``, summed per
+        ``by`` (provider, tool, data_class, label; all when not given)."""
+        if settings.store is None:
+            return json_response(ledger_of([]))
+        found = settings.store.egress(by=GROUPS if by is None else by,
+                                      since=moment(since, "since"),
+                                      until=moment(until, "until"))  # fmt: skip
+        return json_response(ledger_of(found))
+
     @api.get("/runs", response_model=RunsList, responses=ERROR_RESPONSES)
     def runs(query: Annotated[RunQuery, Depends(query_of)]) -> Response:
         """One page of stored runs: filtered, sorted, searched (see ``inspector.stored``)."""
         return list_page(settings, query)
+
+
+def ledger_of(found: list[EgressTotal], **about: str) -> dict[str, Any]:
+    """The ledger's lines and their sums, as the API answers them."""
+    return {**about, "lines": [line.to_dict() for line in found],
+            "new_bytes": sum(line.new_bytes for line in found),
+            "wire_bytes": sum(line.wire_bytes for line in found)}  # fmt: skip
 
 
 def stored_run(settings: InspectorSettings, run_id: str) -> Any:

@@ -51,6 +51,7 @@ _DECIDED = {"approve": "approved", "deny": "denied", "input": "input_given"}
 # How a run can be cut off by a gate, and which gate that is.
 _CUT_OFFS = {
     TerminationReason.BUDGET_EXHAUSTED: "budget",
+    TerminationReason.EGRESS_LIMIT: "egress",
     TerminationReason.CONTEXT_FULL: "context",
     TerminationReason.MAX_ITERATIONS: "rounds",
 }
@@ -63,6 +64,7 @@ class Gate(StrEnum):
     APPROVAL = "approval"  # a person's decision on a paused turn
     CONTEXT = "context"  # the model's context window
     BUDGET = "budget"  # the run's token or cost budget
+    EGRESS = "egress"  # the run's limit of tool output bytes sent to providers
     ROUNDS = "rounds"  # the round cap
 
 

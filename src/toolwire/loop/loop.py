@@ -42,6 +42,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
+from toolwire.core import egress
+from toolwire.core.egress import EgressLimit
+from toolwire.core.errors import ProviderError
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec, assistant_turn, tool_message
 from toolwire.core.output import Checked, OutputSchema
@@ -91,11 +94,12 @@ from toolwire.policy.containment import (
     policy_of,
     quarantine_by,
 )
+from toolwire.policy.egress import Ledger
 from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.quarantine import ASK_ABOUT, Vault
-from toolwire.policy.trace import Held, RunTrace, ToolInvocation
+from toolwire.policy.trace import FailedStep, Held, RunTrace, ToolInvocation
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
@@ -240,6 +244,7 @@ class ToolLoop:
         state = state._replace(pause=None, offered=offered, invocations=())
         offer = self._offer(offered, state.options, context, exclusive,
                             holds=bool(state.vault.variables))  # fmt: skip
+        self._measure(trace, offer, state.options, context)  # its refusals are the runtime's
         jobs = decided_jobs(checked, state.options.max_calls_per_turn, offer, self.registry)
         state = await self._run_jobs(state, trace, state.rounds, jobs, context, offer=offer,
                                      run_id=run_id)  # fmt: skip
@@ -361,7 +366,26 @@ class ToolLoop:
         return await self._advance(state, offer, context=context, trace=trace,
                                    refusals=refusals, run_id=run_id)  # fmt: skip
 
-    async def _advance(  # noqa: PLR0912 (one loop of rounds: its branches are a round's outcomes)
+    async def _advance(
+        self,
+        state: RunState,
+        offer: Offer,
+        *,
+        context: ToolContext,
+        trace: RunTrace,
+        refusals: Sequence[Mapping[str, str]] = (),
+        run_id: str = "",
+    ) -> LoopResult:
+        if trace.egress is None:
+            self._measure(trace, offer, state.options, context)
+        try:
+            return await self._rounds(state, offer, context=context, trace=trace,
+                                      refusals=refusals, run_id=run_id)  # fmt: skip
+        except EgressLimit as over:  # nothing of the request went out
+            log.info("run %s: %s", run_id or "-", over)
+            return result_of(over.state, "", True, TerminationReason.EGRESS_LIMIT)
+
+    async def _rounds(  # noqa: PLR0912, PLR0915 (one loop of rounds: its parts are a round's)
         self,
         state: RunState,
         offer: Offer,
@@ -389,6 +413,7 @@ class ToolLoop:
             )
             output, forced = options.output_schema, False
             keeps, provider, start = trace.keeps, self.provider, self.seam.start
+            ledger = trace.egress  # set for the segment (see :meth:`_advance`), or None
             while state.rounds < options.max_rounds:
                 round_ = state.rounds + 1
                 if window is not None:
@@ -402,12 +427,18 @@ class ToolLoop:
                         round_, state.messages, names, refusals if round_ == 1 else (),
                         tool_choice=None if choice == "auto" else choice,
                     )  # fmt: skip
-                # what ``_complete`` does, without a coroutine of its own: every round has one
-                request = self._request(state, trace, round_, specs, choice, output, forced)
-                started = _clock()
-                response = await provider.complete(request)
-                response, spent, checked = self._spent(state, trace, round_, specs, response,
-                                                       started, True, price, output)  # fmt: skip
+                if ledger is None:  # what ``_complete`` does, without a coroutine of its own
+                    request = self._request(state, trace, round_, specs, choice, output, forced)
+                    started = _clock()
+                    response = await provider.complete(request)
+                    response, spent, checked = self._spent(state, trace, round_, specs, response,
+                                                           (_clock() - started) * 1000, True,
+                                                           price, output, None)  # fmt: skip
+                else:  # a run whose egress is counted (see :meth:`_measured`)
+                    response, spent, checked = await self._complete(
+                        state, trace, round_, specs, choice=choice, price=price, forced=forced,
+                        output=output,
+                    )  # fmt: skip
                 calls = response.tool_calls
                 ended = None if calls else ending(response)
                 if ended is not None:
@@ -468,12 +499,12 @@ class ToolLoop:
         machinery (most turns)."""
         # the label of what entered the context; None for a call the runtime answered itself
         integrity = None if invoked.refused is not None else labels.labelled.get(call.name)
-        if trace.keeps:
+        if trace.keeps or trace.egress is not None:
             elapsed_ms = (_clock() - started) * 1000
             message, invocation = self._recorded(trace, round_, elapsed_ms, call, invoked,
                                                  arguments=arguments, started=started,
                                                  integrity=integrity)  # fmt: skip
-        else:  # what ``_recorded`` makes, with nothing to record: most runs given no trace
+        else:  # what ``_recorded`` makes, with nothing to record or count: most runs given no trace
             result = invoked.result
             message = tool_message(call.id, result.content, result.is_error)
             given = call.arguments if arguments is None else arguments
@@ -585,9 +616,16 @@ class ToolLoop:
         them; ``forced``: the run asks again for an answer in the schema; ``output``: the run's
         output schema (None: any answer)."""
         request = self._request(state, trace, round_, specs, choice, output, forced)
-        started = _clock()
-        response = await self.provider.complete(request)
-        return self._spent(state, trace, round_, specs, response, started, count, price, output)
+        ledger = trace.egress
+        if ledger is None:
+            started = _clock()
+            response = await self.provider.complete(request)
+            elapsed_ms, sent = (_clock() - started) * 1000, None
+        else:
+            response, elapsed_ms, sent = await self._measured(ledger, state, request, trace,
+                                                              round_)  # fmt: skip
+        return self._spent(state, trace, round_, specs, response, elapsed_ms, count, price,
+                           output, sent)  # fmt: skip
 
     def _request(  # noqa: PLR0917 (the loop's own call, in the order it has them)
         self,
@@ -614,13 +652,15 @@ class ToolLoop:
         round_: int,
         specs: tuple[ToolSpec, ...],
         response: CompletionResponse,
-        started: float,
+        elapsed_ms: float,
         count: bool,
         price: tuple[str | None, str | None] | None,
         output: OutputSchema | None,
+        sent: egress.Sent | None,
     ) -> tuple[CompletionResponse, Spent, Checked | None]:
-        """The provider's answer to round ``round_``'s request, made at ``started``: recorded,
-        with what the run has spent and the answer checked (see :meth:`_complete`)."""
+        """The provider's answer to round ``round_``'s request, which took ``elapsed_ms`` and
+        carried ``sent`` of tool output: recorded, with what the run has spent and the answer
+        checked (see :meth:`_complete`)."""
         if not response.usage.known:  # budgets count an estimate; the step says it is one
             turn = ChatMessage.assistant(response.content, response.tool_calls)
             tools = sum(spec_tokens(s) for s in specs)
@@ -633,16 +673,92 @@ class ToolLoop:
         cost = None if family is None else cost_of(family, response.model or model, usage)
         checked = None if output is None or calls else check_answer(output, response)
         if trace.keeps:
-            elapsed_ms = (_clock() - started) * 1000
             knows = self.seam.knows
             known = frozenset([c.name for c in calls if knows(c.name)]) if calls else _NO_NAMES
             trace.record_llm(round_, elapsed_ms, response, cost, registered=known,
-                             checked=checked)  # fmt: skip
+                             checked=checked, egress=sent)  # fmt: skip
         tally = state.tally
         spent = _new(Spent, (round_ if count else state.rounds, state.usage + usage,
                              state.cost.add(cost, estimated=not usage.known),
                              tally if tally is None else calibrated(tally, usage)))  # fmt: skip
         return response, spent, checked
+
+    async def _measured(
+        self,
+        ledger: Ledger,
+        state: RunState,
+        request: CompletionRequest,
+        trace: RunTrace,
+        round_: int,
+    ) -> tuple[CompletionResponse, float, egress.Sent | None]:
+        """The provider's answer to ``request``, its time, and what it carried of tool output
+        to the provider that answered; ``EgressLimit`` (with ``state``) before any copy of it
+        would pass the run's limit (see :mod:`toolwire.policy.egress`): copies an earlier
+        attempt already sent are recorded as that attempt's failure."""
+        try:
+            outgoing = ledger.outgoing(request.messages, self.provider.name)
+        except EgressLimit as over:
+            over.state = state
+            raise
+        token = egress.measured(outgoing)
+        started = _clock()
+        try:
+            response = await self.provider.complete(request)
+        except EgressLimit as over:  # a retry or another provider of the chain
+            over.state = state
+            self._sent_before(trace, round_, outgoing, over, started)
+            raise
+        except ProviderError as failed:  # the run fails: what reached the server still counts
+            if not self._chained:  # a chain records each failed attempt itself
+                self._sent_before(trace, round_, outgoing, failed, started)
+            raise
+        finally:
+            egress.done(token)
+        elapsed_ms = (_clock() - started) * 1000
+        if response.provider is not None:
+            outgoing.provider = response.provider
+        return response, elapsed_ms, outgoing.taken(answered=True)
+
+    def _sent_before(
+        self,
+        trace: RunTrace,
+        round_: int,
+        outgoing: egress.Outgoing,
+        error: Exception,
+        started: float,
+    ) -> None:
+        """Record what a request that failed had already sent of tool output (as a failed
+        attempt, when it had sent any), so that the ledger holds every copy that went out."""
+        sent = outgoing.taken()
+        if sent is None or not trace.keeps:
+            return
+        status = error.status if isinstance(error, ProviderError) else None
+        text = (
+            "the egress limit refused another copy"
+            if isinstance(error, EgressLimit)
+            else ("the provider failed the request")
+        )
+        trace.record(FailedStep(round=round_, provider=sent.provider,
+                                error_class=type(error).__name__, error=text,
+                                error_status=status, duration_ms=(_clock() - started) * 1000,
+                                egress=sent))  # fmt: skip
+
+    def _measure(
+        self, trace: RunTrace, offer: Offer, options: RunOptions, context: ToolContext
+    ) -> None:
+        """Give the segment's trace its egress ledger (see :mod:`toolwire.policy.egress`),
+        when someone reads it or the run has a limit."""
+        limit = self._egress_limit(options, context)
+        if trace.keeps or limit is not None:
+            trace.egress = Ledger(offer.labels, self.seam.knows, limit=limit,
+                                  spent=trace.egress_spent)  # fmt: skip
+
+    def _egress_limit(self, options: RunOptions, context: ToolContext) -> int | None:
+        """The run's limit of tool output bytes on the wire: its own or its workspace's,
+        whichever is lower (None: no limit)."""
+        limits = [options.max_egress_bytes, getattr(context.workspace, "max_egress_bytes", None)]
+        given = [limit for limit in limits if isinstance(limit, int)]
+        return min(given) if given else None
 
     def _price(self) -> tuple[str | None, str | None]:
         """What prices this loop's calls: the provider's pricing family and model."""
@@ -794,6 +910,8 @@ class ToolLoop:
         result = invoked.result
         content, is_error = result.content, result.is_error
         message = tool_message(call.id, content, is_error)  # a tool_result
+        if invoked.refused is not None and trace.egress is not None:
+            trace.egress.refused(call.id)
         if arguments is None:
             arguments = call.decoded_arguments()
         given = call.arguments if arguments is None else arguments

@@ -78,6 +78,10 @@ class RunOptions:
     # (see toolwire.policy.containment); None: the workspace's policy, and refuse when no
     # person can decide. A run may be stricter than its workspace, never looser.
     untrusted_actions: UntrustedActions | str | None = None
+    # The bytes of tool output the run may send its providers, over every request and copy
+    # (see toolwire.policy.egress); the request that would pass it is not sent and the run
+    # ends ``egress_limit``. None: no limit but its workspace's.
+    max_egress_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if self.name is not None:
@@ -96,6 +100,10 @@ class RunOptions:
             raise ValueError("max_total_tokens must be at least 1")
         if self.max_cost is not None and not self.max_cost > 0:
             raise ValueError("max_cost must be a positive number of dollars")
+        if self.max_egress_bytes is not None and (
+            type(self.max_egress_bytes) is not int or self.max_egress_bytes < 0
+        ):
+            raise ValueError("max_egress_bytes must be a whole number of bytes, 0 or more")
         if self.context_window is not None and self.context_window < 1:
             raise ValueError("context_window must be at least 1 token")
         object.__setattr__(self, "tool_choice", parse_tool_choice(self.tool_choice))
@@ -146,6 +154,8 @@ class RunOptions:
         }
         if self.untrusted_policy is not None:  # absent: the form written before it existed
             out["untrusted_actions"] = self.untrusted_policy.value
+        if self.max_egress_bytes is not None:  # absent likewise
+            out["max_egress_bytes"] = self.max_egress_bytes
         return out
 
     @classmethod
@@ -170,4 +180,5 @@ class RunOptions:
             output=None if data.get("output") is None else OutputSchema.from_dict(data["output"]),
             name=data.get("name"),
             untrusted_actions=data.get("untrusted_actions"),
+            max_egress_bytes=data.get("max_egress_bytes"),
         )

@@ -16,8 +16,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
+from toolwire.core import egress as _egress
+from toolwire.core.egress import Sent
 from toolwire.core.messages import ChatMessage, ToolCall
 from toolwire.core.output import Checked
 from toolwire.core.redact import redact
@@ -31,6 +33,9 @@ from toolwire.providers.base import (
     FailedAttempt,
     FailureSink,
 )
+
+if TYPE_CHECKING:
+    from toolwire.policy.egress import Ledger
 
 Observer = Callable[["RunStep"], None]
 DeltaObserver = Callable[[int, Delta], None]  # the round, and a piece of its streamed answer
@@ -127,6 +132,10 @@ class LlmStep(NamedTuple):
     output_problem: str | None = None
     # The provider of a fallback chain that gave this answer (None: the run's only provider).
     provider: str | None = None
+    # What the request carried of tool output to the provider that answered (see
+    # toolwire.policy.egress). Counts only; not part of the plain form: the store writes it
+    # beside the step, at every privacy level.
+    egress: Sent | None = None
     kind: Literal["llm"] = "llm"
 
     def to_dict(self) -> dict[str, Any]:
@@ -262,6 +271,7 @@ class FailedStep(NamedTuple):
     next_provider: str | None = None
     duration_ms: float = 0.0
     start_ms: float | None = None  # when it began: ms since the Unix epoch (see RunTrace)
+    egress: Sent | None = None  # what the failed provider was sent (as ``LlmStep.egress``)
     kind: Literal["provider_failed"] = "provider_failed"
 
     def to_dict(self) -> dict[str, Any]:
@@ -282,6 +292,12 @@ class FailedStep(NamedTuple):
 RunStep = RequestStep | LlmStep | ToolStep | DecisionStep | ContextStep | FailedStep
 StepKind = Literal["request", "llm", "tool", "decision", "context_truncated", "provider_failed"]
 ERROR_CHARS = 500  # a failed attempt's message: the HTTP layer's line, not a body
+
+
+def _sent_by_failed() -> Sent | None:
+    """What the chain's attempt that just failed sent of the request under way."""
+    outgoing = _egress.current()
+    return None if outgoing is None else outgoing.taken()
 
 
 def _ms(duration: float) -> float:
@@ -389,6 +405,10 @@ class RunTrace:
         self.steps: list[RunStep] = []
         self._observers: list[Observer] = list(observers)
         self._delta_observers: list[DeltaObserver] = list(delta_observers)
+        # The run's measure of tool output sent (toolwire.policy.egress), made by the loop;
+        # ``egress_spent``: the bytes earlier segments of the run sent (the runtime says).
+        self.egress: Ledger | None = None
+        self.egress_spent = 0
         self._wall_origin = time.time() * 1000
         self._perf_origin = time.perf_counter()
 
@@ -469,9 +489,11 @@ class RunTrace:
         *,
         registered: frozenset[str] = frozenset(),
         checked: Checked | None = None,
+        egress: Sent | None = None,
     ) -> LlmStep:
         """``registered``: the requested tools' names that name a registered tool;
-        ``checked``: the answer checked against the run's output schema, when it has one."""
+        ``checked``: the answer checked against the run's output schema, when it has one;
+        ``egress``: what the request carried of tool output."""
         usage = response.usage
         prompt, completion = usage.prompt_tokens, usage.completion_tokens
         step = _new(LlmStep, (
@@ -499,6 +521,7 @@ class RunTrace:
             None if checked is None else checked.value,
             None if checked is None else checked.problem,
             response.provider,
+            egress,
             "llm",
         ))  # fmt: skip
         return self._keep(step)
@@ -520,7 +543,8 @@ class RunTrace:
         step = FailedStep(round=round, provider=attempt.provider,
                           error_class=type(error).__name__, error=text,
                           error_status=error.status, next_provider=attempt.next,
-                          duration_ms=attempt.duration_ms)  # fmt: skip
+                          duration_ms=attempt.duration_ms,
+                          egress=_sent_by_failed())  # fmt: skip
         return self.record(step)
 
     def record_decision(

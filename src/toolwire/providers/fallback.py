@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any
 
+from toolwire.core import egress
 from toolwire.core.errors import CircuitOpen, ConfigError, ProviderError
 from toolwire.core.messages import ChatMessage, ProviderState
 from toolwire.core.reprs import count, ident, tagged
@@ -262,6 +263,9 @@ class FallbackProvider:
             if not circuit.acquire():
                 continue
             provider = member.provider
+            outgoing = egress.current()
+            if outgoing is not None:  # what this attempt sends is counted as this provider's
+                outgoing.to(provider.name)
             shown = _Shown(request.on_delta)
             sent = self._request_for(member, request, shown)
             started = time.perf_counter()

@@ -61,6 +61,7 @@ from typing import Any, Protocol, TypeVar
 
 import httpx
 
+from toolwire.core import egress
 from toolwire.core.errors import (
     AuthenticationError,
     MalformedResponse,
@@ -207,6 +208,7 @@ class JsonHttp:
             attempt += 1
 
     async def _stream_attempt(self, call: _StreamCall, attempt: int) -> Any:
+        egress.sending()  # counted, or refused over the run's limit, before it goes out
         try:
             async with asyncio.timeout(self.settings.timeout) as silence:
                 async with self._client_in_session() as client:
@@ -216,6 +218,8 @@ class JsonHttp:
         except httpx.TimeoutException:
             raise self._timed_out(call.url, attempt) from None
         except httpx.TransportError as exc:
+            if isinstance(exc, httpx.ConnectError):  # nothing reached the server
+                egress.undelivered()
             raise self._unreachable(call.url, exc, attempt) from None
 
     async def _events(
@@ -290,6 +294,7 @@ class JsonHttp:
     async def _attempt(
         self, url: str, headers: Mapping[str, str], content: bytes, attempt: int
     ) -> Any:
+        egress.sending()  # counted, or refused over the run's limit, before it goes out
         try:
             async with asyncio.timeout(self.settings.timeout):
                 return await self._exchange_in_session(url, headers, content)
@@ -298,6 +303,8 @@ class JsonHttp:
         except httpx.TimeoutException:
             raise self._timed_out(url, attempt) from None
         except httpx.TransportError as exc:
+            if isinstance(exc, httpx.ConnectError):  # nothing reached the server
+                egress.undelivered()
             # ``from None``: the httpx chain holds the request, and so the key.
             raise self._unreachable(url, exc, attempt) from None
 

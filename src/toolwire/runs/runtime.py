@@ -268,6 +268,8 @@ class Runtime:
         run = Recording(self.recorder, run_id=run_id, sequence=waiting.next_sequence - 1)
         watch = self._watch(run_id, charter, "resume", before=carried(state))
         trace = self._trace(run, state.options, observers, deltas, watch)
+        # what the run's limit counts: every earlier segment's bytes, in whichever process
+        trace.egress_spent = await asyncio.to_thread(_egress_spent, self.recorder, run_id)
         trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
                               decision.digest)  # fmt: skip
         loop = ToolLoop(provider, self.registry, policy=self.policy)
@@ -308,6 +310,8 @@ class Runtime:
         segment_of: Segment = "run" if resumed is None else "resume"
         watch = self._watch(run_id, charter, segment_of, before=resumed)
         trace = self._trace(run, charter.options, observers, watch=watch)
+        if sequence:  # carried on: what its limit counts includes every earlier segment's
+            trace.egress_spent = await asyncio.to_thread(_egress_spent, self.recorder, run_id)
         loop = ToolLoop(provider, self.registry, policy=self.policy, checkpoint=checkpoint)
         return await self._drive(run, trace, segment(loop, trace), started, watch=watch)
 
@@ -638,3 +642,10 @@ def _provider_error_text(exc: ProviderError) -> str:
         return f"the provider call failed: {type(exc).__name__}: {exc}"
     status = f" (HTTP {exc.status})" if exc.status else ""
     return f"the provider call failed: {type(exc).__name__}{status}"
+
+
+def _egress_spent(recorder: RunRecorder, run_id: str) -> int:
+    """The bytes of tool output the run's stored segments sent (0: a recorder that keeps no
+    ledger)."""
+    spent = getattr(recorder, "egress_spent", None)
+    return int(spent(run_id)) if callable(spent) else 0

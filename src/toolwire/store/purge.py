@@ -1,4 +1,5 @@
-"""Purging: finished runs older than a given age go, with their steps, gates and words.
+"""Purging: finished runs older than a given age go, with their steps, gates, words and
+egress ledger.
 
 Only runs in a terminal state are deleted, so a run still running, waiting or queued is never
 cut from under its process. Ids are deleted ``PURGE_CHUNK`` at a time, in one transaction.
@@ -19,6 +20,7 @@ from toolwire.store.rows import now
 
 PURGE_CHUNK = 500  # ids per DELETE: well under every driver's bound-parameter limit
 _runs, _steps, _gates = schema.runs, schema.steps, schema.gate_decisions
+_egress = schema.egress
 
 
 def purge(engine: Engine, older_than_days: float) -> int:
@@ -35,6 +37,7 @@ def purge(engine: Engine, older_than_days: float) -> int:
         search.delete_runs(connection, [row.uid for row in found])
         for chunk in _chunks(ids):
             connection.execute(delete(_gates).where(_gates.c.run_id.in_(chunk)))
+            connection.execute(delete(_egress).where(_egress.c.run_id.in_(chunk)))
             connection.execute(delete(_steps).where(_steps.c.run_id.in_(chunk)))
             connection.execute(delete(_runs).where(_runs.c.id.in_(chunk)))
     return len(ids)

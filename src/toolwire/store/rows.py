@@ -24,12 +24,15 @@ from toolwire.policy.charter import ProviderRef
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.trace import RunStep
 from toolwire.store import liveness, schema, search
+from toolwire.store.egress import INSERT_EGRESS, egress_rows
 from toolwire.store.gates import ADD_TO_CALL, addition, gate_rows, split_calls
 from toolwire.store.statements import step_columns
 
+_SENDS = frozenset({"llm", "provider_failed"})  # the kinds of step that can carry egress
 RUN_ID = re.compile(r"[0-9A-Za-z-]{1,64}")
 _GATES = "gates"  # the key of a step row's governance rows (written beside it, not in it)
 _TEXT = "body"  # the key of a step row's words for search (written beside it, see search)
+_EGRESS = "egress"  # the key of a step row's egress ledger rows (written beside it)
 
 
 def now() -> datetime:
@@ -98,6 +101,7 @@ def step_row(
     rows derived from it (``decider``: who decided the run's paused turn, if anyone) and the
     words it holds for search (see :mod:`toolwire.store.search`)."""
     decisions = decisions_of_step(kept, decider)
+    sent = egress_rows(run_id, sequence, step, now()) if step.kind in _SENDS else ()
     return {
         "run_id": run_id,
         "sequence": sequence,
@@ -108,22 +112,24 @@ def step_row(
         **step_columns(step.kind, kept),
         _TEXT: search.step_body(kept) if sequence < search.SEQUENCE_SPAN else "",
         _GATES: gate_rows(run_id, sequence, decisions, now()) if decisions else (),
+        _EGRESS: sent,
     }
 
 
 def beside(
     rows: Sequence[Mapping[str, Any]],
-) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
-    """The governance rows and the rows of words (``run_id``, ``sequence``, ``body``) written
-    beside step rows made by ``step_row``."""
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """The governance rows, the rows of words (``run_id``, ``sequence``, ``body``) and the
+    egress ledger's rows written beside step rows made by ``step_row``."""
     gates = [gate for row in rows for gate in row[_GATES]]
-    return gates, [row for row in rows if row[_TEXT]]
+    sent = [line for row in rows for line in row[_EGRESS]]
+    return gates, [row for row in rows if row[_TEXT]], sent
 
 
 def insert_step(connection: Connection, row: Mapping[str, Any]) -> None:
     """Insert a row made by ``step_row``, with its governance rows and its words, in the
     caller's transaction."""
-    step = {k: v for k, v in row.items() if k not in (_GATES, _TEXT)}
+    step = {k: v for k, v in row.items() if k not in (_GATES, _TEXT, _EGRESS)}
     connection.execute(insert(schema.steps).values(step))
     fresh, calls = split_calls(row[_GATES])
     for call in calls:  # a call refused again adds to the run's row
@@ -134,6 +140,8 @@ def insert_step(connection: Connection, row: Mapping[str, Any]) -> None:
     if row[_TEXT]:
         words = {"run_id": row["run_id"], "sequence": row["sequence"], "body": row[_TEXT]}
         connection.execute(search.insert(connection.dialect), words)
+    if row[_EGRESS]:
+        connection.execute(INSERT_EGRESS, list(row[_EGRESS]))
 
 
 def _label(value: object, chars: int = schema.NAME_CHARS) -> str | None:

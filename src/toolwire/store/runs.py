@@ -76,6 +76,9 @@ from toolwire.store import (
 )
 from toolwire.store.browse import Neighbours, RunPage, RunQuery
 from toolwire.store.cancels import CancelWatch
+from toolwire.store.egress import EGRESS_COLUMNS, INSERT_EGRESS, EgressTotal, Group
+from toolwire.store.egress import run_spent as _run_spent
+from toolwire.store.egress import totals as _egress_totals
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
 from toolwire.store.gates import (
     ADD_TO_CALL,
@@ -135,6 +138,7 @@ class RunStore:
             search.insert(dialect), dialect, ["run_id", "sequence", "body"]
         )
         self._insert_gate = Compiled(INSERT_GATE, dialect, list(GATE_COLUMNS))
+        self._insert_egress = Compiled(INSERT_EGRESS, dialect, list(EGRESS_COLUMNS))
         self._add_to_call = Compiled(ADD_TO_CALL, dialect)
         self._waits = waiting.Waits(self._engine, self._hot)
         self._insert_run = Compiled(INSERT_RUN, dialect, list(rows.RUN_COLUMNS))
@@ -495,6 +499,26 @@ class RunStore:
         self._writer.flush()
         return reading.gate_records(self._engine, query)
 
+    def egress(
+        self,
+        *,
+        run_id: str | None = None,
+        by: Sequence[Group] = ("provider", "tool", "data_class", "label"),
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[EgressTotal]:
+        """The egress ledger (see :mod:`toolwire.store.egress`): bytes of tool output sent,
+        summed per ``by``, of one run or of every run in ``[since, until)``."""
+        self.flush()
+        if run_id is not None and not is_run_id(run_id):
+            return []
+        return _egress_totals(self._engine, by=by, run_id=run_id, since=since, until=until)
+
+    def egress_spent(self, run_id: str) -> int:
+        """The bytes of tool output ``run_id`` has sent so far (what its limit counts)."""
+        self.flush()
+        return _run_spent(self._engine, run_id) if is_run_id(run_id) else 0
+
     def progress(self, run_id: str, after: int = 0) -> Progress | None:
         """The run, and its steps stored after sequence ``after``; None without such a run.
         (For following a run executed elsewhere: another process, or a queue worker.)"""
@@ -546,12 +570,13 @@ class RunStore:
     insert_step = staticmethod(rows.insert_step)
 
     def _insert_steps(self, batch: list[Mapping[str, Any]]) -> None:
-        gates, texts = rows.beside(batch)
+        gates, texts, sent = rows.beside(batch)
         fresh, calls = split_calls(gates)
         if not calls:
             self._hot.execute_many(
-                self._insert_step, batch, (self._insert_gate, fresh), (self._insert_text, texts)
-            )
+                self._insert_step, batch, (self._insert_gate, fresh), (self._insert_text, texts),
+                (self._insert_egress, sent),
+            )  # fmt: skip
             return
         with self._hot.transaction() as tx:  # a call refused again adds to the run's row
             tx.many(self._insert_step, batch)
@@ -560,6 +585,8 @@ class RunStore:
                 tx.many(self._insert_gate, fresh)
             if texts:
                 tx.many(self._insert_text, texts)
+            if sent:
+                tx.many(self._insert_egress, sent)
 
     def _claim_sequence(self, run_id: str, sequence: int) -> None:
         with self._lock:

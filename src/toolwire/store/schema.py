@@ -36,6 +36,11 @@
   reason), derived from the filtered steps and the run's ending. ``sequence`` names the step it
   came from (NULL: the run's ending); ``detail`` holds metadata only. Added by migration 7;
   ``count``, how many decisions a row stands for, by migration 11 (NULL in older rows: one).
+- ``egress``: the egress ledger (see :mod:`toolwire.policy.egress`): a row per provider, tool,
+  data class and integrity label of each request that carried tool output, derived from its
+  ``llm`` or ``provider_failed`` step and written beside it (``sequence``), at every privacy
+  level: counts only. ``copies`` is how many times the request was sent there; ``new_bytes``
+  and ``wire_bytes`` count every copy. Added by migration 13.
 - ``tool_state`` and ``tool_group_state``: sparse enable/disable overrides (no row: default).
 - ``queue_workers`` (PostgreSQL only): the host, process and concurrency of each live worker,
   keyed by the engine's worker id (and dropped with it).
@@ -191,6 +196,28 @@ gate_decisions = Table(
     Index("ix_gate_decisions_run_id", "run_id"),
     Index("ix_gate_decisions_tool", "tool"),
     Index("ix_gate_decisions_reason", "reason"),
+)
+
+LABEL_CHARS = 16  # an integrity label ("untrusted", "runtime")
+CLASS_CHARS = 32  # a data class ("system_diagnostics")
+
+egress = Table(
+    "egress",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(ID_CHARS), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("sequence", Integer, nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("round", Integer, nullable=False),
+    Column("provider", String(NAME_CHARS), nullable=False),
+    Column("tool", String(NAME_CHARS), nullable=False),
+    Column("data_class", String(CLASS_CHARS), nullable=False),
+    Column("label", String(LABEL_CHARS), nullable=False),
+    Column("copies", Integer, nullable=False),
+    Column("new_bytes", BigInteger, nullable=False),
+    Column("wire_bytes", BigInteger, nullable=False),
+    Index("ix_egress_run_id", "run_id"),
+    Index("ix_egress_at", "at"),
 )
 
 tool_state = Table(

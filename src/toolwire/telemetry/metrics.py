@@ -1,5 +1,7 @@
 """The metrics of runs: runs by status, tool calls by tool and outcome, tokens, cost and
-provider latency by model, and the depth of the run queue when there is one.
+provider latency by model, bytes of tool output sent to providers (the egress ledger, by
+provider, tool, data class and integrity label: see :mod:`toolwire.policy.egress`), and the
+depth of the run queue when there is one.
 
 The GenAI conventions name two of them (``gen_ai.client.token.usage`` and
 ``gen_ai.client.operation.duration``, with their bucket boundaries); the others are toolwire's
@@ -16,6 +18,7 @@ from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
 from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
 
+from toolwire.core.egress import Sent
 from toolwire.loop.seam import Refused
 from toolwire.telemetry.genai import ERROR_TYPE, STATUS, Attributes
 
@@ -29,6 +32,9 @@ RUNS = "toolwire.runs"
 TOOL_CALLS = "toolwire.tool.calls"
 COST = "toolwire.cost"
 QUEUE_DEPTH = "toolwire.queue.depth"
+EGRESS_BYTES = "toolwire.egress.bytes"
+DATA_CLASS = "toolwire.data_class"
+INTEGRITY = "toolwire.integrity"
 QueueDepth = Callable[[], int]
 
 
@@ -43,6 +49,10 @@ class Instruments:
             TOOL_CALLS, "{call}", "Tool calls, by tool and outcome (ok, error, refused)."
         )
         self.cost = meter.create_counter(COST, "USD", "The price of model calls, by model.")
+        self.egress = meter.create_counter(
+            EGRESS_BYTES, "By", "Bytes of tool output sent to providers (every request and "
+            "copy), by provider, tool, data class and integrity label.",
+        )  # fmt: skip
         self.tokens = meter.create_histogram(
             gen_ai_metrics.GEN_AI_CLIENT_TOKEN_USAGE, "{token}",
             "Number of input and output tokens used.",
@@ -75,6 +85,16 @@ class Instruments:
         if refused:
             attributes[ERROR_TYPE] = refused
         self.tool_calls.add(1, attributes)
+
+    def record_egress(self, sent: Sent) -> None:
+        """What one request sent one provider of tool output, every copy counted (a name
+        the model made up is already ``(unregistered)``: see the ledger)."""
+        for line in sent.lines:
+            attributes: Attributes = {
+                gen_ai.GEN_AI_PROVIDER_NAME: sent.provider, gen_ai.GEN_AI_TOOL_NAME: line.tool,
+                DATA_CLASS: line.data_class, INTEGRITY: line.label,
+            }  # fmt: skip
+            self.egress.add(line.wire_bytes * sent.copies, attributes)
 
     def record_run(self, status: str, provider: str) -> None:
         self.runs.add(1, {STATUS: status, gen_ai.GEN_AI_PROVIDER_NAME: provider})

@@ -75,7 +75,7 @@ from toolwire.loop.run import RunOutcome
 from toolwire.policy.charter import ProviderRef
 from toolwire.policy.options import RunOptions
 from toolwire.policy.privacy import PrivacyLevel, filter_for_export, filter_text
-from toolwire.policy.trace import LlmStep, RequestStep, RunStep, ToolStep
+from toolwire.policy.trace import FailedStep, LlmStep, RequestStep, RunStep, ToolStep
 from toolwire.telemetry import Carried, Segment, ToolSpecs
 from toolwire.telemetry import genai as attrs
 from toolwire.telemetry.metrics import Instruments
@@ -182,6 +182,9 @@ class RunSpans:
             self._chat(step, shown, now)
         elif isinstance(step, ToolStep):
             self._tool(step, shown, now)
+        sent = step.egress if isinstance(step, (LlmStep, FailedStep)) else None
+        if sent is not None and self.instruments is not None:
+            self.instruments.record_egress(sent)
         self.decider = decider_of(shown) or self.decider
         for decision in decisions_of_step(shown, self.decider):
             self._gate(decision, now)

@@ -20,7 +20,9 @@ telemetry's agent name). It may also say how to talk to the workspace's model se
 (``mcp_servers``: see :mod:`toolwire.workspace.mcp_servers`). ``prompts`` declares prompt
 templates that ``toolwire mcp`` offers hosts (:mod:`toolwire.workspace.prompts`).
 ``[containment]`` sets its containment policy and integrity labels by tool name
-(:mod:`toolwire.workspace.containment`).
+(:mod:`toolwire.workspace.containment`). ``[egress]`` limits what each of its runs may send
+providers of tool output: ``max_run_bytes`` (see :mod:`toolwire.policy.egress`; a run may ask
+for less with its own ``max_egress_bytes``, never for more).
 
 A ``Workspace`` is configuration plus one lazily created SQLAlchemy engine. Every part is
 optional; a tool that needs a missing part fails closed with a clear error result. Paths are
@@ -50,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
@@ -134,6 +136,8 @@ class Workspace:
     # What a consequential call planned on untrusted context becomes, and integrity labels by
     # tool name (see toolwire.workspace.containment).
     containment: Containment = DEFAULT_CONTAINMENT
+    # The bytes of tool output each run may send its providers ([egress] max_run_bytes).
+    max_egress_bytes: int | None = None
     _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -213,6 +217,13 @@ def _close_open_engines() -> None:
         engine.dispose()
 
 
+class EgressSettings(BaseModel):
+    """The ``[egress]`` table: what each run may send of tool output, in bytes."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    max_run_bytes: int = Field(ge=0)
+
+
 class _Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str | None = None
@@ -235,6 +246,7 @@ class _Settings(BaseModel):
     personal_data_shown_to: list[str] | None = None
     prompts: dict[str, PromptSettings] = {}
     containment: ContainmentSettings | None = None
+    egress: EgressSettings | None = None
 
 
 def load_workspace(path: str | Path) -> Workspace:
@@ -285,6 +297,7 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         name=_name(settings.name, source),
         prompts=prompt_templates(settings.prompts, source),
         containment=containment(settings.containment, source),
+        max_egress_bytes=None if settings.egress is None else settings.egress.max_run_bytes,
     )
 
 

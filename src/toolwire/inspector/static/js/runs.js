@@ -11,6 +11,7 @@ import { call, errorText } from "./api.js";
 import { Conversation } from "./conversation.js";
 import { linkTo, readLink, writeLink } from "./deeplink.js";
 import { dataTable, fill, h, ms, NOT_STORED, runLink } from "./dom.js";
+import { egressPanel } from "./egress.js";
 import { exportPanel } from "./exportview.js";
 import { focusOn, keepFocus } from "./focus.js";
 import { moveTo, rove } from "./keys.js";
@@ -212,6 +213,7 @@ export class RunsView {
       const detail = h("div", { class: "detail" });
       const timeline = h("div", { class: "timeline", hidden: true });
       const tools = h("div", { class: "stored-tools" });
+      const egress = h("div", { class: "stored-egress" });
       const final = { wall_ms: wallOf(run), usage: { total_tokens: tokensOf(run),
         prompt_tokens: run.prompt_tokens, completion_tokens: run.completion_tokens,
         tokens_known: run.tokens_known !== false },
@@ -227,6 +229,7 @@ export class RunsView {
         links(run),
         tools,
         h("div", { class: "summary" }, summaryStrip(summarise(steps, final, NaN), shownStatus(run))),
+        egress,
         pending,
         timeline,
         h("div", { class: "workbench" }, list, detail),
@@ -249,6 +252,7 @@ export class RunsView {
         writeLink({ run: id });
       }
       reruns(id).then((found) => found && box.querySelector(".run-links")?.append(found));
+      egressPanel(id).then((panel) => fill(egress, panel));
     } catch (err) {
       this.view = null;
       fill(box, h("p", { class: "banner error", role: "alert" },

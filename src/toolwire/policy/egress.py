@@ -1,0 +1,132 @@
+"""The egress ledger: how many bytes of tool output each provider of a run was sent.
+
+Tool output reaches a provider one way: the ``content`` of a tool turn (``ChatMessage.tool_result``,
+built only by the seam), replayed in every later request of the run. What is counted, per
+provider request:
+
+- ``wire_bytes``: the UTF-8 bytes of the text of every tool result the request carries (after
+  the context window dropped old exchanges), for each copy sent. The text is the bounded
+  result as the adapter puts it in the body (JSON escapes undone: what a server reads back).
+- ``new_bytes``: those of the results new to the conversation since the run's previous
+  request (the tool turns after its last assistant turn), for each copy sent.
+
+A copy is an HTTP attempt that reached the server: a retry of the same request is another
+copy, a fallback chain's next provider gets its own (counted under its name), a connection
+refused sends nothing. Each is counted and checked against the run's limit
+(:class:`~toolwire.core.egress.EgressLimit`) before it goes out.
+
+Each line is split by tool, data class and integrity label (``trusted``, ``untrusted``, or
+``runtime`` for a call the runtime answered itself, whose text is the seam's). A tool name
+the registry does not know is the model's own words: it is counted as ``(unregistered)``.
+A result recorded by an earlier process of a resumed run is labelled by its tool.
+
+Cost: a request is measured from the conversation's growth since the previous one (the state
+extends its tuple of messages), so a round costs the size of what it added; a conversation
+that changed otherwise (the window dropped exchanges, another process) is measured whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from toolwire.core.bounding import CONTENT_BYTE_CAP, TRUNCATION_MARKER
+from toolwire.core.egress import Budget, Line, Outgoing
+from toolwire.core.messages import ChatMessage
+from toolwire.core.trust import DataClass
+from toolwire.policy.containment import Labels
+
+__all__ = ["RUNTIME", "UNREGISTERED", "Ledger", "text_bytes"]
+
+RUNTIME = "runtime"  # the label of a result the runtime wrote itself (a refusal)
+UNREGISTERED = "(unregistered)"  # a name the model made up: its words are not metadata
+_PUBLIC = DataClass.PUBLIC.name.lower()
+_new = tuple.__new__
+_Key = tuple[str, str, str]  # tool, data class, label
+_MARKER_BYTES = len(TRUNCATION_MARKER.encode("utf-8"))
+_CUT_ASCII_CHARS = CONTENT_BYTE_CAP - _MARKER_BYTES + len(TRUNCATION_MARKER)
+
+
+def text_bytes(text: str) -> int:
+    """The UTF-8 size of ``text``: without encoding it when it is ASCII, or ASCII cut by the
+    seam's bound (whose marker is not: a large output would be encoded for one character)."""
+    if text.isascii():
+        return len(text)
+    if len(text) == _CUT_ASCII_CHARS and text.endswith(TRUNCATION_MARKER):
+        # The seam cuts at CONTENT_BYTE_CAP - marker bytes: a head of that many characters
+        # has one byte each (any wider character would leave fewer), so the text is the cap.
+        return CONTENT_BYTE_CAP
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+class Ledger:
+    """One segment's measure of what its requests carry, and the run's budget of bytes."""
+
+    __slots__ = ("_keys", "_known", "_labels", "_names", "_refused", "_seen", "_totals", "budget")
+
+    def __init__(
+        self, labels: Labels, knows: Callable[[str], bool], *, limit: int | None, spent: int = 0
+    ) -> None:
+        self._labels, self._known = labels, knows
+        self.budget = Budget(limit, spent)
+        self._refused: set[str] = set()  # call ids the runtime answered itself
+        self._seen: tuple[ChatMessage, ...] = ()
+        self._totals: dict[_Key, int] = {}
+        self._names: dict[str, str] = {}  # call id -> its tool's name, from assistant turns
+        self._keys: dict[str, _Key] = {}  # tool name -> its key, for a call that ran
+
+    def refused(self, call_id: str) -> None:
+        """The runtime answered call ``call_id`` (its text is the seam's)."""
+        self._refused.add(call_id)
+
+    def outgoing(self, messages: Sequence[ChatMessage], provider: str) -> Outgoing:
+        """The request carrying ``messages``, for ``provider``; refused (``EgressLimit``)
+        when even one copy would pass the run's limit."""
+        seen = self._seen
+        if len(messages) >= len(seen) and (not seen or messages[len(seen) - 1] is seen[-1]):
+            added = messages[len(seen) :]
+        else:  # the window dropped exchanges, or this is the segment's first request
+            self._totals, added = {}, messages
+        self._seen = tuple(messages)
+        new = self._add(added)
+        totals = self._totals
+        # Lines built as tuples in field order: a fraction of the keyword call's cost, per round
+        lines = tuple([_new(Line, (*key, new.get(key, 0), size)) for key, size in totals.items()])
+        size = sum(totals.values())
+        self.budget.check(size)
+        return Outgoing(lines, size, self.budget, provider)
+
+    def _add(self, added: Sequence[ChatMessage]) -> dict[_Key, int]:
+        """Count ``added`` into the conversation's totals; the results after its last
+        assistant turn (new to the conversation), by key."""
+        totals, names = self._totals, self._names
+        new: dict[_Key, int] = {}
+        for message in added:
+            role = message.role
+            if role == "assistant":
+                new = {}
+                for call in message.tool_calls:
+                    names[call.id] = call.name
+            elif role == "tool":
+                key = self._key(message.tool_call_id or "", names)
+                size = text_bytes(message.content)
+                totals[key] = totals.get(key, 0) + size
+                new[key] = new.get(key, 0) + size
+        return new
+
+    def _key(self, call_id: str, names: dict[str, str]) -> _Key:
+        name = names.get(call_id, "")
+        if call_id in self._refused:
+            return self._labelled(name, refused=True)
+        known = self._keys.get(name)
+        if known is None:
+            known = self._keys[name] = self._labelled(name, refused=False)
+        return known
+
+    def _labelled(self, name: str, *, refused: bool) -> _Key:
+        if not self._known(name):
+            return (UNREGISTERED, _PUBLIC, RUNTIME)
+        labels = self._labels
+        integrity = labels.labelled.get(name)
+        if integrity is None or refused:
+            return (name, _PUBLIC, RUNTIME)
+        return (name, labels.classes[name].name.lower(), integrity.value)

@@ -1,0 +1,114 @@
+"""The egress ledger in the store: rows written beside the steps they come from, and read back
+per run or summed over a time range.
+
+A step that records a provider's answer (``llm``) or a chain's failed attempt
+(``provider_failed``) carries what its request sent of tool output
+(:class:`~toolwire.core.egress.Sent`); its rows say so per tool, data class and label, in the
+same transaction as the step. They hold counts and registered names only (an unknown name is
+already ``(unregistered)``), so they are written at every privacy level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from sqlalchemy import Engine, func, insert, select
+
+from toolwire.core.text import storable
+from toolwire.policy.trace import FailedStep, LlmStep, RunStep
+from toolwire.store import schema
+from toolwire.store.engine import errors
+
+__all__ = ["GROUPS", "EgressTotal", "egress_rows", "run_ledger", "run_spent", "totals"]
+
+_egress = schema.egress
+INSERT_EGRESS = insert(_egress)
+EGRESS_COLUMNS = (
+    "run_id", "sequence", "at", "round", "provider", "tool", "data_class", "label", "copies",
+    "new_bytes", "wire_bytes",
+)  # fmt: skip
+Group = Literal["provider", "tool", "data_class", "label"]
+GROUPS: tuple[Group, ...] = ("provider", "tool", "data_class", "label")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EgressTotal:
+    """Bytes of tool output sent, summed over the rows of one group (a field is None when
+    the sum is not split by it)."""
+
+    provider: str | None = None
+    tool: str | None = None
+    data_class: str | None = None
+    label: str | None = None
+    new_bytes: int = 0
+    wire_bytes: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {g: getattr(self, g) for g in GROUPS if getattr(self, g) is not None}
+        return out | {"new_bytes": self.new_bytes, "wire_bytes": self.wire_bytes}
+
+
+def egress_rows(run_id: str, sequence: int, step: RunStep, at: datetime) -> list[dict[str, Any]]:
+    """The ledger's rows of one step (none for a step that sent no tool output)."""
+    sent = step.egress if isinstance(step, (LlmStep, FailedStep)) else None
+    if sent is None:
+        return []
+    copies, provider = sent.copies, storable(sent.provider[: schema.NAME_CHARS])
+    return [
+        {"run_id": run_id, "sequence": sequence, "at": at, "round": step.round,
+         "provider": provider, "tool": storable(line.tool[: schema.NAME_CHARS]),
+         "data_class": line.data_class, "label": line.label, "copies": copies,
+         "new_bytes": line.new_bytes * copies, "wire_bytes": line.wire_bytes * copies}
+        for line in sent.lines
+    ]  # fmt: skip
+
+
+def run_ledger(engine: Engine, run_id: str) -> list[EgressTotal]:
+    """What ``run_id`` sent, per provider, tool, data class and label."""
+    return totals(engine, run_id=run_id)
+
+
+def run_spent(engine: Engine, run_id: str) -> int:
+    """The bytes of tool output ``run_id`` has sent so far, every copy counted."""
+    query = select(func.coalesce(func.sum(_egress.c.wire_bytes), 0)).where(
+        _egress.c.run_id == run_id
+    )
+    with errors("read the egress ledger"), engine.connect() as connection:
+        return int(connection.execute(query).scalar() or 0)
+
+
+def totals(
+    engine: Engine,
+    *,
+    by: Sequence[Group] = GROUPS,
+    run_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> list[EgressTotal]:
+    """Bytes sent, summed per ``by`` (every group when empty: one grand total), of one run or
+    of every run, between ``since`` (inclusive) and ``until`` (exclusive); most bytes first."""
+    keys = [_egress.c[g] for g in GROUPS if g in by]
+    sums = [func.sum(_egress.c.new_bytes), func.sum(_egress.c.wire_bytes)]
+    query = select(*keys, *sums)
+    if run_id is not None:
+        query = query.where(_egress.c.run_id == run_id)
+    if since is not None:
+        query = query.where(_egress.c.at >= since)
+    if until is not None:
+        query = query.where(_egress.c.at < until)
+    if keys:
+        query = query.group_by(*keys).order_by(func.sum(_egress.c.wire_bytes).desc(), *keys)
+    with errors("read the egress ledger"), engine.connect() as connection:
+        found = connection.execute(query).all()
+    names = [g for g in GROUPS if g in by]
+    out = []
+    for row in found:
+        if row[len(keys)] is None:  # no rows at all: the grand total of nothing
+            continue
+        fields: Mapping[str, Any] = dict(zip(names, row[: len(keys)], strict=True))
+        new, wire = (int(v) for v in row[len(keys) :])
+        out.append(EgressTotal(**fields, new_bytes=new, wire_bytes=wire))
+    return out

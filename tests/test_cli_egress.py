@@ -1,0 +1,120 @@
+"""``toolwire egress`` through the real entry point: a ``toolwire run`` against a loopback model
+server, then the run's ledger and the totals, as a table and as JSON, match the tool-result
+bytes the server received; ``--max-egress-bytes`` stops the run before the request that would
+pass it; bad values are usage errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from toolwire.demo import prepare_demo
+
+from .providers.servers import FakeModel, Turn, loopback
+from .providers.test_egress_ledger import received
+from .test_cli_run_options import tw
+
+LOCAL = ("--provider", "llama-cpp-python", "--model", "smollm2")  # a local server: no key
+TURNS: list[Turn] = [[("list_tables", {})], [("list_tables", {})], "There are four tables."]
+
+
+def _workspace(tmp_path: Path) -> str:
+    return str(prepare_demo(tmp_path / "shop").root / "workspace.toml")
+
+
+def _run(tmp_path: Path, model: FakeModel, *args: str) -> dict[str, object]:
+    with loopback(model) as base:
+        done = tw(tmp_path, "run", *LOCAL, "--base-url", f"{base}/v1", "--workspace",
+                  _workspace(tmp_path), "--tool", "list_tables", "--json", *args,
+                  "How many tables?")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    outcome: dict[str, object] = json.loads(done.stdout)
+    return outcome
+
+
+def test_a_runs_ledger_is_what_the_server_received(tmp_path: Path) -> None:
+    model = FakeModel(TURNS)
+    outcome = _run(tmp_path, model)
+    sizes = received(c.json() for c in model.captured)
+    one = sizes[1]["list_tables"]
+    assert [s.get("list_tables", 0) for s in sizes] == [0, one, 2 * one]
+    done = tw(tmp_path, "egress", str(outcome["run_id"])[:8], "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        {"provider": "llama-cpp-python", "tool": "list_tables", "data_class": "configuration",
+         "label": "trusted", "new_bytes": 2 * one, "wire_bytes": 3 * one},
+    ]  # fmt: skip
+    table = tw(tmp_path, "egress", str(outcome["run_id"])).stdout.splitlines()
+    assert table[0].split() == ["PROVIDER", "TOOL", "CLASS", "LABEL", "NEW", "WIRE"]
+    assert re.split(r"  +", table[1].strip()) == [
+        "llama-cpp-python", "list_tables", "configuration", "trusted", str(2 * one), str(3 * one),
+    ]  # fmt: skip
+
+
+def test_totals_over_a_time_range_add_up_every_run(tmp_path: Path) -> None:
+    first, second = FakeModel(TURNS), FakeModel(TURNS)
+    _run(tmp_path, first)
+    _run(tmp_path, second)
+    sent = sum(sum(s.values()) for m in (first, second) for s in received(c.json()
+               for c in m.captured))  # fmt: skip
+    done = tw(tmp_path, "egress", "--since", "1h", "--by", "provider", "--json")
+    assert json.loads(done.stdout) == [
+        {"provider": "llama-cpp-python", "new_bytes": sent * 2 // 3, "wire_bytes": sent}
+    ]
+    by_none = tw(tmp_path, "egress", "--by", "none", "--json")
+    assert [t["wire_bytes"] for t in json.loads(by_none.stdout)] == [sent]
+    none_yet = tw(tmp_path, "egress", "--until", "2000-01-01")
+    assert (none_yet.returncode, none_yet.stdout) == (0, "no tool output sent that matches\n")
+
+
+def test_the_limit_stops_the_run_before_it_sends_more(tmp_path: Path) -> None:
+    model = FakeModel(TURNS)
+    outcome = _run(tmp_path, model, "--max-egress-bytes", "1")
+    assert outcome["reason"] == "egress_limit"
+    assert [sum(s.values()) for s in received(c.json() for c in model.captured)] == [0]
+    done = tw(tmp_path, "egress", str(outcome["run_id"]), "--json")
+    assert json.loads(done.stdout) == []
+
+
+def test_bad_values_are_usage_errors(tmp_path: Path) -> None:
+    by = tw(tmp_path, "egress", "--by", "colour")
+    assert by.returncode == 2 and by.stderr.startswith(
+        "error: invalid value for '--by': 'colour' is not a grouping"
+    )
+    since = tw(tmp_path, "egress", "--since", "30")
+    assert since.returncode == 2 and "'--since'" in since.stderr
+    limit = tw(tmp_path, "run", "--max-egress-bytes", "-1", "q")
+    assert limit.returncode == 2 and "'--max-egress-bytes'" in limit.stderr
+    missing = tw(tmp_path, "egress", "0000")
+    assert (missing.returncode, missing.stderr) == (1, "error: no run with id 0000\n")
+
+
+def test_a_workspace_limit_holds_whatever_the_run_asks(tmp_path: Path) -> None:
+    workspace = Path(_workspace(tmp_path))
+    model = FakeModel(TURNS)
+    with loopback(model) as base:
+        once = tw(tmp_path, "run", *LOCAL, "--base-url", f"{base}/v1", "--workspace",
+                  str(workspace), "--tool", "list_tables", "--json", "q")  # fmt: skip
+    one = received([model.captured[1].json()])[0]["list_tables"]
+    assert json.loads(once.stdout)["reason"] == "completed"
+    with workspace.open("a") as handle:
+        handle.write(f"\n[egress]\nmax_run_bytes = {2 * one}\n")  # room for round 2 only
+    model = FakeModel(TURNS)
+    with loopback(model) as base:
+        done = tw(tmp_path, "run", *LOCAL, "--base-url", f"{base}/v1", "--workspace",
+                  str(workspace), "--tool", "list_tables", "--json",
+                  "--max-egress-bytes", str(100 * one), "q")  # fmt: skip
+    assert json.loads(done.stdout)["reason"] == "egress_limit"
+    assert [sum(s.values()) for s in received(c.json() for c in model.captured)] == [0, one]
+
+
+def test_a_bad_workspace_limit_names_the_file_and_key(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace.toml"
+    workspace.write_text("[egress]\nmax_run_bytes = -1\n")
+    done = tw(tmp_path, "run", "--workspace", str(workspace), "q")
+    assert done.returncode == 1, done.stderr  # as every workspace file's error
+    assert f"{workspace}: egress.max_run_bytes: Input should be greater than or equal to 0" in (
+        done.stderr
+    )
+    assert "Traceback" not in done.stderr
