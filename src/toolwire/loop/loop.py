@@ -427,18 +427,18 @@ class ToolLoop:
                         round_, state.messages, names, refusals if round_ == 1 else (),
                         tool_choice=None if choice == "auto" else choice,
                     )  # fmt: skip
-                if ledger is None:  # what ``_complete`` does, without a coroutine of its own
-                    request = self._request(state, trace, round_, specs, choice, output, forced)
+                # what ``_complete`` does, without a coroutine of its own: every round has one
+                request = self._request(state, trace, round_, specs, choice, output, forced)
+                if ledger is None:
                     started = _clock()
                     response = await provider.complete(request)
-                    response, spent, checked = self._spent(state, trace, round_, specs, response,
-                                                           (_clock() - started) * 1000, True,
-                                                           price, output, None)  # fmt: skip
-                else:  # a run whose egress is counted (see :meth:`_measured`)
-                    response, spent, checked = await self._complete(
-                        state, trace, round_, specs, choice=choice, price=price, forced=forced,
-                        output=output,
-                    )  # fmt: skip
+                    elapsed_ms, sent = (_clock() - started) * 1000, None
+                else:  # a run whose egress is counted
+                    response, elapsed_ms, sent = await self._measured(ledger, state, request,
+                                                                      trace, round_)  # fmt: skip
+                response, spent, checked = self._spent(state, trace, round_, specs, response,
+                                                       elapsed_ms, True, price, output,
+                                                       sent)  # fmt: skip
                 calls = response.tool_calls
                 ended = None if calls else ending(response)
                 if ended is not None:
