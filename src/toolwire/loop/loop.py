@@ -94,7 +94,7 @@ from toolwire.policy.containment import (
     policy_of,
     quarantine_by,
 )
-from toolwire.policy.egress import Ledger
+from toolwire.policy.egress import Ledger, limit_of
 from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
@@ -748,17 +748,10 @@ class ToolLoop:
     ) -> None:
         """Give the segment's trace its egress ledger (see :mod:`toolwire.policy.egress`),
         when someone reads it or the run has a limit."""
-        limit = self._egress_limit(options, context)
+        limit = limit_of(options.max_egress_bytes, context.workspace)
         if trace.keeps or limit is not None:
             trace.egress = Ledger(offer.labels, self.seam.knows, limit=limit,
                                   spent=trace.egress_spent)  # fmt: skip
-
-    def _egress_limit(self, options: RunOptions, context: ToolContext) -> int | None:
-        """The run's limit of tool output bytes on the wire: its own or its workspace's,
-        whichever is lower (None: no limit)."""
-        limits = [options.max_egress_bytes, getattr(context.workspace, "max_egress_bytes", None)]
-        given = [limit for limit in limits if isinstance(limit, int)]
-        return min(given) if given else None
 
     def _price(self) -> tuple[str | None, str | None]:
         """What prices this loop's calls: the provider's pricing family and model."""

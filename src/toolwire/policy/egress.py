@@ -35,7 +35,7 @@ from toolwire.core.messages import ChatMessage
 from toolwire.core.trust import DataClass
 from toolwire.policy.containment import Labels
 
-__all__ = ["RUNTIME", "UNREGISTERED", "Ledger", "text_bytes"]
+__all__ = ["RUNTIME", "UNREGISTERED", "Ledger", "limit_of", "text_bytes"]
 
 RUNTIME = "runtime"  # the label of a result the runtime wrote itself (a refusal)
 UNREGISTERED = "(unregistered)"  # a name the model made up: its words are not metadata
@@ -56,6 +56,14 @@ def text_bytes(text: str) -> int:
         # has one byte each (any wider character would leave fewer), so the text is the cap.
         return CONTENT_BYTE_CAP
     return len(text.encode("utf-8", "surrogatepass"))
+
+
+def limit_of(max_egress_bytes: int | None, workspace: object) -> int | None:
+    """A run's limit of tool output bytes on the wire: its own (``max_egress_bytes``) or its
+    workspace's, whichever is lower (None: no limit)."""
+    limits = [max_egress_bytes, getattr(workspace, "max_egress_bytes", None)]
+    given = [limit for limit in limits if isinstance(limit, int)]
+    return min(given) if given else None
 
 
 class Ledger:

@@ -78,6 +78,7 @@ from toolwire.policy.charter import (
     servers_of,
 )
 from toolwire.policy.charter import context as tool_context
+from toolwire.policy.egress import limit_of
 from toolwire.policy.options import RunOptions
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.trace import DeltaObserver, Observer, RunTrace
@@ -268,8 +269,9 @@ class Runtime:
         run = Recording(self.recorder, run_id=run_id, sequence=waiting.next_sequence - 1)
         watch = self._watch(run_id, charter, "resume", before=carried(state))
         trace = self._trace(run, state.options, observers, deltas, watch)
-        # what the run's limit counts: every earlier segment's bytes, in whichever process
-        trace.egress_spent = await asyncio.to_thread(_egress_spent, self.recorder, run_id)
+        if limit_of(state.options.max_egress_bytes, segment_context.workspace) is not None:
+            # what its limit counts: every earlier segment's bytes, in whichever process
+            trace.egress_spent = await asyncio.to_thread(_egress_spent, self.recorder, run_id)
         trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
                               decision.digest)  # fmt: skip
         loop = ToolLoop(provider, self.registry, policy=self.policy)
@@ -310,7 +312,8 @@ class Runtime:
         segment_of: Segment = "run" if resumed is None else "resume"
         watch = self._watch(run_id, charter, segment_of, before=resumed)
         trace = self._trace(run, charter.options, observers, watch=watch)
-        if sequence:  # carried on: what its limit counts includes every earlier segment's
+        limited = charter.options.max_egress_bytes is not None or charter.workspace_file
+        if sequence and limited:  # carried on: what a limit counts includes earlier segments
             trace.egress_spent = await asyncio.to_thread(_egress_spent, self.recorder, run_id)
         loop = ToolLoop(provider, self.registry, policy=self.policy, checkpoint=checkpoint)
         return await self._drive(run, trace, segment(loop, trace), started, watch=watch)
