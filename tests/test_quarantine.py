@@ -55,6 +55,12 @@ def read_message(n: int) -> str:
     return json.dumps({"sender": "ann@example.com", "n": n, "body": SECRET})
 
 
+@tool(data_class="content", integrity="trusted", quarantine=["body"])
+def read_ticket(n: int) -> str:
+    """Read a ticket: its number and state are ours, its body the customer's."""
+    return json.dumps({"n": n, "state": "open", "body": SECRET})
+
+
 @tool(data_class="configuration", integrity="trusted", quarantine=True)
 def read_setting(name: str) -> str:
     """Read a setting."""
@@ -88,7 +94,7 @@ def ping() -> str:
     return "pinged"
 
 
-TOOLS = (read_email, read_message, read_setting, send, post_public, word_count, ping)
+TOOLS = (read_email, read_message, read_ticket, read_setting, send, post_public, word_count, ping)
 
 
 @pytest.fixture(autouse=True)
@@ -337,6 +343,18 @@ def test_fields_of_a_json_result_are_held_and_the_rest_is_shown() -> None:
     assert step.tool_integrity == "untrusted"  # what stays visible keeps its tool's label
     assert step.tool_variables is not None and step.tool_variables[0]["field"] == "body"
     assert step.tool_held_values == ({"handle": shown["body"], "value": SECRET},)
+
+
+def test_a_held_field_is_untrusted_even_where_the_rest_of_its_result_is_trusted() -> None:
+    _, trace = run([lambda h: [("read_ticket", {"n": 7})], lambda h: [("send", {"text": h[0]})]])
+    ticket, refused = tool_steps(trace)
+    assert ticket.tool_integrity == "trusted"  # its number and state are the workspace's
+    assert ticket.tool_variables is not None
+    assert ticket.tool_variables[0]["integrity"] == "untrusted"  # its body is not
+    assert refused.tool_refused == seam.Refused.UNTRUSTED_CONTEXT
+    assert refused.tool_result == seam.untrusted_value("send", refused.tool_arguments["text"],
+                                                       "read_ticket", 1)  # fmt: skip
+    assert SENT == []
 
 
 def test_a_workspace_quarantines_a_tool_by_name(tmp_path: Path) -> None:

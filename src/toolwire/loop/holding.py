@@ -166,9 +166,12 @@ class Holding:
         the whole result was."""
         result = invoked.result
         shown, parts = split(result.content, fields or None)
+        # Held fields are the words the tool's declaration says someone else wrote: untrusted,
+        # whatever the rest of the result is (its visible fields keep the tool's own label).
+        label = _UNTRUSTED if fields else integrity
         made = []
         for field, value in parts:
-            self.vault, variable = self.vault.held(value, integrity, data_class, tool=name,
+            self.vault, variable = self.vault.held(value, label, data_class, tool=name,
                                                    round_=self.round, field=field)  # fmt: skip
             made.append(variable)
         if shown is None:  # held whole

@@ -17,6 +17,10 @@ The model uses a value without reading it:
   tools reads the value and must answer in a strict schema (:func:`answer_schema`: a bool, one
   of given choices, a number, or a short string).
 
+A value held whole has its tool's label; a held field of a JSON result is untrusted whatever
+the tool declares (the declaration says someone else wrote it), while the fields left visible
+keep the tool's label.
+
 Labels flow with the value (see :mod:`toolwire.policy.containment`): a consequential call
 receiving an untrusted value is held as if that output were in its context; a call's result
 made from an untrusted value is untrusted, and classified at least as the value. An answer to a
