@@ -55,7 +55,7 @@ def test_a_value_that_is_no_gate_is_a_400_naming_the_gates(
     assert response.status_code == 400
     assert response.json() == {"error": {"code": "bad_request", "message": (
         f"gate: {value!r} is not a gate; choose one of offer, call, approval, context, budget, "
-        "rounds")}}  # fmt: skip
+        "egress, rounds")}}  # fmt: skip
 
 
 def test_the_api_document_names_the_gates(served: tuple[str, str, str]) -> None:
@@ -63,5 +63,5 @@ def test_the_api_document_names_the_gates(served: tuple[str, str, str]) -> None:
     (gate,) = [p for p in document["paths"]["/api/audit"]["get"]["parameters"]
                if p["name"] == "gate"]  # fmt: skip
     assert gate["schema"]["enum"] == [
-        "offer", "call", "approval", "context", "budget", "rounds",
+        "offer", "call", "approval", "context", "budget", "egress", "rounds",
     ]  # fmt: skip

@@ -63,7 +63,7 @@ def test_a_value_that_is_no_gate_is_a_usage_error_naming_the_gates(backend: Back
     done = audit(backend, "--gate", "offers")
     assert done.returncode == 2 and done.stdout == ""
     names = ", ".join(Gate)
-    assert names == "offer, call, approval, context, budget, rounds"
+    assert names == "offer, call, approval, context, budget, egress, rounds"
     assert f"invalid value for '--gate': 'offers' is not a gate: choose one of {names}" in words(
         done.stderr
     )
