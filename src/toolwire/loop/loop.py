@@ -44,7 +44,6 @@ from typing import Any, Protocol
 
 from toolwire.core import egress
 from toolwire.core.egress import EgressLimit
-from toolwire.core.errors import ProviderError
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec, assistant_turn, tool_message
 from toolwire.core.output import Checked, OutputSchema
@@ -67,6 +66,7 @@ from toolwire.loop.fitting import fitted_to
 from toolwire.loop.holding import Holding, ready, with_questions
 from toolwire.loop.jobs import check_choice, decided_jobs, refused_jobs, round_choice, turn_jobs
 from toolwire.loop.live import LiveTurn, live_turn, with_sampled
+from toolwire.loop.metering import measure, measured
 from toolwire.loop.offer import Offer
 from toolwire.loop.seam import Invoked, Seam, sole_task
 from toolwire.loop.state import Contained, Progress, RunState
@@ -94,12 +94,11 @@ from toolwire.policy.containment import (
     policy_of,
     quarantine_by,
 )
-from toolwire.policy.egress import Ledger, limit_of
 from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.quarantine import ASK_ABOUT, Vault
-from toolwire.policy.trace import FailedStep, Held, RunTrace, ToolInvocation
+from toolwire.policy.trace import Held, RunTrace, ToolInvocation
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
@@ -244,7 +243,9 @@ class ToolLoop:
         state = state._replace(pause=None, offered=offered, invocations=())
         offer = self._offer(offered, state.options, context, exclusive,
                             holds=bool(state.vault.variables))  # fmt: skip
-        self._measure(trace, offer, state.options, context)  # its refusals are the runtime's
+        measure(
+            trace, offer.labels, state.options, context, self.seam.knows
+        )  # its refusals are the runtime's
         jobs = decided_jobs(checked, state.options.max_calls_per_turn, offer, self.registry)
         state = await self._run_jobs(state, trace, state.rounds, jobs, context, offer=offer,
                                      run_id=run_id)  # fmt: skip
@@ -377,7 +378,7 @@ class ToolLoop:
         run_id: str = "",
     ) -> LoopResult:
         if trace.egress is None:
-            self._measure(trace, offer, state.options, context)
+            measure(trace, offer.labels, state.options, context, self.seam.knows)
         try:
             return await self._rounds(state, offer, context=context, trace=trace,
                                       refusals=refusals, run_id=run_id)  # fmt: skip
@@ -434,7 +435,8 @@ class ToolLoop:
                     response = await provider.complete(request)
                     elapsed_ms, sent = (_clock() - started) * 1000, None
                 else:  # a run whose egress is counted
-                    response, elapsed_ms, sent = await self._measured(ledger, state, request,
+                    response, elapsed_ms, sent = await measured(provider, self._chained, ledger,
+                                                                state, request,
                                                                       trace, round_)  # fmt: skip
                 response, spent, checked = self._spent(state, trace, round_, specs, response,
                                                        elapsed_ms, True, price, output,
@@ -622,7 +624,8 @@ class ToolLoop:
             response = await self.provider.complete(request)
             elapsed_ms, sent = (_clock() - started) * 1000, None
         else:
-            response, elapsed_ms, sent = await self._measured(ledger, state, request, trace,
+            response, elapsed_ms, sent = await measured(self.provider, self._chained, ledger,
+                                                        state, request, trace,
                                                               round_)  # fmt: skip
         return self._spent(state, trace, round_, specs, response, elapsed_ms, count, price,
                            output, sent)  # fmt: skip
@@ -682,76 +685,6 @@ class ToolLoop:
                              state.cost.add(cost, estimated=not usage.known),
                              tally if tally is None else calibrated(tally, usage)))  # fmt: skip
         return response, spent, checked
-
-    async def _measured(
-        self,
-        ledger: Ledger,
-        state: RunState,
-        request: CompletionRequest,
-        trace: RunTrace,
-        round_: int,
-    ) -> tuple[CompletionResponse, float, egress.Sent | None]:
-        """The provider's answer to ``request``, its time, and what it carried of tool output
-        to the provider that answered; ``EgressLimit`` (with ``state``) before any copy of it
-        would pass the run's limit (see :mod:`toolwire.policy.egress`): copies an earlier
-        attempt already sent are recorded as that attempt's failure."""
-        try:
-            outgoing = ledger.outgoing(request.messages, self.provider.name)
-        except EgressLimit as over:
-            over.state = state
-            raise
-        token = egress.measured(outgoing)
-        started = _clock()
-        try:
-            response = await self.provider.complete(request)
-        except EgressLimit as over:  # a retry or another provider of the chain
-            over.state = state
-            self._sent_before(trace, round_, outgoing, over, started)
-            raise
-        except ProviderError as failed:  # the run fails: what reached the server still counts
-            if not self._chained:  # a chain records each failed attempt itself
-                self._sent_before(trace, round_, outgoing, failed, started)
-            raise
-        finally:
-            egress.done(token)
-        elapsed_ms = (_clock() - started) * 1000
-        if response.provider is not None:
-            outgoing.provider = response.provider
-        return response, elapsed_ms, outgoing.taken(answered=True)
-
-    def _sent_before(
-        self,
-        trace: RunTrace,
-        round_: int,
-        outgoing: egress.Outgoing,
-        error: Exception,
-        started: float,
-    ) -> None:
-        """Record what a request that failed had already sent of tool output (as a failed
-        attempt, when it had sent any), so that the ledger holds every copy that went out."""
-        sent = outgoing.taken()
-        if sent is None or not trace.keeps:
-            return
-        status = error.status if isinstance(error, ProviderError) else None
-        text = (
-            "the egress limit refused another copy"
-            if isinstance(error, EgressLimit)
-            else ("the provider failed the request")
-        )
-        trace.record(FailedStep(round=round_, provider=sent.provider,
-                                error_class=type(error).__name__, error=text,
-                                error_status=status, duration_ms=(_clock() - started) * 1000,
-                                egress=sent))  # fmt: skip
-
-    def _measure(
-        self, trace: RunTrace, offer: Offer, options: RunOptions, context: ToolContext
-    ) -> None:
-        """Give the segment's trace its egress ledger (see :mod:`toolwire.policy.egress`),
-        when someone reads it or the run has a limit."""
-        limit = limit_of(options.max_egress_bytes, context.workspace)
-        if trace.keeps or limit is not None:
-            trace.egress = Ledger(offer.labels, self.seam.knows, limit=limit,
-                                  spent=trace.egress_spent)  # fmt: skip
 
     def _price(self) -> tuple[str | None, str | None]:
         """What prices this loop's calls: the provider's pricing family and model."""
