@@ -49,6 +49,7 @@ from toolwire.loop import seam
 from toolwire.mcp import prompts, resources
 from toolwire.mcp.hosts import Hosts
 from toolwire.mcp.resources import DOCUMENT_TOOL, DOCUMENTS, RUN_TEMPLATE, RUNS, Resources, Runs
+from toolwire.policy.containment import quarantine_by
 from toolwire.policy.options import RunOptions
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.runs.held import CallAnswer, answer_of
@@ -62,6 +63,7 @@ from toolwire.tools.api import (
     reaches_outside,
     title_of,
 )
+from toolwire.tools.labels import quarantine_of
 from toolwire.tools.policy import Grant
 from toolwire.tools.registry import Availability
 from toolwire.workspace.prompts import shown
@@ -265,10 +267,15 @@ class ServedTools:
         self.runtime.registry.availability = availability
 
     def _offered(self) -> list[str]:
+        """What the gate offers, but a tool whose output a run would hold from its model: the
+        host's model reads whatever a call returns, and there is no run to hold it in."""
         offered, _ = self.runtime.policy.offered(
             None, context=self.context, grant=Grant(), zone=self.zone
         )
-        return offered
+        held, _ = quarantine_by(self.context.workspace)
+        registry = self.runtime.registry
+        return [n for n in offered
+                if (t := registry.get(n)) is None or quarantine_of(t, held) is None]  # fmt: skip
 
 
 async def _reported(work: Awaitable[CallAnswer], report: Report, message: str) -> CallAnswer:
