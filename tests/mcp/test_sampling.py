@@ -16,10 +16,11 @@ import pytest
 from mcp.types import CreateMessageRequestParams, ErrorData, SamplingMessage, TextContent
 
 from toolwire import ChatMessage, RunOptions, ToolLoop
+from toolwire.core.trust import TrustZone
 from toolwire.loop.live import LiveTurn
 from toolwire.loop.loop import LoopResult
 from toolwire.mcp.caller import Caller
-from toolwire.mcp.sampling import MAX_SAMPLING_TOKENS, sample
+from toolwire.mcp.sampling import MAX_SAMPLING_TOKENS, _messages, sample
 from toolwire.policy.trace import LlmStep, RequestStep, RunTrace
 from toolwire.providers.base import CompletionRequest, CompletionResponse
 from toolwire.providers.openai import OpenAIProvider
@@ -185,3 +186,14 @@ def test_a_sample_over_the_runs_openai_provider_counts_in_its_totals(
     llm = trace.of_kind(LlmStep)
     assert [s.total_tokens for s in llm] == [18, 18, 18]
     assert result.usage.total_tokens == 54
+
+
+def test_a_samples_words_reach_the_model_as_a_tools_output_would() -> None:
+    key, mail = "AKIAIOSFODNN7EXAMPLE", "ann@example.com"
+    said = params(f"the key is {key}; write to {mail}")
+    far = _messages(said, ToolContext(trust_zone=TrustZone.EXTERNAL_GLOBAL))
+    near = _messages(said, ToolContext(trust_zone=TrustZone.LOCAL))
+    nobody = _messages(said, None)  # no context: read as the least trusted zone reads
+    assert key not in far[0].content and mail not in far[0].content
+    assert key not in near[0].content and mail in near[0].content  # a zone that may see it
+    assert nobody == far

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from toolwire.policy.charter import Charter
     from toolwire.policy.trace import RunTrace
     from toolwire.providers.base import Provider, Usage
+    from toolwire.tools.api import ToolContext
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +36,8 @@ class LiveTurn:
     trace: RunTrace
     provider: Provider
     charter: Charter | None
+    # The segment's tool context: its zone and workspace say how a server's words may be read.
+    context: ToolContext | None = None
     # What a server's samples spent on the run's provider during the turn: the loop adds it
     # to the run's totals when the turn ends.
     sampled: list[tuple[Usage, Decimal | None]] = field(default_factory=list)

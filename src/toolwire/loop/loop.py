@@ -729,7 +729,8 @@ class ToolLoop:
         at: Progress = state if spent is None else spent
         if offer.remote:  # a remote tool's server may ask the run something while it is called
             live = LiveTurn(run_id=run_id or context.run_id or "", round=round_, trace=trace,
-                            provider=self.provider, charter=state.charter)  # fmt: skip
+                            provider=self.provider, charter=state.charter,
+                            context=context)  # fmt: skip
             with live_turn(live):
                 entered, vault, asked = await turn
             at = with_sampled(at, live.sampled)

@@ -32,6 +32,8 @@ from toolwire.core.trust import DataClass, TrustZone
 from toolwire.mcp.caller import Caller, InFlight
 from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Stop
+from toolwire.tools.api import ToolContext
+from toolwire.tools.disclosure import visible
 from toolwire.workspace.mcp_servers import Launch
 
 log = logging.getLogger("toolwire.mcp")
@@ -74,7 +76,7 @@ async def sample(
     refused = _refusal(caller, params)
     if refused is not None:
         return _refused(caller.server, refused)
-    messages = _messages(params)
+    messages = _messages(params, caller.turn.context if caller.turn is not None else None)
     request = CompletionRequest(messages=messages, temperature=params.temperature,
                                 max_tokens=min(params.max_tokens, MAX_SAMPLING_TOKENS))  # fmt: skip
     try:
@@ -116,11 +118,18 @@ def _zone(caller: Caller) -> TrustZone:
     return TrustZone.parse(None)  # the least trusted
 
 
-def _messages(params: CreateMessageRequestParams) -> tuple[ChatMessage, ...]:
-    said = [ChatMessage.system(params.system_prompt)] if params.system_prompt else []
+def _messages(
+    params: CreateMessageRequestParams, context: ToolContext | None
+) -> tuple[ChatMessage, ...]:
+    """The sample's messages as the run's model may read them: a server's words, like a
+    tool's output, with secrets masked and personal data as the run's zone reads it (masked
+    where no context says the zone)."""
+    shown = ToolContext() if context is None else context
+    system = params.system_prompt
+    said = [ChatMessage.system(visible(system, shown))] if system else []
     for message in params.messages:
         assert isinstance(message.content, TextContent)  # checked by _refusal
-        text = message.content.text
+        text = visible(message.content.text, shown)
         user = message.role == "user"
         said.append(ChatMessage.user(text) if user else ChatMessage.assistant(text))
     return tuple(said)
