@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
@@ -409,6 +409,9 @@ class RunTrace:
         # ``egress_spent``: the bytes earlier segments of the run sent (the runtime says).
         self.egress: Ledger | None = None
         self.egress_spent = 0
+        # What the other runs of the run's workspace sent within a window of so many seconds
+        # (the runtime's read of its store; None: no store to ask).
+        self.egress_others: Callable[[float], Awaitable[int]] | None = None
         self._wall_origin = time.time() * 1000
         self._perf_origin = time.perf_counter()
 
