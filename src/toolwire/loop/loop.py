@@ -241,10 +241,11 @@ class ToolLoop:
             going = egress_decided(state, approved=approved)
             if isinstance(going, LoopResult):
                 return going
+            going = going._replace(offered=offered)
             offer = self._offer(offered, going.options, context, exclusive,
                                 holds=bool(going.vault.variables))  # fmt: skip
-            return await self._advance(going._replace(offered=offered), offer, context=context,
-                                       trace=trace, run_id=run_id)  # fmt: skip
+            measure(trace, offer, going, context, self.seam.knows)  # with the raised allowance
+            return await self._advance(going, offer, context=context, trace=trace, run_id=run_id)
         answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
                        approved=approved, values=values)  # fmt: skip
         checked = await self._recheck(state, answers, context, run_id)

@@ -29,8 +29,11 @@ def measure(
     knows: Callable[[str], bool],
 ) -> None:
     """Give the segment's trace its egress ledger, when someone reads it or the run has a
-    limit (``knows``: whether a tool name is registered)."""
+    limit (``knows``: whether a tool name is registered). A trace that had one (the segment
+    before, in this process) carries its count on."""
     options, workspace = state.options, context.workspace
+    if trace.egress is not None:
+        trace.egress_spent = trace.egress.budget.spent
     ceilings = ceilings_of(options.max_egress_bytes, options.on_egress_limit, workspace,
                            state.egress_granted, attended=offer.attended)  # fmt: skip
     if trace.keeps or ceilings:
