@@ -151,3 +151,11 @@ def test_run_options_check_and_keep_what_passing_a_limit_does() -> None:
     kept = RunOptions.from_dict(ASKING.to_dict())
     assert (kept.on_egress_limit, kept.max_egress_bytes) == ("approve", len(NOTE))
     assert "on_egress_limit" not in RunOptions().to_dict()
+
+
+def test_a_runtime_that_cannot_store_a_pause_stops_at_the_limit() -> None:
+    from toolwire.runs.runtime import RunRequest, Runtime
+
+    request = RunRequest.of("read", provider=scripted(2), options=ASKING)
+    outcome = Runtime(ToolRegistry([read])).run_sync(request)  # no state key
+    assert outcome.result is not None and outcome.result.reason is TerminationReason.EGRESS_LIMIT

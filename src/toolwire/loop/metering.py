@@ -35,7 +35,8 @@ def measure(
     if trace.egress is not None:
         trace.egress_spent = trace.egress.budget.spent
     ceilings = ceilings_of(options.max_egress_bytes, options.on_egress_limit, workspace,
-                           state.egress_granted, attended=offer.attended)  # fmt: skip
+                           state.egress_granted,
+                           attended=offer.attended and trace.egress_can_wait)  # fmt: skip
     if trace.keeps or ceilings:
         ledger = Ledger(offer.labels, knows, spent=trace.egress_spent, ceilings=ceilings)
         others = trace.egress_others

@@ -412,6 +412,8 @@ class RunTrace:
         # What the other runs of the run's workspace sent within a window of so many seconds
         # (the runtime's read of its store; None: no store to ask).
         self.egress_others: Callable[[float], Awaitable[int]] | None = None
+        # Whether the run may wait for a person at an egress limit (the runtime can store it)
+        self.egress_can_wait = True
         self._wall_origin = time.time() * 1000
         self._perf_origin = time.perf_counter()
 

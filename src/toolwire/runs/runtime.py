@@ -457,6 +457,8 @@ class Runtime:
         if watch is not None:
             trace.subscribe(watch.step)
         trace.subscribe(partial(self._check_cancel, run))  # a partial: no frame of its own
+        # without a state key no pause can be stored: an egress limit that would ask stops
+        trace.egress_can_wait = self.state_key is not None
         return trace
 
     def _watch(
