@@ -159,3 +159,26 @@ def test_a_runtime_that_cannot_store_a_pause_stops_at_the_limit() -> None:
     request = RunRequest.of("read", provider=scripted(2), options=ASKING)
     outcome = Runtime(ToolRegistry([read])).run_sync(request)  # no state key
     assert outcome.result is not None and outcome.result.reason is TerminationReason.EGRESS_LIMIT
+
+
+def test_the_workspace_budget_is_read_again_before_every_request() -> None:
+    from types import SimpleNamespace
+
+    from toolwire.tools.api import ToolContext
+
+    asked: list[float] = []
+    others = iter([0, 0, 10_000])  # another run of the workspace sends meanwhile
+
+    async def window(seconds: float) -> int:
+        asked.append(seconds)
+        return next(others)
+
+    workspace = SimpleNamespace(max_workspace_bytes=1000, egress_window=3600.0)
+    trace = RunTrace()
+    trace.egress_others = window
+    context = ToolContext(workspace=workspace)
+    result = asyncio.run(loop_of(2).run(MESSAGES, options=RunOptions(max_rounds=8),
+                                        context=context, trace=trace))  # fmt: skip
+    assert result.reason is TerminationReason.EGRESS_LIMIT
+    assert asked == [3600.0] * 3  # before each request: the third found the budget spent
+    assert [s.kind for s in trace.steps].count("llm") == 2

@@ -662,12 +662,12 @@ def _window(trace: RunTrace, recorder: RunRecorder, run_id: str, workspace: str 
     read = getattr(recorder, "workspace_egress", None)
     if workspace is None or not callable(read):
         return
-    key, known = workspace_key(workspace), [0]
+    known = [0]
 
-    def others(seconds: float) -> int:
+    def others(seconds: float) -> int:  # the key made here: a run with no limit never asks
         since = datetime.now(UTC) - timedelta(seconds=seconds)
         try:
-            known[0] = int(read(key, since=since, excluding=run_id))
+            known[0] = int(read(workspace_key(workspace), since=since, excluding=run_id))
         except StoreError:
             log.warning("run %s: the workspace's egress could not be read", run_id, exc_info=True)
         return known[0]
