@@ -123,7 +123,7 @@ def test_a_bad_workspace_limit_names_the_file_and_key(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def keyed(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def keyed(tmp_path: Path, *args: str, db: bool = True) -> subprocess.CompletedProcess[str]:
     """``toolwire`` in a process of its own, with a state key: a run may wait and resume."""
     env = {
         **{k: v for k, v in os.environ.items() if k not in ("TOOLWIRE_DB", "COLUMNS")},
@@ -131,8 +131,9 @@ def keyed(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         "COLUMNS": "200",
         "TOOLWIRE_STATE_KEY": "cd" * 32,
     }
+    where = ["--db", str(tmp_path / "runs.sqlite")] if db else []
     return subprocess.run(
-        [sys.executable, "-m", "toolwire", *args, "--db", str(tmp_path / "runs.sqlite")],
+        [sys.executable, "-m", "toolwire", *args, *where],
         capture_output=True, text=True, timeout=60, check=False, env=env,
     )  # fmt: skip
 
@@ -200,3 +201,15 @@ def test_bad_egress_settings_name_the_file_and_key(tmp_path: Path) -> None:
         assert "Traceback" not in done.stderr
     option = tw(tmp_path, "run", "--on-egress-limit", "ask", "q")
     assert option.returncode == 2 and "'--on-egress-limit'" in option.stderr
+
+
+def test_a_run_nobody_can_resume_stops_at_a_limit_that_would_ask(tmp_path: Path) -> None:
+    model = FakeModel(TURNS)
+    with loopback(model) as base:
+        done = keyed(tmp_path, "run", *LOCAL, "--base-url", f"{base}/v1", "--workspace",
+                     _workspace(tmp_path), "--tool", "list_tables", "--json", "--no-store",
+                     "--max-egress-bytes", "1", "--on-egress-limit", "approve", "q",
+                     db=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["reason"] == "egress_limit"  # no terminal, no store: stop
+    assert [sum(s.values()) for s in received(c.json() for c in model.captured)] == [0]

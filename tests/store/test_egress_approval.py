@@ -213,3 +213,39 @@ def _age(store: RunStore, by: timedelta) -> None:
     with engine.begin() as connection:
         connection.execute(update(schema.egress).values(at=datetime.now(UTC) - by))
     engine.dispose()
+
+
+PG_INDEXES = "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+
+
+def test_a_version_13_database_gains_the_runs_workspace(backend: Backend, tmp_path: Path) -> None:
+    from sqlalchemy import text
+
+    from toolwire.store.migrations import LATEST
+
+    path = workspace_file(tmp_path, f"max_workspace_bytes = {100 * ONE}")
+    context = ToolContext(workspace=load_workspace(path))
+    key, model = StateKey.generate(), FakeModel(turns=[*READS[:1], "done"])
+    with loopback(model) as url:
+        old = start(backend.open(), key, url, RunOptions(), context)
+        for store in backend.stores:
+            store.close()
+        engine = create_engine(backend.stores[0].url)
+        with engine.begin() as connection:
+            connection.execute(text("DROP INDEX ix_runs_workspace"))
+            connection.execute(text("ALTER TABLE runs DROP COLUMN workspace"))
+            connection.execute(update(schema.schema_version).values(version=13))
+        engine.dispose()
+        again = backend.open()
+        assert again.workspace_egress(_key(path)) == 0  # stored before: counted nowhere
+        fresh = start(again, key, url, RunOptions(), context)
+    assert old.status is fresh.status is RunStatus.COMPLETED
+    assert again.workspace_egress(_key(path)) == ONE
+    engine = create_engine(again.url)
+    with engine.connect() as connection:
+        listed = (PG_INDEXES if backend.kind == "postgresql"
+                  else "SELECT name FROM sqlite_master WHERE type = 'index'")  # fmt: skip
+        names = set(connection.execute(text(listed)).scalars())
+        version = connection.execute(text("SELECT version FROM schema_version")).scalar()
+    engine.dispose()
+    assert "ix_runs_workspace" in names and version == LATEST == 15
