@@ -249,3 +249,30 @@ def test_a_version_13_database_gains_the_runs_workspace(backend: Backend, tmp_pa
         version = connection.execute(text("SELECT version FROM schema_version")).scalar()
     engine.dispose()
     assert "ix_runs_workspace" in names and version == LATEST == 15
+
+
+def test_runs_racing_a_workspace_budget_pass_it_by_at_most_one_request_each(
+    backend: Backend, tmp_path: Path
+) -> None:
+    import asyncio
+
+    limit = 5 * ONE
+    path = workspace_file(tmp_path, f"max_workspace_bytes = {limit}")
+    context = ToolContext(workspace=load_workspace(path))
+    key, model = StateKey.generate(), FakeModel(turns=[*READS, "done"])  # 6 ONE each, alone
+    store = backend.open()
+    with loopback(model) as url:
+        runner = runtime(store, key, url)
+
+        async def both() -> list[RunOutcome]:
+            requests = [RunRequest.of("go", provider=provider_at(url), options=RunOptions(),
+                                      context=context) for _ in range(3)]  # fmt: skip
+            return list(await asyncio.gather(*(runner.run(r) for r in requests)))
+
+        outcomes = asyncio.run(both())
+    reasons = [o.result.reason for o in outcomes if o.result is not None]
+    assert "egress_limit" in reasons  # 18 ONE wanted, 5 allowed
+    total = sum(sent_by_server(model))
+    assert total == store.workspace_egress(_key(path))
+    largest = 3 * ONE  # the most one request of these runs carries
+    assert total <= limit + 2 * largest  # one request in flight per other run, at most
