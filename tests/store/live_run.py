@@ -44,8 +44,8 @@ elicitation_timeout = {wait_s}
     tools, problems = remote_registry(ws)
     assert problems == [], problems
     store = RunStore.open(url)
-    turns: list[dict[str, object]] = [{"tool_calls": [{"name": "asking__sign_up", "arguments": {}}]},
-             {"content": "signed up"}]  # fmt: skip
+    call = {"name": "asking__sign_up", "arguments": {}}
+    turns: list[dict[str, object]] = [{"tool_calls": [call]}, {"content": "signed up"}]
     request = RunRequest.of("sign me up", provider=ScriptedProvider.from_turns(turns),
                             options=RunOptions(trust_zone="local"),
                             context=ToolContext(user=User(user)))  # fmt: skip

@@ -28,7 +28,7 @@ from toolwire.inspector.service import refusal
 from toolwire.inspector.settings import InspectorSettings
 from toolwire.inspector.stored import RunId
 from toolwire.mcp.asks import ASKS
-from toolwire.mcp.board import answer_on_board, find_question
+from toolwire.mcp.board import NOT_YOURS, answer_on_board, find_question
 from toolwire.policy.charter import CharterRefused
 from toolwire.runs.questions import QuestionBoard, board_of
 from toolwire.tools.api import User
@@ -84,6 +84,6 @@ def _may_answer(run_id: str, question: str, operator: User) -> None:
     if operator.is_admin:
         return
     for ask in ASKS.pending(run_id):
-        if ask.id == question and ask.acting == operator.name:
-            return
-    raise ApiError(403, "this operator may not answer for this run (it acts for someone else)")
+        if ask.id == question and ask.acting != operator.name:
+            raise ApiError(403, NOT_YOURS)
+    # Not open here, or the operator's own: taking the answer says which.
