@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -294,6 +295,37 @@ def test_an_answer_on_the_board_first_wins_over_one_given_where_the_run_is(
     assert (status(store, outcome.run_id), rows(store)) == (RunStatus.COMPLETED, 0)
 
 
+def test_nothing_of_an_answered_question_is_left_in_the_store(
+    backend: Backend, tmp_path: Path
+) -> None:
+    """The message and the answer's values are in the store only while the question is open
+    (on SQLite, once the log is checkpointed, not even in the file's free pages)."""
+    store = backend.open()
+    message, value = f"CANARY-message-{uuid.uuid4().hex}", f"CANARY-value-{uuid.uuid4().hex}"
+    kept: list[bytes] = []
+
+    async def here(ask: Ask) -> Reply:
+        kept.append(backend.raw_bytes())
+        return Reply(action="accept", content={"name": value}, by="here")
+
+    request = RunRequest.of("go", provider=ScriptedProvider.from_turns(SIGN_UP),
+                            options=RunOptions(trust_zone="local"),
+                            context=ToolContext(user=User("ada")))  # fmt: skip
+    try:
+        with attending(here):
+            outcome = Runtime(asking_tools(tmp_path, message), recorder=store).run_sync(request)
+    finally:
+        HUB.close()
+    assert outcome.status is RunStatus.COMPLETED
+    assert message.encode() in kept[0]  # the canary is real: the open question holds it
+    if backend.path is not None:
+        with store.engine.connect() as connection:
+            connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = backend.raw_bytes()
+    assert [c for c in (message, value) if c.encode() in data] == []
+    assert rows(store) == 0
+
+
 def test_a_run_nobody_attends_still_declines_at_once_and_puts_nothing_on_the_board(
     backend: Backend, tmp_path: Path
 ) -> None:
@@ -316,16 +348,17 @@ CALL = {"name": "asking__sign_up", "arguments": {}}
 SIGN_UP: list[dict[str, Any]] = [{"tool_calls": [CALL]}, {"content": "done"}]
 
 
-def asking_tools(folder: Path) -> ToolRegistry:
+def asking_tools(folder: Path, message: str = "Who are you?") -> ToolRegistry:
     ws = workspace(folder, f"""
 [mcp_servers.asking]
 command = "{PYTHON}"
 args = [{script("asking.py")}]
+pass_env = ["MESSAGE"]
 enabled = true
 admin_only = false
 data_class = "public"
 timeout = 20
-""")  # fmt: skip
+""", environ={"MESSAGE": message})  # fmt: skip
     tools, problems = remote_registry(ws)
     assert problems == []
     return tools
