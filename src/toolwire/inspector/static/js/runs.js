@@ -425,7 +425,9 @@ async function pendingOf(id, run, decide, shown) {
     const path = `/runs/${encodeURIComponent(id)}/questions`;
     const found = run.status === "awaiting_input" ? await call("GET", path) : null;
     const ask = Array.isArray(found && found.questions) ? found.questions[0] : null;
-    if (ask) return questionPanel(ask, (body) => answerLive(path, String(ask.id), body, shown));
+    if (ask) {
+      return questionPanel(ask, (body) => answerLive(id, path, String(ask.id), body, shown));
+    }
     return pendingPanel(await call("GET", `/runs/${encodeURIComponent(id)}/pending`), decide);
   } catch (err) {
     return h("p", { class: "banner error" },
@@ -433,12 +435,23 @@ async function pendingOf(id, run, decide, shown) {
   }
 }
 
-// A live question's answer sent; null once taken (the run is shown again), else the refusal.
-async function answerLive(path, id, body, shown) {
+// A live question's answer sent; null once taken, else the refusal. The run's own process
+// takes the answer within a poll: the run is shown again once it stopped waiting (or after
+// LIVE_ANSWER_WAIT_MS, as it stands then).
+const LIVE_ANSWER_WAIT_MS = 5000;
+const LIVE_ANSWER_POLL_MS = 200;
+
+async function answerLive(runId, path, id, body, shown) {
   try {
     await call("POST", `${path}/${encodeURIComponent(id)}`, body);
   } catch (err) {
     return errorText(err, "The answer could not be sent.");
+  }
+  const until = Date.now() + LIVE_ANSWER_WAIT_MS;
+  while (Date.now() < until) {
+    await new Promise((done) => { setTimeout(done, LIVE_ANSWER_POLL_MS); });
+    const run = await call("GET", `/runs/${encodeURIComponent(runId)}`).catch(() => null);
+    if (!run || run.status !== "awaiting_input") break;
   }
   shown();
   return null;
