@@ -190,6 +190,25 @@ def test_a_live_question_is_declined_or_cancelled_from_another_process(
     assert (status(store, run.run_id), rows(store)) == (RunStatus.COMPLETED, 0)
 
 
+def test_a_run_waiting_on_a_live_question_is_cancelled_from_another_process(
+    backend: Backend, tmp_path: Path
+) -> None:
+    store = backend.open()
+    with live_run(backend, tmp_path) as run:
+        run.question(store)
+        approve = toolwire(backend, "runs", "approve", run.run_id)
+        assert approve.returncode == 1
+        assert " ".join(approve.stderr.split()) == (
+            "error: this run waits on a live question of its MCP server, not on a paused turn: "
+            "answer the question (toolwire runs input, or the inspector's panel)"
+        )
+        cancelled = toolwire(backend, "runs", "cancel", run.run_id)
+        assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+        ended = run.ended()
+    assert ended["status"] == "cancelled"
+    assert (status(store, run.run_id), rows(store)) == (RunStatus.CANCELLED, 0)
+
+
 def test_a_question_nobody_answers_expires_and_leaves_no_row(
     backend: Backend, tmp_path: Path
 ) -> None:
