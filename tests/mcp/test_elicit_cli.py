@@ -12,7 +12,11 @@ import sys
 import time
 from pathlib import Path
 
+import sqlalchemy
+
 from toolwire.cli.ask import actor
+from toolwire.store import RunStore
+from toolwire.store.schema import questions
 
 from ..test_cli_input import converse
 from .kit import PYTHON, script
@@ -117,3 +121,26 @@ def elsewhere(asked: Asked, db: str) -> subprocess.CompletedProcess[str]:
 
     (waiting,) = json.loads(toolwire("runs", "pending", "--json").stdout)
     return toolwire("runs", "input", waiting["id"], "--json", '{"name": "Cy"}')
+
+
+def test_a_recorded_run_answered_at_its_terminal_leaves_no_question_in_the_store(
+    tmp_path: Path,
+) -> None:
+    asked = Asked(tmp_path)
+    db = str(tmp_path / "runs.db")
+    args = ["run", "--workspace", str(asked.workspace), "--script", str(asked.script),
+            "--db", db, "sign me up"]  # fmt: skip
+    code, seen = converse(asked, args, [(PROMPT, '{"name": "Di"}')])  # type: ignore[arg-type]
+    assert code == 0, seen
+    flat = " ".join(seen.split())
+    assert '{"action": "accept", "content": {"name": "Di", "plan": "free"}}' in flat
+    with RunStore.open(db) as store:
+        (run,) = store.list_runs()
+        assert (run.status, store.open_questions()) == ("completed", [])
+        with store.engine.connect() as connection:
+            assert (
+                connection.execute(
+                    sqlalchemy.select(sqlalchemy.func.count()).select_from(questions)
+                ).scalar()
+                == 0
+            )
