@@ -9,13 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser
 
 from toolwire.inspector import create_app
 from toolwire.store import RunStore
 
-from ..inspector_kit import live_server, settings
+from ..inspector_kit import TOKEN, live_server, settings
 from ..store.conftest import Backend
 from ..store.test_live_questions import live_run
+from .axe import audit, axe_context
 from .harness import Watched
 
 pytestmark = pytest.mark.browser
@@ -66,3 +68,26 @@ def test_the_stored_runs_panel_answers_a_question_another_process_waits_on(
     content = {"name": "Ada", "plan": "free", "age": 36}
     assert json.loads(ended["told"]) == {"action": "accept", "content": content}
     page.wait_for_selector(".question-panel", state="detached", timeout=20_000)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_live_questions_panel_has_no_serious_accessibility_problem(
+    browser: Browser, base: str, store: RunStore, folder: Path, scheme: str
+) -> None:
+    backend = Backend(kind="sqlite", url=str(folder / "runs.db"), path=folder / "runs.db")
+    context = axe_context(browser, 1280, scheme)
+    page = context.new_page()
+    try:
+        with live_run(backend, folder) as run:
+            run.question(store)
+            page.goto(f"{base}/#token={TOKEN}")
+            page.wait_for_selector("body[data-ready=true]")
+            page.goto(f"{base}/#run={run.run_id}")
+            page.wait_for_selector(".question-panel .question-until", timeout=20_000)
+            found = audit(page)
+            page.click(".question-panel button:text-is('Decline')")
+            ended = run.ended()
+    finally:
+        context.close()
+    assert found == [], found
+    assert json.loads(ended["told"]) == {"action": "decline", "content": None}
