@@ -12,11 +12,13 @@ killed while it waits leaves its run interrupted. Every way, the question's row 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -37,6 +39,7 @@ from toolwire.mcp.board import answer_on_board
 from toolwire.mcp.elicit import NOBODY
 from toolwire.mcp.hub import HUB
 from toolwire.policy.trace import DecisionStep
+from toolwire.queue.follow import follow
 from toolwire.runs.questions import LiveQuestion
 from toolwire.runs.runtime import RunRequest, Runtime
 from toolwire.store import RunStore, schema
@@ -207,6 +210,34 @@ def test_a_run_waiting_on_a_live_question_is_cancelled_from_another_process(
         ended = run.ended()
     assert ended["status"] == "cancelled"
     assert (status(store, run.run_id), rows(store)) == (RunStatus.CANCELLED, 0)
+
+
+def test_a_run_followed_from_the_store_is_followed_on_through_its_live_question(
+    backend: Backend, tmp_path: Path
+) -> None:
+    """A follower (the inspector's live view of a run another process carries out) does not
+    stop at the question: the run is carried on, and its end is the run's real end."""
+    store = backend.open()
+    events: list[dict[str, Any]] = []
+
+    async def following(run_id: str) -> None:
+        async for event in follow(store, run_id):
+            events.append(event)
+
+    with live_run(backend, tmp_path) as run:
+        question = run.question(store)
+        follower = threading.Thread(target=asyncio.run, args=(following(run.run_id),))
+        follower.start()
+        time.sleep(1.0)  # ten polls of the follower
+        assert follower.is_alive(), events[-1]
+        answer_on_board(store, run.run_id, question.id, action="decline", values=None,
+                        operator=User("ops", is_admin=True))  # fmt: skip
+        follower.join(WAIT_S)
+        run.ended()
+    ends = [e for e in events if e["type"] == "end"]
+    assert [e["status"] for e in ends] == ["completed"] and events[-1] is ends[0]
+    decided = [e["step"].get("decision") for e in events if e["type"] == "step"]
+    assert "elicit:decline" in decided
 
 
 def test_a_question_nobody_answers_expires_and_leaves_no_row(

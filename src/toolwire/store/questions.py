@@ -20,7 +20,7 @@ from sqlalchemy import Connection, Engine, and_, delete, exists, insert, or_, se
 from toolwire.core.jsonenc import dumps, loads
 from toolwire.core.lifecycle import ASKING, RunStatus
 from toolwire.runs.questions import Gone, LiveQuestion, StoredAnswer
-from toolwire.store import schema
+from toolwire.store import liveness, schema
 from toolwire.store.engine import errors
 from toolwire.store.rows import is_run_id, now
 
@@ -84,6 +84,19 @@ def close_question(engine: Engine, run_id: str, question_id: str) -> None:
     with errors(f"close a question of run {run_id}"), engine.begin() as connection:
         _erasing(connection, gone)
         connection.execute(resumed)
+
+
+def asker(engine: Engine, run_id: str) -> liveness.Owner | None:
+    """The process ``run_id`` waits in on a live question; None when it waits on none."""
+    if not is_run_id(run_id):
+        return None
+    columns = (_runs.c.owner_host, _runs.c.owner_pid, _runs.c.owner_started)
+    query = select(*columns).where(_runs.c.id == run_id, LIVE_QUESTION)
+    with errors(f"read run {run_id}"), engine.connect() as connection:
+        row = connection.execute(query).first()
+    if row is None:
+        return None
+    return liveness.Owner(host=row.owner_host, pid=row.owner_pid or 0, started=row.owner_started)
 
 
 def drop_questions(connection: Connection, run_id: str) -> None:

@@ -382,6 +382,17 @@ class RunStore:
             found = questions.open_questions(self._engine, run_id)
         return found
 
+    def asking(self, run_id: str) -> bool:
+        """Whether the run waits on a live question, in a process still alive (a dead one's
+        run is interrupted here)."""
+        owner = questions.asker(self._engine, run_id)
+        if owner is None:
+            return False
+        if liveness.is_dead(owner):
+            self.mark_interrupted()
+            return False
+        return True
+
     # -- operating ----------------------------------------------------------------------------
 
     def request_cancel(self, run_id: str) -> bool:
