@@ -16,7 +16,7 @@ from toolwire.store import RunStore
 
 from ..inspector_kit import TOKEN, live_server, settings
 from ..store.conftest import Backend
-from ..store.test_live_questions import live_run
+from ..store.test_live_questions import KEY, live_run
 from .axe import audit, axe_context
 from .harness import Watched
 
@@ -31,13 +31,14 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def store(folder: Path) -> Iterator[RunStore]:
     opened = RunStore.open(str(folder / "runs.db"))
+    opened.seal_with(KEY)  # a question's words are sealed with the state key
     yield opened
     opened.close()
 
 
 @pytest.fixture(scope="module")
 def base(store: RunStore) -> Iterator[str]:
-    with live_server(create_app(settings(store=store))) as url:
+    with live_server(create_app(settings(store=store, state_key=KEY))) as url:
         yield url
 
 

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from toolwire import RunOptions, ScriptedProvider
+from toolwire.core.sealing import load_key
 from toolwire.mcp.asks import attending
 from toolwire.mcp.hub import HUB
 from toolwire.policy.trace import DecisionStep
@@ -51,7 +52,8 @@ elicitation_timeout = {wait_s}
                             context=ToolContext(user=User(user)))  # fmt: skip
     try:
         with attending():  # a person can be asked, as in the inspector
-            outcome = await Runtime(tools, recorder=store).run(
+            key = load_key()  # the test's TOOLWIRE_STATE_KEY: the question's words are sealed
+            outcome = await Runtime(tools, recorder=store, state_key=key).run(
                 request, on_start=lambda run_id: said({"run_id": run_id})
             )
     finally:

@@ -260,7 +260,7 @@ def test_a_rerun_in_the_inspector_keeps_the_runs_user_workspace_and_level(
     assert "list_users" not in context["tools"]  # offered to ann, who is no admin
     rerun = context["run_id"]
     with RunStore.open(backend.url) as store:
-        store.seal_charters(KEY)  # a charter is read back with the key it was sealed under
+        store.seal_with(KEY)  # a charter is read back with the key it was sealed under
         charter = store.charter_of(rerun)
         stored = store.get_run(rerun)
     assert charter is not None and charter.user == ANN
@@ -453,7 +453,7 @@ def test_a_run_sealed_with_a_version_1_charter_still_resumes_where_it_pointed(
     for outcome in (moved, kept):
         as_version_1(backend.url, outcome.run_id, ours)
     with RunStore.open(backend.url) as store:
-        store.seal_charters(KEY)
+        store.seal_with(KEY)
         runtime = Runtime(default_registry(discover=False), recorder=store, state_key=KEY)
         charter = store.charter_of(kept.run_id)
         assert charter is not None and charter.to_dict()["version"] == 1  # kept as it was

@@ -33,6 +33,7 @@ from sqlalchemy import func, select
 from toolwire import RunOptions, ScriptedProvider, ToolRegistry
 from toolwire.cli.ask import actor
 from toolwire.core.lifecycle import RunStatus, can_move
+from toolwire.core.sealing import StateKey
 from toolwire.inspector import create_app
 from toolwire.mcp.asks import Ask, Reply, attending
 from toolwire.mcp.board import answer_on_board
@@ -44,6 +45,7 @@ from toolwire.runs.questions import LiveQuestion
 from toolwire.runs.runtime import RunRequest, Runtime
 from toolwire.store import RunStore, schema
 from toolwire.store.interrupted import INTERRUPTED_ERROR
+from toolwire.store.questions import NO_KEY, SEALED
 from toolwire.tools.api import ToolContext, User
 
 from ..inspector_kit import AUTH, live_server, settings
@@ -52,7 +54,10 @@ from .conftest import Backend
 
 ROOT = Path(__file__).parents[2]
 WAIT_S = 60.0
-ENV = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", "COLUMNS": "200"}
+KEY_TEXT = "5e" * 32  # the state key every process of these tests holds (one ignores it)
+KEY = StateKey.parse(KEY_TEXT, "test")
+ENV = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", "COLUMNS": "200",
+       "TOOLWIRE_STATE_KEY": KEY_TEXT}  # fmt: skip
 
 
 class LiveRun:
@@ -115,6 +120,13 @@ def toolwire(backend: Backend, *args: str) -> subprocess.CompletedProcess[str]:
                           check=False)  # fmt: skip
 
 
+def keyed(backend: Backend) -> RunStore:
+    """The backend's store in a process holding the tests' state key."""
+    store = backend.open()
+    store.seal_with(KEY)
+    return store
+
+
 def status(store: RunStore, run_id: str) -> RunStatus:
     found = store.get_run(run_id)
     assert found is not None
@@ -135,7 +147,7 @@ def told(ended: dict[str, Any]) -> dict[str, Any]:
 def test_a_live_question_is_listed_and_answered_by_another_process(
     backend: Backend, tmp_path: Path
 ) -> None:
-    store = backend.open()
+    store = keyed(backend)
     with live_run(backend, tmp_path) as run:
         question = run.question(store)
         assert status(store, run.run_id) is RunStatus.AWAITING_INPUT
@@ -182,7 +194,7 @@ def test_a_live_question_is_listed_and_answered_by_another_process(
 def test_a_live_question_is_declined_or_cancelled_from_another_process(
     backend: Backend, tmp_path: Path, action: str
 ) -> None:
-    store = backend.open()
+    store = keyed(backend)
     with live_run(backend, tmp_path) as run:
         run.question(store)
         done = toolwire(backend, "runs", "input", run.run_id, f"--{action}")
@@ -196,7 +208,7 @@ def test_a_live_question_is_declined_or_cancelled_from_another_process(
 def test_a_run_waiting_on_a_live_question_is_cancelled_from_another_process(
     backend: Backend, tmp_path: Path
 ) -> None:
-    store = backend.open()
+    store = keyed(backend)
     with live_run(backend, tmp_path) as run:
         run.question(store)
         approve = toolwire(backend, "runs", "approve", run.run_id)
@@ -217,7 +229,7 @@ def test_a_run_followed_from_the_store_is_followed_on_through_its_live_question(
 ) -> None:
     """A follower (the inspector's live view of a run another process carries out) does not
     stop at the question: the run is carried on, and its end is the run's real end."""
-    store = backend.open()
+    store = keyed(backend)
     events: list[dict[str, Any]] = []
 
     async def following(run_id: str) -> None:
@@ -243,7 +255,7 @@ def test_a_run_followed_from_the_store_is_followed_on_through_its_live_question(
 def test_a_question_nobody_answers_expires_and_leaves_no_row(
     backend: Backend, tmp_path: Path
 ) -> None:
-    store = backend.open()
+    store = keyed(backend)
     with live_run(backend, tmp_path, wait_s=1.5) as run:
         run.question(store)
         assert status(store, run.run_id) is RunStatus.AWAITING_INPUT
@@ -256,7 +268,7 @@ def test_a_question_nobody_answers_expires_and_leaves_no_row(
 def test_a_process_killed_while_it_waits_leaves_its_run_interrupted(
     backend: Backend, tmp_path: Path
 ) -> None:
-    store = backend.open()
+    store = keyed(backend)
     with live_run(backend, tmp_path) as run:
         run.question(store)
         run.kill()
@@ -273,7 +285,7 @@ def test_a_process_killed_while_it_waits_leaves_its_run_interrupted(
 def test_an_inspector_that_is_not_the_runs_answers_only_for_whom_it_may(
     backend: Backend, tmp_path: Path
 ) -> None:
-    store = backend.open()
+    store = keyed(backend)
     with live_run(backend, tmp_path, user="ada") as run:
         question = run.question(store)
         path = f"/api/runs/{run.run_id}/questions"
@@ -317,7 +329,7 @@ def test_an_answer_on_the_board_first_wins_over_one_given_where_the_run_is(
 ) -> None:
     """A person where the run is carried out answers after another process did: the board's
     answer, written first, is the one the server reads."""
-    store = backend.open()
+    store = keyed(backend)
     seen: list[RunStatus] = []
 
     async def here(ask: Ask) -> Reply:
@@ -332,7 +344,7 @@ def test_an_answer_on_the_board_first_wins_over_one_given_where_the_run_is(
                             context=ToolContext(user=User("ada")))  # fmt: skip
     try:
         with attending(here):
-            outcome = Runtime(tools, recorder=store).run_sync(request)
+            outcome = Runtime(tools, recorder=store, state_key=KEY).run_sync(request)
     finally:
         HUB.close()
     assert outcome.result is not None
@@ -345,17 +357,17 @@ def test_an_answer_on_the_board_first_wins_over_one_given_where_the_run_is(
     assert (status(store, outcome.run_id), rows(store)) == (RunStatus.COMPLETED, 0)
 
 
-def test_nothing_of_an_answered_question_is_left_in_the_store(
+def test_a_questions_words_and_answer_are_never_in_the_store_in_clear(
     backend: Backend, tmp_path: Path
 ) -> None:
-    """The message and the answer's values are in the store only while the question is open
-    (on SQLite, once the log is checkpointed, not even in the file's free pages)."""
-    store = backend.open()
+    """The message and the answer's values are sealed on the board while the question is
+    open, and gone with its row once it is answered."""
+    store = keyed(backend)
     message, value = f"CANARY-message-{uuid.uuid4().hex}", f"CANARY-value-{uuid.uuid4().hex}"
-    kept: list[bytes] = []
+    kept: list[tuple[bytes, list[LiveQuestion]]] = []
 
     async def here(ask: Ask) -> Reply:
-        kept.append(backend.raw_bytes())
+        kept.append((backend.raw_bytes(), store.open_questions(ask.run_id)))
         return Reply(action="accept", content={"name": value}, by="here")
 
     request = RunRequest.of("go", provider=ScriptedProvider.from_turns(SIGN_UP),
@@ -363,28 +375,68 @@ def test_nothing_of_an_answered_question_is_left_in_the_store(
                             context=ToolContext(user=User("ada")))  # fmt: skip
     try:
         with attending(here):
-            outcome = Runtime(asking_tools(tmp_path, message), recorder=store).run_sync(request)
+            outcome = Runtime(asking_tools(tmp_path, message), recorder=store,
+                              state_key=KEY).run_sync(request)  # fmt: skip
     finally:
         HUB.close()
     assert outcome.status is RunStatus.COMPLETED
-    assert message.encode() in kept[0]  # the canary is real: the open question holds it
-    if backend.path is not None:
-        with store.engine.connect() as connection:
-            connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    ((open_bytes, on_board),) = kept
+    assert [q.message for q in on_board] == [message]  # on the board, opened with the key
+    assert message.encode() not in open_bytes  # but sealed there
     data = backend.raw_bytes()
     assert [c for c in (message, value) if c.encode() in data] == []
     assert rows(store) == 0
 
 
-def test_a_run_nobody_attends_still_declines_at_once_and_puts_nothing_on_the_board(
+def test_a_process_without_the_key_keeps_no_question_and_cannot_read_or_answer_one(
     backend: Backend, tmp_path: Path
 ) -> None:
-    store = backend.open()
+    """A run whose process has no state key asks only where it is carried out; a process
+    without the key sees another run's question is open, not its words, and cannot answer."""
+    plain = backend.open()
+    seen: list[int] = []
+
+    async def here(ask: Ask) -> Reply:
+        seen.append(rows(plain))
+        return Reply(action="decline", by="here")
+
     request = RunRequest.of("go", provider=ScriptedProvider.from_turns(SIGN_UP),
                             options=RunOptions(trust_zone="local"),
                             context=ToolContext(user=User("ada")))  # fmt: skip
     try:
-        outcome = Runtime(asking_tools(tmp_path), recorder=store).run_sync(request)
+        with attending(here):
+            outcome = Runtime(asking_tools(tmp_path), recorder=plain).run_sync(request)
+    finally:
+        HUB.close()
+    assert (outcome.status, seen) == (RunStatus.COMPLETED, [0])
+    with live_run(backend, tmp_path) as run:
+        question = run.question(keyed(backend))
+        (without,) = backend.open().open_questions(run.run_id)
+        assert (without.id, without.message, without.fields) == (question.id, SEALED, ())
+        env = {k: v for k, v in ENV.items() if k != "TOOLWIRE_STATE_KEY"}
+        folder = tmp_path / "no-key"  # a data folder with no key file
+        answered = subprocess.run(
+            [sys.executable, "-m", "toolwire", "runs", "input", run.run_id, "--decline",
+             "--db", backend.url, "--data-dir", str(folder)],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert answered.returncode == 1, answered
+        assert NO_KEY in " ".join(answered.stderr.split()), answered
+        assert "Traceback" not in answered.stdout + answered.stderr
+        reply = toolwire(backend, "runs", "input", run.run_id, "--decline")
+        assert reply.returncode == 0, reply
+        assert told(run.ended()) == {"action": "decline", "content": None}
+
+
+def test_a_run_nobody_attends_still_declines_at_once_and_puts_nothing_on_the_board(
+    backend: Backend, tmp_path: Path
+) -> None:
+    store = keyed(backend)
+    request = RunRequest.of("go", provider=ScriptedProvider.from_turns(SIGN_UP),
+                            options=RunOptions(trust_zone="local"),
+                            context=ToolContext(user=User("ada")))  # fmt: skip
+    try:
+        outcome = Runtime(asking_tools(tmp_path), recorder=store, state_key=KEY).run_sync(request)
     finally:
         HUB.close()
     assert outcome.result is not None

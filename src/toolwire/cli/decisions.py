@@ -87,6 +87,8 @@ def pending(
     console = Console(highlight=False, soft_wrap=True, stderr=as_json)
     key = read_key(console, data_dir)
     with open_or_exit(console, db, data_dir) as store:
+        if key is not None:  # a live question's words are sealed with it
+            store.seal_with(key)
         live = guard(console, store.open_questions)  # first: a dead asker is interrupted
         found = guard(console, lambda: store.list_runs(waiting=True, limit=1000))
         runtime = Runtime(registry_for(console, store), recorder=store, state_key=key)
@@ -200,11 +202,19 @@ def _answered_live(
 ) -> bool:
     """Answer the run's live question, if it has one open (False: it has none)."""
     console = Console(highlight=False, soft_wrap=True)
+    key = read_key(console, where.data_dir)
     with open_or_exit(console, where.db, where.data_dir) as store:
+        if key is not None:  # a live question's words and answer are sealed with it
+            store.seal_with(key)
         run_id = resolve_prefix(console, store, run_id)
         live = guard(console, lambda: store.open_questions(run_id))
         if not live:
             return False
+        if key is None:
+            from toolwire.store.questions import NO_KEY
+
+            error(console, NO_KEY)
+            raise typer.Exit(1)
         answer_live(console, store, run_id, live, question=question, action=action,
                     values=values)  # fmt: skip
     return True

@@ -20,7 +20,7 @@ from rich.text import Text
 from toolwire.cli.ask import actor
 from toolwire.cli.questions import field_line
 from toolwire.cli.show import error, local_time, safe
-from toolwire.core.errors import DecisionError
+from toolwire.core.errors import DecisionError, StoreError
 from toolwire.mcp.board import answer_on_board, fields_of
 from toolwire.tools.api import User
 
@@ -66,7 +66,7 @@ def answer_live(
     try:
         reply = answer_on_board(store, run_id, chosen.id, action=action, values=values,
                                 operator=operator)  # fmt: skip
-    except DecisionError as exc:
+    except (DecisionError, StoreError) as exc:
         error(console, safe(str(exc), None))
         raise typer.Exit(1) from None
     fields = 0 if reply.content is None else len(reply.content)

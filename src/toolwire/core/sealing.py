@@ -54,7 +54,7 @@ from toolwire.core.binding import (
 from toolwire.core.errors import ConfigError, StateKeyMissing, StateUnreadable
 
 __all__ = [
-    "CHECKPOINT", "KEY_BYTES", "KEY_FILE_NAME", "KEY_VARIABLE", "QUEUED_REQUEST",
+    "CHECKPOINT", "KEY_BYTES", "KEY_FILE_NAME", "KEY_VARIABLE", "QUESTION", "QUEUED_REQUEST",
     "SUSPENDED_STATE", "Binding", "Sealer", "StateKey", "bound", "ensure_key", "load_key",
     "require",
 ]  # fmt: skip
@@ -69,6 +69,7 @@ SUSPENDED_STATE = "suspended-state"  # the purpose of a waiting run's sealed sta
 QUEUED_REQUEST = "queued-request"
 CHECKPOINT = "checkpoint"
 CHARTER = "charter"  # a run's charter, kept in its row (see toolwire.store.runs.RunStore)
+QUESTION = "question"  # a live question's words and answer (see toolwire.store.questions)
 _MAX_KEY_FILE_BYTES = 1024
 
 

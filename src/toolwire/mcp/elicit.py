@@ -18,10 +18,11 @@ neither by the inspector nor at a terminal (a queue worker's, ``toolwire run`` w
 terminal), a URL-mode question (toolwire asks forms only), a form that is not flat. A
 question left unanswered for the wait is cancelled.
 
-The server's message is untrusted: cut to ``MESSAGE_CHARS``, UTF-8 coerced, shown as text
-only, and never given to the model. Each question's outcome is one decision step of the run
-(``elicit:accept``, ``elicit:decline``, ``elicit:cancel``), by whom and why, with the number
-of fields asked and answered: never the message or the answer's values.
+The server's message is untrusted: cut to ``MESSAGE_CHARS``, UTF-8 coerced, its secret shapes
+masked (as in any tool output), shown as text only, and never given to the model. Each
+question's outcome is one decision step of the run (``elicit:accept``, ``elicit:decline``,
+``elicit:cancel``), by whom and why, with the number of fields asked and answered: never the
+message or the answer's values.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from mcp.types import (
     ErrorData,
 )
 
+from toolwire.core.redact import mask_secrets
 from toolwire.mcp.asks import ASKS, Ask, Reply
 from toolwire.mcp.board import first_answer
 from toolwire.mcp.caller import Caller, InFlight
@@ -79,7 +81,8 @@ async def elicit(
     if why is not None:
         return await _told(caller, Reply(action="decline", reason=why), started, len(fields))
     ask = Ask(id=uuid.uuid4().hex, run_id=caller.run_id or "", server=caller.server,
-              tool=caller.tool, message=words(params.message, MESSAGE_CHARS), fields=fields,
+              tool=caller.tool, message=mask_secrets(words(params.message, MESSAGE_CHARS)),
+              fields=fields,
               wait_s=wait_s, asked_at=started.isoformat(), acting=_acting(caller))  # fmt: skip
     caller.extend(wait_s)
     answerer = caller.answerer

@@ -49,7 +49,7 @@ class RunQueue:
             raise QueueError(NO_KEY)
         self.store = store
         self.key = key
-        store.seal_charters(key)
+        store.seal_with(key)
         self.runs = QueuedRuns(store)
 
     def submit(self, request: RunRequest) -> str:

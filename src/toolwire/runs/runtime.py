@@ -162,9 +162,9 @@ class Runtime:
         self.must_record = must_record
         self.recorder: RunRecorder = require_recorder(recorder or MemoryRecorder())
         self._board = board_of(self.recorder)  # where a live question waits for any process
-        seal_charters = getattr(self.recorder, "seal_charters", None)
-        if state_key is not None and callable(seal_charters):  # the store seals what it keeps
-            seal_charters(state_key)
+        seal_with = getattr(self.recorder, "seal_with", None)
+        if state_key is not None and callable(seal_with):  # the store seals what it keeps
+            seal_with(state_key)
         # The level of the runs submitted here (a request may name its own); a run carried
         # on here keeps its charter's, whatever this process's store says.
         self.privacy: PrivacyLevel = getattr(recorder, "privacy", PrivacyLevel.METADATA)

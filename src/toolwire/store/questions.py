@@ -7,6 +7,11 @@ has no sealed state: that is what tells it from a paused turn in the same status
 is written once (of racing answers, the first wins) and only while the question is open and
 not expired. On SQLite the row is deleted with ``secure_delete`` on, so the message and the
 answer's values are overwritten in the database file, not only unlinked.
+
+The server's message, the form and the answer are sealed with the state key (see
+:mod:`toolwire.core.sealing`), each bound to its run, its question and its column: nothing of
+them is in the store in clear, at any privacy level, and only a process holding the key reads
+or answers them. One read without the key sees that a question is open, not its words.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, delete, exists, insert, or_, select, text, update
 
+from toolwire.core.errors import StateError, StoreError
 from toolwire.core.jsonenc import dumps, loads
 from toolwire.core.lifecycle import ASKING, RunStatus
+from toolwire.core.sealing import QUESTION, StateKey
 from toolwire.runs.questions import Gone, LiveQuestion, StoredAnswer
 from toolwire.store import liveness, schema
 from toolwire.store.engine import errors
@@ -30,15 +37,26 @@ _runs, _questions = schema.runs, schema.questions
 LIVE_QUESTION = and_(_runs.c.status == ASKING.value, _runs.c.suspended_state.is_(None))
 _MAY_ASK = or_(_runs.c.status == RunStatus.RUNNING.value, LIVE_QUESTION)
 _OPEN = exists().where(_questions.c.run_id == _runs.c.id)
+# What a process without the state key reads of a question's message.
+SEALED = "(sealed: this process has no state key to read the question)"
+UNREADABLE = (
+    "a live question's words cannot be opened: they were changed, or sealed under another key"
+)
+# Why a process without the state key can neither read nor answer a question.
+NO_KEY = (
+    "a live question is sealed with the state key and this process has none: give it "
+    "TOOLWIRE_STATE_KEY or the data folder's key file"
+)
 
 
-def open_question(engine: Engine, question: LiveQuestion) -> bool:
-    """Put ``question`` on the board and its run in ``awaiting_input``; False if the run was
-    not running."""
+def open_question(engine: Engine, key: StateKey, question: LiveQuestion) -> bool:
+    """Put ``question`` on the board, its words sealed with ``key``, and its run in
+    ``awaiting_input``; False if the run was not running."""
     asking = update(_runs).where(_runs.c.id == question.run_id, _MAY_ASK)
+    fields = dumps([dict(f) for f in question.fields])
     row = {"id": question.id, "run_id": question.run_id, "server": question.server,
-           "tool": question.tool, "message": question.message,
-           "fields": dumps([dict(f) for f in question.fields]), "acting": question.acting,
+           "tool": question.tool, "message": _seal(key, question, "message", question.message),
+           "fields": _seal(key, question, "fields", fields), "acting": question.acting,
            "asked_at": _instant(question.asked_at),
            "expires_at": _instant(question.expires_at)}  # fmt: skip
     with errors(f"ask for run {question.run_id}"), engine.begin() as connection:
@@ -48,7 +66,9 @@ def open_question(engine: Engine, question: LiveQuestion) -> bool:
     return True
 
 
-def question_answer(engine: Engine, run_id: str, question_id: str) -> StoredAnswer | Gone | None:
+def question_answer(
+    engine: Engine, key: StateKey, run_id: str, question_id: str
+) -> StoredAnswer | Gone | None:
     """The question's answer, None while it has none, ``"gone"`` once it is off the board."""
     query = select(_questions.c.answer).where(
         _questions.c.id == question_id, _questions.c.run_id == run_id
@@ -57,12 +77,18 @@ def question_answer(engine: Engine, run_id: str, question_id: str) -> StoredAnsw
         found = connection.execute(query).first()
     if found is None:
         return "gone"
-    return None if found.answer is None else _answer(found.answer)
+    if found.answer is None:
+        return None
+    return _answer(_open(key, run_id, question_id, "answer", found.answer))
 
 
-def write_answer(engine: Engine, run_id: str, question_id: str, answer: StoredAnswer) -> bool:
-    """Write ``answer`` once, while the question is open and not expired."""
-    body = dumps({"action": answer.action, "content": answer.content, "by": answer.by})
+def write_answer(
+    engine: Engine, key: StateKey, run_id: str, question_id: str, answer: StoredAnswer
+) -> bool:
+    """Write ``answer``, sealed with ``key``, once, while the question is open and not
+    expired."""
+    plain = dumps({"action": answer.action, "content": answer.content, "by": answer.by})
+    body = key.seal(run_id, plain, _purpose(question_id, "answer"))
     statement = (
         update(_questions)
         .where(_questions.c.id == question_id, _questions.c.run_id == run_id,
@@ -104,8 +130,11 @@ def drop_questions(connection: Connection, run_id: str) -> None:
     _erasing(connection, delete(_questions).where(_questions.c.run_id == run_id))
 
 
-def open_questions(engine: Engine, run_id: str | None = None) -> list[LiveQuestion]:
-    """The unanswered questions of runs that wait on them (of ``run_id``), oldest first."""
+def open_questions(
+    engine: Engine, key: StateKey | None, run_id: str | None = None
+) -> list[LiveQuestion]:
+    """The unanswered questions of runs that wait on them (of ``run_id``), oldest first; their
+    words opened with ``key`` (None: shown as sealed, with no form)."""
     if run_id is not None and not is_run_id(run_id):
         return []
     query = (
@@ -117,7 +146,7 @@ def open_questions(engine: Engine, run_id: str | None = None) -> list[LiveQuesti
     if run_id is not None:
         query = query.where(_questions.c.run_id == run_id)
     with errors("read the open questions"), engine.connect() as connection:
-        return [_question(row) for row in connection.execute(query)]
+        return [_question(key, row) for row in connection.execute(query)]
 
 
 def _erasing(connection: Connection, statement: Any) -> None:
@@ -132,10 +161,29 @@ def _erasing(connection: Connection, statement: Any) -> None:
             connection.execute(text("PRAGMA secure_delete = OFF"))
 
 
-def _question(row: Any) -> LiveQuestion:
-    fields = loads(row.fields)
+def _purpose(question_id: str, column: str) -> str:
+    return f"{QUESTION}:{question_id}:{column}"
+
+
+def _seal(key: StateKey, question: LiveQuestion, column: str, plain: str) -> str:
+    return key.seal(question.run_id, plain, _purpose(question.id, column))
+
+
+def _open(key: StateKey, run_id: str, question_id: str, column: str, sealed: str) -> str:
+    try:
+        return key.open(run_id, sealed, _purpose(question_id, column))
+    except StateError:
+        raise StoreError(UNREADABLE) from None
+
+
+def _question(key: StateKey | None, row: Any) -> LiveQuestion:
+    if key is None:
+        message, fields = SEALED, []
+    else:
+        message = _open(key, row.run_id, row.id, "message", row.message)
+        fields = loads(_open(key, row.run_id, row.id, "fields", row.fields))
     return LiveQuestion(id=row.id, run_id=row.run_id, server=row.server, tool=row.tool,
-                        message=row.message,
+                        message=message,
                         fields=tuple(f for f in fields if isinstance(f, dict)),
                         acting=row.acting, asked_at=_iso(row.asked_at),
                         expires_at=_iso(row.expires_at))  # fmt: skip

@@ -158,7 +158,7 @@ class RunStore:
         self._last_sequence: dict[str, int] = {}
         self._held: dict[str, Held] = {}
         self._levels: dict[str, PrivacyLevel] = {}  # each recording run's own level
-        self.charter_key: StateKey | None = None  # seals charters in rows (seal_charters)
+        self.seal_key: StateKey | None = None  # seals charters and questions in rows (seal_with)
         self._cancels = CancelWatch(self._cancelled_among)
         try:
             with errors(f"open {shown(self.url)}"):
@@ -201,12 +201,12 @@ class RunStore:
         """Keep the run's later steps and its ending at its charter's level."""
         self._levels[run_id] = charter.privacy
 
-    def seal_charters(self, key: StateKey) -> None:
+    def seal_with(self, key: StateKey) -> None:
         """Seal each new run's charter in its row with ``key`` (the state key of the runtime
         that records here), and read back only sealed ones: a charter a re-run takes its user,
         workspace and level from is the one the run was submitted under, not one written into
-        the row since."""
-        self.charter_key = key
+        the row since. Live questions are kept only under a key (see :meth:`open_question`)."""
+        self.seal_key = key
 
     def run_row(
         self, run_id: str, request: RunRequest, status: RunStatus = RunStatus.RUNNING
@@ -220,7 +220,7 @@ class RunStore:
                       "workspace": None if where is None else workspace_key(where)}  # fmt: skip
 
     def _charter_text(self, run_id: str, request: RunRequest) -> str | None:
-        charter, key = request.charter, self.charter_key
+        charter, key = request.charter, self.seal_key
         if charter is None:
             return None
         if key is None:
@@ -363,17 +363,30 @@ class RunStore:
 
     def open_question(self, question: LiveQuestion) -> bool:
         """Put ``question`` on the board and its run in ``awaiting_input``; False if the run
-        is not running."""
+        is not running, or this store has no key to seal its words with (then it is asked
+        only where the run is carried out)."""
+        key = self.seal_key
+        if key is None:  # nothing of a question is kept in clear: it is asked where it runs
+            return False
         self._writer.flush()  # the steps before the question are the run's, in order
-        return questions.open_question(self._engine, question)
+        return questions.open_question(self._engine, key, question)
 
     def question_answer(self, run_id: str, question_id: str) -> StoredAnswer | Gone | None:
-        """The question's answer; None while it has none, ``"gone"`` off the board."""
-        return questions.question_answer(self._engine, run_id, question_id)
+        """The question's answer; None while it has none, ``"gone"`` off the board. A question
+        gone because its run was cancelled marks the cancel here at once, so the run stops at
+        its next step boundary rather than after the watch's next poll."""
+        found = questions.question_answer(self._engine, self._question_key(), run_id, question_id)
+        if found == "gone":
+            with errors(f"read run {run_id}"):
+                if run_id in self._cancelled_among((run_id,)):
+                    self._cancels.mark(run_id)
+        return found
 
     def write_answer(self, run_id: str, question_id: str, answer: StoredAnswer) -> bool:
         """Write ``answer`` once, while the question is open and not expired."""
-        return questions.write_answer(self._engine, run_id, question_id, answer)
+        return questions.write_answer(
+            self._engine, self._question_key(), run_id, question_id, answer
+        )
 
     def close_question(self, run_id: str, question_id: str) -> None:
         """Take the question off the board; its run is running again once none is open."""
@@ -382,10 +395,17 @@ class RunStore:
     def open_questions(self, run_id: str | None = None) -> list[LiveQuestion]:
         """The open questions (of ``run_id``) of runs waiting on them, oldest first. A run
         whose process died meanwhile is interrupted first (see ``mark_interrupted``)."""
-        found = questions.open_questions(self._engine, run_id)
+        found = questions.open_questions(self._engine, self.seal_key, run_id)
         if found and self.mark_interrupted():
-            found = questions.open_questions(self._engine, run_id)
+            found = questions.open_questions(self._engine, self.seal_key, run_id)
         return found
+
+    def _question_key(self) -> StateKey:
+        """The key the questions' words and answers are sealed with; ``StoreError`` when this
+        process has none (it can then neither read nor answer them)."""
+        if self.seal_key is None:
+            raise StoreError(questions.NO_KEY)
+        return self.seal_key
 
     def asking(self, run_id: str) -> bool:
         """Whether the run waits on a live question, in a process still alive (a dead one's
@@ -497,7 +517,7 @@ class RunStore:
             raise StoreError(f"the charter of run {run_id} cannot be read") from None
 
     def _opened_charter(self, run_id: str, text: str) -> str:
-        key, plain = self.charter_key, text.startswith("{")
+        key, plain = self.seal_key, text.startswith("{")
         if plain and key is None:
             return text
         if plain:
