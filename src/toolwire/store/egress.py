@@ -5,7 +5,9 @@ A step that records a provider's answer (``llm``) or a chain's failed attempt
 (``provider_failed``) carries what its request sent of tool output
 (:class:`~toolwire.core.egress.Sent`); its rows say so per tool, data class and label, in the
 same transaction as the step. They hold counts and registered names only (an unknown name is
-already ``(unregistered)``), so they are written at every privacy level.
+already ``(unregistered)``), so they are written at every privacy level. :func:`ledger_lines`
+is the one shape of them: the rows, and the live stream's ``egress`` lines
+(:mod:`toolwire.inspector.stream`), so that a run watched live and read back later agree.
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ from typing import Any, Literal
 
 from sqlalchemy import Engine, func, insert, select
 
+from toolwire.core.egress import Sent
 from toolwire.core.text import storable
 from toolwire.policy.trace import FailedStep, LlmStep, RunStep
 from toolwire.store import schema
 from toolwire.store.engine import errors
 
-__all__ = ["GROUPS", "EgressTotal", "egress_rows", "run_ledger", "run_spent", "totals"]
+__all__ = [
+    "GROUPS", "EgressTotal", "egress_rows", "ledger_lines", "run_ledger", "run_spent", "totals",
+]  # fmt: skip
 
 _egress = schema.egress
 INSERT_EGRESS = insert(_egress)
@@ -51,19 +56,27 @@ class EgressTotal:
         return out | {"new_bytes": self.new_bytes, "wire_bytes": self.wire_bytes}
 
 
+def ledger_lines(sent: Sent) -> tuple[str, list[dict[str, Any]]]:
+    """What one request sent, as the ledger keeps it: its provider, and per tool, data class
+    and label the bytes of every copy (names made fit for a text column and cut to its size)."""
+    copies = sent.copies
+    return storable(sent.provider[: schema.NAME_CHARS]), [
+        {"tool": storable(line.tool[: schema.NAME_CHARS]), "data_class": line.data_class,
+         "label": line.label, "new_bytes": line.new_bytes * copies,
+         "wire_bytes": line.wire_bytes * copies}
+        for line in sent.lines
+    ]  # fmt: skip
+
+
 def egress_rows(run_id: str, sequence: int, step: RunStep, at: datetime) -> list[dict[str, Any]]:
     """The ledger's rows of one step (none for a step that sent no tool output)."""
     sent = step.egress if isinstance(step, (LlmStep, FailedStep)) else None
     if sent is None:
         return []
-    copies, provider = sent.copies, storable(sent.provider[: schema.NAME_CHARS])
-    return [
-        {"run_id": run_id, "sequence": sequence, "at": at, "round": step.round,
-         "provider": provider, "tool": storable(line.tool[: schema.NAME_CHARS]),
-         "data_class": line.data_class, "label": line.label, "copies": copies,
-         "new_bytes": line.new_bytes * copies, "wire_bytes": line.wire_bytes * copies}
-        for line in sent.lines
-    ]  # fmt: skip
+    provider, lines = ledger_lines(sent)
+    about = {"run_id": run_id, "sequence": sequence, "at": at, "round": step.round,
+             "provider": provider, "copies": sent.copies}  # fmt: skip
+    return [about | line for line in lines]
 
 
 def run_ledger(engine: Engine, run_id: str) -> list[EgressTotal]:
