@@ -32,7 +32,8 @@ def measure(
     limit (``knows``: whether a tool name is registered)."""
     limit = limit_of(options.max_egress_bytes, context.workspace)
     if trace.keeps or limit is not None:
-        trace.egress = Ledger(labels, knows, limit=limit, spent=trace.egress_spent)
+        trace.egress = Ledger(labels, knows, limit=limit, spent=trace.egress_spent,
+                              refused=trace.egress_refused)  # fmt: skip
 
 
 async def measured(  # noqa: PLR0917 (the loop's own call, in the order it has them)

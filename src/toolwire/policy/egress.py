@@ -18,7 +18,9 @@ refused sends nothing. Each is counted and checked against the run's limit
 Each line is split by tool, data class and integrity label (``trusted``, ``untrusted``, or
 ``runtime`` for a call the runtime answered itself, whose text is the seam's). A tool name
 the registry does not know is the model's own words: it is counted as ``(unregistered)``.
-A result recorded by an earlier process of a resumed run is labelled by its tool.
+A result recorded by an earlier segment of a resumed run (in any process) is labelled by its
+tool, or ``runtime`` when that segment's stored steps say the runtime answered the call
+(``refused``: their call ids, as the store keeps them).
 
 Cost: a request is measured from the conversation's growth since the previous one (the state
 extends its tuple of messages), so a round costs the size of what it added; a conversation
@@ -34,6 +36,7 @@ from toolwire.core.egress import Budget, Line, Outgoing
 from toolwire.core.messages import ChatMessage
 from toolwire.core.trust import DataClass
 from toolwire.policy.containment import Labels
+from toolwire.policy.privacy import plain_id
 
 __all__ = ["RUNTIME", "UNREGISTERED", "Ledger", "limit_of", "text_bytes"]
 
@@ -69,14 +72,24 @@ def limit_of(max_egress_bytes: int | None, workspace: object) -> int | None:
 class Ledger:
     """One segment's measure of what its requests carry, and the run's budget of bytes."""
 
-    __slots__ = ("_keys", "_known", "_labels", "_names", "_refused", "_seen", "_totals", "budget")
+    __slots__ = (
+        "_earlier", "_keys", "_known", "_labels", "_names", "_refused", "_seen", "_totals",
+        "budget",
+    )  # fmt: skip
 
     def __init__(
-        self, labels: Labels, knows: Callable[[str], bool], *, limit: int | None, spent: int = 0
+        self,
+        labels: Labels,
+        knows: Callable[[str], bool],
+        *,
+        limit: int | None,
+        spent: int = 0,
+        refused: frozenset[str] = frozenset(),
     ) -> None:
         self._labels, self._known = labels, knows
         self.budget = Budget(limit, spent)
         self._refused: set[str] = set()  # call ids the runtime answered itself
+        self._earlier = refused  # those of earlier segments, as stored (see plain_id)
         self._seen: tuple[ChatMessage, ...] = ()
         self._totals: dict[_Key, int] = {}
         self._names: dict[str, str] = {}  # call id -> its tool's name, from assistant turns
@@ -123,7 +136,10 @@ class Ledger:
 
     def _key(self, call_id: str, names: dict[str, str]) -> _Key:
         name = names.get(call_id, "")
-        if call_id in self._refused:
+        earlier = self._earlier
+        if call_id in self._refused or (
+            earlier and (call_id in earlier or plain_id(call_id) in earlier)
+        ):
             return self._labelled(name, refused=True)
         known = self._keys.get(name)
         if known is None:

@@ -409,6 +409,8 @@ class RunTrace:
         # ``egress_spent``: the bytes earlier segments of the run sent (the runtime says).
         self.egress: Ledger | None = None
         self.egress_spent = 0
+        # The calls earlier segments' stored steps say the runtime answered (by stored id).
+        self.egress_refused: frozenset[str] = frozenset()
         self._wall_origin = time.time() * 1000
         self._perf_origin = time.perf_counter()
 

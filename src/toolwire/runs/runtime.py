@@ -272,6 +272,8 @@ class Runtime:
         if limit_of(state.options.max_egress_bytes, segment_context.workspace) is not None:
             # what its limit counts: every earlier segment's bytes, in whichever process
             trace.egress_spent = await asyncio.to_thread(_egress_spent, self.recorder, run_id)
+        if trace.keeps:  # the ledger labels what earlier segments refused as the runtime's
+            trace.egress_refused = await asyncio.to_thread(_refused_calls, self.recorder, run_id)
         trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
                               decision.digest)  # fmt: skip
         loop = ToolLoop(provider, self.registry, policy=self.policy)
@@ -315,6 +317,8 @@ class Runtime:
         limited = charter.options.max_egress_bytes is not None or charter.workspace_file
         if sequence and limited:  # carried on: what a limit counts includes earlier segments
             trace.egress_spent = await asyncio.to_thread(_egress_spent, self.recorder, run_id)
+        if sequence and trace.keeps:
+            trace.egress_refused = await asyncio.to_thread(_refused_calls, self.recorder, run_id)
         loop = ToolLoop(provider, self.registry, policy=self.policy, checkpoint=checkpoint)
         return await self._drive(run, trace, segment(loop, trace), started, watch=watch)
 
@@ -652,3 +656,10 @@ def _egress_spent(recorder: RunRecorder, run_id: str) -> int:
     ledger)."""
     spent = getattr(recorder, "egress_spent", None)
     return int(spent(run_id)) if callable(spent) else 0
+
+
+def _refused_calls(recorder: RunRecorder, run_id: str) -> frozenset[str]:
+    """The calls the run's stored segments refused, by id as stored (none: a recorder that
+    keeps no steps to read)."""
+    refused = getattr(recorder, "refused_calls", None)
+    return frozenset(refused(run_id)) if callable(refused) else frozenset()

@@ -20,13 +20,15 @@ from typing import Any, Literal
 from sqlalchemy import Engine, func, insert, select
 
 from toolwire.core.egress import Sent
+from toolwire.core.jsonenc import loads
 from toolwire.core.text import storable
 from toolwire.policy.trace import FailedStep, LlmStep, RunStep
 from toolwire.store import schema
 from toolwire.store.engine import errors
 
 __all__ = [
-    "GROUPS", "EgressTotal", "egress_rows", "ledger_lines", "run_ledger", "run_spent", "totals",
+    "GROUPS", "EgressTotal", "egress_rows", "ledger_lines", "refused_calls", "run_ledger",
+    "run_spent", "totals",
 ]  # fmt: skip
 
 _egress = schema.egress
@@ -82,6 +84,23 @@ def egress_rows(run_id: str, sequence: int, step: RunStep, at: datetime) -> list
 def run_ledger(engine: Engine, run_id: str) -> list[EgressTotal]:
     """What ``run_id`` sent, per provider, tool, data class and label."""
     return totals(engine, run_id=run_id)
+
+
+def refused_calls(engine: Engine, run_id: str) -> frozenset[str]:
+    """The ids of the calls ``run_id``'s stored steps say the runtime answered itself (a
+    refusal), as the privacy filter kept them (see :func:`toolwire.policy.privacy.plain_id`):
+    what labels their results ``runtime`` in the ledger of a later segment."""
+    steps = schema.steps
+    query = select(steps.c.payload).where(
+        steps.c.run_id == run_id, steps.c.kind == "tool", steps.c.is_error.is_(True)
+    )
+    with errors("read the run's refused calls"), engine.connect() as connection:
+        payloads = connection.execute(query).scalars().all()
+    found = (loads(payload) for payload in payloads)
+    return frozenset(
+        step["tool_call_id"] for step in found
+        if step.get("tool_refused") and isinstance(step.get("tool_call_id"), str)
+    )  # fmt: skip
 
 
 def run_spent(engine: Engine, run_id: str) -> int:
