@@ -1,7 +1,8 @@
 """The live stream's ``egress`` lines, over loopback HTTP to a loopback model server: one after
 each step whose request sent tool output, counts and registered names only at every privacy
 level; summed, they are what the server received and what the store's ledger holds; retries
-and a fallback chain's failed attempt are counted; and the other lines are as they were."""
+and a fallback chain's failed attempt are counted; the other lines are as they were; and the
+run followed from the store streams the same lines."""
 
 from __future__ import annotations
 
@@ -31,8 +32,9 @@ LINE_KEYS = ["tool", "data_class", "label", "new_bytes", "wire_bytes"]
 
 def streamed(
     tmp_path: Path, level: PrivacyLevel, provider: Provider
-) -> tuple[list[dict[str, Any]], RunStore]:
-    """The events of one run of ``provider`` streamed by an inspector over a store at ``level``."""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], RunStore]:
+    """The events of one run of ``provider`` streamed by an inspector over a store at ``level``,
+    and those of the run followed from the store once it ended (as a queued run is)."""
     store = RunStore.open(str(tmp_path / "runs.db"), privacy=level)
 
     def factory(name: str, model_name: str | None) -> Provider:
@@ -44,8 +46,14 @@ def streamed(
     with live_server(app) as base:
         body = {"prompt": "go", "provider": "openai", "allowed_tools": ["read_note"]}
         answer = httpx.post(f"{base}/api/runs/stream", json=body, headers=AUTH, timeout=60)
-    assert answer.status_code == 200
-    return [loads(line) for line in answer.content.split(b"\n") if line], store
+        assert answer.status_code == 200
+        events = lines_of(answer.content)
+        followed = httpx.get(f"{base}/api/runs/{events[0]['run_id']}/stream", headers=AUTH)
+    return events, lines_of(followed.content), store
+
+
+def lines_of(body: bytes) -> list[dict[str, Any]]:
+    return [loads(line) for line in body.split(b"\n") if line]
 
 
 def kinds_of(events: list[dict[str, Any]]) -> list[str]:
@@ -76,7 +84,7 @@ def test_each_request_that_sent_tool_output_is_followed_by_its_egress_line(
 ) -> None:
     model = FakeModel(turns=TURNS)
     with loopback(model) as url:
-        events, store = streamed(tmp_path, level, provider_at(url))
+        events, followed, store = streamed(tmp_path, level, provider_at(url))
     try:
         run_id = events[0]["run_id"]
         stored = [t.to_dict() for t in store.egress(run_id=run_id)]
@@ -112,6 +120,8 @@ def test_each_request_that_sent_tool_output_is_followed_by_its_egress_line(
         server.update(sizes)
     assert summed(events) == stored and stored[0]["wire_bytes"] == server["read_note"]
     assert all(SECRET_NOTE not in str(e) for e in events if e["type"] == "egress")
+    assert kinds_of(followed) == kinds
+    assert [e for e in followed if e["type"] == "egress"] == [first, second]
 
 
 def test_a_chain_s_failed_attempt_and_its_retries_have_their_line(tmp_path: Path) -> None:
@@ -122,7 +132,7 @@ def test_a_chain_s_failed_attempt_and_its_retries_have_their_line(tmp_path: Path
     with serving(first) as first_url, serving(second) as second_url:
         chain = FallbackProvider([provider_at(first_url, attempts=2, name="primary"),
                                   openai_at(second_url, name="backup")])  # fmt: skip
-        events, store = streamed(tmp_path, PrivacyLevel.NONE, chain)
+        events, followed, store = streamed(tmp_path, PrivacyLevel.NONE, chain)
     try:
         stored = [t.to_dict() for t in store.egress(run_id=events[0]["run_id"])]
     finally:
@@ -136,6 +146,9 @@ def test_a_chain_s_failed_attempt_and_its_retries_have_their_line(tmp_path: Path
     assert (answered["provider"], answered["copies"]) == ("backup", 1)
     assert answered["lines"][0]["wire_bytes"] == one + two
     assert summed(events) == stored
+    assert [e for e in followed if e["type"] == "egress"] == [
+        e for e in events if e["type"] == "egress"
+    ]
     assert {r["provider"]: r["wire_bytes"] for r in stored} == {
         "primary": sum(sum(s.values()) for s in received(first.bodies)),
         "backup": sum(sum(s.values()) for s in received(second.bodies)),
@@ -146,7 +159,7 @@ def test_the_other_lines_are_what_they_were(tmp_path: Path) -> None:
     """A reader that knows only the first lines' types reads the same steps as before: the
     steps carry no ledger of their own, and each is the one the store kept."""
     with loopback(FakeModel(turns=TURNS)) as url:
-        events, store = streamed(tmp_path, PrivacyLevel.FULL, provider_at(url))
+        events, _, store = streamed(tmp_path, PrivacyLevel.FULL, provider_at(url))
     try:
         run = store.get_run(events[0]["run_id"])
     finally:

@@ -28,7 +28,7 @@ from toolwire.store.engine import errors
 
 __all__ = [
     "GROUPS", "EgressTotal", "egress_rows", "ledger_lines", "refused_calls", "run_ledger",
-    "run_spent", "totals",
+    "run_spent", "sent_after", "totals",
 ]  # fmt: skip
 
 _egress = schema.egress
@@ -79,6 +79,31 @@ def egress_rows(run_id: str, sequence: int, step: RunStep, at: datetime) -> list
     about = {"run_id": run_id, "sequence": sequence, "at": at, "round": step.round,
              "provider": provider, "copies": sent.copies}  # fmt: skip
     return [about | line for line in lines]
+
+
+def sent_after(engine: Engine, run_id: str, after: int) -> dict[int, dict[str, Any]]:
+    """What each of ``run_id``'s steps after sequence ``after`` sent, by sequence, as the live
+    stream's ``egress`` line after it (see :func:`ledger_lines`): a followed run's."""
+    c = _egress.c
+    query = (
+        select(c.sequence, c.round, c.provider, c.copies, c.tool, c.data_class, c.label,
+               c.new_bytes, c.wire_bytes)
+        .where(c.run_id == run_id, c.sequence > after)
+        .order_by(c.sequence, c.id)
+    )  # fmt: skip
+    with errors("read the egress ledger"), engine.connect() as connection:
+        found = connection.execute(query).all()
+    out: dict[int, dict[str, Any]] = {}
+    for row in found:
+        event = out.get(row.sequence)
+        if event is None:
+            event = out[row.sequence] = {"type": "egress", "round": row.round,
+                                         "provider": row.provider, "copies": row.copies,
+                                         "lines": []}  # fmt: skip
+        event["lines"].append({"tool": row.tool, "data_class": row.data_class,
+                               "label": row.label, "new_bytes": row.new_bytes,
+                               "wire_bytes": row.wire_bytes})  # fmt: skip
+    return out
 
 
 def run_ledger(engine: Engine, run_id: str) -> list[EgressTotal]:
