@@ -118,3 +118,15 @@ def test_a_bad_workspace_limit_names_the_file_and_key(tmp_path: Path) -> None:
         done.stderr
     )
     assert "Traceback" not in done.stderr
+
+
+def test_each_command_says_what_its_time_range_keeps(tmp_path: Path) -> None:
+    """One option builder, each command's own words: requests sent, or runs created."""
+    egress, listed = tw(tmp_path, "egress", "--help"), tw(tmp_path, "runs", "list", "--help")
+    assert "Only requests sent at or after this: a duration" in egress.stdout
+    assert "Only requests sent before this: a duration" in egress.stdout
+    assert "Runs created at or after this: a duration" in listed.stdout
+    assert "Runs created before this: a duration" in listed.stdout
+    assert "Runs created" not in egress.stdout and "requests sent" not in listed.stdout
+    bad = tw(tmp_path, "egress", "--since", "yesterday-ish")
+    assert bad.returncode == 2 and "'--since'" in bad.stderr
