@@ -1,7 +1,8 @@
 """A live run's egress ledger, in Chromium: the Run view's panel grows with each request while
 the run runs, ends as the store's ledger, and the run opened from the store shows the same
 table; a hostile provider and tool name reach it as text; nothing serious for axe-core; a
-keyboard folds and unfolds it, and a fold lasts while the run adds to it."""
+keyboard folds and unfolds it, and a fold lasts while the run adds to it; a run approved from
+its stored view goes on from the ledger it had."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
+from toolwire.core.sealing import StateKey
 from toolwire.inspector import create_app
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.store import RunStore
 
-from ..inspector_kit import TOKEN, call, live_server, settings
+from ..inspector_kit import TOKEN, call, live_server, settings, waiting_registry
 from .axe import audit, axe_context
 from .harness import start_run, wait_status, watching
 
@@ -143,3 +145,37 @@ def test_a_folded_panel_stays_folded_and_focused_as_the_run_adds_to_it(
         assert len({caption for caption, _ in drawn_after}) >= 3  # drawn again meanwhile
         assert page.evaluate("document.querySelector('#egress details').open") is False
         assert page.evaluate(IN_PANEL) and page.is_hidden("#egress table")
+
+
+WAITS: list[dict[str, Any]] = [
+    {"tool_calls": [call("lookup", {"customer": "Ada"})]},
+    {"tool_calls": [call("write_note", {"path": "notes/a.md", "text": "one"})]},
+    {"content": "The note is written."},
+]
+
+
+def test_a_run_approved_from_its_stored_view_goes_on_from_the_ledger_it_had(
+    browser: Browser, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    path = tmp_path_factory.mktemp("waits") / "runs.db"
+    store = RunStore.open(f"sqlite:///{path}", privacy=PrivacyLevel.METADATA)
+    kit = settings(store=store, privacy_level="metadata", registry=waiting_registry(),
+                   state_key=StateKey.generate(), scripts={"waits": WAITS})  # fmt: skip
+    try:
+        with live_server(create_app(kit)) as base, watching(browser, base, TOKEN) as watched:
+            page = watched.page
+            start_run(page, "waits")
+            wait_status(page, "awaiting_approval")
+            run_id = page.text_content("#run-id a")
+            assert run_id
+            before = page.eval_on_selector_all(ROWS, CELLS)
+            assert [row[1] for row in before] == ["lookup"]  # the second request's
+            page.evaluate("(hash) => { window.location.hash = hash; }", f"run={run_id}")
+            page.click("#stored-run .pending-panel button.approve")
+            page.wait_for_selector("#view-run:not([hidden])")
+            wait_status(page, "completed")
+            expected = stored_rows(store, run_id)
+            assert {row[1] for row in expected} == {"lookup", "write_note"}
+            assert page.eval_on_selector_all(ROWS, CELLS) == expected
+    finally:
+        store.close()
