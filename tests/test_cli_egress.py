@@ -6,7 +6,10 @@ pass it; bad values are usage errors."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from toolwire.demo import prepare_demo
@@ -118,6 +121,98 @@ def test_a_bad_workspace_limit_names_the_file_and_key(tmp_path: Path) -> None:
         done.stderr
     )
     assert "Traceback" not in done.stderr
+
+
+def keyed(tmp_path: Path, *args: str, db: bool = True) -> subprocess.CompletedProcess[str]:
+    """``toolwire`` in a process of its own, with a state key: a run may wait and resume."""
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("TOOLWIRE_DB", "COLUMNS")},
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "COLUMNS": "200",
+        "TOOLWIRE_STATE_KEY": "cd" * 32,
+    }
+    where = ["--db", str(tmp_path / "runs.sqlite")] if db else []
+    return subprocess.run(
+        [sys.executable, "-m", "toolwire", *args, *where],
+        capture_output=True, text=True, timeout=60, check=False, env=env,
+    )  # fmt: skip
+
+
+def test_a_limit_that_asks_waits_and_an_approval_from_another_process_sends_it(
+    tmp_path: Path,
+) -> None:
+    workspace = Path(_workspace(tmp_path))
+    model = FakeModel(TURNS)
+    with loopback(model) as base:
+        probe = keyed(tmp_path, "run", *LOCAL, "--base-url", f"{base}/v1", "--tool",
+                      "list_tables", "--workspace", str(workspace), "q")  # fmt: skip
+        assert probe.returncode == 0, probe.stdout + probe.stderr
+        one = received([model.captured[1].json()])[0]["list_tables"]
+        with workspace.open("a") as handle:
+            handle.write(f'\n[egress]\nmax_run_bytes = {one}\non_limit = "approve"\n'
+                         f"max_workspace_bytes = {100 * one}\n")  # fmt: skip
+        model.captured.clear()
+        waiting = keyed(tmp_path, "run", *LOCAL, "--base-url", f"{base}/v1", "--tool",
+                        "list_tables", "--workspace", str(workspace), "q")  # fmt: skip
+        assert waiting.returncode == 3, waiting.stdout + waiting.stderr
+        assert [sum(s.values()) for s in received(c.json() for c in model.captured)] == [0, one]
+        lines = waiting.stdout.splitlines()
+        assert (
+            "  the next request to llama-cpp-python would send "
+            + str(2 * one)
+            + (" bytes of tool output")
+            in lines
+        )
+        assert f"  the run's limit: {one} bytes, {one} sent so far" in lines
+        run_id = next(ln for ln in lines if ln.startswith("resume it with: ")).split()[6]
+        pending = keyed(tmp_path, "runs", "pending", "--json")
+        [shown] = json.loads(pending.stdout)
+        assert (shown["id"], shown["pending"]["kind"]) == (run_id, "egress")
+        assert shown["pending"]["egress"]["request_bytes"] == 2 * one
+        wrong = keyed(tmp_path, "runs", "input", run_id, "--json", "{}")
+        assert wrong.returncode != 0 and "Traceback" not in wrong.stderr
+        assert "waits for approve or deny, not input" in wrong.stdout + wrong.stderr
+        approved = keyed(tmp_path, "runs", "approve", run_id)
+        assert approved.returncode == 0, approved.stdout + approved.stderr
+        assert [sum(s.values()) for s in received(c.json() for c in model.captured)] == [
+            0, one, 2 * one,
+        ]  # fmt: skip
+    total = keyed(tmp_path, "egress", "--workspace", str(workspace), "--json")
+    assert json.loads(total.stdout) == {
+        "workspace": str(workspace), "window_seconds": 86400.0, "wire_bytes": 6 * one,
+        "limit_bytes": 100 * one, "on_limit": "approve",
+    }  # fmt: skip
+    text = keyed(tmp_path, "egress", "--workspace", str(workspace)).stdout
+    assert text == (f"workspace {workspace}: {6 * one} bytes of tool output sent in the last "
+                    f"1d, of its limit of {100 * one} bytes\n")  # fmt: skip
+
+
+def test_bad_egress_settings_name_the_file_and_key(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace.toml"
+    for body, said in [
+        ('on_limit = "ask"', "egress.on_limit: Input should be 'stop' or 'approve'"),
+        ('window = "a day"', "egress.window: 'a day' is not a window"),
+        ("max_workspace_bytes = -5", "egress.max_workspace_bytes: Input should be greater"),
+        ("max_workspace = 5", "egress.max_workspace: unknown key"),
+    ]:
+        workspace.write_text(f"[egress]\n{body}\n")
+        done = tw(tmp_path, "run", "--workspace", str(workspace), "q")
+        assert done.returncode == 1 and f"{workspace}: {said}" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+    option = tw(tmp_path, "run", "--on-egress-limit", "ask", "q")
+    assert option.returncode == 2 and "'--on-egress-limit'" in option.stderr
+
+
+def test_a_run_nobody_can_resume_stops_at_a_limit_that_would_ask(tmp_path: Path) -> None:
+    model = FakeModel(TURNS)
+    with loopback(model) as base:
+        done = keyed(tmp_path, "run", *LOCAL, "--base-url", f"{base}/v1", "--workspace",
+                     _workspace(tmp_path), "--tool", "list_tables", "--json", "--no-store",
+                     "--max-egress-bytes", "1", "--on-egress-limit", "approve", "q",
+                     db=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["reason"] == "egress_limit"  # no terminal, no store: stop
+    assert [sum(s.values()) for s in received(c.json() for c in model.captured)] == [0]
 
 
 def test_each_command_says_what_its_time_range_keeps(tmp_path: Path) -> None:

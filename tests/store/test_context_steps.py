@@ -108,4 +108,4 @@ def test_a_v4_database_gets_room_for_the_context_step_kind(backend: Backend) -> 
     with engine.connect() as connection:
         version = connection.execute(select(tables.schema_version.c.version)).scalars().all()
     engine.dispose()
-    assert version == [LATEST] == [13]
+    assert version == [LATEST] == [15]

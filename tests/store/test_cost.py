@@ -182,7 +182,7 @@ def test_a_v2_database_gains_the_cost_columns_and_keeps_its_rows(backend: Backen
     with engine.connect() as connection:
         version = connection.execute(select(tables.schema_version.c.version)).scalars().all()
     engine.dispose()
-    assert version == [LATEST] == [13]
+    assert version == [LATEST] == [15]
 
 
 def test_a_resumed_run_that_fails_costs_every_segments_calls(store: RunStore) -> None:

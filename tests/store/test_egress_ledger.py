@@ -233,4 +233,4 @@ def test_a_version_12_database_gains_the_ledger(backend: Backend) -> None:
     with engine.connect() as connection:
         version = connection.execute(text("SELECT version FROM schema_version")).scalars().all()
     engine.dispose()
-    assert version == [LATEST] == [13]
+    assert version == [LATEST] == [15]

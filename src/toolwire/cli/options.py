@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from typer._click.exceptions import UsageError  # Typer's own Click
@@ -121,6 +121,12 @@ MaxEgressBytesOption = Annotated[
     typer.Option("--max-egress-bytes", metavar="BYTES", min=0,
                  help="Send the providers at most BYTES of tool output over the run (every "
                  "request, every copy); the request that would pass it is not sent."),
+]  # fmt: skip
+OnEgressLimitOption = Annotated[
+    Literal["stop", "approve"] | None,
+    typer.Option("--on-egress-limit", help="What passing an egress limit does: stop the run "
+                 "(the default) or wait for a person's approval before the request goes; a "
+                 "workspace that says stop wins."),
 ]  # fmt: skip
 MaxTokensFieldOption = Annotated[
     MaxTokensField | None,

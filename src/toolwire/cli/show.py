@@ -35,6 +35,7 @@ from toolwire.tools.policy import workspace_note
 if TYPE_CHECKING:
     from rich.status import Status
 
+    from toolwire.core.egress import EgressAsk
     from toolwire.loop.state import Pause
 
 # C0/C1 controls (but tab and newline) could move the cursor or recolour the terminal.
@@ -171,6 +172,8 @@ def decided(decision: str) -> str:
 def pause_lines(pause: Pause) -> list[Text]:
     """A waiting run's pending turn: each call with its preview, whitespace made visible (with a
     legend when any is), and the input it asks for."""
+    if pause.egress is not None:
+        return egress_lines(pause.digest, pause.egress)
     what = "approval" if pause.status is RunStatus.AWAITING_APPROVAL else "input"
     lines = [Text(f"waiting for {what} · turn {pause.digest}")]
     ids = set(pause.changed)
@@ -197,6 +200,22 @@ def pause_lines(pause: Pause) -> list[Text]:
     if pause.input_tool is not None:
         schema = dumps(dict(pause.input_schema or {}))
         lines.append(Text(f"  input for {safe(pause.input_tool, 60)}: {safe(schema, None)}"))
+    return lines
+
+
+def egress_lines(digest: str, ask: EgressAsk) -> list[Text]:
+    """A run waiting for approval to pass an egress limit: where its next request would go,
+    and, per limit, the bytes sent so far, this request's and the limit (counts only)."""
+    lines = [Text(f"waiting for approval · egress limit · turn {digest}")]
+    first = ask.crossed[0]
+    lines.append(Text(f"  the next request to {safe(ask.provider, 60)} would send "
+                      f"{first.request} bytes of tool output", style="bold"))  # fmt: skip
+    for limit in ask.crossed:
+        whose = "the run's" if limit.scope == "run" else "the workspace's"
+        lines.append(Text(f"  {whose} limit: {limit.limit} bytes, {limit.counted} sent so far",
+                          style="yellow"))  # fmt: skip
+    lines.append(Text("  approving sends it, and the run may send one more limit's worth "
+                      "before it asks again; denying ends the run"))  # fmt: skip
     return lines
 
 

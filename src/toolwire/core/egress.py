@@ -7,8 +7,14 @@ never reached the server (the connection was refused); a fallback chain names th
 each attempt goes to (:meth:`Outgoing.to`). A provider with no HTTP of its own (the scripted
 one) counts one copy once it has answered.
 
-Invariant: a copy is counted, and checked against the run's limit, before its bytes go out;
-one over the limit raises :class:`EgressLimit` and is never sent.
+Invariant: a copy is counted, and checked against the run's limits, before its bytes go out;
+one over a limit raises :class:`EgressLimit` and is never sent.
+
+A run has up to two limits (:class:`Ceiling`): its own bytes (``run``), and the bytes every run
+of its workspace sent within the workspace's window (``workspace``: what the other runs sent,
+``others``, read from the store, plus this run's own). A limit may ask a person before it is
+passed (``asks``); ``granted`` holds the bytes approved above it for this run
+(:class:`Granted`). The check per copy is one comparison against the lowest of them.
 """
 
 from __future__ import annotations
@@ -18,7 +24,58 @@ from typing import Any, NamedTuple
 
 from toolwire.core.reprs import ident, tagged
 
-__all__ = ["EgressLimit", "Line", "Outgoing", "Sent", "current", "sending", "undelivered"]
+__all__ = [
+    "APPROVE",
+    "DEFAULT_EGRESS_WINDOW",
+    "ON_LIMIT",
+    "RUN",
+    "STOP",
+    "WORKSPACE",
+    "Budget",
+    "Ceiling",
+    "EgressAsk",
+    "EgressLimit",
+    "Granted",
+    "Line",
+    "Outgoing",
+    "Sent",
+    "current",
+    "on_limit",
+    "parse_window",
+    "sending",
+    "undelivered",
+]
+
+RUN = "run"  # a limit of the run's own bytes
+WORKSPACE = "workspace"  # a limit of the bytes of every run of its workspace, in its window
+# What passing a limit does: the run stops (``egress_limit``), or waits for a person's approval.
+STOP, APPROVE = "stop", "approve"
+ON_LIMIT = (STOP, APPROVE)
+
+
+DEFAULT_EGRESS_WINDOW = 24 * 3600.0  # a workspace's window, in seconds: a working day and night
+MAX_EGRESS_WINDOW = 366 * 86400.0  # a year: a longer window reads the ledger of every run ever
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_window(text: str) -> float:
+    """A window's length in seconds from ``"30m"``, ``"24h"``, ``"7d"`` (or ``"90s"``);
+    ``ValueError`` saying what it takes."""
+    number, unit = text.strip()[:-1], text.strip()[-1:]
+    if unit not in _UNITS or not number.isdigit() or int(number) == 0:
+        raise ValueError(f"{text[:40]!r} is not a window: write a whole number and s, m, h or d, "
+                         'such as "24h"')  # fmt: skip
+    seconds = float(int(number) * _UNITS[unit])
+    if seconds > MAX_EGRESS_WINDOW:
+        raise ValueError(f"{text[:40]!r} is longer than a window may be (366d)")
+    return seconds
+
+
+def on_limit(value: object, where: str) -> str:
+    """``value`` as a choice of what passing a limit does; ``ValueError`` naming ``where``."""
+    if value not in ON_LIMIT:
+        raise ValueError(f"{where} must be {STOP!r} or {APPROVE!r}")
+    return str(value)
 
 
 class Line(NamedTuple):
@@ -49,29 +106,137 @@ class Sent(NamedTuple):
                       lines=len(self.lines), wire_bytes=self.wire_bytes)  # fmt: skip
 
 
-class EgressLimit(Exception):
-    """A request would take the run's tool output on the wire past its limit: not sent."""
+class Ceiling(NamedTuple):
+    """One limit a run's bytes are checked against: its ``scope`` (``run`` or ``workspace``),
+    its bytes as configured, the bytes approved above it for this run, and whether passing
+    it asks a person (else the run stops)."""
 
-    def __init__(self, limit: int, spent: int, request: int) -> None:
-        super().__init__(
-            f"sending {request} more bytes of tool output would pass the run's egress limit "
-            f"of {limit} bytes ({spent} sent so far)"
+    scope: str
+    limit: int
+    granted: int = 0
+    asks: bool = False
+
+
+class Granted(NamedTuple):
+    """The bytes a person approved above each of a run's limits (kept in its state)."""
+
+    run: int = 0
+    workspace: int = 0
+
+    def of(self, scope: str) -> int:
+        return self.run if scope == RUN else self.workspace
+
+    def raised(self, crossed: tuple[Crossed, ...]) -> Granted:
+        """This grant once a request that would pass the limits ``crossed`` is approved: each
+        lets that request go and one more limit's worth after it (see
+        :mod:`toolwire.policy.egress`)."""
+        raised = {c.scope: c.counted + c.request for c in crossed}
+        return Granted(
+            run=raised.get(RUN, self.run), workspace=raised.get(WORKSPACE, self.workspace)
         )
-        self.limit, self.spent, self.request = limit, spent, request
+
+
+class Crossed(NamedTuple):
+    """A limit one request would pass: the bytes counted against it so far, the request's."""
+
+    scope: str
+    limit: int  # as configured, plus what was approved above it
+    counted: int
+    request: int
+
+
+class EgressAsk(NamedTuple):
+    """A run waiting for approval to send one request past a limit: where it was going, and
+    each limit it would pass (counts only)."""
+
+    provider: str
+    crossed: tuple[Crossed, ...]
+
+    @classmethod
+    def of(cls, over: EgressLimit) -> EgressAsk:
+        return cls(over.provider, over.crossed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As the CLI and the inspector show it: the first limit's facts, and every limit."""
+        first = self.crossed[0]
+        return {"provider": self.provider, "scope": first.scope, "sent_bytes": first.counted,
+                "request_bytes": first.request, "limit_bytes": first.limit,
+                "limits": [c._asdict() for c in self.crossed]}  # fmt: skip
+
+    def to_state(self) -> list[Any]:
+        return [self.provider, [list(c) for c in self.crossed]]
+
+    def __repr__(self) -> str:
+        return tagged("EgressAsk", provider=ident(self.provider), limits=len(self.crossed))
+
+
+class EgressLimit(Exception):
+    """A request would take tool output on the wire past a limit of the run: not sent.
+    ``asks``: every limit it would pass asks a person first (the run may wait for one)."""
+
+    def __init__(self, crossed: tuple[Crossed, ...], *, asks: bool = False) -> None:
+        first = crossed[0]
+        whose = "the run's" if first.scope == RUN else "its workspace's"
+        super().__init__(
+            f"sending {first.request} more bytes of tool output would pass {whose} egress "
+            f"limit of {first.limit} bytes ({first.counted} sent so far)"
+        )
+        self.crossed, self.asks = crossed, asks
+        self.limit, self.spent, self.request = first.limit, first.counted, first.request
+        self.scope = first.scope
+        self.provider = ""  # where the request was going (the loop sets it)
         self.state: Any = None  # the run's state when it stopped (the loop sets it)
 
 
 class Budget:
-    """The run's bytes sent so far, against its limit (None: none); shared by its requests."""
+    """The run's bytes sent so far, against its limits (none: no limit); shared by its
+    requests. ``limit`` is the lowest bytes the run's own count may reach (None: no limit),
+    so that a copy's check is one comparison."""
 
-    __slots__ = ("limit", "spent")
+    __slots__ = ("ceilings", "limit", "others", "spent")
 
-    def __init__(self, limit: int | None, spent: int = 0) -> None:
-        self.limit, self.spent = limit, spent
+    def __init__(
+        self, limit: int | None = None, spent: int = 0, *, ceilings: tuple[Ceiling, ...] = ()
+    ) -> None:
+        if limit is not None:
+            ceilings = (Ceiling(RUN, limit), *ceilings)
+        self.ceilings, self.spent, self.others = ceilings, spent, 0
+        self.limit = self._lowest()
+
+    @property
+    def watches_workspace(self) -> bool:
+        return any(c.scope == WORKSPACE for c in self.ceilings)
+
+    def seen(self, others: int) -> None:
+        """The other runs of the workspace have sent ``others`` bytes within its window."""
+        self.others = others
+        self.limit = self._lowest()
+
+    def _allowed(self, ceiling: Ceiling) -> int:
+        allowed = ceiling.limit + ceiling.granted
+        return allowed - self.others if ceiling.scope == WORKSPACE else allowed
+
+    def _lowest(self) -> int | None:
+        return min((self._allowed(c) for c in self.ceilings), default=None)
 
     def check(self, size: int) -> None:
-        if self.limit is not None and self.spent + size > self.limit:
-            raise EgressLimit(self.limit, self.spent, size)
+        # a request with no tool output adds nothing: it goes even past a workspace's budget
+        if self.limit is not None and self.spent + size > self.limit and size:
+            raise self._over(size)
+
+    def _over(self, size: int) -> EgressLimit:
+        crossed = tuple(
+            Crossed(
+                c.scope,
+                c.limit + c.granted,
+                self.spent + self.others * (c.scope == WORKSPACE),
+                size,
+            )
+            for c in self.ceilings
+            if self.spent + size > self._allowed(c)
+        )
+        asks = all(c.asks for c in self.ceilings if self.spent + size > self._allowed(c))
+        return EgressLimit(crossed, asks=asks)
 
 
 class Outgoing:

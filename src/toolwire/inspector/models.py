@@ -265,6 +265,10 @@ class PendingResult(BaseModel):
     input_schema: dict[str, Any] | None
     # Writes whose outcome is unknown (their worker stopped): approving runs them again.
     rerun: list[str] = Field(default_factory=list)
+    # "egress": not a turn (``calls`` is empty) but the run's next request, which would pass
+    # an egress limit; ``egress`` says where it goes and its bytes against each limit.
+    kind: Literal["calls", "egress"] = "calls"
+    egress: dict[str, Any] | None = None
 
 
 class CancelResult(BaseModel):

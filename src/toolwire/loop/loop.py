@@ -51,6 +51,8 @@ from toolwire.core.trust import Integrity, TrustZone
 from toolwire.loop import remote_calls
 from toolwire.loop.basis import recheck
 from toolwire.loop.contain import held_in_turn
+from toolwire.loop.egress_pause import decided as egress_decided
+from toolwire.loop.egress_pause import stopped_or_waiting
 from toolwire.loop.endings import (
     Ending,
     LoopResult,
@@ -235,6 +237,15 @@ class ToolLoop:
         offered, _ = self._offered(state.options, context)
         if state.charter is not None:  # this process may hold more MCP servers than the run's
             offered = in_scope(state.charter, offered, self.registry)
+        if pause.egress is not None:  # not a turn: the request an egress limit held
+            going = egress_decided(state, approved=approved)
+            if isinstance(going, LoopResult):
+                return going
+            going = going._replace(offered=offered)
+            offer = self._offer(offered, going.options, context, exclusive,
+                                holds=bool(going.vault.variables))  # fmt: skip
+            measure(trace, offer, going, context, self.seam.knows)  # with the raised allowance
+            return await self._advance(going, offer, context=context, trace=trace, run_id=run_id)
         answers = plan(pause, self.registry, offered_then=state.offered, offered_now=offered,
                        approved=approved, values=values)  # fmt: skip
         checked = await self._recheck(state, answers, context, run_id)
@@ -243,9 +254,7 @@ class ToolLoop:
         state = state._replace(pause=None, offered=offered, invocations=())
         offer = self._offer(offered, state.options, context, exclusive,
                             holds=bool(state.vault.variables))  # fmt: skip
-        measure(
-            trace, offer.labels, state.options, context, self.seam.knows
-        )  # its refusals are the runtime's
+        measure(trace, offer, state, context, self.seam.knows)  # its refusals are the runtime's
         jobs = decided_jobs(checked, state.options.max_calls_per_turn, offer, self.registry)
         state = await self._run_jobs(state, trace, state.rounds, jobs, context, offer=offer,
                                      run_id=run_id)  # fmt: skip
@@ -378,13 +387,13 @@ class ToolLoop:
         run_id: str = "",
     ) -> LoopResult:
         if trace.egress is None:
-            measure(trace, offer.labels, state.options, context, self.seam.knows)
+            measure(trace, offer, state, context, self.seam.knows)
         try:
             return await self._rounds(state, offer, context=context, trace=trace,
                                       refusals=refusals, run_id=run_id)  # fmt: skip
         except EgressLimit as over:  # nothing of the request went out
             log.info("run %s: %s", run_id or "-", over)
-            return result_of(over.state, "", True, TerminationReason.EGRESS_LIMIT)
+            return stopped_or_waiting(over, run_id)
 
     async def _rounds(  # noqa: PLR0912, PLR0915 (one loop of rounds: its parts are a round's)
         self,
@@ -878,7 +887,8 @@ class ToolLoop:
         quarantine, endorse_strings = quarantine_by(workspace)
         return Offer.of(self.registry, offered, gate, exclusive=exclusive,
                         overrides=overrides_of(workspace), policy=policy, quarantine=quarantine,
-                        endorse_strings=endorse_strings, holds=holds)  # fmt: skip
+                        endorse_strings=endorse_strings, holds=holds,
+                        attended=attended)  # fmt: skip
 
     def _offered(
         self, options: RunOptions, context: ToolContext

@@ -1,6 +1,7 @@
 """A round's request measured as it goes out: the segment's egress ledger
 (:mod:`toolwire.policy.egress`), given to the trace when someone reads it or the run has a
-limit, and the provider call that counts every copy it sends against that limit."""
+limit, and the provider call that counts every copy it sends against the run's limits (a
+workspace's budget read again before each request, when the run has one)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from collections.abc import Callable
 from toolwire.core import egress
 from toolwire.core.egress import EgressLimit
 from toolwire.core.errors import ProviderError
+from toolwire.loop.offer import Offer
 from toolwire.loop.state import RunState
-from toolwire.policy.containment import Labels
-from toolwire.policy.egress import Ledger, limit_of
-from toolwire.policy.options import RunOptions
+from toolwire.policy.egress import Ledger, ceilings_of
 from toolwire.policy.trace import FailedStep, RunTrace
 from toolwire.providers.base import CompletionRequest, CompletionResponse, Provider
 from toolwire.tools.api import ToolContext
@@ -23,17 +23,29 @@ _clock = time.perf_counter
 
 def measure(
     trace: RunTrace,
-    labels: Labels,
-    options: RunOptions,
+    offer: Offer,
+    state: RunState,
     context: ToolContext,
     knows: Callable[[str], bool],
 ) -> None:
     """Give the segment's trace its egress ledger, when someone reads it or the run has a
-    limit (``knows``: whether a tool name is registered)."""
-    limit = limit_of(options.max_egress_bytes, context.workspace)
-    if trace.keeps or limit is not None:
-        trace.egress = Ledger(labels, knows, limit=limit, spent=trace.egress_spent,
-                              refused=trace.egress_refused)  # fmt: skip
+    limit (``knows``: whether a tool name is registered). A trace that had one (the segment
+    before, in this process) carries its count on, and the calls it refused."""
+    options, workspace = state.options, context.workspace
+    if trace.egress is not None:
+        trace.egress_spent = trace.egress.budget.spent
+        trace.egress_refused = trace.egress_refused | trace.egress.refused_calls
+    ceilings = ceilings_of(options.max_egress_bytes, options.on_egress_limit, workspace,
+                           state.egress_granted,
+                           attended=offer.attended and trace.egress_can_wait)  # fmt: skip
+    if trace.keeps or ceilings:
+        ledger = Ledger(offer.labels, knows, spent=trace.egress_spent, ceilings=ceilings,
+                        refused=trace.egress_refused)  # fmt: skip
+        others = trace.egress_others
+        if others is not None and ledger.budget.watches_workspace:
+            window = float(getattr(workspace, "egress_window", 0.0))
+            ledger.window = lambda: others(window)
+        trace.egress = ledger
 
 
 async def measured(  # noqa: PLR0917 (the loop's own call, in the order it has them)
@@ -49,17 +61,19 @@ async def measured(  # noqa: PLR0917 (the loop's own call, in the order it has t
     to the provider that answered; ``EgressLimit`` (with ``state``) before any copy of it
     would pass the run's limit: copies an earlier attempt already sent are recorded as that
     attempt's failure. ``chained``: a fallback chain, which records each failed attempt."""
+    if ledger.window is not None:  # what the workspace's other runs have sent by now
+        ledger.budget.seen(await ledger.window())
     try:
         outgoing = ledger.outgoing(request.messages, provider.name)
     except EgressLimit as over:
-        over.state = state
+        over.state, over.provider = state, provider.name
         raise
     token = egress.measured(outgoing)
     started = _clock()
     try:
         response = await provider.complete(request)
     except EgressLimit as over:  # a retry or another provider of the chain
-        over.state = state
+        over.state, over.provider = state, outgoing.provider
         _sent_before(trace, round_, outgoing, over, started)
         raise
     except ProviderError as failed:  # the run fails: what reached the server still counts

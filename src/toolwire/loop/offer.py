@@ -60,6 +60,7 @@ class Offer:
     labels: Labels
     vaulting: bool = False  # an offered tool quarantines its output
     asks: bool = False  # ``ask_about`` is offered, and answered by the loop
+    attended: bool = True  # a person can be asked (an egress limit may wait for one)
 
     @classmethod
     def of(
@@ -74,8 +75,10 @@ class Offer:
         quarantine: Collection[str] = (),
         endorse_strings: bool = False,
         holds: bool = False,
+        attended: bool = True,
     ) -> Offer:
-        """``holds``: the run holds values already (its vault is not empty)."""
+        """``holds``: the run holds values already (its vault is not empty); ``attended``: a
+        person can be asked."""
         tools = [tool for tool in registry if tool.spec.name in names]
         labels = Labels.of(tools, overrides=overrides, policy=policy, quarantine=quarantine,
                            endorse_strings=endorse_strings)  # fmt: skip
@@ -100,6 +103,7 @@ class Offer:
             labels=labels,
             vaulting=vaulting,
             asks=asks,
+            attended=attended,
         )
 
     def inline(self, name: str, *, overlapping: bool) -> bool:

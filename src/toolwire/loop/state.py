@@ -25,6 +25,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolwire.core.egress import Crossed, EgressAsk, Granted
 from toolwire.core.errors import StateUnreadable
 from toolwire.core.jsonenc import dumps
 from toolwire.core.lifecycle import RunStatus
@@ -133,10 +134,20 @@ class Pause:
     # Calls of the turn the run's containment refused when it was planned: they never run,
     # whatever is decided (see toolwire.policy.containment).
     refused: tuple[Contained, ...] = ()
+    # Not a turn: the run waits for approval to send its next request past an egress limit
+    # (see toolwire.loop.egress_pause); then ``calls`` and ``previews`` are empty.
+    egress: EgressAsk | None = None
+
+    @property
+    def kind(self) -> Literal["calls", "egress"]:
+        """What the run waits on: a turn of tool calls, or its egress limit."""
+        return "calls" if self.egress is None else "egress"
 
     def to_dict(self) -> dict[str, Any]:
         """The pending turn as the inspector and the CLI show it (recorded results stay)."""
         return {
+            "kind": self.kind,
+            "egress": None if self.egress is None else self.egress.to_dict(),
             "status": self.status.value,
             "digest": self.digest,
             "calls": [c.to_dict() for c in self.calls],
@@ -161,6 +172,7 @@ class Pause:
             recorded=count(self.recorded),
             changed=count(self.changed),
             refused=count(self.refused),
+            egress=self.egress,
         )
 
 
@@ -201,6 +213,8 @@ class RunState(NamedTuple):
     provenance: Provenance = NOTHING_ENTERED
     # Values held for the model, never shown to it (see toolwire.policy.quarantine)
     vault: Vault = EMPTY_VAULT
+    # The bytes a person approved above the run's egress limits (see toolwire.policy.egress)
+    egress_granted: Granted = Granted()
 
     def __repr__(self) -> str:
         """Counts and where the run stands; no message, argument or result."""
@@ -234,7 +248,8 @@ class RunState(NamedTuple):
                                self.offered, invocations, self.pause, self.charter, spent.tally,
                                self.dropped_turns, remote_calls,
                                self.provenance if provenance is None else provenance,
-                               self.vault if vault is None else vault))  # fmt: skip
+                               self.vault if vault is None else vault,
+                               self.egress_granted))  # fmt: skip
 
     @property
     def user(self) -> User | None:
@@ -264,6 +279,7 @@ class RunState(NamedTuple):
             }
             | self._provenance()
             | ({"vault": self.vault.to_state()} if self.vault.variables else {})
+            | ({"egress_granted": list(self.egress_granted)} if any(self.egress_granted) else {})
         )
 
     def _provenance(self) -> dict[str, Any]:
@@ -306,6 +322,8 @@ def _pause_dict(pause: Pause) -> dict[str, Any]:
            "recorded": [list(r) for r in pause.recorded], "span": pause.span}  # fmt: skip
     if pause.refused:  # absent: the form sealed before containment
         out["refused"] = [list(c) for c in pause.refused]
+    del out["kind"]  # what ``egress`` says
+    out["egress"] = None if pause.egress is None else pause.egress.to_state()
     return out
 
 
@@ -363,6 +381,8 @@ class _Pause(_Strict):
     changed: list[str] = []  # absent from states sealed before previews were re-checked
     span: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}-[0-9a-f]{16}$")
     refused: list[tuple[int, str, str]] = Field(default=[], repr=False)  # before containment
+    # absent from states sealed before egress pauses: a pause on tool calls
+    egress: tuple[str, list[tuple[str, int, int, int]]] | None = None
 
     def build(self) -> Pause:
         return Pause(
@@ -377,7 +397,15 @@ class _Pause(_Strict):
             changed=tuple(self.changed),
             span=self.span,
             refused=tuple(Contained(i, text, Refused(why).value) for i, text, why in self.refused),
+            egress=None if self.egress is None else _ask_of(*self.egress),
         )
+
+
+def _ask_of(provider: str, crossed: list[tuple[str, int, int, int]]) -> EgressAsk:
+    limits = tuple(Crossed(*c) for c in crossed)
+    if not limits or any(c.scope not in ("run", "workspace") or min(c[1:]) < 0 for c in limits):
+        raise ValueError("an egress pause names no limit it would pass")
+    return EgressAsk(provider, limits)
 
 
 class Before(NamedTuple):
@@ -404,6 +432,7 @@ class _State(_Strict):
     remote_calls: int = 0  # absent from states written before remote tools
     provenance: dict[str, Any] | None = None  # absent from states sealed before containment
     vault: list[list[Any]] = Field(default=[], repr=False)  # absent: nothing held
+    egress_granted: tuple[int, int] = (0, 0)  # absent: nothing approved above a limit
 
     def build(self, before: Before | None) -> RunState:
         options = RunOptions.from_dict(self.options)
@@ -423,6 +452,7 @@ class _State(_Strict):
             if self.provenance is None
             else Provenance.from_state(self.provenance),
             vault=Vault.from_state(self.vault) if self.vault else EMPTY_VAULT,
+            egress_granted=Granted(*self.egress_granted),
         )
 
     def _charter(self, options: RunOptions, before: Before | None) -> Charter | None:

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from toolwire.core.errors import InvalidInput
+from toolwire.core.errors import InvalidInput, RunNotWaiting
 from toolwire.core.jsonenc import dumps
 from toolwire.core.lifecycle import RunStatus
 from toolwire.core.messages import ToolCall
@@ -49,6 +49,10 @@ PREVIEW_LINE_CHARS = 500  # one long line of a diff, not a dump
 CUT = "…"  # ends a line cut at PREVIEW_LINE_CHARS: what follows it is not shown
 NO_PREVIEW = "The tool produced no preview for this call."
 MAX_INPUT_ERRORS = 10  # problems named in an InvalidInput message
+EGRESS_NOT_CALLS = (
+    "this run waits for approval to send its next request past an egress limit, not on tool "
+    "calls: approve or deny it as a whole (its pause's ``egress`` says what it would send)"
+)
 
 
 def more_lines(count: int) -> str:
@@ -303,6 +307,8 @@ def plan(
     The input answers one call: the first call of the tool that asked. A later call of that
     tool in the same turn was never answered, so it reads ``input_missing`` like any other.
     """
+    if pause.egress is not None:
+        raise RunNotWaiting(EGRESS_NOT_CALLS)
     asked = next((i for i, c in enumerate(pause.calls) if c.name == pause.input_tool), None)
     contained = {c.at: Refuse(c.text, Refused(c.reason)) for c in pause.refused}
     return [

@@ -22,6 +22,25 @@ A result recorded by an earlier segment of a resumed run (in any process) is lab
 tool, or ``runtime`` when that segment's stored steps say the runtime answered the call
 (``refused``: their call ids, as the store keeps them).
 
+Limits (:class:`~toolwire.core.egress.Ceiling`, made by :func:`ceilings_of`): the run's own
+(the lower of its ``max_egress_bytes`` and its workspace's ``max_run_bytes``) counts every
+segment of the run; the workspace's (``max_workspace_bytes``) counts what every run of the
+workspace sent within its ``window`` (the stored ledger of the other runs, summed by the store
+before each request, and this run's own bytes, whole). What passing one does is the run's
+``on_egress_limit`` or its workspace's ``on_limit``: ``stop`` (the default; the run ends
+``egress_limit``, the request not sent) or ``approve`` (the run waits for a person, the request
+not sent yet: see :mod:`toolwire.loop.egress_pause`); a run or workspace that says ``stop``
+wins, and a run nobody can be asked in (unattended) stops. Approving lets that request go and
+raises the allowance of each limit it would pass to the bytes counted so far, plus the
+request, plus one more limit's worth: the next crossing asks again (a limit of 0 asks before
+every request that carries tool output).
+
+Concurrency: two runs of a workspace check its budget each against the other's stored rows,
+read before each request; what another run has in flight (the request it is sending, and
+the rows its recorder has not written yet) is not seen. So the workspace can pass its limit
+by at most the bytes of one request (every copy of it) per other run sending at the same
+time.
+
 Cost: a request is measured from the conversation's growth since the previous one (the state
 extends its tuple of messages), so a round costs the size of what it added; a conversation
 that changed otherwise (the window dropped exchanges, another process) is measured whole.
@@ -29,16 +48,38 @@ that changed otherwise (the window dropped exchanges, another process) is measur
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import hashlib
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 
 from toolwire.core.bounding import CONTENT_BYTE_CAP, TRUNCATION_MARKER
-from toolwire.core.egress import Budget, Line, Outgoing
+from toolwire.core.egress import (
+    APPROVE,
+    RUN,
+    STOP,
+    WORKSPACE,
+    Budget,
+    Ceiling,
+    Granted,
+    Line,
+    Outgoing,
+)
 from toolwire.core.messages import ChatMessage
 from toolwire.core.trust import DataClass
 from toolwire.policy.containment import Labels
 from toolwire.policy.privacy import plain_id
 
-__all__ = ["RUNTIME", "UNREGISTERED", "Ledger", "limit_of", "text_bytes"]
+__all__ = [
+    "RUNTIME",
+    "UNREGISTERED",
+    "Ledger",
+    "ceilings_of",
+    "limit_of",
+    "limited",
+    "text_bytes",
+    "workspace_key",
+    "workspace_limit",
+]
 
 RUNTIME = "runtime"  # the label of a result the runtime wrote itself (a refusal)
 UNREGISTERED = "(unregistered)"  # a name the model made up: its words are not metadata
@@ -69,12 +110,54 @@ def limit_of(max_egress_bytes: int | None, workspace: object) -> int | None:
     return min(given) if given else None
 
 
+def workspace_limit(workspace: object) -> int | None:
+    """The bytes every run of ``workspace`` may send within its window (None: no limit)."""
+    limit = getattr(workspace, "max_workspace_bytes", None)
+    return limit if isinstance(limit, int) else None
+
+
+def limited(max_egress_bytes: int | None, workspace: object) -> bool:
+    """Whether a run with these settings has any egress limit (else nothing is read for it)."""
+    return (
+        limit_of(max_egress_bytes, workspace) is not None or workspace_limit(workspace) is not None
+    )
+
+
+def asks_first(asked: str | None, workspace: object, *, attended: bool) -> bool:
+    """Whether passing a limit asks a person: someone said ``approve``, nobody ``stop``, and
+    a person can be asked."""
+    said = getattr(workspace, "egress_on_limit", None)
+    return attended and STOP not in (asked, said) and APPROVE in (asked, said)
+
+
+def ceilings_of(
+    max_egress_bytes: int | None,
+    asked: str | None,
+    workspace: object,
+    granted: Granted,
+    *,
+    attended: bool,
+) -> tuple[Ceiling, ...]:
+    """The run's limits: its own and its workspace's, each with what was approved above it."""
+    asks = asks_first(asked, workspace, attended=attended)
+    found = [(RUN, limit_of(max_egress_bytes, workspace)), (WORKSPACE, workspace_limit(workspace))]
+    return tuple(Ceiling(scope, limit, granted.of(scope), asks) for scope, limit in found
+                 if limit is not None)  # fmt: skip
+
+
+def workspace_key(path: str | Path) -> str:
+    """What names a workspace in the store: a digest of its file's absolute path, so that
+    every run of one workspace is summed together and the row says nothing of where it is."""
+    absolute = str(Path(path).expanduser().resolve())
+    return hashlib.sha256(absolute.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 class Ledger:
     """One segment's measure of what its requests carry, and the run's budget of bytes."""
 
     __slots__ = (
         "_earlier", "_keys", "_known", "_labels", "_names", "_refused", "_seen", "_totals",
-        "budget",
+        "budget", "window",
     )  # fmt: skip
 
     def __init__(
@@ -82,12 +165,16 @@ class Ledger:
         labels: Labels,
         knows: Callable[[str], bool],
         *,
-        limit: int | None,
+        limit: int | None = None,
         spent: int = 0,
+        ceilings: tuple[Ceiling, ...] = (),
         refused: frozenset[str] = frozenset(),
     ) -> None:
         self._labels, self._known = labels, knows
-        self.budget = Budget(limit, spent)
+        self.budget = Budget(limit, spent, ceilings=ceilings)
+        # What the workspace's other runs sent within its window, asked before each request
+        # (None: the run has no workspace limit, or no store to ask).
+        self.window: Callable[[], Awaitable[int]] | None = None
         self._refused: set[str] = set()  # call ids the runtime answered itself
         self._earlier = refused  # those of earlier segments, as stored (see plain_id)
         self._seen: tuple[ChatMessage, ...] = ()
@@ -99,9 +186,14 @@ class Ledger:
         """The runtime answered call ``call_id`` (its text is the seam's)."""
         self._refused.add(call_id)
 
+    @property
+    def refused_calls(self) -> frozenset[str]:
+        """Every call id known to be the runtime's answer: this segment's, and earlier ones'."""
+        return self._earlier | self._refused
+
     def outgoing(self, messages: Sequence[ChatMessage], provider: str) -> Outgoing:
         """The request carrying ``messages``, for ``provider``; refused (``EgressLimit``)
-        when even one copy would pass the run's limit."""
+        when even one copy would pass a limit of the run."""
         seen = self._seen
         if len(messages) >= len(seen) and (not seen or messages[len(seen) - 1] is seen[-1]):
             added = messages[len(seen) :]

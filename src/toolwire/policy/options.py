@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolwire.core.egress import on_limit
 from toolwire.core.output import OutputSchema
 from toolwire.core.text import check_name
 from toolwire.core.trust import TrustZone, UntrustedActions
@@ -82,6 +83,10 @@ class RunOptions:
     # (see toolwire.policy.egress); the request that would pass it is not sent and the run
     # ends ``egress_limit``. None: no limit but its workspace's.
     max_egress_bytes: int | None = None
+    # What passing an egress limit does: "stop" (the run ends ``egress_limit``) or "approve"
+    # (the run waits for a person before the request goes: see toolwire.policy.egress);
+    # None: its workspace's, else stop. A workspace that says stop is never asked around.
+    on_egress_limit: str | None = None
 
     def __post_init__(self) -> None:
         if self.name is not None:
@@ -100,10 +105,7 @@ class RunOptions:
             raise ValueError("max_total_tokens must be at least 1")
         if self.max_cost is not None and not self.max_cost > 0:
             raise ValueError("max_cost must be a positive number of dollars")
-        if self.max_egress_bytes is not None and (
-            type(self.max_egress_bytes) is not int or self.max_egress_bytes < 0
-        ):
-            raise ValueError("max_egress_bytes must be a whole number of bytes, 0 or more")
+        self._check_egress()
         if self.context_window is not None and self.context_window < 1:
             raise ValueError("context_window must be at least 1 token")
         object.__setattr__(self, "tool_choice", parse_tool_choice(self.tool_choice))
@@ -113,6 +115,14 @@ class RunOptions:
         if self.untrusted_actions is not None:
             parsed = UntrustedActions.parse(self.untrusted_actions)
             object.__setattr__(self, "untrusted_actions", parsed)
+
+    def _check_egress(self) -> None:
+        if self.max_egress_bytes is not None and (
+            type(self.max_egress_bytes) is not int or self.max_egress_bytes < 0
+        ):
+            raise ValueError("max_egress_bytes must be a whole number of bytes, 0 or more")
+        if self.on_egress_limit is not None:
+            on_limit(self.on_egress_limit, "on_egress_limit")
 
     @property
     def untrusted_policy(self) -> UntrustedActions | None:
@@ -156,6 +166,8 @@ class RunOptions:
             out["untrusted_actions"] = self.untrusted_policy.value
         if self.max_egress_bytes is not None:  # absent likewise
             out["max_egress_bytes"] = self.max_egress_bytes
+        if self.on_egress_limit is not None:  # absent likewise
+            out["on_egress_limit"] = self.on_egress_limit
         return out
 
     @classmethod
@@ -181,4 +193,5 @@ class RunOptions:
             name=data.get("name"),
             untrusted_actions=data.get("untrusted_actions"),
             max_egress_bytes=data.get("max_egress_bytes"),
+            on_egress_limit=data.get("on_egress_limit"),
         )

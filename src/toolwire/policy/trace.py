@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
@@ -411,6 +411,11 @@ class RunTrace:
         self.egress_spent = 0
         # The calls earlier segments' stored steps say the runtime answered (by stored id).
         self.egress_refused: frozenset[str] = frozenset()
+        # What the other runs of the run's workspace sent within a window of so many seconds
+        # (the runtime's read of its store; None: no store to ask).
+        self.egress_others: Callable[[float], Awaitable[int]] | None = None
+        # Whether the run may wait for a person at an egress limit (the runtime can store it)
+        self.egress_can_wait = True
         self._wall_origin = time.time() * 1000
         self._perf_origin = time.perf_counter()
 

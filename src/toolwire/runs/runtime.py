@@ -42,6 +42,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -53,6 +54,7 @@ from toolwire.core.errors import (
     RunCancelled,
     StaleDecision,
     StateError,
+    StoreError,
 )
 from toolwire.core.lifecycle import RUN_FAILED, RunStatus, settled_status
 from toolwire.core.messages import ChatMessage, ToolCall
@@ -78,7 +80,7 @@ from toolwire.policy.charter import (
     servers_of,
 )
 from toolwire.policy.charter import context as tool_context
-from toolwire.policy.egress import limit_of
+from toolwire.policy.egress import limited, workspace_key
 from toolwire.policy.options import RunOptions
 from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.trace import DeltaObserver, Observer, RunTrace
@@ -197,6 +199,8 @@ class Runtime:
         exclusive = sole_task()  # asked before the segment's own task exists
         request, run, trace, watch = await self._submit(request, "run", on_start, observers,
                                                         deltas)  # fmt: skip
+        assert request.charter is not None
+        _window(trace, self.recorder, run.run_id, request.charter.workspace_file)
         loop = ToolLoop(request.provider, self.registry, policy=self.policy)
         segment = loop.run(request.messages, context=request.context, options=request.options,
                            trace=trace, run_id=run.run_id, charter=request.charter,
@@ -269,9 +273,10 @@ class Runtime:
         run = Recording(self.recorder, run_id=run_id, sequence=waiting.next_sequence - 1)
         watch = self._watch(run_id, charter, "resume", before=carried(state))
         trace = self._trace(run, state.options, observers, deltas, watch)
-        if limit_of(state.options.max_egress_bytes, segment_context.workspace) is not None:
+        if limited(state.options.max_egress_bytes, segment_context.workspace):
             # what its limit counts: every earlier segment's bytes, in whichever process
             trace.egress_spent = await asyncio.to_thread(_egress_spent, self.recorder, run_id)
+            _window(trace, self.recorder, run_id, charter.workspace_file)
         if trace.keeps:  # the ledger labels what earlier segments refused as the runtime's
             trace.egress_refused = await asyncio.to_thread(_refused_calls, self.recorder, run_id)
         trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
@@ -317,6 +322,7 @@ class Runtime:
         limited = charter.options.max_egress_bytes is not None or charter.workspace_file
         if sequence and limited:  # carried on: what a limit counts includes earlier segments
             trace.egress_spent = await asyncio.to_thread(_egress_spent, self.recorder, run_id)
+        _window(trace, self.recorder, run_id, charter.workspace_file)
         if sequence and trace.keeps:
             trace.egress_refused = await asyncio.to_thread(_refused_calls, self.recorder, run_id)
         loop = ToolLoop(provider, self.registry, policy=self.policy, checkpoint=checkpoint)
@@ -455,6 +461,8 @@ class Runtime:
         if watch is not None:
             trace.subscribe(watch.step)
         trace.subscribe(partial(self._check_cancel, run))  # a partial: no frame of its own
+        # without a state key no pause can be stored: an egress limit that would ask stops
+        trace.egress_can_wait = self.state_key is not None
         return trace
 
     def _watch(
@@ -649,6 +657,29 @@ def _provider_error_text(exc: ProviderError) -> str:
         return f"the provider call failed: {type(exc).__name__}: {exc}"
     status = f" (HTTP {exc.status})" if exc.status else ""
     return f"the provider call failed: {type(exc).__name__}{status}"
+
+
+def _window(trace: RunTrace, recorder: RunRecorder, run_id: str, workspace: str | None) -> None:
+    """Let the segment's ledger ask what the other runs of its workspace sent within a window
+    (asked only when the workspace has a limit: see :mod:`toolwire.policy.egress`). A store that
+    cannot answer leaves the last answer standing, and the log says so."""
+    read = getattr(recorder, "workspace_egress", None)
+    if workspace is None or not callable(read):
+        return
+    known = [0]
+
+    def others(seconds: float) -> int:  # the key made here: a run with no limit never asks
+        since = datetime.now(UTC) - timedelta(seconds=seconds)
+        try:
+            known[0] = int(read(workspace_key(workspace), since=since, excluding=run_id))
+        except StoreError:
+            log.warning("run %s: the workspace's egress could not be read", run_id, exc_info=True)
+        return known[0]
+
+    async def asked(seconds: float) -> int:
+        return await asyncio.to_thread(others, seconds)
+
+    trace.egress_others = asked
 
 
 def _egress_spent(recorder: RunRecorder, run_id: str) -> int:

@@ -8,6 +8,11 @@ same transaction as the step. They hold counts and registered names only (an unk
 already ``(unregistered)``), so they are written at every privacy level. :func:`ledger_lines`
 is the one shape of them: the rows, and the live stream's ``egress`` lines
 (:mod:`toolwire.inspector.stream`), so that a run watched live and read back later agree.
+
+A workspace's total (what its ``max_workspace_bytes`` counts) sums the rows of every run whose
+row names the workspace (``runs.workspace``, a digest of its file's path, indexed; added by
+migration 15) sent since the start of its window: the window's rows by ``ix_egress_at``, or
+the workspace's runs by ``ix_runs_workspace``, whichever the database finds cheaper.
 """
 
 from __future__ import annotations
@@ -27,11 +32,20 @@ from toolwire.store import schema
 from toolwire.store.engine import errors
 
 __all__ = [
-    "GROUPS", "EgressTotal", "egress_rows", "ledger_lines", "refused_calls", "run_ledger",
-    "run_spent", "sent_after", "totals",
-]  # fmt: skip
+    "GROUPS",
+    "EgressTotal",
+    "egress_rows",
+    "ledger_lines",
+    "refused_calls",
+    "run_ledger",
+    "run_spent",
+    "sent_after",
+    "totals",
+    "workspace_spent",
+]
 
 _egress = schema.egress
+_runs = schema.runs
 INSERT_EGRESS = insert(_egress)
 EGRESS_COLUMNS = (
     "run_id", "sequence", "at", "round", "provider", "tool", "data_class", "label", "copies",
@@ -133,6 +147,29 @@ def run_spent(engine: Engine, run_id: str) -> int:
     query = select(func.coalesce(func.sum(_egress.c.wire_bytes), 0)).where(
         _egress.c.run_id == run_id
     )
+    with errors("read the egress ledger"), engine.connect() as connection:
+        return int(connection.execute(query).scalar() or 0)
+
+
+def workspace_spent(
+    engine: Engine,
+    workspace: str,
+    *,
+    since: datetime | None = None,
+    excluding: str | None = None,
+) -> int:
+    """The bytes of tool output the runs of ``workspace`` sent since ``since`` (every copy),
+    leaving out the run ``excluding``."""
+    joined = _egress.join(_runs, _runs.c.id == _egress.c.run_id)
+    query = (
+        select(func.coalesce(func.sum(_egress.c.wire_bytes), 0))
+        .select_from(joined)
+        .where(_runs.c.workspace == workspace)
+    )
+    if since is not None:
+        query = query.where(_egress.c.at >= since)
+    if excluding is not None:
+        query = query.where(_egress.c.run_id != excluding)
     with errors("read the egress ledger"), engine.connect() as connection:
         return int(connection.execute(query).scalar() or 0)
 

@@ -138,6 +138,18 @@ def _v13_egress_ledger(connection: Connection) -> None:
     schema.egress.create(connection, checkfirst=True)
 
 
+def _v14_unused(connection: Connection) -> None:
+    """Nothing: this number belongs to another change of the schema."""
+
+
+def _v15_run_workspace(connection: Connection) -> None:
+    """The workspace each run was given (``runs.workspace``, indexed), so that a workspace's
+    egress is summed over its runs. Older runs keep NULL: they count toward no workspace."""
+    _add_run_columns(connection, schema.WORKSPACE_COLUMNS)
+    index = next(i for i in schema.runs.indexes if i.name == "ix_runs_workspace")
+    connection.execute(CreateIndex(index, if_not_exists=True))
+
+
 def _add_run_columns(connection: Connection, names: tuple[str, ...]) -> None:
     """Add the ``runs`` columns in ``names`` that the table lacks (nullable, no default)."""
     _add_columns(connection, schema.runs, names)
@@ -154,7 +166,7 @@ def _add_columns(connection: Connection, table: Any, names: tuple[str, ...]) -> 
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field, _v5_step_kind_width,
     _v6_held_answer, _v7_governance_log, _v8_queue, _v9_runs_browser, _v10_charter,
-    _v11_gate_counts, _v12_call_counts, _v13_egress_ledger,
+    _v11_gate_counts, _v12_call_counts, _v13_egress_ledger, _v14_unused, _v15_run_workspace,
 )  # fmt: skip
 LATEST = len(MIGRATIONS)
 

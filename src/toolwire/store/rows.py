@@ -49,7 +49,7 @@ def is_run_id(value: str) -> bool:
 RUN_COLUMNS = (
     "id", "status", "created_at", "provider", "model", "base_url", "trust_zone", "script",
     "max_tokens_field", "privacy_level", "options", "rerun_of", "owner_host", "owner_pid",
-    "owner_started", "charter",
+    "owner_started", "charter", "workspace",
 )  # fmt: skip
 
 

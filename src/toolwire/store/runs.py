@@ -60,6 +60,7 @@ from toolwire.core.lifecycle import CANCELLABLE, RunStatus, as_strings
 from toolwire.loop.governance import Gate, decider_of, decisions_of_outcome
 from toolwire.loop.run import RunOutcome, RunRequest
 from toolwire.policy.charter import Charter
+from toolwire.policy.egress import workspace_key
 from toolwire.policy.privacy import PrivacyLevel, filter_run_step
 from toolwire.policy.trace import RunStep
 from toolwire.runs.recorder import Waiting
@@ -80,6 +81,7 @@ from toolwire.store.egress import EGRESS_COLUMNS, INSERT_EGRESS, EgressTotal, Gr
 from toolwire.store.egress import refused_calls as _refused_calls
 from toolwire.store.egress import run_spent as _run_spent
 from toolwire.store.egress import totals as _egress_totals
+from toolwire.store.egress import workspace_spent as _workspace_spent
 from toolwire.store.engine import errors, make_engine, resolve_url, shown
 from toolwire.store.gates import (
     ADD_TO_CALL,
@@ -211,7 +213,10 @@ class RunStore:
         """The row a new run is inserted as: who runs it, with what provider, kept how."""
         row = rows.run_row(run_id, request, status, privacy=self.level_of(request),
                            owner=self._owner)  # fmt: skip
-        return row | {"charter": self._charter_text(run_id, request)}
+        charter = request.charter
+        where = None if charter is None else charter.workspace_file
+        return row | {"charter": self._charter_text(run_id, request),
+                      "workspace": None if where is None else workspace_key(where)}  # fmt: skip
 
     def _charter_text(self, run_id: str, request: RunRequest) -> str | None:
         charter, key = request.charter, self.charter_key
@@ -524,6 +529,14 @@ class RunStore:
         """The calls of ``run_id`` the runtime answered itself, by id as stored."""
         self.flush()
         return _refused_calls(self._engine, run_id) if is_run_id(run_id) else frozenset()
+
+    def workspace_egress(
+        self, workspace: str, *, since: datetime | None = None, excluding: str | None = None
+    ) -> int:
+        """The bytes of tool output every run of ``workspace`` (its key: see
+        :func:`toolwire.policy.egress.workspace_key`) sent since ``since``, but ``excluding``'s."""
+        self.flush()
+        return _workspace_spent(self._engine, workspace, since=since, excluding=excluding)
 
     def progress(self, run_id: str, after: int = 0) -> Progress | None:
         """The run, and its steps stored after sequence ``after``; None without such a run.

@@ -19,7 +19,9 @@
   ``charter`` holds the run's charter (who it acts for, where, under which policy: see
   :mod:`toolwire.policy.charter`), sealed when the store's process has a state key; ``seal_version``
   counts the sealed values written for the run, each bound to its count, so that only the
-  latest opens. Both added by migration 10.
+  latest opens. Both added by migration 10. ``workspace`` names the workspace the run was
+  given, as a digest of its file's path (see :func:`toolwire.policy.egress.workspace_key`;
+  NULL: none), so that a workspace's egress is summed over its runs; added by migration 15.
   A queued run (executed by workers, see :mod:`toolwire.queue`) has ``queued`` set; its
   request waits sealed in ``queued_request`` and its progress in ``checkpoint`` (both AES-GCM
   like the suspended state, both erased when the run ends). ``claim`` names the segment that
@@ -83,6 +85,8 @@ VIEWER_RUN_COLUMNS = ("options", "rerun_of", "tool_errors", "duration_ms")  # mi
 VIEWER_STEP_COLUMNS = ("tool_name", "is_error")  # migration 9
 CHARTER_COLUMNS = ("charter", "seal_version")  # migration 10
 GATE_COUNT_COLUMNS = ("count",)  # migration 11
+WORKSPACE_COLUMNS = ("workspace",)  # migration 15
+WORKSPACE_CHARS = 32  # a workspace's key: 32 hex characters of a digest of its file's path
 
 runs = Table(
     "runs",
@@ -130,8 +134,10 @@ runs = Table(
     Column("duration_ms", Float),
     Column("charter", Text),
     Column("seal_version", Integer),
+    Column("workspace", String(WORKSPACE_CHARS)),
     Index("ix_runs_created_at", "created_at"),
     Index("ix_runs_status", "status"),
+    Index("ix_runs_workspace", "workspace"),
 )
 
 steps = Table(

@@ -20,9 +20,11 @@ telemetry's agent name). It may also say how to talk to the workspace's model se
 (``mcp_servers``: see :mod:`toolwire.workspace.mcp_servers`). ``prompts`` declares prompt
 templates that ``toolwire mcp`` offers hosts (:mod:`toolwire.workspace.prompts`).
 ``[containment]`` sets its containment policy and integrity labels by tool name
-(:mod:`toolwire.workspace.containment`). ``[egress]`` limits what each of its runs may send
-providers of tool output: ``max_run_bytes`` (see :mod:`toolwire.policy.egress`; a run may ask
-for less with its own ``max_egress_bytes``, never for more).
+(:mod:`toolwire.workspace.containment`). ``[egress]`` limits what its runs may send providers of
+tool output (see :mod:`toolwire.policy.egress`): ``max_run_bytes`` each run (a run may ask for
+less with its own ``max_egress_bytes``, never for more), ``max_workspace_bytes`` every run of
+the workspace together within ``window`` (a duration: ``"30m"``, ``"24h"`` (the default),
+``"7d"``), and ``on_limit``, what passing one does: ``"stop"`` (the default) or ``"approve"``.
 
 A ``Workspace`` is configuration plus one lazily created SQLAlchemy engine. Every part is
 optional; a tool that needs a missing part fails closed with a clear error result. Paths are
@@ -49,7 +51,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -58,6 +60,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import NullPool
 
+from toolwire.core.egress import DEFAULT_EGRESS_WINDOW, parse_window
 from toolwire.core.errors import ConfigError
 from toolwire.core.text import check_name, read_capped
 from toolwire.core.trust import PERSONAL_DATA_ZONES, TrustZone
@@ -138,6 +141,11 @@ class Workspace:
     containment: Containment = DEFAULT_CONTAINMENT
     # The bytes of tool output each run may send its providers ([egress] max_run_bytes).
     max_egress_bytes: int | None = None
+    # The bytes every run of the workspace may send together within ``egress_window`` seconds
+    # ([egress] max_workspace_bytes, window), and what passing a limit does ([egress] on_limit).
+    max_workspace_bytes: int | None = None
+    egress_window: float = DEFAULT_EGRESS_WINDOW
+    egress_on_limit: str | None = None
     _engines: dict[str, Engine] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -218,10 +226,28 @@ def _close_open_engines() -> None:
 
 
 class EgressSettings(BaseModel):
-    """The ``[egress]`` table: what each run may send of tool output, in bytes."""
+    """The ``[egress]`` table: what runs may send of tool output, in bytes."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
-    max_run_bytes: int = Field(ge=0)
+    max_run_bytes: int | None = Field(default=None, ge=0)
+    max_workspace_bytes: int | None = Field(default=None, ge=0)
+    window: str | None = None
+    on_limit: Literal["stop", "approve"] | None = None
+
+
+def _egress(settings: EgressSettings | None, source: str) -> dict[str, Any]:
+    """The workspace's egress fields from its ``[egress]`` table."""
+    if settings is None:
+        return {}
+    window = DEFAULT_EGRESS_WINDOW
+    if settings.window is not None:
+        try:
+            window = parse_window(settings.window)
+        except ValueError as exc:
+            raise ConfigError(f"{source}: egress.window: {exc}") from None
+    return {"max_egress_bytes": settings.max_run_bytes,
+            "max_workspace_bytes": settings.max_workspace_bytes, "egress_window": window,
+            "egress_on_limit": settings.on_limit}  # fmt: skip
 
 
 class _Settings(BaseModel):
@@ -297,7 +323,7 @@ def _build(data: Mapping[str, Any], base: Path, source: str) -> Workspace:
         name=_name(settings.name, source),
         prompts=prompt_templates(settings.prompts, source),
         containment=containment(settings.containment, source),
-        max_egress_bytes=None if settings.egress is None else settings.egress.max_run_bytes,
+        **_egress(settings.egress, source),
     )
 
 

@@ -1,5 +1,5 @@
-// The pending panel: what a waiting run waits on (its calls and their previews, or the input a
-// tool asks for) and the operator's answer. Every string from the server is text, never markup.
+// The pending panel: what a waiting run waits on (its calls and their previews, the input a
+// tool asks for, or its next request held at an egress limit) and the operator's answer. Every string from the server is text, never markup.
 //
 // `decide(body)` sends the decision and resolves to null once the resumed run streams, or to a
 // message when it was refused before anything ran; the panel then shows it and stays usable.
@@ -25,6 +25,9 @@ export function pendingPanel(pause, decide) {
 export function pendingNews(pause) {
   if (pause.status === "awaiting_input") {
     return `Input needed: tool ${String(pause.input_tool ?? "")} asks for it in the panel.`;
+  }
+  if (pause.kind === "egress") {
+    return "Approval needed to pass an egress limit: approve or deny it in the panel.";
   }
   const calls = Array.isArray(pause.calls) ? pause.calls.map((c) => String(c && c.name)) : [];
   return `Approval needed for ${calls.join(", ") || "a call"}: approve or deny it in the panel.`;
@@ -96,6 +99,21 @@ function refusedNote(reason) {
     h("span", { class: "badge error" }, "refused"), ` ${reason}: it does not run`);
 }
 
+// Not a turn: the run's next request, held before it would pass an egress limit (counts only).
+function egressFacts(egress) {
+  const facts = egress && typeof egress === "object" ? egress : {};
+  const limits = Array.isArray(facts.limits) ? facts.limits : [];
+  const bytes = (n) => `${Number(n ?? 0).toLocaleString("en")} bytes`;
+  return h("div", { class: "pending-egress" },
+    h("p", {}, "The next request to ", h("code", {}, String(facts.provider ?? "")),
+      ` would send ${bytes(facts.request_bytes)} of tool output.`),
+    h("ul", { class: "pending-limits" }, limits.map((limit) => h("li", {},
+      `${limit && limit.scope === "workspace" ? "The workspace's" : "The run's"} limit: `
+      + `${bytes(limit && limit.limit)}, ${bytes(limit && limit.counted)} sent so far.`))),
+    h("p", { class: "muted" }, "Approving sends it, and the run may send one more limit's "
+      + "worth before it asks again; denying ends the run."));
+}
+
 function approvalForm(pause, decide, message) {
   const reason = h("input", { class: "decision-reason", name: "reason",
     placeholder: "optional", "aria-label": "Reason" });
@@ -108,7 +126,8 @@ function approvalForm(pause, decide, message) {
   };
   approve.addEventListener("click", () => answer("approve"));
   deny.addEventListener("click", () => answer("deny"));
-  return h("div", { class: "stack" }, callsList(pause),
+  const held = pause.kind === "egress" ? egressFacts(pause.egress) : callsList(pause);
+  return h("div", { class: "stack" }, held,
     h("div", { class: "row actions" }, h("label", { class: "field" }, "Reason", reason),
       approve, deny));
 }
