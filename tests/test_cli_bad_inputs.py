@@ -91,7 +91,8 @@ BAD_INPUTS = [
     (("runs", "pending", "--bogus"), "no such option: --bogus"),
     (("runs", "approve"), "missing argument 'RUN_ID'"),
     (("runs", "deny"), "missing argument 'RUN_ID'"),
-    (("runs", "input", "abc"), "missing option '--json'"),
+    (("runs", "input", "abc"), "give exactly one of --json OBJECT, --decline or --cancel"),
+    (("runs", "input", "abc", "--decline", "--cancel"), "give exactly one of --json OBJECT"),
     (("runs", "input", "abc", "--json", "[1]"), "--json is not a JSON object"),
     (("runs", "cancel"), "missing argument 'RUN_ID'"),
 ]  # fmt: skip

@@ -6,9 +6,17 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import sqlalchemy
+
+from toolwire.cli.ask import actor
+from toolwire.store import RunStore
+from toolwire.store.schema import questions
 
 from ..test_cli_input import converse
 from .kit import PYTHON, script
@@ -69,3 +77,70 @@ def test_without_a_terminal_the_question_is_declined_with_the_reason(tmp_path: P
     assert '{"action": "decline", "content": null}' in flat
     assert "a server's question declined by toolwire: asking__sign_up: 0 of 3 field(s) " \
            "answered; no person can answer this run's questions" in flat  # fmt: skip
+
+
+def test_a_question_at_a_terminal_answered_from_another_process_stops_being_asked(
+    tmp_path: Path,
+) -> None:
+    asked = Asked(tmp_path)
+    db = str(tmp_path / "runs.db")
+    args = ["run", "--workspace", str(asked.workspace), "--script", str(asked.script),
+            "--db", db, "sign me up"]  # fmt: skip
+    leader, follower = os.openpty()
+    child = subprocess.Popen([sys.executable, "-m", "toolwire", *args], stdin=follower,
+                             stdout=follower, stderr=follower, env={**asked.env, "TERM": "dumb"},
+                             close_fds=True)  # fmt: skip
+    os.close(follower)
+    seen, answered = "", None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and child.poll() is None:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(leader, 4096).decode("utf-8", "replace")
+            except OSError:
+                break
+        if answered is None and seen.replace("\r", "").endswith(PROMPT):
+            answered = elsewhere(asked, db)
+    os.close(leader)
+    assert child.wait(timeout=10) == 0, seen
+    assert answered is not None and answered.returncode == 0, (answered, seen)
+    flat = " ".join(seen.replace("\r", "").split())
+    assert "(the question was answered elsewhere, or it expired)" in flat
+    assert f"a server's question answered by {actor()}: asking__sign_up: 2 of 3 field(s)" in flat
+    assert '{"action": "accept", "content": {"name": "Cy", "plan": "free"}}' in flat
+
+
+def elsewhere(asked: Asked, db: str) -> subprocess.CompletedProcess[str]:
+    """``toolwire runs input`` from another process, on the run the terminal waits on."""
+
+    def toolwire(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "toolwire", *args, "--db", db],
+                              env=asked.env, capture_output=True, text=True, timeout=60,
+                              check=False)  # fmt: skip
+
+    (waiting,) = json.loads(toolwire("runs", "pending", "--json").stdout)
+    return toolwire("runs", "input", waiting["id"], "--json", '{"name": "Cy"}')
+
+
+def test_a_recorded_run_answered_at_its_terminal_leaves_no_question_in_the_store(
+    tmp_path: Path,
+) -> None:
+    asked = Asked(tmp_path)
+    db = str(tmp_path / "runs.db")
+    args = ["run", "--workspace", str(asked.workspace), "--script", str(asked.script),
+            "--db", db, "sign me up"]  # fmt: skip
+    code, seen = converse(asked, args, [(PROMPT, '{"name": "Di"}')])  # type: ignore[arg-type]
+    assert code == 0, seen
+    flat = " ".join(seen.split())
+    assert '{"action": "accept", "content": {"name": "Di", "plan": "free"}}' in flat
+    with RunStore.open(db) as store:
+        (run,) = store.list_runs()
+        assert (run.status, store.open_questions()) == ("completed", [])
+        with store.engine.connect() as connection:
+            assert (
+                connection.execute(
+                    sqlalchemy.select(sqlalchemy.func.count()).select_from(questions)
+                ).scalar()
+                == 0
+            )

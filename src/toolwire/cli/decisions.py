@@ -6,7 +6,9 @@ every command uses, or, with ``--data-dir DIR``, those of ``toolwire demo --data
 A decision quotes the pending turn's digest (``--turn``, else the turn pending right now), is
 taken by the operating system's user, and resumes the run in this process: its provider is
 rebuilt from the stored reference (keys from the environment), its tools' context from the
-sealed state. The steps print live, as in ``toolwire run``. A queued run's decision is queued
+sealed state. The steps print live, as in ``toolwire run``. A run whose MCP server asks a
+live question (its process waits in the call) is listed with the question and answered on the
+store's board instead (see :mod:`toolwire.cli.live_questions`). A queued run's decision is queued
 instead: a worker carries the run on, and the command follows its stored steps.
 """
 
@@ -29,6 +31,7 @@ from toolwire.cli.ask import (
     resumer,
 )
 from toolwire.cli.keys import read_key
+from toolwire.cli.live_questions import answer_live, question_lines
 from toolwire.cli.options import usage_error
 from toolwire.cli.outcome import report
 from toolwire.cli.run import registry_for
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
 
     from toolwire.core.sealing import StateKey
     from toolwire.loop.state import Pause
+    from toolwire.runs.questions import LiveQuestion
     from toolwire.runs.runtime import Runtime
     from toolwire.store import RunStore, RunSummary
 
@@ -83,18 +87,22 @@ def pending(
     console = Console(highlight=False, soft_wrap=True, stderr=as_json)
     key = read_key(console, data_dir)
     with open_or_exit(console, db, data_dir) as store:
+        live = guard(console, store.open_questions)  # first: a dead asker is interrupted
         found = guard(console, lambda: store.list_runs(waiting=True, limit=1000))
         runtime = Runtime(registry_for(console, store), recorder=store, state_key=key)
-        waiting = [(summary, _pause_of(runtime, summary.id)) for summary in found]
+        asked = {q.run_id for q in live}
+        waiting = [(s, None if s.id in asked else _pause_of(runtime, s.id)) for s in found]
     if as_json:
-        emit_json([_pending_json(summary, pause) for summary, pause in waiting])
+        emit_json([_pending_json(summary, pause, live) for summary, pause in waiting])
         return
     if not found:
         console.print(Text("no run is waiting"))
     for summary, pause in waiting:
         created = local_time(summary.created_at)
         console.print(Text(f"\nrun {summary.id}  {summary.status}  {created}", style="bold"))
-        if isinstance(pause, str):
+        if pause is None:  # its process waits on a server's live question
+            lines = [line for q in live if q.run_id == summary.id for line in question_lines(q)]
+        elif isinstance(pause, str):
             lines = [Text(f"  cannot show its pending turn: {safe(pause, None)}")]
         else:
             lines = pause_lines(pause)
@@ -110,12 +118,15 @@ def _pause_of(runtime: Runtime, run_id: str) -> Pause | str:
         return str(exc)
 
 
-def _pending_json(summary: RunSummary, pause: Pause | str) -> dict[str, Any]:
+def _pending_json(
+    summary: RunSummary, pause: Pause | str | None, live: list[LiveQuestion]
+) -> dict[str, Any]:
     return {
         "id": summary.id,
         "status": summary.status,
         "created_at": summary.created_at,
-        "pending": None if isinstance(pause, str) else pause.to_dict(),
+        "pending": None if pause is None or isinstance(pause, str) else pause.to_dict(),
+        "questions": [q.to_dict() for q in live if q.run_id == summary.id],
         "error": pause if isinstance(pause, str) else None,
     }
 
@@ -145,20 +156,58 @@ def deny(
 
 
 @runs_app.command("input")
-def give_input(
+def give_input(  # noqa: PLR0917 (a command: typer passes its options by name)
     run_id: RunId,
     values: Annotated[
-        str, typer.Option("--json", metavar="OBJECT", help="The input, as a JSON object.")
-    ],
+        str | None,
+        typer.Option("--json", metavar="OBJECT", help="The input, as a JSON object."),
+    ] = None,
+    decline: Annotated[
+        bool, typer.Option("--decline", help="Decline a server's live question.")
+    ] = False,
+    cancel: Annotated[
+        bool, typer.Option("--cancel", help="Cancel a server's live question.")
+    ] = False,
+    question: Annotated[
+        str | None,
+        typer.Option("--question", help="The live question's id (when several are open)."),
+    ] = None,
     turn: Turn = None,
     db: DbOption = None,
     data_dir: DataDirOption = None,
 ) -> None:
-    """Answer a run waiting for input; the input is checked against the tool's schema."""
-    parsed = json_object(values)
-    if parsed is None:
+    """Answer a run waiting for input: a paused tool's (checked against the tool's schema)
+    or a server's live question (checked against its form; --decline and --cancel too)."""
+    if sum((values is not None, decline, cancel)) != 1:
+        raise usage_error("give exactly one of --json OBJECT, --decline or --cancel")
+    parsed = None if values is None else json_object(values)
+    if values is not None and parsed is None:
         raise usage_error(NOT_AN_OBJECT)
-    _decide(run_id, "input", Where(db=db, data_dir=data_dir), turn=turn, values=parsed)
+    action = "decline" if decline else "cancel" if cancel else "accept"
+    where = Where(db=db, data_dir=data_dir)
+    if _answered_live(run_id, where, question=question, action=action, values=parsed):
+        return
+    if parsed is None:
+        error(Console(highlight=False, soft_wrap=True), "this run has no live question: "
+              "only a server's question is declined or cancelled; a paused tool's input is "
+              "given with --json")  # fmt: skip
+        raise typer.Exit(1)
+    _decide(run_id, "input", where, turn=turn, values=parsed)
+
+
+def _answered_live(
+    run_id: str, where: Where, *, question: str | None, action: str, values: dict[str, Any] | None
+) -> bool:
+    """Answer the run's live question, if it has one open (False: it has none)."""
+    console = Console(highlight=False, soft_wrap=True)
+    with open_or_exit(console, where.db, where.data_dir) as store:
+        run_id = resolve_prefix(console, store, run_id)
+        live = guard(console, lambda: store.open_questions(run_id))
+        if not live:
+            return False
+        answer_live(console, store, run_id, live, question=question, action=action,
+                    values=values)  # fmt: skip
+    return True
 
 
 @runs_app.command("cancel")

@@ -10,6 +10,8 @@ API and the page speak the same status names: a stream's last line is ``{"type":
        v  │ (resume: an atomic claim, so two racing resumes execute a turn at most once)
     awaiting_approval | awaiting_input ──> cancelled | interrupted (a held call's caller died)
 
+    running ──> awaiting_input ──> running  (a live question: see below)
+
     queued ──> running | cancelled           (queued runs only; see below)
     running ──> queued                       (its worker stopped or shut down)
     awaiting_approval | awaiting_input ──> queued   (a decision on a queued run)
@@ -17,6 +19,12 @@ API and the page speak the same status names: a stream's last line is ``{"type":
 A queued run (PostgreSQL, executed by workers: :mod:`toolwire.queue`) waits in ``queued`` for a
 worker, and goes back there when its worker stopped (its heartbeats ceased) or shut down: the
 next worker carries it on from its last checkpoint.
+
+A run whose MCP server asks a person a question during a call (a live question, see
+:mod:`toolwire.runs.questions`) is ``awaiting_input`` while the question is open, though
+nothing is sealed: its process waits in the call and carries the run on itself, so it goes
+back to ``running`` when the question is answered or expires, never through a resume. If
+that process dies, the run is ``interrupted``, like a running run; a cancel cancels it.
 
 Rules:
 - A terminal status is final. The first settle wins; a later one changes nothing.
@@ -62,6 +70,9 @@ TERMINAL = frozenset(
      RunStatus.CANCELLED, RunStatus.INTERRUPTED}
 )  # fmt: skip
 WAITING = frozenset({RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_INPUT})
+# The status of a run whose process waits on a live question (its run store tells it from a
+# paused turn in the same status: a live question's run has no sealed state).
+ASKING = RunStatus.AWAITING_INPUT
 CANCELLABLE = frozenset({RunStatus.QUEUED, RunStatus.RUNNING}) | WAITING
 # What settling may move a run from: a running run, or one whose cancel already won (which
 # then stays cancelled; see the store's SETTLE statement).

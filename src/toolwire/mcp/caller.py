@@ -22,6 +22,7 @@ from toolwire.core.reprs import ident, tagged
 if TYPE_CHECKING:
     from toolwire.loop.live import LiveTurn
     from toolwire.mcp.asks import Ask, Reply
+    from toolwire.runs.questions import QuestionBoard
 
 T = TypeVar("T")
 # Who answers an elicitation when no person is asked through the inspector: a runner of the
@@ -41,6 +42,7 @@ class Caller:
     loop: asyncio.AbstractEventLoop
     answerer: Answerer | None = None
     attended: bool = False  # a person can be asked (the inspector carries the run out)
+    board: QuestionBoard | None = None  # where the run's live questions wait for any process
     call_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     budget: asyncio.Timeout | None = None
 

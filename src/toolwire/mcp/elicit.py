@@ -5,8 +5,12 @@ call waits (at most the server's ``elicitation_timeout``, and the call's own tim
 extended by as much), the question is open under the run's id (:mod:`toolwire.mcp.asks`),
 and a person answers it through the inspector (``/api/runs/{id}/questions``), or at the
 terminal of ``toolwire run`` (:mod:`toolwire.cli.questions`): accept with the form's values,
-decline, or cancel. An answer is taken only for the run and the question that asked, and an
-accepted one only if it fits the form (:mod:`toolwire.mcp.form`), its defaults filled in.
+decline, or cancel. A run recorded in a store keeps the question on the store's board while
+it waits (:mod:`toolwire.mcp.board`): its status is then ``awaiting_input``, and a person in
+another process (``toolwire runs input``, an inspector on the same store) may answer it
+too; the first answer counts. An answer is taken only for the run and the question that
+asked, and an accepted one only if it fits the form (:mod:`toolwire.mcp.form`), its
+defaults filled in.
 
 A question nobody can answer is declined at once, with the reason in the run's steps: a call
 made outside a run, a server whose table says ``elicitation = false``, a run carried out
@@ -36,6 +40,7 @@ from mcp.types import (
 )
 
 from toolwire.mcp.asks import ASKS, Ask, Reply
+from toolwire.mcp.board import first_answer
 from toolwire.mcp.caller import Caller, InFlight
 from toolwire.mcp.form import form_of, words
 from toolwire.workspace.mcp_servers import Launch
@@ -77,8 +82,12 @@ async def elicit(
               tool=caller.tool, message=words(params.message, MESSAGE_CHARS), fields=fields,
               wait_s=wait_s, asked_at=started.isoformat(), acting=_acting(caller))  # fmt: skip
     caller.extend(wait_s)
-    asked = caller.answerer(ask) if caller.answerer is not None else ASKS.ask(ask)
-    answer = await asked
+    answerer = caller.answerer
+
+    async def here() -> Reply | None:  # where the run is carried out
+        return await (answerer(ask) if answerer is not None else ASKS.ask(ask))
+
+    answer = await first_answer(ask, here, caller.board)
     reply = Reply(action="cancel", reason=unanswered(wait_s)) if answer is None else answer
     return await _told(caller, reply, started, len(fields))
 

@@ -71,6 +71,20 @@ class Field:
                 "labels": list(self.labels), "minimum": self.minimum,
                 "maximum": self.maximum}  # fmt: skip
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Field:
+        """The field ``to_dict`` gave (as a store keeps it); ``ValueError`` for one that is
+        not such a field."""
+        try:
+            kept = {**data, "choices": tuple(data.get("choices") or ()),
+                    "labels": tuple(data.get("labels") or ())}  # fmt: skip
+            field = cls(**kept)
+        except TypeError:
+            raise ValueError("a stored field is not a form's field") from None
+        if field.kind not in ("string", "number", "integer", "boolean", "choice", "choices"):
+            raise ValueError("a stored field is not a form's field")
+        return field
+
 
 def form_of(schema: object) -> tuple[Field, ...]:
     """The fields ``schema`` asks for; ``ValueError`` naming what is not a flat form."""

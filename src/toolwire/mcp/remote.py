@@ -36,6 +36,7 @@ from toolwire.mcp.convert import to_result
 from toolwire.mcp.hub import HUB
 from toolwire.mcp.spec import tool_name, tool_spec
 from toolwire.mcp.stdio import STDOUT_LINE_BYTES
+from toolwire.runs.questions import board
 from toolwire.tools.api import ToolContext
 from toolwire.tools.registry import Availability, ToolRegistry
 from toolwire.workspace.mcp_servers import Launch, McpServer
@@ -79,7 +80,8 @@ class RemoteTool:
     async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         caller = Caller(server=self.server, tool=self.spec.name, data_class=self.data_class,
                         turn=LIVE.get(), loop=asyncio.get_running_loop(),
-                        attended=attended(), answerer=answerer())  # fmt: skip
+                        attended=attended(), answerer=answerer(),
+                        board=board())  # fmt: skip
         try:
             result = await HUB.call(self.launch, self.remote_name, dict(arguments), caller)
         except McpFailure as failure:

@@ -8,7 +8,8 @@ privacy level (the unfiltered live view exists only in the process that runs it)
 
 The store is read every ``POLL_SECONDS`` (one indexed query for the steps after the last one
 seen): bounded polling, the same against SQLite and PostgreSQL, with nothing to keep open. The
-events end once the run is waiting for a person or has ended; a run cancelled while running
+events end once the run is waiting for a person or has ended (a run waiting on an MCP server's
+live question is still carried on by its process: it is followed on); a run cancelled while running
 ends once its worker has settled it, or ``SETTLE_WAIT_SECONDS`` after the cancel if no worker
 does (it stopped).
 """
@@ -61,7 +62,7 @@ async def follow(
         run = progress.run
         if run.status == RunStatus.CANCELLED.value and not progress.settled:
             cancelled_at = cancelled_at or time.monotonic()
-        if _ended(run, progress.settled, cancelled_at):
+        if _ended(run, progress.settled, cancelled_at) and not await _asking(store, run):
             pause = await asyncio.to_thread(_pause_of, run, pending)
             yield stored_end_event(run, pause, llm)
             return
@@ -72,6 +73,13 @@ async def follow(
                    "message": "the run is no longer in the store"}  # fmt: skip
             return
         progress = found
+
+
+async def _asking(store: RunStore, run: RunSummary) -> bool:
+    """Whether ``run`` waits on a live question in its own process, which carries it on."""
+    if run.status != RunStatus.AWAITING_INPUT.value:
+        return False
+    return await asyncio.to_thread(store.asking, run.id)
 
 
 def _ended(run: RunSummary, settled: bool, cancelled_at: float | None) -> bool:

@@ -22,10 +22,15 @@ from toolwire.loop.run import OperatorDecision
 from toolwire.loop.state import Before, RunState
 from toolwire.loop.suspension import validate_input
 from toolwire.policy.charter import Charter, CharterRefused
+from toolwire.runs.questions import board_of
 from toolwire.runs.recorder import RunRecorder, Waiting
 from toolwire.tools.api import User
 from toolwire.tools.registry import ToolRegistry
 
+LIVE_QUESTION = (
+    "this run waits on a live question of its MCP server, not on a paused turn: answer the "
+    "question (toolwire runs input, or the inspector's panel)"
+)
 QUEUED_RUN = (
     "this run is executed by queue workers: its decision goes to the queue (toolwire runs "
     "approve, deny or input, or an inspector on the same store)"
@@ -46,9 +51,13 @@ class Checked:
 
 
 def waiting_run(recorder: RunRecorder, run_id: str) -> Waiting:
-    """The waiting run ``run_id``; ``RunNotWaiting`` if there is none."""
+    """The waiting run ``run_id``; ``RunNotWaiting`` if there is none (saying so when the run
+    waits on a live question instead, which is answered, not resumed)."""
     waiting = recorder.waiting(run_id)
     if waiting is None:
+        board = board_of(recorder)
+        if board is not None and board.open_questions(run_id):
+            raise RunNotWaiting(LIVE_QUESTION)
         raise RunNotWaiting("no waiting run has this id")
     return waiting
 

@@ -86,6 +86,7 @@ from toolwire.policy.privacy import PrivacyLevel
 from toolwire.policy.trace import DeltaObserver, Observer, RunTrace
 from toolwire.providers.base import Provider
 from toolwire.runs.held import CallAnswer, await_answer, hand_over, record_undecided
+from toolwire.runs.questions import board_of, on_board
 from toolwire.runs.recorder import (
     STORE_FAILED,
     MemoryRecorder,
@@ -160,6 +161,7 @@ class Runtime:
         self.registry = registry
         self.must_record = must_record
         self.recorder: RunRecorder = require_recorder(recorder or MemoryRecorder())
+        self._board = board_of(self.recorder)  # where a live question waits for any process
         seal_charters = getattr(self.recorder, "seal_charters", None)
         if state_key is not None and callable(seal_charters):  # the store seals what it keeps
             seal_charters(state_key)
@@ -488,7 +490,8 @@ class Runtime:
     ) -> RunOutcome:
         """Run one segment to its end and settle it (or suspend it). ``held`` names the tool of
         a held call, whose answer is handed over to its caller before the run settles."""
-        task = asyncio.ensure_future(segment)
+        with on_board(self._board):  # the segment's live questions (copied into its task)
+            task = asyncio.ensure_future(segment)
         self._track(run.run_id, task)
         stop_listening = run.on_cancel(lambda: self.cancel(run.run_id))
         result: LoopResult | None = None

@@ -4,8 +4,10 @@ A run left ``running`` by a process that died on this host can never settle itse
 :mod:`toolwire.store.liveness` for when a process is provably dead); its rounds, tokens and
 cost are then what its stored model calls say. A held call (a direct call waiting for a
 person) whose caller died is interrupted too, its sealed state erased: nobody would get its
-answer. A queued run is never marked here: its worker's heartbeats decide (see
-:mod:`toolwire.queue`).
+answer. A run whose process died waiting on a live question (see
+:mod:`toolwire.store.questions`) is interrupted like a running one, and its questions are
+deleted: nobody would carry the answer to the server. A queued run is never marked here: its
+worker's heartbeats decide (see :mod:`toolwire.queue`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from toolwire.core.lifecycle import WAITING, RunStatus, as_strings
 from toolwire.loop.run import DIRECT_CALL
 from toolwire.store import liveness, schema
 from toolwire.store.engine import errors
+from toolwire.store.questions import LIVE_QUESTION, drop_questions
 from toolwire.store.rows import now
 from toolwire.store.statements import BUMPED_VERSION, ERASED, FINISH_TOTALS, recorded_totals
 
@@ -28,7 +31,7 @@ _runs = schema.runs
 
 def mark_interrupted(engine: Engine, owner: liveness.Owner) -> int:
     """Mark the runs of dead processes on ``owner``'s host ``interrupted``; return how many."""
-    running = _runs.c.status == RunStatus.RUNNING.value
+    running = or_(_runs.c.status == RunStatus.RUNNING.value, LIVE_QUESTION)
     held = and_(_runs.c.status.in_(as_strings(WAITING)), _runs.c.provider == DIRECT_CALL)
     query = select(
         _runs.c.id,
@@ -44,9 +47,10 @@ def mark_interrupted(engine: Engine, owner: liveness.Owner) -> int:
     with errors("check for interrupted runs"), engine.begin() as connection:
         dead = [row for row in connection.execute(query) if liveness.is_dead(owner_of(row))]
         for row in dead:
-            if row.status != RunStatus.RUNNING.value:
+            if row.status != RunStatus.RUNNING.value and not _asking(connection, row.id):
                 abandon(connection, row.id)
                 continue
+            drop_questions(connection, row.id)
             connection.execute(
                 update(_runs)
                 .where(_runs.c.id == row.id, running)
@@ -60,6 +64,12 @@ def mark_interrupted(engine: Engine, owner: liveness.Owner) -> int:
             )
             connection.execute(FINISH_TOTALS, {"run_id": row.id})
     return len(dead)
+
+
+def _asking(connection: Connection, run_id: str) -> bool:
+    """Whether ``run_id`` waits on a live question (it has no sealed state)."""
+    query = select(_runs.c.id).where(_runs.c.id == run_id, LIVE_QUESTION)
+    return connection.execute(query).first() is not None
 
 
 def abandon(connection: Connection, run_id: str) -> None:

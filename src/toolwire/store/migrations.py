@@ -138,8 +138,10 @@ def _v13_egress_ledger(connection: Connection) -> None:
     schema.egress.create(connection, checkfirst=True)
 
 
-def _v14_unused(connection: Connection) -> None:
-    """Nothing: this number belongs to another change of the schema."""
+def _v14_live_questions(connection: Connection) -> None:
+    """The table of live questions (``questions``): MCP servers' questions open while their
+    runs' processes wait in the call, for any process to answer."""
+    schema.questions.create(connection, checkfirst=True)
 
 
 def _v15_run_workspace(connection: Connection) -> None:
@@ -166,7 +168,8 @@ def _add_columns(connection: Connection, table: Any, names: tuple[str, ...]) -> 
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial, _v2_suspension, _v3_cost, _v4_output_cap_field, _v5_step_kind_width,
     _v6_held_answer, _v7_governance_log, _v8_queue, _v9_runs_browser, _v10_charter,
-    _v11_gate_counts, _v12_call_counts, _v13_egress_ledger, _v14_unused, _v15_run_workspace,
+    _v11_gate_counts, _v12_call_counts, _v13_egress_ledger, _v14_live_questions,
+    _v15_run_workspace,
 )  # fmt: skip
 LATEST = len(MIGRATIONS)
 

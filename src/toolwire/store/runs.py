@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, case, false, select, true, update
+from sqlalchemy import Engine, case, false, or_, select, true, update
 
 from toolwire.core.binding import Sealer
 from toolwire.core.errors import StoreError
@@ -63,12 +63,14 @@ from toolwire.policy.charter import Charter
 from toolwire.policy.egress import workspace_key
 from toolwire.policy.privacy import PrivacyLevel, filter_run_step
 from toolwire.policy.trace import RunStep
+from toolwire.runs.questions import Gone, LiveQuestion, StoredAnswer
 from toolwire.runs.recorder import Waiting
 from toolwire.store import (
     availability,
     interrupted,
     liveness,
     purge,
+    questions,
     reading,
     rows,
     schema,
@@ -358,6 +360,45 @@ class RunStore:
         None when there is no such run."""
         return waiting.take_answer(self._engine, run_id)
 
+    # -- live questions (see toolwire.runs.questions) ----------------------------------------
+
+    def open_question(self, question: LiveQuestion) -> bool:
+        """Put ``question`` on the board and its run in ``awaiting_input``; False if the run
+        is not running."""
+        self._writer.flush()  # the steps before the question are the run's, in order
+        return questions.open_question(self._engine, question)
+
+    def question_answer(self, run_id: str, question_id: str) -> StoredAnswer | Gone | None:
+        """The question's answer; None while it has none, ``"gone"`` off the board."""
+        return questions.question_answer(self._engine, run_id, question_id)
+
+    def write_answer(self, run_id: str, question_id: str, answer: StoredAnswer) -> bool:
+        """Write ``answer`` once, while the question is open and not expired."""
+        return questions.write_answer(self._engine, run_id, question_id, answer)
+
+    def close_question(self, run_id: str, question_id: str) -> None:
+        """Take the question off the board; its run is running again once none is open."""
+        questions.close_question(self._engine, run_id, question_id)
+
+    def open_questions(self, run_id: str | None = None) -> list[LiveQuestion]:
+        """The open questions (of ``run_id``) of runs waiting on them, oldest first. A run
+        whose process died meanwhile is interrupted first (see ``mark_interrupted``)."""
+        found = questions.open_questions(self._engine, run_id)
+        if found and self.mark_interrupted():
+            found = questions.open_questions(self._engine, run_id)
+        return found
+
+    def asking(self, run_id: str) -> bool:
+        """Whether the run waits on a live question, in a process still alive (a dead one's
+        run is interrupted here)."""
+        owner = questions.asker(self._engine, run_id)
+        if owner is None:
+            return False
+        if liveness.is_dead(owner):
+            self.mark_interrupted()
+            return False
+        return True
+
     # -- operating ----------------------------------------------------------------------------
 
     def request_cancel(self, run_id: str) -> bool:
@@ -368,7 +409,8 @@ class RunStore:
         """
         if not is_run_id(run_id):
             return False
-        running = _runs.c.status == RunStatus.RUNNING.value
+        # A run waiting on a live question is settled by its process, as a running one is.
+        running = or_(_runs.c.status == RunStatus.RUNNING.value, questions.LIVE_QUESTION)
         statement = (
             update(_runs)
             .where(_runs.c.id == run_id, _runs.c.status.in_(as_strings(CANCELLABLE)))
@@ -385,6 +427,7 @@ class RunStore:
             cancelled = connection.execute(statement).rowcount == 1
             if cancelled:
                 connection.execute(FINISH_TOTALS, {"run_id": run_id})
+                questions.drop_questions(connection, run_id)
         if cancelled:
             self._cancels.mark(run_id)
         return cancelled

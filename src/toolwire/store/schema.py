@@ -226,6 +226,26 @@ egress = Table(
     Index("ix_egress_at", "at"),
 )
 
+QUESTION_ID_CHARS = 32  # a live question's id: 32 hex characters
+
+# Migration 14: the questions MCP servers have open during live runs' calls (see
+# toolwire.runs.questions). A row lives only while its question is open.
+questions = Table(
+    "questions",
+    metadata,
+    Column("id", String(QUESTION_ID_CHARS), primary_key=True),
+    Column("run_id", String(ID_CHARS), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("server", String(NAME_CHARS), nullable=False),
+    Column("tool", String(NAME_CHARS), nullable=False),
+    Column("message", Text, nullable=False),
+    Column("fields", Text, nullable=False),  # JSON: the form's fields
+    Column("acting", String(NAME_CHARS)),  # the user the run acts for
+    Column("asked_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("answer", Text),  # JSON: action, content, by; NULL until answered
+    Index("ix_questions_run_id", "run_id"),
+)
+
 tool_state = Table(
     "tool_state",
     metadata,

@@ -17,6 +17,8 @@ export function questionPanel(ask, answer) {
     h("p", { class: "muted" }, "Server ", h("code", {}, String(ask.server ?? "")),
       " asks, during tool ", h("code", {}, String(ask.tool ?? "")), ":"),
     h("p", { class: "question-message" }, String(ask.message ?? "")),
+    ask.expires_at ? h("p", { class: "muted question-until" },
+      `The run waits for an answer until ${String(ask.expires_at)}.`) : null,
     fields.map((f) => f.element),
     h("div", { class: "row actions" }, accept, decline, cancel));
   const send = async (body) => {

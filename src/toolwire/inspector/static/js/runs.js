@@ -17,6 +17,7 @@ import { focusOn, keepFocus } from "./focus.js";
 import { moveTo, rove } from "./keys.js";
 import { titlePart } from "./pagetitle.js";
 import { pendingPanel } from "./pending.js";
+import { questionPanel } from "./questions.js";
 import { StepView } from "./stepview.js";
 import { RunFilters } from "./runfilters.js";
 import { LIVE, shownStatus, STATUS_TEXT, WAITING } from "./status.js";
@@ -208,7 +209,8 @@ export class RunsView {
       }
       const conversation = new Conversation();
       const steps = Array.isArray(run.steps) ? run.steps.map((s) => conversation.expand(s)) : [];
-      const pending = await pendingOf(id, run, (body) => this.decide(id, body, steps));
+      const pending = await pendingOf(id, run, (body) => this.decide(id, body, steps),
+        () => this.show(id));
       const list = h("ol", { class: "steps" });
       const detail = h("div", { class: "detail" });
       const timeline = h("div", { class: "timeline", hidden: true });
@@ -414,15 +416,45 @@ function previewCell(run) {
   return h("td", { class: "prompt-preview muted", title: why }, "—");
 }
 
-// The pending panel of a waiting run, or nothing; a turn that cannot be read says why.
-async function pendingOf(id, run, decide) {
+// The pending panel of a waiting run, or nothing; a turn that cannot be read says why. A run
+// waiting for input may be waiting on a server's live question (its process waits in the
+// call): then the question's panel, whose answer goes on the store's board (`shown()` after).
+async function pendingOf(id, run, decide, shown) {
   if (!WAITING.has(run.status)) return null;
   try {
+    const path = `/runs/${encodeURIComponent(id)}/questions`;
+    const found = run.status === "awaiting_input" ? await call("GET", path) : null;
+    const ask = Array.isArray(found && found.questions) ? found.questions[0] : null;
+    if (ask) {
+      return questionPanel(ask, (body) => answerLive(id, path, String(ask.id), body, shown));
+    }
     return pendingPanel(await call("GET", `/runs/${encodeURIComponent(id)}/pending`), decide);
   } catch (err) {
     return h("p", { class: "banner error" },
       errorText(err, "Loading the pending turn failed."));
   }
+}
+
+// A live question's answer sent; null once taken, else the refusal. The run's own process
+// takes the answer within a poll: the run is shown again once it stopped waiting (or after
+// LIVE_ANSWER_WAIT_MS, as it stands then).
+const LIVE_ANSWER_WAIT_MS = 5000;
+const LIVE_ANSWER_POLL_MS = 200;
+
+async function answerLive(runId, path, id, body, shown) {
+  try {
+    await call("POST", `${path}/${encodeURIComponent(id)}`, body);
+  } catch (err) {
+    return errorText(err, "The answer could not be sent.");
+  }
+  const until = Date.now() + LIVE_ANSWER_WAIT_MS;
+  while (Date.now() < until) {
+    await new Promise((done) => { setTimeout(done, LIVE_ANSWER_POLL_MS); });
+    const run = await call("GET", `/runs/${encodeURIComponent(runId)}`).catch(() => null);
+    if (!run || run.status !== "awaiting_input") break;
+  }
+  shown();
+  return null;
 }
 
 // A stored timestamp in the reader's local time, to the second; the exact value is the title.
