@@ -213,3 +213,15 @@ def test_a_run_nobody_can_resume_stops_at_a_limit_that_would_ask(tmp_path: Path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["reason"] == "egress_limit"  # no terminal, no store: stop
     assert [sum(s.values()) for s in received(c.json() for c in model.captured)] == [0]
+
+
+def test_each_command_says_what_its_time_range_keeps(tmp_path: Path) -> None:
+    """One option builder, each command's own words: requests sent, or runs created."""
+    egress, listed = tw(tmp_path, "egress", "--help"), tw(tmp_path, "runs", "list", "--help")
+    assert "Only requests sent at or after this: a duration" in egress.stdout
+    assert "Only requests sent before this: a duration" in egress.stdout
+    assert "Runs created at or after this: a duration" in listed.stdout
+    assert "Runs created before this: a duration" in listed.stdout
+    assert "Runs created" not in egress.stdout and "requests sent" not in listed.stdout
+    bad = tw(tmp_path, "egress", "--since", "yesterday-ish")
+    assert bad.returncode == 2 and "'--since'" in bad.stderr

@@ -72,7 +72,7 @@ async def test_an_approved_write_runs_and_the_run_completes(client: httpx.AsyncC
     assert response.headers["content-type"] == "application/x-ndjson; charset=utf-8"
     events = lines(response.content)
     assert [e.get("text") or e["type"] for e in events] == [
-        "context", "step", "step", "step", "The note is written.", "step", "end"
+        "context", "step", "step", "step", "The note is written.", "step", "egress", "end"
     ]  # fmt: skip
     context, finished = events[0], events[-1]
     assert (context["run_id"], context["resumed"], context["provider"]) == (

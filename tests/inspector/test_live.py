@@ -36,7 +36,7 @@ def test_the_first_step_arrives_while_the_model_is_still_slow(base: str) -> None
                 kind = event["step"]["kind"] if event["type"] == "step" else event["type"]
                 arrivals.append((kind, time.monotonic() - started))
     kinds = [k for k, _ in arrivals]
-    assert kinds == ["context", "request", "llm", "tool", "request", "llm", "end"]
+    assert kinds == ["context", "request", "llm", "tool", "request", "llm", "egress", "end"]
     # The last model turn sleeps 1.5 s; everything before it must have arrived well before.
     assert arrivals[4][1] < arrivals[-1][1] - 1.0
 

@@ -74,8 +74,9 @@ def test_a_slow_sync_tool_in_the_inspector_does_not_delay_another_runs_steps() -
         stream(base, {"prompt": "x", "provider": "napping", "stream": False}, napping)
         reader.join(30)
     assert [k for k, _ in napping] == ["context", "request", "llm", "tool", "request", "llm",
-                                       "end"]  # fmt: skip
-    assert other[-1][0] == "end" and len(other) == 2 + 3 * QUICK_ROUNDS + 2
+                                       "egress", "end"]  # fmt: skip
+    # each round's steps, and the egress line of each request that carried a result
+    assert other[-1][0] == "end" and len(other) == 2 + 4 * QUICK_ROUNDS + 2
     assert nap.threads[0].startswith("toolwire-tool")  # the seam's pool, not the loop's thread
     ((began, ended),) = nap.slept
     during = [at for kind, at in other if began + SETTLE_S < at < ended]

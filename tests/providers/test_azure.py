@@ -430,10 +430,25 @@ def test_reprs_show_no_key_and_no_token(clock: Clock) -> None:
     assert repr(source) == "<EntraToken provider=azure-openai fetches=1>"
 
 
-def test_a_key_and_a_token_together_are_refused() -> None:
-    with pytest.raises(ConfigError, match="give an API key or a bearer token, not both"):
-        AzureOpenAIProvider(endpoint=AzureEndpoint.of("https://r.example", "d"), api_key="k",
-                            token_source=EntraToken(FakeEntraCredential()))  # fmt: skip
+@pytest.mark.parametrize("adapter", [AzureOpenAIProvider, AzureResponsesProvider])
+def test_a_key_and_a_token_together_are_refused(adapter: type[AzureOpenAIProvider]) -> None:
+    with pytest.raises(ConfigError, match=f"^{adapter.default_name}: give an API key or a "
+                       "bearer token, not both"):  # fmt: skip
+        adapter(endpoint=AzureEndpoint.of("https://r.example", "d"), api_key="k",
+                token_source=EntraToken(FakeEntraCredential()))  # fmt: skip
+
+
+@pytest.mark.parametrize("adapter", [AzureOpenAIProvider, AzureResponsesProvider])
+def test_either_adapter_is_the_deployment_with_one_credential_and_no_price(
+    adapter: type[AzureOpenAIProvider],
+) -> None:
+    endpoint = AzureEndpoint.of("https://r.example", "my-deploy")
+    keyed = adapter(endpoint=endpoint, api_key=" k ", trust_zone="external_eu")
+    borne = adapter(endpoint=endpoint, token_source=EntraToken(FakeEntraCredential()))
+    assert (keyed.model, keyed.endpoint, keyed.token_source) == ("my-deploy", endpoint, None)
+    assert keyed.needs_key() and not borne.needs_key()
+    assert keyed.pricing_family is None and borne.pricing_family is None
+    assert keyed.trust_zone == TrustZone.EXTERNAL_EU and keyed.name == adapter.default_name
 
 
 def _request() -> Any:

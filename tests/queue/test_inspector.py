@@ -52,8 +52,10 @@ def test_post_runs_returns_the_id_at_once_and_the_run_is_followed_live(
     assert answer.json() == {"run_id": run_id, "status": "queued"}
     events = _events(f"{base}/api/runs/{run_id}/stream")
     assert events[0]["type"] == "context" and events[0]["run_id"] == run_id
-    steps = [e["step"] for e in events[1:-1]]
+    steps = [e["step"] for e in events[1:-1] if e["type"] == "step"]
     assert [(s["kind"], s["round"]) for s in steps] == EXPECTED_THREE_TURNS
+    sent = [(e["round"], e["lines"][0]["tool"]) for e in events if e["type"] == "egress"]
+    assert sent == [(2, "slow_read"), (3, "slow_read")]  # the ledger of the worker's run
     assert [s["sequence"] for s in steps] == list(range(1, 9))
     end = events[-1]
     assert (end["type"], end["status"], end["run_id"], end["iterations"]) == (
@@ -72,7 +74,10 @@ def test_the_run_stream_queues_the_run_and_streams_what_the_worker_records(base:
     context = events[0]
     assert (context["type"], context["queued"], context["stored"]) == ("context", True, True)
     assert context["replay_label"] and context["run_id"]
-    assert [e["type"] for e in events[1:]] == ["step"] * 8 + ["end"]
+    # each request after the first carried a result: its egress line follows its answer
+    assert [e["type"] for e in events[1:]] == [
+        "step", "step", "step", "step", "step", "egress", "step", "step", "step", "egress", "end"
+    ]  # fmt: skip
     assert events[-1]["status"] == "completed"
 
 

@@ -14,9 +14,12 @@ from sqlalchemy import create_engine, text, update
 
 from toolwire import RunOptions, ToolRegistry, tool
 from toolwire.core.lifecycle import RunStatus
+from toolwire.core.messages import ChatMessage, ToolCall
 from toolwire.core.sealing import StateKey
 from toolwire.policy.charter import ProviderRef
-from toolwire.policy.privacy import PrivacyLevel
+from toolwire.policy.containment import Labels
+from toolwire.policy.egress import Ledger
+from toolwire.policy.privacy import PrivacyLevel, plain_id
 from toolwire.runs.runtime import OperatorDecision, RunRequest, Runtime
 from toolwire.store import RunStore, schema
 from toolwire.store.migrations import LATEST
@@ -145,6 +148,63 @@ def test_the_limit_counts_what_earlier_segments_sent(backend: Backend) -> None:
     assert outcome.result is not None and outcome.result.reason == "egress_limit"
     assert len(model.captured) == 2  # the third request never went out
     assert again.egress_spent(run_id) == first
+
+
+REFUSING: list[Any] = [
+    [("read_note", {"name": "a"}), ("read_note", {"name": "b"})],  # the second: past the cap
+    [("archive", {"name": "a"})],
+    "done",
+]
+
+
+def by_label(model: FakeModel, refused_id: str) -> Counter[tuple[str, str, str]]:
+    """What the server received, per tool, data class and label: the call ``refused_id``'s
+    result is the runtime's text."""
+    out: Counter[tuple[str, str, str]] = Counter()
+    for body in (c.json() for c in model.captured):
+        names = {call["id"]: call["function"]["name"] for m in body["messages"]
+                 for call in m.get("tool_calls") or ()}  # fmt: skip
+        for m in (m for m in body["messages"] if m["role"] == "tool"):
+            name, size = names[m["tool_call_id"]], len(m["content"].encode())
+            if m["tool_call_id"] == refused_id:
+                out[name, "public", "runtime"] += size
+            elif name == "read_note":
+                out[name, "content", "untrusted"] += size
+            else:
+                out[name, "public", "trusted"] += size
+    return out
+
+
+@pytest.mark.parametrize("level", [PrivacyLevel.METADATA, PrivacyLevel.FULL])
+def test_a_refusal_of_an_earlier_segment_stays_the_runtime_s_after_a_resume(
+    backend: Backend, level: PrivacyLevel
+) -> None:
+    key, model = StateKey.generate(), FakeModel(turns=REFUSING)
+    options = RunOptions(max_calls_per_turn=1)
+    with loopback(model) as url:
+        run_id = _suspended(backend.open(level), url, key, options)
+        again, outcome = _resume(backend, url, key, run_id)
+    assert outcome.status is RunStatus.COMPLETED and len(model.captured) == 3
+    run = again.get_run(run_id)
+    assert run is not None
+    [refused] = [s for s in run.steps if s.get("tool_refused") == "too_many_calls"]
+    expected = by_label(model, refused["tool_call_id"])
+    assert expected["read_note", "public", "runtime"] > 0  # the refusal went out twice
+    lines = again.egress(run_id=run_id, by=["tool", "data_class", "label"])
+    got = Counter({(t.tool or "", t.data_class or "", t.label or ""): t.wire_bytes for t in lines})
+    assert got == expected
+
+
+def test_an_earlier_refusal_stored_by_its_digest_is_the_runtime_s() -> None:
+    """A call id that is not plain is stored as its digest: the ledger knows it by that."""
+    weird = "call 7/ü"
+    ledger = Ledger(Labels.of(registry()), registry().__contains__, limit=None,
+                    refused=frozenset({plain_id(weird)}))  # fmt: skip
+    turn = ChatMessage.assistant("", tool_calls=(ToolCall(id=weird, name="read_note",
+                                                          arguments="{}"),))  # fmt: skip
+    sent = ledger.outgoing([ChatMessage.user("go"), turn, ChatMessage.tool_result(weird, "no")],
+                           "openai")  # fmt: skip
+    assert [line[:3] for line in sent.lines] == [("read_note", "public", "runtime")]
 
 
 def test_a_version_12_database_gains_the_ledger(backend: Backend) -> None:

@@ -18,6 +18,7 @@ from toolwire.store import RunStore
 
 from ..providers.servers import FakeModel, loopback
 from ..providers.test_egress_ledger import received
+from .test_egress_ledger import REFUSING, by_label
 
 SRC = str(Path(toolwire.__file__).resolve().parents[1])
 TOOLS = '''
@@ -54,10 +55,11 @@ from toolwire.runs.runtime import RunRequest, Runtime
 from toolwire.store import RunStore
 import twegress
 
-db, url = sys.argv[1:3]
+db, url, calls = sys.argv[1:4]
 store = RunStore.open(db)
 runtime = Runtime(twegress.registry(), recorder=store, state_key=load_key())
-request = RunRequest.of("go", provider=twegress.provider(url), options=RunOptions())
+request = RunRequest.of("go", provider=twegress.provider(url),
+                        options=RunOptions(max_calls_per_turn=int(calls)))
 outcome = runtime.run_sync(request)
 print(json.dumps({"run_id": outcome.run_id, "status": outcome.status.value,
                   "digest": outcome.pause.digest}), flush=True)
@@ -86,6 +88,13 @@ TURNS: list[object] = [
 ]
 
 
+def _programs(root: Path) -> str:
+    (root / "twegress.py").write_text(TOOLS)
+    (root / "suspend.py").write_text(SUSPEND)
+    (root / "resume.py").write_text(RESUME)
+    return str(root / "runs.db")
+
+
 def _child(root: Path, program: str, *args: str) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, str(root)]),
            KEY_VARIABLE: "cd" * 32}  # fmt: skip
@@ -99,14 +108,11 @@ def _child(root: Path, program: str, *args: str) -> dict[str, str]:
 def test_a_run_resumed_in_another_process_counts_what_the_server_received(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "twegress.py").write_text(TOOLS)
-    (tmp_path / "suspend.py").write_text(SUSPEND)
-    (tmp_path / "resume.py").write_text(RESUME)
-    db = str(tmp_path / "runs.db")
+    db = _programs(tmp_path)
     model = FakeModel(turns=TURNS)  # type: ignore[arg-type]
     with loopback(model) as base:
         url = f"{base}/v1"
-        paused = _child(tmp_path, "suspend.py", db, url)
+        paused = _child(tmp_path, "suspend.py", db, url, "32")
         assert paused["status"] == "awaiting_approval"
         before = len(model.captured)
         resumed = _child(tmp_path, "resume.py", db, url, paused["run_id"], paused["digest"])
@@ -121,3 +127,26 @@ def test_a_run_resumed_in_another_process_counts_what_the_server_received(
         assert store.egress_spent(paused["run_id"]) == sum(sent.values())
     finally:
         store.close()
+
+
+def test_a_refusal_made_by_the_first_process_is_the_runtime_s_in_the_second(
+    tmp_path: Path,
+) -> None:
+    db = _programs(tmp_path)
+    model = FakeModel(turns=REFUSING)  # the first turn's second call is past the cap of one
+    with loopback(model) as base:
+        url = f"{base}/v1"
+        paused = _child(tmp_path, "suspend.py", db, url, "1")
+        resumed = _child(tmp_path, "resume.py", db, url, paused["run_id"], paused["digest"])
+    assert resumed["status"] == "completed" and len(model.captured) == 3
+    store = RunStore.open(db, privacy=PrivacyLevel.METADATA)
+    try:
+        run = store.get_run(paused["run_id"])
+        assert run is not None
+        [refused] = [s for s in run.steps if s.get("tool_refused") == "too_many_calls"]
+        lines = store.egress(run_id=paused["run_id"], by=["tool", "data_class", "label"])
+    finally:
+        store.close()
+    got = Counter({(t.tool or "", t.data_class or "", t.label or ""): t.wire_bytes for t in lines})
+    assert got == by_label(model, refused["tool_call_id"])
+    assert got["read_note", "public", "runtime"] > 0

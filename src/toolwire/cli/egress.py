@@ -23,12 +23,10 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli.app import app
-from toolwire.cli.filters import moment
-from toolwire.cli.options import checked_by
+from toolwire.cli.filters import moment, moment_option
 from toolwire.cli.runs import JsonOption, guard, resolve_prefix
 from toolwire.cli.show import emit_json, safe, table
 from toolwire.cli.store import DbOption, open_or_exit
-from toolwire.core.moments import WHEN, parse_moment
 
 if TYPE_CHECKING:
     from toolwire.store.egress import EgressTotal, Group
@@ -51,16 +49,8 @@ def _by(value: list[str] | None) -> list[str] | None:
     return chosen
 
 
-SinceOption = Annotated[
-    str | None,
-    typer.Option(metavar="WHEN", callback=checked_by(parse_moment, "--since"),
-                 help=f"Only requests sent at or after this: {WHEN}."),
-]  # fmt: skip
-UntilOption = Annotated[
-    str | None,
-    typer.Option(metavar="WHEN", callback=checked_by(parse_moment, "--until"),
-                 help=f"Only requests sent before this: {WHEN}."),
-]  # fmt: skip
+SinceOption = Annotated[str | None, moment_option("--since", "Only requests sent at or after this")]
+UntilOption = Annotated[str | None, moment_option("--until", "Only requests sent before this")]
 ByOption = Annotated[
     list[str] | None,
     typer.Option("--by", metavar="GROUPS", callback=_by,

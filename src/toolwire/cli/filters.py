@@ -1,4 +1,5 @@
-"""The filters ``toolwire runs list`` and ``toolwire runs export`` share, as command options.
+"""The filters ``toolwire runs list`` and ``toolwire runs export`` share, as command options,
+and the time options of any command (``moment_option``: ``toolwire egress`` says its own).
 
 ``--since`` and ``--until`` (and ``audit --since``, ``runs purge --older-than``) take what
 :mod:`toolwire.core.moments` reads: an ISO 8601 date or time (UTC unless it names an offset)
@@ -19,16 +20,16 @@ from toolwire.core.moments import WHEN, parse_moment
 if TYPE_CHECKING:
     from toolwire.store.browse import RunQuery
 
-Since = Annotated[
-    str | None,
-    typer.Option(metavar="WHEN", callback=checked_by(parse_moment, "--since"),
-                 help=f"Runs created at or after this: {WHEN}."),
-]  # fmt: skip
-Until = Annotated[
-    str | None,
-    typer.Option(metavar="WHEN", callback=checked_by(parse_moment, "--until"),
-                 help=f"Runs created before this: {WHEN}."),
-]  # fmt: skip
+
+def moment_option(name: str, what: str) -> Any:
+    """The option ``name`` taking a time (checked as it is read); ``what`` its help, of what
+    it keeps (``Runs created before this``), the forms it takes said after it."""
+    return typer.Option(name, metavar="WHEN", callback=checked_by(parse_moment, name),
+                        help=f"{what}: {WHEN}.")  # fmt: skip
+
+
+Since = Annotated[str | None, moment_option("--since", "Runs created at or after this")]
+Until = Annotated[str | None, moment_option("--until", "Runs created before this")]
 Status = Annotated[
     list[str] | None, typer.Option("--status", help="Only runs with this status (repeatable).")
 ]

@@ -20,6 +20,9 @@ response through a ``RunChannel``. The order is fixed:
    and ``cancelled`` a short, safe ``message``;
    ``awaiting_approval`` and ``awaiting_input`` carry ``pending`` (the pause).
 
+Each line is typed by ``type``; a reader skips a type it does not know (the page does), so a
+new type, like a new key, keeps every reader working: ``egress`` lines came after the others.
+
 A reader that goes away does not stop the run: the task goes on and settles in the store.
 
 Lines are not padded: each is one chunk of the chunked response, written the moment it is made
@@ -39,8 +42,9 @@ from toolwire.core.jsonenc import sink_dumps_bytes
 from toolwire.core.lifecycle import CANCELLED_MESSAGE, RUN_FAILED, RunStatus
 from toolwire.loop.run import RunOutcome
 from toolwire.mcp.asks import attending
-from toolwire.policy.trace import DeltaObserver, Observer, RunStep
+from toolwire.policy.trace import DeltaObserver, FailedStep, LlmStep, Observer, RunStep
 from toolwire.providers.base import Delta
+from toolwire.store.egress import ledger_lines
 
 log = logging.getLogger("toolwire.inspector")
 
@@ -156,6 +160,9 @@ class RunTasks:
 
         def on_step(step: RunStep) -> None:
             channel.push({"type": "step", "step": step.to_dict()})
+            sent = egress_event(step)
+            if sent is not None:
+                channel.push(sent)
 
         def on_delta(round: int, delta: Delta) -> None:
             channel.push({"type": "delta", "round": round, "kind": delta.kind, "text": delta.text})
@@ -182,6 +189,16 @@ class RunTasks:
         tasks = list(self._tasks)
         if tasks:
             await asyncio.wait(tasks, timeout=grace_seconds)
+
+
+def egress_event(step: RunStep) -> Event | None:
+    """The ``egress`` line after ``step``: what its request sent of tool output (None: nothing)."""
+    sent = step.egress if isinstance(step, (LlmStep, FailedStep)) else None
+    if sent is None:
+        return None
+    provider, lines = ledger_lines(sent)
+    return {"type": "egress", "round": step.round, "provider": provider, "copies": sent.copies,
+            "lines": lines}  # fmt: skip
 
 
 def end_event(outcome: RunOutcome) -> Event:

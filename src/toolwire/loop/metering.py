@@ -30,15 +30,17 @@ def measure(
 ) -> None:
     """Give the segment's trace its egress ledger, when someone reads it or the run has a
     limit (``knows``: whether a tool name is registered). A trace that had one (the segment
-    before, in this process) carries its count on."""
+    before, in this process) carries its count on, and the calls it refused."""
     options, workspace = state.options, context.workspace
     if trace.egress is not None:
         trace.egress_spent = trace.egress.budget.spent
+        trace.egress_refused = trace.egress_refused | trace.egress.refused_calls
     ceilings = ceilings_of(options.max_egress_bytes, options.on_egress_limit, workspace,
                            state.egress_granted,
                            attended=offer.attended and trace.egress_can_wait)  # fmt: skip
     if trace.keeps or ceilings:
-        ledger = Ledger(offer.labels, knows, spent=trace.egress_spent, ceilings=ceilings)
+        ledger = Ledger(offer.labels, knows, spent=trace.egress_spent, ceilings=ceilings,
+                        refused=trace.egress_refused)  # fmt: skip
         others = trace.egress_others
         if others is not None and ledger.budget.watches_workspace:
             window = float(getattr(workspace, "egress_window", 0.0))

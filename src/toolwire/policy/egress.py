@@ -18,7 +18,9 @@ refused sends nothing. Each is counted and checked against the run's limit
 Each line is split by tool, data class and integrity label (``trusted``, ``untrusted``, or
 ``runtime`` for a call the runtime answered itself, whose text is the seam's). A tool name
 the registry does not know is the model's own words: it is counted as ``(unregistered)``.
-A result recorded by an earlier process of a resumed run is labelled by its tool.
+A result recorded by an earlier segment of a resumed run (in any process) is labelled by its
+tool, or ``runtime`` when that segment's stored steps say the runtime answered the call
+(``refused``: their call ids, as the store keeps them).
 
 Limits (:class:`~toolwire.core.egress.Ceiling`, made by :func:`ceilings_of`): the run's own
 (the lower of its ``max_egress_bytes`` and its workspace's ``max_run_bytes``) counts every
@@ -65,6 +67,7 @@ from toolwire.core.egress import (
 from toolwire.core.messages import ChatMessage
 from toolwire.core.trust import DataClass
 from toolwire.policy.containment import Labels
+from toolwire.policy.privacy import plain_id
 
 __all__ = [
     "RUNTIME",
@@ -153,7 +156,8 @@ class Ledger:
     """One segment's measure of what its requests carry, and the run's budget of bytes."""
 
     __slots__ = (
-        "_keys", "_known", "_labels", "_names", "_refused", "_seen", "_totals", "budget", "window",
+        "_earlier", "_keys", "_known", "_labels", "_names", "_refused", "_seen", "_totals",
+        "budget", "window",
     )  # fmt: skip
 
     def __init__(
@@ -164,6 +168,7 @@ class Ledger:
         limit: int | None = None,
         spent: int = 0,
         ceilings: tuple[Ceiling, ...] = (),
+        refused: frozenset[str] = frozenset(),
     ) -> None:
         self._labels, self._known = labels, knows
         self.budget = Budget(limit, spent, ceilings=ceilings)
@@ -171,6 +176,7 @@ class Ledger:
         # (None: the run has no workspace limit, or no store to ask).
         self.window: Callable[[], Awaitable[int]] | None = None
         self._refused: set[str] = set()  # call ids the runtime answered itself
+        self._earlier = refused  # those of earlier segments, as stored (see plain_id)
         self._seen: tuple[ChatMessage, ...] = ()
         self._totals: dict[_Key, int] = {}
         self._names: dict[str, str] = {}  # call id -> its tool's name, from assistant turns
@@ -179,6 +185,11 @@ class Ledger:
     def refused(self, call_id: str) -> None:
         """The runtime answered call ``call_id`` (its text is the seam's)."""
         self._refused.add(call_id)
+
+    @property
+    def refused_calls(self) -> frozenset[str]:
+        """Every call id known to be the runtime's answer: this segment's, and earlier ones'."""
+        return self._earlier | self._refused
 
     def outgoing(self, messages: Sequence[ChatMessage], provider: str) -> Outgoing:
         """The request carrying ``messages``, for ``provider``; refused (``EgressLimit``)
@@ -217,7 +228,10 @@ class Ledger:
 
     def _key(self, call_id: str, names: dict[str, str]) -> _Key:
         name = names.get(call_id, "")
-        if call_id in self._refused:
+        earlier = self._earlier
+        if call_id in self._refused or (
+            earlier and (call_id in earlier or plain_id(call_id) in earlier)
+        ):
             return self._labelled(name, refused=True)
         known = self._keys.get(name)
         if known is None:

@@ -409,6 +409,8 @@ class RunTrace:
         # ``egress_spent``: the bytes earlier segments of the run sent (the runtime says).
         self.egress: Ledger | None = None
         self.egress_spent = 0
+        # The calls earlier segments' stored steps say the runtime answered (by stored id).
+        self.egress_refused: frozenset[str] = frozenset()
         # What the other runs of the run's workspace sent within a window of so many seconds
         # (the runtime's read of its store; None: no store to ask).
         self.egress_others: Callable[[float], Awaitable[int]] | None = None

@@ -27,7 +27,7 @@ Wire shape: ``POST {base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-v
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from toolwire.core.messages import ChatMessage, ProviderState, ToolCall, ToolSpec
@@ -253,18 +253,31 @@ def encode_messages(
 ) -> list[dict[str, Any]]:
     """The Messages API's turns; ``tool_use_text``: the text block a turn of tool uses alone
     gets (the server's quirk; "" for none)."""
+    return turns_of(messages, family, tool_result_block,
+                    lambda message: encode_turn(message, tool_use_text))  # fmt: skip
+
+
+def turns_of(
+    messages: tuple[ChatMessage, ...],
+    family: str,
+    result_block: Callable[[ChatMessage], dict[str, Any]],
+    turn: Callable[[ChatMessage], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The turns of an API of content blocks (the Messages API, Bedrock's Converse): system
+    messages left out (they go apart), consecutive tool results as ONE user turn of their
+    ``result_block``s, an assistant turn this ``family`` kept as it was kept, any other as
+    its ``turn``."""
     out: list[dict[str, Any]] = []
     after_tool = False
     for message in messages:
         if message.role == "system":
             continue  # sent as the top-level ``system``
         if message.role == "tool" and after_tool:
-            out[-1]["content"].append(tool_result_block(message))
+            out[-1]["content"].append(result_block(message))
         elif message.role == "tool":
-            out.append({"role": "user", "content": [tool_result_block(message)]})
-        else:
-            replayed = replayed_turn(message, family)  # verbatim, as the API requires
-            out.append(replayed or encode_turn(message, tool_use_text))
+            out.append({"role": "user", "content": [result_block(message)]})
+        else:  # verbatim, as the APIs require of thinking blocks
+            out.append(replayed_turn(message, family) or turn(message))
         after_tool = message.role == "tool"
     return out
 

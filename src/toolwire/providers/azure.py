@@ -21,6 +21,7 @@ region is ``external_global``. The endpoint's hostname is never read for it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 from urllib.parse import quote, unquote, urlencode
 
 from toolwire.core.errors import ConfigError
@@ -109,10 +110,12 @@ def one_credential(name: str, api_key: str | None, token_source: TokenSource | N
     return key
 
 
-class AzureOpenAIProvider(OpenAIProvider):
-    """Chat Completions on an Azure OpenAI deployment."""
+class _OnAzure:
+    """What both Azure adapters are: a resource's endpoint, one credential at a time (an API
+    key or a bearer token's source, never both), and no price table (a deployment's name is
+    not a model's). The adapter's own ``_open`` starts the OpenAI adapter under it."""
 
-    default_name = NAME
+    default_name: ClassVar[str]
 
     def __init__(
         self,
@@ -125,25 +128,32 @@ class AzureOpenAIProvider(OpenAIProvider):
         context_window: int | None = None,
     ) -> None:
         """One of ``api_key`` and ``token_source``: Azure takes one credential at a time."""
-        key = one_credential(NAME, api_key, token_source)
+        key = one_credential(self.default_name, api_key, token_source)
         self.endpoint = endpoint
         self.token_source = token_source
-        super().__init__(
-            model=endpoint.deployment,
-            api_key=key or None,
-            base_url=endpoint.base_url,
-            trust_zone=trust_zone,
-            http=http,
-            quirks=OPENAI_QUIRKS,  # OpenAI's own API behind Azure's door
-            context_window=context_window,
-        )
+        self._open(model=endpoint.deployment, api_key=key or None, base_url=endpoint.base_url,
+                   trust_zone=trust_zone, http=http, context_window=context_window)  # fmt: skip
+
+    def _open(self, **given: Any) -> None:
+        """Start the OpenAI adapter under this one with what was ``given`` and its own."""
+        raise NotImplementedError
 
     def needs_key(self) -> bool:
         return self.token_source is None
 
     @property
     def pricing_family(self) -> str | None:
-        return None  # a deployment's name is not a model's: no price table can know it
+        return None  # no price table can know a deployment's name
+
+
+class AzureOpenAIProvider(_OnAzure, OpenAIProvider):
+    """Chat Completions on an Azure OpenAI deployment."""
+
+    default_name = NAME
+
+    def _open(self, **given: Any) -> None:
+        # OpenAI's own API behind Azure's door
+        OpenAIProvider.__init__(self, **given, quirks=OPENAI_QUIRKS)
 
     def url(self) -> str:
         return self.endpoint.url("chat/completions")
@@ -152,36 +162,14 @@ class AzureOpenAIProvider(OpenAIProvider):
         return self.endpoint.headers(api_key)
 
 
-class AzureResponsesProvider(ResponsesProvider):
+class AzureResponsesProvider(_OnAzure, ResponsesProvider):
     """The Responses API on an Azure OpenAI resource (``{endpoint}/openai/v1/responses``, or
     ``{endpoint}/openai/responses?api-version=...``), the deployment as the body's model."""
 
     default_name = RESPONSES_NAME
 
-    def __init__(
-        self,
-        *,
-        endpoint: AzureEndpoint,
-        api_key: str | None = None,
-        token_source: TokenSource | None = None,
-        trust_zone: TrustZone | str = DEFAULT_TRUST_ZONE,
-        http: HttpSettings | None = None,
-        context_window: int | None = None,
-    ) -> None:
-        """One of ``api_key`` and ``token_source``, as for Chat Completions."""
-        key = one_credential(RESPONSES_NAME, api_key, token_source)
-        self.endpoint = endpoint
-        self.token_source = token_source
-        super().__init__(model=endpoint.deployment, api_key=key or None,
-                         base_url=endpoint.base_url, auth="api-key", trust_zone=trust_zone,
-                         http=http, context_window=context_window)  # fmt: skip
-
-    def needs_key(self) -> bool:
-        return self.token_source is None
-
-    @property
-    def pricing_family(self) -> str | None:
-        return None  # a deployment's name is not a model's
+    def _open(self, **given: Any) -> None:
+        ResponsesProvider.__init__(self, **given, auth="api-key")
 
     def url(self) -> str:
         return self.endpoint.url("responses")

@@ -46,7 +46,7 @@ from toolwire.providers.answer_tool import (
     forced,
     input_schema,
 )
-from toolwire.providers.anthropic import ANSWER_HEADROOM_TOKENS, DEFAULT_MAX_TOKENS
+from toolwire.providers.anthropic import ANSWER_HEADROOM_TOKENS, DEFAULT_MAX_TOKENS, turns_of
 from toolwire.providers.aws_auth import AwsCredentials, SigV4Signer
 from toolwire.providers.base import (
     UNKNOWN_USAGE,
@@ -301,31 +301,8 @@ def encode_tool(spec: ToolSpec, description_chars: int) -> dict[str, Any]:
 
 
 def encode_messages(messages: tuple[ChatMessage, ...], family: str) -> list[dict[str, Any]]:
-    """Converse's turns: consecutive tool results are one user turn."""
-    out: list[dict[str, Any]] = []
-    after_tool = False
-    for message in messages:
-        if message.role == "system":
-            continue  # sent as the top-level ``system``
-        if message.role == "tool" and after_tool:
-            out[-1]["content"].append(tool_result_block(message))
-        elif message.role == "tool":
-            out.append({"role": "user", "content": [tool_result_block(message)]})
-        else:
-            out.append(replayed_turn(message, family) or encode_turn(message))
-        after_tool = message.role == "tool"
-    return out
-
-
-def replayed_turn(message: ChatMessage, family: str) -> dict[str, Any] | None:
-    """The assistant turn exactly as this family's adapter kept it, if it kept it."""
-    state = message.provider_state
-    if state is None or state.provider != family:
-        return None  # another family's state never goes on this wire
-    blocks = obj(state.data).get("content")
-    if not isinstance(blocks, list) or not blocks:
-        return None
-    return {"role": "assistant", "content": list(blocks)}
+    """Converse's turns: consecutive tool results are one user turn (as the Messages API's)."""
+    return turns_of(messages, family, tool_result_block, encode_turn)
 
 
 def encode_turn(message: ChatMessage) -> dict[str, Any]:

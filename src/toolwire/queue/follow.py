@@ -1,7 +1,8 @@
 """Following a run from the store, whichever process executes it: the live view's events.
 
 The events are the ones a local run streams (see :mod:`toolwire.inspector.stream`): one
-``context`` line, one ``step`` line per stored step in order, then exactly one ``end`` line
+``context`` line, one ``step`` line per stored step in order (with the ``egress`` line of a step
+that sent tool output after it, from the store's ledger), then exactly one ``end`` line
 with the run's status. What a follower reads is the store's copy of each step, at the run's
 privacy level (the unfiltered live view exists only in the process that runs it).
 
@@ -54,6 +55,9 @@ async def follow(
         for step in progress.steps:
             yield {"type": "step", "step": step}
             last = int(step["sequence"])
+            sent = progress.egress.get(last)
+            if sent is not None:
+                yield sent
             llm = step if step.get("kind") == "llm" else llm
         run = progress.run
         if run.status == RunStatus.CANCELLED.value and not progress.settled:

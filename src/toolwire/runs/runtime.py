@@ -279,6 +279,8 @@ class Runtime:
             # what its limit counts: every earlier segment's bytes, in whichever process
             trace.egress_spent = await asyncio.to_thread(_egress_spent, self.recorder, run_id)
             _window(trace, self.recorder, run_id, charter.workspace_file)
+        if trace.keeps:  # the ledger labels what earlier segments refused as the runtime's
+            trace.egress_refused = await asyncio.to_thread(_refused_calls, self.recorder, run_id)
         trace.record_decision(state.rounds, decision.action, decision.actor, decision.reason,
                               decision.digest)  # fmt: skip
         loop = ToolLoop(provider, self.registry, policy=self.policy)
@@ -323,6 +325,8 @@ class Runtime:
         if sequence and limited:  # carried on: what a limit counts includes earlier segments
             trace.egress_spent = await asyncio.to_thread(_egress_spent, self.recorder, run_id)
         _window(trace, self.recorder, run_id, charter.workspace_file)
+        if sequence and trace.keeps:
+            trace.egress_refused = await asyncio.to_thread(_refused_calls, self.recorder, run_id)
         loop = ToolLoop(provider, self.registry, policy=self.policy, checkpoint=checkpoint)
         return await self._drive(run, trace, segment(loop, trace), started, watch=watch)
 
@@ -686,3 +690,10 @@ def _egress_spent(recorder: RunRecorder, run_id: str) -> int:
     ledger)."""
     spent = getattr(recorder, "egress_spent", None)
     return int(spent(run_id)) if callable(spent) else 0
+
+
+def _refused_calls(recorder: RunRecorder, run_id: str) -> frozenset[str]:
+    """The calls the run's stored segments refused, by id as stored (none: a recorder that
+    keeps no steps to read)."""
+    refused = getattr(recorder, "refused_calls", None)
+    return frozenset(refused(run_id)) if callable(refused) else frozenset()

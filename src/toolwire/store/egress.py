@@ -5,7 +5,9 @@ A step that records a provider's answer (``llm``) or a chain's failed attempt
 (``provider_failed``) carries what its request sent of tool output
 (:class:`~toolwire.core.egress.Sent`); its rows say so per tool, data class and label, in the
 same transaction as the step. They hold counts and registered names only (an unknown name is
-already ``(unregistered)``), so they are written at every privacy level.
+already ``(unregistered)``), so they are written at every privacy level. :func:`ledger_lines`
+is the one shape of them: the rows, and the live stream's ``egress`` lines
+(:mod:`toolwire.inspector.stream`), so that a run watched live and read back later agree.
 
 A workspace's total (what its ``max_workspace_bytes`` counts) sums the rows of every run whose
 row names the workspace (``runs.workspace``, a digest of its file's path, indexed; added by
@@ -22,6 +24,8 @@ from typing import Any, Literal
 
 from sqlalchemy import Engine, func, insert, select
 
+from toolwire.core.egress import Sent
+from toolwire.core.jsonenc import loads
 from toolwire.core.text import storable
 from toolwire.policy.trace import FailedStep, LlmStep, RunStep
 from toolwire.store import schema
@@ -31,8 +35,11 @@ __all__ = [
     "GROUPS",
     "EgressTotal",
     "egress_rows",
+    "ledger_lines",
+    "refused_calls",
     "run_ledger",
     "run_spent",
+    "sent_after",
     "totals",
     "workspace_spent",
 ]
@@ -65,24 +72,74 @@ class EgressTotal:
         return out | {"new_bytes": self.new_bytes, "wire_bytes": self.wire_bytes}
 
 
+def ledger_lines(sent: Sent) -> tuple[str, list[dict[str, Any]]]:
+    """What one request sent, as the ledger keeps it: its provider, and per tool, data class
+    and label the bytes of every copy (names made fit for a text column and cut to its size)."""
+    copies = sent.copies
+    return storable(sent.provider[: schema.NAME_CHARS]), [
+        {"tool": storable(line.tool[: schema.NAME_CHARS]), "data_class": line.data_class,
+         "label": line.label, "new_bytes": line.new_bytes * copies,
+         "wire_bytes": line.wire_bytes * copies}
+        for line in sent.lines
+    ]  # fmt: skip
+
+
 def egress_rows(run_id: str, sequence: int, step: RunStep, at: datetime) -> list[dict[str, Any]]:
     """The ledger's rows of one step (none for a step that sent no tool output)."""
     sent = step.egress if isinstance(step, (LlmStep, FailedStep)) else None
     if sent is None:
         return []
-    copies, provider = sent.copies, storable(sent.provider[: schema.NAME_CHARS])
-    return [
-        {"run_id": run_id, "sequence": sequence, "at": at, "round": step.round,
-         "provider": provider, "tool": storable(line.tool[: schema.NAME_CHARS]),
-         "data_class": line.data_class, "label": line.label, "copies": copies,
-         "new_bytes": line.new_bytes * copies, "wire_bytes": line.wire_bytes * copies}
-        for line in sent.lines
-    ]  # fmt: skip
+    provider, lines = ledger_lines(sent)
+    about = {"run_id": run_id, "sequence": sequence, "at": at, "round": step.round,
+             "provider": provider, "copies": sent.copies}  # fmt: skip
+    return [about | line for line in lines]
+
+
+def sent_after(engine: Engine, run_id: str, after: int) -> dict[int, dict[str, Any]]:
+    """What each of ``run_id``'s steps after sequence ``after`` sent, by sequence, as the live
+    stream's ``egress`` line after it (see :func:`ledger_lines`): a followed run's."""
+    c = _egress.c
+    query = (
+        select(c.sequence, c.round, c.provider, c.copies, c.tool, c.data_class, c.label,
+               c.new_bytes, c.wire_bytes)
+        .where(c.run_id == run_id, c.sequence > after)
+        .order_by(c.sequence, c.id)
+    )  # fmt: skip
+    with errors("read the egress ledger"), engine.connect() as connection:
+        found = connection.execute(query).all()
+    out: dict[int, dict[str, Any]] = {}
+    for row in found:
+        event = out.get(row.sequence)
+        if event is None:
+            event = out[row.sequence] = {"type": "egress", "round": row.round,
+                                         "provider": row.provider, "copies": row.copies,
+                                         "lines": []}  # fmt: skip
+        event["lines"].append({"tool": row.tool, "data_class": row.data_class,
+                               "label": row.label, "new_bytes": row.new_bytes,
+                               "wire_bytes": row.wire_bytes})  # fmt: skip
+    return out
 
 
 def run_ledger(engine: Engine, run_id: str) -> list[EgressTotal]:
     """What ``run_id`` sent, per provider, tool, data class and label."""
     return totals(engine, run_id=run_id)
+
+
+def refused_calls(engine: Engine, run_id: str) -> frozenset[str]:
+    """The ids of the calls ``run_id``'s stored steps say the runtime answered itself (a
+    refusal), as the privacy filter kept them (see :func:`toolwire.policy.privacy.plain_id`):
+    what labels their results ``runtime`` in the ledger of a later segment."""
+    steps = schema.steps
+    query = select(steps.c.payload).where(
+        steps.c.run_id == run_id, steps.c.kind == "tool", steps.c.is_error.is_(True)
+    )
+    with errors("read the run's refused calls"), engine.connect() as connection:
+        payloads = connection.execute(query).scalars().all()
+    found = (loads(payload) for payload in payloads)
+    return frozenset(
+        step["tool_call_id"] for step in found
+        if step.get("tool_refused") and isinstance(step.get("tool_call_id"), str)
+    )  # fmt: skip
 
 
 def run_spent(engine: Engine, run_id: str) -> int:

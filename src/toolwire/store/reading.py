@@ -18,6 +18,7 @@ from sqlalchemy import Engine, Select, select
 
 from toolwire.store import browse, schema
 from toolwire.store.browse import RunPage, RunQuery
+from toolwire.store.egress import sent_after
 from toolwire.store.engine import errors
 from toolwire.store.gates import GateRecord
 from toolwire.store.records import Progress, RunSummary, StoredRun, step_dict
@@ -41,8 +42,10 @@ def progress(engine: Engine, run_id: str, after: int) -> Progress | None:
     if found is None:
         return None
     row, steps = found
+    # read after the steps: a step's rows are written with it, so each step read has its own
+    sent = sent_after(engine, run_id, after) if steps else {}
     return Progress(run=RunSummary.from_row(row), settled=bool(row["settled"]),
-                    steps=[step_dict(s) for s in steps])  # fmt: skip
+                    steps=[step_dict(s) for s in steps], egress=sent)  # fmt: skip
 
 
 def _run_and_steps(

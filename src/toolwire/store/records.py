@@ -8,7 +8,7 @@ run's steps are the privacy-filtered payloads, each with its ``sequence`` first.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -87,12 +87,14 @@ class StoredRun(RunSummary):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Progress:
-    """A run as a follower sees it: its summary, whether its settle is written, and the steps
-    stored after the ones it has seen."""
+    """A run as a follower sees it: its summary, whether its settle is written, the steps
+    stored after the ones it has seen, and what those sent of tool output, by sequence (the
+    stream's ``egress`` lines, see :func:`toolwire.store.egress.sent_after`)."""
 
     run: RunSummary
     settled: bool
     steps: list[dict[str, Any]]
+    egress: Mapping[int, dict[str, Any]] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return tagged("Progress", run=self.run, settled=self.settled, steps=len(self.steps))

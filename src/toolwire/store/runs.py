@@ -80,6 +80,7 @@ from toolwire.store import (
 from toolwire.store.browse import Neighbours, RunPage, RunQuery
 from toolwire.store.cancels import CancelWatch
 from toolwire.store.egress import EGRESS_COLUMNS, INSERT_EGRESS, EgressTotal, Group
+from toolwire.store.egress import refused_calls as _refused_calls
 from toolwire.store.egress import run_spent as _run_spent
 from toolwire.store.egress import totals as _egress_totals
 from toolwire.store.egress import workspace_spent as _workspace_spent
@@ -586,6 +587,11 @@ class RunStore:
         """The bytes of tool output ``run_id`` has sent so far (what its limit counts)."""
         self.flush()
         return _run_spent(self._engine, run_id) if is_run_id(run_id) else 0
+
+    def refused_calls(self, run_id: str) -> frozenset[str]:
+        """The calls of ``run_id`` the runtime answered itself, by id as stored."""
+        self.flush()
+        return _refused_calls(self._engine, run_id) if is_run_id(run_id) else frozenset()
 
     def workspace_egress(
         self, workspace: str, *, since: datetime | None = None, excluding: str | None = None

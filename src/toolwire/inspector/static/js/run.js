@@ -8,11 +8,15 @@
 // decision), to the pending panel when it waits for a person. A screen reader hears the new
 // steps and the status (politely, at most every STEP_NEWS_MS), and at once that the run waits
 // or failed; the page's title names the run and its status.
+//
+// The egress panel sums the stream's `egress` lines (see egress.js), drawn once per frame
+// that brought one; a decision on a run opened from the store starts from its stored ledger.
 
 import { alertNow, announce } from "./announce.js";
 import { call, errorText, followStream, openStream } from "./api.js";
 import { Conversation } from "./conversation.js";
 import { fill, h, NOT_STORED, runLink } from "./dom.js";
+import { egressOf, egressTable, LiveLedger } from "./egress.js";
 import { focusOn, keepFocus } from "./focus.js";
 import { FrameQueue } from "./frames.js";
 import { titlePart } from "./pagetitle.js";
@@ -39,6 +43,8 @@ export class RunView {
     this.rerunOf = null;  // the stored run the form was filled from, until the run starts
     this.controller = null;
     this.questionTimer = null;
+    this.ledger = new LiveLedger();
+    this.ledgerChanged = false;
     this.$("run-form").addEventListener("submit", (e) => { e.preventDefault(); this.start(); });
     this.$("run-form").addEventListener("keydown", (e) => {  // Ctrl+Enter in a field: Run
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && !this.controller) {
@@ -220,6 +226,7 @@ export class RunView {
     this.$("replay-banner").hidden = true;
     this.showRunId(null);
     this.view.reset();
+    this.ledger = new LiveLedger();
     this.begin();
     this.focusStatus();
     try {
@@ -236,6 +243,7 @@ export class RunView {
     this.runId = runId;
     this.showRunId(runId);
     this.view.reset();
+    this.ledger = new LiveLedger();
     this.begin();
     this.focusStatus();
     try {
@@ -252,14 +260,21 @@ export class RunView {
     if (this.controller) return "A run is already streaming here.";
     this.controller = new AbortController();
     let events;
+    let stored = null;
     try {
+      // what the run sent before (asked first: the segment adds to it once it starts)
+      if (steps) stored = await egressOf(runId).catch(() => null);
       events = await openStream(`/runs/${encodeURIComponent(runId)}/decision`, body,
         this.controller.signal);
     } catch (err) {
       this.controller = null;
       return errorText(err, "The server could not be reached.");
     }
-    if (steps) this.view.reset(steps);
+    if (steps) {
+      this.view.reset(steps);
+      this.ledger = new LiveLedger();
+      this.ledger.seed(stored);
+    }
     this.runId = runId;
     this.showRunId(runId);
     this.begin();
@@ -285,6 +300,17 @@ export class RunView {
     this.view.setWaiting(true);
     this.running(true);
     this.status("running");
+    this.drawLedger();
+  }
+
+  // The egress panel, from the ledger summed so far: folded if it was, the focus kept if it
+  // was inside.
+  drawLedger() {
+    const box = this.$("egress");
+    const open = box.querySelector("details")?.open ?? true;
+    this.ledgerChanged = false;
+    keepFocus(box, () => fill(box, egressTable(this.ledger.ledger(), open)));
+    box.hidden = false;
   }
 
   async consume(events) {
@@ -309,6 +335,7 @@ export class RunView {
     } finally {
       this.batching = false;
       this.view.render();
+      if (this.ledgerChanged) this.drawLedger();
       this.status(this.statusShown);
       this.tellSteps();
     }
@@ -358,6 +385,10 @@ export class RunView {
         break;
       case "delta":
         this.view.delta(event);
+        break;
+      case "egress":
+        this.ledger.add(event);
+        this.ledgerChanged = true;
         break;
       case "end":
         this.finish(event);
