@@ -273,6 +273,8 @@ class DojoTool:
             # loop holds top-level fields); what stays visible is the owner's, so trusted
             self.quarantine: bool | tuple[str, ...] = held.fields or True
             self.integrity = Integrity.TRUSTED if held.fields else Integrity.UNTRUSTED
+            # a listing of the world's own identifiers, held whole as a JSON array of names
+            self.identifiers = held.identifiers
 
     def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         world, name = self._world, self.spec.name
@@ -283,7 +285,10 @@ class DojoTool:
         if self._held is None:
             return ToolResult.text(tool_result_to_str(result))
         if not self._held.fields:
-            text = tool_result_to_str(result)
+            if self._held.identifiers:
+                text = json.dumps(_jsonable(result))
+            else:
+                text = tool_result_to_str(result)
             world.wholes.append(text)
             return ToolResult.text(text)
         return ToolResult.text(json.dumps(self._split(_jsonable(result))))
@@ -351,6 +356,7 @@ class Quarantine(NamedTuple):
 
     keys: frozenset[str]  # the free-text keys held wherever they occur; empty: the whole result
     why: str
+    identifiers: bool = False  # held whole, it lists the world's identifiers (a JSON array)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -363,6 +369,10 @@ def whole(why: str) -> Quarantine:
 
 def only(*keys: str, why: str) -> Quarantine:
     return Quarantine(frozenset(keys), why)
+
+
+def names(why: str) -> Quarantine:
+    return Quarantine(frozenset(), why, identifiers=True)
 
 
 # The quarantined mode: every tool whose results carry someone else's words (the untrusted
@@ -390,9 +400,15 @@ QUARANTINED: Mapping[str, Mapping[str, Quarantine]] = {
         "read_file": whole("bills and letters written by others"),
     },
     "slack": {
-        "get_channels": whole("any member names a channel"),
+        "get_channels": names(
+            "any member names a channel, so a name is someone's words, never read; but the "
+            "list is of the channels that exist: one may be chosen from it, unread"
+        ),
         "read_channel_messages": only(
-            "body", why="a message's text is its sender's; sender and recipient the workspace's"
+            "body",
+            "recipient",
+            why="a message's text is its sender's, its recipient the channel's name (a "
+            "member's words); its sender the workspace's",
         ),
         "read_inbox": only(
             "body", why="a message's text is its sender's; sender and recipient the workspace's"
@@ -551,9 +567,20 @@ def scripted_planner(
         tag = question.split("[", 1)[1].split("]", 1)[0]
         data = question.split("Data:\n<<<\n", 1)[1].rsplit("\n>>>", 1)[0]
         name, true = asked[tag]
+        if _CHOICES in question:  # a choice among a listing's items
+            choices = json.loads(question.split(_CHOICES, 1)[1].split(".\n\nData:", 1)[0])
+            picked = true if true in choices else choices[0]
+            if marker and marker in _plain(data):  # the attacker's choice, else its own item
+                false = attacker.get(name)
+                carrying = [c for c in choices if marker in _plain(c)]
+                picked = false if false in choices else (carrying or [picked])[0]
+            return CompletionResponse(content=json.dumps({"answer": picked}))
         if marker and marker in _plain(data) and name in attacker:
             false = attacker[name]
-            if isinstance(true, int | float) == isinstance(false, int | float):
+            if _date(true):
+                if _date(false):
+                    return CompletionResponse(content=json.dumps({"answer": false}))
+            elif isinstance(true, int | float) == isinstance(false, int | float):
                 return CompletionResponse(content=json.dumps({"answer": false}))
         if not isinstance(true, int | float):
             true = str(true)
@@ -608,17 +635,19 @@ def scripted_planner(
                     continue
                 if _in(item, visible):
                     continue
-                handle = next((h for h, v in held.items() if _in(item, _text(v))), None)
+                listing = next((h for h, v in held.items() if _listed(item, v)), None)
+                handle = listing or next((h for h, v in held.items() if _in(item, _text(v))), None)
                 if handle is None:
                     continue  # the planner's own words
                 asked[tag] = (name, item)
                 number = isinstance(item, int | float) and not isinstance(item, bool)
+                kind = "enum" if listing else "number" if number else "date" if _date(item) else ""
                 question: dict[str, Any] = {
                     "variable": handle,
                     "question": f"[{tag}] What {name} should the call of {call.function} use?",
-                    "answer_type": "number" if number else "string",
+                    "answer_type": kind or "string",
                 }
-                if not number:
+                if not kind:
                     question["max_chars"] = min(500, max(50, 2 * len(str(item))))
                 return CompletionResponse(
                     content="", tool_calls=(ToolCall(tag, ASK_ABOUT, json.dumps(question)),)
@@ -632,6 +661,25 @@ def scripted_planner(
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
+
+
+_CHOICES = "The answer is exactly one of: "  # how the loop's question offers choices
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _date(value: Any) -> bool:
+    return isinstance(value, str) and _DATE.fullmatch(value) is not None
+
+
+def _listed(item: Any, value: Any) -> bool:
+    """Whether ``item`` is one of the names of a held listing (a JSON array of strings)."""
+    if not isinstance(item, str) or not isinstance(value, str) or not value.startswith("["):
+        return False
+    try:
+        names = json.loads(value)
+    except ValueError:
+        return False
+    return isinstance(names, list) and item in names
 
 
 @dataclass

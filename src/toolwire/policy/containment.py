@@ -25,7 +25,8 @@ Invariants:
 - A value the run holds for the model (:mod:`toolwire.policy.quarantine`) carries its labels
   to where it goes: a consequential call receiving an untrusted one is held as if that output
   were in its context (:meth:`Labels.held_by_values`), one receiving a value above its sink's
-  class likewise; a value that is only passed along marks no context.
+  class likewise; a value that is only passed along marks no context. An identifier chosen
+  from a listing of identifiers is not held for its integrity: it selects, it adds no words.
 """
 
 from __future__ import annotations
@@ -41,7 +42,13 @@ from toolwire.core.reprs import count, tagged
 from toolwire.core.trust import DataClass, Integrity, UntrustedActions
 from toolwire.policy.quarantine import Unknown, Vault
 from toolwire.tools.api import Tool
-from toolwire.tools.labels import integrity_of, is_consequential, quarantine_of, sink_class_of
+from toolwire.tools.labels import (
+    integrity_of,
+    is_consequential,
+    lists_identifiers,
+    quarantine_of,
+    sink_class_of,
+)
 
 __all__ = ["Hold", "Labels", "Provenance", "Source", "policy_of", "quarantine_by"]
 
@@ -175,6 +182,8 @@ class Labels:
     # name: ``()`` the whole result, else fields; and whether a string answer is endorsed.
     quarantined: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     endorse_strings: bool = False
+    # The quarantining tools whose held output lists identifiers the model may choose among.
+    listings: frozenset[str] = frozenset()
 
     @classmethod
     def of(
@@ -195,6 +204,11 @@ class Labels:
             policy=policy,
             quarantined={name: fields for name, fields in held.items() if fields is not None},
             endorse_strings=endorse_strings,
+            listings=frozenset(
+                t.spec.name
+                for t in listed
+                if held[t.spec.name] is not None and lists_identifiers(t)
+            ),
         )
 
     def integrity(self, name: str, *, refused: bool) -> Integrity | None:
@@ -250,7 +264,8 @@ class Labels:
                 continue  # refused by the loop when it is about to run
             for value in substituted.used:
                 source = Source(value.tool, value.round)
-                if value.integrity is _UNTRUSTED:
+                # an identifier chosen from a listing selects; it adds no words to the call
+                if value.integrity is _UNTRUSTED and not value.identifier:
                     out[index] = Hold(call.name, source, True, variable=value.handle)
                     break
                 if sink < value.data_class:
