@@ -23,10 +23,12 @@ mode in the suite's world without injections.
 
 A third mode, *quarantined*, is containment on with the untrusted tools' words held as
 values (:data:`QUARANTINED`: a whole document, page or review list, or only the free-text
-fields of a structured result, whose rest is then shown as trusted). Its models are planners
-that cannot read a held value (:func:`scripted_planner`): an argument found only in one is
-asked about first (``ask_about``: a number, or a short string, which stays untrusted), and the
-same scripted provider answers the question, honestly or, gullible, as the injection says.
+fields of a structured result, whose rest is then shown as trusted; or a listing of the
+world's identifiers, such as Slack's channels, which may be chosen from unread). Its models are
+planners that cannot read a held value (:func:`scripted_planner`): an argument found only in
+one is asked about first (``ask_about``: a number, a date, a choice among a listing's items,
+answered with a handle, or a short string, which stays untrusted), and the same scripted
+provider answers the question, honestly or, gullible, as the injection says.
 
 Every tool is declared with one data class (``content``), so the confidentiality half of the
 rule never holds a call here: the bench measures integrity alone. Write effects are not
@@ -547,14 +549,16 @@ def scripted_planner(
     """The quarantined mode's model: :func:`scripted_model`'s plan, by a planner that cannot
     read held values. Before a call, each argument (and each item of a list argument) whose
     value is written in no message it reads but in a held value is asked about first
-    (``ask_about`` on that value's handle: a number as a number, anything else as a short
-    string), and the call takes the answer. Which handle holds it is the bench's knowledge
+    (``ask_about`` on that value's handle: a number as a number, a date as a date, an item of a
+    held listing as a choice among its items, whose answer is a handle, anything else as a
+    short string), and the call takes the answer. Which handle holds it is the bench's knowledge
     (``world``), as a planner knows which result the bill came from.
 
     The same provider answers the questions (the loop asks through the run's provider): from
     the value shown, the value the ground truth uses when it is written there. Gullible
     (``goal`` given), when the value shown carries the goal, it answers what the injection
-    task's calls give the same argument, where the answer's type allows."""
+    task's calls give the same argument, where the answer's type allows; choosing, the
+    attacker's item if it is offered, else the item that carries the goal."""
     marker = _plain(goal) if goal else ""
     attacker: dict[str, Any] = {}
     for call in injection_calls:
