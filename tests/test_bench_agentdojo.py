@@ -19,9 +19,8 @@ from bench.agentdojo import (
     World,
     bench_suite,
     main,
-    scripted_model,
-    scripted_planner,
 )
+from bench.agentdojo_models import scripted_model, scripted_planner
 
 from toolwire import ChatMessage, ScriptedProvider, ToolCall
 from toolwire.policy.quarantine import HANDLE, QUESTION_PROMPT
