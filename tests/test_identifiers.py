@@ -16,7 +16,7 @@ from toolwire.core.errors import ConfigError
 from toolwire.core.messages import ToolCall
 from toolwire.core.trust import DataClass, Integrity
 from toolwire.loop import seam
-from toolwire.policy.quarantine import HANDLE, QUESTION_PROMPT, Variable, Vault
+from toolwire.policy.quarantine import HANDLE, QUESTION_PROMPT, Variable, Vault, listing_items
 from toolwire.policy.trace import RunTrace, ToolStep
 from toolwire.providers.base import CompletionResponse
 
@@ -279,3 +279,20 @@ def test_the_identifier_flag_goes_with_the_state_and_an_earlier_state_reads_with
     assert Vault.from_state(earlier).variables[0] == made._replace(identifier=False)
     with pytest.raises(ValueError, match="not an identifier flag"):
         Variable.from_state([*made.to_state()[:8], "yes"])
+
+
+def test_a_listings_items_are_offered_each_once_and_a_listing_past_its_limits_is_refused() -> None:
+    def listing(value: Any) -> Variable:
+        return Variable("$v1_0123abcd", value, Integrity.UNTRUSTED, DataClass.CONTENT, "t", 1)
+
+    assert listing_items(listing('["b", "a", "b"]')) == ("b", "a")
+    assert listing_items(listing(["x", "y"])) == ("x", "y")  # a held field: JSON already
+    for value, problem in (
+        ("general, random", "it is not a list of strings"),
+        ('["a", 1]', "it is not a list of strings"),
+        ('["a", ""]', "it is not a list of strings"),
+        ("[]", "it must list 1 to 256 different items"),
+        (json.dumps([f"c{n}" for n in range(257)]), "it must list 1 to 256 different items"),
+        (json.dumps(["x" * 2001]), "an item is longer than 2000 characters"),
+    ):
+        assert listing_items(listing(value)) == problem

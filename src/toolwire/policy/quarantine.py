@@ -63,7 +63,16 @@ from toolwire.core.messages import ToolCall
 from toolwire.core.reprs import count, ident, tagged
 from toolwire.core.trust import DataClass, Integrity
 
-__all__ = ["ANSWER_TYPES", "ASK_ABOUT", "HANDLE", "Unknown", "Variable", "Vault", "answer_schema"]
+__all__ = [
+    "ANSWER_TYPES",
+    "ASK_ABOUT",
+    "HANDLE",
+    "Unknown",
+    "Variable",
+    "Vault",
+    "answer_schema",
+    "listing_items",
+]
 
 # A handle: an ordinal people can read, and a random part that makes one unguessable (and
 # another run's unknown here).
