@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from bench.agentdojo import (
+    QUARANTINED,
     SUITES,
     TABLES,
     UNTRUSTED,
@@ -233,3 +234,16 @@ def test_a_date_copied_from_a_file_is_asked_as_a_date_and_the_mails_go() -> None
     outcome = asyncio.run(bench.run("quarantined", user_task, None, clean.model_copy(deep=True)))
     assert outcome.utility is True
     assert outcome.asked == ['"2024-05-20"', '"2024-05-21"', '"2024-05-19"']
+
+
+def test_every_quarantined_tool_is_an_untrusted_one_of_its_suite_and_says_why() -> None:
+    """What the quarantined mode holds is declared per tool with its reason; a listing of
+    identifiers is held whole (its items are chosen among, never shown)."""
+    for suite, held in QUARANTINED.items():
+        for name, quarantine in held.items():
+            assert TABLES[suite][name].integrity == UNTRUSTED, (suite, name)
+            assert quarantine.why
+            assert not (quarantine.identifiers and quarantine.keys), (suite, name)
+    assert [n for s in QUARANTINED.values() for n, q in s.items() if q.identifiers] == [
+        "get_channels"
+    ]
