@@ -244,6 +244,8 @@ def test_an_identifier_keeps_its_data_class_for_the_sink() -> None:
         [call("list_settings"), choose(), with_last("publish", "text")], lambda q: "api_key"
     )
     assert steps[2].tool_refused == seam.Refused.SENSITIVE_CONTEXT and POSTED == []
+    # the choice entered classified as the listing: the context already holds configuration
+    assert 'configuration data from tool "ask_about" (round 2)' in steps[2].tool_result
 
 
 def test_a_date_is_endorsed_and_anything_else_is_refused() -> None:

@@ -132,7 +132,7 @@ class Holding:
         if choosing:  # the item stays held: the answer is a handle to it
             self.vault, chosen = self.vault.held(
                 answer, _UNTRUSTED, variable.data_class, tool=variable.tool,
-                round_=self.round, identifier=True,
+                round_=variable.round, identifier=True,
             )  # fmt: skip
             answer = chosen.handle
         self._asked[id(job)] = (variable, label, chosen)
