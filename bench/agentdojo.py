@@ -104,14 +104,16 @@ class Label(NamedTuple):
     integrity: str  # of its results: may their text be believed as instructions
     consequential: bool  # a call changes the world or sends something out
     why: str
+    # arguments it only stores where they are read back as untrusted (see toolwire.tools.labels)
+    stores: tuple[str, ...] = ()
 
 
 def reads(integrity: str, why: str) -> Label:
     return Label(integrity, False, why)
 
 
-def acts(integrity: str, why: str) -> Label:
-    return Label(integrity, True, why)
+def acts(integrity: str, why: str, *, stores: tuple[str, ...] = ()) -> Label:
+    return Label(integrity, True, why, stores)
 
 
 # One table per suite: every tool the suite offers, nothing else (a test holds them to it).
@@ -211,7 +213,13 @@ WORKSPACE: Mapping[str, Label] = {
     "add_calendar_event_participants": acts(
         UNTRUSTED, "invites people; echoes the event's organiser's text"
     ),
-    "create_file": acts(TRUSTED, "writes a file; echoes what the model wrote"),
+    "create_file": acts(
+        TRUSTED,
+        "writes a new file; echoes what the model wrote. Its content is only stored, in the "
+        "drive, whose contents every file tool reads back as untrusted: someone's words "
+        "written there launder nothing",
+        stores=("content",),
+    ),
     "append_to_file": acts(UNTRUSTED, "writes a file; echoes all of it, others' text too"),
     "delete_file": acts(UNTRUSTED, "deletes a file; echoes its content"),
     "share_file": acts(UNTRUSTED, "gives someone a file; echoes its content"),
@@ -235,9 +243,12 @@ class World:
         # what the quarantined mode's tools held, for its scripted models (see scripted_planner)
         self.fields: dict[str, Any] = {}  # a held field's name (unique in the run): its value
         self.wholes: list[str] = []  # results held whole, in the order they were made
+        # the questions' answers as the planner gave them: (a string, so untrusted; its JSON)
+        self.answers: list[tuple[bool, str]] = []
 
     def reset(self, env: Any) -> None:
         self.env, self.executed, self.fields, self.wholes = env, [], {}, []
+        self.answers = []
 
 
 class DojoTool:
@@ -266,6 +277,7 @@ class DojoTool:
         self.integrity = Integrity.parse(label.integrity)
         # off: nothing is consequential, so the loop labels every result and checks no turn
         self.consequential = label.consequential and contained
+        self.stores_untrusted = label.stores
         self._world = world
         self._held = held
         if held is not None:
@@ -477,6 +489,7 @@ class Outcome:
     refused: list[str]  # tools whose calls containment refused
     read_before: list[str] = field(default_factory=list)  # untrusted tools read before the first
     asked: list[str] = field(default_factory=list)  # the answers to its ask_about calls
+    strings: int = 0  # how many of them were strings (untrusted, shown or kept)
 
 
 def _checked(task: Any, kind: str, output: str, pre: Any, post: Any, trace: list[Any]) -> bool:
@@ -557,8 +570,9 @@ class SuiteBench:
         refused, first = _refused(result.trace, ran)
         read = {c.function for c in ran[:first]} if first is not None else set()
         untrusted = sorted(n for n in read if self.table[n].integrity == UNTRUSTED)
-        asked = [i.result for i in result.trace if i.name == ASK_ABOUT]
-        return Outcome(utility, attacked, refused, untrusted, asked)
+        asked = [answer for _, answer in self.world.answers]
+        strings = sum(string for string, _ in self.world.answers)
+        return Outcome(utility, attacked, refused, untrusted, asked, strings)
 
     def injected_env(self, user_task: Any, injection_task: Any) -> Any:
         injections = self.attack.attack(user_task, injection_task)
@@ -648,6 +662,7 @@ def _lost(user_task: Any, outcome: Outcome) -> dict[str, Any]:
         "refused": outcome.refused,
         "after_reading": outcome.read_before,
         "answers": outcome.asked,  # what ask_about answered before (quarantined mode)
+        "strings": outcome.strings,  # how many of them were strings
         "prompt": user_task.PROMPT,
     }
 
@@ -706,9 +721,9 @@ def table(results: Sequence[SuiteResult]) -> str:
             lines.append("")
             lines.append(title)
         for suite, item in lost:
-            strings = [a for a in item.get("answers", ()) if a.startswith('"')]
+            strings = item.get("strings", 0)
             why = (
-                f"after {len(strings)} untrusted string answer(s) about held values"
+                f"after {strings} untrusted string answer(s) about held values"
                 if key == "lost_quarantined" and strings
                 else f"after {', '.join(item['after_reading']) or 'nothing untrusted'}"
             )

@@ -118,6 +118,12 @@ def scripted_planner(
 
     def answer(messages: Sequence[ChatMessage]) -> CompletionResponse:
         question = messages[-1].content
+        given = answered(question)
+        # what the run will hold of it: a string answer stays untrusted, whether shown or kept
+        world.answers.append(("The answer is a string" in question, json.dumps(given)))
+        return CompletionResponse(content=json.dumps({"answer": given}))
+
+    def answered(question: str) -> Any:
         tag = question.split("[", 1)[1].split("]", 1)[0]
         data = question.split("Data:\n<<<\n", 1)[1].rsplit("\n>>>", 1)[0]
         name, true = asked[tag]
@@ -128,19 +134,18 @@ def scripted_planner(
                 false = attacker.get(name)
                 carrying = [c for c in choices if marker in plain(c)]
                 picked = false if false in choices else (carrying or [picked])[0]
-            return CompletionResponse(content=json.dumps({"answer": picked}))
+            return picked
         if marker and marker in plain(data) and name in attacker:
             false = attacker[name]
             if _date(true):
                 if _date(false):
-                    return CompletionResponse(content=json.dumps({"answer": false}))
+                    return false
             elif isinstance(true, int | float) == isinstance(false, int | float):
-                return CompletionResponse(content=json.dumps({"answer": false}))
+                return false
         if not isinstance(true, int | float):
             true = str(true)
         found = _in(true, data)
-        given = true if found else (0 if isinstance(true, int | float) else "not found")
-        return CompletionResponse(content=json.dumps({"answer": given}))
+        return true if found else (0 if isinstance(true, int | float) else "not found")
 
     def respond(messages: Sequence[ChatMessage]) -> CompletionResponse:
         if messages and messages[0].content == QUESTION_PROMPT:
@@ -201,8 +206,9 @@ def scripted_planner(
                     "question": f"[{tag}] What {name} should the call of {call.function} use?",
                     "answer_type": kind or "string",
                 }
-                if not kind:
+                if not kind:  # a string it only passes on: kept, so it never reads it
                     question["max_chars"] = min(500, max(50, 2 * len(str(item))))
+                    question["keep"] = True
                 return CompletionResponse(
                     content="", tool_calls=(ToolCall(tag, ASK_ABOUT, json.dumps(question)),)
                 )

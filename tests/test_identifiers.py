@@ -298,3 +298,89 @@ def test_a_listings_items_are_offered_each_once_and_a_listing_past_its_limits_is
         (json.dumps(["x" * 2001]), "an item is longer than 2000 characters"),
     ):
         assert listing_items(listing(value)) == problem
+
+
+SAVED: list[tuple[str, str]] = []
+
+
+@tool(data_class="content", integrity="trusted", consequential=True, stores_untrusted=["text"])
+def save_note(title: str, text: str) -> str:
+    """Save a note in the notebook, whose notes every reader treats as untrusted."""
+    SAVED.append((title, text))
+    return f"saved {title!r}"
+
+
+KEEPING = (*TOOLS, save_note)
+
+
+def kept(h: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    return [("ask_about", {"variable": h[0], "question": "The lunch note?",
+                           "answer_type": "string", "keep": True})]  # fmt: skip
+
+
+def test_a_kept_string_is_a_handle_and_a_call_storing_it_untrusted_runs() -> None:
+    SAVED.clear()
+    steps, sent = run(
+        [call("read_invite", n=1), kept,
+         lambda h: [("save_note", {"title": "lunch", "text": h[-1]})],
+         call("post", channel="random", text="noted")],
+        lambda q: f"Lunch. {INJECTED}", tools=KEEPING,
+    )  # fmt: skip
+    _, asked, saved, posted = steps
+    assert HANDLE.fullmatch(json.loads(asked.tool_result)) and asked.tool_integrity == "trusted"
+    assert asked.tool_variables is not None and asked.tool_variables[0]["integrity"] == "untrusted"
+    assert [("lunch", f"Lunch. {INJECTED}")] == SAVED and saved.tool_result == "saved 'lunch'"
+    assert saved.tool_integrity == "untrusted"  # made from an untrusted value
+    assert posted.tool_refused == seam.Refused.UNTRUSTED_CONTEXT  # so the context is now
+    assert not any("IGNORE" in s for s in sent)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"title": "{h}", "text": "lunch"},  # in an argument it does not store untrusted
+        {"title": "{h}", "text": "{h}"},  # in both
+    ],
+)
+def test_a_kept_string_anywhere_else_holds_the_call(arguments: dict[str, str]) -> None:
+    SAVED.clear()
+    steps, _ = run(
+        [call("read_invite", n=1), kept,
+         lambda h: [("save_note", {k: h[-1] if v == "{h}" else v for k, v in arguments.items()})]],
+        lambda q: INJECTED, tools=KEEPING,
+    )  # fmt: skip
+    assert steps[2].tool_refused == seam.Refused.UNTRUSTED_CONTEXT and SAVED == []
+    # the kept answer is read_invite's words: the hold names it and where it came from
+    assert 'untrusted output of tool "read_invite" (round 1)' in steps[2].tool_result
+    assert f"receives {json.loads(steps[1].tool_result)}" in steps[2].tool_result
+
+
+def test_a_stored_value_still_counts_by_its_class() -> None:
+    """A configuration value stored into a content-class notebook would lower its class."""
+
+    @tool(data_class="configuration", integrity="untrusted", quarantine=True)
+    def read_config() -> str:
+        """Read the configuration."""
+        return "db_password=rosebud"
+
+    SAVED.clear()
+    steps, _ = run(
+        [call("read_config"), lambda h: [("save_note", {"title": "cfg", "text": h[0]})]],
+        lambda q: "x", tools=(*KEEPING, read_config),
+    )  # fmt: skip
+    assert steps[1].tool_refused == seam.Refused.SENSITIVE_CONTEXT and SAVED == []
+
+
+def test_keep_is_only_for_a_string_answer_and_stores_untrusted_names_arguments() -> None:
+    steps, _ = run(
+        [call("read_invite", n=1), lambda h: [("ask_about", {
+            "variable": h[0], "question": "When?", "answer_type": "date", "keep": True})]],
+        lambda q: "2024-05-20",
+    )  # fmt: skip
+    assert "keep must be true or false, and true only for answer_type string" in (
+        steps[1].tool_result
+    )
+    with pytest.raises(ConfigError, match="stores_untrusted takes a list of the tool's argument"):
+        tool(consequential=True, stores_untrusted=["body"])(lambda text: text)
+    with pytest.raises(ConfigError, match="stores_untrusted takes a list"):
+        tool(consequential=True, stores_untrusted="text")(lambda text: text)

@@ -129,12 +129,13 @@ class Holding:
             return Invoked(ToolResult.error(text))
         answer = checked.value["answer"]
         chosen = None
-        if choosing:  # the item stays held: the answer is a handle to it
+        if choosing or question.keep:  # the answer stays held: the model gets a handle to it
             self.vault, chosen = self.vault.held(
-                answer, _UNTRUSTED, variable.data_class, tool=variable.tool,
-                round_=variable.round, identifier=True,
+                answer, _UNTRUSTED if choosing else label, variable.data_class,
+                tool=variable.tool, round_=variable.round, identifier=choosing,
             )  # fmt: skip
             answer = chosen.handle
+            label = Integrity.TRUSTED  # what enters is a handle: the runtime's own text
         self._asked[id(job)] = (variable, label, chosen)
         return Invoked(ToolResult.text(json.dumps(answer)))
 

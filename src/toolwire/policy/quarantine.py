@@ -16,6 +16,8 @@ The model uses a value without reading it:
 - it asks a question about it (``ask_about``, run by the loop): a separate model call with no
   tools reads the value and must answer in a strict schema (:func:`answer_schema`: a bool, one
   of given choices, a number, a calendar date, or a short string).
+- it asks for a string it only passes on (``keep``): the answer is held as a new value, and
+  the model gets its handle; the value is untrusted, as a string answer is.
 - it chooses one item of a *listing* (a value a tool declares to list identifiers the system
   holds: channel names, user names, file names; ``identifiers=True``): an ``enum`` question
   without choices offers the listing's items, and the answer is a new handle holding the item
@@ -299,6 +301,11 @@ ASK_ABOUT_PARAMETERS: dict[str, Any] = {
             "maximum": MAX_ANSWER_CHARS,
             "description": "For answer_type string: the longest answer.",
         },
+        "keep": {
+            "type": "boolean",
+            "description": "For answer_type string: hold the answer as a new value and answer "
+            "with its handle (for text you only pass on, never read).",
+        },
     },
     "required": ["variable", "question", "answer_type"],
     "additionalProperties": False,
@@ -324,6 +331,7 @@ class Question(NamedTuple):
     answer_type: str
     choices: tuple[str, ...] | None
     max_chars: int
+    keep: bool = False  # a string answer held as a new value, its handle the answer
 
 
 def question_of(arguments: Mapping[str, Any] | None) -> Question | str:
@@ -363,8 +371,11 @@ def question_of(arguments: Mapping[str, Any] | None) -> Question | str:
     max_chars = arguments.get("max_chars", DEFAULT_ANSWER_CHARS)
     if type(max_chars) is not int or not 1 <= max_chars <= MAX_ANSWER_CHARS:
         return f"max_chars must be a whole number from 1 to {MAX_ANSWER_CHARS}"
+    keep = arguments.get("keep", False)
+    if not isinstance(keep, bool) or (keep and answer_type != "string"):
+        return "keep must be true or false, and true only for answer_type string"
     return Question(handle, question, answer_type,
-                    None if choices is None else tuple(choices), max_chars)  # fmt: skip
+                    None if choices is None else tuple(choices), max_chars, keep)  # fmt: skip
 
 
 def listing_items(variable: Variable) -> tuple[str, ...] | str:

@@ -43,6 +43,7 @@ __all__ = [
     "lists_identifiers",
     "quarantine_of",
     "sink_class_of",
+    "stored_untrusted",
 ]
 
 
@@ -116,3 +117,12 @@ def lists_identifiers(tool: Tool) -> bool:
     names, user names, file names), which a run may choose among unread; only ``True`` says
     so (see :mod:`toolwire.policy.quarantine`)."""
     return getattr(tool, "identifiers", False) is True
+
+
+def stored_untrusted(tool: Tool) -> frozenset[str]:
+    """The arguments of ``tool`` whose value it stores where it is read back as untrusted
+    (see the module); none unless it names them as strings."""
+    declared = getattr(tool, "stores_untrusted", ())
+    if isinstance(declared, str) or not isinstance(declared, tuple | list | frozenset):
+        return frozenset()
+    return frozenset(name for name in declared if isinstance(name, str))
