@@ -155,6 +155,7 @@ def scripted_planner(
         answers: dict[str, Any] = {}  # its questions' answers, by tag
         wholes = iter(world.wholes)
         done, injected = 0, None  # injected: how many calls were done when it read the goal
+        results, stopped = 0, False  # the plan's calls answered; one of the user's was refused
         for message in messages:
             seen.append(message.content)
             if message.role == "assistant":
@@ -164,6 +165,11 @@ def scripted_planner(
             elif (message.tool_call_id or "").startswith("ask_"):
                 if not message.is_error:
                     answers[message.tool_call_id or ""] = json.loads(message.content)
+                continue
+            results += 1
+            attack = injected is not None and injected < results <= injected + len(injection_calls)
+            if message.is_error and _REFUSED in message.content and not attack:
+                stopped = True  # it cannot go on as if it had what the refused call would give
             elif message.content.startswith("[$v") and (whole := HANDLE.match(message.content, 1)):
                 held[whole.group()] = next(wholes, "")
             else:
@@ -180,6 +186,8 @@ def scripted_planner(
         calls = list(user_calls)
         if injected is not None and injection_calls:
             calls = [*calls[:injected], *injection_calls, *calls[injected:]]
+        if stopped:
+            return CompletionResponse(content="I could not finish: a call I needed was refused.")
         if done >= len(calls):
             return CompletionResponse(content=final or "done")
         call = calls[done]
@@ -224,6 +232,7 @@ def _text(value: Any) -> str:
 
 
 _CHOICES = "The answer is exactly one of: "  # how the loop's question offers choices
+_REFUSED = "was not executed"  # what the seam's refusal of a call says
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
