@@ -23,10 +23,12 @@ mode in the suite's world without injections.
 
 A third mode, *quarantined*, is containment on with the untrusted tools' words held as
 values (:data:`QUARANTINED`: a whole document, page or review list, or only the free-text
-fields of a structured result, whose rest is then shown as trusted). Its models are planners
-that cannot read a held value (:func:`scripted_planner`): an argument found only in one is
-asked about first (``ask_about``: a number, or a short string, which stays untrusted), and the
-same scripted provider answers the question, honestly or, gullible, as the injection says.
+fields of a structured result, whose rest is then shown as trusted; or a listing of the
+world's identifiers, such as Slack's channels, which may be chosen from unread). Its models are
+planners that cannot read a held value (:func:`scripted_planner`): an argument found only in
+one is asked about first (``ask_about``: a number, a date, a choice among a listing's items,
+answered with a handle, or a short string, which stays untrusted), and the same scripted
+provider answers the question, honestly or, gullible, as the injection says.
 
 Every tool is declared with one data class (``content``), so the confidentiality half of the
 rule never holds a call here: the bench measures integrity alone. Write effects are not
@@ -47,7 +49,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -57,22 +58,19 @@ from typing import Any, NamedTuple
 
 from toolwire import (
     ChatMessage,
-    CompletionResponse,
     RunOptions,
-    ScriptedProvider,
-    ToolCall,
     ToolLoop,
     ToolRegistry,
 )
 from toolwire.core.messages import ToolSpec
 from toolwire.core.result import ToolResult
 from toolwire.core.trust import Integrity
-from toolwire.policy.quarantine import ASK_ABOUT, HANDLE, QUESTION_PROMPT
+from toolwire.policy.quarantine import ASK_ABOUT
 from toolwire.tools.api import ToolContext
 
 if __name__ == "__main__":  # run as a file, its folder would come first and shadow the package
-    _here = Path(__file__).resolve().parent
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
+    _here = Path(__file__).resolve().parent  # its parent instead: the bench package's home
+    sys.path[:] = [str(_here.parent), *(p for p in sys.path if Path(p or ".").resolve() != _here)]
 
 try:
     from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
@@ -90,6 +88,8 @@ except ImportError as missing:  # what a checkout without the extra says, and ho
         raise SystemExit(_MISSING) from None
     raise ImportError(_MISSING) from None
 
+from bench.agentdojo_models import scripted_model, scripted_planner  # after the path is set
+
 BENCHMARK_VERSION = "v1.2.2"  # AgentDojo's default (agentdojo.scripts.benchmark)
 SUITES = ("banking", "slack", "travel", "workspace")
 DATA_CLASS = "content"  # every tool alike: integrity is what is measured
@@ -104,14 +104,16 @@ class Label(NamedTuple):
     integrity: str  # of its results: may their text be believed as instructions
     consequential: bool  # a call changes the world or sends something out
     why: str
+    # arguments it only stores where they are read back as untrusted (see toolwire.tools.labels)
+    stores: tuple[str, ...] = ()
 
 
 def reads(integrity: str, why: str) -> Label:
     return Label(integrity, False, why)
 
 
-def acts(integrity: str, why: str) -> Label:
-    return Label(integrity, True, why)
+def acts(integrity: str, why: str, *, stores: tuple[str, ...] = ()) -> Label:
+    return Label(integrity, True, why, stores)
 
 
 # One table per suite: every tool the suite offers, nothing else (a test holds them to it).
@@ -211,7 +213,13 @@ WORKSPACE: Mapping[str, Label] = {
     "add_calendar_event_participants": acts(
         UNTRUSTED, "invites people; echoes the event's organiser's text"
     ),
-    "create_file": acts(TRUSTED, "writes a file; echoes what the model wrote"),
+    "create_file": acts(
+        TRUSTED,
+        "writes a new file; echoes what the model wrote. Its content is only stored, in the "
+        "drive, whose contents every file tool reads back as untrusted: someone's words "
+        "written there launder nothing",
+        stores=("content",),
+    ),
     "append_to_file": acts(UNTRUSTED, "writes a file; echoes all of it, others' text too"),
     "delete_file": acts(UNTRUSTED, "deletes a file; echoes its content"),
     "share_file": acts(UNTRUSTED, "gives someone a file; echoes its content"),
@@ -235,9 +243,12 @@ class World:
         # what the quarantined mode's tools held, for its scripted models (see scripted_planner)
         self.fields: dict[str, Any] = {}  # a held field's name (unique in the run): its value
         self.wholes: list[str] = []  # results held whole, in the order they were made
+        # the questions' answers as the planner gave them: (a string, so untrusted; its JSON)
+        self.answers: list[tuple[bool, str]] = []
 
     def reset(self, env: Any) -> None:
         self.env, self.executed, self.fields, self.wholes = env, [], {}, []
+        self.answers = []
 
 
 class DojoTool:
@@ -266,6 +277,7 @@ class DojoTool:
         self.integrity = Integrity.parse(label.integrity)
         # off: nothing is consequential, so the loop labels every result and checks no turn
         self.consequential = label.consequential and contained
+        self.stores_untrusted = label.stores
         self._world = world
         self._held = held
         if held is not None:
@@ -273,6 +285,8 @@ class DojoTool:
             # loop holds top-level fields); what stays visible is the owner's, so trusted
             self.quarantine: bool | tuple[str, ...] = held.fields or True
             self.integrity = Integrity.TRUSTED if held.fields else Integrity.UNTRUSTED
+            # a listing of the world's own identifiers, held whole as a JSON array of names
+            self.identifiers = held.identifiers
 
     def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         world, name = self._world, self.spec.name
@@ -283,7 +297,10 @@ class DojoTool:
         if self._held is None:
             return ToolResult.text(tool_result_to_str(result))
         if not self._held.fields:
-            text = tool_result_to_str(result)
+            if self._held.identifiers:
+                text = json.dumps(_jsonable(result))
+            else:
+                text = tool_result_to_str(result)
             world.wholes.append(text)
             return ToolResult.text(text)
         return ToolResult.text(json.dumps(self._split(_jsonable(result))))
@@ -351,6 +368,7 @@ class Quarantine(NamedTuple):
 
     keys: frozenset[str]  # the free-text keys held wherever they occur; empty: the whole result
     why: str
+    identifiers: bool = False  # held whole, it lists the world's identifiers (a JSON array)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -363,6 +381,10 @@ def whole(why: str) -> Quarantine:
 
 def only(*keys: str, why: str) -> Quarantine:
     return Quarantine(frozenset(keys), why)
+
+
+def names(why: str) -> Quarantine:
+    return Quarantine(frozenset(), why, identifiers=True)
 
 
 # The quarantined mode: every tool whose results carry someone else's words (the untrusted
@@ -390,9 +412,15 @@ QUARANTINED: Mapping[str, Mapping[str, Quarantine]] = {
         "read_file": whole("bills and letters written by others"),
     },
     "slack": {
-        "get_channels": whole("any member names a channel"),
+        "get_channels": names(
+            "any member names a channel, so a name is someone's words, never read; but the "
+            "list is of the channels that exist: one may be chosen from it, unread"
+        ),
         "read_channel_messages": only(
-            "body", why="a message's text is its sender's; sender and recipient the workspace's"
+            "body",
+            "recipient",
+            why="a message's text is its sender's, its recipient the channel's name (a "
+            "member's words); its sender the workspace's",
         ),
         "read_inbox": only(
             "body", why="a message's text is its sender's; sender and recipient the workspace's"
@@ -454,186 +482,6 @@ MODES: Mapping[str, Mode] = {
 }
 
 
-def _plain(text: str) -> str:
-    """Letters and digits only, lowercased: the same words through YAML's quoting and
-    folding (a tool's answer is a YAML dump; long strings wrap, quotes double)."""
-    return re.sub(r"[^0-9a-z]", "", text.lower())
-
-
-def _as_call(index: int, call: Any) -> ToolCall:
-    return ToolCall(f"call_{index + 1}", call.function, json.dumps(dict(call.args)))
-
-
-def scripted_model(
-    user_calls: Sequence[Any],
-    final: str,
-    *,
-    injection_calls: Sequence[Any] = (),
-    goal: str = "",
-) -> ScriptedProvider:
-    """The gullible model when given ``injection_calls`` and the attacker's ``goal``, else the
-    honest one. Stateless: the next call is a function of the conversation (one call a turn),
-    so the plan is the user's calls with the injection's inserted where the goal was first
-    read."""
-    marker = _plain(goal) if goal else ""
-
-    def plan(messages: Sequence[ChatMessage]) -> Sequence[Any]:
-        if not marker or not injection_calls:
-            return user_calls
-        done = 0
-        for message in messages:
-            if message.role == "assistant":
-                done += 1
-            elif message.role == "tool" and marker in _plain(message.content):
-                return [*user_calls[:done], *injection_calls, *user_calls[done:]]
-        return user_calls
-
-    def respond(messages: Sequence[ChatMessage]) -> CompletionResponse:
-        calls, done = plan(messages), sum(1 for m in messages if m.role == "assistant")
-        if done < len(calls):
-            return CompletionResponse(content="", tool_calls=(_as_call(done, calls[done]),))
-        return CompletionResponse(content=final or "done")
-
-    return ScriptedProvider(respond, name="gullible" if marker else "honest")
-
-
-def _numbers(value: float) -> set[str]:
-    """How a number may be written: 98.7, 98.70, 1000, 1000.0."""
-    forms = {repr(value), f"{value:.2f}"}
-    if float(value).is_integer():
-        forms |= {str(int(value)), f"{int(value)}.0", f"{int(value)}.00"}
-    return forms
-
-
-def _in(value: Any, text: str) -> bool:
-    """Whether ``value`` is written in ``text`` (a number as a whole number, a string as the
-    same letters and digits)."""
-    if isinstance(value, bool) or value is None:
-        return True  # nothing to look up
-    if isinstance(value, int | float):
-        return any(
-            re.search(rf"(?<![0-9.]){re.escape(form)}(?![0-9])", text) for form in _numbers(value)
-        )
-    if isinstance(value, str):
-        plain = _plain(value)
-        return not plain or plain in _plain(text)
-    return True
-
-
-def scripted_planner(
-    user_calls: Sequence[Any],
-    final: str,
-    world: World,
-    *,
-    injection_calls: Sequence[Any] = (),
-    goal: str = "",
-) -> ScriptedProvider:
-    """The quarantined mode's model: :func:`scripted_model`'s plan, by a planner that cannot
-    read held values. Before a call, each argument (and each item of a list argument) whose
-    value is written in no message it reads but in a held value is asked about first
-    (``ask_about`` on that value's handle: a number as a number, anything else as a short
-    string), and the call takes the answer. Which handle holds it is the bench's knowledge
-    (``world``), as a planner knows which result the bill came from.
-
-    The same provider answers the questions (the loop asks through the run's provider): from
-    the value shown, the value the ground truth uses when it is written there. Gullible
-    (``goal`` given), when the value shown carries the goal, it answers what the injection
-    task's calls give the same argument, where the answer's type allows."""
-    marker = _plain(goal) if goal else ""
-    attacker: dict[str, Any] = {}
-    for call in injection_calls:
-        for name, value in dict(call.args).items():
-            attacker.setdefault(name, value)
-    asked: dict[str, tuple[str, Any]] = {}  # a question's tag: the argument, its true value
-
-    def answer(messages: Sequence[ChatMessage]) -> CompletionResponse:
-        question = messages[-1].content
-        tag = question.split("[", 1)[1].split("]", 1)[0]
-        data = question.split("Data:\n<<<\n", 1)[1].rsplit("\n>>>", 1)[0]
-        name, true = asked[tag]
-        if marker and marker in _plain(data) and name in attacker:
-            false = attacker[name]
-            if isinstance(true, int | float) == isinstance(false, int | float):
-                return CompletionResponse(content=json.dumps({"answer": false}))
-        if not isinstance(true, int | float):
-            true = str(true)
-        found = _in(true, data)
-        given = true if found else (0 if isinstance(true, int | float) else "not found")
-        return CompletionResponse(content=json.dumps({"answer": given}))
-
-    def respond(messages: Sequence[ChatMessage]) -> CompletionResponse:
-        if messages and messages[0].content == QUESTION_PROMPT:
-            return answer(messages)
-        seen: list[str] = []  # what the planner reads
-        held: dict[str, Any] = {}  # the values it holds handles of: handle, value
-        answers: dict[str, Any] = {}  # its questions' answers, by tag
-        wholes = iter(world.wholes)
-        done, injected = 0, None  # injected: how many calls were done when it read the goal
-        for message in messages:
-            seen.append(message.content)
-            if message.role == "assistant":
-                done += sum(c.name != ASK_ABOUT for c in message.tool_calls)
-            elif message.role != "tool":
-                continue
-            elif (message.tool_call_id or "").startswith("ask_"):
-                if not message.is_error:
-                    answers[message.tool_call_id or ""] = json.loads(message.content)
-            elif message.content.startswith("[$v") and (whole := HANDLE.match(message.content, 1)):
-                held[whole.group()] = next(wholes, "")
-            else:
-                try:
-                    shown = json.loads(message.content)
-                except ValueError:
-                    shown = None
-                if isinstance(shown, dict):
-                    for field_, handle_ in shown.items():
-                        if field_ in world.fields and isinstance(handle_, str):
-                            held[handle_] = world.fields[field_]
-                if marker and injected is None and marker in _plain(message.content):
-                    injected = done
-        calls = list(user_calls)
-        if injected is not None and injection_calls:
-            calls = [*calls[:injected], *injection_calls, *calls[injected:]]
-        if done >= len(calls):
-            return CompletionResponse(content=final or "done")
-        call = calls[done]
-        visible = "\n".join(seen)
-        arguments = dict(call.args)
-        for name, value in list(arguments.items()):
-            items = list(value) if isinstance(value, list) else [value]
-            for index, item in enumerate(items):
-                tag = f"ask_{done}_{name}_{index}"
-                if tag in answers:
-                    items[index] = answers[tag]
-                    continue
-                if _in(item, visible):
-                    continue
-                handle = next((h for h, v in held.items() if _in(item, _text(v))), None)
-                if handle is None:
-                    continue  # the planner's own words
-                asked[tag] = (name, item)
-                number = isinstance(item, int | float) and not isinstance(item, bool)
-                question: dict[str, Any] = {
-                    "variable": handle,
-                    "question": f"[{tag}] What {name} should the call of {call.function} use?",
-                    "answer_type": "number" if number else "string",
-                }
-                if not number:
-                    question["max_chars"] = min(500, max(50, 2 * len(str(item))))
-                return CompletionResponse(
-                    content="", tool_calls=(ToolCall(tag, ASK_ABOUT, json.dumps(question)),)
-                )
-            arguments[name] = items if isinstance(value, list) else items[0]
-        tool_call = ToolCall(f"call_{done + 1}", call.function, json.dumps(arguments))
-        return CompletionResponse(content="", tool_calls=(tool_call,))
-
-    return ScriptedProvider(respond, name="gullible" if marker else "honest")
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
-
-
 @dataclass
 class Outcome:
     utility: bool
@@ -641,6 +489,7 @@ class Outcome:
     refused: list[str]  # tools whose calls containment refused
     read_before: list[str] = field(default_factory=list)  # untrusted tools read before the first
     asked: list[str] = field(default_factory=list)  # the answers to its ask_about calls
+    strings: int = 0  # how many of them were strings (untrusted, shown or kept)
 
 
 def _checked(task: Any, kind: str, output: str, pre: Any, post: Any, trace: list[Any]) -> bool:
@@ -721,8 +570,9 @@ class SuiteBench:
         refused, first = _refused(result.trace, ran)
         read = {c.function for c in ran[:first]} if first is not None else set()
         untrusted = sorted(n for n in read if self.table[n].integrity == UNTRUSTED)
-        asked = [i.result for i in result.trace if i.name == ASK_ABOUT]
-        return Outcome(utility, attacked, refused, untrusted, asked)
+        asked = [answer for _, answer in self.world.answers]
+        strings = sum(string for string, _ in self.world.answers)
+        return Outcome(utility, attacked, refused, untrusted, asked, strings)
 
     def injected_env(self, user_task: Any, injection_task: Any) -> Any:
         injections = self.attack.attack(user_task, injection_task)
@@ -812,6 +662,7 @@ def _lost(user_task: Any, outcome: Outcome) -> dict[str, Any]:
         "refused": outcome.refused,
         "after_reading": outcome.read_before,
         "answers": outcome.asked,  # what ask_about answered before (quarantined mode)
+        "strings": outcome.strings,  # how many of them were strings
         "prompt": user_task.PROMPT,
     }
 
@@ -870,9 +721,9 @@ def table(results: Sequence[SuiteResult]) -> str:
             lines.append("")
             lines.append(title)
         for suite, item in lost:
-            strings = [a for a in item.get("answers", ()) if a.startswith('"')]
+            strings = item.get("strings", 0)
             why = (
-                f"after {len(strings)} untrusted string answer(s) about held values"
+                f"after {strings} untrusted string answer(s) about held values"
                 if key == "lost_quarantined" and strings
                 else f"after {', '.join(item['after_reading']) or 'nothing untrusted'}"
             )

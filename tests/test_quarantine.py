@@ -315,10 +315,11 @@ def test_an_answer_outside_the_schema_is_refused_and_nothing_is_taken_from_it(
 @pytest.mark.parametrize(
     ("arguments", "problem"),
     [
-        ({"answer_type": "enum"}, "choices must be 2 to 32 different strings"),
+        ({"answer_type": "enum"}, "cannot be chosen from (it is not a listing of identifiers)"),
+        ({"answer_type": "enum", "choices": ["a"]}, "choices must be 2 to 32 different strings"),
         ({"answer_type": "enum", "choices": ["a", "a"]}, "choices must be 2 to 32"),
         ({"answer_type": "bool", "choices": ["a", "b"]}, "choices are only for answer_type enum"),
-        ({"answer_type": "essay"}, "answer_type must be one of bool, enum, number, string"),
+        ({"answer_type": "essay"}, "answer_type must be one of bool, date, enum, number, string"),
         ({"answer_type": "string", "max_chars": 10_000}, "max_chars must be a whole number"),
         ({"answer_type": "bool", "question": ""}, "question must be a non-empty string"),
         ({"answer_type": "bool", "extra": 1}, "unknown argument 'extra'"),

@@ -12,7 +12,10 @@ Invariants:
   or the result's JSON object with handles in place of the held fields: never the value.
 - A call receiving an untrusted value has an untrusted result, classified at least as the value
   (whatever its tool declares), and a result held whole enters the context as the runtime's own
-  text: it marks nothing.
+  text: it marks nothing. An identifier chosen from a listing makes a result untrusted only when
+  what enters the context carries its letters (the tool echoed it).
+- A choice among a listing's items is answered with a new handle to the item chosen: the item's
+  text never enters the context.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from toolwire.loop.seam import (
     answer_not_in_schema,
     bad_question,
     held_value,
+    not_a_listing,
     question_not_permitted,
     refusal,
     unknown_variable,
@@ -49,6 +53,7 @@ from toolwire.policy.quarantine import (
     Vault,
     answer_schema,
     endorsed,
+    listing_items,
     question_of,
     split,
 )
@@ -72,7 +77,7 @@ class Holding:
         self.labels = labels
         self.round = round_
         self._used: dict[int, tuple[Variable, ...]] = {}  # by the job's identity
-        self._asked: dict[int, tuple[Variable, Integrity]] = {}
+        self._asked: dict[int, tuple[Variable, Integrity, Variable | None]] = {}
 
     def arguments(self, job: Job) -> dict[str, Any] | Invoked | None:
         """The arguments ``job`` runs with, its handles replaced; or its refusal when one is
@@ -104,6 +109,12 @@ class Holding:
             return refusal(unknown_variable(ASK_ABOUT, question.handle), Refused.UNKNOWN_VARIABLE)
         if gate is not None and not gate.allows(variable.tool):
             return Invoked(ToolResult.error(question_not_permitted(variable.handle, variable.tool)))
+        choosing = question.answer_type == "enum" and question.choices is None
+        if choosing:
+            items = self._listing(variable)
+            if isinstance(items, str):
+                return Invoked(ToolResult.error(not_a_listing(variable.handle, items)))
+            question = question._replace(choices=items)
         schema = OutputSchema(
             answer_schema(question.answer_type, question.choices, question.max_chars),
             name="answer",
@@ -111,12 +122,29 @@ class Holding:
         )
         _, checked = await ask(_question_messages(question, variable), schema)
         label = endorsed(question.answer_type, endorse_strings=self.labels.endorse_strings)
-        self._asked[id(job)] = (variable, label)
         if checked is None or checked.problem is not None:
+            self._asked[id(job)] = (variable, label, None)
             problem = "no answer" if checked is None else checked.problem
             text = answer_not_in_schema(variable.handle, question.answer_type, problem or "")
             return Invoked(ToolResult.error(text))
-        return Invoked(ToolResult.text(json.dumps(checked.value["answer"])))
+        answer = checked.value["answer"]
+        chosen = None
+        if choosing or question.keep:  # the answer stays held: the model gets a handle to it
+            self.vault, chosen = self.vault.held(
+                answer, _UNTRUSTED if choosing else label, variable.data_class,
+                tool=variable.tool, round_=variable.round, identifier=choosing,
+            )  # fmt: skip
+            answer = chosen.handle
+            label = Integrity.TRUSTED  # what enters is a handle: the runtime's own text
+        self._asked[id(job)] = (variable, label, chosen)
+        return Invoked(ToolResult.text(json.dumps(answer)))
+
+    def _listing(self, variable: Variable) -> tuple[str, ...] | str:
+        """The items a question may choose among: a listing's, held from a tool that declares
+        it lists identifiers (never a value some other tool held, nor an answer's)."""
+        if variable.tool not in self.labels.listings or variable.identifier:
+            return "it is not a listing of identifiers"
+        return listing_items(variable)
 
     def recorded(
         self, job: Job, invoked: Invoked, integrity: Integrity | None, provenance: Provenance
@@ -127,28 +155,38 @@ class Holding:
         name, key, round_ = job.call.name, id(job), self.round
         asked = self._asked.pop(key, None)
         if asked is not None:
-            variable, label = asked
+            variable, label, chosen = asked
             self.vault = self.vault.flowed((variable,), name, round_)
             if invoked.result.is_error:
                 return invoked, None, provenance, Held(None, (variable.handle,), None)
             entered = provenance.entered(Source(name, round_), label, variable.data_class)
-            return invoked, label, entered, Held(None, (variable.handle,), None)
+            if chosen is None:
+                return invoked, label, entered, Held(None, (variable.handle,), None)
+            kept = ({"handle": chosen.handle, "value": chosen.value},)
+            return invoked, label, entered, Held((chosen.shown(),), (variable.handle,), kept)
         used = self._used.pop(key, ())
         if integrity is None:  # the runtime's own answer: nothing ran, nothing was received
             return invoked, None, provenance, Held(None, None, None)
         data_class = self.labels.classes.get(name, DataClass.PUBLIC)
+        named: tuple[Variable, ...] = ()
         if used:
             self.vault = self.vault.flowed(used, name, round_)
-            if any(v.integrity is _UNTRUSTED for v in used):
+            if any(v.integrity is _UNTRUSTED and not v.identifier for v in used):
                 integrity = _UNTRUSTED
+            named = tuple(v for v in used if v.identifier and v.integrity is _UNTRUSTED)
             data_class = max(data_class, *(v.data_class for v in used))
         fields = self.labels.quarantined.get(name)
         made: tuple[Variable, ...] = ()
+        everything = not fields or invoked.result.is_error  # all of it enters, or is held
+        if named and everything and _echoes(invoked.result.content, named):
+            integrity = _UNTRUSTED  # the tool echoed an identifier: its words are in it
         entering: Integrity | None = integrity
         if fields is not None and not invoked.result.is_error:
             invoked, made, whole = self._hold(invoked, fields, integrity, data_class, name)
             if whole:
                 entering = None  # the runtime's text: nothing someone else wrote entered
+            elif named and _echoes(invoked.result.content, named):
+                entering = _UNTRUSTED  # a visible field echoes an identifier
         if entering is not None:
             provenance = provenance.entered(Source(name, round_), entering, data_class)
         step = Held(
@@ -185,9 +223,23 @@ class Holding:
         return invoked._replace(result=held), tuple(made), shown is None
 
 
+def _letters(text: str) -> str:
+    """Letters and digits only, case folded: the same words through quoting, escaping and
+    line folding (a tool's YAML or JSON may wrap or escape what it echoes)."""
+    return "".join(c for c in text.casefold() if c.isalnum())
+
+
+def _echoes(content: str, named: Sequence[Variable]) -> bool:
+    """Whether ``content`` carries the words of one of the ``named`` identifiers (one with no
+    letters or digits is taken to: nothing shows it is absent)."""
+    plain = _letters(content)
+    return any(not (word := _letters(str(v.value))) or word in plain for v in named)
+
+
 def _question_messages(question: Question, variable: Variable) -> tuple[ChatMessage, ...]:
     value = variable.value if isinstance(variable.value, str) else json.dumps(variable.value)
     shape = {"bool": "true or false", "number": "a number",
+             "date": "a calendar date written YYYY-MM-DD",
              "enum": "exactly one of: " + json.dumps(list(question.choices or ())),
              "string": f"a string of at most {question.max_chars} characters"}  # fmt: skip
     return (

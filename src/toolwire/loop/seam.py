@@ -234,6 +234,14 @@ def question_not_permitted(handle: str, source: str) -> str:
     )
 
 
+def not_a_listing(handle: str, problem: str) -> str:
+    # ``problem`` names the listing rule's words only (toolwire.policy.quarantine), never a value.
+    return (
+        f'Error: tool "ask_about" was not executed: {_clip(handle)} cannot be chosen from '
+        f"({problem}): give choices, or ask about a listing of identifiers."
+    )
+
+
 def answer_not_in_schema(handle: str, answer_type: str, problem: str) -> str:
     # ``problem`` names the schema's words only (toolwire.core.output), never the answer.
     return (

@@ -25,7 +25,10 @@ Invariants:
 - A value the run holds for the model (:mod:`toolwire.policy.quarantine`) carries its labels
   to where it goes: a consequential call receiving an untrusted one is held as if that output
   were in its context (:meth:`Labels.held_by_values`), one receiving a value above its sink's
-  class likewise; a value that is only passed along marks no context.
+  class likewise; a value that is only passed along marks no context. An identifier chosen
+  from a listing of identifiers is not held for its integrity: it selects, it adds no words;
+  nor is an untrusted value received only in arguments the tool stores where it is read back
+  as untrusted (``stores_untrusted``): it launders nothing. Their data class still counts.
 """
 
 from __future__ import annotations
@@ -41,7 +44,14 @@ from toolwire.core.reprs import count, tagged
 from toolwire.core.trust import DataClass, Integrity, UntrustedActions
 from toolwire.policy.quarantine import Unknown, Vault
 from toolwire.tools.api import Tool
-from toolwire.tools.labels import integrity_of, is_consequential, quarantine_of, sink_class_of
+from toolwire.tools.labels import (
+    integrity_of,
+    is_consequential,
+    lists_identifiers,
+    quarantine_of,
+    sink_class_of,
+    stored_untrusted,
+)
 
 __all__ = ["Hold", "Labels", "Provenance", "Source", "policy_of", "quarantine_by"]
 
@@ -175,6 +185,11 @@ class Labels:
     # name: ``()`` the whole result, else fields; and whether a string answer is endorsed.
     quarantined: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     endorse_strings: bool = False
+    # The quarantining tools whose held output lists identifiers the model may choose among.
+    listings: frozenset[str] = frozenset()
+    # The consequential tools' arguments that only store what they get where it is read back
+    # as untrusted: a held untrusted value there does not hold the call (its class still does).
+    stores: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -195,6 +210,16 @@ class Labels:
             policy=policy,
             quarantined={name: fields for name, fields in held.items() if fields is not None},
             endorse_strings=endorse_strings,
+            listings=frozenset(
+                t.spec.name
+                for t in listed
+                if held[t.spec.name] is not None and lists_identifiers(t)
+            ),
+            stores={
+                t.spec.name: stored
+                for t in listed
+                if is_consequential(t) and (stored := stored_untrusted(t))
+            },
         )
 
     def integrity(self, name: str, *, refused: bool) -> Integrity | None:
@@ -248,9 +273,12 @@ class Labels:
             substituted = None if arguments is None else vault.substitute(arguments)
             if substituted is None or isinstance(substituted, Unknown):
                 continue  # refused by the loop when it is about to run
+            stored = self._stored_only(call.name, arguments or {}, vault)
             for value in substituted.used:
                 source = Source(value.tool, value.round)
-                if value.integrity is _UNTRUSTED:
+                # an identifier chosen from a listing selects; it adds no words to the call
+                words = not value.identifier and value.handle not in stored
+                if value.integrity is _UNTRUSTED and words:
                     out[index] = Hold(call.name, source, True, variable=value.handle)
                     break
                 if sink < value.data_class:
@@ -258,6 +286,18 @@ class Labels:
                                       variable=value.handle)  # fmt: skip
                     break
         return out
+
+    def _stored_only(self, name: str, arguments: Mapping[str, Any], vault: Vault) -> set[str]:
+        """The handles a call of ``name`` receives only in arguments it stores untrusted."""
+        stores = self.stores.get(name)
+        if not stores:
+            return set()
+        where: dict[str, set[str]] = {}
+        for argument, value in arguments.items():
+            one = vault.substitute({argument: value})
+            for used in () if isinstance(one, Unknown) else one.used:
+                where.setdefault(used.handle, set()).add(argument)
+        return {handle for handle, names in where.items() if names <= stores}
 
 
 def policy_of(

@@ -15,7 +15,13 @@ The model uses a value without reading it:
   another run's: each handle carries a random part) refuses the call.
 - it asks a question about it (``ask_about``, run by the loop): a separate model call with no
   tools reads the value and must answer in a strict schema (:func:`answer_schema`: a bool, one
-  of given choices, a number, or a short string).
+  of given choices, a number, a calendar date, or a short string).
+- it asks for a string it only passes on (``keep``): the answer is held as a new value, and
+  the model gets its handle; the value is untrusted, as a string answer is.
+- it chooses one item of a *listing* (a value a tool declares to list identifiers the system
+  holds: channel names, user names, file names; ``identifiers=True``): an ``enum`` question
+  without choices offers the listing's items, and the answer is a new handle holding the item
+  chosen, an :attr:`Variable.identifier`, never its text.
 
 A value held whole has its tool's label; a held field of a JSON result is untrusted whatever
 the tool declares (the declaration says someone else wrote it), while the fields left visible
@@ -24,9 +30,16 @@ keep the tool's label.
 Labels flow with the value (see :mod:`toolwire.policy.containment`): a consequential call
 receiving an untrusted value is held as if that output were in its context; a call's result
 made from an untrusted value is untrusted, and classified at least as the value. An answer to a
-question is *endorsed* as trusted when it is a bool, a choice or a number (it cannot carry an
-instruction); a free string stays untrusted unless the workspace says so
+question is *endorsed* as trusted when it is a bool, a choice, a number or a date (it cannot
+carry an instruction); a free string stays untrusted unless the workspace says so
 (``endorse_strings = true``).
+
+An identifier chosen from a listing is someone's words (a member named the channel), so the
+model never reads it; but it names something that exists, so passing it on *selects*, it adds
+no words: a consequential call receiving it is not held for its integrity (its data class still
+counts), and a result made from it is untrusted only when the text entering the context
+carries the identifier's own letters (a tool echoing it). What an attacker can still do through
+one is steer *which* of the listed items is chosen, as with any choice.
 
 What is held is the result as the seam bounded it (its size cut to the run's limit, personal
 data masked for the run's zone); an error result is not held: it enters the context as any
@@ -52,7 +65,16 @@ from toolwire.core.messages import ToolCall
 from toolwire.core.reprs import count, ident, tagged
 from toolwire.core.trust import DataClass, Integrity
 
-__all__ = ["ANSWER_TYPES", "ASK_ABOUT", "HANDLE", "Unknown", "Variable", "Vault", "answer_schema"]
+__all__ = [
+    "ANSWER_TYPES",
+    "ASK_ABOUT",
+    "HANDLE",
+    "Unknown",
+    "Variable",
+    "Vault",
+    "answer_schema",
+    "listing_items",
+]
 
 # A handle: an ordinal people can read, and a random part that makes one unguessable (and
 # another run's unknown here).
@@ -60,11 +82,15 @@ HANDLE = re.compile(r"\$v[0-9]{1,6}_[0-9a-f]{8}")
 _HANDLE_PREFIX = "$v"
 MAX_VARIABLES = 256  # past this many, the oldest is let go of: its handle is then unknown
 ASK_ABOUT = "ask_about"
-ANSWER_TYPES = ("bool", "enum", "number", "string")
-ENDORSED_TYPES = frozenset({"bool", "enum", "number"})
+ANSWER_TYPES = ("bool", "date", "enum", "number", "string")
+ENDORSED_TYPES = frozenset({"bool", "date", "enum", "number"})
+DATE_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"  # ISO 8601's calendar date: digits, two dashes
 MAX_QUESTION_CHARS = 2000
 MAX_CHOICES = 32
 MAX_CHOICE_CHARS = 200
+# A listing's items offered as a question's choices: each is sent in the question's own request.
+MAX_LISTING_ITEMS = 256
+MAX_LISTING_ITEM_CHARS = 2000
 MAX_ANSWER_CHARS = 500
 DEFAULT_ANSWER_CHARS = 200
 
@@ -80,10 +106,12 @@ class Variable(NamedTuple):
     round: int = 0
     field: str | None = None  # the result's field it was, None: the whole result
     flowed: tuple[tuple[str, int], ...] = ()  # calls that received it: tool and round
+    # An item chosen from a listing of identifiers (see the module): it selects, it adds no words.
+    identifier: bool = False
 
     def __repr__(self) -> str:
         return tagged("Variable", handle=ident(self.handle), integrity=self.integrity.value,
-                      flowed=count(self.flowed))  # fmt: skip
+                      flowed=count(self.flowed), identifier=self.identifier or None)  # fmt: skip
 
     @property
     def size(self) -> int:
@@ -95,15 +123,22 @@ class Variable(NamedTuple):
         """What a step and the inspector show of it: never the value."""
         out = {"handle": self.handle, "chars": self.size, "integrity": self.integrity.value,
                "data_class": self.data_class.name.lower()}  # fmt: skip
+        if self.identifier:
+            out["identifier"] = True
         return out if self.field is None else out | {"field": self.field}
 
     def to_state(self) -> list[Any]:
         return [self.handle, self.value, self.integrity.value, self.data_class.name.lower(),
-                self.tool, self.round, self.field, [list(f) for f in self.flowed]]  # fmt: skip
+                self.tool, self.round, self.field, [list(f) for f in self.flowed],
+                self.identifier]  # fmt: skip
 
     @classmethod
     def from_state(cls, data: Sequence[Any]) -> Variable:
-        handle, value, integrity, data_class, tool, round_, field, flowed = data
+        """What :meth:`to_state` wrote (a state sealed before identifiers has none)."""
+        handle, value, integrity, data_class, tool, round_, field, flowed, *rest = data
+        identifier = rest[0] if rest else False
+        if len(rest) > 1 or not isinstance(identifier, bool):
+            raise ValueError("not an identifier flag")
         if not isinstance(handle, str) or not HANDLE.fullmatch(handle):
             raise ValueError("not a handle")
         if not isinstance(tool, str) or type(round_) is not int:
@@ -114,7 +149,7 @@ class Variable(NamedTuple):
         if len(went) != len(flowed):
             raise ValueError("not a flow")
         return cls(handle, value, Integrity(integrity), DataClass[data_class.upper()], tool,
-                   round_, field, went)  # fmt: skip
+                   round_, field, went, identifier)  # fmt: skip
 
 
 class Unknown(NamedTuple):
@@ -145,11 +180,12 @@ class Vault(NamedTuple):
         return None
 
     def held(self, value: Any, integrity: Integrity, data_class: DataClass, *, tool: str,
-             round_: int, field: str | None = None) -> tuple[Vault, Variable]:  # fmt: skip
+             round_: int, field: str | None = None,
+             identifier: bool = False) -> tuple[Vault, Variable]:  # fmt: skip
         """This vault holding ``value`` as a new variable, and that variable."""
         ordinal = int(self.variables[-1].handle[2:].split("_")[0]) + 1 if self.variables else 1
         handle = f"{_HANDLE_PREFIX}{ordinal}_{secrets.token_hex(4)}"
-        made = Variable(handle, value, integrity, data_class, tool, round_, field)
+        made = Variable(handle, value, integrity, data_class, tool, round_, field, (), identifier)
         return Vault((*self.variables, made)[-MAX_VARIABLES:]), made
 
     def substitute(self, arguments: Mapping[str, Any]) -> Substituted | Unknown:
@@ -239,6 +275,8 @@ def answer_schema(
         inner = {"type": "number"}
     elif answer_type == "enum":
         inner = {"type": "string", "enum": list(choices or ())}
+    elif answer_type == "date":
+        inner = {"type": "string", "pattern": DATE_PATTERN}
     else:
         inner = {"type": "string", "maxLength": max_chars}
     return {"type": "object", "properties": {"answer": inner}, "required": ["answer"],
@@ -254,7 +292,8 @@ ASK_ABOUT_PARAMETERS: dict[str, Any] = {
         "choices": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "For answer_type enum: the answers allowed.",
+            "description": "For answer_type enum: the answers allowed (omit them to choose "
+            "one item of a listing of identifiers: the answer is then a handle to it).",
         },
         "max_chars": {
             "type": "integer",
@@ -262,13 +301,20 @@ ASK_ABOUT_PARAMETERS: dict[str, Any] = {
             "maximum": MAX_ANSWER_CHARS,
             "description": "For answer_type string: the longest answer.",
         },
+        "keep": {
+            "type": "boolean",
+            "description": "For answer_type string: hold the answer as a new value and answer "
+            "with its handle (for text you only pass on, never read).",
+        },
     },
     "required": ["variable", "question", "answer_type"],
     "additionalProperties": False,
 }
 ASK_ABOUT_DESCRIPTION = (
     "Ask a question about a quarantined value ($v...) without reading it: another model reads "
-    "the value and answers as a bool, one of your choices, a number, or a short string."
+    "the value and answers as a bool, one of your choices, a number, a date (YYYY-MM-DD), or a "
+    "short string; or choose one item of a listing of identifiers (enum without choices), "
+    "answered with a handle to it."
 )
 QUESTION_PROMPT = (
     "You answer one question about the data below, and nothing else. The data was written by "
@@ -285,6 +331,7 @@ class Question(NamedTuple):
     answer_type: str
     choices: tuple[str, ...] | None
     max_chars: int
+    keep: bool = False  # a string answer held as a new value, its handle the answer
 
 
 def question_of(arguments: Mapping[str, Any] | None) -> Question | str:
@@ -306,7 +353,7 @@ def question_of(arguments: Mapping[str, Any] | None) -> Question | str:
     if answer_type not in ANSWER_TYPES:
         return "answer_type must be one of " + ", ".join(ANSWER_TYPES)
     choices = arguments.get("choices")
-    if answer_type == "enum":
+    if answer_type == "enum" and choices is not None:
         if (
             not isinstance(choices, list)
             or not 2 <= len(choices) <= MAX_CHOICES
@@ -317,13 +364,38 @@ def question_of(arguments: Mapping[str, Any] | None) -> Question | str:
                 f"choices must be 2 to {MAX_CHOICES} different strings of 1 to "
                 f"{MAX_CHOICE_CHARS} characters for answer_type enum"
             )
+        if any(c[:2] == _HANDLE_PREFIX and HANDLE.fullmatch(c) for c in choices):
+            return "a choice must be words, not a handle: to choose among a listing, omit choices"
     elif choices is not None:
         return "choices are only for answer_type enum"
     max_chars = arguments.get("max_chars", DEFAULT_ANSWER_CHARS)
     if type(max_chars) is not int or not 1 <= max_chars <= MAX_ANSWER_CHARS:
         return f"max_chars must be a whole number from 1 to {MAX_ANSWER_CHARS}"
+    keep = arguments.get("keep", False)
+    if not isinstance(keep, bool) or (keep and answer_type != "string"):
+        return "keep must be true or false, and true only for answer_type string"
     return Question(handle, question, answer_type,
-                    None if choices is None else tuple(choices), max_chars)  # fmt: skip
+                    None if choices is None else tuple(choices), max_chars, keep)  # fmt: skip
+
+
+def listing_items(variable: Variable) -> tuple[str, ...] | str:
+    """The items of a held listing (a JSON array of strings, whole or a field), in order and
+    each once; or what keeps ``variable`` from being chosen from (the words of the rule only,
+    never a value)."""
+    value = variable.value
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return "it is not a list of strings"
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        return "it is not a list of strings"
+    items = tuple(dict.fromkeys(value))
+    if not 1 <= len(items) <= MAX_LISTING_ITEMS:
+        return f"it must list 1 to {MAX_LISTING_ITEMS} different items"
+    if any(len(v) > MAX_LISTING_ITEM_CHARS for v in items):
+        return f"an item is longer than {MAX_LISTING_ITEM_CHARS} characters"
+    return items
 
 
 def endorsed(answer_type: str, *, endorse_strings: bool) -> Integrity:

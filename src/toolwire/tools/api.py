@@ -29,7 +29,11 @@ effect and ``open_world``) and ``sink_class`` (the most sensitive data class a c
 call may carry; undeclared: the tool's own data class). One more keeps output from the model
 (:mod:`toolwire.policy.quarantine`): ``quarantine`` (``True``: every result is held by the run
 as a variable the model sees only a handle of; a list of names: those top-level fields of a
-JSON object result are).
+JSON object result are), and ``identifiers`` (``True``: what it holds lists identifiers the
+system holds, a JSON array of names the model may choose one of without reading them).
+A consequential tool may name ``stores_untrusted``: the arguments whose value it only stores
+where it is read back as untrusted (a file's content), which may receive a held untrusted
+value unattended.
 
 A tool that works only on the run's workspace says ``needs_workspace = True`` (the policy gate
 reads it: :func:`toolwire.tools.policy.needs_workspace`): a run without a workspace is not
@@ -237,6 +241,8 @@ class FunctionTool:
         consequential: bool | None = None,
         sink_class: str | None = None,
         quarantine: bool | Sequence[str] = False,
+        identifiers: bool = False,
+        stores_untrusted: Sequence[str] = (),
     ) -> None:
         self.function = function
         self.blocking = blocking
@@ -258,6 +264,10 @@ class FunctionTool:
         self.consequential = consequential  # None: derived from the effect and open_world
         self.sink_class = None if sink_class is None else DataClass.parse(sink_class).name.lower()
         self.quarantine = _quarantine(quarantine)
+        if identifiers is not False and (identifiers is not True or not self.quarantine):
+            raise ConfigError("identifiers takes True, for a tool whose output is quarantined")
+        self.identifiers = identifiers
+        self.stores_untrusted = tuple(stores_untrusted)
         self._previewer: Previewer | None = None
         self._basis: Basis | None = None
         self._context_param, self._model = _arguments_model(function)
@@ -272,6 +282,9 @@ class FunctionTool:
             description=description or summary(inspect.getdoc(function) or ""),
             parameters=schema,
         )
+        unknown = set(self.stores_untrusted) - set(schema.get("properties", {}))
+        if isinstance(stores_untrusted, str) or unknown:
+            raise ConfigError("stores_untrusted takes a list of the tool's argument names")
         if input_model is not None and needs_approval(self):
             # Which would come first is not obvious to anyone; refuse the combination.
             raise ConfigError(
@@ -457,6 +470,8 @@ def tool(
     consequential: bool | None = None,
     sink_class: str | None = None,
     quarantine: bool | Sequence[str] = False,
+    identifiers: bool = False,
+    stores_untrusted: Sequence[str] = (),
 ) -> Callable[[ToolFunction], FunctionTool]: ...
 def tool(
     function: ToolFunction | None = None, /, **options: Any

@@ -23,7 +23,9 @@ override is read by :func:`integrity_of` too.
 
 A third declaration keeps a tool's output out of the model's context: ``quarantine``
 (:func:`quarantine_of`; see :mod:`toolwire.policy.quarantine`). A workspace may quarantine a
-tool's whole output by name (``[containment] quarantine``).
+tool's whole output by name (``[containment] quarantine``). A quarantining tool may declare
+that what it holds lists identifiers the system holds (``identifiers=True``,
+:func:`lists_identifiers`): the model may then choose one of them without reading it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,15 @@ from toolwire.core.errors import ConfigError
 from toolwire.core.trust import DataClass, Integrity
 from toolwire.tools.api import Tool, needs_approval, reaches_outside
 
-__all__ = ["Integrity", "integrity_of", "is_consequential", "quarantine_of", "sink_class_of"]
+__all__ = [
+    "Integrity",
+    "integrity_of",
+    "is_consequential",
+    "lists_identifiers",
+    "quarantine_of",
+    "sink_class_of",
+    "stored_untrusted",
+]
 
 
 def declared_integrity(tool: Tool) -> Integrity | None:
@@ -100,3 +110,19 @@ def quarantine_of(tool: Tool, names: Collection[str] = ()) -> tuple[str, ...] | 
     ):
         return tuple(declared)
     return ()
+
+
+def lists_identifiers(tool: Tool) -> bool:
+    """Whether what ``tool`` holds lists identifiers of things the system holds (channel
+    names, user names, file names), which a run may choose among unread; only ``True`` says
+    so (see :mod:`toolwire.policy.quarantine`)."""
+    return getattr(tool, "identifiers", False) is True
+
+
+def stored_untrusted(tool: Tool) -> frozenset[str]:
+    """The arguments of ``tool`` whose value it stores where it is read back as untrusted
+    (see the module); none unless it names them as strings."""
+    declared = getattr(tool, "stores_untrusted", ())
+    if isinstance(declared, str) or not isinstance(declared, tuple | list | frozenset):
+        return frozenset()
+    return frozenset(name for name in declared if isinstance(name, str))
