@@ -39,7 +39,7 @@ async def test_the_stream_sends_context_steps_then_done_in_order(
     assert response.headers["cache-control"] == "no-cache, no-transform"
     events = lines(response.content)
     assert [e["type"] for e in events] == [
-        "context", "step", "step", "step", "step", "delta", "step", "end",
+        "context", "step", "step", "step", "step", "delta", "step", "egress", "end",
     ]  # fmt: skip
     steps = [e["step"] for e in events if e["type"] == "step"]
     assert [s["kind"] for s in steps] == ["request", "llm", "tool", "request", "llm"]

@@ -42,8 +42,9 @@ data_class = "public"
         call = {"name": "asking__sign_up", "arguments": {}}
         self.script.write_text(json.dumps([{"tool_calls": [call]}, {"content": "signed up"}]))
         src = str(Path(__file__).parents[2] / "src")
+        # A key, as a run's question is put in the store only sealed with one.
         self.env = {**os.environ, "PYTHONPATH": src, "TOOLWIRE_DATA_DIR": str(tmp / "data"),
-                    "COLUMNS": "200"}  # fmt: skip
+                    "COLUMNS": "200", "TOOLWIRE_STATE_KEY": "7a" * 32}  # fmt: skip
 
     def args(self, *extra: str) -> list[str]:
         return ["run", "--workspace", str(self.workspace), "--script", str(self.script),

@@ -31,7 +31,6 @@ from toolwire.cli.ask import (
     resumer,
 )
 from toolwire.cli.keys import read_key
-from toolwire.cli.live_questions import answer_live, question_lines
 from toolwire.cli.options import usage_error
 from toolwire.cli.outcome import report
 from toolwire.cli.run import registry_for
@@ -103,6 +102,8 @@ def pending(
         created = local_time(summary.created_at)
         console.print(Text(f"\nrun {summary.id}  {summary.status}  {created}", style="bold"))
         if pause is None:  # its process waits on a server's live question
+            from toolwire.cli.live_questions import question_lines  # loads MCP's types
+
             lines = [line for q in live if q.run_id == summary.id for line in question_lines(q)]
         elif isinstance(pause, str):
             lines = [Text(f"  cannot show its pending turn: {safe(pause, None)}")]
@@ -215,6 +216,8 @@ def _answered_live(
 
             error(console, NO_KEY)
             raise typer.Exit(1)
+        from toolwire.cli.live_questions import answer_live  # loads MCP's types
+
         answer_live(console, store, run_id, live, question=question, action=action,
                     values=values)  # fmt: skip
     return True
