@@ -3,8 +3,8 @@
 Layers, each with one concern: ``run`` (offer tools, build the first state) and ``resume``
 (apply a person's decision to a paused turn) -> ``advance`` (the round cap and synthesis) ->
 one provider call -> pause the whole turn, or run its calls (as jobs, :mod:`toolwire.loop.jobs`;
-run by :mod:`toolwire.loop.turn`: concurrently, recorded in the model's order) -> the seam
-(:mod:`toolwire.loop.seam`).
+run by :mod:`toolwire.loop.calls` and :mod:`toolwire.loop.turn`: concurrently, recorded in the
+model's order) -> the seam (:mod:`toolwire.loop.seam`).
 
 Invariants:
 - The only tool output appended to the conversation is the bounded ``ToolResult.content``,
@@ -38,18 +38,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 from toolwire.core import egress
 from toolwire.core.egress import EgressLimit
 from toolwire.core.lifecycle import TerminationReason
 from toolwire.core.messages import ChatMessage, ToolCall, ToolSpec, assistant_turn, tool_message
 from toolwire.core.output import Checked, OutputSchema
-from toolwire.core.trust import Integrity, TrustZone
+from toolwire.core.trust import TrustZone
 from toolwire.loop import remote_calls
 from toolwire.loop.basis import recheck
+from toolwire.loop.calls import Checkpoint, recorded, run_calls
 from toolwire.loop.contain import held_in_turn
 from toolwire.loop.egress_pause import decided as egress_decided
 from toolwire.loop.egress_pause import stopped_or_waiting
@@ -65,7 +66,7 @@ from toolwire.loop.endings import (
     result_of,
 )
 from toolwire.loop.fitting import fitted_to
-from toolwire.loop.holding import Holding, ready, with_questions
+from toolwire.loop.holding import with_questions
 from toolwire.loop.jobs import check_choice, decided_jobs, refused_jobs, round_choice, turn_jobs
 from toolwire.loop.live import LiveTurn, live_turn, with_sampled
 from toolwire.loop.metering import measure, measured
@@ -80,7 +81,7 @@ from toolwire.loop.suspension import (
     scan,
     stale_answers,
 )
-from toolwire.loop.turn import Job, run_turn
+from toolwire.loop.turn import Job
 from toolwire.loop.window import (
     Window,
     calibrated,
@@ -91,7 +92,6 @@ from toolwire.loop.window import (
 from toolwire.policy.charter import Charter, ProviderRef, in_scope, run_zone, submit
 from toolwire.policy.containment import (
     Labels,
-    Provenance,
     overrides_of,
     policy_of,
     quarantine_by,
@@ -99,8 +99,7 @@ from toolwire.policy.containment import (
 from toolwire.policy.options import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, RunOptions
 from toolwire.policy.pricing import cost_of, model_of, pricing_family
 from toolwire.policy.privacy import PrivacyLevel
-from toolwire.policy.quarantine import ASK_ABOUT, Vault
-from toolwire.policy.trace import Held, RunTrace, ToolInvocation
+from toolwire.policy.trace import RunTrace, ToolInvocation
 from toolwire.providers.base import (
     CompletionRequest,
     CompletionResponse,
@@ -123,20 +122,6 @@ _clock = time.perf_counter
 _new = tuple.__new__  # a NamedTuple from its fields in order, without its ``__new__``'s frame
 _NO_NAMES: frozenset[str] = frozenset()
 _FREE: tuple[None, None] = (None, None)  # a turn the run's containment neither holds nor refuses
-
-
-class Checkpoint(Protocol):
-    """Where a queued run keeps its progress, so another worker can carry it on.
-
-    ``invoke`` wraps each call of a turn: ``run`` executes it through the seam. (A worker's
-    checkpoint marks a write started before it runs and keeps its result after, and answers a
-    call already recorded without running it.) ``round_done`` gets the state after each
-    completed round.
-    """
-
-    def invoke(self, job: Job, run: Callable[[], Awaitable[Invoked]]) -> Awaitable[Invoked]: ...
-
-    async def round_done(self, state: RunState) -> None: ...
 
 
 class ToolLoop:
@@ -295,7 +280,7 @@ class ToolLoop:
             () if tool is None else (tool,), overrides=overrides_of(context.workspace)
         )
         integrity = labels.integrity(call.name, refused=invoked.refused is not None)
-        _, invocation = self._recorded(trace, 0, (time.perf_counter() - started) * 1000, call,
+        _, invocation = recorded(trace, self.seam, 0, (time.perf_counter() - started) * 1000, call,
                                        invoked, arguments=None, started=started,
                                        integrity=integrity)  # fmt: skip
         state = RunState(messages=(), options=options, offered=offered,
@@ -512,10 +497,10 @@ class ToolLoop:
         integrity = None if invoked.refused is not None else labels.labelled.get(call.name)
         if trace.keeps or trace.egress is not None:
             elapsed_ms = (_clock() - started) * 1000
-            message, invocation = self._recorded(trace, round_, elapsed_ms, call, invoked,
+            message, invocation = recorded(trace, self.seam, round_, elapsed_ms, call, invoked,
                                                  arguments=arguments, started=started,
                                                  integrity=integrity)  # fmt: skip
-        else:  # what ``_recorded`` makes, with nothing to record or count: most runs given no trace
+        else:  # what ``recorded`` makes, with nothing to record or count: most runs given no trace
             result = invoked.result
             message = tool_message(call.id, result.content, result.is_error)
             given = call.arguments if arguments is None else arguments
@@ -733,8 +718,9 @@ class ToolLoop:
         messages = [*state.messages, assistant] if assistant is not None else list(state.messages)
         invocations = list(state.invocations)
         checkpoint = self.checkpoint
-        turn = self._run_turn(jobs, trace, round_, state, context=context, offer=offer,
-                              messages=messages, invocations=invocations)  # fmt: skip
+        turn = run_calls(jobs, trace, round_, state, context=context, offer=offer,
+                         messages=messages, invocations=invocations, seam=self.seam,
+                         checkpoint=checkpoint, complete=self._complete)  # fmt: skip
         at: Progress = state if spent is None else spent
         if offer.remote:  # a remote tool's server may ask the run something while it is called
             live = LiveTurn(run_id=run_id or context.run_id or "", round=round_, trace=trace,
@@ -752,114 +738,6 @@ class ToolLoop:
         if checkpoint is not None:
             await checkpoint.round_done(state)
         return state
-
-    async def _run_turn(
-        self,
-        jobs: Sequence[Job],
-        trace: RunTrace,
-        round_: int,
-        state: RunState,
-        *,
-        context: ToolContext,
-        offer: Offer,
-        messages: list[ChatMessage],
-        invocations: list[ToolInvocation],
-    ) -> tuple[Provenance, Vault | None, list[Spent]]:
-        """A turn's calls through :func:`run_turn`, each through the checkpoint if there is one;
-        what the run's context holds once their results entered it, the run's vault after them
-        (None: the turn held nothing), and what its questions about held values spent."""
-        concurrency = state.options.max_concurrency
-        # Whether a call may have another call of its turn beside it (see the seam's rule).
-        several = concurrency > 1 and sum(job.refused is None for job in jobs) > 1
-        offered, gate, checkpoint, seam = state.offered, offer.gate, self.checkpoint, self.seam
-        labels, entered = offer.labels, [state.provenance]
-        holding = (
-            Holding(state.vault, labels, round_) if offer.vaulting or state.vault.variables
-            else None
-        )  # fmt: skip
-        asked: list[Spent] = []
-
-        def invoke(job: Job) -> Awaitable[Invoked]:
-            inline = offer.inline(job.call.name, overlapping=several and not job.alone)
-            arguments = job.arguments
-            if holding is not None:
-                if job.call.name == ASK_ABOUT and offer.asks:
-
-                    def question() -> Awaitable[Invoked]:
-                        return holding.ask(job, gate, ask)
-
-                    return question() if checkpoint is None else checkpoint.invoke(job, question)
-                given = holding.arguments(job)
-                if isinstance(given, Invoked):
-                    return ready(given)
-                arguments = given
-
-            def run() -> Awaitable[Invoked]:
-                return seam.invoke(job.call, offered, context, arguments, gate, inline=inline)
-
-            return run() if checkpoint is None else checkpoint.invoke(job, run)
-
-        async def ask(
-            messages: tuple[ChatMessage, ...], schema: OutputSchema
-        ) -> tuple[str, Checked | None]:
-            asking = RunState(messages=messages, rounds=round_ - 1,
-                              options=replace(state.options, stream=False))  # fmt: skip
-            response, spent, checked = await self._complete(
-                asking, trace, round_, (), count=False, output=schema
-            )
-            asked.append(spent)
-            return response.content, checked
-
-        def record(job: Job, invoked: Invoked, elapsed_ms: float, started: float | None) -> None:
-            name = job.call.name
-            integrity = labels.integrity(name, refused=invoked.refused is not None)
-            if holding is None:
-                held = None
-                entered[0] = labels.entered(entered[0], round_, name, integrity)
-            else:
-                invoked, integrity, entered[0], held = holding.recorded(job, invoked, integrity,
-                                                                        entered[0])  # fmt: skip
-            message, invocation = self._recorded(trace, round_, elapsed_ms, job.call, invoked,
-                                                 arguments=job.arguments, started=started,
-                                                 integrity=integrity, held=held)  # fmt: skip
-            messages.append(message)
-            invocations.append(invocation)
-
-        await run_turn(jobs, invoke, record, concurrency=concurrency)
-        return entered[0], None if holding is None else holding.vault, asked
-
-    def _recorded(
-        self,
-        trace: RunTrace,
-        round_: int,
-        elapsed_ms: float,
-        call: ToolCall,
-        invoked: Invoked,
-        *,
-        arguments: dict[str, Any] | None,
-        started: float | None,
-        integrity: Integrity | None = None,
-        held: Held | None = None,
-    ) -> tuple[ChatMessage, ToolInvocation]:
-        """A call's step recorded, with the label of what it put in the context; the
-        conversation's message and the result's entry for it."""
-        result = invoked.result
-        content, is_error = result.content, result.is_error
-        message = tool_message(call.id, content, is_error)  # a tool_result
-        if invoked.refused is not None and trace.egress is not None:
-            trace.egress.refused(call.id)
-        if arguments is None:
-            arguments = call.decoded_arguments()
-        given = call.arguments if arguments is None else arguments
-        fields = (call.name, given, content, is_error, result.artifacts, call.id)
-        invocation = _new(ToolInvocation, fields)  # in order, without ``__new__``'s frame
-        if trace.keeps:
-            trace.record_tool(round_, elapsed_ms, invocation, invoked.original_bytes,
-                              invoked.refused, started=started,
-                              registered=self.seam.knows(call.name),
-                              integrity=None if integrity is None else integrity.value,
-                              held=held)  # fmt: skip
-        return message, invocation
 
     def _zone(self, options: RunOptions, context: ToolContext | None = None) -> TrustZone:
         """The zone the gate offers tools for: the run's provider's (a chain's least trusted),
