@@ -542,7 +542,7 @@ def test_a_run_whose_tools_quarantine_nothing_takes_none_of_the_holding_path(
     def no_holding(*args: Any) -> None:
         raise AssertionError("a run that holds nothing made a holding")
 
-    monkeypatch.setattr("toolwire.loop.loop.Holding", no_holding)
+    monkeypatch.setattr("toolwire.loop.calls.Holding", no_holding)
     calls = [
         lambda h: [("word_count", {"text": "a b"})],
         lambda h: [("word_count", {"text": "a"}), ("ping", {})],
