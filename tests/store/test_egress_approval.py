@@ -14,12 +14,18 @@ import pytest
 from sqlalchemy import create_engine, update
 
 from toolwire import RunOptions, ToolRegistry, tool
-from toolwire.core.errors import RunNotWaiting
+from toolwire.core.errors import RunNotWaiting, StoreError
 from toolwire.core.lifecycle import RunStatus
 from toolwire.core.sealing import StateKey
 from toolwire.loop.state import RunState
 from toolwire.policy.charter import CharterRefused, ProviderRef
-from toolwire.runs.runtime import OperatorDecision, RunOutcome, RunRequest, Runtime
+from toolwire.runs.runtime import (
+    WORKSPACE_EGRESS_UNREAD,
+    OperatorDecision,
+    RunOutcome,
+    RunRequest,
+    Runtime,
+)
 from toolwire.store import RunStore, schema
 from toolwire.tools.api import ToolContext, User
 from toolwire.workspace.config import load_workspace
@@ -200,6 +206,26 @@ def test_a_run_stop_wins_over_a_workspace_that_asks(backend: Backend, tmp_path: 
         stopped = start(backend.open(), key, url, RunOptions(on_egress_limit="stop"), context)
     assert stopped.result is not None and stopped.result.reason == "egress_limit"
     assert sent_by_server(model) == [0, ONE]
+
+
+def test_a_workspace_limit_its_store_cannot_read_sends_nothing_and_fails_saying_why(
+    backend: Backend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workspace's total unknown, the limit is not taken as unreached: nothing is sent."""
+    path = workspace_file(tmp_path, f'max_workspace_bytes = {100 * ONE}\nwindow = "1h"')
+    context = ToolContext(workspace=load_workspace(path))
+    store = backend.open()
+
+    def broken(*args: Any, **kwargs: Any) -> int:
+        raise StoreError("the run store is unreachable")
+
+    monkeypatch.setattr(store, "workspace_egress", broken)
+    key, model = StateKey.generate(), FakeModel(turns=[*READS[:2], "done"])
+    with loopback(model) as url:
+        failed = start(store, key, url, RunOptions(), context)
+    assert failed.status is RunStatus.FAILED
+    assert failed.error is not None and WORKSPACE_EGRESS_UNREAD in failed.error
+    assert model.captured == []
 
 
 def _key(path: Path) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any, NamedTuple
 
+from toolwire.core.errors import StoreError
 from toolwire.core.reprs import ident, tagged
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "Ceiling",
     "EgressAsk",
     "EgressLimit",
+    "EgressUnread",
     "Granted",
     "Line",
     "Outgoing",
@@ -168,6 +170,11 @@ class EgressAsk(NamedTuple):
 
     def __repr__(self) -> str:
         return tagged("EgressAsk", provider=ident(self.provider), limits=len(self.crossed))
+
+
+class EgressUnread(StoreError):
+    """The other runs' bytes a workspace's limit counts could not be read: the request is not
+    sent (an unknown total is not taken as one under the limit)."""
 
 
 class EgressLimit(Exception):

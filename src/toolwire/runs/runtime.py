@@ -46,6 +46,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
+from toolwire.core.egress import EgressUnread
 from toolwire.core.errors import (
     DecisionError,
     ProviderConnectionError,
@@ -509,6 +510,8 @@ class Runtime:
         except ProviderError as exc:
             log.warning("run %s: provider failed: %s", run.run_id, exc)
             status, error, failure = RunStatus.FAILED, _provider_error_text(exc), exc
+        except EgressUnread as exc:  # its text is fixed: it names no store, no secret
+            status, error, failure = RunStatus.FAILED, str(exc), exc
         except Exception as exc:
             log.exception("run %s failed", run.run_id)
             status, error, failure = RunStatus.FAILED, RUN_FAILED, exc
@@ -662,22 +665,29 @@ def _provider_error_text(exc: ProviderError) -> str:
     return f"the provider call failed: {type(exc).__name__}{status}"
 
 
+# Why a run of a workspace with an egress limit stops when its store cannot say the total.
+WORKSPACE_EGRESS_UNREAD = (
+    "the workspace's egress could not be read from the run store, so "
+    "no more tool output is sent under its limit"
+)
+
+
 def _window(trace: RunTrace, recorder: RunRecorder, run_id: str, workspace: str | None) -> None:
     """Let the segment's ledger ask what the other runs of its workspace sent within a window
     (asked only when the workspace has a limit: see :mod:`toolwire.policy.egress`). A store that
-    cannot answer leaves the last answer standing, and the log says so."""
+    cannot answer fails the request closed: with the workspace's total unknown, nothing more
+    is sent, and the run fails saying why."""
     read = getattr(recorder, "workspace_egress", None)
     if workspace is None or not callable(read):
         return
-    known = [0]
 
     def others(seconds: float) -> int:  # the key made here: a run with no limit never asks
         since = datetime.now(UTC) - timedelta(seconds=seconds)
         try:
-            known[0] = int(read(workspace_key(workspace), since=since, excluding=run_id))
+            return int(read(workspace_key(workspace), since=since, excluding=run_id))
         except StoreError:
             log.warning("run %s: the workspace's egress could not be read", run_id, exc_info=True)
-        return known[0]
+            raise EgressUnread(WORKSPACE_EGRESS_UNREAD) from None
 
     async def asked(seconds: float) -> int:
         return await asyncio.to_thread(others, seconds)
