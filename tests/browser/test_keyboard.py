@@ -31,7 +31,8 @@ FOCUSED = """() => {
 RUN_FIND = "#view-run .step-tools input[name=find]"
 STORED_FIND = "#stored-run .step-tools input[name=find]"
 SAID = "document.querySelector('#announce-%s').textContent"  # what a live region says
-IN_VIEW = """document.activeElement.getBoundingClientRect().top >= 0
+# The focused element's top is in the window (with OUT_OF_VIEW's pixel of leeway).
+IN_VIEW = """document.activeElement.getBoundingClientRect().top >= -1
   && document.activeElement.getBoundingClientRect().top < window.innerHeight"""
 # Where the focused element is, if not wholly in the window: a keyboard user cannot see it.
 # (A pixel's leeway: layout places boxes at fractions of one.)

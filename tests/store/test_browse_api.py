@@ -192,6 +192,26 @@ async def test_a_full_run_is_rerun_with_its_request_and_options_and_linked(
     assert shown["steps"][0]["messages_sent"][-1] == {"role": "user", "content": "edited?"}
 
 
+async def test_a_runs_own_egress_limit_applies_and_its_rerun_keeps_it(
+    open_client: Client,
+) -> None:
+    """The form's egress limit narrows the run (it stops before its tool output is sent), and
+    a re-run of it is offered the same limit, not the workspace's alone."""
+    client = open_client(PrivacyLevel.FULL)
+    original = await start(client, "echoing", max_egress_bytes=0, on_egress_limit="stop")
+    shown = (await client.get(f"/api/runs/{original}", headers=AUTH)).json()
+    assert shown["termination_reason"] == "egress_limit"
+    form = (await client.get(f"/api/runs/{original}/rerun", headers=AUTH)).json()
+    options = form["options"]
+    assert (options["max_egress_bytes"], options["on_egress_limit"]) == (0, "stop")
+    bad = await client.post("/api/runs", json={"prompt": "x", "max_egress_bytes": -1,
+                                               "on_egress_limit": "sometimes"},
+                            headers=AUTH)  # fmt: skip
+    assert bad.status_code == 422
+    said = bad.json()["error"]["message"]
+    assert "body.max_egress_bytes:" in said and "body.on_egress_limit:" in said
+
+
 async def test_a_run_whose_request_was_not_kept_is_not_offered(open_client: Client) -> None:
     client = open_client(PrivacyLevel.REDACTED)
     run_id = await start(client)

@@ -27,6 +27,7 @@ MAX_RUN_TOKENS = 1_000_000_000  # a run budget: a billion tokens is no budget at
 MAX_RUN_DOLLARS = 100_000.0  # a run budget in dollars; more is a typo, not a budget
 MAX_CONTEXT_TOKENS = 100_000_000  # a hundred times today's largest context window
 MAX_REMOTE_CALLS = 10_000  # remote calls a run may make; more is no budget at all
+MAX_EGRESS_BYTES = 10**15  # a petabyte of tool output: more is a typo, not a limit
 MAX_RUN_ID_CHARS = 64  # run ids are UUIDs
 RUN_ID = r"^[0-9A-Za-z-]+$"
 MAX_BASE_URL_CHARS = 2_000  # a URL, not a document
@@ -70,6 +71,12 @@ class RunBody(_Strict):
     # the environment (toolwire.inspector.settings.ServedProviders).
     base_url: str | None = Field(default=None, min_length=1, max_length=MAX_BASE_URL_CHARS)
     max_remote_calls: int = Field(default=DEFAULT_MAX_REMOTE_CALLS, ge=0, le=MAX_REMOTE_CALLS)
+    # Bytes of tool output the run may send its providers; absent: the workspace's limit only
+    # (a run may ask for less than the workspace allows, never more).
+    max_egress_bytes: int | None = Field(default=None, ge=0, le=MAX_EGRESS_BYTES)
+    # What passing an egress limit does: the run stops, or waits for approval; absent: the
+    # workspace's choice (stop wins where the two differ).
+    on_egress_limit: Literal["stop", "approve"] | None = None
     # The stored run this one starts again (see ``toolwire.inspector.rerun``).
     rerun_of: str | None = Field(default=None, max_length=MAX_RUN_ID_CHARS, pattern=RUN_ID)
 

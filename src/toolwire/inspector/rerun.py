@@ -29,7 +29,7 @@ from toolwire.runs.runtime import DIRECT_CALL, Runtime
 _COPIED = (
     "max_rounds", "allowed_tools", "temperature", "capture_raw", "dry_run", "stream",
     "max_tokens", "max_total_tokens", "max_cost", "context_window", "max_concurrency",
-    "max_remote_calls", "trust_zone", "tool_choice",
+    "max_remote_calls", "max_egress_bytes", "on_egress_limit", "trust_zone", "tool_choice",
 )  # fmt: skip
 Source = Literal["stored", "sealed"]
 NO_CHARTER = (

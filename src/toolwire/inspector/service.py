@@ -133,6 +133,8 @@ def _options(body: RunBody, chosen: TrustZone | None) -> RunOptions:
             context_window=body.context_window,
             max_concurrency=body.max_concurrency or DEFAULT_MAX_CONCURRENCY,
             max_remote_calls=body.max_remote_calls,
+            max_egress_bytes=body.max_egress_bytes,
+            on_egress_limit=body.on_egress_limit,
             trust_zone=chosen,
             tool_choice=body.tool_choice,
         )

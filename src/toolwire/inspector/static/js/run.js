@@ -33,7 +33,7 @@ const STEP_NEWS_MS = 2000;
 // The run's numeric limits: [RunBody field, form input id].
 const LIMITS = [["max_tokens", "max-tokens"], ["max_total_tokens", "max-total-tokens"],
   ["max_cost", "max-cost"], ["context_window", "context-window"],
-  ["max_concurrency", "max-concurrency"]];
+  ["max_concurrency", "max-concurrency"], ["max_egress_bytes", "max-egress-bytes"]];
 
 export class RunView {
   constructor(root) {
@@ -158,6 +158,7 @@ export class RunView {
     if (value("tool-choice").trim()) body.tool_choice = value("tool-choice").trim();
     if (value("temperature") !== "") body.temperature = Number(value("temperature"));
     if (value("trust-zone")) body.trust_zone = value("trust-zone");
+    if (value("on-egress-limit")) body.on_egress_limit = value("on-egress-limit");
     body.stream = this.$("stream").checked;
     const reasoning = number("reasoning-budget") ?? (value("reasoning") || undefined);
     if (reasoning !== undefined) body.reasoning = reasoning;
@@ -181,6 +182,7 @@ export class RunView {
     set("max-rounds", o.max_rounds ?? 5);
     set("temperature", o.temperature);
     this.$("trust-zone").value = typeof o.trust_zone === "string" ? o.trust_zone : "";
+    this.$("on-egress-limit").value = typeof o.on_egress_limit === "string" ? o.on_egress_limit : "";
     this.$("stream").checked = o.stream !== false;
     this.$("dry-run").checked = o.dry_run === true;
     this.$("capture-raw").checked = o.capture_raw === true;
