@@ -230,6 +230,8 @@ def test_every_gate_of_a_governed_run_is_an_event_across_its_two_segments() -> N
     first, second = captured.named("invoke_agent")
     assert attributes(first)["toolwire.segment"] == "run"
     assert attributes(first)["toolwire.run.status"] == "awaiting_approval"
+    assert attributes(first)["toolwire.run.pause_kind"] == "calls"
+    assert "toolwire.run.pause_kind" not in attributes(second)
     assert attributes(second)["toolwire.segment"] == "resume"
     assert attributes(second)["toolwire.termination_reason"] == "budget_exhausted"
     assert {attributes(s)["gen_ai.conversation.id"] for s in (first, second)} == {ended.run_id}
@@ -237,6 +239,33 @@ def test_every_gate_of_a_governed_run_is_an_event_across_its_two_segments() -> N
              e.get("gen_ai.tool.name")) for s in (first, second) for e in events(s)]  # fmt: skip
     assert seen == EXPECTED
     assert waiting.run_id == ended.run_id
+
+
+def test_a_segment_waiting_at_an_egress_limit_says_so_on_its_span() -> None:
+    captured = Captured()
+    runtime_of = Runtime(ToolRegistry([read_note]), telemetry=captured.telemetry,
+                         state_key=StateKey.generate())  # fmt: skip
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "read_note", "arguments": {}}]},
+        {"content": "done"},
+    ]
+    request = RunRequest.of(
+        "read",
+        provider=ScriptedProvider.from_turns(turns),
+        options=RunOptions(max_egress_bytes=0, on_egress_limit="approve"),
+    )
+    waiting = runtime_of.run_sync(request)
+    assert waiting.status == "awaiting_approval"
+    root = captured.named("invoke_agent")[0]
+    shown = attributes(root)
+    assert (shown["toolwire.run.status"], shown["toolwire.run.pause_kind"]) == (
+        "awaiting_approval", "egress")  # fmt: skip
+
+
+@tool(data_class="content")
+def read_note() -> str:
+    """Read the note."""
+    return "a note"
 
 
 def test_a_provider_failure_closes_its_call_span_with_the_error() -> None:

@@ -65,6 +65,7 @@ ARTIFACTS = "toolwire.tool.artifacts_count"
 ARTIFACT_TYPES = "toolwire.tool.artifact_types"
 STATUS = "toolwire.run.status"
 TERMINATION = "toolwire.termination_reason"
+PAUSE_KIND = "toolwire.run.pause_kind"  # what a waiting segment waits on: "calls" or "egress"
 TRUNCATED = "toolwire.truncated"
 ROUNDS = "toolwire.rounds"
 # The whole run's totals, over every segment, on a segment's span (whose GenAI usage

@@ -276,6 +276,9 @@ class RunSpans:
 
     def _ending(self, outcome: RunOutcome) -> attrs.Attributes:
         out: attrs.Attributes = {attrs.STATUS: str(outcome.status)}
+        pause = outcome.pause
+        if pause is not None:  # a turn of calls, or a request past an egress limit
+            out[attrs.PAUSE_KIND] = pause.kind
         result = outcome.result
         out |= self.spent.attributes(None if result is None else result.iterations)
         if result is None:
