@@ -46,9 +46,11 @@ data_class = "public"
         self.env = {**os.environ, "PYTHONPATH": src, "TOOLWIRE_DATA_DIR": str(tmp / "data"),
                     "COLUMNS": "200", "TOOLWIRE_STATE_KEY": "7a" * 32}  # fmt: skip
 
-    def args(self, *extra: str) -> list[str]:
+    def args(self, *extra: str, db: str | None = None) -> list[str]:
+        """``toolwire run``'s arguments: recorded in the store ``db`` names, else not at all."""
+        store = ["--no-store"] if db is None else ["--db", db]
         return ["run", "--workspace", str(self.workspace), "--script", str(self.script),
-                "--no-store", *extra, "sign me up"]  # fmt: skip
+                *store, *extra, "sign me up"]  # fmt: skip
 
 
 def test_on_a_terminal_the_question_is_asked_and_a_bad_answer_asked_again(
@@ -85,8 +87,7 @@ def test_a_question_at_a_terminal_answered_from_another_process_stops_being_aske
 ) -> None:
     asked = Asked(tmp_path)
     db = str(tmp_path / "runs.db")
-    args = ["run", "--workspace", str(asked.workspace), "--script", str(asked.script),
-            "--db", db, "sign me up"]  # fmt: skip
+    args = asked.args(db=db)
     leader, follower = os.openpty()
     child = subprocess.Popen([sys.executable, "-m", "toolwire", *args], stdin=follower,
                              stdout=follower, stderr=follower, env={**asked.env, "TERM": "dumb"},
@@ -129,8 +130,7 @@ def test_a_recorded_run_answered_at_its_terminal_leaves_no_question_in_the_store
 ) -> None:
     asked = Asked(tmp_path)
     db = str(tmp_path / "runs.db")
-    args = ["run", "--workspace", str(asked.workspace), "--script", str(asked.script),
-            "--db", db, "sign me up"]  # fmt: skip
+    args = asked.args(db=db)
     code, seen = converse(asked, args, [(PROMPT, '{"name": "Di"}')])  # type: ignore[arg-type]
     assert code == 0, seen
     flat = " ".join(seen.split())
