@@ -318,6 +318,29 @@ def test_an_inspector_that_is_not_the_runs_answers_only_for_whom_it_may(
     assert (status(store, run.run_id), rows(store)) == (RunStatus.COMPLETED, 0)
 
 
+def test_a_run_with_two_questions_open_is_running_again_only_when_both_are_closed(
+    backend: Backend,
+) -> None:
+    """Two calls of one turn each asked: answering one leaves the run waiting on the other."""
+    store = keyed(backend)
+    run_id = store.begin(RunRequest.of("x", provider=ScriptedProvider.from_turns(SIGN_UP)))
+    asked, expires = "2026-01-01T00:00:00+00:00", "2999-01-01T00:00:00+00:00"
+    first, second = (
+        LiveQuestion(id=uuid.uuid4().hex, run_id=run_id, server="asking", tool=tool,
+                     message=f"{tool}?", fields=(), acting="ada", asked_at=asked,
+                     expires_at=expires)
+        for tool in ("asking__sign_up", "asking__sign_in")
+    )  # fmt: skip
+    assert store.open_question(first) and store.open_question(second)
+    assert sorted(q.message for q in store.open_questions(run_id)) == [
+        "asking__sign_in?", "asking__sign_up?"]  # fmt: skip
+    store.close_question(run_id, first.id)
+    assert status(store, run_id) is RunStatus.AWAITING_INPUT
+    assert [q.id for q in store.open_questions(run_id)] == [second.id]
+    store.close_question(run_id, second.id)
+    assert (status(store, run_id), rows(store)) == (RunStatus.RUNNING, 0)
+
+
 def test_a_live_question_moves_its_run_along_the_lifecycle() -> None:
     asking = RunStatus.AWAITING_INPUT
     assert can_move(RunStatus.RUNNING, asking) and can_move(asking, RunStatus.RUNNING)
